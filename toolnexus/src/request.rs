@@ -1,0 +1,342 @@
+//! The two halves of a suspension: the [`Request`] a tool parks, and the [`Answer`] a human (or
+//! another system) gives back.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// The kind of a request that asks for free-form input; the answer's data *is* the payload.
+pub const KIND_INPUT: &str = "input";
+/// The kind of a request that asks a human to approve an action.
+pub const KIND_APPROVAL: &str = "approval";
+/// The kind of a request that sends a human to a `url` to log in (OAuth-style).
+pub const KIND_AUTHORIZATION: &str = "authorization";
+/// The kind of a request made by the built-in `question` tool.
+pub const KIND_QUESTION: &str = "question";
+
+/// What a suspended tool asks for: the `metadata.pending` of a suspension.
+///
+/// Wire form (key order and omission of absent keys are part of the contract):
+/// `{"id", "kind", "prompt", "url"?, "data"?, "expiresAt"?}`.
+///
+/// ```
+/// use toolnexus::Request;
+///
+/// let req = Request::input("Which city?").with_id("r1");
+/// assert_eq!(
+///     serde_json::to_string(&req).unwrap(),
+///     r#"{"id":"r1","kind":"input","prompt":"Which city?"}"#
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Request {
+    /// Unique id of this suspension (`sus-<epoch ms>-<counter>` unless set by hand).
+    pub id: String,
+    /// What is asked for: `input`, `approval`, `authorization`, `question`, or any custom kind.
+    pub kind: String,
+    /// The text a human reads.
+    pub prompt: String,
+    /// Where the human goes (for `authorization`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Extra data for the host; `data.schema` describes the expected answer data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+    /// When the request stops accepting answers, RFC 3339 UTC.
+    #[serde(default, rename = "expiresAt", skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+impl Request {
+    /// A request of any kind, with a fresh id.
+    pub fn new(kind: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Self {
+            id: new_request_id(),
+            kind: kind.into(),
+            prompt: prompt.into(),
+            url: None,
+            data: None,
+            expires_at: None,
+        }
+    }
+
+    /// An `input` request: the answer's data is the payload the tool asked for.
+    pub fn input(prompt: impl Into<String>) -> Self {
+        Self::new(KIND_INPUT, prompt)
+    }
+
+    /// An `approval` request.
+    pub fn approval(prompt: impl Into<String>) -> Self {
+        Self::new(KIND_APPROVAL, prompt)
+    }
+
+    /// An `authorization` request: the human logs in at `url`, out of band; the tool is then
+    /// retried. The prompt is `Login required: <url>` (change it with [`Request::with_prompt`]).
+    pub fn authorization(url: impl Into<String>) -> Self {
+        let url = url.into();
+        let mut req = Self::new(KIND_AUTHORIZATION, format!("Login required: {url}"));
+        req.url = Some(url);
+        req
+    }
+
+    /// A `question` request (what the built-in `question` tool makes).
+    pub fn question(prompt: impl Into<String>) -> Self {
+        Self::new(KIND_QUESTION, prompt)
+    }
+
+    /// A request of a custom kind (the vocabulary is open).
+    pub fn custom(kind: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Self::new(kind, prompt)
+    }
+
+    /// Replaces the generated id.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// Replaces the prompt.
+    #[must_use]
+    pub fn with_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.prompt = prompt.into();
+        self
+    }
+
+    /// Sets the url a human is sent to.
+    #[must_use]
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// Sets the whole `data` object.
+    #[must_use]
+    pub fn with_data(mut self, data: Map<String, Value>) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Sets one key of `data`, creating the object when absent.
+    #[must_use]
+    pub fn with_data_entry(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.data
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value);
+        self
+    }
+
+    /// Sets `expiresAt` to an instant (rendered as RFC 3339 UTC, whole seconds).
+    #[must_use]
+    pub fn with_expires_at(mut self, at: SystemTime) -> Self {
+        self.expires_at = Some(format_rfc3339(at));
+        self
+    }
+
+    /// Sets `expiresAt` to now plus `ttl`.
+    #[must_use]
+    pub fn expires_in(self, ttl: Duration) -> Self {
+        self.with_expires_at(SystemTime::now() + ttl)
+    }
+
+    /// The parsed `expiresAt`, if present and valid RFC 3339.
+    pub fn expires_at_time(&self) -> Option<SystemTime> {
+        let raw = self.expires_at.as_deref()?;
+        OffsetDateTime::parse(raw, &Rfc3339)
+            .ok()
+            .map(SystemTime::from)
+    }
+
+    /// Whether the request has expired at `now`. A request without `expiresAt` never expires;
+    /// one whose `expiresAt` cannot be parsed is treated as expired (it cannot be honoured).
+    pub fn is_expired_at(&self, now: SystemTime) -> bool {
+        match &self.expires_at {
+            None => false,
+            Some(_) => self.expires_at_time().is_none_or(|at| now > at),
+        }
+    }
+
+    /// The human-readable `output` of a suspension carrying this request (CONTRACT section 2):
+    /// `Input required: <prompt>`, `Login required: <url>`, `Approval required: <prompt>`, or
+    /// the prompt itself for any other kind.
+    pub fn display_output(&self) -> String {
+        match self.kind.as_str() {
+            KIND_INPUT => format!("Input required: {}", self.prompt),
+            KIND_APPROVAL => format!("Approval required: {}", self.prompt),
+            KIND_AUTHORIZATION => match &self.url {
+                Some(url) => format!("Login required: {url}"),
+                None => self.prompt.clone(),
+            },
+            _ => self.prompt.clone(),
+        }
+    }
+
+    /// An accepting answer to this request, echoing its id.
+    pub fn accept(&self, data: impl Serialize) -> Answer {
+        Answer::accept(&self.id, data)
+    }
+
+    /// A declining answer to this request, echoing its id.
+    pub fn decline(&self, reason: DeclineReason) -> Answer {
+        Answer::decline(&self.id, reason)
+    }
+}
+
+/// Formats an instant as RFC 3339 UTC with whole seconds (`2026-01-01T00:00:00Z`).
+fn format_rfc3339(at: SystemTime) -> String {
+    let secs = at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    OffsetDateTime::from_unix_timestamp(secs)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+        .format(&Rfc3339)
+        .unwrap_or_default()
+}
+
+static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh suspension id: `sus-<unix epoch milliseconds>-<process-wide counter from 1>`.
+///
+/// Unique across threads within a process; the counter never repeats.
+///
+/// ```
+/// let a = toolnexus::new_request_id();
+/// let b = toolnexus::new_request_id();
+/// assert!(a.starts_with("sus-"));
+/// assert_ne!(a, b);
+/// ```
+pub fn new_request_id() -> String {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("sus-{millis}-{n}")
+}
+
+/// Why an answer declines (advisory: the loop branches on [`Answer::ok`] only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeclineReason {
+    /// The human said no.
+    Declined,
+    /// The human (or host) cancelled.
+    Cancelled,
+    /// The request expired before it was answered.
+    Expired,
+}
+
+impl fmt::Display for DeclineReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Declined => "declined",
+            Self::Cancelled => "cancelled",
+            Self::Expired => "expired",
+        })
+    }
+}
+
+/// The reply to a [`Request`]: `{"id", "ok", "data"?, "reason"?}`.
+///
+/// ```
+/// use toolnexus::Answer;
+///
+/// let a = Answer::accept("r1", serde_json::json!({"k": "v"}));
+/// assert_eq!(serde_json::to_string(&a).unwrap(), r#"{"id":"r1","ok":true,"data":{"k":"v"}}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Answer {
+    /// The id of the request this answers.
+    pub id: String,
+    /// Whether the request was granted; the loop branches on this alone.
+    pub ok: bool,
+    /// The payload (for `input` and `question`, the data the tool asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Why it was not granted (only when `ok` is false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<DeclineReason>,
+}
+
+impl Answer {
+    /// An accepting answer with data. A value that serializes to `null` leaves `data` absent.
+    pub fn accept(id: impl Into<String>, data: impl Serialize) -> Self {
+        let data = serde_json::to_value(data).ok().filter(|v| !v.is_null());
+        Self {
+            id: id.into(),
+            ok: true,
+            data,
+            reason: None,
+        }
+    }
+
+    /// An accepting answer without data (`{"id":..,"ok":true}`), e.g. after a login.
+    pub fn ok(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            ok: true,
+            data: None,
+            reason: None,
+        }
+    }
+
+    /// A declining answer with its reason.
+    pub fn decline(id: impl Into<String>, reason: DeclineReason) -> Self {
+        Self {
+            id: id.into(),
+            ok: false,
+            data: None,
+            reason: Some(reason),
+        }
+    }
+
+    /// The answer's data deserialized as `T`; an absent `data` reads as `null`.
+    ///
+    /// # Errors
+    ///
+    /// [`AnswerDataError`] names the field path that failed and why.
+    ///
+    /// ```
+    /// #[derive(serde::Deserialize)]
+    /// struct Trip { city: String, nights: u8 }
+    ///
+    /// let a = toolnexus::Answer::accept("r1", serde_json::json!({"city": "Oslo", "nights": "two"}));
+    /// let err = a.data_as::<Trip>().unwrap_err();
+    /// assert_eq!(err.path(), "nights");
+    /// assert_eq!(err.to_string(), r#"invalid answer data at `nights`: invalid type: string "two", expected u8"#);
+    /// ```
+    pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDataError> {
+        let value = self.data.clone().unwrap_or(Value::Null);
+        serde_path_to_error::deserialize(value).map_err(|err| AnswerDataError {
+            path: err.path().to_string(),
+            message: err.into_inner().to_string(),
+        })
+    }
+}
+
+/// The answer's data did not have the expected shape; see [`Answer::data_as`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid answer data at `{path}`: {message}")]
+pub struct AnswerDataError {
+    path: String,
+    message: String,
+}
+
+impl AnswerDataError {
+    /// The path of the failing field (`.` for the root, `trip.nights`, `items[2]`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What went wrong there, in serde's words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}

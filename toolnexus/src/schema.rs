@@ -1,0 +1,71 @@
+//! Input schemas: generation from Rust types and the checks every tool schema passes.
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// The schema generator toolnexus uses: JSON Schema 2020-12, no `$schema`, subschemas inlined
+/// (only recursive types keep `$ref`/`$defs`), describing what deserialization accepts.
+pub fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .for_deserialize()
+        .into_generator()
+}
+
+/// The input schema of a tool whose arguments are the fields of `T`: root `"type":"object"`,
+/// no `$schema`, no root `title`, subschemas inlined.
+///
+/// ```
+/// #[derive(schemars::JsonSchema)]
+/// struct Args {
+///     /// The city.
+///     city: String,
+/// }
+///
+/// assert_eq!(
+///     toolnexus::input_schema_for::<Args>(),
+///     serde_json::json!({
+///         "type": "object",
+///         "properties": {"city": {"description": "The city.", "type": "string"}},
+///         "required": ["city"]
+///     })
+/// );
+/// ```
+pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
+    let schema = generator().into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    value
+}
+
+/// Checks that `schema` is a JSON Schema object with root `"type":"object"`.
+///
+/// # Errors
+///
+/// [`Error::InvalidSchema`] naming the tool and what is wrong.
+pub fn check_input_schema(tool: &str, schema: &Value) -> Result<()> {
+    let fail = |reason: &str| {
+        Err(Error::InvalidSchema {
+            tool: tool.to_owned(),
+            reason: reason.to_owned(),
+        })
+    };
+    let Some(obj) = schema.as_object() else {
+        return fail("a schema must be a JSON object");
+    };
+    match obj.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        Some(other) => fail(&format!(
+            "the root `type` must be \"object\" (tool arguments are a JSON object), found {other}"
+        )),
+        None => fail("the root needs `\"type\": \"object\"` (tool arguments are a JSON object)"),
+    }
+}
