@@ -25,7 +25,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let toolkit = Toolkit::builder().tool(book).build()?;
 
     let args = json!({"flight": "AI-503"});
-    let first = toolkit.execute("book_flight", args.clone(), &Context::new()).await;
+    let first = toolkit
+        .execute("book_flight", args.clone(), &Context::new())
+        .await;
     let request = pending_of(&first).ok_or("the tool did not suspend")?;
     println!("tool suspended: {}", first.output);
     println!("request: {}", serde_json::to_string(request)?);

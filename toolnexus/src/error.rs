@@ -38,9 +38,59 @@ pub enum Error {
         /// The construct that cannot survive the lowering, and where it is.
         construct: String,
     },
-    /// A builder was finished without a required part.
+    /// A builder was finished without a required part, or a client is misconfigured.
     #[error("{0}")]
     Config(String),
+    /// An answer that does not echo the pending request's id; nothing was changed.
+    #[error(
+        "answer id `{got}` does not match the pending request `{expected}`; nothing was changed"
+    )]
+    AnswerMismatch {
+        /// The pending request's id.
+        expected: String,
+        /// The answer's id.
+        got: String,
+    },
+    /// A resume was asked of a run that is not pending.
+    #[error("the run is not pending (status `{status}`): there is nothing to resume")]
+    NotPending {
+        /// The run's status.
+        status: String,
+    },
+    /// The host's `wait_for` failed or panicked; the request is still pending.
+    #[error("wait_for failed for request `{request_id}`: {message}")]
+    WaitFor {
+        /// The request that was being waited for.
+        request_id: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A persisted run could not be read.
+    #[error("invalid persisted run: {0}")]
+    Persist(String),
+    /// An in-process model failed (final, never retried).
+    #[error("model failed: {0}")]
+    Model(String),
+    /// A provider answered with an error status.
+    #[error("provider returned HTTP {status}: {message}")]
+    Provider {
+        /// The HTTP status.
+        status: u16,
+        /// The provider's own error message.
+        message: String,
+    },
+    /// The provider could not be reached, or its reply could not be read.
+    #[error("transport error: {0}")]
+    Transport(String),
+    /// The run's timeout elapsed.
+    #[error("the run timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    /// The run was cancelled.
+    #[error("the run was cancelled")]
+    Cancelled,
+    /// Streaming was asked of a model that cannot stream.
+    #[error("{0} does not support streaming")]
+    StreamingUnsupported(String),
 }
 
 /// `Result<T, toolnexus::Error>`.

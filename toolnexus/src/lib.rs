@@ -30,9 +30,10 @@
 //! # });
 //! ```
 
-mod adapters;
+pub mod adapters;
 mod context;
 mod error;
+mod model;
 mod request;
 mod result;
 mod schema;
@@ -42,6 +43,9 @@ mod toolkit;
 
 pub use context::Context;
 pub use error::{Error, Result};
+pub use model::{
+    DeltaSink, Message, Model, ModelRequest, ModelTurn, Role, ToolCall, ToolSpec, Usage,
+};
 pub use request::{
     Answer, AnswerDataError, DeclineReason, KIND_APPROVAL, KIND_AUTHORIZATION, KIND_INPUT,
     KIND_QUESTION, Request, new_request_id,

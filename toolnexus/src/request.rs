@@ -304,7 +304,7 @@ impl Answer {
     /// [`AnswerDataError`] names the field path that failed and why.
     ///
     /// ```
-    /// #[derive(serde::Deserialize)]
+    /// #[derive(Debug, serde::Deserialize)]
     /// struct Trip { city: String, nights: u8 }
     ///
     /// let a = toolnexus::Answer::accept("r1", serde_json::json!({"city": "Oslo", "nights": "two"}));

@@ -25,7 +25,6 @@ use crate::request::Request;
 /// assert_eq!(pending_of(&parked).unwrap().prompt, "Which city?");
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
 pub struct ToolResult {
     /// What the model reads.
     pub output: String,

@@ -1,0 +1,256 @@
+//! The model abstraction the agent loop talks to: OpenAI-shaped [`Message`]s in, one assistant
+//! [`ModelTurn`] out. In-process models and the HTTP providers implement [`Model`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::tool::BoxFuture;
+
+/// Who said a [`Message`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The system prompt.
+    System,
+    /// The human (or host).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool's result.
+    Tool,
+}
+
+/// One entry of a transcript, OpenAI-shaped: `{"role", "content"?, "tool_calls"?,
+/// "tool_call_id"?, "isError"?}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// The text (absent on an assistant turn that only calls tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The tool calls of an assistant turn, in the model's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Whether a tool message is a failure (Anthropic's `is_error`; not sent to OpenAI).
+    #[serde(
+        default,
+        rename = "isError",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub is_error: bool,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::text(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::text(Role::User, content)
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::text(Role::Assistant, content)
+    }
+
+    /// An assistant message calling tools (with optional text).
+    pub fn assistant_tool_calls(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content,
+            tool_calls,
+            tool_call_id: None,
+            is_error: false,
+        }
+    }
+
+    /// A tool result answering the call `tool_call_id`.
+    pub fn tool_result(
+        tool_call_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        Self {
+            role: Role::Tool,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(tool_call_id.into()),
+            is_error,
+        }
+    }
+
+    fn text(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+        }
+    }
+}
+
+/// A tool call requested by the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The call's id (`call_<index>` when the model gave none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments: a JSON object, or the raw string when the model sent text that is not
+    /// valid JSON (the loop then tells the model what is wrong).
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// A tool call.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+}
+
+/// A tool as a model is shown it: name, description, parameters schema.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON Schema of its arguments (root `"type":"object"`, no `$schema`/`title`).
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// A tool spec.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+}
+
+/// Token usage of one turn, or summed over a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Usage {
+    /// Tokens of the prompt.
+    pub prompt_tokens: u64,
+    /// Tokens the model produced.
+    pub completion_tokens: u64,
+    /// Their sum.
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    /// Usage from prompt and completion counts (the total is their sum).
+    pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Self {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens.saturating_add(completion_tokens),
+        }
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Self) {
+        self.prompt_tokens = self.prompt_tokens.saturating_add(rhs.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(rhs.completion_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(rhs.total_tokens);
+    }
+}
+
+/// What the loop asks a model for one turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelRequest {
+    /// The model id, sent verbatim.
+    pub model: String,
+    /// The transcript, OpenAI-shaped; the system prompt, when configured, is its first message.
+    pub messages: Vec<Message>,
+    /// The tools the model may call, in toolkit order.
+    pub tools: Vec<ToolSpec>,
+}
+
+impl ModelRequest {
+    /// A request.
+    pub fn new(model: impl Into<String>, messages: Vec<Message>, tools: Vec<ToolSpec>) -> Self {
+        Self {
+            model: model.into(),
+            messages,
+            tools,
+        }
+    }
+}
+
+/// The model's reply for one turn: text, tool calls, or both, plus usage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelTurn {
+    /// The text, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The tool calls, in the model's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens used by this turn, when the model reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl ModelTurn {
+    /// A text-only turn.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// A turn calling tools.
+    pub fn tool_calls(tool_calls: Vec<ToolCall>) -> Self {
+        Self {
+            tool_calls,
+            ..Self::default()
+        }
+    }
+
+    /// The same turn with usage.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+}
+
+/// Receives text deltas while a model streams.
+pub type DeltaSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// A language model the agent loop can call: an HTTP provider or an in-process function.
+pub trait Model: Send + Sync {
+    /// One turn. With `stream` set, the model streams and calls it with each text delta as
+    /// it arrives (a model that cannot stream returns [`Error::StreamingUnsupported`]).
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        stream: Option<DeltaSink<'a>>,
+    ) -> BoxFuture<'a, Result<ModelTurn, Error>>;
+}
