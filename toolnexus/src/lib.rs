@@ -33,6 +33,7 @@
 pub mod adapters;
 mod context;
 mod error;
+mod macro_support;
 mod model;
 mod request;
 mod result;
@@ -69,4 +70,7 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use serde_json;
+
+    pub use crate::macro_support::suspend::*;
+    pub use crate::macro_support::tool::*;
 }

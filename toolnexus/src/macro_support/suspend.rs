@@ -1,0 +1,1 @@
+//! Support for `suspend!` and the answer-form derive.

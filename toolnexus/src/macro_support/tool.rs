@@ -1,0 +1,1 @@
+//! Support for `#[tool]` and `#[toolset]`.
