@@ -30,11 +30,16 @@
 //! # });
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod adapters;
 mod context;
 mod error;
 mod macro_support;
 mod model;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+mod providers;
 mod request;
 mod result;
 mod schema;
@@ -60,6 +65,13 @@ pub use tool::{
     validate_tool_name, wrap,
 };
 pub use toolkit::{Toolkit, ToolkitBuilder};
+
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use providers::{
+    ANTHROPIC_VERSION, ApiKey, DEFAULT_BACKOFF_BASE, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER,
+    DEFAULT_MAX_TOKENS, HttpProvider, HttpProviderBuilder, ProviderStyle,
+};
 
 /// Cancellation tokens, as [`Context::cancellation`] hands them out.
 pub use tokio_util::sync::CancellationToken;
