@@ -14,6 +14,7 @@
 //! ```
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -53,7 +54,7 @@ impl RecordedRequest {
     pub fn wire_text(&self) -> String {
         let mut text = format!("{} {}\n", self.method, self.path);
         for (k, v) in &self.headers {
-            text.push_str(&format!("{k}: {v}\n"));
+            let _ = writeln!(text, "{k}: {v}");
         }
         text.push('\n');
         text.push_str(&self.raw_body);
@@ -266,9 +267,9 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
         return;
     };
     lock(&shared.requests).push(request);
-    let reply = lock(&shared.replies).pop_front().unwrap_or_else(|| {
-        FakeReply::error(500, "fake provider: no scripted reply left")
-    });
+    let reply = lock(&shared.replies)
+        .pop_front()
+        .unwrap_or_else(|| FakeReply::error(500, "fake provider: no scripted reply left"));
     // the client may hang up early (a timeout, a cancellation): write errors end the task
     let _ = respond(&mut socket, reply).await;
 }
@@ -347,7 +348,7 @@ async fn respond(socket: &mut TcpStream, reply: FakeReply) -> std::io::Result<()
                 body.len()
             );
             for (k, v) in headers {
-                head.push_str(&format!("{k}: {v}\r\n"));
+                let _ = write!(head, "{k}: {v}\r\n");
             }
             head.push_str("\r\n");
             socket.write_all(head.as_bytes()).await?;
@@ -411,7 +412,11 @@ pub mod openai {
     }
 
     /// A reply calling tools: `(id, name, arguments as the JSON string the model sends)`.
-    pub fn tool_calls(calls: &[(&str, &str, &str)], prompt_tokens: u64, completion_tokens: u64) -> Value {
+    pub fn tool_calls(
+        calls: &[(&str, &str, &str)],
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    ) -> Value {
         let calls: Vec<Value> = calls
             .iter()
             .map(|(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}}))
@@ -440,7 +445,11 @@ pub mod openai {
 
     /// A streamed text reply: a role chunk, one chunk per delta, a finish chunk, the usage
     /// chunk and `[DONE]`.
-    pub fn stream_text(deltas: &[&str], prompt_tokens: u64, completion_tokens: u64) -> Vec<SseEvent> {
+    pub fn stream_text(
+        deltas: &[&str],
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    ) -> Vec<SseEvent> {
         let mut events = vec![chunk(&json!({"role": "assistant", "content": ""}), None)];
         events.extend(deltas.iter().map(|d| chunk(&json!({"content": d}), None)));
         events.push(chunk(&json!({}), Some("stop")));
@@ -452,7 +461,11 @@ pub mod openai {
     /// A streamed tool-calling reply: for each call `(id, name, argument pieces)`, a chunk
     /// with id and name, then one chunk per piece; the calls interleaved by `index` (piece
     /// `k` of every call before piece `k+1` of any), then finish, usage and `[DONE]`.
-    pub fn stream_tool_calls(calls: &[(&str, &str, &[&str])], prompt_tokens: u64, completion_tokens: u64) -> Vec<SseEvent> {
+    pub fn stream_tool_calls(
+        calls: &[(&str, &str, &[&str])],
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    ) -> Vec<SseEvent> {
         let mut events = Vec::new();
         for (index, (id, name, _)) in calls.iter().enumerate() {
             events.push(chunk(
@@ -495,9 +508,19 @@ pub mod anthropic {
     }
 
     /// A reply calling tools: `(id, name, input)`, after an optional text block.
-    pub fn tool_uses(text: Option<&str>, calls: &[(&str, &str, Value)], input_tokens: u64, output_tokens: u64) -> Value {
-        let mut content: Vec<Value> = text.map(|t| json!({"type": "text", "text": t})).into_iter().collect();
-        content.extend(calls.iter().map(|(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input})));
+    pub fn tool_uses(
+        text: Option<&str>,
+        calls: &[(&str, &str, Value)],
+        input_tokens: u64,
+        output_tokens: u64,
+    ) -> Value {
+        let mut content: Vec<Value> = text
+            .map(|t| json!({"type": "text", "text": t}))
+            .into_iter()
+            .collect();
+        content.extend(calls.iter().map(
+            |(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+        ));
         json!({
             "id": "msg_fake", "type": "message", "role": "assistant", "model": "fake",
             "content": content,
@@ -508,14 +531,20 @@ pub mod anthropic {
 
     fn start(input_tokens: u64) -> Vec<SseEvent> {
         vec![
-            SseEvent::named("message_start", &json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": "fake", "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})),
+            SseEvent::named(
+                "message_start",
+                &json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": "fake", "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
+            ),
             SseEvent::named("ping", &json!({"type": "ping"})),
         ]
     }
 
     fn stop(stop_reason: &str, output_tokens: u64) -> Vec<SseEvent> {
         vec![
-            SseEvent::named("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}})),
+            SseEvent::named(
+                "message_delta",
+                &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}}),
+            ),
             SseEvent::named("message_stop", &json!({"type": "message_stop"})),
         ]
     }
@@ -528,7 +557,10 @@ pub mod anthropic {
         events.extend(deltas.iter().map(|d| {
             SseEvent::named("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": d}}))
         }));
-        events.push(SseEvent::named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
+        events.push(SseEvent::named(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
         events
     }
 
@@ -543,7 +575,12 @@ pub mod anthropic {
 
     /// A streamed tool-calling reply: an optional text block, then per call `(id, name,
     /// input_json pieces)` a `tool_use` block fed by `input_json_delta`s.
-    pub fn stream_tool_uses(text: &[&str], calls: &[(&str, &str, &[&str])], input_tokens: u64, output_tokens: u64) -> Vec<SseEvent> {
+    pub fn stream_tool_uses(
+        text: &[&str],
+        calls: &[(&str, &str, &[&str])],
+        input_tokens: u64,
+        output_tokens: u64,
+    ) -> Vec<SseEvent> {
         let mut events = start(input_tokens);
         let mut index = 0;
         if !text.is_empty() {
@@ -561,7 +598,10 @@ pub mod anthropic {
                     &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}),
                 ));
             }
-            events.push(SseEvent::named("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
+            events.push(SseEvent::named(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            ));
             index += 1;
         }
         events.extend(stop("tool_use", output_tokens));

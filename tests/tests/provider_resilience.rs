@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use toolnexus::{CancellationToken, Error, HttpProvider, Message, Model, ModelRequest, ModelTurn, Usage};
+use toolnexus::{
+    CancellationToken, Error, HttpProvider, Message, Model, ModelRequest, ModelTurn, Usage,
+};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 
 const KEY: &str = "sk-SECRET-0123456789";
@@ -38,19 +40,35 @@ fn gap(fake: &FakeProvider, i: usize) -> Duration {
 #[tokio::test]
 async fn retry_after_zero_retries_at_once() {
     let fake = FakeProvider::start().await;
-    fake.script([FakeReply::error(429, "slow down").with_header("Retry-After", "0"), ok()]);
+    fake.script([
+        FakeReply::error(429, "slow down").with_header("Retry-After", "0"),
+        ok(),
+    ]);
     let started = Instant::now();
-    let turn_ = slow_backoff(&fake).complete(&request(), None).await.unwrap();
+    let turn_ = slow_backoff(&fake)
+        .complete(&request(), None)
+        .await
+        .unwrap();
     assert_eq!(turn_, turn());
     assert_eq!(fake.requests().len(), 2);
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
 async fn retry_after_one_waits_one_second() {
     let fake = FakeProvider::start().await;
-    fake.script([FakeReply::error(429, "slow down").with_header("Retry-After", "1"), ok()]);
-    let turn_ = slow_backoff(&fake).complete(&request(), None).await.unwrap();
+    fake.script([
+        FakeReply::error(429, "slow down").with_header("Retry-After", "1"),
+        ok(),
+    ]);
+    let turn_ = slow_backoff(&fake)
+        .complete(&request(), None)
+        .await
+        .unwrap();
     assert_eq!(turn_, turn());
     assert_eq!(fake.requests().len(), 2);
     let waited = gap(&fake, 0);
@@ -64,7 +82,10 @@ async fn retry_after_one_waits_one_second() {
 async fn other_retry_after_forms_fall_back_to_backoff() {
     for value in ["Wed, 21 Oct 2015 07:28:00 GMT", "-5", "1.5", "soon"] {
         let fake = FakeProvider::start().await;
-        fake.script([FakeReply::error(503, "busy").with_header("Retry-After", value), ok()]);
+        fake.script([
+            FakeReply::error(503, "busy").with_header("Retry-After", value),
+            ok(),
+        ]);
         let provider = HttpProvider::openai(fake.url())
             .api_key(KEY)
             .backoff_base(Duration::from_millis(400))
@@ -83,16 +104,29 @@ async fn other_retry_after_forms_fall_back_to_backoff() {
 #[tokio::test]
 async fn a_retry_after_longer_than_the_limit_ends_the_request() {
     let fake = FakeProvider::start().await;
-    fake.script([FakeReply::error(429, "come back tomorrow").with_header("Retry-After", "86400"), ok()]);
-    let err = slow_backoff(&fake).complete(&request(), None).await.unwrap_err();
-    assert_eq!(err.to_string(), "provider returned HTTP 429: come back tomorrow");
+    fake.script([
+        FakeReply::error(429, "come back tomorrow").with_header("Retry-After", "86400"),
+        ok(),
+    ]);
+    let err = slow_backoff(&fake)
+        .complete(&request(), None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "provider returned HTTP 429: come back tomorrow"
+    );
     assert_eq!(fake.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn server_errors_are_retried_then_succeed() {
     let fake = FakeProvider::start().await;
-    fake.script([FakeReply::error(500, "oops"), FakeReply::error(502, "bad gateway"), ok()]);
+    fake.script([
+        FakeReply::error(500, "oops"),
+        FakeReply::error(502, "bad gateway"),
+        ok(),
+    ]);
     let provider = HttpProvider::openai(fake.url())
         .api_key(KEY)
         .backoff_base(Duration::from_millis(10))
@@ -117,7 +151,10 @@ async fn retries_stop_after_the_limit_with_the_last_error() {
         .build()
         .unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
-    assert!(matches!(err, Error::Provider { status: 504, .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Provider { status: 504, .. }),
+        "{err:?}"
+    );
     assert_eq!(err.to_string(), "provider returned HTTP 504: third");
     assert_eq!(fake.requests().len(), 3, "1 attempt + 2 retries by default");
 
@@ -167,9 +204,15 @@ async fn anthropic_error_bodies_carry_their_message() {
         400,
         serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"}}),
     ));
-    let provider = HttpProvider::anthropic(fake.url()).api_key(KEY).build().unwrap();
+    let provider = HttpProvider::anthropic(fake.url())
+        .api_key(KEY)
+        .build()
+        .unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
-    assert_eq!(err.to_string(), "provider returned HTTP 400: max_tokens: Field required");
+    assert_eq!(
+        err.to_string(),
+        "provider returned HTTP 400: max_tokens: Field required"
+    );
 }
 
 #[tokio::test]
@@ -221,8 +264,15 @@ async fn the_timeout_aborts_the_request_in_flight_and_is_not_retried() {
         .unwrap();
     let started = Instant::now();
     let err = provider.complete(&request(), None).await.unwrap_err();
-    assert!(matches!(err, Error::Timeout(d) if d == Duration::from_millis(300)), "{err:?}");
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        matches!(err, Error::Timeout(d) if d == Duration::from_millis(300)),
+        "{err:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(fake.requests().len(), 1);
     assert_eq!(fake.remaining(), 1, "no retry took the second reply");
 }
@@ -231,8 +281,12 @@ async fn the_timeout_aborts_the_request_in_flight_and_is_not_retried() {
 async fn a_timeout_mid_stream_aborts_it() {
     let fake = FakeProvider::start().await;
     fake.push(
-        FakeReply::sse(anthropic::stream_text(&["a", "b", "c", "d", "e", "f"], 1, 1))
-            .with_delay(Duration::from_millis(200)),
+        FakeReply::sse(anthropic::stream_text(
+            &["a", "b", "c", "d", "e", "f"],
+            1,
+            1,
+        ))
+        .with_delay(Duration::from_millis(200)),
     );
     let provider = HttpProvider::anthropic(fake.url())
         .api_key(KEY)
@@ -240,7 +294,10 @@ async fn a_timeout_mid_stream_aborts_it() {
         .build()
         .unwrap();
     let sink = |_: &str| {};
-    let err = provider.complete(&request(), Some(&sink)).await.unwrap_err();
+    let err = provider
+        .complete(&request(), Some(&sink))
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::Timeout(_)), "{err:?}");
     assert_eq!(fake.requests().len(), 1);
 }
@@ -314,9 +371,12 @@ async fn the_key_appears_nowhere_but_in_its_header() {
         let builder = builder.api_key(KEY);
         assert!(!format!("{builder:?}").contains(KEY));
         let provider = builder.build().unwrap();
-        let debug = format!("{provider:?} {:#?}", provider);
+        let debug = format!("{provider:?} {provider:#?}");
         assert!(!debug.contains(KEY), "{debug}");
-        assert!(debug.contains("api_key: Some(ApiKey([redacted]))"), "{debug}");
+        assert!(
+            debug.contains("api_key: Some(ApiKey([redacted]))"),
+            "{debug}"
+        );
 
         let err = provider.complete(&request(), None).await.unwrap_err();
         assert_eq!(

@@ -15,7 +15,10 @@ fn request() -> ModelRequest {
 }
 
 /// Completes `request` streaming, returning the turn (or error) and the deltas received.
-async fn stream(provider: &HttpProvider, request: &ModelRequest) -> (Result<ModelTurn, Error>, Vec<String>) {
+async fn stream(
+    provider: &HttpProvider,
+    request: &ModelRequest,
+) -> (Result<ModelTurn, Error>, Vec<String>) {
     let deltas = Arc::new(Mutex::new(Vec::new()));
     let seen = deltas.clone();
     let sink = move |d: &str| seen.lock().unwrap().push(d.to_owned());
@@ -27,11 +30,21 @@ async fn stream(provider: &HttpProvider, request: &ModelRequest) -> (Result<Mode
 #[tokio::test]
 async fn openai_text_deltas_arrive_in_order_with_usage() {
     let fake = FakeProvider::start().await;
-    fake.push(FakeReply::sse(openai::stream_text(&["Hel", "lo", ", wor", "ld"], 11, 4)));
-    let provider = HttpProvider::openai(fake.url()).api_key("k").build().unwrap();
+    fake.push(FakeReply::sse(openai::stream_text(
+        &["Hel", "lo", ", wor", "ld"],
+        11,
+        4,
+    )));
+    let provider = HttpProvider::openai(fake.url())
+        .api_key("k")
+        .build()
+        .unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["Hel", "lo", ", wor", "ld"]);
-    assert_eq!(turn.unwrap(), ModelTurn::text("Hello, world").with_usage(Usage::new(11, 4)));
+    assert_eq!(
+        turn.unwrap(),
+        ModelTurn::text("Hello, world").with_usage(Usage::new(11, 4))
+    );
 
     let sent = &fake.requests()[0];
     assert_eq!(sent.header("accept"), Some("text/event-stream"));
@@ -59,7 +72,10 @@ async fn openai_tool_call_deltas_are_assembled_by_index() {
         40,
         12,
     )));
-    let provider = HttpProvider::openai(fake.url()).api_key("k").build().unwrap();
+    let provider = HttpProvider::openai(fake.url())
+        .api_key("k")
+        .build()
+        .unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert!(deltas.is_empty(), "{deltas:?}");
     assert_eq!(
@@ -76,11 +92,21 @@ async fn openai_tool_call_deltas_are_assembled_by_index() {
 #[tokio::test]
 async fn anthropic_text_deltas_arrive_in_order_with_usage() {
     let fake = FakeProvider::start().await;
-    fake.push(FakeReply::sse(anthropic::stream_text(&["Bon", "jour", "!"], 25, 15)));
-    let provider = HttpProvider::anthropic(fake.url()).api_key("k").build().unwrap();
+    fake.push(FakeReply::sse(anthropic::stream_text(
+        &["Bon", "jour", "!"],
+        25,
+        15,
+    )));
+    let provider = HttpProvider::anthropic(fake.url())
+        .api_key("k")
+        .build()
+        .unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["Bon", "jour", "!"]);
-    assert_eq!(turn.unwrap(), ModelTurn::text("Bonjour!").with_usage(Usage::new(25, 15)));
+    assert_eq!(
+        turn.unwrap(),
+        ModelTurn::text("Bonjour!").with_usage(Usage::new(25, 15))
+    );
     let sent = &fake.requests()[0];
     assert_eq!(
         sent.body,
@@ -106,7 +132,10 @@ async fn anthropic_tool_use_blocks_are_assembled_from_json_deltas() {
         50,
         21,
     )));
-    let provider = HttpProvider::anthropic(fake.url()).api_key("k").build().unwrap();
+    let provider = HttpProvider::anthropic(fake.url())
+        .api_key("k")
+        .build()
+        .unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["Let me ", "book."]);
     let mut expected = ModelTurn::tool_calls(vec![
@@ -156,7 +185,10 @@ async fn a_stream_closed_cleanly_before_the_end_is_a_transport_error() {
     let mut events = openai::stream_text(&["partial"], 1, 1);
     events.truncate(2); // role chunk and one delta, then a clean end of body
     fake.push(FakeReply::sse(events));
-    let provider = HttpProvider::openai(fake.url()).api_key("k").build().unwrap();
+    let provider = HttpProvider::openai(fake.url())
+        .api_key("k")
+        .build()
+        .unwrap();
     let (result, deltas) = stream(&provider, &request()).await;
     assert_eq!(
         result.unwrap_err().to_string(),
@@ -177,7 +209,10 @@ async fn an_error_event_mid_stream_is_reported() {
         ),
     );
     fake.push(FakeReply::sse(events));
-    let provider = HttpProvider::anthropic(fake.url()).api_key("k").build().unwrap();
+    let provider = HttpProvider::anthropic(fake.url())
+        .api_key("k")
+        .build()
+        .unwrap();
     let (result, _) = stream(&provider, &request()).await;
     assert_eq!(
         result.unwrap_err().to_string(),
@@ -189,8 +224,14 @@ async fn an_error_event_mid_stream_is_reported() {
 async fn a_server_that_ignores_stream_true_still_delivers_its_text() {
     let fake = FakeProvider::start().await;
     fake.push(FakeReply::json(openai::text("whole answer", 2, 2)));
-    let provider = HttpProvider::openai(fake.url()).api_key("k").build().unwrap();
+    let provider = HttpProvider::openai(fake.url())
+        .api_key("k")
+        .build()
+        .unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["whole answer"]);
-    assert_eq!(turn.unwrap(), ModelTurn::text("whole answer").with_usage(Usage::new(2, 2)));
+    assert_eq!(
+        turn.unwrap(),
+        ModelTurn::text("whole answer").with_usage(Usage::new(2, 2))
+    );
 }

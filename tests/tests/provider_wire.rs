@@ -160,7 +160,10 @@ async fn the_model_id_is_sent_verbatim_on_every_turn_and_body_fields_are_merged(
     provider.complete(&request, None).await.unwrap();
 
     let sent: Vec<_> = fake.requests().into_iter().map(|r| r.body).collect();
-    for (body, model) in sent.iter().zip(["Qwen/Qwen3-8B", "llama3.2:3b", "fallback-model"]) {
+    for (body, model) in sent
+        .iter()
+        .zip(["Qwen/Qwen3-8B", "llama3.2:3b", "fallback-model"])
+    {
         assert_eq!(
             body,
             &json!({"model": model, "messages": [{"role": "user", "content": "hi"}], "temperature": 0.25})
@@ -173,7 +176,10 @@ async fn the_model_id_is_sent_verbatim_on_every_turn_and_body_fields_are_merged(
 #[tokio::test]
 async fn a_request_without_any_model_id_is_a_config_error() {
     let fake = FakeProvider::start().await;
-    let provider = HttpProvider::openai(fake.url()).key_from_env(false).build().unwrap();
+    let provider = HttpProvider::openai(fake.url())
+        .key_from_env(false)
+        .build()
+        .unwrap();
     let request = ModelRequest::new("", vec![Message::user("hi")], vec![]);
     let err = provider.complete(&request, None).await.unwrap_err();
     assert_eq!(
@@ -198,11 +204,17 @@ async fn openai_replies_parse_into_turns() {
             7,
         )),
     ]);
-    let provider = HttpProvider::openai(fake.url()).key_from_env(false).build().unwrap();
+    let provider = HttpProvider::openai(fake.url())
+        .key_from_env(false)
+        .build()
+        .unwrap();
     let request = ModelRequest::new("m", vec![Message::user("hi")], vec![spec()]);
 
     let turn = provider.complete(&request, None).await.unwrap();
-    assert_eq!(turn, ModelTurn::text("Hello there").with_usage(Usage::new(12, 3)));
+    assert_eq!(
+        turn,
+        ModelTurn::text("Hello there").with_usage(Usage::new(12, 3))
+    );
 
     let turn = provider.complete(&request, None).await.unwrap();
     assert_eq!(
@@ -231,11 +243,17 @@ async fn anthropic_replies_parse_into_turns() {
             9,
         )),
     ]);
-    let provider = HttpProvider::anthropic(fake.url()).key_from_env(false).build().unwrap();
+    let provider = HttpProvider::anthropic(fake.url())
+        .key_from_env(false)
+        .build()
+        .unwrap();
     let request = ModelRequest::new("m", vec![Message::user("hi")], vec![spec()]);
 
     let turn = provider.complete(&request, None).await.unwrap();
-    assert_eq!(turn, ModelTurn::text("Hello there").with_usage(Usage::new(12, 3)));
+    assert_eq!(
+        turn,
+        ModelTurn::text("Hello there").with_usage(Usage::new(12, 3))
+    );
 
     let turn = provider.complete(&request, None).await.unwrap();
     let mut expected = ModelTurn::tool_calls(vec![
@@ -251,7 +269,10 @@ async fn anthropic_replies_parse_into_turns() {
 async fn a_reply_without_a_message_is_a_transport_error() {
     let fake = FakeProvider::start().await;
     fake.push(FakeReply::json(json!({"choices": []})));
-    let provider = HttpProvider::openai(fake.url()).key_from_env(false).build().unwrap();
+    let provider = HttpProvider::openai(fake.url())
+        .key_from_env(false)
+        .build()
+        .unwrap();
     let request = ModelRequest::new("m", vec![Message::user("hi")], vec![]);
     let err = provider.complete(&request, None).await.unwrap_err();
     assert_eq!(

@@ -30,7 +30,10 @@ pub(crate) fn body(
     if !system.is_empty() {
         body.insert("system".to_owned(), Value::String(system.join("\n\n")));
     }
-    body.insert("messages".to_owned(), Value::Array(messages(&request.messages)));
+    body.insert(
+        "messages".to_owned(),
+        Value::Array(messages(&request.messages)),
+    );
     if !request.tools.is_empty() {
         body.insert("tools".to_owned(), adapters::anthropic(&request.tools));
     }
@@ -113,7 +116,10 @@ pub(crate) fn parse(reply: &Value) -> Result<ModelTurn, Error> {
                     .map_or_else(|| format!("call_{}", tool_calls.len()), str::to_owned);
                 tool_calls.push(ToolCall::new(
                     id,
-                    block.get("name").and_then(Value::as_str).unwrap_or_default(),
+                    block
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
                     block
                         .get("input")
                         .cloned()

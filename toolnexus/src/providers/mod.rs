@@ -493,8 +493,8 @@ impl Inner {
                     retry_after: Some(wait),
                 }) if wait > self.max_retry_after => return Err(error),
                 Err(Failure::Retry { error, retry_after }) => {
-                    let wait = retry_after
-                        .unwrap_or_else(|| retry::backoff(self.backoff_base, retries));
+                    let wait =
+                        retry_after.unwrap_or_else(|| retry::backoff(self.backoff_base, retries));
                     tracing::debug!(
                         endpoint = %self.endpoint,
                         retry = retries + 1,
@@ -511,7 +511,11 @@ impl Inner {
         }
     }
 
-    async fn attempt(&self, body: &[u8], sink: Option<DeltaSink<'_>>) -> Result<ModelTurn, Failure> {
+    async fn attempt(
+        &self,
+        body: &[u8],
+        sink: Option<DeltaSink<'_>>,
+    ) -> Result<ModelTurn, Failure> {
         let mut req = self
             .http
             .post(self.endpoint.clone())
@@ -546,7 +550,10 @@ impl Inner {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
         match sink {
-            Some(sink) if is_event_stream => self.read_stream(response, sink).await.map_err(Failure::Final),
+            Some(sink) if is_event_stream => self
+                .read_stream(response, sink)
+                .await
+                .map_err(Failure::Final),
             _ => {
                 let bytes = response.bytes().await.map_err(|e| Failure::Retry {
                     error: self.transport(&e),
@@ -597,7 +604,9 @@ impl Inner {
                     "the connection broke mid-stream: {}",
                     self.redact(&error_chain(&e))
                 )),
-                other => Error::Transport(format!("the provider sent an invalid event stream: {other}")),
+                other => Error::Transport(format!(
+                    "the provider sent an invalid event stream: {other}"
+                )),
             })?;
             match self.style {
                 ProviderStyle::OpenAi => openai.on_data(&event.data, sink)?,
@@ -676,7 +685,10 @@ mod tests {
         ("OPENROUTER_API_KEY", "sk-or"),
     ];
 
-    fn key_of(builder: HttpProviderBuilder, vars: &'static [(&'static str, &'static str)]) -> Option<String> {
+    fn key_of(
+        builder: HttpProviderBuilder,
+        vars: &'static [(&'static str, &'static str)],
+    ) -> Option<String> {
         let p = builder.build_with_env(env(vars)).unwrap();
         p.inner.key.as_ref().map(|k| k.expose().to_owned())
     }
@@ -693,7 +705,10 @@ mod tests {
             "https://api.anthropic.com/v1/messages"
         );
         assert_eq!(
-            ep(ProviderStyle::Anthropic, "https://gateway.example/anthropic/v1/"),
+            ep(
+                ProviderStyle::Anthropic,
+                "https://gateway.example/anthropic/v1/"
+            ),
             "https://gateway.example/anthropic/v1/messages"
         );
         let err = endpoint(ProviderStyle::OpenAi, "localhost:11434").unwrap_err();
@@ -715,11 +730,19 @@ mod tests {
             Some("sk-openai")
         );
         assert_eq!(
-            key_of(HttpProvider::openai("https://openrouter.ai/api/v1"), ALL_KEYS).as_deref(),
+            key_of(
+                HttpProvider::openai("https://openrouter.ai/api/v1"),
+                ALL_KEYS
+            )
+            .as_deref(),
             Some("sk-or")
         );
         assert_eq!(
-            key_of(HttpProvider::anthropic("https://api.anthropic.com"), ALL_KEYS).as_deref(),
+            key_of(
+                HttpProvider::anthropic("https://api.anthropic.com"),
+                ALL_KEYS
+            )
+            .as_deref(),
             Some("sk-ant")
         );
         assert_eq!(
@@ -737,7 +760,10 @@ mod tests {
             ),
             None
         );
-        assert_eq!(key_of(HttpProvider::openai("http://127.0.0.1:1/v1"), &[]), None);
+        assert_eq!(
+            key_of(HttpProvider::openai("http://127.0.0.1:1/v1"), &[]),
+            None
+        );
         assert_eq!(
             key_of(
                 HttpProvider::openai("http://127.0.0.1:1/v1"),
@@ -763,7 +789,10 @@ mod tests {
              headers: [\"content-type\", \"user-agent\", \"anthropic-version\", \"x-gateway-token\"], \
              max_tokens: 4096, max_retries: 2, backoff_base: 500ms, timeout: None, .. }"
         );
-        let builder = format!("{:?}", HttpProvider::openai("http://h").api_key("sk-very-secret"));
+        let builder = format!(
+            "{:?}",
+            HttpProvider::openai("http://h").api_key("sk-very-secret")
+        );
         assert!(!builder.contains("sk-very-secret"), "{builder}");
         assert!(!format!("{:?}", p.inner.headers).contains("secret"));
     }

@@ -22,10 +22,7 @@ pub(crate) fn body(request: &ModelRequest, model: &str, stream: bool) -> Map<Str
     }
     if stream {
         body.insert("stream".to_owned(), Value::Bool(true));
-        body.insert(
-            "stream_options".to_owned(),
-            json!({"include_usage": true}),
-        );
+        body.insert("stream_options".to_owned(), json!({"include_usage": true}));
     }
     body
 }
@@ -161,20 +158,17 @@ impl StreamState {
         let Some(choice) = chunk.pointer("/choices/0") else {
             return Ok(());
         };
-        if choice
-            .get("finish_reason")
-            .is_some_and(|r| r.is_string())
-        {
+        if choice.get("finish_reason").is_some_and(Value::is_string) {
             self.finished = true;
         }
         let Some(delta) = choice.get("delta") else {
             return Ok(());
         };
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            if !text.is_empty() {
-                self.text.push_str(text);
-                sink(text);
-            }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.text.push_str(text);
+            sink(text);
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {
@@ -183,10 +177,10 @@ impl StreamState {
                     .and_then(Value::as_u64)
                     .unwrap_or(position as u64);
                 let slot = self.calls.entry(index).or_default();
-                if let Some(id) = call.get("id").and_then(Value::as_str) {
-                    if !id.is_empty() {
-                        slot.id = Some(id.to_owned());
-                    }
+                if let Some(id) = call.get("id").and_then(Value::as_str)
+                    && !id.is_empty()
+                {
+                    slot.id = Some(id.to_owned());
                 }
                 if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
                     slot.name.push_str(name);

@@ -115,7 +115,10 @@ mod tests {
             ),
             "max_tokens: required"
         );
-        assert_eq!(error_message(r#"{"error":"model not found"}"#, "f"), "model not found");
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#, "f"),
+            "model not found"
+        );
         assert_eq!(error_message(r#"{"message":"nope"}"#, "f"), "nope");
         assert_eq!(error_message("upstream down\n", "f"), "upstream down");
         assert_eq!(error_message("", "Bad Gateway"), "Bad Gateway");
