@@ -33,6 +33,7 @@
 pub mod adapters;
 mod context;
 mod error;
+mod lower;
 mod macro_support;
 mod model;
 mod request;
