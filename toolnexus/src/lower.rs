@@ -757,7 +757,7 @@ impl<'a> Lowering<'a> {
         if self.recursive.contains(&target) {
             return Err(self.fail(
                 &format!(
-                    "recursive type {name} (a `$ref` to `{reference}` within itself: Gemini takes no `$ref`, and a recursive type cannot be inlined)"
+                    "recursive type {name}: a `$ref` to `{reference}` within itself (Gemini takes no `$ref`, and a recursive type cannot be inlined)"
                 ),
                 path,
             ));
