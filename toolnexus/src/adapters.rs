@@ -22,8 +22,8 @@ use crate::toolkit::Toolkit;
 pub fn spec_of(tool: &dyn Tool) -> ToolSpec {
     let mut schema = tool.input_schema().clone();
     if let Some(obj) = schema.as_object_mut() {
-        obj.remove("$schema");
-        obj.remove("title");
+        obj.shift_remove("$schema");
+        obj.shift_remove("title");
         if !obj.contains_key("type") {
             obj.insert("type".to_owned(), Value::String("object".to_owned()));
         }

@@ -447,7 +447,7 @@ impl<'a> Lowering<'a> {
             match self.strict(branch, &format!("{path}/{key}/{i}"))? {
                 // a bare nested `anyOf` (an optional enum, say) is spliced in
                 Value::Object(mut b) if b.len() == 1 && b.contains_key("anyOf") => {
-                    if let Some(Value::Array(inner)) = b.remove("anyOf") {
+                    if let Some(Value::Array(inner)) = b.shift_remove("anyOf") {
                         lowered.extend(inner);
                     }
                 }
@@ -642,7 +642,7 @@ impl<'a> Lowering<'a> {
             if branches.len() == 1 {
                 // the one non-null branch is the schema; the parent's own keywords win
                 if let Value::Object(mut merged) = branches.remove(0) {
-                    nullable |= merged.remove("nullable") == Some(Value::Bool(true));
+                    nullable |= merged.shift_remove("nullable") == Some(Value::Bool(true));
                     merged.extend(out);
                     out = merged;
                 }
@@ -905,8 +905,8 @@ fn make_nullable(schema: Value) -> Value {
     }
     // wrap; the annotations describe the whole, so they move to the wrapper
     let mut outer = Map::new();
-    let description = obj.remove("description");
-    let title = obj.remove("title");
+    let description = obj.shift_remove("description");
+    let title = obj.shift_remove("title");
     outer.insert(
         "anyOf".to_owned(),
         Value::Array(vec![Value::Object(obj), json!({"type": "null"})]),
