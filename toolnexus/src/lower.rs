@@ -178,7 +178,10 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
 ///   "null"}` branch (a single remaining branch is merged into its parent); `oneOf` becomes
 ///   `anyOf`, a one-branch `allOf` is merged into its parent;
 /// - `const` becomes a one-value `enum`; `enum` values become strings (as Gemini requires),
-///   a `null` value becoming `"nullable": true`;
+///   a `null` value becoming `"nullable": true`; an `enum` without a `type` gets the type its
+///   values share;
+/// - an empty `properties` (a tool without arguments) is dropped, with an empty `required`:
+///   Gemini rejects an object type whose `properties` is empty;
 /// - `format` is kept only where Gemini supports it (`float`/`double` on numbers,
 ///   `int32`/`int64` on integers, `enum`/`date-time` on strings);
 /// - `additionalProperties`, `patternProperties`, `$schema`, `title`, `default`, `examples`,
@@ -650,6 +653,7 @@ impl<'a> Lowering<'a> {
                 out.insert("anyOf".to_owned(), Value::Array(branches));
             }
         }
+        let out = gemini_finish(out, obj);
         Ok(Value::Object(place_nullable(out, nullable)))
     }
 
@@ -779,6 +783,57 @@ impl<'a> Lowering<'a> {
         self.inlining.pop();
         result
     }
+}
+
+/// The last touches of a Gemini schema: no empty `properties`, a type on an untyped `enum`.
+fn gemini_finish(mut out: Map<String, Value>, obj: &Map<String, Value>) -> Map<String, Value> {
+    // Gemini rejects an empty `properties` ("should be non-empty for OBJECT type")
+    if out
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
+        out.shift_remove("properties");
+        if out
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            out.shift_remove("required");
+        }
+    }
+    // an `enum` without a type: Gemini's enums are typed
+    if !out.contains_key("type")
+        && let Some(Value::Array(values)) = obj.get("enum")
+        && let Some(ty) = enum_type(values)
+    {
+        let mut typed = Map::new();
+        typed.insert("type".to_owned(), Value::String(ty.to_owned()));
+        typed.extend(out);
+        out = typed;
+    }
+    out
+}
+
+/// The one JSON type of an `enum`'s non-null values, if they share one.
+fn enum_type(values: &[Value]) -> Option<&'static str> {
+    let mut ty = None;
+    for v in values {
+        let this = match v {
+            Value::Null => continue,
+            Value::String(_) => "string",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_f64() => "number",
+            Value::Number(_) => "integer",
+            _ => return None,
+        };
+        match ty {
+            None => ty = Some(this),
+            Some(t) if t == this => {}
+            Some(_) => return None,
+        }
+    }
+    ty
 }
 
 /// Whether Gemini supports `format` on a schema of type `ty`.

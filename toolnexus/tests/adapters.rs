@@ -27,7 +27,11 @@ fn weather() -> FnTool {
 }
 
 fn ping() -> FnTool {
-    tool("ping", "Pings.", json!({"type": "object", "properties": {}}))
+    tool(
+        "ping",
+        "Pings.",
+        json!({"type": "object", "properties": {}}),
+    )
 }
 
 fn two_tools() -> Toolkit {
@@ -46,7 +50,10 @@ fn empty_toolkits() {
     let kit = Toolkit::new();
     assert_eq!(kit.to_openai().to_string(), "[]");
     assert_eq!(kit.to_anthropic().to_string(), "[]");
-    assert_eq!(kit.to_gemini().to_string(), r#"[{"functionDeclarations":[]}]"#);
+    assert_eq!(
+        kit.to_gemini().to_string(),
+        r#"[{"functionDeclarations":[]}]"#
+    );
     assert_eq!(kit.to_openai_strict().unwrap().to_string(), "[]");
     assert_eq!(
         kit.to_gemini_lowered().unwrap().to_string(),
@@ -105,7 +112,10 @@ fn order_follows_the_toolkit_not_the_names() {
             .map(|t| t.pointer(pointer).unwrap().as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(names(kit.to_openai(), "/function/name"), ["zeta", "alpha", "mid"]);
+    assert_eq!(
+        names(kit.to_openai(), "/function/name"),
+        ["zeta", "alpha", "mid"]
+    );
     assert_eq!(names(kit.to_anthropic(), "/name"), ["zeta", "alpha", "mid"]);
     let gemini = kit.to_gemini();
     assert_eq!(gemini.as_array().unwrap().len(), 1);
@@ -123,10 +133,10 @@ fn order_follows_the_toolkit_not_the_names() {
 struct Titled(Value);
 
 impl Tool for Titled {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "titled"
     }
-    fn description(&self) -> &str {
+    fn description(&self) -> &'static str {
         "Has a title."
     }
     fn input_schema(&self) -> &Value {
@@ -139,6 +149,12 @@ impl Tool for Titled {
     ) -> BoxFuture<'a, ToolResult> {
         Box::pin(async { ToolResult::success("") })
     }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)] // only the schema is used
+struct Args {
+    n: i32,
 }
 
 #[test]
@@ -169,11 +185,6 @@ fn every_schema_handed_to_an_adapter_is_a_root_object_without_schema_or_title() 
     assert_eq!(kit.tools()[0].input_schema()["title"], "Args");
 
     // a schema built from a Rust type has neither, and a root object type
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    #[allow(dead_code)] // only the schema is used
-    struct Args {
-        n: i32,
-    }
     let generated = FnTool::builder("gen")
         .description("Generated.")
         .schema_for::<Args>()
@@ -202,7 +213,11 @@ fn spec_based_adapters_match_the_toolkit_methods() {
         kit.to_gemini_lowered().unwrap()
     );
     // a spec rewritten by hand (what a before_llm hook may do) is used as given
-    let custom = [ToolSpec::new("x", "X.", json!({"type": "object", "properties": {}}))];
+    let custom = [ToolSpec::new(
+        "x",
+        "X.",
+        json!({"type": "object", "properties": {}}),
+    )];
     assert_eq!(
         adapters::anthropic(&custom).to_string(),
         r#"[{"name":"x","description":"X.","input_schema":{"type":"object","properties":{}}}]"#
@@ -222,7 +237,7 @@ fn gemini_lowered_shape_in_tool_order() {
     assert_eq!(
         two_tools().to_gemini_lowered().unwrap().to_string(),
         format!(
-            r#"[{{"functionDeclarations":[{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","parameters":{PING_SCHEMA}}}]}}]"#
+            r#"[{{"functionDeclarations":[{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","parameters":{{"type":"object"}}}}]}}]"#
         )
     );
 }

@@ -94,9 +94,18 @@ fn key_order_inside_data_survives_a_round_trip() {
 #[test]
 fn a_request_without_id_kind_or_prompt_is_rejected_naming_the_key() {
     let cases = [
-        (r#"{"kind":"input","prompt":"p"}"#, "missing field `id` at line 1 column 29"),
-        (r#"{"id":"r1","prompt":"p"}"#, "missing field `kind` at line 1 column 24"),
-        (r#"{"id":"r1","kind":"input"}"#, "missing field `prompt` at line 1 column 26"),
+        (
+            r#"{"kind":"input","prompt":"p"}"#,
+            "missing field `id` at line 1 column 29",
+        ),
+        (
+            r#"{"id":"r1","prompt":"p"}"#,
+            "missing field `kind` at line 1 column 24",
+        ),
+        (
+            r#"{"id":"r1","kind":"input"}"#,
+            "missing field `prompt` at line 1 column 26",
+        ),
     ];
     for (raw, expected) in cases {
         let err = serde_json::from_str::<Request>(raw).unwrap_err();
@@ -121,7 +130,10 @@ fn absent_optional_keys_are_omitted_never_null() {
     );
     // a null `data` reads as absent
     let answer: Answer = serde_json::from_str(r#"{"id":"r2","ok":true,"data":null}"#).unwrap();
-    assert_eq!(serde_json::to_string(&answer).unwrap(), r#"{"id":"r2","ok":true}"#);
+    assert_eq!(
+        serde_json::to_string(&answer).unwrap(),
+        r#"{"id":"r2","ok":true}"#
+    );
 }
 
 #[test]
@@ -130,7 +142,11 @@ fn request_builders_for_known_and_custom_kinds() {
         (Request::input("Which city?"), KIND_INPUT, "Which city?"),
         (Request::approval("Pay 5 EUR?"), KIND_APPROVAL, "Pay 5 EUR?"),
         (Request::question("Pick one"), KIND_QUESTION, "Pick one"),
-        (Request::custom("captcha", "Solve it"), "captcha", "Solve it"),
+        (
+            Request::custom("captcha", "Solve it"),
+            "captcha",
+            "Solve it",
+        ),
         (Request::new("review", "Look"), "review", "Look"),
     ];
     for (req, kind, prompt) in cases {
@@ -230,7 +246,10 @@ fn pending_of_on_suspended_plain_and_failed_results() {
     // a suspension read back from the wire
     let wire = r#"{"output":"Login required: https://x/login","isError":true,"metadata":{"pending":{"id":"r1","kind":"authorization","prompt":"Log in","url":"https://x/login"},"trace":"t1"}}"#;
     let read: ToolResult = serde_json::from_str(wire).unwrap();
-    assert_eq!(pending_of(&read).unwrap().url.as_deref(), Some("https://x/login"));
+    assert_eq!(
+        pending_of(&read).unwrap().url.as_deref(),
+        Some("https://x/login")
+    );
     assert_eq!(serde_json::to_string(&read).unwrap(), wire);
     assert_eq!(read.into_pending().unwrap().id, "r1");
 }
@@ -269,11 +288,7 @@ fn request_ids_have_the_contract_format() {
 fn request_ids_are_unique_across_threads() {
     let handles: Vec<_> = (0..8)
         .map(|_| {
-            std::thread::spawn(|| {
-                (0..500)
-                    .map(|_| Request::input("p").id)
-                    .collect::<Vec<_>>()
-            })
+            std::thread::spawn(|| (0..500).map(|_| Request::input("p").id).collect::<Vec<_>>())
         })
         .collect();
     let mut all = Vec::new();
@@ -348,16 +363,16 @@ fn data_as_reads_typed_data() {
             }]
         }
     );
-    assert_eq!(Answer::accept("r1", "Oslo").data_as::<String>().unwrap(), "Oslo");
+    assert_eq!(
+        Answer::accept("r1", "Oslo").data_as::<String>().unwrap(),
+        "Oslo"
+    );
     assert_eq!(Answer::ok("r1").data_as::<Option<String>>().unwrap(), None);
 }
 
 #[test]
 fn data_as_errors_name_the_field_and_why() {
-    let wrong_type = Answer::accept(
-        "r1",
-        json!({"city": "Oslo", "nights": "two", "legs": []}),
-    );
+    let wrong_type = Answer::accept("r1", json!({"city": "Oslo", "nights": "two", "legs": []}));
     let err = wrong_type.data_as::<Trip>().unwrap_err();
     assert_eq!(err.path(), "nights");
     assert_eq!(err.message(), r#"invalid type: string "two", expected u8"#);

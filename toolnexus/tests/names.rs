@@ -24,7 +24,7 @@ impl Tool for Raw {
     fn name(&self) -> &str {
         &self.name
     }
-    fn description(&self) -> &str {
+    fn description(&self) -> &'static str {
         "A raw tool."
     }
     fn input_schema(&self) -> &Value {
@@ -67,8 +67,7 @@ fn every_allowed_character_is_accepted() {
 #[test]
 fn sixty_five_characters_are_rejected() {
     let name = "b".repeat(65);
-    let expected =
-        format!("invalid tool name `{name}`: 65 characters, at most 64 are allowed");
+    let expected = format!("invalid tool name `{name}`: 65 characters, at most 64 are allowed");
     assert_eq!(validate_tool_name(&name).unwrap_err().to_string(), expected);
     assert_eq!(fn_tool(&name).unwrap_err().to_string(), expected);
     let mut kit = Toolkit::new();

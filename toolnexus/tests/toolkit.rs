@@ -22,10 +22,8 @@ fn echo(name: &str) -> FnTool {
 fn panicking_async() -> FnTool {
     FnTool::builder("explode")
         .description("Panics while running.")
-        .handler(|_, _| async {
-            if true {
-                panic!("kaboom");
-            }
+        .handler(|args, _| async move {
+            assert!(args.contains_key("never"), "kaboom");
             ""
         })
         .build()
@@ -112,7 +110,9 @@ async fn a_panicking_tool_fails_naming_the_tool_and_the_toolkit_keeps_working() 
         .unwrap();
     let r = kit.execute("explode", json!({}), &Context::new()).await;
     assert_eq!(r, ToolResult::error("tool explode panicked: kaboom"));
-    let r = kit.execute("explode_early", json!({}), &Context::new()).await;
+    let r = kit
+        .execute("explode_early", json!({}), &Context::new())
+        .await;
     assert_eq!(
         r,
         ToolResult::error("tool explode_early panicked: no `never` argument")
@@ -120,7 +120,9 @@ async fn a_panicking_tool_fails_naming_the_tool_and_the_toolkit_keeps_working() 
     // the same toolkit, the same tools, again
     let r = kit.execute("explode", json!({}), &Context::new()).await;
     assert_eq!(r, ToolResult::error("tool explode panicked: kaboom"));
-    let r = kit.execute("echo", json!({"still": "here"}), &Context::new()).await;
+    let r = kit
+        .execute("echo", json!({"still": "here"}), &Context::new())
+        .await;
     assert_eq!(r, ToolResult::success(r#"{"still":"here"}"#));
 }
 
@@ -206,7 +208,10 @@ async fn a_tool_sees_the_context() {
         .with_answer(Request::input("p").with_id("r5").accept("x"))
         .with_timeout(Duration::from_secs(5));
     let r = kit.execute("who", json!({}), &ctx).await;
-    assert_eq!(r, ToolResult::success("call=call_1 answer=r5 timeout=Some(5s)"));
+    assert_eq!(
+        r,
+        ToolResult::success("call=call_1 answer=r5 timeout=Some(5s)")
+    );
 }
 
 #[tokio::test]
@@ -264,10 +269,10 @@ fn tools_keep_registration_order_and_get_finds_by_name() {
 struct BadSchema(Value);
 
 impl Tool for BadSchema {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "bad"
     }
-    fn description(&self) -> &str {
+    fn description(&self) -> &'static str {
         "Bad schema."
     }
     fn input_schema(&self) -> &Value {

@@ -96,12 +96,18 @@ async fn a_tool_result_passes_through_unchanged() {
     let custom = ToolResult::error("handled").with_metadata("code", json!(7));
     assert_eq!(run(&returning(custom.clone()), json!({})).await, custom);
     let suspended = ToolResult::suspended(Request::input("Which city?").with_id("r1"));
-    assert_eq!(run(&returning(suspended.clone()), json!({})).await, suspended);
+    assert_eq!(
+        run(&returning(suspended.clone()), json!({})).await,
+        suspended
+    );
 }
 
 #[tokio::test]
 async fn unit_is_an_empty_output() {
-    assert_eq!(run(&returning(()), json!({})).await, ToolResult::success(""));
+    assert_eq!(
+        run(&returning(()), json!({})).await,
+        ToolResult::success("")
+    );
 }
 
 #[tokio::test]
@@ -119,9 +125,18 @@ async fn serializable_values_are_compact_json() {
         run(&returning(json!({"b": [1, 2], "a": null})), json!({})).await,
         ToolResult::success(r#"{"b":[1,2],"a":null}"#)
     );
-    assert_eq!(run(&returning(42_u64), json!({})).await, ToolResult::success("42"));
-    assert_eq!(run(&returning(-1.5_f64), json!({})).await, ToolResult::success("-1.5"));
-    assert_eq!(run(&returning(true), json!({})).await, ToolResult::success("true"));
+    assert_eq!(
+        run(&returning(42_u64), json!({})).await,
+        ToolResult::success("42")
+    );
+    assert_eq!(
+        run(&returning(-1.5_f64), json!({})).await,
+        ToolResult::success("-1.5")
+    );
+    assert_eq!(
+        run(&returning(true), json!({})).await,
+        ToolResult::success("true")
+    );
     assert_eq!(
         run(&returning(vec!["a", "b"]), json!({})).await,
         ToolResult::success(r#"["a","b"]"#)
@@ -149,7 +164,10 @@ async fn an_error_is_a_failure_with_its_display_text() {
         .handler(|_, _| async { Err::<(), Box<dyn StdError + Send + Sync>>("no such city".into()) })
         .build()
         .unwrap();
-    assert_eq!(run(&boxed, json!({})).await, ToolResult::error("no such city"));
+    assert_eq!(
+        run(&boxed, json!({})).await,
+        ToolResult::error("no such city")
+    );
 
     let ok = FnTool::builder("t")
         .description("Succeeds.")
@@ -209,14 +227,14 @@ fn return_mapping_without_a_tool() {
     fn needs_login() -> Result<String, Box<dyn StdError + Send + Sync>> {
         Err(Suspension::new(login_request()))?
     }
+    fn needs_login_local() -> Result<String, Box<dyn StdError>> {
+        Err(Box::new(NeedsLogin(Suspension::new(login_request()))))
+    }
     assert_eq!(
         needs_login().into_tool_result(),
         ToolResult::suspended(login_request())
     );
     // a `Box<dyn Error>` that is not `Send` works the same way
-    fn needs_login_local() -> Result<String, Box<dyn StdError>> {
-        Err(Box::new(NeedsLogin(Suspension::new(login_request()))))
-    }
     assert_eq!(
         needs_login_local().into_tool_result(),
         ToolResult::suspended(login_request())
@@ -340,7 +358,10 @@ fn flaky(fails: u32, calls: Arc<AtomicU32>) -> FnTool {
 async fn retried_retries_failures_up_to_n_times() {
     let calls = Arc::new(AtomicU32::new(0));
     let tool = retried(flaky(2, Arc::clone(&calls)), 3);
-    assert_eq!(run(&tool, json!({})).await, ToolResult::success("ok after 2"));
+    assert_eq!(
+        run(&tool, json!({})).await,
+        ToolResult::success("ok after 2")
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 
     let calls = Arc::new(AtomicU32::new(0));
@@ -355,7 +376,10 @@ async fn retried_retries_failures_up_to_n_times() {
 
     let calls = Arc::new(AtomicU32::new(0));
     let tool = retried(flaky(0, Arc::clone(&calls)), 5);
-    assert_eq!(run(&tool, json!({})).await, ToolResult::success("ok after 0"));
+    assert_eq!(
+        run(&tool, json!({})).await,
+        ToolResult::success("ok after 0")
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 1, "a success is not retried");
 }
 
@@ -374,7 +398,11 @@ async fn retried_never_retries_a_suspension() {
     let tool = retried(asking, 3);
     let r = run(&tool, json!({})).await;
     assert_eq!(calls.load(Ordering::SeqCst), 1);
-    assert_eq!(pending_of(&r).unwrap().id, "r0", "the first request is kept");
+    assert_eq!(
+        pending_of(&r).unwrap().id,
+        "r0",
+        "the first request is kept"
+    );
     assert!(r.is_error);
 }
 
@@ -430,13 +458,16 @@ async fn wrap_sees_every_call_and_result() {
 #[tokio::test]
 async fn wrap_can_veto_without_calling_the_tool() {
     let calls = Arc::new(AtomicU32::new(0));
-    let tool = wrap(flaky(0, Arc::clone(&calls)), |_inner, args, _ctx| async move {
-        if args.contains_key("confirm") {
-            ToolResult::success("allowed")
-        } else {
-            ToolResult::error("vetoed")
-        }
-    });
+    let tool = wrap(
+        flaky(0, Arc::clone(&calls)),
+        |_inner, args, _ctx| async move {
+            if args.contains_key("confirm") {
+                ToolResult::success("allowed")
+            } else {
+                ToolResult::error("vetoed")
+            }
+        },
+    );
     assert_eq!(run(&tool, json!({})).await, ToolResult::error("vetoed"));
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     let mut args = Map::new();
