@@ -7,7 +7,7 @@
 //! construct and where it is (a JSON pointer into the tool's schema), never a schema the
 //! provider rejects or silently misreads.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
@@ -139,7 +139,7 @@ const GEMINI_KEPT: &[&str] = &[
 /// );
 /// ```
 pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
-    let mut lowering = Lowering::new(tool, TARGET_OPENAI_STRICT, schema)?;
+    let mut lowering = Lowering::new(tool, TARGET_OPENAI_STRICT, schema);
     let Value::Object(mut root) = lowering.strict(schema, "")? else {
         return Err(lowering.fail("a root schema that is not an object", ""));
     };
@@ -154,7 +154,8 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
     {
         done.insert(name.clone());
         let def = lowering.def(&name).cloned().unwrap_or(Value::Bool(true));
-        let lowered = lowering.strict(&def, &format!("/$defs/{}", escape_pointer(&name)))?;
+        let path = lowering.def_paths.get(&name).cloned().unwrap_or_default();
+        let lowered = lowering.strict(&def, &path)?;
         lowered_defs.push((name, lowered));
     }
     if !lowered_defs.is_empty() {
@@ -208,7 +209,7 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
 /// );
 /// ```
 pub fn gemini_schema(tool: &str, schema: &Value) -> Result<Value> {
-    let mut lowering = Lowering::new(tool, TARGET_GEMINI, schema)?;
+    let mut lowering = Lowering::new(tool, TARGET_GEMINI, schema);
     lowering.gemini(schema, "")
 }
 
@@ -226,6 +227,8 @@ struct Lowering<'a> {
     target: &'static str,
     /// The root's definitions (`$defs`, then `definitions`).
     defs: Map<String, Value>,
+    /// Where each definition is in the input (for error locations).
+    def_paths: HashMap<String, String>,
     /// The targets that take part in a `$ref` cycle.
     recursive: HashSet<Target>,
     /// Recursive definitions the strict output refers to.
@@ -235,13 +238,18 @@ struct Lowering<'a> {
 }
 
 impl<'a> Lowering<'a> {
-    fn new(tool: &'a str, target: &'static str, root: &Value) -> Result<Self> {
+    fn new(tool: &'a str, target: &'static str, root: &Value) -> Self {
         let mut defs = Map::new();
+        let mut def_paths = HashMap::new();
         if let Some(obj) = root.as_object() {
             for key in ["$defs", "definitions"] {
                 if let Some(Value::Object(d)) = obj.get(key) {
                     for (name, def) in d {
-                        defs.entry(name.clone()).or_insert_with(|| def.clone());
+                        if !defs.contains_key(name) {
+                            defs.insert(name.clone(), def.clone());
+                            def_paths
+                                .insert(name.clone(), format!("/{key}/{}", escape_pointer(name)));
+                        }
                     }
                 }
             }
@@ -250,12 +258,13 @@ impl<'a> Lowering<'a> {
             tool,
             target,
             defs,
+            def_paths,
             recursive: HashSet::new(),
             referenced: BTreeSet::new(),
             inlining: Vec::new(),
         };
-        lowering.recursive = lowering.find_recursive(root)?;
-        Ok(lowering)
+        lowering.recursive = lowering.find_recursive(root);
+        lowering
     }
 
     fn fail(&self, construct: &str, path: &str) -> Error {
@@ -300,20 +309,18 @@ impl<'a> Lowering<'a> {
     }
 
     /// The targets on a `$ref` cycle: the root (when reached from itself) and definitions.
-    fn find_recursive(&self, root: &Value) -> Result<HashSet<Target>> {
-        let mut edges: Vec<(Target, Vec<Target>)> = Vec::new();
-        let mut refs = Vec::new();
-        collect_refs(root, "", &mut refs, true);
-        edges.push((Target::Root, self.targets(&refs)?));
-        let defs_key = match root.as_object() {
-            Some(o) if !o.contains_key("$defs") => "definitions",
-            _ => "$defs",
-        };
-        for (name, def) in &self.defs {
+    /// A `$ref` that cannot be resolved is no edge here; lowering reports it where it is used.
+    fn find_recursive(&self, root: &Value) -> HashSet<Target> {
+        let targets = |schema: &Value, skip_defs: bool| -> Vec<Target> {
             let mut refs = Vec::new();
-            let path = format!("/{defs_key}/{}", escape_pointer(name));
-            collect_refs(def, &path, &mut refs, false);
-            edges.push((Target::Def(name.clone()), self.targets(&refs)?));
+            collect_refs(schema, &mut refs, skip_defs);
+            refs.iter()
+                .filter_map(|r| self.parse_ref(r, "").ok())
+                .collect()
+        };
+        let mut edges: Vec<(Target, Vec<Target>)> = vec![(Target::Root, targets(root, true))];
+        for (name, def) in &self.defs {
+            edges.push((Target::Def(name.clone()), targets(def, false)));
         }
         let next = |t: &Target| -> Vec<Target> {
             edges
@@ -337,13 +344,7 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        Ok(recursive)
-    }
-
-    fn targets(&self, refs: &[(String, String)]) -> Result<Vec<Target>> {
-        refs.iter()
-            .map(|(r, path)| self.parse_ref(r, path))
-            .collect()
+        recursive
     }
 
     // ---- OpenAI strict ----
@@ -861,36 +862,35 @@ fn merge_over(base: Option<Value>, over: Map<String, Value>) -> Value {
     }
 }
 
-/// Every `$ref` string in `schema` with its location; the root's own definitions are skipped
-/// when `skip_defs` (they are graph nodes of their own).
-fn collect_refs(schema: &Value, path: &str, out: &mut Vec<(String, String)>, skip_defs: bool) {
+/// Every `$ref` string in `schema`; the root's own definitions are skipped when `skip_defs`
+/// (they are graph nodes of their own).
+fn collect_refs(schema: &Value, out: &mut Vec<String>, skip_defs: bool) {
     match schema {
         Value::Object(obj) => {
             for (k, v) in obj {
-                let here = format!("{path}/{}", escape_pointer(k));
                 match k.as_str() {
                     "$ref" => {
                         if let Value::String(r) = v {
-                            out.push((r.clone(), path.to_owned()));
+                            out.push(r.clone());
                         }
                     }
                     "$defs" | "definitions" if skip_defs => {}
+                    // maps of schemas: their keys are names, not keywords
                     "properties" | "patternProperties" | "dependentSchemas" | "$defs"
                     | "definitions" => {
-                        for (name, sub) in v.as_object().into_iter().flatten() {
-                            let sub_path = format!("{here}/{}", escape_pointer(name));
-                            collect_refs(sub, &sub_path, out, false);
+                        for sub in v.as_object().into_iter().flat_map(Map::values) {
+                            collect_refs(sub, out, false);
                         }
                     }
                     // values, not schemas
                     "enum" | "const" | "default" | "examples" | "required" => {}
-                    _ => collect_refs(v, &here, out, false),
+                    _ => collect_refs(v, out, false),
                 }
             }
         }
         Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                collect_refs(v, &format!("{path}/{i}"), out, false);
+            for v in items {
+                collect_refs(v, out, false);
             }
         }
         _ => {}

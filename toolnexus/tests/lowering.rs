@@ -744,3 +744,45 @@ fn lowering_leaves_the_input_untouched_and_is_repeatable() {
     let g = gemini(&schema);
     assert_eq!(gemini(&g).to_string(), g.to_string());
 }
+
+#[test]
+fn unused_definitions_are_left_out_and_errors_point_into_the_used_ones() {
+    let unused_only = json!({
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "$defs": {"Unused": {"$ref": "https://example.com/x.json"}}
+    });
+    assert_json(
+        &strict(&unused_only),
+        &json!({
+            "type": "object",
+            "properties": {"a": {"type": ["string", "null"]}},
+            "required": ["a"],
+            "additionalProperties": false
+        }),
+    );
+    assert_json(
+        &gemini(&unused_only),
+        &json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+    );
+
+    let recursive_with_a_map = json!({
+        "type": "object",
+        "properties": {"n": {"$ref": "#/definitions/Node"}},
+        "required": ["n"],
+        "definitions": {
+            "Node": {"type": "object", "properties": {
+                "next": {"$ref": "#/definitions/Node"},
+                "meta": {"type": "object", "additionalProperties": {"type": "string"}}
+            }}
+        }
+    });
+    assert_eq!(
+        strict_err(&recursive_with_a_map),
+        "tool `t` cannot be sent to openai strict: a map (`additionalProperties` set to a schema or `true`; strict mode only has fixed properties) at /definitions/Node/properties/meta"
+    );
+    assert_eq!(
+        gemini_err(&recursive_with_a_map),
+        "tool `t` cannot be sent to gemini: recursive type `Node`: a `$ref` to `#/definitions/Node` within itself (Gemini takes no `$ref`, and a recursive type cannot be inlined) at /properties/n"
+    );
+}
