@@ -62,6 +62,9 @@ const GEMINI_UNSUPPORTED: &[(&str, &str)] = &[
     ("contains", "`contains`"),
 ];
 
+/// Both providers need the element schema of an array.
+const ARRAY_WITHOUT_ITEMS: &str = "an array without `items` (elements of any type)";
+
 /// Keywords kept as they are by the OpenAI strict lowering (besides the structural ones it
 /// rewrites: `type`, `properties`, `required`, `additionalProperties`, `items`, `anyOf`,
 /// `oneOf`, `allOf`, `$ref`, `$defs`, `format`).
@@ -116,8 +119,8 @@ const GEMINI_KEPT: &[&str] = &[
 ///
 /// [`Error::SchemaLowering`] (target `openai strict`) for a construct strict mode cannot
 /// express, with its location: a map (`additionalProperties` set to a schema or `true`),
-/// `patternProperties`, `propertyNames`, a value of any type (`{}` or `true`), a `false`
-/// schema, a tuple (`prefixItems`), `not`, `if`/`then`/`else`, a several-branch `allOf`, a
+/// `patternProperties`, `propertyNames`, a value of any type (`{}` or `true`), an array
+/// without `items`, a `false` schema, a tuple (`prefixItems`), `not`, `if`/`then`/`else`, a several-branch `allOf`, a
 /// `$ref` that is not `#`, `#/$defs/..` or `#/definitions/..`.
 ///
 /// ```
@@ -192,7 +195,7 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
 ///
 /// [`Error::SchemaLowering`] (target `gemini`) for a construct Gemini cannot express, with its
 /// location: a recursive type (a `$ref` cycle), a type union other than with `null`, a
-/// `null`-only type, a `false` schema, a tuple (`prefixItems`), `not`, `if`/`then`/`else`, a
+/// `null`-only type, an array without `items`, a `false` schema, a tuple (`prefixItems`), `not`, `if`/`then`/`else`, a
 /// several-branch `allOf`, a `$ref` that is not `#`, `#/$defs/..` or `#/definitions/..`.
 ///
 /// ```
@@ -376,6 +379,9 @@ impl<'a> Lowering<'a> {
             return Err(self.fail("both `anyOf` and `oneOf` on one schema", path));
         }
 
+        if has_type(obj, "array") && !obj.contains_key("items") {
+            return Err(self.fail(ARRAY_WITHOUT_ITEMS, path));
+        }
         let is_object = has_type(obj, "object") || obj.contains_key("properties");
         let mut out = Map::new();
         let mut properties_out: Option<Map<String, Value>> = None;
@@ -588,6 +594,9 @@ impl<'a> Lowering<'a> {
 
         // one type, plus whether `null` is allowed
         let (mut single_type, type_nullable) = self.gemini_type(obj, path)?;
+        if single_type.as_deref() == Some("array") && !obj.contains_key("items") {
+            return Err(self.fail(ARRAY_WITHOUT_ITEMS, path));
+        }
         let mut nullable = type_nullable || obj.get("nullable") == Some(&Value::Bool(true));
 
         // `anyOf`/`oneOf`: null branches become `nullable`; one branch left merges up

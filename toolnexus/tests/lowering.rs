@@ -510,6 +510,10 @@ fn strict_reports_what_it_cannot_express_with_its_location() {
             "a `false` schema (no valid value) at /properties/never",
         ),
         (
+            json!({"type": "object", "properties": {"list": {"type": ["array", "null"]}}}),
+            "an array without `items` (elements of any type) at /properties/list",
+        ),
+        (
             json!({"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}}}),
             "a tuple (`prefixItems`) at /properties/pair",
         ),
@@ -682,6 +686,10 @@ fn gemini_reports_what_it_cannot_express_with_its_location() {
         (
             json!({"type": "object", "properties": {"v": false}}),
             "a `false` schema (no valid value) at /properties/v",
+        ),
+        (
+            json!({"type": "object", "properties": {"list": {"type": "array"}}}),
+            "an array without `items` (elements of any type) at /properties/list",
         ),
         (
             json!({"type": "object", "properties": {"v": {"allOf": [{"type": "string"}, {"type": "string"}]}}}),
