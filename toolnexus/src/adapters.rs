@@ -3,9 +3,16 @@
 //!
 //! The functions here take [`ToolSpec`]s (what a `before_llm` hook may rewrite); the
 //! [`Toolkit`] methods of the same names apply them to the toolkit's tools.
+//!
+//! The plain shapes pass each schema as it is. Two variants also lower the schemas to what a
+//! provider accepts, reporting what cannot be lowered as [`Error::SchemaLowering`](crate::Error::SchemaLowering):
+//! [`openai_strict`] (OpenAI's `"strict": true` function calling) and [`gemini_lowered`]
+//! (Gemini's OpenAPI subset). [`openai_strict_schema`] and [`gemini_schema`] lower one schema.
 
 use serde_json::{Map, Value, json};
 
+use crate::error::Result;
+pub use crate::lower::{gemini_schema, openai_strict_schema};
 use crate::model::ToolSpec;
 use crate::tool::Tool;
 use crate::toolkit::Toolkit;
@@ -15,8 +22,8 @@ use crate::toolkit::Toolkit;
 pub fn spec_of(tool: &dyn Tool) -> ToolSpec {
     let mut schema = tool.input_schema().clone();
     if let Some(obj) = schema.as_object_mut() {
-        obj.remove("$schema");
-        obj.remove("title");
+        obj.shift_remove("$schema");
+        obj.shift_remove("title");
         if !obj.contains_key("type") {
             obj.insert("type".to_owned(), Value::String("object".to_owned()));
         }
@@ -59,6 +66,63 @@ pub fn gemini(specs: &[ToolSpec]) -> Value {
     json!([{ "functionDeclarations": decls }])
 }
 
+/// OpenAI chat-completions tools in strict mode, each schema lowered by
+/// [`openai_strict_schema`]:
+/// `[{"type":"function","function":{"name","description","parameters","strict":true}}]`.
+///
+/// # Errors
+///
+/// [`Error::SchemaLowering`](crate::Error::SchemaLowering) for the first tool (in order) whose
+/// schema strict mode cannot express, naming the tool, the construct and its location.
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::ToolSpec;
+///
+/// let spec = ToolSpec::new("ping", "Pings.", json!({"type": "object", "properties": {}}));
+/// assert_eq!(
+///     toolnexus::adapters::openai_strict(&[spec]).unwrap().to_string(),
+///     r#"[{"type":"function","function":{"name":"ping","description":"Pings.","parameters":{"type":"object","properties":{},"required":[],"additionalProperties":false},"strict":true}}]"#
+/// );
+/// ```
+pub fn openai_strict(specs: &[ToolSpec]) -> Result<Value> {
+    let mut tools = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let parameters = openai_strict_schema(&spec.name, &spec.parameters)?;
+        let mut function = Map::new();
+        function.insert("name".to_owned(), Value::String(spec.name.clone()));
+        function.insert(
+            "description".to_owned(),
+            Value::String(spec.description.clone()),
+        );
+        function.insert("parameters".to_owned(), parameters);
+        function.insert("strict".to_owned(), Value::Bool(true));
+        tools.push(json!({"type": "function", "function": function}));
+    }
+    Ok(Value::Array(tools))
+}
+
+/// Gemini tools with each schema lowered by [`gemini_schema`], in the [`gemini`] shape:
+/// `[{"functionDeclarations":[{"name","description","parameters"}]}]`.
+///
+/// # Errors
+///
+/// [`Error::SchemaLowering`](crate::Error::SchemaLowering) for the first tool (in order) whose
+/// schema Gemini cannot take (a recursive type, say), naming the tool, the construct and its
+/// location.
+pub fn gemini_lowered(specs: &[ToolSpec]) -> Result<Value> {
+    let mut lowered = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let parameters = gemini_schema(&spec.name, &spec.parameters)?;
+        lowered.push(ToolSpec::new(
+            spec.name.clone(),
+            spec.description.clone(),
+            parameters,
+        ));
+    }
+    Ok(gemini(&lowered))
+}
+
 impl Toolkit {
     /// The specs of the tools, in order, as the adapters and the agent loop use them.
     pub fn specs(&self) -> Vec<ToolSpec> {
@@ -93,5 +157,25 @@ impl Toolkit {
     /// ```
     pub fn to_gemini(&self) -> Value {
         gemini(&self.specs())
+    }
+
+    /// OpenAI chat-completions tools in strict mode (see [`openai_strict`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
+    /// schema strict mode cannot express, the construct and where it is.
+    pub fn to_openai_strict(&self) -> Result<Value> {
+        openai_strict(&self.specs())
+    }
+
+    /// Gemini tools whose schemas are lowered to what Gemini accepts (see [`gemini_lowered`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
+    /// schema Gemini cannot take (a recursive type, say), the construct and where it is.
+    pub fn to_gemini_lowered(&self) -> Result<Value> {
+        gemini_lowered(&self.specs())
     }
 }

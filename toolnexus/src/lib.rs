@@ -35,6 +35,7 @@
 pub mod adapters;
 mod context;
 mod error;
+mod lower;
 mod macro_support;
 mod model;
 #[cfg(feature = "http")]

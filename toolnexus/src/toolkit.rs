@@ -147,7 +147,9 @@ pub(crate) async fn run_guarded(
     ctx: &Context,
 ) -> ToolResult {
     let name = tool.name();
-    let call = AssertUnwindSafe(tool.execute(args, ctx)).catch_unwind();
+    // `execute` is called inside the guarded future: a tool that panics while building its
+    // future (before its first `.await`) is caught as well
+    let call = AssertUnwindSafe(async move { tool.execute(args, ctx).await }).catch_unwind();
     let call = async {
         match call.await {
             Ok(result) => result,

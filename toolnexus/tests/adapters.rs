@@ -1,0 +1,275 @@
+//! Provider tool schemas (CONTRACT section 5): exact bytes, tool order, empty toolkits, and
+//! what every schema handed to an adapter looks like.
+
+use serde_json::{Map, Value, json};
+use toolnexus::adapters::{self, spec_of};
+use toolnexus::{BoxFuture, Context, FnTool, Tool, ToolResult, ToolSpec, Toolkit};
+
+fn tool(name: &str, description: &str, schema: Value) -> FnTool {
+    FnTool::builder(name)
+        .description(description)
+        .schema(schema)
+        .handler(|_, _| async { "" })
+        .build()
+        .unwrap()
+}
+
+fn weather() -> FnTool {
+    tool(
+        "get_weather",
+        "Current weather for a city.",
+        json!({
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "The city."}},
+            "required": ["city"]
+        }),
+    )
+}
+
+fn ping() -> FnTool {
+    tool(
+        "ping",
+        "Pings.",
+        json!({"type": "object", "properties": {}}),
+    )
+}
+
+fn two_tools() -> Toolkit {
+    Toolkit::builder()
+        .tool(weather())
+        .tool(ping())
+        .build()
+        .unwrap()
+}
+
+const WEATHER_SCHEMA: &str = r#"{"type":"object","properties":{"city":{"type":"string","description":"The city."}},"required":["city"]}"#;
+const PING_SCHEMA: &str = r#"{"type":"object","properties":{}}"#;
+
+#[test]
+fn empty_toolkits() {
+    let kit = Toolkit::new();
+    assert_eq!(kit.to_openai().to_string(), "[]");
+    assert_eq!(kit.to_anthropic().to_string(), "[]");
+    assert_eq!(
+        kit.to_gemini().to_string(),
+        r#"[{"functionDeclarations":[]}]"#
+    );
+    assert_eq!(kit.to_openai_strict().unwrap().to_string(), "[]");
+    assert_eq!(
+        kit.to_gemini_lowered().unwrap().to_string(),
+        r#"[{"functionDeclarations":[]}]"#
+    );
+    assert_eq!(adapters::openai(&[]).to_string(), "[]");
+    assert_eq!(adapters::anthropic(&[]).to_string(), "[]");
+    assert_eq!(
+        adapters::gemini(&[]).to_string(),
+        r#"[{"functionDeclarations":[]}]"#
+    );
+}
+
+#[test]
+fn openai_shape_in_tool_order() {
+    assert_eq!(
+        two_tools().to_openai().to_string(),
+        format!(
+            r#"[{{"type":"function","function":{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}}}},{{"type":"function","function":{{"name":"ping","description":"Pings.","parameters":{PING_SCHEMA}}}}}]"#
+        )
+    );
+}
+
+#[test]
+fn anthropic_shape_in_tool_order() {
+    assert_eq!(
+        two_tools().to_anthropic().to_string(),
+        format!(
+            r#"[{{"name":"get_weather","description":"Current weather for a city.","input_schema":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","input_schema":{PING_SCHEMA}}}]"#
+        )
+    );
+}
+
+#[test]
+fn gemini_shape_has_one_wrapper_in_tool_order() {
+    assert_eq!(
+        two_tools().to_gemini().to_string(),
+        format!(
+            r#"[{{"functionDeclarations":[{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","parameters":{PING_SCHEMA}}}]}}]"#
+        )
+    );
+}
+
+#[test]
+fn order_follows_the_toolkit_not_the_names() {
+    let kit = Toolkit::builder()
+        .tool(tool("zeta", "Z.", json!({"type": "object"})))
+        .tool(tool("alpha", "A.", json!({"type": "object"})))
+        .tool(tool("mid", "M.", json!({"type": "object"})))
+        .build()
+        .unwrap();
+    let names = |v: Value, pointer: &str| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.pointer(pointer).unwrap().as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(kit.to_openai(), "/function/name"),
+        ["zeta", "alpha", "mid"]
+    );
+    assert_eq!(names(kit.to_anthropic(), "/name"), ["zeta", "alpha", "mid"]);
+    let gemini = kit.to_gemini();
+    assert_eq!(gemini.as_array().unwrap().len(), 1);
+    assert_eq!(
+        names(gemini[0]["functionDeclarations"].clone(), "/name"),
+        ["zeta", "alpha", "mid"]
+    );
+    assert_eq!(
+        names(kit.to_openai_strict().unwrap(), "/function/name"),
+        ["zeta", "alpha", "mid"]
+    );
+}
+
+/// A hand-written tool whose schema carries `$schema` and `title`, as generators emit them.
+struct Titled(Value);
+
+impl Tool for Titled {
+    fn name(&self) -> &'static str {
+        "titled"
+    }
+    fn description(&self) -> &'static str {
+        "Has a title."
+    }
+    fn input_schema(&self) -> &Value {
+        &self.0
+    }
+    fn execute<'a>(
+        &'a self,
+        _args: Map<String, Value>,
+        _ctx: &'a Context,
+    ) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async { ToolResult::success("") })
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)] // only the schema is used
+struct Args {
+    n: i32,
+}
+
+#[test]
+fn every_schema_handed_to_an_adapter_is_a_root_object_without_schema_or_title() {
+    let titled = Titled(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Args",
+        "type": "object",
+        "properties": {"n": {"type": "integer", "title": "N"}}
+    }));
+    let spec = spec_of(&titled);
+    assert_eq!(
+        spec,
+        ToolSpec::new(
+            "titled",
+            "Has a title.",
+            // nested titles are the schema's own business; only the root ones go
+            json!({"type": "object", "properties": {"n": {"type": "integer", "title": "N"}}})
+        )
+    );
+    let kit = Toolkit::from_tools([titled]).unwrap();
+    assert_eq!(
+        kit.to_anthropic().to_string(),
+        r#"[{"name":"titled","description":"Has a title.","input_schema":{"type":"object","properties":{"n":{"type":"integer","title":"N"}}}}]"#
+    );
+    assert_eq!(kit.specs(), vec![spec]);
+    // the tool itself is untouched
+    assert_eq!(kit.tools()[0].input_schema()["title"], "Args");
+
+    // a schema built from a Rust type has neither, and a root object type
+    let generated = FnTool::builder("gen")
+        .description("Generated.")
+        .schema_for::<Args>()
+        .handler(|_, _| async { "" })
+        .build()
+        .unwrap();
+    assert_eq!(
+        spec_of(&generated).parameters.to_string(),
+        r#"{"type":"object","properties":{"n":{"type":"integer","format":"int32"}},"required":["n"]}"#
+    );
+}
+
+#[test]
+fn spec_based_adapters_match_the_toolkit_methods() {
+    let kit = two_tools();
+    let specs = kit.specs();
+    assert_eq!(adapters::openai(&specs), kit.to_openai());
+    assert_eq!(adapters::anthropic(&specs), kit.to_anthropic());
+    assert_eq!(adapters::gemini(&specs), kit.to_gemini());
+    assert_eq!(
+        adapters::openai_strict(&specs).unwrap(),
+        kit.to_openai_strict().unwrap()
+    );
+    assert_eq!(
+        adapters::gemini_lowered(&specs).unwrap(),
+        kit.to_gemini_lowered().unwrap()
+    );
+    // a spec rewritten by hand (what a before_llm hook may do) is used as given
+    let custom = [ToolSpec::new(
+        "x",
+        "X.",
+        json!({"type": "object", "properties": {}}),
+    )];
+    assert_eq!(
+        adapters::anthropic(&custom).to_string(),
+        r#"[{"name":"x","description":"X.","input_schema":{"type":"object","properties":{}}}]"#
+    );
+}
+
+#[test]
+fn openai_strict_shape_in_tool_order() {
+    assert_eq!(
+        two_tools().to_openai_strict().unwrap().to_string(),
+        r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{"type":"object","properties":{"city":{"type":"string","description":"The city."}},"required":["city"],"additionalProperties":false},"strict":true}},{"type":"function","function":{"name":"ping","description":"Pings.","parameters":{"type":"object","properties":{},"required":[],"additionalProperties":false},"strict":true}}]"#
+    );
+}
+
+#[test]
+fn gemini_lowered_shape_in_tool_order() {
+    assert_eq!(
+        two_tools().to_gemini_lowered().unwrap().to_string(),
+        format!(
+            r#"[{{"functionDeclarations":[{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","parameters":{{"type":"object"}}}}]}}]"#
+        )
+    );
+}
+
+#[test]
+fn a_lowering_error_names_the_first_failing_tool() {
+    let map = tool(
+        "tag_counts",
+        "Counts tags.",
+        json!({
+            "type": "object",
+            "properties": {"counts": {"type": "object", "additionalProperties": {"type": "integer"}}}
+        }),
+    );
+    let kit = Toolkit::builder()
+        .tool(ping())
+        .tool(map)
+        .tool(weather())
+        .build()
+        .unwrap();
+    assert_eq!(
+        kit.to_openai_strict().unwrap_err().to_string(),
+        "tool `tag_counts` cannot be sent to openai strict: a map (`additionalProperties` set to a schema or `true`; strict mode only has fixed properties) at /properties/counts"
+    );
+    // the plain shapes still pass the schema as it is
+    assert_eq!(
+        kit.to_openai()[1]["function"]["parameters"]["properties"]["counts"],
+        json!({"type": "object", "additionalProperties": {"type": "integer"}})
+    );
+    // Gemini drops `additionalProperties`
+    assert_eq!(
+        kit.to_gemini_lowered().unwrap()[0]["functionDeclarations"][1]["parameters"],
+        json!({"type": "object", "properties": {"counts": {"type": "object"}}})
+    );
+}
