@@ -114,7 +114,10 @@ impl Log {
 
     /// Everything so far.
     pub fn all(&self) -> Vec<Value> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The `type` of each event (markers as they are).

@@ -55,7 +55,11 @@ async fn pending_event_comes_before_wait_for_and_ok_retries_once_with_the_answer
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(result.text, "Booked.");
     assert_eq!(calls.get(), 2, "the tool runs once, then exactly once more");
-    assert_eq!(*hook_calls.lock().unwrap(), ["ask"], "before_tool is not consulted on the retry");
+    assert_eq!(
+        *hook_calls.lock().unwrap(),
+        ["ask"],
+        "before_tool is not consulted on the retry"
+    );
     assert_eq!(
         log.all(),
         vec![
@@ -108,7 +112,10 @@ async fn a_retry_that_suspends_again_is_unresolved_and_never_loops() {
 async fn a_declined_answer_feeds_back_declined_and_the_run_goes_on() {
     let (ask, calls) = asker("ask", "Which city?");
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
-    let model = ScriptedModel::new([Reply::tool_call("ask", json!({})), Reply::text("Understood.")]);
+    let model = ScriptedModel::new([
+        Reply::tool_call("ask", json!({})),
+        Reply::text("Understood."),
+    ]);
     let client = Client::builder(model.clone())
         .model_name("m")
         .wait_for(|req: Request| async move { req.decline(DeclineReason::Declined) })
@@ -120,7 +127,11 @@ async fn a_declined_answer_feeds_back_declined_and_the_run_goes_on() {
     assert_eq!(result.text, "Understood.");
     assert_eq!(
         tool_messages(&model.requests()[1].messages),
-        [("call_0".to_owned(), "declined/expired: Which city?".to_owned(), true)]
+        [(
+            "call_0".to_owned(),
+            "declined/expired: Which city?".to_owned(),
+            true
+        )]
     );
 }
 
@@ -161,10 +172,18 @@ async fn an_answer_arriving_after_expires_at_counts_as_declined() {
         .build()
         .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
-    assert_eq!(*executions.lock().unwrap(), 1, "an expired request is not retried");
+    assert_eq!(
+        *executions.lock().unwrap(),
+        1,
+        "an expired request is not retried"
+    );
     assert_eq!(
         tool_messages(&result.messages),
-        [("call_0".to_owned(), "declined/expired: Quick, which city?".to_owned(), true)]
+        [(
+            "call_0".to_owned(),
+            "declined/expired: Quick, which city?".to_owned(),
+            true
+        )]
     );
 }
 
@@ -226,11 +245,18 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
 
     let result = client.run("go", &toolkit).await.unwrap();
 
-    assert_eq!(model.requests().len(), 1, "exactly one model round trip before the halt");
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "exactly one model round trip before the halt"
+    );
     assert_eq!(result.status, RunStatus::Pending);
     assert_eq!(result.text, "First question?");
     let pending = result.pending.clone().unwrap();
-    assert_eq!((pending.id.as_str(), pending.kind.as_str()), ("a-1", "input"));
+    assert_eq!(
+        (pending.id.as_str(), pending.kind.as_str()),
+        ("a-1", "input")
+    );
     assert_eq!(echo_calls.get(), 2, "calls of the turn ran concurrently");
     assert_eq!(
         tool_messages(&result.messages),
@@ -244,7 +270,15 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
     assert!(!json.contains("\"tool_call_id\":\"id-e\""), "{json}");
     assert_eq!(
         log.types(),
-        ["tool_call", "tool_call", "tool_call", "tool_call", "tool_result", "pending", "done"]
+        [
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "tool_result",
+            "pending",
+            "done"
+        ]
     );
     assert_eq!(
         log.all()[4],
@@ -292,7 +326,8 @@ async fn the_halt_is_on_the_first_in_call_order_not_the_first_to_finish() {
         .unwrap();
     let (fast, _) = asker("fast", "Fast?");
     let toolkit = Toolkit::builder().tool(slow).tool(fast).build().unwrap();
-    let model = ScriptedModel::new([Reply::tool_call("slow", json!({})).with_call("fast", json!({}))]);
+    let model =
+        ScriptedModel::new([Reply::tool_call("slow", json!({})).with_call("fast", json!({}))]);
     let client = Client::builder(model).model_name("m").build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.pending.unwrap().id, "slow-1");
@@ -337,7 +372,11 @@ async fn a_suspension_from_before_tool_is_handled_like_the_tools_and_ok_runs_the
     // without wait_for: the run halts on it, and the tool has not run
     *seen_answer.lock().unwrap() = None;
     let model = ScriptedModel::new([Reply::tool_call("delete", json!({}))]);
-    let client = Client::builder(model).model_name("m").before_tool(guard).build().unwrap();
+    let client = Client::builder(model)
+        .model_name("m")
+        .before_tool(guard)
+        .build()
+        .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.status, RunStatus::Pending);
     assert_eq!(result.text, "Run delete?");
@@ -356,13 +395,24 @@ async fn a_suspended_call_reports_a_pending_metric_and_after_tool_sees_only_the_
     let client = Client::builder(model)
         .model_name("m")
         .on_metric(move |metric| {
-            if let Metric::Tool { name, is_error, pending, .. } = metric {
+            if let Metric::Tool {
+                name,
+                is_error,
+                pending,
+                ..
+            } = metric
+            {
                 m.lock().unwrap().push((name.clone(), *is_error, *pending));
             }
         })
         .after_tool(move |_call, result| {
-            a.lock().unwrap().push((result.output.clone(), result.is_pending()));
-            ToolResult { output: format!("[{}]", result.output), ..result }
+            a.lock()
+                .unwrap()
+                .push((result.output.clone(), result.is_pending()));
+            ToolResult {
+                output: format!("[{}]", result.output),
+                ..result
+            }
         })
         .wait_for(|req: Request| async move { req.accept("Rome") })
         .build()
@@ -370,9 +420,15 @@ async fn a_suspended_call_reports_a_pending_metric_and_after_tool_sees_only_the_
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(
         *metrics.lock().unwrap(),
-        [("ask".to_owned(), false, true), ("ask".to_owned(), false, false)]
+        [
+            ("ask".to_owned(), false, true),
+            ("ask".to_owned(), false, false)
+        ]
     );
-    assert_eq!(*after.lock().unwrap(), [("ask got \"Rome\"".to_owned(), false)]);
+    assert_eq!(
+        *after.lock().unwrap(),
+        [("ask got \"Rome\"".to_owned(), false)]
+    );
     assert_eq!(result.tool_calls[0].output, "[ask got \"Rome\"]");
 
     // halted: after_tool is never called, the metric still says pending
@@ -383,7 +439,10 @@ async fn a_suspended_call_reports_a_pending_metric_and_after_tool_sees_only_the_
     let client = Client::builder(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
         .model_name("m")
         .on_metric(move |metric| {
-            if let Metric::Tool { is_error, pending, .. } = metric {
+            if let Metric::Tool {
+                is_error, pending, ..
+            } = metric
+            {
                 m2.lock().unwrap().push((*is_error, *pending));
             }
         })
@@ -409,7 +468,10 @@ async fn a_failing_wait_for_ends_with_wait_for_error_and_keeps_the_run_resumable
         .build()
         .unwrap();
     let err = client.run("go", &toolkit).await.unwrap_err();
-    assert_eq!(err.to_string(), "wait_for failed for request `ask-1`: the inbox is down");
+    assert_eq!(
+        err.to_string(),
+        "wait_for failed for request `ask-1`: the inbox is down"
+    );
     let halted = err.into_halted_run().unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
     assert_eq!(halted.pending.as_ref().unwrap().id, "ask-1");
@@ -444,7 +506,10 @@ async fn a_panicking_wait_for_is_a_wait_for_error_too() {
         .unwrap();
     let err = client.run("go", &toolkit).await.unwrap_err();
     assert!(matches!(&err, Error::WaitFor { request_id, .. } if request_id == "ask-1"));
-    assert_eq!(err.to_string(), "wait_for failed for request `ask-1`: wait_for panicked: host bug");
+    assert_eq!(
+        err.to_string(),
+        "wait_for failed for request `ask-1`: wait_for panicked: host bug"
+    );
     assert_eq!(err.halted_run().unwrap().text, "Which city?");
 }
 
@@ -476,9 +541,16 @@ async fn unknown_tools_and_unreadable_arguments_are_results_the_model_reads() {
             .with_call("echo", json!({"text": 5})),
         Reply::text("sorry"),
     ]);
-    let client = Client::builder(model.clone()).model_name("m").build().unwrap();
+    let client = Client::builder(model.clone())
+        .model_name("m")
+        .build()
+        .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
-    assert_eq!(calls.get(), 1, "only the call with an object reached the tool");
+    assert_eq!(
+        calls.get(),
+        1,
+        "only the call with an object reached the tool"
+    );
     assert_eq!(
         tool_messages(&model.requests()[1].messages),
         [
@@ -532,7 +604,11 @@ async fn tool_calls_of_one_turn_run_concurrently_and_are_recorded_in_call_order(
         .build()
         .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
-    let outputs: Vec<&str> = result.tool_calls.iter().map(|c| c.output.as_str()).collect();
+    let outputs: Vec<&str> = result
+        .tool_calls
+        .iter()
+        .map(|c| c.output.as_str())
+        .collect();
     assert_eq!(outputs, ["first", "second"]);
 }
 
@@ -544,7 +620,11 @@ async fn max_turns_ends_incomplete_with_the_limit() {
         Reply::tool_call("echo", json!({"text": "1"})).with_text("thinking"),
         Reply::tool_call("echo", json!({"text": "2"})),
     ]);
-    let client = Client::builder(model.clone()).model_name("m").max_turns(2).build().unwrap();
+    let client = Client::builder(model.clone())
+        .model_name("m")
+        .max_turns(2)
+        .build()
+        .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.status, RunStatus::Incomplete);
     assert_eq!(result.turns, 2);
@@ -553,7 +633,10 @@ async fn max_turns_ends_incomplete_with_the_limit() {
     assert_eq!(json["limit"], "maxTurns");
     assert!(json.get("pending").is_none());
     assert_eq!(model.remaining(), 0);
-    let done = Client::builder(ScriptedModel::new([Reply::text("hi")])).model_name("m").build().unwrap();
+    let done = Client::builder(ScriptedModel::new([Reply::text("hi")]))
+        .model_name("m")
+        .build()
+        .unwrap();
     let json = serde_json::to_value(done.run("x", &toolkit).await.unwrap()).unwrap();
     assert!(json.get("limit").is_none() && json.get("pending").is_none());
     assert_eq!(json["status"], "done");
@@ -579,7 +662,10 @@ async fn tool_calls_get_the_runs_cancellation_and_timeout() {
     .build()
     .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
-    assert_eq!(result.tool_calls[0].output, "tool slow timed out after 20ms");
+    assert_eq!(
+        result.tool_calls[0].output,
+        "tool slow timed out after 20ms"
+    );
 
     let client = Client::builder(ScriptedModel::new([Reply::tool_call("slow", json!({}))]))
         .model_name("m")

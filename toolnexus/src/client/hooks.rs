@@ -21,7 +21,8 @@ pub enum BeforeTool {
     Return(ToolResult),
 }
 
-pub(crate) type BeforeToolFn = Arc<dyn Fn(ToolCall) -> BoxFuture<'static, BeforeTool> + Send + Sync>;
+pub(crate) type BeforeToolFn =
+    Arc<dyn Fn(ToolCall) -> BoxFuture<'static, BeforeTool> + Send + Sync>;
 pub(crate) type AfterToolFn = Arc<dyn Fn(&ToolCall, ToolResult) -> ToolResult + Send + Sync>;
 pub(crate) type BeforeLlmFn = Arc<dyn Fn(ModelRequest) -> ModelRequest + Send + Sync>;
 pub(crate) type AfterLlmFn = Arc<dyn Fn(&ModelTurn) + Send + Sync>;

@@ -223,7 +223,9 @@ impl Model for FnModel {
     ) -> BoxFuture<'a, Result<ModelTurn, Error>> {
         Box::pin(async move {
             if stream.is_some() {
-                return Err(Error::StreamingUnsupported("the in-process model".to_owned()));
+                return Err(Error::StreamingUnsupported(
+                    "the in-process model".to_owned(),
+                ));
             }
             let call = AssertUnwindSafe(async { (self.f)(request.clone()).await });
             match call.catch_unwind().await {
