@@ -137,3 +137,40 @@ impl Log {
         move |e| log.event(e)
     }
 }
+
+/// A model that answers instantly and allocates little: for its first `tool_turns` turns it
+/// calls `tool` with `args`, then it answers `done`. It decides from the transcript (the
+/// number of assistant messages), so it is stateless and shareable.
+#[derive(Clone, Debug)]
+pub struct InstantModel {
+    /// The tool it calls.
+    pub tool: String,
+    /// The arguments it passes.
+    pub args: Value,
+    /// How many turns call the tool before the answer.
+    pub tool_turns: usize,
+}
+
+impl toolnexus::Model for InstantModel {
+    fn complete<'a>(
+        &'a self,
+        request: &'a toolnexus::ModelRequest,
+        _stream: Option<toolnexus::DeltaSink<'a>>,
+    ) -> toolnexus::BoxFuture<'a, toolnexus::Result<toolnexus::ModelTurn>> {
+        let turn = request
+            .messages
+            .iter()
+            .filter(|m| m.role == toolnexus::Role::Assistant)
+            .count();
+        let reply = if turn < self.tool_turns {
+            toolnexus::ModelTurn::tool_calls(vec![toolnexus::ToolCall::new(
+                format!("call_{turn}"),
+                self.tool.clone(),
+                self.args.clone(),
+            )])
+        } else {
+            toolnexus::ModelTurn::text("done")
+        };
+        Box::pin(async move { Ok(reply) })
+    }
+}
