@@ -505,14 +505,15 @@ impl Client {
             cancel: cancel.clone(),
             streaming,
         };
-        let work = async {
+        // boxed: moved into `timed` and the select, an inline future would be stored thrice
+        let work = Box::pin(async {
             if let Some(resume) = resume
-                && let Some(halted) = run.resume_turn(&mut state, resume).await?
+                && let Some(halted) = Box::pin(run.resume_turn(&mut state, resume)).await?
             {
                 return Ok(halted);
             }
             run.model_loop(&mut state).await
-        };
+        });
         let timed = async {
             match self.inner.timeout {
                 Some(limit) => tokio::time::timeout(limit, work)
@@ -704,7 +705,7 @@ impl Run<'_> {
                 .messages
                 .push(Message::assistant_tool_calls(text, calls.clone()));
             let pre = calls.iter().map(|_| None).collect();
-            if let Some(halted) = self.tool_phase(st, &calls, 0, pre).await? {
+            if let Some(halted) = Box::pin(self.tool_phase(st, &calls, 0, pre)).await? {
                 return Ok(halted);
             }
         }
@@ -745,14 +746,14 @@ impl Run<'_> {
         // the placeholder and the suspension's record are replaced by the resolved result
         st.request.messages.pop();
         st.records.pop();
-        let resolved = self.resolve(call, &halted.args, &pending, answer).await;
+        let resolved = Box::pin(self.resolve(call, &halted.args, &pending, answer)).await;
         self.record(st, call, halted.args, resolved);
         let pre = halted
             .deferred
             .into_iter()
             .map(|d| d.map(Exec::from))
             .collect();
-        self.tool_phase(st, &calls, index + 1, pre).await
+        Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
     }
 
     /// Runs `calls[start..]` (those without a result in `pre`, concurrently), then handles the
@@ -762,14 +763,17 @@ impl Run<'_> {
         st: &mut State,
         calls: &[ToolCall],
         start: usize,
-        mut pre: Vec<Option<Exec>>,
+        pre: Vec<Option<Exec>>,
     ) -> Result<Option<RunResult>> {
-        let todo: Vec<usize> = (0..pre.len()).filter(|&k| pre[k].is_none()).collect();
-        let fresh = join_all(todo.iter().map(|&k| self.execute_call(&calls[start + k]))).await;
-        for (k, exec) in todo.into_iter().zip(fresh) {
-            pre[k] = Some(exec);
-        }
-        let mut execs = pre.into_iter().flatten().enumerate();
+        let todo = (0..pre.len()).filter(|&k| pre[k].is_none());
+        let mut fresh = join_all(todo.map(|k| self.execute_call(&calls[start + k])))
+            .await
+            .into_iter();
+        let execs: Vec<Exec> = pre
+            .into_iter()
+            .filter_map(|done| done.or_else(|| fresh.next()))
+            .collect();
+        let mut execs = execs.into_iter().enumerate();
         while let Some((k, exec)) = execs.next() {
             let index = start + k;
             let call = &calls[index];
@@ -797,7 +801,7 @@ impl Run<'_> {
                 });
             let failure = match waited {
                 Ok(answer) if answer.id == request.id => {
-                    let resolved = self.resolve(call, &exec.args, &request, answer).await;
+                    let resolved = Box::pin(self.resolve(call, &exec.args, &request, answer)).await;
                     self.record(st, call, exec.args, resolved);
                     continue;
                 }
