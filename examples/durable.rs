@@ -47,17 +47,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let answer = record.pending().accept(&city);
     let result = client.resume(&record, answer, &toolkit).await?;
-    match result.status {
-        RunStatus::Pending => {
-            let record = PendingRun::try_from(result)?;
-            std::fs::write(&state, record.to_json())?;
-            println!("halted again: {}", record.pending().prompt);
-        }
-        _ => {
-            std::fs::remove_file(&state)?;
-            println!("status: {}, turns: {}", result.status, result.turns);
-            println!("answer: {}", result.text);
-        }
+    if result.status == RunStatus::Pending {
+        let record = PendingRun::try_from(result)?;
+        std::fs::write(&state, record.to_json())?;
+        println!("halted again: {}", record.pending().prompt);
+    } else {
+        std::fs::remove_file(&state)?;
+        println!("status: {}, turns: {}", result.status, result.turns);
+        println!("answer: {}", result.text);
     }
     Ok(())
 }

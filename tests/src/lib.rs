@@ -24,6 +24,10 @@ impl Calls {
 
 /// A tool that asks `prompt` (an `input` request with id `<name>-<n>`, n counting its
 /// suspensions from 1) and, once answered, returns `<name> got <answer data as JSON>`.
+///
+/// # Panics
+///
+/// When `name` is not a valid tool name.
 pub fn asker(name: &str, prompt: &str) -> (FnTool, Calls) {
     let calls = Calls::default();
     let asked = Calls::default();
@@ -50,6 +54,10 @@ pub fn asker(name: &str, prompt: &str) -> (FnTool, Calls) {
 }
 
 /// A tool that suspends on every call, answered or not (id `<name>-<n>`).
+///
+/// # Panics
+///
+/// When `name` is not a valid tool name.
 pub fn stubborn(name: &str, prompt: &str) -> (FnTool, Calls) {
     let calls = Calls::default();
     let seen = calls.clone();
@@ -69,6 +77,10 @@ pub fn stubborn(name: &str, prompt: &str) -> (FnTool, Calls) {
 }
 
 /// `echo`: returns its `text` argument; counts its calls.
+///
+/// # Panics
+///
+/// Never (the tool's definition is valid).
 pub fn echo() -> (FnTool, Calls) {
     let calls = Calls::default();
     let seen = calls.clone();
@@ -99,6 +111,10 @@ pub struct Log(Arc<Mutex<Vec<Value>>>);
 
 impl Log {
     /// Appends an event.
+    ///
+    /// # Panics
+    ///
+    /// Never: events always serialize.
     pub fn event(&self, event: &Event) {
         let json = serde_json::to_value(event).expect("events serialize");
         self.push(json);

@@ -73,12 +73,7 @@ async fn in_process_model_failures_are_final() {
     assert_eq!(err.to_string(), "model failed: quota exhausted");
     assert_eq!(calls.load(Ordering::SeqCst), 1, "never retried");
 
-    let model = FnModel::new(|_req| async {
-        if true {
-            panic!("bad model");
-        }
-        Reply::text("x")
-    });
+    let model = FnModel::new(|_req| async { fails::<Reply>("bad model") });
     let client = Client::builder(model).model_name("m").build().unwrap();
     let err = client.run("hi", &Toolkit::new()).await.unwrap_err();
     assert_eq!(
@@ -280,4 +275,9 @@ fn events_serialize_to_the_contract_shapes() {
     for (event, expected) in shapes {
         assert_eq!(serde_json::to_string(&event).unwrap(), expected);
     }
+}
+
+/// A host function that panics (what a bug in a model function looks like).
+fn fails<T>(message: &str) -> T {
+    panic!("{message}")
 }

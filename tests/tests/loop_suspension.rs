@@ -496,12 +496,7 @@ async fn a_panicking_wait_for_is_a_wait_for_error_too() {
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
     let client = Client::builder(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
         .model_name("m")
-        .wait_for(|_req: Request| async {
-            if true {
-                panic!("host bug");
-            }
-            Answer::ok("x")
-        })
+        .wait_for(|_req: Request| async { fails::<Answer>("host bug") })
         .build()
         .unwrap();
     let err = client.run("go", &toolkit).await.unwrap_err();
@@ -565,7 +560,7 @@ async fn unknown_tools_and_unreadable_arguments_are_results_the_model_reads() {
                 "invalid arguments for echo: expected a JSON object, got an array".to_owned(),
                 true
             ),
-            ("call_3".to_owned(), "".to_owned(), false),
+            ("call_3".to_owned(), String::new(), false),
         ]
     );
     assert_eq!(result.tool_calls[1].args, json!("{\"text\": "));
@@ -688,4 +683,9 @@ async fn tool_calls_get_the_runs_cancellation_and_timeout() {
     let err = client.run("go", &toolkit).await.unwrap_err();
     cancel.await.unwrap();
     assert!(matches!(err, Error::Cancelled), "{err}");
+}
+
+/// A host function that panics (what a bug in `wait_for` looks like).
+fn fails<T>(message: &str) -> T {
+    panic!("{message}")
 }

@@ -84,11 +84,6 @@ impl Reply {
         self
     }
 
-    /// The text, if any.
-    pub fn text_ref(&self) -> Option<&str> {
-        self.text.as_deref()
-    }
-
     /// The model turn this reply stands for: ids defaulted to `call_<index>`, argument
     /// strings that hold a JSON object parsed.
     pub fn into_turn(self) -> ModelTurn {

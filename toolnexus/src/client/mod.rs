@@ -117,6 +117,7 @@ pub struct Client {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 struct Inner {
     model: Arc<dyn Model>,
     model_name: String,
@@ -342,6 +343,26 @@ impl Client {
     /// The model id this client sends.
     pub fn model_name(&self) -> &str {
         &self.inner.model_name
+    }
+
+    /// The same client observing `token` instead: cancel it to end the runs started through
+    /// the returned client (and only those) with [`Error::Cancelled`].
+    ///
+    /// ```
+    /// use toolnexus::{CancellationToken, Client, ScriptedModel};
+    ///
+    /// let client = Client::builder(ScriptedModel::default()).model_name("m").build().unwrap();
+    /// let token = CancellationToken::new();
+    /// let cancellable = client.with_cancellation(token.clone());
+    /// # let _ = cancellable;
+    /// ```
+    #[must_use]
+    pub fn with_cancellation(&self, token: CancellationToken) -> Self {
+        let mut inner = (*self.inner).clone();
+        inner.cancel = Some(token);
+        Self {
+            inner: Arc::new(inner),
+        }
     }
 
     /// Runs the loop on a new transcript: the system prompt (if any), then `prompt` as the
