@@ -376,3 +376,34 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
         "the run is not pending (status `done`): there is nothing to resume"
     );
 }
+
+#[tokio::test]
+async fn a_streamed_resume_emits_the_rest_of_the_run_and_no_second_pending_event() {
+    let (ask, _) = asker("ask", "Which city?");
+    let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
+    let record = PendingRun::from_json(&json).unwrap();
+    let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
+    let log = Log::default();
+    let done = client(&model)
+        .stream_resume(
+            &record,
+            record.pending().accept("Oslo"),
+            &toolkit,
+            log.sink(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    let events = log.all();
+    assert_eq!(
+        events[..4],
+        [
+            json!({"type":"tool_result","id":"call_0","name":"ask","output":"ask got \"Oslo\"","isError":false}),
+            json!({"type":"text","delta":"Booked "}),
+            json!({"type":"text","delta":"to "}),
+            json!({"type":"text","delta":"Oslo."}),
+        ]
+    );
+    assert_eq!(log.types()[4..], ["done"]);
+}

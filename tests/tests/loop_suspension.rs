@@ -685,6 +685,29 @@ async fn tool_calls_get_the_runs_cancellation_and_timeout() {
     assert!(matches!(err, Error::Cancelled), "{err}");
 }
 
+#[tokio::test]
+async fn with_cancellation_cancels_only_the_runs_of_that_client() {
+    let slow = FnTool::builder("slow")
+        .description("Sleeps a little.")
+        .handler(|_, _| async {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            "woke"
+        })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder().tool(slow).build().unwrap();
+    let script = || ScriptedModel::new([Reply::tool_call("slow", json!({})), Reply::text("ok")]);
+    let base = Client::builder(script()).model_name("m").build().unwrap();
+    let token = toolnexus::CancellationToken::new();
+    let cancellable = base.with_cancellation(token.clone());
+    let other = Client::builder(script()).model_name("m").build().unwrap();
+    token.cancel();
+    let err = cancellable.run("go", &toolkit).await.unwrap_err();
+    assert_eq!(err.to_string(), "the run was cancelled");
+    let ok = other.run("go", &toolkit).await.unwrap();
+    assert_eq!(ok.tool_calls[0].output, "woke");
+}
+
 /// A host function that panics (what a bug in `wait_for` looks like).
 fn fails<T>(message: &str) -> T {
     panic!("{message}")
