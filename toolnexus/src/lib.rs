@@ -31,6 +31,7 @@
 //! ```
 
 pub mod adapters;
+mod client;
 mod context;
 mod error;
 mod lower;
@@ -43,6 +44,11 @@ mod suspend;
 mod tool;
 mod toolkit;
 
+pub use client::{
+    BeforeTool, Client, ClientBuilder, DEFAULT_MAX_TURNS, Event, FnModel, IntoAnswer, IntoReply,
+    Limit, Metric, PENDING_RUN_VERSION, PendingRun, Reply, RunResult, RunStatus, ScriptedModel,
+    ToolCallRecord,
+};
 pub use context::Context;
 pub use error::{Error, Result};
 pub use model::{
