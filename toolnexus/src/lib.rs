@@ -33,12 +33,15 @@
 pub mod adapters;
 mod context;
 mod error;
+mod form;
 mod macro_support;
 mod model;
+mod question;
 mod request;
 mod result;
 mod schema;
 mod suspend;
+pub mod testing;
 mod tool;
 mod toolkit;
 
@@ -53,7 +56,10 @@ pub use request::{
 };
 pub use result::{Metadata, ToolResult, pending_of};
 pub use schema::{check_input_schema, generator as schema_generator, input_schema_for};
-pub use suspend::Suspension;
+pub use form::{Form, FormField, answer_schema_for, is_credential_field};
+pub use question::{QUESTION_TOOL_NAME, QuestionTool, SOURCE_BUILTIN};
+pub use suspend::{SuspendError, Suspension};
+pub use toolnexus_macros::{Form, ask, assert_pending, suspend};
 pub use tool::{
     BoxFuture, FnTool, FnToolBuilder, IntoTool, IntoToolResult, Json, MAX_TOOL_NAME_LEN,
     SOURCE_NATIVE, SharedTool, Tool, Wrapped, deserialize_args, retried, sanitize,
