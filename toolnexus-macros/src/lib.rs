@@ -18,5 +18,5 @@ pub fn ask(input: TokenStream) -> TokenStream { suspend::ask(input.into()).into(
 pub fn assert_pending(input: TokenStream) -> TokenStream { suspend::assert_pending(input.into()).into() }
 
 /// Derives `toolnexus::Form` (struct) or `toolnexus::FormField` (enum); see `toolnexus::Form`.
-#[proc_macro_derive(Form)]
+#[proc_macro_derive(Form, attributes(serde))]
 pub fn derive_form(input: TokenStream) -> TokenStream { suspend::derive_form(input.into()).into() }

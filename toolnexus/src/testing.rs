@@ -146,7 +146,7 @@ impl PendingExpectation {
         self
     }
 
-    /// Expects this whole `data` object (compared as JSON).
+    /// Expects this whole `data` object (compared as JSON; `null` expects no `data`).
     #[must_use]
     pub fn data<T: serde::Serialize + ?Sized>(mut self, data: &T) -> Self {
         self.data = Some(serde_json::to_value(data).unwrap_or(Value::Null));
@@ -206,7 +206,9 @@ impl PendingExpectation {
             return Some(format!("the id differs: {:?}", req.id));
         }
         let data = req.data.clone().map(Value::Object);
-        if self.data.is_some() && self.data != data {
+        if let Some(expected) = &self.data
+            && *expected != data.clone().unwrap_or(Value::Null)
+        {
             return Some(format!("the data differs: {}", opt_json(data.as_ref())));
         }
         if let Some(Ok(schema)) = &self.schema {

@@ -1,7 +1,8 @@
 //! The credential-name check of the trust boundary, at compile time.
 //!
 //! The runtime has the same rule in `toolnexus::is_credential_field` (this crate cannot depend
-//! on the runtime); `toolnexus/tests/suspend_form.rs` checks that both agree on a list of names.
+//! on the runtime); `toolnexus/tests/ui/suspend/form_credential_fields.rs` pins what this side
+//! refuses, `toolnexus/tests/suspend_form.rs` the runtime side, on the same names.
 
 const CREDENTIAL_WORDS: &[&[&str]] = &[
     &["password"],
