@@ -91,7 +91,12 @@ pub(crate) fn enum_schema(values: &[&str]) -> Map<String, Value> {
     let mut m = type_schema("string");
     m.insert(
         "enum".to_owned(),
-        Value::Array(values.iter().map(|v| Value::String((*v).to_owned())).collect()),
+        Value::Array(
+            values
+                .iter()
+                .map(|v| Value::String((*v).to_owned()))
+                .collect(),
+        ),
     );
     m
 }
@@ -197,7 +202,11 @@ fn flat_property(prop: &Value) -> Result<Map<String, Value>, &'static str> {
         values
             .iter()
             .filter(|v| !v.is_null())
-            .map(|v| v.as_str().map(str::to_owned).ok_or("an enum of non-strings"))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or("an enum of non-strings")
+            })
             .collect()
     };
     if let Some(values) = obj.get("enum").and_then(Value::as_array) {
@@ -304,9 +313,11 @@ fn words(name: &str) -> Vec<String> {
 /// ```
 pub fn is_credential_field(name: &str) -> bool {
     let words = words(name);
-    CREDENTIAL_WORDS
-        .iter()
-        .any(|seq| words.windows(seq.len()).any(|w| w.iter().zip(*seq).all(|(a, b)| a == b)))
+    CREDENTIAL_WORDS.iter().any(|seq| {
+        words
+            .windows(seq.len())
+            .any(|w| w.iter().zip(*seq).all(|(a, b)| a == b))
+    })
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ impl QuestionTool {
 /// input as given).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Question {
+struct QuestionItem {
     question: String,
     #[serde(default)]
     #[allow(dead_code)] // read by the host from data.questions, not by the tool
@@ -75,7 +75,7 @@ struct Question {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Input {
-    questions: Vec<Question>,
+    questions: Vec<QuestionItem>,
 }
 
 fn schema() -> &'static Value {
@@ -109,7 +109,7 @@ fn schema() -> &'static Value {
 
 /// The prompt of a question request: each question, with ` (options: a, b)` when it has
 /// options, joined by `\n`.
-fn prompt(questions: &[Question]) -> String {
+fn prompt(questions: &[QuestionItem]) -> String {
     questions
         .iter()
         .map(|q| match &q.options {

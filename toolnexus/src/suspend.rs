@@ -45,8 +45,9 @@ use crate::tool::IntoToolResult;
 /// assert!(r.is_failure());
 /// assert!(r.output.contains("use an `authorization` request with a `url` instead"));
 /// ```
+/// (Boxed: a `Result<T, Suspension>` stays small.)
 #[derive(Clone, Debug, PartialEq)]
-pub struct Suspension(Inner);
+pub struct Suspension(Box<Inner>);
 
 #[derive(Clone, Debug, PartialEq)]
 enum Inner {
@@ -59,19 +60,19 @@ impl Suspension {
     /// request that violates it makes a failed suspension.
     pub fn new(request: Request) -> Self {
         match request.check_trust_boundary() {
-            Ok(()) => Self(Inner::Parked(request)),
-            Err(e) => Self(Inner::Failed(e)),
+            Ok(()) => Self(Box::new(Inner::Parked(request))),
+            Err(e) => Self(Box::new(Inner::Failed(e))),
         }
     }
 
     /// A suspension that could not be built; it converts into a failure saying why.
     pub fn failed(error: SuspendError) -> Self {
-        Self(Inner::Failed(error))
+        Self(Box::new(Inner::Failed(error)))
     }
 
     /// The request, unless the suspension could not be built.
     pub fn request(&self) -> Option<&Request> {
-        match &self.0 {
+        match &*self.0 {
             Inner::Parked(r) => Some(r),
             Inner::Failed(_) => None,
         }
@@ -79,7 +80,7 @@ impl Suspension {
 
     /// Unwraps the request, unless the suspension could not be built.
     pub fn into_request(self) -> Option<Request> {
-        match self.0 {
+        match *self.0 {
             Inner::Parked(r) => Some(r),
             Inner::Failed(_) => None,
         }
@@ -87,7 +88,7 @@ impl Suspension {
 
     /// Why the suspension could not be built, if it could not.
     pub fn error(&self) -> Option<&SuspendError> {
-        match &self.0 {
+        match &*self.0 {
             Inner::Parked(_) => None,
             Inner::Failed(e) => Some(e),
         }
@@ -96,7 +97,7 @@ impl Suspension {
 
 impl fmt::Display for Suspension {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
+        match &*self.0 {
             Inner::Parked(r) => f.write_str(&r.display_output()),
             Inner::Failed(e) => e.fmt(f),
         }
@@ -127,7 +128,7 @@ impl IntoToolResult for Suspension {
     /// The suspended result, or (for a suspension that could not be built) a failure whose
     /// output is the [`SuspendError`]'s message.
     fn into_tool_result(self) -> ToolResult {
-        match self.0 {
+        match *self.0 {
             Inner::Parked(r) => ToolResult::suspended(r),
             Inner::Failed(e) => ToolResult::error(e.to_string()),
         }

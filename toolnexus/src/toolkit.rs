@@ -181,7 +181,10 @@ pub(crate) async fn run_guarded(
 /// A suspension built field by field (not through [`ToolResult::suspended`]) still passes the
 /// trust boundary: one that violates it becomes a failure.
 fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
-    match result.pending().map(crate::request::Request::check_trust_boundary) {
+    match result
+        .pending()
+        .map(crate::request::Request::check_trust_boundary)
+    {
         Some(Err(e)) => ToolResult::error(e.to_string()),
         _ => result,
     }

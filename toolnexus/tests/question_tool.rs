@@ -85,10 +85,18 @@ async fn bad_arguments_are_failures_naming_the_field() {
 
 #[tokio::test]
 async fn through_a_toolkit() {
-    let toolkit = Toolkit::builder().tool(QuestionTool::new()).build().unwrap();
+    let toolkit = Toolkit::builder()
+        .tool(QuestionTool::new())
+        .build()
+        .unwrap();
     let args = json!({"questions": [{"question": "Go?"}]});
-    let r = toolkit.execute("question", args.clone(), &Context::new()).await;
+    let r = toolkit
+        .execute("question", args.clone(), &Context::new())
+        .await;
     let req = assert_pending!(r, question "Go?");
     let ctx = Context::new().with_answer(req.accept(json!({"Go?": "yes"})));
-    assert_success!(toolkit.execute("question", args, &ctx).await, r#"{"Go?":"yes"}"#);
+    assert_success!(
+        toolkit.execute("question", args, &ctx).await,
+        r#"{"Go?":"yes"}"#
+    );
 }

@@ -80,7 +80,11 @@ async fn retried_never_retries_a_suspension() {
     let tool = retried(parked, 3);
     let r = testing::call(&tool, json!({})).await;
     assert_pending!(r, input "Which city?");
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "a suspension is handed straight back");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "a suspension is handed straight back"
+    );
 
     // a real error gets one more go, and a success is handed back
     let calls = Arc::new(AtomicU32::new(0));
@@ -143,7 +147,10 @@ async fn driving_tools_yourself_with_no_client_loop() {
     let toolkit = Toolkit::builder().tool(list_repos()).build().unwrap();
 
     let call = call_tool(&toolkit, "list_repos", json!({})).await;
-    assert_eq!(call.for_model, "Login required: https://example.com/oauth/authorize");
+    assert_eq!(
+        call.for_model,
+        "Login required: https://example.com/oauth/authorize"
+    );
     let req = call.for_human.clone().expect("parked");
     let mut human = serde_json::to_value(&call).unwrap();
     human["for-human"]["id"] = json!("sus-…");

@@ -29,7 +29,8 @@ fn without_an_answer_it_returns_the_suspension() {
 
 #[test]
 fn with_an_accepted_answer_it_evaluates_to_the_typed_data() {
-    let ctx = Context::new().with_answer(Answer::accept("r1", json!({"city": "Oslo", "nights": 2})));
+    let ctx =
+        Context::new().with_answer(Answer::accept("r1", json!({"city": "Oslo", "nights": 2})));
     assert_success!(plan(&ctx), "2 nights in Oslo");
 }
 
@@ -43,7 +44,10 @@ fn a_declined_answer_is_a_failure_naming_the_prompt() {
 
 #[test]
 fn answer_data_of_the_wrong_shape_is_a_failure_naming_the_field() {
-    let ctx = Context::new().with_answer(Answer::accept("r1", json!({"city": "Oslo", "nights": "two"})));
+    let ctx = Context::new().with_answer(Answer::accept(
+        "r1",
+        json!({"city": "Oslo", "nights": "two"}),
+    ));
     assert_failure!(
         plan(&ctx),
         r#"invalid answer data at `nights`: invalid type: string "two", expected u8"#
@@ -55,6 +59,7 @@ fn answer_data_of_the_wrong_shape_is_a_failure_naming_the_field() {
     );
 }
 
+#[allow(clippy::needless_pass_by_value)] // checks that `ask!` takes a `Context` by value too
 fn as_result(ctx: Context) -> Result<String, Suspension> {
     let city: String = ask!(ctx, input "Which city?");
     Ok(format!("to {city}"))
@@ -107,7 +112,10 @@ fn authorization_yields_the_answer_data() {
     let r = repos(&Context::new());
     let req = assert_pending!(r, authorization, url = "https://x/login");
     assert_eq!(req.prompt, "Login required: https://x/login");
-    assert_success!(repos(&Context::new().with_answer(req.accept(()))), "3 repos");
+    assert_success!(
+        repos(&Context::new().with_answer(req.accept(()))),
+        "3 repos"
+    );
 }
 
 #[tokio::test]
@@ -120,10 +128,13 @@ async fn inside_an_fn_tool_handler() {
         })
         .build()
         .unwrap();
-    let first = tool.execute(Default::default(), &Context::new()).await;
+    let first = tool.execute(serde_json::Map::new(), &Context::new()).await;
     let req = assert_pending!(first, input "Where to?", schema = Trip);
-    let second =
-        testing::retry_with(&tool, json!({}), req.accept(json!({"city": "Rome", "nights": 1})))
-            .await;
+    let second = testing::retry_with(
+        &tool,
+        json!({}),
+        req.accept(json!({"city": "Rome", "nights": 1})),
+    )
+    .await;
     assert_success!(second, "booked Rome");
 }

@@ -100,8 +100,10 @@ fn an_enum_is_a_form_field() {
         serde_json::Value::Object(Seat::field_schema()),
         json!({"type": "string", "enum": ["Aisle", "Window", "middle-seat"]})
     );
-    assert!(<Seat as FormField>::REQUIRED);
-    assert!(!<Option<Seat> as FormField>::REQUIRED);
+    assert_eq!(
+        [<Seat as FormField>::REQUIRED, <Option<Seat> as FormField>::REQUIRED],
+        [true, false]
+    );
 }
 
 #[test]
@@ -140,14 +142,48 @@ fn answer_schema_for_a_json_schema_type() {
 #[test]
 fn credential_names_runtime_rule() {
     let refused = [
-        "password", "Password", "PASSWORD", "passwd", "user_password", "secret", "client-secret",
-        "token", "accessToken", "api_key", "apiKey", "API-KEY", "apikey", "ApiKey", "private_key",
-        "privateKey", "PrivateKey", "pin", "PIN", "card_pin", "cvv", "CVV", "card_number",
-        "cardNumber", "CardNumber", "card-number", "ssn", "SSN", "user.ssn", "db password",
+        "password",
+        "Password",
+        "PASSWORD",
+        "passwd",
+        "user_password",
+        "secret",
+        "client-secret",
+        "token",
+        "accessToken",
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "apikey",
+        "ApiKey",
+        "private_key",
+        "privateKey",
+        "PrivateKey",
+        "pin",
+        "PIN",
+        "card_pin",
+        "cvv",
+        "CVV",
+        "card_number",
+        "cardNumber",
+        "CardNumber",
+        "card-number",
+        "ssn",
+        "SSN",
+        "user.ssn",
+        "db password",
     ];
     let allowed = [
-        "city", "name", "spinner", "pinned", "tokens_used", "card", "number",
-        "keyboard", "secretary", "passenger",
+        "city",
+        "name",
+        "spinner",
+        "pinned",
+        "tokens_used",
+        "card",
+        "number",
+        "keyboard",
+        "secretary",
+        "passenger",
     ];
     for name in refused {
         assert!(is_credential_field(name), "{name} should be refused");

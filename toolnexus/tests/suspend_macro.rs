@@ -34,11 +34,31 @@ fn input_with_a_literal_prompt() {
 fn each_known_kind_and_its_output() {
     let url = "https://example.com/oauth/authorize";
     let cases = [
-        (suspend!(input "Which city?"), "input", "Input required: Which city?"),
-        (suspend!(approval "Delete 3 files?"), "approval", "Approval required: Delete 3 files?"),
-        (suspend!(authorization, url = url), "authorization", "Login required: https://example.com/oauth/authorize"),
-        (suspend!(question "Aisle or window?"), "question", "Aisle or window?"),
-        (suspend!("review" "Check the draft"), "review", "Check the draft"),
+        (
+            suspend!(input "Which city?"),
+            "input",
+            "Input required: Which city?",
+        ),
+        (
+            suspend!(approval "Delete 3 files?"),
+            "approval",
+            "Approval required: Delete 3 files?",
+        ),
+        (
+            suspend!(authorization, url = url),
+            "authorization",
+            "Login required: https://example.com/oauth/authorize",
+        ),
+        (
+            suspend!(question "Aisle or window?"),
+            "question",
+            "Aisle or window?",
+        ),
+        (
+            suspend!("review" "Check the draft"),
+            "review",
+            "Check the draft",
+        ),
     ];
     for (s, kind, output) in cases {
         let r = s.into_tool_result();
@@ -105,17 +125,22 @@ fn data_schema_and_expiry() {
     );
     let at = req.expires_at_time().unwrap();
     let expected = before + Duration::from_secs(3600);
-    let diff = at
-        .duration_since(expected)
-        .unwrap_or_else(|e| e.duration());
-    assert!(diff <= Duration::from_secs(2), "expiresAt {:?}", req.expires_at);
+    let diff = at.duration_since(expected).unwrap_or_else(|e| e.duration());
+    assert!(
+        diff <= Duration::from_secs(2),
+        "expiresAt {:?}",
+        req.expires_at
+    );
     assert!(req.expires_at.as_deref().unwrap().ends_with('Z'));
 }
 
 #[test]
 fn data_must_be_an_object() {
     let s = suspend!(input "Which city?", data = vec![1, 2]);
-    assert_eq!(s.error(), Some(&SuspendError::DataNotObject { found: "an array" }));
+    assert_eq!(
+        s.error(),
+        Some(&SuspendError::DataNotObject { found: "an array" })
+    );
     let r = s.into_tool_result();
     assert!(r.is_failure());
     assert_eq!(
@@ -134,7 +159,10 @@ fn data_that_cannot_serialize_is_a_failure() {
     }
     let r = suspend!(input "x", data = Bad).into_tool_result();
     assert!(r.is_failure());
-    assert_eq!(r.output, "invalid suspension: `data` could not be serialized: no way");
+    assert_eq!(
+        r.output,
+        "invalid suspension: `data` could not be serialized: no way"
+    );
 }
 
 #[test]
@@ -242,22 +270,25 @@ async fn a_result_built_field_by_field_is_checked_by_the_toolkit() {
             async move {
                 let mut r = ToolResult::suspended(Request::input("Key?").with_id("r1"));
                 let pending = r.metadata.as_mut().unwrap().pending.as_mut().unwrap();
-                pending.data = Some(
-                    json!({"schema": schema}).as_object().unwrap().clone(),
-                );
+                pending.data = Some(json!({"schema": schema}).as_object().unwrap().clone());
                 r
             }
         })
         .build()
         .unwrap();
     // the tool itself returns the bad suspension...
-    let direct = tool.execute(Default::default(), &Context::new()).await;
+    let direct = tool.execute(serde_json::Map::new(), &Context::new()).await;
     assert!(direct.is_pending());
     // ...but the toolkit refuses it
     let toolkit = toolnexus::Toolkit::builder().tool(tool).build().unwrap();
     let r = toolkit.execute("sneaky", json!({}), &Context::new()).await;
     assert!(r.is_failure());
-    assert!(r.output.contains("field `apiKey` that collects a credential"), "{}", r.output);
+    assert!(
+        r.output
+            .contains("field `apiKey` that collects a credential"),
+        "{}",
+        r.output
+    );
 }
 
 fn as_tool_result() -> ToolResult {

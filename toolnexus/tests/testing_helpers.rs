@@ -58,8 +58,8 @@ fn assert_pending_passes_and_returns_the_request() {
     assert_pending!(auth, authorization, url = "https://x/login");
     assert_pending!(auth, authorization "Login required: https://x/login");
 
-    let with_schema = toolnexus::suspend!(input "Which city?", schema = City, data = json!({"k": 1}))
-        .into();
+    let with_schema =
+        toolnexus::suspend!(input "Which city?", schema = City, data = json!({"k": 1})).into();
     let with_schema: ToolResult = with_schema;
     assert_pending!(with_schema, input "Which city?", schema = City);
     assert_pending!(
@@ -112,10 +112,13 @@ fn assert_pending_on_another_kind() {
     );
 }
 
+/// An assertion that must fail, its problem line and its expectation line.
+type Case<'a> = (Box<dyn Fn() + 'a>, &'a str, &'a str);
+
 #[test]
 fn assert_pending_on_another_prompt_url_id_data_schema() {
     let r = input("r1");
-    let cases: Vec<(Box<dyn Fn()>, &str, &str)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (
             Box::new(|| {
                 assert_pending!(r, input "Which town?");
@@ -255,7 +258,11 @@ fn city_tool() -> FnTool {
     FnTool::builder("city")
         .description("Asks for a city.")
         .handler(|args, ctx: Context| async move {
-            let greeting = args.get("greeting").and_then(|v| v.as_str()).unwrap_or("hi").to_owned();
+            let greeting = args
+                .get("greeting")
+                .and_then(|v| v.as_str())
+                .unwrap_or("hi")
+                .to_owned();
             match ctx.answer() {
                 None => ToolResult::suspended(Request::input("Which city?")),
                 Some(a) if a.ok => ToolResult::success(format!(

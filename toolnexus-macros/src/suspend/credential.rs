@@ -47,7 +47,9 @@ fn words(name: &str) -> Vec<String> {
 /// Whether a field name collects a credential (same rule as the runtime's).
 pub(crate) fn is_credential_field(name: &str) -> bool {
     let words = words(name);
-    CREDENTIAL_WORDS
-        .iter()
-        .any(|seq| words.windows(seq.len()).any(|w| w.iter().zip(*seq).all(|(a, b)| a == b)))
+    CREDENTIAL_WORDS.iter().any(|seq| {
+        words
+            .windows(seq.len())
+            .any(|w| w.iter().zip(*seq).all(|(a, b)| a == b))
+    })
 }

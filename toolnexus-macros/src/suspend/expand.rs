@@ -2,7 +2,7 @@
 //! checked in [`validate`] first).
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::Type;
 use syn::spanned::Spanned;
 
@@ -132,13 +132,10 @@ pub(crate) fn suspend(spec: &Spec) -> TokenStream {
 /// `ask!`: the typed answer, or an early `return` of the suspension.
 pub(crate) fn ask(ctx: &syn::Expr, spec: &Spec) -> TokenStream {
     let build = suspend(spec);
-    let ty = match &spec.schema {
-        Some(o) => {
-            let t = &o.value;
-            quote!(#t)
-        }
-        None => quote!(_),
-    };
+    let ty = spec
+        .schema
+        .as_ref()
+        .map_or_else(|| quote!(_), |o| o.value.to_token_stream());
     quote! {
         match ::toolnexus::__private::ask::<#ty, _>(&(#ctx), || #build) {
             ::core::result::Result::Ok(__toolnexus_answer) => __toolnexus_answer,

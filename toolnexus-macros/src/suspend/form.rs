@@ -9,8 +9,7 @@ use syn::{Attribute, Data, DeriveInput, Expr, Fields, Lit, Meta, Token, Type};
 
 use super::credential::is_credential_field;
 
-const FLAT: &str =
-    "answer forms hold flat primitives only (string, number, integer, boolean, string enum), the shape MCP elicitation uses";
+const FLAT: &str = "answer forms hold flat primitives only (string, number, integer, boolean, string enum), the shape MCP elicitation uses";
 
 /// Expands the derive, or the combined errors.
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -93,10 +92,10 @@ fn derive_struct<'a>(
             continue;
         }
         let ty = &field.ty;
-        let description = match doc_text(&field.attrs) {
-            Some(d) => quote!(::core::option::Option::Some(#d)),
-            None => quote!(::core::option::Option::None),
-        };
+        let description = doc_text(&field.attrs).map_or_else(
+            || quote!(::core::option::Option::None),
+            |d| quote!(::core::option::Option::Some(#d)),
+        );
         let has_default = attrs.default;
         let call = quote_spanned! {ty.span()=>
             ::toolnexus::__private::form_property::<#ty>
@@ -176,7 +175,9 @@ fn check_flat(ty: &Type) -> syn::Result<()> {
     match ty {
         Type::Array(_) | Type::Slice(_) => refuse("a list is not a form field"),
         Type::Tuple(t) if !t.elems.is_empty() => refuse("a tuple is not a form field"),
-        Type::Reference(_) => refuse("a reference is not a form field (answers are owned data: use `String`)"),
+        Type::Reference(_) => {
+            refuse("a reference is not a form field (answers are owned data: use `String`)")
+        }
         Type::Paren(p) => check_flat(&p.elem),
         Type::Group(g) => check_flat(&g.elem),
         Type::Path(p) if p.qself.is_none() => {
@@ -212,7 +213,8 @@ fn check_flat(ty: &Type) -> syn::Result<()> {
 
 fn unraw(ident: &syn::Ident) -> String {
     let s = ident.to_string();
-    s.strip_prefix("r#").map_or_else(|| s.clone(), str::to_owned)
+    s.strip_prefix("r#")
+        .map_or_else(|| s.clone(), str::to_owned)
 }
 
 /// The doc comment, lines trimmed, a paragraph's lines joined by a space, paragraphs by `\n\n`.
@@ -262,11 +264,13 @@ impl SerdeAttrs {
     fn parse(attrs: &[Attribute]) -> syn::Result<Self> {
         let mut out = Self::default();
         for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-            let metas =
-                attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)?;
+            let metas = attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)?;
             for meta in metas {
                 let path = meta.path();
-                let key = path.get_ident().map(ToString::to_string).unwrap_or_default();
+                let key = path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
                 match (key.as_str(), &meta) {
                     ("rename", m) => out.rename = deserialize_name(m).or(out.rename),
                     ("rename_all", m) => out.rename_all = deserialize_name(m).or(out.rename_all),

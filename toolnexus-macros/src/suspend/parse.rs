@@ -67,7 +67,8 @@ impl Spec {
         if input.is_empty() {
             return Ok(spec);
         }
-        let starts_with_option = input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]);
+        let starts_with_option =
+            input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]);
         if starts_with_option && !kind_optional {
             return Err(input.error(
                 "expected a request kind before the options: `input`, `approval`, `authorization`, `question`, or a string literal for a custom kind",
@@ -160,7 +161,8 @@ pub(crate) struct SuspendInput(pub(crate) Spec);
 impl Parse for SuspendInput {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         if input.is_empty() {
-            return Err(input.error(
+            return Err(syn::Error::new(
+                Span::call_site(),
                 "`suspend!` needs a request kind and a prompt, e.g. `suspend!(input \"Which city?\")`",
             ));
         }
@@ -177,13 +179,15 @@ pub(crate) struct AskInput {
 impl Parse for AskInput {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         if input.is_empty() {
-            return Err(input.error(
+            return Err(syn::Error::new(
+                Span::call_site(),
                 "`ask!` needs the context, a request kind and a prompt, e.g. `ask!(ctx, input \"Which city?\")`",
             ));
         }
         let ctx: Expr = input.parse()?;
         if input.is_empty() {
-            return Err(input.error(
+            return Err(syn::Error::new(
+                Span::call_site(),
                 "`ask!` needs a request kind and a prompt after the context, e.g. `ask!(ctx, input \"Which city?\")`",
             ));
         }
@@ -202,7 +206,8 @@ pub(crate) struct AssertInput {
 impl Parse for AssertInput {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         if input.is_empty() {
-            return Err(input.error(
+            return Err(syn::Error::new(
+                Span::call_site(),
                 "`assert_pending!` needs the result to check, e.g. `assert_pending!(result, input \"Which city?\")`",
             ));
         }
