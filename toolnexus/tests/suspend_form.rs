@@ -101,7 +101,10 @@ fn an_enum_is_a_form_field() {
         json!({"type": "string", "enum": ["Aisle", "Window", "middle-seat"]})
     );
     assert_eq!(
-        [<Seat as FormField>::REQUIRED, <Option<Seat> as FormField>::REQUIRED],
+        [
+            <Seat as FormField>::REQUIRED,
+            <Option<Seat> as FormField>::REQUIRED
+        ],
         [true, false]
     );
 }

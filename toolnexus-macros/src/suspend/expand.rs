@@ -30,6 +30,7 @@ impl Which {
 pub(crate) fn validate(spec: &Spec, which: Which) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let name = which.name();
+    let ctx = if matches!(which, Which::Ask) { "ctx, " } else { "" };
     match which {
         Which::Suspend | Which::Ask => {
             if let Some(kind) = &spec.kind {
@@ -38,7 +39,7 @@ pub(crate) fn validate(spec: &Spec, which: Which) -> syn::Result<()> {
                     errors.push(syn::Error::new(
                         kind.span(),
                         format!(
-                            "`authorization` needs `url = ..`, where the human goes to log in, e.g. `{name}(authorization, url = login_url)`"
+                            "`authorization` needs `url = ..`, where the human goes to log in, e.g. `{name}({ctx}authorization, url = login_url)`"
                         ),
                     ));
                 }
@@ -50,7 +51,7 @@ pub(crate) fn validate(spec: &Spec, which: Which) -> syn::Result<()> {
                     errors.push(syn::Error::new(
                         kind.span(),
                         format!(
-                            "`{name}` needs a prompt after the kind, e.g. `{name}({shown} \"Which city?\")`; only `authorization` has a default prompt"
+                            "`{name}` needs a prompt after the kind, e.g. `{name}({ctx}{shown} \"Which city?\")`; only `authorization` has a default prompt"
                         ),
                     ));
                 }
