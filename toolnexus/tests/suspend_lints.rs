@@ -4,8 +4,8 @@
 
 use serde_json::json;
 use toolnexus::{
-    Context, Form, Suspension, ToolResult, ask, assert_failure, assert_not_pending,
-    assert_pending, assert_success, suspend,
+    Context, Form, Suspension, ToolResult, ask, assert_failure, assert_not_pending, assert_pending,
+    assert_success, suspend,
 };
 
 /// A seat.

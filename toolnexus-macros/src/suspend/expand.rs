@@ -30,7 +30,11 @@ impl Which {
 pub(crate) fn validate(spec: &Spec, which: Which) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let name = which.name();
-    let ctx = if matches!(which, Which::Ask) { "ctx, " } else { "" };
+    let ctx = if matches!(which, Which::Ask) {
+        "ctx, "
+    } else {
+        ""
+    };
     match which {
         Which::Suspend | Which::Ask => {
             if let Some(kind) = &spec.kind {
