@@ -219,13 +219,19 @@ fn flat_property(prop: &Value) -> Result<Map<String, Value>, &'static str> {
         .or_else(|| obj.get("anyOf"))
         .and_then(Value::as_array)
     {
+        let non_null: Vec<&Value> = variants
+            .iter()
+            .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+            .collect();
         let mut values = Vec::new();
-        for v in variants {
+        for v in &non_null {
             if let Some(c) = v.get("const") {
                 values.push(c.as_str().ok_or("an enum of non-strings")?.to_owned());
             } else if let Some(e) = v.get("enum").and_then(Value::as_array) {
                 values.extend(enum_values(e)?);
-            } else if v.get("type").and_then(Value::as_str) == Some("null") {
+            } else if let [only] = non_null.as_slice() {
+                // `Option<T>`: `anyOf: [T, null]`
+                return flat_property(only);
             } else {
                 return Err("a union of types");
             }

@@ -237,7 +237,7 @@ fn not_a_suspension(result: &ToolResult) -> String {
     }
 }
 
-fn suspension_summary(req: &Request) -> String {
+pub(crate) fn suspension_summary(req: &Request) -> String {
     format!(
         "a suspension of kind `{}` with prompt {:?}",
         req.kind, req.prompt
@@ -249,7 +249,7 @@ fn pretty(result: &ToolResult) -> String {
 }
 
 #[track_caller]
-fn fail(assertion: &str, problem: &str, expected: &str, result: &ToolResult) -> ! {
+pub(crate) fn fail(assertion: &str, problem: &str, expected: &str, result: &ToolResult) -> ! {
     panic!(
         "{assertion} failed: {problem}\nexpected: {expected}\nresult: {}",
         pretty(result)
@@ -275,61 +275,6 @@ pub fn assert_pending<'r>(result: &'r ToolResult, expected: &PendingExpectation)
         .unwrap_or_else(|| unreachable!("checked by `problem`"))
 }
 
-#[doc(hidden)]
-#[track_caller]
-pub fn __assert_not_pending(result: &ToolResult) {
-    if let Some(req) = result.pending() {
-        fail(
-            "assert_not_pending!",
-            &suspension_summary(req),
-            "no suspension",
-            result,
-        );
-    }
-}
-
-#[doc(hidden)]
-#[track_caller]
-pub fn __assert_success(result: &ToolResult, output: Option<&str>) {
-    let expected = output.map_or_else(
-        || "a success".to_owned(),
-        |o| format!("a success with output {o:?}"),
-    );
-    if let Some(req) = result.pending() {
-        let problem = format!("{}, not a success", suspension_summary(req));
-        fail("assert_success!", &problem, &expected, result);
-    }
-    if result.is_error {
-        let problem = format!("a plain failure: {:?}", result.output);
-        fail("assert_success!", &problem, &expected, result);
-    }
-    if output.is_some_and(|o| o != result.output) {
-        let problem = format!("the output differs: {:?}", result.output);
-        fail("assert_success!", &problem, &expected, result);
-    }
-}
-
-#[doc(hidden)]
-#[track_caller]
-pub fn __assert_failure(result: &ToolResult, output: Option<&str>) {
-    let expected = output.map_or_else(
-        || "a plain failure".to_owned(),
-        |o| format!("a plain failure with output {o:?}"),
-    );
-    if let Some(req) = result.pending() {
-        let problem = format!("{}, not a plain failure", suspension_summary(req));
-        fail("assert_failure!", &problem, &expected, result);
-    }
-    if !result.is_error {
-        let problem = format!("a success: {:?}", result.output);
-        fail("assert_failure!", &problem, &expected, result);
-    }
-    if output.is_some_and(|o| o != result.output) {
-        let problem = format!("the output differs: {:?}", result.output);
-        fail("assert_failure!", &problem, &expected, result);
-    }
-}
-
 /// Asserts that a [`ToolResult`] is **not** a suspension (a success or a plain failure).
 ///
 /// ```
@@ -348,7 +293,7 @@ pub fn __assert_failure(result: &ToolResult, output: Option<&str>) {
 #[macro_export]
 macro_rules! assert_not_pending {
     ($result:expr $(,)?) => {
-        $crate::testing::__assert_not_pending(&$result)
+        $crate::__private::assert_not_pending(&$result)
     };
 }
 
@@ -375,10 +320,10 @@ macro_rules! assert_not_pending {
 #[macro_export]
 macro_rules! assert_success {
     ($result:expr $(,)?) => {
-        $crate::testing::__assert_success(&$result, ::core::option::Option::None)
+        $crate::__private::assert_success(&$result, ::core::option::Option::None)
     };
     ($result:expr, $output:expr $(,)?) => {
-        $crate::testing::__assert_success(
+        $crate::__private::assert_success(
             &$result,
             ::core::option::Option::Some(::core::convert::AsRef::<str>::as_ref(&$output)),
         )
@@ -409,10 +354,10 @@ macro_rules! assert_success {
 #[macro_export]
 macro_rules! assert_failure {
     ($result:expr $(,)?) => {
-        $crate::testing::__assert_failure(&$result, ::core::option::Option::None)
+        $crate::__private::assert_failure(&$result, ::core::option::Option::None)
     };
     ($result:expr, $output:expr $(,)?) => {
-        $crate::testing::__assert_failure(
+        $crate::__private::assert_failure(
             &$result,
             ::core::option::Option::Some(::core::convert::AsRef::<str>::as_ref(&$output)),
         )

@@ -333,3 +333,27 @@ fn ids_are_fresh_per_suspension() {
     assert!(a.id.starts_with("sus-"), "{}", a.id);
     assert_ne!(a.id, b.id);
 }
+
+#[test]
+fn suspension_is_a_small_send_sync_error() {
+    fn check<T: std::error::Error + Send + Sync + 'static>() {}
+    check::<Suspension>();
+    assert_eq!(
+        std::mem::size_of::<Suspension>(),
+        std::mem::size_of::<usize>()
+    );
+}
+
+#[test]
+fn optional_nested_objects_are_named_as_objects() {
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)] // only its schema is used
+    struct Outer {
+        inner: Option<Flat>,
+    }
+    let r = suspend!(input "x", schema = Outer).into_tool_result();
+    assert_eq!(
+        r.output,
+        "invalid suspension: the answer schema of `Outer` is not a flat form: field `inner` is an object; answer forms hold flat primitives only (string, number, integer, boolean, string enum)"
+    );
+}

@@ -15,6 +15,7 @@ use crate::result::ToolResult;
 use crate::suspend::{SuspendError, Suspension};
 
 pub use crate::testing::{PendingExpectation, assert_pending};
+use crate::testing::{fail, suspension_summary};
 
 /// What `suspend!` expands to: collects the parts, reports the first run-time error.
 #[derive(Debug)]
@@ -278,9 +279,26 @@ impl AskReturn for Suspension {
     }
 }
 
-impl<T, E: From<Suspension>> AskReturn for Result<T, E> {
+impl<T, E: AskError> AskReturn for Result<T, E> {
     fn from_suspension(s: Suspension) -> Self {
-        Err(E::from(s))
+        Err(E::from_suspension(s))
+    }
+}
+
+/// The error types `ask!` can return a suspension as: any `E: From<Suspension>`.
+#[diagnostic::on_unimplemented(
+    message = "`ask!` cannot return a suspension as the error type `{Self}`",
+    label = "`ask!` returns `Err(..)` early from here",
+    note = "the error type of the enclosing function must implement `From<toolnexus::Suspension>`: use `Suspension` or `Box<dyn Error + Send + Sync>`, or add a variant with `From<Suspension>` to your error type"
+)]
+pub trait AskError {
+    /// Converts the suspension into the error.
+    fn from_suspension(s: Suspension) -> Self;
+}
+
+impl<E: From<Suspension>> AskError for E {
+    fn from_suspension(s: Suspension) -> Self {
+        E::from(s)
     }
 }
 
@@ -305,4 +323,59 @@ pub fn form_object(props: Vec<(String, Map<String, Value>, bool)>) -> Value {
 /// The schema of a `#[derive(Form)]` enum.
 pub fn form_enum(values: &[&str]) -> Map<String, Value> {
     crate::form::enum_schema(values)
+}
+
+#[track_caller]
+/// `assert_not_pending!`.
+pub fn assert_not_pending(result: &ToolResult) {
+    if let Some(req) = result.pending() {
+        fail(
+            "assert_not_pending!",
+            &suspension_summary(req),
+            "no suspension",
+            result,
+        );
+    }
+}
+
+#[track_caller]
+/// `assert_success!`.
+pub fn assert_success(result: &ToolResult, output: Option<&str>) {
+    let expected = output.map_or_else(
+        || "a success".to_owned(),
+        |o| format!("a success with output {o:?}"),
+    );
+    if let Some(req) = result.pending() {
+        let problem = format!("{}, not a success", suspension_summary(req));
+        fail("assert_success!", &problem, &expected, result);
+    }
+    if result.is_error {
+        let problem = format!("a plain failure: {:?}", result.output);
+        fail("assert_success!", &problem, &expected, result);
+    }
+    if output.is_some_and(|o| o != result.output) {
+        let problem = format!("the output differs: {:?}", result.output);
+        fail("assert_success!", &problem, &expected, result);
+    }
+}
+
+#[track_caller]
+/// `assert_failure!`.
+pub fn assert_failure(result: &ToolResult, output: Option<&str>) {
+    let expected = output.map_or_else(
+        || "a plain failure".to_owned(),
+        |o| format!("a plain failure with output {o:?}"),
+    );
+    if let Some(req) = result.pending() {
+        let problem = format!("{}, not a plain failure", suspension_summary(req));
+        fail("assert_failure!", &problem, &expected, result);
+    }
+    if !result.is_error {
+        let problem = format!("a success: {:?}", result.output);
+        fail("assert_failure!", &problem, &expected, result);
+    }
+    if output.is_some_and(|o| o != result.output) {
+        let problem = format!("the output differs: {:?}", result.output);
+        fail("assert_failure!", &problem, &expected, result);
+    }
 }
