@@ -25,8 +25,8 @@
 //!
 //! # Failure messages
 //!
-//! Every assertion panics with three lines: what went wrong, what was expected, and the whole
-//! [`ToolResult`] as pretty JSON. For example, `assert_pending!(result, input "Which city?")`
+//! Every assertion panics with `<macro> failed: <what went wrong>`, then `expected: <what was
+//! expected>`, then `result: ` and the whole [`ToolResult`] as pretty JSON. For example, `assert_pending!(result, input "Which city?")`
 //! on a plain failure panics with
 //!
 //! ```text
@@ -38,7 +38,8 @@
 //! }
 //! ```
 //!
-//! The first line is one of:
+//! The first line is one of (values shown there are the result's; the expected ones are on the
+//! `expected:` line):
 //!
 //! | macro | first line after `failed: ` |
 //! |---|---|
@@ -46,6 +47,9 @@
 //! | `assert_not_pending!` | ``a suspension of kind `<kind>` with prompt "<prompt>"`` |
 //! | `assert_success!` | ``a suspension of kind `<kind>` with prompt "<prompt>", not a success``, `a plain failure: "<output>"`, `the output differs: "<output>"` |
 //! | `assert_failure!` | ``a suspension of kind `<kind>` with prompt "<prompt>", not a plain failure``, `a success: "<output>"`, `the output differs: "<output>"` |
+//!
+//! `assert_pending!(r, schema = T)` where `T`'s schema cannot be built panics with the single
+//! line `assert_pending! failed: the expected answer schema cannot be built: <why>`.
 
 use std::fmt::Write as _;
 
@@ -192,8 +196,7 @@ impl PendingExpectation {
         let Some(req) = result.pending() else {
             return Some(not_a_suspension(result));
         };
-        if let Some(k) = self.kind.as_ref().filter(|k| **k != req.kind) {
-            let _ = k;
+        if self.kind.as_ref().is_some_and(|k| *k != req.kind) {
             return Some(format!("a suspension of another kind (`{}`)", req.kind));
         }
         if self.prompt.as_ref().is_some_and(|p| *p != req.prompt) {
