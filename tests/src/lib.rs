@@ -2,3 +2,193 @@
 //! live in this library.
 
 pub mod fake_provider;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use toolnexus::{Event, FnTool, Request, ToolResult};
+
+/// How many times a fake tool ran.
+#[derive(Clone, Debug, Default)]
+pub struct Calls(Arc<AtomicUsize>);
+
+impl Calls {
+    /// The count so far.
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn bump(&self) -> usize {
+        self.0.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
+/// A tool that asks `prompt` (an `input` request with id `<name>-<n>`, n counting its
+/// suspensions from 1) and, once answered, returns `<name> got <answer data as JSON>`.
+///
+/// # Panics
+///
+/// When `name` is not a valid tool name.
+pub fn asker(name: &str, prompt: &str) -> (FnTool, Calls) {
+    let calls = Calls::default();
+    let asked = Calls::default();
+    let seen = calls.clone();
+    let (tool, prompt) = (name.to_owned(), prompt.to_owned());
+    let built = FnTool::builder(name)
+        .description("Asks a human.")
+        .handler(move |_args, ctx| {
+            seen.bump();
+            let reply = match ctx.accepted() {
+                Some(answer) => ToolResult::success(format!(
+                    "{tool} got {}",
+                    answer.data.clone().unwrap_or(Value::Null)
+                )),
+                None => ToolResult::suspended(
+                    Request::input(prompt.clone()).with_id(format!("{tool}-{}", asked.bump())),
+                ),
+            };
+            async move { reply }
+        })
+        .build()
+        .expect("valid tool");
+    (built, calls)
+}
+
+/// A tool that suspends on every call, answered or not (id `<name>-<n>`).
+///
+/// # Panics
+///
+/// When `name` is not a valid tool name.
+pub fn stubborn(name: &str, prompt: &str) -> (FnTool, Calls) {
+    let calls = Calls::default();
+    let seen = calls.clone();
+    let (tool, prompt) = (name.to_owned(), prompt.to_owned());
+    let built = FnTool::builder(name)
+        .description("Always asks.")
+        .handler(move |_args, _ctx| {
+            let n = seen.bump();
+            let reply = ToolResult::suspended(
+                Request::approval(prompt.clone()).with_id(format!("{tool}-{n}")),
+            );
+            async move { reply }
+        })
+        .build()
+        .expect("valid tool");
+    (built, calls)
+}
+
+/// `echo`: returns its `text` argument; counts its calls.
+///
+/// # Panics
+///
+/// Never (the tool's definition is valid).
+pub fn echo() -> (FnTool, Calls) {
+    let calls = Calls::default();
+    let seen = calls.clone();
+    let built = FnTool::builder("echo")
+        .description("Echoes its text.")
+        .schema(serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"]
+        }))
+        .handler(move |args, _ctx| {
+            seen.bump();
+            let text = args
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            async move { text }
+        })
+        .build()
+        .expect("valid tool");
+    (built, calls)
+}
+
+/// A shared log of events (as JSON) and host markers, in order.
+#[derive(Clone, Debug, Default)]
+pub struct Log(Arc<Mutex<Vec<Value>>>);
+
+impl Log {
+    /// Appends an event.
+    ///
+    /// # Panics
+    ///
+    /// Never: events always serialize.
+    pub fn event(&self, event: &Event) {
+        let json = serde_json::to_value(event).expect("events serialize");
+        self.push(json);
+    }
+
+    /// Appends a marker (say, `"wait_for called"`).
+    pub fn push(&self, value: Value) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(value);
+    }
+
+    /// Everything so far.
+    pub fn all(&self) -> Vec<Value> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The `type` of each event (markers as they are).
+    pub fn types(&self) -> Vec<String> {
+        self.all()
+            .iter()
+            .map(|v| match v.get("type") {
+                Some(Value::String(t)) => t.clone(),
+                _ => v.as_str().unwrap_or_default().to_owned(),
+            })
+            .collect()
+    }
+
+    /// A sink closure for `on_event` / `stream`.
+    pub fn sink(&self) -> impl Fn(&Event) + Send + Sync + 'static {
+        let log = self.clone();
+        move |e| log.event(e)
+    }
+}
+
+/// A model that answers instantly and allocates little: for its first `tool_turns` turns it
+/// calls `tool` with `args`, then it answers `done`. It decides from the transcript (the
+/// number of assistant messages), so it is stateless and shareable.
+#[derive(Clone, Debug)]
+pub struct InstantModel {
+    /// The tool it calls.
+    pub tool: String,
+    /// The arguments it passes.
+    pub args: Value,
+    /// How many turns call the tool before the answer.
+    pub tool_turns: usize,
+}
+
+impl toolnexus::Model for InstantModel {
+    fn complete<'a>(
+        &'a self,
+        request: &'a toolnexus::ModelRequest,
+        _stream: Option<toolnexus::DeltaSink<'a>>,
+    ) -> toolnexus::BoxFuture<'a, toolnexus::Result<toolnexus::ModelTurn>> {
+        let turn = request
+            .messages
+            .iter()
+            .filter(|m| m.role == toolnexus::Role::Assistant)
+            .count();
+        let reply = if turn < self.tool_turns {
+            toolnexus::ModelTurn::tool_calls(vec![toolnexus::ToolCall::new(
+                format!("call_{turn}"),
+                self.tool.clone(),
+                self.args.clone(),
+            )])
+        } else {
+            toolnexus::ModelTurn::text("done")
+        };
+        Box::pin(async move { Ok(reply) })
+    }
+}

@@ -64,6 +64,9 @@ pub enum Error {
         request_id: String,
         /// What went wrong.
         message: String,
+        /// The run, halted on that request (status pending): persist it or resume it with an
+        /// answer. See [`Error::halted_run`].
+        run: Box<crate::client::RunResult>,
     },
     /// A persisted run could not be read.
     #[error("invalid persisted run: {0}")]

@@ -254,3 +254,15 @@ pub trait Model: Send + Sync {
         stream: Option<DeltaSink<'a>>,
     ) -> BoxFuture<'a, Result<ModelTurn, Error>>;
 }
+
+/// A shared model is a model, so a host can keep a handle (say, to a
+/// [`ScriptedModel`](crate::ScriptedModel)) while a [`Client`](crate::Client) uses it.
+impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        stream: Option<DeltaSink<'a>>,
+    ) -> BoxFuture<'a, Result<ModelTurn, Error>> {
+        (**self).complete(request, stream)
+    }
+}

@@ -1,0 +1,105 @@
+//! [`Event`]s a run emits as it goes, and [`Metric`]s of its model and tool calls.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::Usage;
+use crate::request::Request;
+
+use super::result::RunResult;
+
+/// What happens during a run, in order (CONTRACT section 3). JSON form:
+/// `{"type":"text","delta"}`, `{"type":"tool_call","id","name","args"}`,
+/// `{"type":"tool_result","id","name","output","isError"}`, `{"type":"usage","usage"}`,
+/// `{"type":"pending","request"}`, `{"type":"done","result"}`.
+///
+/// ```
+/// use toolnexus::{Event, Request};
+///
+/// let e = Event::Pending { request: Request::input("Which city?").with_id("r1") };
+/// assert_eq!(
+///     serde_json::to_string(&e).unwrap(),
+///     r#"{"type":"pending","request":{"id":"r1","kind":"input","prompt":"Which city?"}}"#
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// Text from the model: each streamed delta, or a whole answer when not streaming.
+    Text {
+        /// The text.
+        delta: String,
+    },
+    /// The model called a tool.
+    ToolCall {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The arguments as the model sent them.
+        args: Value,
+    },
+    /// A tool call's result entered the transcript (never emitted for a halted call).
+    ToolResult {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// What the model is given.
+        output: String,
+        /// Whether it is a failure.
+        #[serde(rename = "isError")]
+        is_error: bool,
+    },
+    /// Token usage of one model turn.
+    Usage {
+        /// The turn's usage.
+        usage: Usage,
+    },
+    /// A tool suspended on `request` (emitted before anything waits on it).
+    Pending {
+        /// The request.
+        request: Request,
+    },
+    /// The run ended (done, pending or incomplete).
+    Done {
+        /// The result.
+        result: Box<RunResult>,
+    },
+}
+
+/// A measurement of one model turn or one tool call, for a metrics sink.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Metric {
+    /// One model round trip.
+    Llm {
+        /// The model id.
+        model: String,
+        /// The turn's number, from 1.
+        turn: u32,
+        /// How long the model took.
+        duration: Duration,
+        /// The usage it reported.
+        usage: Option<Usage>,
+        /// How many tool calls it asked for.
+        tool_calls: usize,
+    },
+    /// One tool call (a suspension reports `is_error: false, pending: true`; the resolved
+    /// result after the answer is reported again, with `pending: false`).
+    Tool {
+        /// The tool.
+        name: String,
+        /// The call's id.
+        call_id: String,
+        /// How long the call took.
+        duration: Duration,
+        /// Whether it failed (never true for a suspension).
+        is_error: bool,
+        /// Whether it suspended.
+        pending: bool,
+    },
+}

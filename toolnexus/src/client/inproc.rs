@@ -1,0 +1,236 @@
+//! The in-process model: a host function instead of an endpoint.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::model::{DeltaSink, Model, ModelRequest, ModelTurn, ToolCall, Usage};
+use crate::tool::BoxFuture;
+use crate::toolkit::panic_message;
+
+/// One assistant reply of an in-process (or scripted) model: text, or tool calls
+/// (`{id?, name, arguments}`), plus optional usage.
+///
+/// Arguments may be a JSON object or a JSON string (as OpenAI sends them); a string that is
+/// not a JSON object reaches the loop as is, and the model is told what is wrong. Call ids
+/// default to `call_<index>` (the call's position in the reply).
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::{Reply, Usage};
+///
+/// let reply = Reply::tool_call("book_flight", json!({"flight": "AI-503"}))
+///     .with_call_id("c7", "weather", r#"{"city":"Oslo"}"#)
+///     .with_usage(Usage::new(10, 2));
+/// let turn = reply.into_turn();
+/// assert_eq!(turn.tool_calls[0].id, "call_0");
+/// assert_eq!(turn.tool_calls[1].id, "c7");
+/// assert_eq!(turn.tool_calls[1].arguments, json!({"city": "Oslo"}));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[must_use]
+pub struct Reply {
+    text: Option<String>,
+    calls: Vec<(Option<String>, String, Value)>,
+    usage: Option<Usage>,
+}
+
+impl Reply {
+    /// A text answer (ends the run).
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// A reply calling one tool; `arguments` is a JSON object or a JSON string.
+    pub fn tool_call(name: impl Into<String>, arguments: impl Into<Value>) -> Self {
+        Self::default().with_call(name, arguments)
+    }
+
+    /// Adds a tool call (id `call_<index>`).
+    pub fn with_call(mut self, name: impl Into<String>, arguments: impl Into<Value>) -> Self {
+        self.calls.push((None, name.into(), arguments.into()));
+        self
+    }
+
+    /// Adds a tool call with its own id.
+    pub fn with_call_id(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<Value>,
+    ) -> Self {
+        self.calls
+            .push((Some(id.into()), name.into(), arguments.into()));
+        self
+    }
+
+    /// Sets the text that goes with tool calls (or replaces the answer).
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
+    /// Sets the usage this reply reports.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// The model turn this reply stands for: ids defaulted to `call_<index>`, argument
+    /// strings that hold a JSON object parsed.
+    pub fn into_turn(self) -> ModelTurn {
+        let tool_calls = self
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, (id, name, arguments))| {
+                let id = id
+                    .filter(|id| !id.is_empty())
+                    .unwrap_or_else(|| format!("call_{i}"));
+                ToolCall::new(id, name, normalize_arguments(arguments))
+            })
+            .collect();
+        let mut turn = ModelTurn::tool_calls(tool_calls);
+        turn.text = self.text;
+        turn.usage = self.usage;
+        turn
+    }
+}
+
+impl From<ModelTurn> for Reply {
+    fn from(turn: ModelTurn) -> Self {
+        Self {
+            text: turn.text,
+            calls: turn
+                .tool_calls
+                .into_iter()
+                .map(|c| (Some(c.id), c.name, c.arguments))
+                .collect(),
+            usage: turn.usage,
+        }
+    }
+}
+
+/// A JSON string holding an object becomes the object; anything else stays as it was (the
+/// loop reports what is wrong with it to the model).
+fn normalize_arguments(arguments: Value) -> Value {
+    match arguments {
+        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+            Ok(obj @ Value::Object(_)) => obj,
+            _ => Value::String(s),
+        },
+        other => other,
+    }
+}
+
+/// What an in-process model's function may return: a [`Reply`], or a `Result` of one whose
+/// error is the model's failure (final, never retried).
+pub trait IntoReply {
+    /// The reply, or the failure's text.
+    ///
+    /// # Errors
+    ///
+    /// The model's failure, as text.
+    fn into_reply(self) -> Result<Reply, String>;
+}
+
+impl IntoReply for Reply {
+    fn into_reply(self) -> Result<Reply, String> {
+        Ok(self)
+    }
+}
+
+impl IntoReply for ModelTurn {
+    fn into_reply(self) -> Result<Reply, String> {
+        Ok(self.into())
+    }
+}
+
+impl<R: IntoReply, E: fmt::Display> IntoReply for Result<R, E> {
+    fn into_reply(self) -> Result<Reply, String> {
+        self.map_err(|e| e.to_string())?.into_reply()
+    }
+}
+
+type ReplyFn = dyn Fn(ModelRequest) -> BoxFuture<'static, Result<Reply, String>> + Send + Sync;
+
+/// A model that is a host function: it receives the [`ModelRequest`] (OpenAI-shaped messages,
+/// the tools, the model name) and returns exactly one assistant [`Reply`].
+///
+/// No URL, no key. Its failures (an `Err`, or a panic) end the run with [`Error::Model`]; they
+/// are never retried. It does not stream: [`Client::stream`](crate::Client::stream) with it
+/// fails with [`Error::StreamingUnsupported`].
+///
+/// ```
+/// use toolnexus::{Client, FnModel, Reply, Role, Toolkit};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let model = FnModel::new(|req| async move {
+///     let last = req.messages.last().and_then(|m| m.content.clone()).unwrap_or_default();
+///     Reply::text(format!("you said: {last}"))
+/// });
+/// let client = Client::builder(model).model_name("echo").build().unwrap();
+/// let result = client.run("hi", &Toolkit::new()).await.unwrap();
+/// assert_eq!(result.text, "you said: hi");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct FnModel {
+    f: Arc<ReplyFn>,
+}
+
+impl fmt::Debug for FnModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnModel").finish_non_exhaustive()
+    }
+}
+
+impl FnModel {
+    /// A model from an async function of the request.
+    pub fn new<F, Fut, R>(f: F) -> Self
+    where
+        F: Fn(ModelRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReply,
+    {
+        Self {
+            f: Arc::new(move |req| {
+                let fut = f(req);
+                Box::pin(async move { fut.await.into_reply() })
+            }),
+        }
+    }
+}
+
+impl Model for FnModel {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        stream: Option<DeltaSink<'a>>,
+    ) -> BoxFuture<'a, Result<ModelTurn, Error>> {
+        Box::pin(async move {
+            if stream.is_some() {
+                return Err(Error::StreamingUnsupported(
+                    "the in-process model".to_owned(),
+                ));
+            }
+            let call = AssertUnwindSafe(async { (self.f)(request.clone()).await });
+            match call.catch_unwind().await {
+                Ok(Ok(reply)) => Ok(reply.into_turn()),
+                Ok(Err(message)) => Err(Error::Model(message)),
+                Err(panic) => Err(Error::Model(format!(
+                    "the in-process model panicked: {}",
+                    panic_message(panic.as_ref())
+                ))),
+            }
+        })
+    }
+}

@@ -1,0 +1,148 @@
+//! [`RunResult`]: what a run of the agent loop returns.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{Message, Usage};
+use crate::request::Request;
+use crate::result::Metadata;
+
+use super::persist::Halted;
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// The model answered without calling tools.
+    Done,
+    /// A tool suspended and no `wait_for` was configured: the run halted on
+    /// [`RunResult::pending`] and can be resumed with an answer.
+    Pending,
+    /// A limit was reached first (see [`RunResult::limit`]).
+    Incomplete,
+}
+
+impl RunStatus {
+    /// `"done"`, `"pending"` or `"incomplete"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Done => "done",
+            Self::Pending => "pending",
+            Self::Incomplete => "incomplete",
+        }
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which limit ended an incomplete run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Limit {
+    /// `max_turns` model round trips were made (`"maxTurns"`).
+    #[serde(rename = "maxTurns")]
+    MaxTurns,
+}
+
+/// One tool call of a run, as its tool answered it: `{name, args, output, isError,
+/// metadata?}`.
+///
+/// The record of a call that halted the run is the suspension itself (its `metadata.pending`
+/// is the request); a resume replaces it with the resolved result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolCallRecord {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments it ran with (after a `before_tool` rewrite), or what the model sent when
+    /// they could not be read.
+    pub args: Value,
+    /// What the model was given.
+    pub output: String,
+    /// Whether the result is a failure (or a suspension).
+    pub is_error: bool,
+    /// The result's metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// The outcome of a run (CONTRACT section 3). Serializes to camelCase JSON:
+/// `{"text","messages","toolCalls","toolCallCount","turns","usage","model","status",
+/// "limit"?,"pending"?}`.
+///
+/// ```
+/// use toolnexus::{Client, Reply, RunStatus, ScriptedModel, Toolkit};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let client = Client::builder(ScriptedModel::new([Reply::text("hi")]))
+///     .model_name("m")
+///     .build()
+///     .unwrap();
+/// let result = client.run("hello", &Toolkit::new()).await.unwrap();
+/// assert_eq!(result.status, RunStatus::Done);
+/// assert_eq!(
+///     serde_json::to_string(&result).unwrap(),
+///     r#"{"text":"hi","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"hi"}],"toolCalls":[],"toolCallCount":0,"turns":1,"usage":{"promptTokens":0,"completionTokens":0,"totalTokens":0},"model":"m","status":"done"}"#
+/// );
+/// # });
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RunResult {
+    /// The final text: the model's last answer, or the pending request's prompt when halted.
+    pub text: String,
+    /// The full transcript, system prompt first when one is configured.
+    pub messages: Vec<Message>,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// How many tool calls there were.
+    pub tool_call_count: usize,
+    /// Model round trips made.
+    pub turns: u32,
+    /// Token usage summed over the turns.
+    pub usage: Usage,
+    /// The model id.
+    pub model: String,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// The limit that was reached (only when `status` is incomplete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
+    /// The request the run halted on (only when `status` is pending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Request>,
+    /// What a resume needs beyond the transcript (kept out of the JSON; persist a
+    /// [`PendingRun`](crate::PendingRun) instead).
+    #[serde(skip)]
+    pub(crate) halted: Option<Box<Halted>>,
+}
+
+impl PartialEq for RunResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+            && self.messages == other.messages
+            && self.tool_calls == other.tool_calls
+            && self.tool_call_count == other.tool_call_count
+            && self.turns == other.turns
+            && self.usage == other.usage
+            && self.model == other.model
+            && self.status == other.status
+            && self.limit == other.limit
+            && self.pending == other.pending
+    }
+}
+
+impl RunResult {
+    /// Whether the run halted on a request.
+    pub fn is_pending(&self) -> bool {
+        self.status == RunStatus::Pending
+    }
+}
