@@ -5,7 +5,7 @@
 //! TOOLNEXUS_BASE_URL   the endpoint's base URL (default https://api.openai.com/v1)
 //! TOOLNEXUS_MODEL      the model id, sent verbatim (default gpt-4o-mini)
 //! TOOLNEXUS_API_KEY    the key (else OPENAI_API_KEY, or OPENROUTER_API_KEY for openrouter.ai;
-//!                      none is needed for a local Ollama)
+//!                      a localhost URL needs none and is never sent the environment's keys)
 //! ```
 //!
 //! Run with `cargo run -p toolnexus-examples --example openai_compatible -- [--yes] [prompt]`;
@@ -35,6 +35,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut provider = HttpProvider::openai(&base_url);
     if let Some(key) = env("TOOLNEXUS_API_KEY") {
         provider = provider.api_key(key);
+    } else if ["://localhost", "://127.0.0.1", "://[::1]"]
+        .iter()
+        .any(|local| base_url.contains(local))
+    {
+        // a local server (Ollama, vLLM) needs no key: do not hand it your cloud key
+        provider = provider.key_from_env(false);
     }
     let provider = provider.build()?;
 
