@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use toolnexus::{HttpProvider, Message, Model, ModelRequest};
-use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, openai};
+use toolnexus_tests::fake_provider::{FakeProvider, FakeReply};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
