@@ -249,7 +249,35 @@ impl SchemaBuilder {
         if !defs.is_empty() {
             root.insert("$defs".to_owned(), Value::Object(defs));
         }
-        Value::Object(root)
+        let mut schema = Value::Object(root);
+        description_first(&mut schema);
+        schema
+    }
+}
+
+/// Moves every schema's `description` to the front (where a reader, human or model, looks
+/// first), as the literal schemas the macro writes have it. Property and definition maps keep
+/// their order.
+fn description_first(schema: &mut Value) {
+    match schema {
+        Value::Object(obj) => {
+            if let Some(d) = obj.shift_remove("description") {
+                obj.shift_insert(0, "description".to_owned(), d);
+            }
+            for (key, value) in obj.iter_mut() {
+                match key.as_str() {
+                    "properties" | "$defs" | "definitions" | "patternProperties" => {
+                        if let Value::Object(map) = value {
+                            map.values_mut().for_each(description_first);
+                        }
+                    }
+                    "enum" | "const" | "default" | "examples" | "required" => {}
+                    _ => description_first(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(description_first),
+        _ => {}
     }
 }
 
@@ -270,7 +298,10 @@ pub fn struct_schema<T: schemars::JsonSchema>() -> StructSchema {
     let mut closed = None;
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("description");
-        if !obj.contains_key("additionalProperties") {
+        if let Some(extra) = obj.shift_remove("additionalProperties") {
+            // after `properties` and `required`, as in every other tool schema
+            obj.insert("additionalProperties".to_owned(), extra);
+        } else {
             obj.insert("additionalProperties".to_owned(), Value::Bool(false));
             let names = obj
                 .get("properties")
@@ -280,6 +311,7 @@ pub fn struct_schema<T: schemars::JsonSchema>() -> StructSchema {
             closed = Some(names);
         }
     }
+    description_first(&mut schema);
     StructSchema { schema, closed }
 }
 
