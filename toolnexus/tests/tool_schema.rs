@@ -61,7 +61,9 @@ fn known_types(
     maybe_list: Option<Vec<String>>,
     full: std::string::String,
 ) {
-    let _ = (s, r, c, b, i8_, i16_, i32_, i64_, i128_, isize_, u8_, u16_, u32_);
+    let _ = (
+        s, r, c, b, i8_, i16_, i32_, i64_, i128_, isize_, u8_, u16_, u32_,
+    );
     let _ = (u64_, u128_, usize_, f32_, f64_, list, maybe_list, full);
 }
 
@@ -101,12 +103,18 @@ fn known_types_are_written_at_compile_time() {
         one("u32_"),
         r#"{"type":"integer","format":"uint32","minimum":0,"maximum":4294967295}"#
     );
-    assert_eq!(one("u64_"), r#"{"type":"integer","format":"uint64","minimum":0}"#);
+    assert_eq!(
+        one("u64_"),
+        r#"{"type":"integer","format":"uint64","minimum":0}"#
+    );
     assert_eq!(
         one("u128_"),
         r#"{"type":"integer","format":"uint128","minimum":0}"#
     );
-    assert_eq!(one("usize_"), r#"{"type":"integer","format":"uint","minimum":0}"#);
+    assert_eq!(
+        one("usize_"),
+        r#"{"type":"integer","format":"uint","minimum":0}"#
+    );
     assert_eq!(one("f32_"), r#"{"type":"number","format":"float"}"#);
     assert_eq!(one("f64_"), r#"{"type":"number","format":"double"}"#);
     assert_eq!(
@@ -118,12 +126,36 @@ fn known_types_are_written_at_compile_time() {
         r#"{"type":["array","null"],"items":{"type":"string"}}"#
     );
     assert_eq!(one("full"), r#"{"type":"string"}"#);
-    let keys: Vec<&str> = props.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = props
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         keys,
         [
-            "s", "r", "c", "b", "i8_", "i16_", "i32_", "i64_", "i128_", "isize_", "u8_", "u16_",
-            "u32_", "u64_", "u128_", "usize_", "f32_", "f64_", "list", "maybe_list", "full"
+            "s",
+            "r",
+            "c",
+            "b",
+            "i8_",
+            "i16_",
+            "i32_",
+            "i64_",
+            "i128_",
+            "isize_",
+            "u8_",
+            "u16_",
+            "u32_",
+            "u64_",
+            "u128_",
+            "usize_",
+            "f32_",
+            "f64_",
+            "list",
+            "maybe_list",
+            "full"
         ]
     );
     assert_eq!(
@@ -304,10 +336,7 @@ fn user_types_are_inlined_and_documented() {
 
 #[doc = include_str!("fixtures/lookup.md")]
 #[tool]
-fn lookup(
-    #[doc = include_str!("fixtures/key.md")]
-    key: String,
-) -> String {
+fn lookup(#[doc = include_str!("fixtures/key.md")] key: String) -> String {
     key
 }
 

@@ -53,11 +53,13 @@ pub fn arg_value<T: DeserializeOwned>(
     value: Value,
 ) -> Result<T, ToolResult> {
     serde_path_to_error::deserialize(value).map_err(|err| {
-        let inner = err.path();
-        let path = match inner.iter().next() {
-            None => key.to_owned(),
-            Some(serde_path_to_error::Segment::Seq { .. }) => format!("{key}{inner}"),
-            Some(_) => format!("{key}.{inner}"),
+        let inner = crate::tool::error_path(&err);
+        let path = if inner.is_empty() {
+            key.to_owned()
+        } else if inner.starts_with('[') {
+            format!("{key}{inner}")
+        } else {
+            format!("{key}.{inner}")
         };
         ToolResult::error(format!(
             "invalid arguments for {tool}: {path}: {}",
