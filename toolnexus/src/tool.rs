@@ -544,14 +544,13 @@ pub fn deserialize_args<T: DeserializeOwned>(
 pub(crate) fn error_path(err: &serde_path_to_error::Error<serde_json::Error>) -> String {
     use serde_path_to_error::Segment;
     let mut segments: Vec<&Segment> = err.path().iter().collect();
-    if let Some(Segment::Map { key }) = segments.last() {
-        if err
+    if let Some(Segment::Map { key }) = segments.last()
+        && err
             .inner()
             .to_string()
             .starts_with(&format!("unknown field `{key}`"))
-        {
-            segments.pop();
-        }
+    {
+        segments.pop();
     }
     let mut out = String::new();
     for (i, seg) in segments.iter().enumerate() {

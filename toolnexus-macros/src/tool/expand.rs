@@ -103,7 +103,7 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
         .params
         .iter()
         .filter_map(|p| match &p.kind {
-            ParamKind::Plain(pl) => Some(pl),
+            ParamKind::Plain(pl) => Some(&**pl),
             _ => None,
         })
         .collect();
@@ -135,7 +135,9 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
         let mut json = format!(r#"{{"type":"object","properties":{{{}}}"#, props.join(","));
         if !required.is_empty() {
             let req: Vec<String> = required.iter().map(|r| json_string(r)).collect();
-            json.push_str(&format!(r#","required":[{}]"#, req.join(",")));
+            json.push_str(r#","required":["#);
+            json.push_str(&req.join(","));
+            json.push(']');
         }
         json.push_str(r#","additionalProperties":false}"#);
         return Schema {
@@ -189,6 +191,7 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
     }
 }
 
+#[allow(clippy::too_many_lines)] // the whole `execute` body, decoding to return mapping
 fn execute(
     tool: &ToolFn,
     target: &Target<'_>,
@@ -202,7 +205,7 @@ fn execute(
         .params
         .iter()
         .filter_map(|p| match &p.kind {
-            ParamKind::Plain(pl) => Some(pl),
+            ParamKind::Plain(pl) => Some(&**pl),
             _ => None,
         })
         .enumerate()

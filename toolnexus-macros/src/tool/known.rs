@@ -6,6 +6,8 @@
 //! (`format` names, `["<type>", "null"]` for `Option`), with the full range of every integer
 //! up to 32 bits.
 
+use std::fmt::Write as _;
+
 use syn::{GenericArgument, PathArguments, Type};
 
 /// The JSON Schema of `ty` as compact JSON text, if the macro knows the type.
@@ -124,7 +126,9 @@ pub(crate) fn json_string(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
             c => out.push(c),
         }
     }

@@ -89,6 +89,7 @@ pub(crate) fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
 }
 
 /// `#[toolset]` on an inherent impl block.
+#[allow(clippy::too_many_lines)] // parse, check and expand one impl block in order
 pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut item: ItemImpl = match syn::parse2(input.clone()) {
         Ok(item) => item,

@@ -31,11 +31,10 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
         &["name", "description", "crate"]
     };
     let parser = syn::meta::parser(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_else(|| meta.path.to_token_stream().to_string().replace(' ', ""));
+        let key = meta.path.get_ident().map_or_else(
+            || meta.path.to_token_stream().to_string().replace(' ', ""),
+            ToString::to_string,
+        );
         if !allowed.contains(&key.as_str()) {
             errors.push(syn::Error::new(
                 meta.path.span(),
@@ -204,7 +203,7 @@ pub(crate) enum ParamKind {
     },
     /// One struct holding all arguments (`#[args]`).
     Args,
-    Plain(Plain),
+    Plain(Box<Plain>),
 }
 
 pub(crate) struct Param {
@@ -269,6 +268,7 @@ struct ArgAttr {
     rename: Option<LitStr>,
 }
 
+#[allow(clippy::too_many_lines)] // one pass over a parameter, its markers and its shape
 fn param(
     attrs: &[Attribute],
     pat: &Pat,
@@ -370,14 +370,14 @@ fn param(
         None => ident.to_string().trim_start_matches("r#").to_owned(),
     };
     Some(Param {
-        kind: ParamKind::Plain(Plain {
+        kind: ParamKind::Plain(Box::new(Plain {
             ident,
             key,
             docs: doc_lines(attrs),
             default: arg.default,
             stored,
             by_ref,
-        }),
+        })),
         ty: ty.clone(),
         span,
     })
@@ -489,10 +489,10 @@ fn is_context_path(ty: &Type, krate: Option<&Path>) -> bool {
 
 /// `&Context`: surely meant as the context, but not recognisable as it.
 fn is_bare_context(ty: &Type) -> bool {
-    if let Type::Reference(r) = ty {
-        if let Type::Path(p) = &*r.elem {
-            return p.qself.is_none() && p.path.is_ident("Context");
-        }
+    if let Type::Reference(r) = ty
+        && let Type::Path(p) = &*r.elem
+    {
+        return p.qself.is_none() && p.path.is_ident("Context");
     }
     false
 }

@@ -175,13 +175,12 @@ fn description(tool: &ToolFn, errors: &mut Errors) {
             lit: syn::Lit::Str(s),
             ..
         }) = d
+            && s.value().trim().is_empty()
         {
-            if s.value().trim().is_empty() {
-                errors.push(syn::Error::new(
-                    s.span(),
-                    "the tool's `description` is empty; models choose tools by their descriptions: say what it does",
-                ));
-            }
+            errors.push(syn::Error::new(
+                s.span(),
+                "the tool's `description` is empty; models choose tools by their descriptions: say what it does",
+            ));
         }
         return;
     }

@@ -87,14 +87,14 @@ pub fn struct_args<T: DeserializeOwned>(
     args: Args,
     schema: &StructSchema,
 ) -> Result<T, ToolResult> {
-    if let Some(fields) = &schema.closed {
-        if let Some(key) = args.keys().find(|k| !fields.contains(k)) {
-            let err = <serde_json::Error as de::Error>::custom(format_args!(
-                "unknown field `{key}`, {}",
-                ExpectedFields(fields)
-            ));
-            return Err(fail(tool, &err));
-        }
+    if let Some(fields) = &schema.closed
+        && let Some(key) = args.keys().find(|k| !fields.contains(k))
+    {
+        let err = <serde_json::Error as de::Error>::custom(format_args!(
+            "unknown field `{key}`, {}",
+            ExpectedFields(fields)
+        ));
+        return Err(fail(tool, &err));
     }
     crate::tool::deserialize_args(tool, args)
 }
