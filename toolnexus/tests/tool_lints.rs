@@ -122,8 +122,31 @@ pub mod strict {
     }
 }
 
+/// A module that imports `tool` only for the methods of a `#[toolset]`: the import counts as
+/// used.
+pub mod only_toolset {
+    use toolnexus::{tool, toolset};
+
+    /// A greeter.
+    #[derive(Debug)]
+    pub struct Greeter;
+
+    #[toolset]
+    impl Greeter {
+        /// Greet someone.
+        #[tool]
+        pub fn greet(&self, name: String) -> String {
+            format!("hello {name}")
+        }
+    }
+}
+
 #[tokio::test]
 async fn strict_tools_work() {
+    assert_eq!(
+        std::sync::Arc::new(only_toolset::Greeter).tools()[0].name(),
+        "greet"
+    );
     let kit = toolnexus::Toolkit::from_tools(strict::all()).unwrap();
     let r = strict::run(
         &strict::MoveTo,

@@ -119,12 +119,21 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 
     let mut models = Vec::new();
+    let mut attr_paths: Vec<syn::Path> = Vec::new();
     for impl_item in &mut item.items {
         let ImplItem::Fn(f) = impl_item else { continue };
         let Some(pos) = f.attrs.iter().position(is_tool_attr) else {
             continue;
         };
         let tool_attr = f.attrs.remove(pos);
+        let path = tool_attr.path().clone();
+        let text = path.to_token_stream().to_string();
+        if !attr_paths
+            .iter()
+            .any(|p| p.to_token_stream().to_string() == text)
+        {
+            attr_paths.push(path);
+        }
         let tokens = match &tool_attr.meta {
             syn::Meta::Path(_) => TokenStream::new(),
             syn::Meta::List(l) => l.tokens.clone(),
@@ -151,8 +160,14 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
             "this `#[toolset]` impl block has no `#[tool]` methods; mark the methods that are tools with `#[tool]`",
         ));
     }
+    // the `#[tool]` attributes this macro consumed count as uses of their import
+    let attr_uses = quote!(#(#[allow(unused_imports)] use #attr_paths as _;)*);
     if let Some(err) = errors.into_compile_error() {
-        return quote!(#item #err);
+        return quote! {
+            #item
+            const _: () = { #attr_uses };
+            #err
+        };
     }
 
     let (rt, use_rt) = runtime(set_attr.krate.as_ref());
@@ -183,6 +198,7 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
 
         const _: () = {
             #use_rt
+            #attr_uses
             #(#all)*
 
             impl #self_ty {

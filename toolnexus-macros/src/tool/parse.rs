@@ -179,7 +179,7 @@ pub(crate) fn doc_description(lines: &[DocLine]) -> Option<Description> {
 
 /// A receiver (`self`, `&self`, ...): where it is and whether it is `&self`.
 pub(crate) struct ReceiverInfo {
-    pub(crate) span: Span,
+    pub(crate) tokens: TokenStream,
     pub(crate) shared_ref: bool,
 }
 
@@ -238,7 +238,7 @@ pub(crate) fn tool_fn(
         match arg {
             FnArg::Receiver(r) => {
                 receiver = Some(ReceiverInfo {
-                    span: r.self_token.span(),
+                    tokens: r.to_token_stream(),
                     shared_ref: matches!(&r.kind, syn::ReceiverKind::Reference(_, _, None))
                         && r.mutability.is_none(),
                 });
@@ -352,15 +352,15 @@ fn param(
         other => (other.clone(), false),
     };
     if let Some(bad) = find_impl_trait(&stored) {
-        errors.push(syn::Error::new(
+        errors.push(syn::Error::new_spanned(
             bad,
             "`#[tool]` parameters cannot be `impl Trait`: the macro needs a concrete type to decode and describe; name the type",
         ));
         return None;
     }
     if is_bare_context(ty) {
-        errors.push(syn::Error::new(
-            ty.span(),
+        errors.push(syn::Error::new_spanned(
+            ty,
             "a context parameter must be recognisable: write `&toolnexus::Context` or mark the parameter `#[ctx]`",
         ));
         return None;
@@ -440,9 +440,9 @@ fn owned_of(elem: &Type) -> Type {
     }
 }
 
-fn find_impl_trait(ty: &Type) -> Option<Span> {
+fn find_impl_trait(ty: &Type) -> Option<&Type> {
     match ty {
-        Type::ImplTrait(i) => Some(i.impl_token.span()),
+        Type::ImplTrait(_) => Some(ty),
         Type::Reference(r) => find_impl_trait(&r.elem),
         Type::Paren(p) => find_impl_trait(&p.elem),
         Type::Group(g) => find_impl_trait(&g.elem),

@@ -34,16 +34,16 @@ fn signature(sig: &Signature, errors: &mut Errors) {
             GenericParam::Type(_) => "type",
             GenericParam::Const(_) => "const",
         };
-        errors.push(syn::Error::new(
-            p.span(),
+        errors.push(syn::Error::new_spanned(
+            p,
             format!(
                 "`#[tool]` functions cannot have generic parameters (this one is a {what} parameter): a tool has one concrete schema; use concrete types"
             ),
         ));
     }
     if let Some(w) = &sig.generics.where_clause {
-        errors.push(syn::Error::new(
-            w.span(),
+        errors.push(syn::Error::new_spanned(
+            w,
             "`#[tool]` functions cannot have a `where` clause: a tool has one concrete schema",
         ));
     }
@@ -64,12 +64,12 @@ fn signature(sig: &Signature, errors: &mut Errors) {
 fn receiver(tool: &ToolFn, place: Place, errors: &mut Errors) {
     let Some(r) = &tool.receiver else { return };
     match place {
-        Place::Free => errors.push(syn::Error::new(
-            r.span,
+        Place::Free => errors.push(syn::Error::new_spanned(
+            &r.tokens,
             "a `#[tool]` method taking `self` must be in an `impl` block marked `#[toolset]`, which binds its tools to one shared instance (`Arc<Self>`)",
         )),
-        Place::Toolset if !r.shared_ref => errors.push(syn::Error::new(
-            r.span,
+        Place::Toolset if !r.shared_ref => errors.push(syn::Error::new_spanned(
+            &r.tokens,
             "`#[toolset]` tools take `&self`: the instance is shared (`Arc<Self>`) between calls; use interior mutability for state that changes",
         )),
         Place::Toolset => {}

@@ -8,6 +8,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::marker::PhantomData;
 
+use serde::Deserialize;
 use serde::Serialize;
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::{Map, Value};
@@ -35,7 +36,7 @@ pub type Args = Map<String, Value>;
 /// An absent key decodes the way serde decodes a missing struct field: `Option<T>` becomes
 /// `None`, anything else fails with ``missing field `key` ``. Errors name the tool and the full
 /// path (`invalid arguments for book_flight: seats: invalid type: ...`).
-pub fn arg<T: DeserializeOwned>(
+pub fn arg<T: for<'de> Deserialize<'de>>(
     tool: &str,
     key: &str,
     value: Option<Value>,
@@ -47,7 +48,7 @@ pub fn arg<T: DeserializeOwned>(
 }
 
 /// Decodes one present argument, naming `key` and the path inside it on error.
-pub fn arg_value<T: DeserializeOwned>(
+pub fn arg_value<T: for<'de> Deserialize<'de>>(
     tool: &str,
     key: &str,
     value: Value,
