@@ -2,15 +2,20 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::task::Poll;
 
-use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::result::ToolResult;
 use crate::tool::{IntoTool, SharedTool, validate_tool_name};
+
+/// Up to this many tools, `get` compares names instead of hashing.
+const SCAN_UP_TO: usize = 8;
 
 /// A set of tools with unique names, in registration order.
 ///
@@ -99,6 +104,10 @@ impl Toolkit {
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&SharedTool> {
+        // a few string comparisons beat hashing the name for the toolkits most runs have
+        if self.tools.len() <= SCAN_UP_TO {
+            return self.tools.iter().find(|t| t.name() == name);
+        }
         self.index.get(name).map(|&i| &self.tools[i])
     }
 
@@ -147,31 +156,46 @@ pub(crate) async fn run_guarded(
     ctx: &Context,
 ) -> ToolResult {
     let name = tool.name();
-    let call = AssertUnwindSafe(tool.execute(args, ctx)).catch_unwind();
-    let call = async {
-        match call.await {
-            Ok(result) => result,
-            Err(panic) => ToolResult::error(format!(
-                "tool {name} panicked: {}",
-                panic_message(panic.as_ref())
-            )),
-        }
-    };
-    let cancelled = ctx.cancellation().cancelled();
-    let timed = async {
-        match ctx.timeout() {
-            Some(limit) => match tokio::time::timeout(limit, call).await {
-                Ok(result) => result,
-                Err(_) => ToolResult::error(format!("tool {name} timed out after {limit:?}")),
-            },
-            None => call.await,
-        }
-    };
-    tokio::select! {
-        biased;
-        () = cancelled => ToolResult::error(format!("tool {name} was cancelled")),
-        result = timed => result,
+    if ctx.is_cancelled() {
+        return ToolResult::error(format!("tool {name} was cancelled"));
     }
+    let mut call = tool.execute(args, ctx);
+    let limit = ctx.timeout();
+    let mut deadline = limit.map(|l| Box::pin(tokio::time::sleep(l)));
+    let mut cancelled = pin!(None);
+    // One hand-written poll: the call first (a panic inside it caught), then the deadline,
+    // then cancellation. The cancellation future is only made once the call is pending, so a
+    // tool that finishes at once costs no bookkeeping (a context cancelled before the call
+    // was caught above).
+    poll_fn(|cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => return Poll::Ready(result),
+            Ok(Poll::Pending) => {}
+            Err(panic) => {
+                return Poll::Ready(ToolResult::error(format!(
+                    "tool {name} panicked: {}",
+                    panic_message(panic.as_ref())
+                )));
+            }
+        }
+        if let (Some(sleep), Some(limit)) = (deadline.as_mut(), limit)
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(ToolResult::error(format!(
+                "tool {name} timed out after {limit:?}"
+            )));
+        }
+        if cancelled.is_none() {
+            cancelled.set(Some(ctx.cancellation().cancelled()));
+        }
+        match cancelled.as_mut().as_pin_mut().map(|c| c.poll(cx)) {
+            Some(Poll::Ready(())) => {
+                Poll::Ready(ToolResult::error(format!("tool {name} was cancelled")))
+            }
+            _ => Poll::Pending,
+        }
+    })
+    .await
 }
 
 /// The text of a panic payload.

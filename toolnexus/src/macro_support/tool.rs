@@ -47,6 +47,20 @@ pub fn arg<T: for<'de> Deserialize<'de>>(
     }
 }
 
+/// Decodes one argument of a scalar type (a string, number, bool, or an `Option` of one):
+/// there is no path inside it to track, so serde's error is reported at `key` as it is.
+pub fn scalar<T: for<'de> Deserialize<'de>>(
+    tool: &str,
+    key: &str,
+    value: Option<Value>,
+) -> Result<T, ToolResult> {
+    match value {
+        Some(value) => T::deserialize(value)
+            .map_err(|e| ToolResult::error(format!("invalid arguments for {tool}: {key}: {e}"))),
+        None => T::deserialize(Missing(key)).map_err(|e| fail(tool, &e)),
+    }
+}
+
 /// Decodes one present argument, naming `key` and the path inside it on error.
 pub fn arg_value<T: for<'de> Deserialize<'de>>(
     tool: &str,
