@@ -30,6 +30,7 @@ fn main() {
 
 /// Book a flight.
 #[tool]
+#[allow(clippy::needless_pass_by_value)] // tools take their arguments by value
 fn book_flight(
     /// The flight number.
     flight: String,
