@@ -29,6 +29,8 @@ serde = { version = "1", features = ["derive"] }
 TOML
 cp "$REPO/Cargo.lock" "$WORK/Cargo.lock"
 
+# `with_tool` depends on toolnexus alone (the macro needs no serde, serde_json or schemars in
+# the user's manifest); the baseline needs serde for its derive
 for crate in with_tool plain_serde; do
   mkdir -p "$WORK/$crate/src"
   cat > "$WORK/$crate/Cargo.toml" <<TOML
@@ -40,9 +42,9 @@ publish = false
 
 [dependencies]
 toolnexus.workspace = true
-serde.workspace = true
 TOML
 done
+echo "serde.workspace = true" >> "$WORK/plain_serde/Cargo.toml"
 
 {
   echo "//! $N functions, each a \`#[tool]\`."

@@ -102,7 +102,9 @@ pub use toolkit::{Toolkit, ToolkitBuilder};
 /// Next to the function (which stays exactly as written), `#[tool]` defines a **unit struct
 /// named after the function in PascalCase** (`book_flight` -> `BookFlight`, `r#type` ->
 /// `Type`), with the function's visibility, implementing [`Tool`]. Register it with
-/// [`ToolkitBuilder::tool`]. Works on `fn` and `async fn`.
+/// [`ToolkitBuilder::tool`]. Works on `fn` and `async fn`. The struct follows the function's
+/// name, not `name = ".."`; when that name is already taken (say by `struct Search`, the
+/// arguments of `fn search`), rename one of the two.
 ///
 /// - **Name**: `#[tool(name = "...")]`, else the function's name. Checked at compile time: 1 to
 ///   64 characters of `[A-Za-z0-9_-]`.
