@@ -306,7 +306,9 @@ fn execute(
         Target::Free => quote!(#ident(#(#call_args),*)),
         Target::Method(self_ty) => {
             if tool.receiver.is_some() {
-                quote!(self.0.#ident(#(#call_args),*))
+                // by path, not `self.0.method()`: a method named like one of `Arc`'s (`clone`)
+                // must still reach the user's type
+                quote!(<#self_ty>::#ident(&self.0, #(#call_args),*))
             } else {
                 quote!(<#self_ty>::#ident(#(#call_args),*))
             }
