@@ -4,10 +4,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
+use std::pin::Pin;
 use std::task::Poll;
 
 use serde_json::{Map, Value};
+use tokio_util::sync::WaitForCancellationFuture;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -162,7 +163,8 @@ pub(crate) async fn run_guarded(
     let mut call = tool.execute(args, ctx);
     let limit = ctx.timeout();
     let mut deadline = limit.map(|l| Box::pin(tokio::time::sleep(l)));
-    let mut cancelled = pin!(None);
+    // boxed, so the state of every call stays small (it is only made for a call that waits)
+    let mut cancelled: Option<Pin<Box<WaitForCancellationFuture<'_>>>> = None;
     // One hand-written poll: the call first (a panic inside it caught), then the deadline,
     // then cancellation. The cancellation future is only made once the call is pending, so a
     // tool that finishes at once costs no bookkeeping (a context cancelled before the call
@@ -185,15 +187,11 @@ pub(crate) async fn run_guarded(
                 "tool {name} timed out after {limit:?}"
             )));
         }
-        if cancelled.is_none() {
-            cancelled.set(Some(ctx.cancellation().cancelled()));
+        let cancelled = cancelled.get_or_insert_with(|| Box::pin(ctx.cancellation().cancelled()));
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(ToolResult::error(format!("tool {name} was cancelled")));
         }
-        match cancelled.as_mut().as_pin_mut().map(|c| c.poll(cx)) {
-            Some(Poll::Ready(())) => {
-                Poll::Ready(ToolResult::error(format!("tool {name} was cancelled")))
-            }
-            _ => Poll::Pending,
-        }
+        Poll::Pending
     })
     .await
 }
