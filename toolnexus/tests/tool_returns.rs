@@ -109,6 +109,18 @@ fn a_vec() -> Vec<(u8, bool)> {
     vec![(1, true)]
 }
 
+/// An opaque Serialize value.
+#[tool]
+fn opaque() -> impl serde::Serialize {
+    [1, 2]
+}
+
+/// Result<(), E>: empty output.
+#[tool]
+async fn nothing_or_err() -> Result<(), std::io::Error> {
+    Ok(())
+}
+
 /// A JSON value.
 #[tool]
 fn a_value() -> serde_json::Value {
