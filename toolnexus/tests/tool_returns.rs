@@ -265,6 +265,8 @@ async fn serialize_values_are_compact_json() {
         run(&AValue).await,
         ToolResult::success(r#"{"x":[1,"two"]}"#)
     );
+    assert_eq!(run(&Opaque).await, ToolResult::success("[1,2]"));
+    assert_eq!(run(&NothingOrErr).await, ToolResult::success(""));
 }
 
 async fn run_with(t: &dyn Tool, args: serde_json::Value) -> ToolResult {
