@@ -175,7 +175,8 @@ pub use toolkit::{Toolkit, ToolkitBuilder};
 ///   error's Display text, **except** when the error is a suspension: `E` = [`Suspension`],
 ///   a `Box<dyn Error + Send + Sync>` holding one (what `?` makes of it), or an
 ///   `E: std::error::Error` whose `source()` chain holds one (e.g. a variant
-///   `#[error("suspended")] Suspended(#[from] Suspension)`). So a function returning
+///   `#[error("suspended")] Suspended(#[from] Suspension)`; not `#[error(transparent)]`,
+///   which hands `source()` on past the suspension). So a function returning
 ///   `Result<String, E>` suspends with `return Err(suspension.into())` or `Err(suspension)?`.
 ///
 /// Anything else is a compile error on the return type.
@@ -221,10 +222,13 @@ pub use toolnexus_macros::tool;
 ///
 /// #[toolset]
 /// impl Counter {
-///     /// Count one more hit and return the total.
+///     /// Count more hits and return the total.
 ///     #[tool]
-///     fn hit(&self, /// How many hits to add.
-///         by: u32) -> u32 {
+///     fn hit(
+///         &self,
+///         /// How many hits to add.
+///         by: u32,
+///     ) -> u32 {
 ///         self.hits.fetch_add(by, Ordering::SeqCst) + by
 ///     }
 /// }
