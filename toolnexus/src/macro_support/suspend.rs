@@ -70,7 +70,7 @@ impl SuspendBuilder {
         self
     }
 
-    /// `schema = T`, already resolved (see [`Probe`]).
+    /// `schema = T`, already resolved (see [`SchemaProbe`]).
     #[must_use]
     pub fn schema(mut self, schema: Result<Value, SuspendError>) -> Self {
         self.schema = Some(schema);
@@ -141,18 +141,18 @@ fn json_kind(v: &Value) -> &'static str {
 
 /// Resolves `schema = T`: a [`Form`] type's schema (checked at compile time) if `T` derives
 /// `Form`, else the checked schemars schema. Autoref specialization: generated code calls
-/// `(&&Probe::<T>::new()).pick().answer_schema()` with both pick traits in scope.
+/// `(&&SchemaProbe::<T>::new()).pick().answer_schema()` with both pick traits in scope.
 #[derive(Debug)]
-pub struct Probe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+pub struct SchemaProbe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
 
-impl<T: ?Sized> Probe<T> {
+impl<T: ?Sized> SchemaProbe<T> {
     /// A probe for `T`.
     pub fn new() -> Self {
         Self(PhantomData)
     }
 }
 
-impl<T: ?Sized> Default for Probe<T> {
+impl<T: ?Sized> Default for SchemaProbe<T> {
     fn default() -> Self {
         Self::new()
     }
@@ -182,14 +182,14 @@ pub trait PickJsonSchema {
     fn pick(&self) -> Self::Picked;
 }
 
-impl<T: Form + ?Sized> PickForm for &Probe<T> {
+impl<T: Form + ?Sized> PickForm for &SchemaProbe<T> {
     type Picked = ViaForm<T>;
     fn pick(&self) -> ViaForm<T> {
         ViaForm(PhantomData)
     }
 }
 
-impl<T: ?Sized> PickJsonSchema for Probe<T> {
+impl<T: ?Sized> PickJsonSchema for SchemaProbe<T> {
     type Picked = ViaJsonSchema<T>;
     fn pick(&self) -> ViaJsonSchema<T> {
         ViaJsonSchema(PhantomData)
