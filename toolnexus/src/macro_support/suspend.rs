@@ -13,6 +13,7 @@ use crate::form::{Form, FormField};
 use crate::request::{DeclineReason, KIND_AUTHORIZATION, Request};
 use crate::result::ToolResult;
 use crate::suspend::{SuspendError, Suspension};
+use crate::toolkit::json_kind;
 
 pub use crate::testing::{PendingExpectation, assert_pending};
 use crate::testing::{fail, suspension_summary};
@@ -125,17 +126,6 @@ impl SuspendBuilder {
             request.id = id;
         }
         Ok(request)
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
