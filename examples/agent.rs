@@ -65,9 +65,9 @@ struct Destination {
 /// A tool that cannot finish without a human: the first call suspends with an `input`
 /// request; the loop retries it with the answer in `ctx`, and `ask!` then yields it.
 #[tool]
-async fn book_flight(
+fn book_flight(
     /// The flight number.
-    flight: String,
+    flight: &str,
     ctx: &toolnexus::Context,
 ) -> Result<String, Suspension> {
     let dest = ask!(

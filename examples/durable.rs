@@ -69,9 +69,9 @@ struct Destination {
 
 /// Book a flight; asks the traveller for the destination city.
 #[tool]
-async fn book_flight(
+fn book_flight(
     /// The flight number.
-    flight: String,
+    flight: &str,
     ctx: &toolnexus::Context,
 ) -> Result<String, Suspension> {
     let dest = ask!(
