@@ -9,8 +9,8 @@ use std::io::IsTerminal;
 
 use serde_json::json;
 use toolnexus::{
-    Client, DeclineReason, Event, FnModel, FnTool, ModelRequest, Reply, Request, Role, ToolResult,
-    Toolkit, Usage,
+    Client, DeclineReason, Event, FnModel, Form, ModelRequest, Reply, Request, Role, Suspension,
+    Toolkit, Usage, ask, tool,
 };
 
 /// The answer used when no terminal is attached and no `--answer` is given.
@@ -19,7 +19,7 @@ const DEFAULT_CITY: &str = "Oslo";
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let flag = answer_flag();
-    let toolkit = Toolkit::builder().tool(book_flight()?).build()?;
+    let toolkit = Toolkit::builder().tool(BookFlight).build()?;
 
     let interactive = std::io::stdin().is_terminal();
     let client = Client::builder(FnModel::new(travel_agent))
@@ -37,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         None => (DEFAULT_CITY.to_owned(), "the default"),
                     };
                     println!("  (no terminal attached: answering {city:?} from {source})");
-                    Ok(request.accept(city))
+                    Ok(request.accept(Destination { city }))
                 }
             }
         })
@@ -52,35 +52,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// A tool that cannot finish without a human: it suspends with an `input` request (with a
-/// form schema for the answer), and books once it is answered.
-fn book_flight() -> toolnexus::Result<FnTool> {
-    FnTool::builder("book_flight")
-        .description("Book a flight; asks the traveller for the destination city.")
-        .schema(json!({
-            "type": "object",
-            "properties": {"flight": {"type": "string", "description": "The flight number."}},
-            "required": ["flight"]
-        }))
-        .handler(|args, ctx| async move {
-            let flight = args
-                .get("flight")
-                .and_then(|v| v.as_str())
-                .unwrap_or("?")
-                .to_owned();
-            match ctx.answer_data::<String>() {
-                Ok(Some(city)) => ToolResult::success(format!("booked {flight} to {city}")),
-                Ok(None) => ToolResult::suspended(
-                    Request::input(format!("Which city should {flight} take you to?"))
-                        .with_data_entry(
-                            "schema",
-                            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-                        ),
-                ),
-                Err(e) => ToolResult::error(e.to_string()),
-            }
-        })
-        .build()
+/// The traveller's answer: `ask!` puts its schema on the request (`data.schema`) and reads
+/// the accepted answer back as this type.
+#[derive(Form, serde::Serialize, serde::Deserialize)]
+struct Destination {
+    /// The city to fly to.
+    city: String,
+}
+
+/// Book a flight; asks the traveller for the destination city.
+///
+/// A tool that cannot finish without a human: the first call suspends with an `input`
+/// request; the loop retries it with the answer in `ctx`, and `ask!` then yields it.
+#[tool]
+fn book_flight(
+    /// The flight number.
+    flight: &str,
+    ctx: &toolnexus::Context,
+) -> Result<String, Suspension> {
+    let dest = ask!(
+        ctx,
+        input format!("Which city should {flight} take you to?"),
+        schema = Destination,
+    );
+    Ok(format!("booked {flight} to {}", dest.city))
 }
 
 /// The in-process "model": calls `book_flight`, then reports what the tool said.
@@ -113,7 +108,9 @@ async fn ask_on_terminal(request: Request) -> Result<toolnexus::Answer, std::io:
     Ok(if city.is_empty() {
         request.decline(DeclineReason::Declined)
     } else {
-        request.accept(city)
+        request.accept(Destination {
+            city: city.to_owned(),
+        })
     })
 }
 

@@ -9,14 +9,14 @@
 
 use serde_json::json;
 use toolnexus::{
-    Client, FnModel, FnTool, ModelRequest, PendingRun, Reply, Request, Role, RunStatus, ToolResult,
-    Toolkit,
+    Client, FnModel, Form, ModelRequest, PendingRun, Reply, Role, RunStatus, Suspension, Toolkit,
+    ask, tool,
 };
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (state, answer) = parse_args()?;
-    let toolkit = Toolkit::builder().tool(book_flight()?).build()?;
+    let toolkit = Toolkit::builder().tool(BookFlight).build()?;
     // no `wait_for`: a suspension halts the run instead of waiting in this process
     let client = Client::builder(FnModel::new(travel_agent))
         .model_name("in-process-travel-agent")
@@ -45,7 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         record.pending().id,
         record.pending().prompt
     );
-    let answer = record.pending().accept(&city);
+    let answer = record.pending().accept(Destination { city });
     let result = client.resume(&record, answer, &toolkit).await?;
     if result.status == RunStatus::Pending {
         let record = PendingRun::try_from(result)?;
@@ -59,24 +59,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn book_flight() -> toolnexus::Result<FnTool> {
-    FnTool::builder("book_flight")
-        .description("Book a flight; asks the traveller for the destination city.")
-        .handler(|args, ctx| async move {
-            let flight = args
-                .get("flight")
-                .and_then(|v| v.as_str())
-                .unwrap_or("?")
-                .to_owned();
-            match ctx.answer_data::<String>() {
-                Ok(Some(city)) => ToolResult::success(format!("booked {flight} to {city}")),
-                Ok(None) => ToolResult::suspended(Request::input(format!(
-                    "Which city should {flight} take you to?"
-                ))),
-                Err(e) => ToolResult::error(e.to_string()),
-            }
-        })
-        .build()
+/// The traveller's answer, saved with nothing else: the pending run carries the request
+/// (with this form's schema) and the transcript, so a later process can resume it.
+#[derive(Form, serde::Serialize, serde::Deserialize)]
+struct Destination {
+    /// The city to fly to.
+    city: String,
+}
+
+/// Book a flight; asks the traveller for the destination city.
+#[tool]
+fn book_flight(
+    /// The flight number.
+    flight: &str,
+    ctx: &toolnexus::Context,
+) -> Result<String, Suspension> {
+    let dest = ask!(
+        ctx,
+        input format!("Which city should {flight} take you to?"),
+        schema = Destination,
+    );
+    Ok(format!("booked {flight} to {}", dest.city))
 }
 
 /// A stateless in-process "model": it decides from the transcript alone, so the resuming

@@ -5,28 +5,35 @@
 //! answer in-process or halts durably and resumes later.
 //!
 //! ```
-//! use toolnexus::{Context, FnTool, Request, Toolkit, ToolResult, pending_of};
+//! use serde_json::json;
+//! use toolnexus::{Context, Form, Suspension, Toolkit, ask, assert_pending, assert_success, tool};
+//!
+//! #[derive(Form, serde::Deserialize)]
+//! struct Destination {
+//!     /// The city to fly to.
+//!     city: String,
+//! }
+//!
+//! /// Book a flight; asks the traveller where to.
+//! #[tool]
+//! async fn book_flight(flight: String, ctx: &toolnexus::Context) -> Result<String, Suspension> {
+//!     let dest = ask!(ctx, input "Which city?", schema = Destination);
+//!     Ok(format!("booked {flight} to {}", dest.city))
+//! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let book = FnTool::builder("book_flight")
-//!     .description("Book a flight.")
-//!     .handler(|_args, ctx| async move {
-//!         match ctx.answer_data::<String>() {
-//!             Ok(Some(city)) => ToolResult::success(format!("booked to {city}")),
-//!             _ => ToolResult::suspended(Request::input("Which city?")),
-//!         }
-//!     })
-//!     .build()
-//!     .unwrap();
-//! let toolkit = Toolkit::builder().tool(book).build().unwrap();
+//! let toolkit = Toolkit::builder().tool(BookFlight).build().unwrap();
+//! let args = json!({"flight": "AI-503"});
 //!
-//! let first = toolkit.execute("book_flight", serde_json::json!({}), &Context::new()).await;
-//! let req = pending_of(&first).expect("suspended");
+//! // no answer yet: the tool suspends, and the model would read the output
+//! let first = toolkit.execute("book_flight", args.clone(), &Context::new()).await;
+//! let request = assert_pending!(first, input "Which city?", schema = Destination);
 //! assert_eq!(first.output, "Input required: Which city?");
 //!
-//! let ctx = Context::new().with_answer(req.accept("Oslo"));
-//! let second = toolkit.execute("book_flight", serde_json::json!({}), &ctx).await;
-//! assert_eq!(second.output, "booked to Oslo");
+//! // the human answers; the same call again, with the answer in the context
+//! let ctx = Context::new().with_answer(request.accept(json!({"city": "Oslo"})));
+//! let second = toolkit.execute("book_flight", args, &ctx).await;
+//! assert_success!(second, "booked AI-503 to Oslo");
 //! # });
 //! ```
 

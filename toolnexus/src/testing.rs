@@ -3,18 +3,17 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolnexus::{Context, FnTool, Suspension, assert_pending, assert_success, suspend, testing};
+//! use toolnexus::{Suspension, assert_pending, assert_success, testing, tool};
+//!
+//! /// Picks a city.
+//! #[tool]
+//! async fn pick_city(ctx: &toolnexus::Context) -> Result<String, Suspension> {
+//!     let city: String = toolnexus::ask!(ctx, input "Which city?");
+//!     Ok(format!("going to {city}"))
+//! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let tool = FnTool::builder("pick_city")
-//!     .description("Picks a city.")
-//!     .handler(|_args, ctx: Context| async move {
-//!         let city: String = toolnexus::ask!(ctx, input "Which city?");
-//!         Ok::<_, Suspension>(format!("going to {city}"))
-//!     })
-//!     .build()
-//!     .unwrap();
-//!
+//! let tool = PickCity;
 //! let first = testing::call(&tool, json!({})).await;
 //! let request = assert_pending!(first, input "Which city?");
 //!

@@ -1,15 +1,14 @@
 //! Rust twins of every example on the seed page (`pending-of`, from the Clojure port).
 //!
-//! Tools are written with `FnTool` here; once `#[tool]` lands they read the same with it.
+//! Tools are written with `#[tool]`, as the seed page writes them with `deftool`.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::Serialize;
 use serde_json::{Value, json};
 use toolnexus::{
-    Context, FnTool, Form, Request, Suspension, ToolResult, Toolkit, ask, assert_not_pending,
-    assert_pending, pending_of, retried, testing,
+    Context, Form, Request, Suspension, ToolResult, Toolkit, ask, assert_not_pending,
+    assert_pending, pending_of, retried, testing, tool,
 };
 
 #[derive(Form, serde::Deserialize)]
@@ -18,27 +17,17 @@ struct Destination {
     city: String,
 }
 
-fn book_flight() -> FnTool {
-    FnTool::builder("book_flight")
-        .description("Book a flight.")
-        .schema(json!({
-            "type": "object",
-            "properties": {"flight": {"type": "string"}},
-            "required": ["flight"]
-        }))
-        .handler(|args, ctx: Context| async move {
-            let flight = args["flight"].as_str().unwrap_or_default().to_owned();
-            let dest = ask!(ctx, input "Which city?", schema = Destination);
-            Ok::<_, Suspension>(format!("booked {flight} to {}", dest.city))
-        })
-        .build()
-        .unwrap()
+/// Book a flight.
+#[tool]
+fn book_flight(flight: &str, ctx: &toolnexus::Context) -> Result<String, Suspension> {
+    let dest = ask!(ctx, input "Which city?", schema = Destination);
+    Ok(format!("booked {flight} to {}", dest.city))
 }
 
 // "Testing a suspending tool without a client"
 #[tokio::test]
 async fn testing_a_suspending_tool_without_a_client() {
-    let result = testing::call(&book_flight(), json!({"flight": "AI-503"})).await;
+    let result = testing::call(&BookFlight, json!({"flight": "AI-503"})).await;
 
     let req = pending_of(&result).expect("a suspension");
     assert!(req.id.starts_with("sus-"), "{}", req.id);
@@ -65,47 +54,43 @@ async fn testing_a_suspending_tool_without_a_client() {
 }
 
 // "A wrapper that must not mistake a suspension for a failure"
+/// How many times `always_asks` ran (only `retried_never_retries_a_suspension` calls it).
+static ASKS: AtomicU32 = AtomicU32::new(0);
+/// How many times `flaky` ran (only `retried_never_retries_a_suspension` calls it).
+static FLAKY_CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// Always asks.
+#[tool(name = "book_flight")]
+fn always_asks() -> Suspension {
+    ASKS.fetch_add(1, Ordering::SeqCst);
+    toolnexus::suspend!(input "Which city?")
+}
+
+/// Fails once.
+#[tool]
+fn flaky() -> ToolResult {
+    if FLAKY_CALLS.fetch_add(1, Ordering::SeqCst) == 0 {
+        ToolResult::error("busy")
+    } else {
+        ToolResult::success("ok")
+    }
+}
+
 #[tokio::test]
 async fn retried_never_retries_a_suspension() {
-    let calls = Arc::new(AtomicU32::new(0));
-    let seen = Arc::clone(&calls);
-    let parked = FnTool::builder("book_flight")
-        .description("Always asks.")
-        .handler(move |_, _| {
-            seen.fetch_add(1, Ordering::SeqCst);
-            async { toolnexus::suspend!(input "Which city?") }
-        })
-        .build()
-        .unwrap();
-    let tool = retried(parked, 3);
+    let tool = retried(AlwaysAsks, 3);
     let r = testing::call(&tool, json!({})).await;
     assert_pending!(r, input "Which city?");
     assert_eq!(
-        calls.load(Ordering::SeqCst),
+        ASKS.load(Ordering::SeqCst),
         1,
         "a suspension is handed straight back"
     );
 
     // a real error gets one more go, and a success is handed back
-    let calls = Arc::new(AtomicU32::new(0));
-    let seen = Arc::clone(&calls);
-    let flaky = FnTool::builder("flaky")
-        .description("Fails once.")
-        .handler(move |_, _| {
-            let n = seen.fetch_add(1, Ordering::SeqCst);
-            async move {
-                if n == 0 {
-                    ToolResult::error("busy")
-                } else {
-                    ToolResult::success("ok")
-                }
-            }
-        })
-        .build()
-        .unwrap();
-    let r = testing::call(&retried(flaky, 1), json!({})).await;
+    let r = testing::call(&retried(Flaky, 1), json!({})).await;
     toolnexus::assert_success!(r, "ok");
-    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(FLAKY_CALLS.load(Ordering::SeqCst), 2);
 }
 
 // "Driving tools yourself, with no client loop"
@@ -127,24 +112,26 @@ async fn call_tool(toolkit: &Toolkit, name: &str, args: Value) -> Call {
     }
 }
 
-fn list_repos() -> FnTool {
-    FnTool::builder("list_repos")
-        .description("Lists your GitHub repositories.")
-        .handler(|_, ctx: Context| async move {
-            let () = ask!(
-                ctx,
-                authorization "Connect your GitHub account to continue",
-                url = "https://example.com/oauth/authorize",
-            );
-            Ok::<_, Suspension>("toolnexus, toolnexus-rs")
-        })
-        .build()
-        .unwrap()
+/// Lists your GitHub repositories.
+#[tool]
+fn list_repos(ctx: &toolnexus::Context) -> Result<&'static str, Suspension> {
+    let () = ask!(
+        ctx,
+        authorization "Connect your GitHub account to continue",
+        url = "https://example.com/oauth/authorize",
+    );
+    Ok("toolnexus, toolnexus-rs")
+}
+
+/// Pings.
+#[tool]
+fn ping() -> &'static str {
+    "pong"
 }
 
 #[tokio::test]
 async fn driving_tools_yourself_with_no_client_loop() {
-    let toolkit = Toolkit::builder().tool(list_repos()).build().unwrap();
+    let toolkit = Toolkit::builder().tool(ListRepos).build().unwrap();
 
     let call = call_tool(&toolkit, "list_repos", json!({})).await;
     assert_eq!(
@@ -174,12 +161,7 @@ async fn driving_tools_yourself_with_no_client_loop() {
     toolnexus::assert_success!(r, "toolnexus, toolnexus-rs");
 
     // an ordinary tool is not parked
-    let plain = FnTool::builder("ping")
-        .description("Pings.")
-        .handler(|_, _| async { "pong" })
-        .build()
-        .unwrap();
-    let toolkit = Toolkit::builder().tool(plain).build().unwrap();
+    let toolkit = Toolkit::builder().tool(Ping).build().unwrap();
     assert_eq!(
         call_tool(&toolkit, "ping", json!({})).await,
         Call {

@@ -138,3 +138,23 @@ async fn inside_an_fn_tool_handler() {
     .await;
     assert_success!(second, "booked Rome");
 }
+
+/// Books a trip.
+#[toolnexus::tool]
+fn book(ctx: &toolnexus::Context) -> Result<String, Suspension> {
+    let trip = ask!(ctx, input "Where to?", schema = Trip);
+    Ok(format!("booked {}", trip.city))
+}
+
+#[tokio::test]
+async fn inside_a_tool_fn() {
+    let first = Book.execute(serde_json::Map::new(), &Context::new()).await;
+    let req = assert_pending!(first, input "Where to?", schema = Trip);
+    let second = testing::retry_with(
+        &Book,
+        json!({}),
+        req.accept(json!({"city": "Rome", "nights": 1})),
+    )
+    .await;
+    assert_success!(second, "booked Rome");
+}

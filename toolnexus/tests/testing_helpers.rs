@@ -5,8 +5,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::json;
 use toolnexus::{
-    Answer, Context, DeclineReason, FnTool, Form, Request, ToolResult, assert_failure,
-    assert_not_pending, assert_pending, assert_success, testing,
+    Answer, DeclineReason, Form, Request, ToolResult, assert_failure, assert_not_pending,
+    assert_pending, assert_success, testing,
 };
 
 #[derive(Form, serde::Deserialize)]
@@ -254,31 +254,25 @@ fn should_panic_works_with_the_message() {
     assert_pending!(ToolResult::error("boom"));
 }
 
-fn city_tool() -> FnTool {
-    FnTool::builder("city")
-        .description("Asks for a city.")
-        .handler(|args, ctx: Context| async move {
-            let greeting = args
-                .get("greeting")
-                .and_then(|v| v.as_str())
-                .unwrap_or("hi")
-                .to_owned();
-            match ctx.answer() {
-                None => ToolResult::suspended(Request::input("Which city?")),
-                Some(a) if a.ok => ToolResult::success(format!(
-                    "{greeting} {}",
-                    a.data.as_ref().and_then(|d| d.as_str()).unwrap_or("?")
-                )),
-                Some(a) => ToolResult::error(format!("no: {}", a.reason.unwrap())),
-            }
-        })
-        .build()
-        .unwrap()
+/// Asks for a city.
+#[toolnexus::tool(name = "city")]
+fn city_tool(
+    #[arg(default = "hi".to_owned())] greeting: &str,
+    ctx: &toolnexus::Context,
+) -> ToolResult {
+    match ctx.answer() {
+        None => ToolResult::suspended(Request::input("Which city?")),
+        Some(a) if a.ok => ToolResult::success(format!(
+            "{greeting} {}",
+            a.data.as_ref().and_then(|d| d.as_str()).unwrap_or("?")
+        )),
+        Some(a) => ToolResult::error(format!("no: {}", a.reason.unwrap())),
+    }
 }
 
 #[tokio::test]
 async fn call_and_retry_with_in_one_line() {
-    let tool = city_tool();
+    let tool = CityTool;
     let args = json!({"greeting": "hello"});
     let first = testing::call(&tool, args.clone()).await;
     let req = assert_pending!(first, input "Which city?");
@@ -302,7 +296,7 @@ async fn call_and_retry_with_in_one_line() {
 
 #[tokio::test]
 async fn call_with_non_object_args_panics_with_the_message() {
-    let tool = city_tool();
+    let tool = CityTool;
     let err = tokio::spawn(async move { testing::call(&tool, json!([1])).await })
         .await
         .unwrap_err();
