@@ -1,0 +1,347 @@
+//! Code generation from a validated [`ToolFn`]. Nothing here can fail: every user mistake was
+//! reported by `parse` or `validate` before this runs.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, ReturnType, Type};
+
+use super::known::{is_option, json_string, known};
+use super::parse::{Description, ParamKind, Plain, ToolFn, doc_description};
+use super::validate::tool_name;
+
+/// How the generated `execute` reaches the function.
+pub(crate) enum Target<'a> {
+    /// A free function.
+    Free,
+    /// A method of `#[toolset] impl SelfTy`; the tool struct holds an `Arc<SelfTy>` in `.0`.
+    Method(&'a Type),
+}
+
+/// The PascalCase name of a free function's tool: `book_flight` -> `BookFlight`.
+pub(crate) fn struct_name(ident: &Ident) -> Ident {
+    let name = ident.to_string();
+    let name = name.trim_start_matches("r#");
+    let mut out = String::with_capacity(name.len());
+    for part in name.split('_').filter(|p| !p.is_empty()) {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "Tool");
+    }
+    Ident::new(&out, ident.span())
+}
+
+/// The schema static and `impl Tool for #strukt`; `rt` is the path the runtime is reached by
+/// inside the generated `const _` block, `index` tells tools of one block apart.
+pub(crate) fn tool_items(
+    tool: &ToolFn,
+    target: &Target<'_>,
+    rt: &TokenStream,
+    strukt: &TokenStream,
+    index: usize,
+) -> TokenStream {
+    let name = tool_name(tool);
+    let description = match &tool.attr.description {
+        Some(e) => quote!(#e),
+        None => match doc_description(&tool.docs) {
+            Some(Description::Text(t)) => quote!(#t),
+            Some(Description::Tokens(t)) => t,
+            None => quote!(""),
+        },
+    };
+    let Schema { ty, init, field } = schema(tool, rt);
+    let schema_static = format_ident!("__TOOLNEXUS_SCHEMA_{}", index);
+    let execute = execute(tool, target, &name, rt, &schema_static);
+    quote! {
+        static #schema_static: #rt::LazyLock<#ty> = #rt::LazyLock::new(|| #init);
+
+        impl #rt::Tool for #strukt {
+            fn name(&self) -> &str {
+                #name
+            }
+
+            fn description(&self) -> &str {
+                #description
+            }
+
+            fn input_schema(&self) -> &#rt::JsonValue {
+                &#schema_static #field
+            }
+
+            #execute
+        }
+    }
+}
+
+/// The generated schema static: its type, its initializer and how to reach the `Value`.
+struct Schema {
+    ty: TokenStream,
+    init: TokenStream,
+    field: TokenStream,
+}
+
+fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
+    if let Some(args) = tool
+        .params
+        .iter()
+        .find(|p| matches!(p.kind, ParamKind::Args))
+    {
+        let ty = &args.ty;
+        let init = quote_spanned!(ty.span()=> #rt::struct_schema::<#ty>());
+        return Schema {
+            ty: quote!(#rt::StructSchema),
+            init,
+            field: quote!(.schema),
+        };
+    }
+    let plains: Vec<&Plain> = tool
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Plain(pl) => Some(&**pl),
+            _ => None,
+        })
+        .collect();
+    let required: Vec<&str> = plains
+        .iter()
+        .filter(|p| p.default.is_none() && !is_option(&p.stored))
+        .map(|p| p.key.as_str())
+        .collect();
+
+    // everything known and described now: one literal
+    let literal: Option<Vec<String>> = plains
+        .iter()
+        .map(|p| {
+            if p.default.is_some() {
+                return None;
+            }
+            let k = known(&p.stored)?;
+            let json = match doc_description(&p.docs) {
+                None => k,
+                Some(Description::Text(d)) => {
+                    format!(r#"{{"description":{},{}"#, json_string(&d), &k[1..])
+                }
+                Some(Description::Tokens(_)) => return None,
+            };
+            Some(format!("{}:{json}", json_string(&p.key)))
+        })
+        .collect();
+    if let Some(props) = literal {
+        let mut json = format!(r#"{{"type":"object","properties":{{{}}}"#, props.join(","));
+        if !required.is_empty() {
+            let req: Vec<String> = required.iter().map(|r| json_string(r)).collect();
+            json.push_str(r#","required":["#);
+            json.push_str(&req.join(","));
+            json.push(']');
+        }
+        json.push_str(r#","additionalProperties":false}"#);
+        return Schema {
+            ty: quote!(#rt::JsonValue),
+            init: quote!(#rt::schema_literal(#json)),
+            field: TokenStream::new(),
+        };
+    }
+
+    let mut steps = Vec::new();
+    for p in &plains {
+        let key = &p.key;
+        let desc = match doc_description(&p.docs) {
+            None => quote!(#rt::None),
+            Some(Description::Text(d)) => quote!(#rt::Some(#d)),
+            Some(Description::Tokens(t)) => quote!(#rt::Some(#t)),
+        };
+        let stored = &p.stored;
+        match known(stored) {
+            Some(json) => {
+                steps.push(quote!(__toolnexus_schema.known(#key, #json, #desc);));
+            }
+            None => {
+                steps.push(quote_spanned!(stored.span()=>
+                    __toolnexus_schema.typed::<#stored>(#key, #desc);
+                ));
+            }
+        }
+        if let Some(default) = &p.default {
+            steps.push(quote! {
+                {
+                    #[allow(unused_imports)]
+                    use #rt::{DefaultOpaque as _, DefaultSerialize as _};
+                    let __toolnexus_default: #stored = #default;
+                    __toolnexus_schema.default_value(
+                        #key,
+                        (&&#rt::DefaultProbe(&__toolnexus_default)).__toolnexus_default(),
+                    );
+                }
+            });
+        }
+    }
+    Schema {
+        ty: quote!(#rt::JsonValue),
+        init: quote!({
+            let mut __toolnexus_schema = #rt::SchemaBuilder::new();
+            #(#steps)*
+            __toolnexus_schema.finish(&[#(#required),*])
+        }),
+        field: TokenStream::new(),
+    }
+}
+
+#[allow(clippy::too_many_lines)] // the whole `execute` body, decoding to return mapping
+fn execute(
+    tool: &ToolFn,
+    target: &Target<'_>,
+    name: &str,
+    rt: &TokenStream,
+    schema_static: &Ident,
+) -> TokenStream {
+    let mut decode = Vec::new();
+    let mut call_args = Vec::new();
+    let plains: Vec<(usize, &Plain)> = tool
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Plain(pl) => Some(&**pl),
+            _ => None,
+        })
+        .enumerate()
+        .collect();
+
+    if !plains.is_empty() {
+        let slots: Vec<Ident> = plains
+            .iter()
+            .map(|(i, _)| format_ident!("__toolnexus_v{}", i))
+            .collect();
+        let keys: Vec<&str> = plains.iter().map(|(_, p)| p.key.as_str()).collect();
+        decode.push(quote! {
+            #(let mut #slots = #rt::None;)*
+            for (__toolnexus_key, __toolnexus_value) in __toolnexus_args {
+                match __toolnexus_key.as_str() {
+                    #(#keys => #slots = #rt::Some(__toolnexus_value),)*
+                    _ => return #rt::unknown_field(#name, &__toolnexus_key, &[#(#keys),*]),
+                }
+            }
+        });
+    } else if !tool
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::Args))
+    {
+        decode.push(quote! {
+            if let #rt::Some(__toolnexus_key) = __toolnexus_args.keys().next() {
+                return #rt::unknown_field(#name, __toolnexus_key, &[]);
+            }
+        });
+    }
+
+    let mut plain_index = 0usize;
+    for p in &tool.params {
+        match &p.kind {
+            ParamKind::Context { by_ref: true } => call_args.push(quote!(__toolnexus_ctx)),
+            ParamKind::Context { by_ref: false } => {
+                call_args.push(quote!(#rt::Context::clone(__toolnexus_ctx)));
+            }
+            ParamKind::Args => {
+                let ty = &p.ty;
+                let decoded = quote_spanned!(ty.span()=>
+                    #rt::struct_args::<#ty>(#name, __toolnexus_args, &#schema_static)
+                );
+                decode.push(quote! {
+                    let __toolnexus_struct = match #decoded {
+                        #rt::Ok(v) => v,
+                        #rt::Err(e) => return e,
+                    };
+                });
+                call_args.push(quote!(__toolnexus_struct));
+            }
+            ParamKind::Plain(pl) => {
+                let slot = format_ident!("__toolnexus_v{}", plain_index);
+                let var = format_ident!("__toolnexus_a{}", plain_index);
+                plain_index += 1;
+                let key = &pl.key;
+                let stored = &pl.stored;
+                let value = match &pl.default {
+                    None => quote_spanned!(stored.span()=>
+                        match #rt::arg::<#stored>(#name, #key, #slot) {
+                            #rt::Ok(v) => v,
+                            #rt::Err(e) => return e,
+                        }
+                    ),
+                    Some(default) => {
+                        let decoded = quote_spanned!(stored.span()=>
+                            #rt::arg_value::<#stored>(#name, #key, v)
+                        );
+                        quote! {
+                            match #slot {
+                                #rt::Some(v) => match #decoded {
+                                    #rt::Ok(v) => v,
+                                    #rt::Err(e) => return e,
+                                },
+                                #rt::None => #default,
+                            }
+                        }
+                    }
+                };
+                decode.push(quote!(let #var: #stored = #value;));
+                if pl.by_ref {
+                    call_args.push(quote!(&#var));
+                } else {
+                    call_args.push(quote!(#var));
+                }
+            }
+        }
+    }
+
+    let ident = &tool.ident;
+    let call = match target {
+        Target::Free => quote!(#ident(#(#call_args),*)),
+        Target::Method(self_ty) => {
+            if tool.receiver.is_some() {
+                quote!(self.0.#ident(#(#call_args),*))
+            } else {
+                quote!(<#self_ty>::#ident(#(#call_args),*))
+            }
+        }
+    };
+    let call = if tool.is_async {
+        quote!(#call.await)
+    } else {
+        call
+    };
+    let ret_span = return_span(tool);
+    let convert = quote_spanned! {ret_span=>
+        {
+            #[allow(unused_imports)]
+            use #rt::{
+                IntoKind as _, JsonKind as _, ResultErrorJsonKind as _, ResultErrorKind as _,
+                ResultJsonKind as _, StrKind as _, UnsupportedKind as _,
+            };
+            let __toolnexus_kind = (&&&&&&&#rt::probe(&__toolnexus_ret)).__toolnexus_kind();
+            __toolnexus_kind.convert(__toolnexus_ret)
+        }
+    };
+    quote! {
+        fn execute<'a>(
+            &'a self,
+            __toolnexus_args: #rt::Args,
+            __toolnexus_ctx: &'a #rt::Context,
+        ) -> #rt::BoxFuture<'a, #rt::ToolResult> {
+            #rt::Box::pin(async move {
+                #(#decode)*
+                let __toolnexus_ret = #call;
+                #convert
+            })
+        }
+    }
+}
+
+fn return_span(tool: &ToolFn) -> Span {
+    match &tool.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => tool.ident.span(),
+    }
+}

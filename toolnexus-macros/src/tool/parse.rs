@@ -1,0 +1,498 @@
+//! Parsing: attribute arguments, doc comments and parameters into the [`ToolFn`] model. Local
+//! mistakes (a bad key, a pattern parameter, a `&mut` parameter) are reported here; checks
+//! that need the whole function live in `validate`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote};
+use syn::parse::Parser;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, Lit, LitStr, Meta, Pat, Path,
+    PathArguments, ReturnType, Signature, Token, Type,
+};
+
+use super::Errors;
+
+/// `#[tool(name = "..", description = "..", crate = path)]`.
+#[derive(Default)]
+pub(crate) struct ToolAttr {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) description: Option<Expr>,
+    pub(crate) krate: Option<Path>,
+}
+
+/// Parses the arguments of `#[tool(..)]` (also used for `#[toolset(..)]`, which only knows
+/// `crate`).
+pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -> ToolAttr {
+    let mut attr = ToolAttr::default();
+    let allowed: &[&str] = if which == "toolset" {
+        &["crate"]
+    } else {
+        &["name", "description", "crate"]
+    };
+    let parser = syn::meta::parser(|meta| {
+        let key = meta.path.get_ident().map_or_else(
+            || meta.path.to_token_stream().to_string().replace(' ', ""),
+            ToString::to_string,
+        );
+        if !allowed.contains(&key.as_str()) {
+            errors.push(syn::Error::new(
+                meta.path.span(),
+                format!(
+                    "unknown `#[{which}]` key `{key}`; expected {}",
+                    expected_list(allowed)
+                ),
+            ));
+            // skip the value so the next key is still read
+            if meta.input.peek(Token![=]) {
+                meta.value()?.parse::<Expr>()?;
+            } else if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                meta.input.parse::<proc_macro2::Group>()?;
+            }
+            return Ok(());
+        }
+        let duplicate = match key.as_str() {
+            "name" => attr.name.is_some(),
+            "description" => attr.description.is_some(),
+            _ => attr.krate.is_some(),
+        };
+        if duplicate {
+            errors.push(syn::Error::new(
+                meta.path.span(),
+                format!("duplicate `#[{which}]` key `{key}`"),
+            ));
+        }
+        let value = meta.value()?;
+        match key.as_str() {
+            "name" => {
+                let lit: LitStr = value.parse()?;
+                if !duplicate {
+                    attr.name = Some(lit);
+                }
+            }
+            "description" => {
+                let expr: Expr = value.parse()?;
+                match &expr {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(_), ..
+                    })
+                    | Expr::Macro(_) => {}
+                    other => errors.push(syn::Error::new(
+                        other.span(),
+                        "expected a string literal or a macro call such as `include_str!(\"..\")`",
+                    )),
+                }
+                if !duplicate {
+                    attr.description = Some(expr);
+                }
+            }
+            _ => {
+                let path = if value.peek(LitStr) {
+                    let lit: LitStr = value.parse()?;
+                    lit.parse::<Path>()?
+                } else {
+                    value.call(Path::parse_mod_style)?
+                };
+                if !duplicate {
+                    attr.krate = Some(path);
+                }
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = parser.parse2(tokens) {
+        errors.push(e);
+    }
+    attr
+}
+
+fn expected_list(keys: &[&str]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    match quoted.as_slice() {
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+        [] => String::new(),
+    }
+}
+
+/// One `#[doc = ..]` attribute: text, or a macro call such as `include_str!(..)` whose value
+/// is only known once compiled.
+pub(crate) enum DocLine {
+    Text(String),
+    Expr(Expr),
+}
+
+/// A description: text known now, or tokens of a `&'static str` expression.
+pub(crate) enum Description {
+    Text(String),
+    Tokens(TokenStream),
+}
+
+pub(crate) fn doc_lines(attrs: &[Attribute]) -> Vec<DocLine> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            Meta::NameValue(nv) => Some(match &nv.value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => DocLine::Text(s.value()),
+                other => DocLine::Expr(other.clone()),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Doc comment lines as one description, the way `schemars` reads them: one leading space
+/// stripped per line, lines joined with `\n` (so a blank `///` line is a paragraph break),
+/// the whole trimmed. `None` when there is no text.
+pub(crate) fn doc_description(lines: &[DocLine]) -> Option<Description> {
+    if lines.iter().all(|l| matches!(l, DocLine::Text(_))) {
+        let mut text = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            if let DocLine::Text(t) = line {
+                if i > 0 {
+                    text.push('\n');
+                }
+                text.push_str(t.strip_prefix(' ').unwrap_or(t));
+            }
+        }
+        let text = text.trim();
+        return (!text.is_empty()).then(|| Description::Text(text.to_owned()));
+    }
+    let mut parts = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            parts.push(quote!("\n"));
+        }
+        match line {
+            DocLine::Text(t) => {
+                let t = t.strip_prefix(' ').unwrap_or(t);
+                parts.push(quote!(#t));
+            }
+            DocLine::Expr(e) => parts.push(quote!(#e)),
+        }
+    }
+    Some(Description::Tokens(quote!(::core::concat!(#(#parts),*))))
+}
+
+/// A receiver (`self`, `&self`, ...): where it is and whether it is `&self`.
+pub(crate) struct ReceiverInfo {
+    pub(crate) tokens: TokenStream,
+    pub(crate) shared_ref: bool,
+}
+
+/// How a decoded parameter reaches the function.
+pub(crate) struct Plain {
+    pub(crate) ident: Ident,
+    /// The property name (the parameter's name, or `#[arg(rename = ..)]`).
+    pub(crate) key: String,
+    pub(crate) docs: Vec<DocLine>,
+    pub(crate) default: Option<Expr>,
+    /// The type decoded from JSON (`String` for `&str`, `T` for `&T`).
+    pub(crate) stored: Type,
+    /// Whether the function takes it by reference.
+    pub(crate) by_ref: bool,
+}
+
+pub(crate) enum ParamKind {
+    /// The call's context, by reference or by value.
+    Context {
+        by_ref: bool,
+    },
+    /// One struct holding all arguments (`#[args]`).
+    Args,
+    Plain(Box<Plain>),
+}
+
+pub(crate) struct Param {
+    pub(crate) kind: ParamKind,
+    pub(crate) ty: Type,
+    /// Where a second context parameter or a stray `#[args]` is reported.
+    pub(crate) span: Span,
+}
+
+/// A `#[tool]` function (or method), parsed.
+pub(crate) struct ToolFn {
+    pub(crate) attr: ToolAttr,
+    pub(crate) ident: Ident,
+    pub(crate) is_async: bool,
+    pub(crate) receiver: Option<ReceiverInfo>,
+    pub(crate) docs: Vec<DocLine>,
+    pub(crate) params: Vec<Param>,
+    pub(crate) output: ReturnType,
+}
+
+/// Parses a signature and its attributes. `krate` is the runtime path, for recognising
+/// `<krate>::Context`.
+pub(crate) fn tool_fn(
+    attr: ToolAttr,
+    attrs: &[Attribute],
+    sig: &Signature,
+    errors: &mut Errors,
+) -> ToolFn {
+    let mut params = Vec::new();
+    let mut receiver = None;
+    for arg in &sig.inputs {
+        match arg {
+            FnArg::Receiver(r) => {
+                receiver = Some(ReceiverInfo {
+                    tokens: r.to_token_stream(),
+                    shared_ref: matches!(&r.kind, syn::ReceiverKind::Reference(_, _, None))
+                        && r.mutability.is_none(),
+                });
+            }
+            FnArg::Typed(pt) => {
+                if let Some(p) = param(&pt.attrs, &pt.pat, &pt.ty, attr.krate.as_ref(), errors) {
+                    params.push(p);
+                }
+            }
+        }
+    }
+    ToolFn {
+        attr,
+        ident: sig.ident.clone(),
+        is_async: sig.asyncness.is_some(),
+        receiver,
+        docs: doc_lines(attrs),
+        params,
+        output: sig.output.clone(),
+    }
+}
+
+/// `#[arg(..)]` on a parameter.
+#[derive(Default)]
+struct ArgAttr {
+    default: Option<Expr>,
+    rename: Option<LitStr>,
+}
+
+#[allow(clippy::too_many_lines)] // one pass over a parameter, its markers and its shape
+fn param(
+    attrs: &[Attribute],
+    pat: &Pat,
+    ty: &Type,
+    krate: Option<&Path>,
+    errors: &mut Errors,
+) -> Option<Param> {
+    let mut ctx_marker = false;
+    let mut args_marker = false;
+    let mut arg = ArgAttr::default();
+    for a in attrs {
+        let path = a.path();
+        if path.is_ident("ctx") || path.is_ident("context") {
+            if let Err(e) = a.meta.require_path_only() {
+                errors.push(e);
+            }
+            ctx_marker = true;
+        } else if path.is_ident("args") {
+            if let Err(e) = a.meta.require_path_only() {
+                errors.push(e);
+            }
+            args_marker = true;
+        } else if path.is_ident("arg") {
+            arg_attr(a, &mut arg, errors);
+        }
+    }
+    let span = pat.span();
+    if ctx_marker || is_context_path(ty, krate) {
+        let by_ref = match ty {
+            Type::Reference(r) => {
+                if let Some(m) = r.mutability {
+                    errors.push(syn::Error::new(
+                        m.span(),
+                        "the context parameter is shared: take `&toolnexus::Context`, not `&mut`",
+                    ));
+                }
+                true
+            }
+            _ => false,
+        };
+        return Some(Param {
+            kind: ParamKind::Context { by_ref },
+            ty: ty.clone(),
+            span,
+        });
+    }
+    if args_marker {
+        if let Type::Reference(r) = ty {
+            errors.push(syn::Error::new(
+                r.and_token.span(),
+                "an `#[args]` parameter is taken by value: remove the `&`",
+            ));
+        }
+        return Some(Param {
+            kind: ParamKind::Args,
+            ty: ty.clone(),
+            span,
+        });
+    }
+    let ident = match pat {
+        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.clone(),
+        other => {
+            errors.push(syn::Error::new(
+                other.span(),
+                "`#[tool]` parameters must be plain names (`name: Type`): the name becomes the property; to destructure a struct of arguments, mark it `#[args]`",
+            ));
+            return None;
+        }
+    };
+    let (stored, by_ref) = match ty {
+        Type::Reference(r) => {
+            if let Some(m) = r.mutability {
+                errors.push(syn::Error::new(
+                    m.span(),
+                    "`#[tool]` parameters cannot be `&mut`: arguments are decoded fresh for every call; take the value or `&`",
+                ));
+                return None;
+            }
+            (owned_of(&r.elem), true)
+        }
+        other => (other.clone(), false),
+    };
+    if let Some(bad) = find_impl_trait(&stored) {
+        errors.push(syn::Error::new_spanned(
+            bad,
+            "`#[tool]` parameters cannot be `impl Trait`: the macro needs a concrete type to decode and describe; name the type",
+        ));
+        return None;
+    }
+    if is_bare_context(ty) {
+        errors.push(syn::Error::new_spanned(
+            ty,
+            "a context parameter must be recognisable: write `&toolnexus::Context` or mark the parameter `#[ctx]`",
+        ));
+        return None;
+    }
+    let key = match &arg.rename {
+        Some(l) => l.value(),
+        None => ident.to_string().trim_start_matches("r#").to_owned(),
+    };
+    Some(Param {
+        kind: ParamKind::Plain(Box::new(Plain {
+            ident,
+            key,
+            docs: doc_lines(attrs),
+            default: arg.default,
+            stored,
+            by_ref,
+        })),
+        ty: ty.clone(),
+        span,
+    })
+}
+
+fn arg_attr(a: &Attribute, arg: &mut ArgAttr, errors: &mut Errors) {
+    let result = a.parse_nested_meta(|meta| {
+        if meta.path.is_ident("default") {
+            if arg.default.is_some() {
+                errors.push(syn::Error::new(
+                    meta.path.span(),
+                    "duplicate `#[arg]` key `default`",
+                ));
+            }
+            let e: Expr = meta.value()?.parse()?;
+            arg.default.get_or_insert(e);
+        } else if meta.path.is_ident("rename") {
+            if arg.rename.is_some() {
+                errors.push(syn::Error::new(
+                    meta.path.span(),
+                    "duplicate `#[arg]` key `rename`",
+                ));
+            }
+            let l: LitStr = meta.value()?.parse()?;
+            if l.value().is_empty() {
+                errors.push(syn::Error::new(
+                    l.span(),
+                    "`#[arg(rename)]` needs a non-empty property name",
+                ));
+            }
+            arg.rename.get_or_insert(l);
+        } else {
+            let key = meta.path.to_token_stream().to_string().replace(' ', "");
+            errors.push(syn::Error::new(
+                meta.path.span(),
+                format!("unknown `#[arg]` key `{key}`; expected `default` or `rename`"),
+            ));
+            if meta.input.peek(Token![=]) {
+                meta.value()?.parse::<Expr>()?;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        errors.push(e);
+    }
+}
+
+/// The owned type decoded for a `&T` parameter: `String` for `&str`, `Vec<T>` for `&[T]`.
+fn owned_of(elem: &Type) -> Type {
+    match elem {
+        Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => {
+            syn::parse_quote_spanned!(elem.span()=> ::std::string::String)
+        }
+        Type::Slice(s) => {
+            let inner = &s.elem;
+            syn::parse_quote_spanned!(elem.span()=> ::std::vec::Vec<#inner>)
+        }
+        other => other.clone(),
+    }
+}
+
+fn find_impl_trait(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::ImplTrait(_) => Some(ty),
+        Type::Reference(r) => find_impl_trait(&r.elem),
+        Type::Paren(p) => find_impl_trait(&p.elem),
+        Type::Group(g) => find_impl_trait(&g.elem),
+        Type::Slice(s) => find_impl_trait(&s.elem),
+        Type::Array(a) => find_impl_trait(&a.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(find_impl_trait),
+        Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
+            PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                GenericArgument::Type(t) => find_impl_trait(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// `toolnexus::Context`, `::toolnexus::Context` or `<krate>::Context`, optionally behind `&`.
+fn is_context_path(ty: &Type, krate: Option<&Path>) -> bool {
+    let ty = match ty {
+        Type::Reference(r) => &*r.elem,
+        other => other,
+    };
+    let Type::Path(p) = ty else { return false };
+    if p.qself.is_some() {
+        return false;
+    }
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    if segs == ["toolnexus", "Context"] {
+        return true;
+    }
+    if let Some(k) = krate {
+        let mut want: Vec<String> = k.segments.iter().map(|s| s.ident.to_string()).collect();
+        want.push("Context".to_owned());
+        return segs == want;
+    }
+    false
+}
+
+/// `&Context`: surely meant as the context, but not recognisable as it.
+fn is_bare_context(ty: &Type) -> bool {
+    if let Type::Reference(r) = ty
+        && let Type::Path(p) = &*r.elem
+    {
+        return p.qself.is_none() && p.path.is_ident("Context");
+    }
+    false
+}

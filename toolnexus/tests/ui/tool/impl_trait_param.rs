@@ -1,0 +1,9 @@
+use toolnexus::tool;
+
+/// Print something.
+#[tool]
+fn show(value: impl std::fmt::Display) -> String {
+    value.to_string()
+}
+
+fn main() {}
