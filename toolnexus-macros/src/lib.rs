@@ -1,22 +1,44 @@
 //! Procedural macros of [toolnexus](https://docs.rs/toolnexus). An implementation detail: depend
-//! on `toolnexus`, which re-exports these macros with their documentation.
+//! on `toolnexus`, which re-exports these macros with their documentation (so the entry points
+//! here carry none of their own).
 
+use proc_macro::TokenStream;
+
+mod suspend;
 mod tool;
 
 /// Turns a function into a tool; documented on `toolnexus::tool`.
 #[proc_macro_attribute]
-pub fn tool(
-    args: proc_macro::TokenStream,
-    input: proc_macro::TokenStream,
-) -> proc_macro::TokenStream {
+pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::tool(args.into(), input.into()).into()
 }
 
 /// Binds the `#[tool]` methods of an impl block to one shared instance; documented on `toolnexus::toolset`.
 #[proc_macro_attribute]
-pub fn toolset(
-    args: proc_macro::TokenStream,
-    input: proc_macro::TokenStream,
-) -> proc_macro::TokenStream {
+pub fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::toolset(args.into(), input.into()).into()
+}
+
+#[doc(hidden)]
+#[proc_macro]
+pub fn suspend(input: TokenStream) -> TokenStream {
+    suspend::suspend(input.into()).into()
+}
+
+#[doc(hidden)]
+#[proc_macro]
+pub fn ask(input: TokenStream) -> TokenStream {
+    suspend::ask(input.into()).into()
+}
+
+#[doc(hidden)]
+#[proc_macro]
+pub fn assert_pending(input: TokenStream) -> TokenStream {
+    suspend::assert_pending(input.into()).into()
+}
+
+#[doc(hidden)]
+#[proc_macro_derive(Form, attributes(serde))]
+pub fn derive_form(input: TokenStream) -> TokenStream {
+    suspend::derive_form(input.into()).into()
 }

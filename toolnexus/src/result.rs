@@ -70,7 +70,14 @@ impl ToolResult {
 
     /// A suspension carrying `request`; its output follows CONTRACT section 2
     /// ([`Request::display_output`]).
+    ///
+    /// The trust boundary is enforced here: a request that violates
+    /// [`Request::check_trust_boundary`] (an `input` or `question` request whose answer schema
+    /// collects a credential) makes a plain failure carrying that error instead.
     pub fn suspended(request: Request) -> Self {
+        if let Err(e) = request.check_trust_boundary() {
+            return Self::error(e.to_string());
+        }
         Self {
             output: request.display_output(),
             is_error: true,

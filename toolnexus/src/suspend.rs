@@ -1,8 +1,11 @@
-//! [`Suspension`]: a parked [`Request`] as a value a tool can return, including as an `Err`.
+//! [`Suspension`]: a parked [`Request`] as a value a tool can return, including as an `Err`;
+//! [`SuspendError`]: why a request could not be parked; and the trust boundary check.
 
 use std::fmt;
 
-use crate::request::Request;
+use serde_json::Value;
+
+use crate::request::{AnswerDataError, DeclineReason, KIND_INPUT, KIND_QUESTION, Request};
 use crate::result::ToolResult;
 use crate::tool::IntoToolResult;
 
@@ -20,29 +23,84 @@ use crate::tool::IntoToolResult;
 /// let r = s.into_tool_result();
 /// assert_eq!(r.pending().unwrap().id, "r1");
 /// ```
+///
+/// # A suspension that could not be built
+///
+/// Some mistakes can only be seen at run time: `data` that does not serialize to a JSON
+/// object, a `schema = T` whose schema is not a flat form, an `input` or `question` request
+/// whose answer schema collects a credential, or (for `ask!`) a declined answer or answer data
+/// of the wrong shape. None of them panics: the `Suspension` then holds a [`SuspendError`]
+/// instead of a request, and converts into a plain **failure** (`isError: true`, no
+/// `pending`) whose output is the error's message, so the model reads what went wrong.
+///
+/// ```
+/// use toolnexus::{IntoToolResult, Request, Suspension};
+///
+/// let s = Suspension::new(Request::input("Your password?").with_data_entry(
+///     "schema",
+///     serde_json::json!({"type": "object", "properties": {"password": {"type": "string"}}}),
+/// ));
+/// assert!(s.request().is_none());
+/// let r = s.into_tool_result();
+/// assert!(r.is_failure());
+/// assert!(r.output.contains("use an `authorization` request with a `url` instead"));
+/// ```
+/// (Boxed: a `Result<T, Suspension>` stays small.)
 #[derive(Clone, Debug, PartialEq)]
-pub struct Suspension(Request);
+pub struct Suspension(Box<Inner>);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Inner {
+    Parked(Request),
+    Failed(SuspendError),
+}
 
 impl Suspension {
-    /// Wraps a request.
+    /// Wraps a request, checking the trust boundary ([`Request::check_trust_boundary`]): a
+    /// request that violates it makes a failed suspension.
     pub fn new(request: Request) -> Self {
-        Self(request)
+        match request.check_trust_boundary() {
+            Ok(()) => Self(Box::new(Inner::Parked(request))),
+            Err(e) => Self(Box::new(Inner::Failed(e))),
+        }
     }
 
-    /// The request.
-    pub fn request(&self) -> &Request {
-        &self.0
+    /// A suspension that could not be built; it converts into a failure saying why.
+    pub fn failed(error: SuspendError) -> Self {
+        Self(Box::new(Inner::Failed(error)))
     }
 
-    /// Unwraps the request.
-    pub fn into_request(self) -> Request {
-        self.0
+    /// The request, unless the suspension could not be built.
+    pub fn request(&self) -> Option<&Request> {
+        match &*self.0 {
+            Inner::Parked(r) => Some(r),
+            Inner::Failed(_) => None,
+        }
+    }
+
+    /// Unwraps the request, unless the suspension could not be built.
+    pub fn into_request(self) -> Option<Request> {
+        match *self.0 {
+            Inner::Parked(r) => Some(r),
+            Inner::Failed(_) => None,
+        }
+    }
+
+    /// Why the suspension could not be built, if it could not.
+    pub fn error(&self) -> Option<&SuspendError> {
+        match &*self.0 {
+            Inner::Parked(_) => None,
+            Inner::Failed(e) => Some(e),
+        }
     }
 }
 
 impl fmt::Display for Suspension {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.display_output())
+        match &*self.0 {
+            Inner::Parked(r) => f.write_str(&r.display_output()),
+            Inner::Failed(e) => e.fmt(f),
+        }
     }
 }
 
@@ -50,18 +108,140 @@ impl std::error::Error for Suspension {}
 
 impl From<Request> for Suspension {
     fn from(request: Request) -> Self {
-        Self(request)
+        Self::new(request)
+    }
+}
+
+impl From<SuspendError> for Suspension {
+    fn from(error: SuspendError) -> Self {
+        Self::failed(error)
     }
 }
 
 impl From<Suspension> for ToolResult {
     fn from(s: Suspension) -> Self {
-        ToolResult::suspended(s.0)
+        s.into_tool_result()
     }
 }
 
 impl IntoToolResult for Suspension {
+    /// The suspended result, or (for a suspension that could not be built) a failure whose
+    /// output is the [`SuspendError`]'s message.
     fn into_tool_result(self) -> ToolResult {
-        ToolResult::suspended(self.0)
+        match *self.0 {
+            Inner::Parked(r) => ToolResult::suspended(r),
+            Inner::Failed(e) => ToolResult::error(e.to_string()),
+        }
+    }
+}
+
+/// Why a [`Suspension`] could not be built (or, for `ask!`, why the answer could not be used).
+/// Its message is what the model reads in the failure the suspension turns into.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SuspendError {
+    /// `data = ..` did not serialize to a JSON object.
+    #[error("invalid suspension: `data` must serialize to a JSON object, found {found}")]
+    DataNotObject {
+        /// What it serialized to (`a string`, `an array`, ...).
+        found: &'static str,
+    },
+    /// `data = ..` could not be serialized at all.
+    #[error("invalid suspension: `data` could not be serialized: {0}")]
+    DataNotSerializable(String),
+    /// Both `data` with a `schema` key and `schema = ..` were given.
+    #[error(
+        "invalid suspension: `data` already has a `schema` key; remove it or remove `schema = ..`"
+    )]
+    SchemaConflict,
+    /// `schema = T` named a type whose schema is not a flat form.
+    #[error("invalid suspension: the answer schema of `{ty}` is not a flat form: {reason}")]
+    SchemaNotRestricted {
+        /// The type's schema name.
+        ty: String,
+        /// Which field is not flat, and why.
+        reason: String,
+    },
+    /// An `input` or `question` request's answer schema asks for a credential.
+    #[error(
+        "invalid suspension: the `{kind}` request's answer schema has a field `{field}` that collects a credential; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
+    )]
+    CredentialField {
+        /// The request's kind.
+        kind: String,
+        /// The offending field.
+        field: String,
+    },
+    /// `ask!` found an answer that did not accept the request.
+    #[error("{reason}: {prompt}")]
+    Declined {
+        /// Why (declined, cancelled, expired).
+        reason: DeclineReason,
+        /// The prompt that was not answered.
+        prompt: String,
+    },
+    /// `ask!` found accepted answer data of the wrong shape.
+    #[error(transparent)]
+    AnswerData(#[from] AnswerDataError),
+}
+
+impl Request {
+    /// Checks the trust boundary of CONTRACT section 2: an `input` or `question` request must
+    /// never collect a credential. Every property name of `data.schema` (and every name in its
+    /// `required` list) is checked with [`is_credential_field`](crate::is_credential_field).
+    ///
+    /// Enforced wherever a request becomes a suspension: [`Suspension::new`],
+    /// [`ToolResult::suspended`] and [`Toolkit::execute`](crate::Toolkit::execute) (for a
+    /// result built field by field) turn a violating request into a failure carrying this
+    /// error.
+    ///
+    /// # Errors
+    ///
+    /// [`SuspendError::CredentialField`] naming the first offending field.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::Request;
+    ///
+    /// let ok = Request::input("Which city?")
+    ///     .with_data_entry("schema", json!({"type": "object", "properties": {"city": {"type": "string"}}}));
+    /// assert!(ok.check_trust_boundary().is_ok());
+    ///
+    /// let bad = Request::input("Log in")
+    ///     .with_data_entry("schema", json!({"type": "object", "properties": {"apiKey": {"type": "string"}}}));
+    /// assert_eq!(
+    ///     bad.check_trust_boundary().unwrap_err().to_string(),
+    ///     "invalid suspension: the `input` request's answer schema has a field `apiKey` that collects a credential; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
+    /// );
+    /// ```
+    pub fn check_trust_boundary(&self) -> Result<(), SuspendError> {
+        if self.kind != KIND_INPUT && self.kind != KIND_QUESTION {
+            return Ok(());
+        }
+        let Some(schema) = self.data.as_ref().and_then(|d| d.get("schema")) else {
+            return Ok(());
+        };
+        let names = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|p| p.keys().map(String::as_str))
+            .chain(
+                schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str),
+            );
+        for name in names {
+            if crate::form::is_credential_field(name) {
+                return Err(SuspendError::CredentialField {
+                    kind: self.kind.clone(),
+                    field: name.to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 }

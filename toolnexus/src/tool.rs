@@ -288,7 +288,7 @@ pub(crate) fn error_into_tool_result<E: fmt::Display + 'static>(e: E) -> ToolRes
         return r.clone();
     }
     if let Some(s) = any.downcast_ref::<crate::suspend::Suspension>() {
-        return ToolResult::suspended(s.request().clone());
+        return s.clone().into_tool_result();
     }
     if let Some(req) = any.downcast_ref::<crate::request::Request>() {
         return ToolResult::suspended(req.clone());
@@ -311,7 +311,7 @@ pub(crate) fn suspension_in_chain(err: &(dyn std::error::Error + 'static)) -> Op
     let mut cur = Some(err);
     while let Some(e) = cur {
         if let Some(s) = e.downcast_ref::<crate::suspend::Suspension>() {
-            return Some(ToolResult::suspended(s.request().clone()));
+            return Some(s.clone().into_tool_result());
         }
         cur = e.source();
     }

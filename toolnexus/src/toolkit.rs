@@ -119,7 +119,10 @@ impl Toolkit {
     /// - a tool that panics fails with `tool <name> panicked: <message>`, and the toolkit
     ///   keeps working;
     /// - `ctx`'s timeout and cancellation end the call with `tool <name> timed out after
-    ///   <duration>` or `tool <name> was cancelled`.
+    ///   <duration>` or `tool <name> was cancelled`;
+    /// - a suspension whose request violates the trust boundary
+    ///   ([`Request::check_trust_boundary`](crate::Request::check_trust_boundary)) becomes a
+    ///   failure carrying that error, however the result was built.
     ///
     /// Never panics; a tool's own failure or suspension is returned as its result.
     pub async fn execute(&self, name: &str, args: Value, ctx: &Context) -> ToolResult {
@@ -169,10 +172,23 @@ pub(crate) async fn run_guarded(
             None => call.await,
         }
     };
-    tokio::select! {
+    let result = tokio::select! {
         biased;
         () = cancelled => ToolResult::error(format!("tool {name} was cancelled")),
         result = timed => result,
+    };
+    enforce_trust_boundary(result)
+}
+
+/// A suspension built field by field (not through [`ToolResult::suspended`]) still passes the
+/// trust boundary: one that violates it becomes a failure.
+fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
+    match result
+        .pending()
+        .map(crate::request::Request::check_trust_boundary)
+    {
+        Some(Err(e)) => ToolResult::error(e.to_string()),
+        _ => result,
     }
 }
 

@@ -1,0 +1,341 @@
+//! Answer forms: the *restricted* schema a suspension puts in `data.schema` ([`Form`],
+//! [`FormField`], [`answer_schema_for`]) and the trust boundary that keeps credentials out of
+//! answer data ([`is_credential_field`]).
+//!
+//! A restricted schema is the shape MCP elicitation uses, so a generic UI can render a form:
+//!
+//! ```json
+//! {"type":"object","properties":{"city":{"type":"string","description":"The city."}},"required":["city"]}
+//! ```
+//!
+//! Each property is `{"type", "enum"?, "description"?}` with `type` one of `string`, `number`,
+//! `integer`, `boolean` (`enum` only on strings); `required` lists the fields that are neither
+//! `Option` nor `#[serde(default)]` and is omitted when empty.
+
+use serde_json::{Map, Value};
+
+use crate::suspend::SuspendError;
+
+/// A type whose fields make a flat answer form: what `schema = T` in `suspend!`/`ask!` puts in
+/// `data.schema`. Implemented by `#[derive(toolnexus::Form)]` on a struct with named fields,
+/// which checks at compile time that every field is a flat primitive ([`FormField`]) and that
+/// none collects a credential; field doc comments become descriptions.
+///
+/// ```
+/// use toolnexus::Form;
+///
+/// #[derive(Form, serde::Deserialize)]
+/// struct Trip {
+///     /// Where to.
+///     city: String,
+///     nights: u8,
+///     window_seat: Option<bool>,
+/// }
+///
+/// assert_eq!(
+///     Trip::answer_schema().to_string(),
+///     r#"{"type":"object","properties":{"city":{"type":"string","description":"Where to."},"nights":{"type":"integer"},"window_seat":{"type":"boolean"}},"required":["city","nights"]}"#
+/// );
+/// ```
+pub trait Form {
+    /// The restricted schema of the form.
+    fn answer_schema() -> Value;
+}
+
+/// A flat value an answer form can hold: a string, number, integer, boolean or string enum
+/// (`#[derive(toolnexus::Form)]` on an enum of unit variants implements it). `Option<T>` makes
+/// the field optional.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a flat answer-form field",
+    label = "not a string, number, integer, boolean or string enum",
+    note = "answer forms hold flat primitives only (the shape MCP elicitation uses): derive `toolnexus::Form` on an enum of unit variants for a choice, and ask for nested data in a separate request"
+)]
+pub trait FormField {
+    /// Whether the field must be present (false for `Option`).
+    const REQUIRED: bool = true;
+
+    /// The property schema: `{"type", "enum"?}` (the description is added by the form).
+    fn field_schema() -> Map<String, Value>;
+}
+
+fn type_schema(ty: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".to_owned(), Value::String(ty.to_owned()));
+    m
+}
+
+macro_rules! form_fields {
+    ($ty:literal: $($t:ty),*) => {$(
+        impl FormField for $t {
+            fn field_schema() -> Map<String, Value> {
+                type_schema($ty)
+            }
+        }
+    )*};
+}
+form_fields!("string": String, char, std::borrow::Cow<'static, str>, Box<str>);
+form_fields!("boolean": bool);
+form_fields!("integer": i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+form_fields!("number": f32, f64);
+
+impl<T: FormField> FormField for Option<T> {
+    const REQUIRED: bool = false;
+
+    fn field_schema() -> Map<String, Value> {
+        T::field_schema()
+    }
+}
+
+/// The schema of a string enum: `{"type":"string","enum":[..]}`.
+pub(crate) fn enum_schema(values: &[&str]) -> Map<String, Value> {
+    let mut m = type_schema("string");
+    m.insert(
+        "enum".to_owned(),
+        Value::Array(
+            values
+                .iter()
+                .map(|v| Value::String((*v).to_owned()))
+                .collect(),
+        ),
+    );
+    m
+}
+
+/// One property of a form: name, schema (with the description appended), whether required.
+pub(crate) fn property(
+    mut schema: Map<String, Value>,
+    description: Option<&str>,
+) -> Map<String, Value> {
+    if let Some(d) = description.filter(|d| !d.is_empty()) {
+        schema.insert("description".to_owned(), Value::String(d.to_owned()));
+    }
+    schema
+}
+
+/// Assembles a restricted object schema from its properties, in order.
+pub(crate) fn object_schema(props: Vec<(String, Map<String, Value>, bool)>) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for (name, schema, req) in props {
+        if req {
+            required.push(Value::String(name.clone()));
+        }
+        properties.insert(name, Value::Object(schema));
+    }
+    let mut root = Map::new();
+    root.insert("type".to_owned(), Value::String("object".to_owned()));
+    root.insert("properties".to_owned(), Value::Object(properties));
+    if !required.is_empty() {
+        root.insert("required".to_owned(), Value::Array(required));
+    }
+    Value::Object(root)
+}
+
+/// The restricted answer schema of a type that implements [`schemars::JsonSchema`] (for types
+/// that do not derive [`Form`]): schemars' schema, checked and reduced to the restricted shape
+/// (`type`, `enum` and `description` of each property; `Option` fields are not required).
+///
+/// # Errors
+///
+/// [`SuspendError::SchemaNotRestricted`] when the root is not an object or a field is not a
+/// flat primitive (an object, an array, a reference, a union of types), naming the field.
+///
+/// ```
+/// #[derive(schemars::JsonSchema)]
+/// struct Stop { city: String, address: Address }
+/// #[derive(schemars::JsonSchema)]
+/// struct Address { street: String }
+///
+/// let err = toolnexus::answer_schema_for::<Stop>().unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid suspension: the answer schema of `Stop` is not a flat form: field `address` is an object; answer forms hold flat primitives only (string, number, integer, boolean, string enum)"
+/// );
+/// ```
+pub fn answer_schema_for<T: schemars::JsonSchema>() -> Result<Value, SuspendError> {
+    let schema = crate::schema::input_schema_for::<T>();
+    restrict(&schema).map_err(|reason| SuspendError::SchemaNotRestricted {
+        ty: T::schema_name().into_owned(),
+        reason,
+    })
+}
+
+/// Reduces a schemars schema to the restricted shape, or says which field is not flat.
+fn restrict(schema: &Value) -> Result<Value, String> {
+    let root = schema
+        .as_object()
+        .filter(|o| o.get("type").and_then(Value::as_str) == Some("object"))
+        .ok_or_else(|| "the root is not an object with named fields".to_owned())?;
+    let required: Vec<&str> = root
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut props = Vec::new();
+    if let Some(properties) = root.get("properties").and_then(Value::as_object) {
+        for (name, prop) in properties {
+            let flat = flat_property(prop).map_err(|what| {
+                format!(
+                    "field `{name}` is {what}; answer forms hold flat primitives only (string, number, integer, boolean, string enum)"
+                )
+            })?;
+            let description = prop.get("description").and_then(Value::as_str);
+            props.push((
+                name.clone(),
+                property(flat, description),
+                required.contains(&name.as_str()),
+            ));
+        }
+    }
+    Ok(object_schema(props))
+}
+
+/// The `{"type", "enum"?}` of one flat property, or what it is instead.
+fn flat_property(prop: &Value) -> Result<Map<String, Value>, &'static str> {
+    let Some(obj) = prop.as_object() else {
+        return Err("not a schema object");
+    };
+    if obj.contains_key("$ref") {
+        return Err("a reference to another type");
+    }
+    let enum_values = |values: &Vec<Value>| -> Result<Vec<String>, &'static str> {
+        values
+            .iter()
+            .filter(|v| !v.is_null())
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or("an enum of non-strings")
+            })
+            .collect()
+    };
+    if let Some(values) = obj.get("enum").and_then(Value::as_array) {
+        let values = enum_values(values)?;
+        let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+        return Ok(enum_schema(&refs));
+    }
+    if let Some(variants) = obj
+        .get("oneOf")
+        .or_else(|| obj.get("anyOf"))
+        .and_then(Value::as_array)
+    {
+        let non_null: Vec<&Value> = variants
+            .iter()
+            .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+            .collect();
+        let mut values = Vec::new();
+        for v in &non_null {
+            if let Some(c) = v.get("const") {
+                values.push(c.as_str().ok_or("an enum of non-strings")?.to_owned());
+            } else if let Some(e) = v.get("enum").and_then(Value::as_array) {
+                values.extend(enum_values(e)?);
+            } else if let [only] = non_null.as_slice() {
+                // `Option<T>`: `anyOf: [T, null]`
+                return flat_property(only);
+            } else {
+                return Err("a union of types");
+            }
+        }
+        let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+        return Ok(enum_schema(&refs));
+    }
+    let ty: &str = match obj.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => {
+            let mut non_null = ts.iter().filter_map(Value::as_str).filter(|t| *t != "null");
+            match (non_null.next(), non_null.next()) {
+                (Some(one), None) => one,
+                _ => return Err("a union of types"),
+            }
+        }
+        _ => return Err("of no single type"),
+    };
+    match ty {
+        "string" | "number" | "integer" | "boolean" => Ok(type_schema(ty)),
+        "object" => Err("an object"),
+        "array" => Err("an array"),
+        _ => Err("of no flat type"),
+    }
+}
+
+/// The credential words the trust boundary refuses in `input`/`question` answer schemas, as
+/// word sequences (a field name matches when its words contain one of them, in order).
+const CREDENTIAL_WORDS: &[&[&str]] = &[
+    &["password"],
+    &["passwd"],
+    &["secret"],
+    &["token"],
+    &["api", "key"],
+    &["apikey"],
+    &["private", "key"],
+    &["privatekey"],
+    &["pin"],
+    &["cvv"],
+    &["card", "number"],
+    &["cardnumber"],
+    &["ssn"],
+];
+
+/// Splits a field name into lowercase words at `_`, `-`, `.`, spaces and camelCase humps.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Whether a field name collects a credential: its words (split at `_`, `-`, `.`, spaces and
+/// camelCase, compared case-insensitively) contain `password`, `passwd`, `secret`, `token`,
+/// `api key`/`apikey`, `private key`/`privatekey`, `pin`, `cvv`, `card number`/`cardnumber`
+/// or `ssn`.
+///
+/// ```
+/// use toolnexus::is_credential_field;
+///
+/// assert!(is_credential_field("password"));
+/// assert!(is_credential_field("API_KEY"));
+/// assert!(is_credential_field("apiKey"));
+/// assert!(is_credential_field("github-access-token"));
+/// assert!(!is_credential_field("city"));
+/// assert!(!is_credential_field("shipping_address"));
+/// assert!(!is_credential_field("spinner"));
+/// ```
+pub fn is_credential_field(name: &str) -> bool {
+    let words = words(name);
+    CREDENTIAL_WORDS.iter().any(|seq| {
+        words
+            .windows(seq.len())
+            .any(|w| w.iter().zip(*seq).all(|(a, b)| a == b))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words;
+
+    #[test]
+    fn words_split_at_separators_and_humps() {
+        assert_eq!(words("apiKey"), ["api", "key"]);
+        assert_eq!(words("API_KEY"), ["api", "key"]);
+        assert_eq!(words("card-number"), ["card", "number"]);
+        assert_eq!(words("CardNumber2"), ["card", "number2"]);
+        assert_eq!(words("user.pin"), ["user", "pin"]);
+    }
+}

@@ -1,0 +1,197 @@
+//! `#[derive(Form)]`: the restricted schema it emits, serde renames, string enums, and the
+//! credential rule (which must agree with the runtime's `is_credential_field`).
+
+use serde_json::json;
+use toolnexus::{Form, FormField, answer_schema_for, is_credential_field};
+
+/// A form.
+#[derive(Form, serde::Deserialize)]
+#[allow(dead_code)] // only its schema is used
+struct Booking {
+    /// The city to fly to.
+    ///
+    /// Any airport city.
+    city: String,
+    /// How many nights
+    /// (at most 30).
+    nights: u32,
+    price_limit: f64,
+    window: bool,
+    seat: Seat,
+    meal: Option<Meal>,
+    #[serde(default)]
+    note: String,
+    #[serde(skip)]
+    internal: Vec<String>,
+    #[serde(rename = "fullName")]
+    full_name: Option<String>,
+    r#type: char,
+}
+
+#[derive(Form, serde::Deserialize)]
+#[allow(dead_code)] // only its schema is used
+enum Seat {
+    Aisle,
+    Window,
+    #[serde(rename = "middle-seat")]
+    Middle,
+}
+
+#[derive(Form, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // only its schema is used
+enum Meal {
+    Vegetarian,
+    GlutenFree,
+}
+
+#[test]
+fn the_restricted_schema_golden() {
+    assert_eq!(
+        Booking::answer_schema(),
+        json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "The city to fly to.\n\nAny airport city."},
+                "nights": {"type": "integer", "description": "How many nights (at most 30)."},
+                "price_limit": {"type": "number"},
+                "window": {"type": "boolean"},
+                "seat": {"type": "string", "enum": ["Aisle", "Window", "middle-seat"]},
+                "meal": {"type": "string", "enum": ["vegetarian", "gluten_free"]},
+                "note": {"type": "string"},
+                "fullName": {"type": "string"},
+                "type": {"type": "string"}
+            },
+            "required": ["city", "nights", "price_limit", "window", "seat", "type"]
+        })
+    );
+    // key order is part of the wire form
+    assert_eq!(
+        Booking::answer_schema().to_string().get(..60).unwrap(),
+        r#"{"type":"object","properties":{"city":{"type":"string","desc"#
+    );
+}
+
+#[test]
+fn rename_all_on_a_struct_and_no_required_when_all_optional() {
+    #[derive(Form)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)] // only its schema is used
+    struct Prefs {
+        home_city: Option<String>,
+        max_stops: Option<u8>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)] // proves the names agree with what serde accepts
+    struct PrefsDe {
+        home_city: Option<String>,
+        max_stops: Option<u8>,
+    }
+    assert_eq!(
+        Prefs::answer_schema().to_string(),
+        r#"{"type":"object","properties":{"homeCity":{"type":"string"},"maxStops":{"type":"integer"}}}"#
+    );
+}
+
+#[test]
+fn an_enum_is_a_form_field() {
+    assert_eq!(
+        serde_json::Value::Object(Seat::field_schema()),
+        json!({"type": "string", "enum": ["Aisle", "Window", "middle-seat"]})
+    );
+    assert_eq!(
+        [
+            <Seat as FormField>::REQUIRED,
+            <Option<Seat> as FormField>::REQUIRED
+        ],
+        [true, false]
+    );
+}
+
+#[test]
+fn answers_to_a_form_deserialize() {
+    let a = toolnexus::Answer::accept(
+        "r1",
+        json!({"city": "Oslo", "nights": 2, "price_limit": 99.5, "window": true,
+               "seat": "middle-seat", "meal": "gluten_free", "fullName": "Ada", "type": "x"}),
+    );
+    let b: Booking = a.data_as().unwrap();
+    assert_eq!(b.city, "Oslo");
+    assert!(matches!(b.seat, Seat::Middle));
+    assert!(matches!(b.meal, Some(Meal::GlutenFree)));
+}
+
+#[test]
+fn answer_schema_for_a_json_schema_type() {
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)] // only its schema is used
+    struct Flat {
+        /// Name.
+        name: String,
+        age: Option<u8>,
+        ok: bool,
+    }
+    assert_eq!(
+        answer_schema_for::<Flat>().unwrap().to_string(),
+        r#"{"type":"object","properties":{"name":{"type":"string","description":"Name."},"age":{"type":"integer"},"ok":{"type":"boolean"}},"required":["name","ok"]}"#
+    );
+    assert_eq!(
+        answer_schema_for::<Vec<String>>().unwrap_err().to_string(),
+        "invalid suspension: the answer schema of `Array_of_string` is not a flat form: the root is not an object with named fields"
+    );
+}
+
+#[test]
+fn credential_names_runtime_rule() {
+    let refused = [
+        "password",
+        "Password",
+        "PASSWORD",
+        "passwd",
+        "user_password",
+        "secret",
+        "client-secret",
+        "token",
+        "accessToken",
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "apikey",
+        "ApiKey",
+        "private_key",
+        "privateKey",
+        "PrivateKey",
+        "pin",
+        "PIN",
+        "card_pin",
+        "cvv",
+        "CVV",
+        "card_number",
+        "cardNumber",
+        "CardNumber",
+        "card-number",
+        "ssn",
+        "SSN",
+        "user.ssn",
+        "db password",
+    ];
+    let allowed = [
+        "city",
+        "name",
+        "spinner",
+        "pinned",
+        "tokens_used",
+        "card",
+        "number",
+        "keyboard",
+        "secretary",
+        "passenger",
+    ];
+    for name in refused {
+        assert!(is_credential_field(name), "{name} should be refused");
+    }
+    for name in allowed {
+        assert!(!is_credential_field(name), "{name} should be allowed");
+    }
+}

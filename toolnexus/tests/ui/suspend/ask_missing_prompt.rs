@@ -1,0 +1,7 @@
+fn main() {
+    let ctx = toolnexus::Context::new();
+    let _ = || -> toolnexus::ToolResult {
+        let () = toolnexus::ask!(ctx, approval);
+        toolnexus::ToolResult::success("")
+    };
+}

@@ -1,0 +1,7 @@
+#[derive(toolnexus::Form)]
+enum Seat {
+    Aisle,
+    Numbered(u8),
+}
+
+fn main() {}

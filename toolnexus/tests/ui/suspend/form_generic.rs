@@ -1,0 +1,6 @@
+#[derive(toolnexus::Form)]
+struct Wrapper<T> {
+    value: T,
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+#[derive(toolnexus::Form)]
+struct Address {
+    street: String,
+}
+
+#[derive(toolnexus::Form)]
+struct Stop {
+    city: String,
+    address: Address,
+}
+
+fn main() {}

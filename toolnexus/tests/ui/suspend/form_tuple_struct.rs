@@ -1,0 +1,4 @@
+#[derive(toolnexus::Form)]
+struct City(String);
+
+fn main() {}

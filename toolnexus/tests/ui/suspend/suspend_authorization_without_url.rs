@@ -1,0 +1,3 @@
+fn main() {
+    let _ = toolnexus::suspend!(authorization "Log in to GitHub");
+}

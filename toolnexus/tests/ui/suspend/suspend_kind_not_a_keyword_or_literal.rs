@@ -1,0 +1,3 @@
+fn main() {
+    let _ = toolnexus::suspend!(42 "Which city?");
+}

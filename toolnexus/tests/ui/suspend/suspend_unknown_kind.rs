@@ -1,0 +1,3 @@
+fn main() {
+    let _ = toolnexus::suspend!(inptu "Which city?");
+}
