@@ -1,6 +1,8 @@
 //! Cross-crate, end-to-end and conformance tests of toolnexus live in `tests/`; shared fakes
 //! live in this library.
 
+pub mod fake_provider;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -30,6 +30,8 @@
 //! # });
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod adapters;
 mod client;
 mod context;
@@ -39,6 +41,9 @@ mod lower;
 mod macro_support;
 mod model;
 mod question;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+mod providers;
 mod request;
 mod result;
 mod schema;
@@ -416,6 +421,13 @@ pub use toolnexus_macros::tool;
 /// # });
 /// ```
 pub use toolnexus_macros::toolset;
+
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use providers::{
+    ANTHROPIC_VERSION, ApiKey, DEFAULT_BACKOFF_BASE, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER,
+    DEFAULT_MAX_TOKENS, HttpProvider, HttpProviderBuilder, ProviderStyle,
+};
 
 /// Cancellation tokens, as [`Context::cancellation`] hands them out.
 pub use tokio_util::sync::CancellationToken;

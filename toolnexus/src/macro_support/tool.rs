@@ -360,17 +360,17 @@ pub fn assert_schema<T: schemars::JsonSchema>() {}
 // return mapping (autoref specialization on the concrete return type)
 
 /// Stands for the return type `T` while method resolution picks how to map it.
-pub struct Probe<T>(PhantomData<T>);
+pub struct ReturnProbe<T>(PhantomData<T>);
 
-impl<T> fmt::Debug for Probe<T> {
+impl<T> fmt::Debug for ReturnProbe<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Probe")
+        f.write_str("ReturnProbe")
     }
 }
 
 /// A probe for the type of `value`.
-pub fn probe<T>(_value: &T) -> Probe<T> {
-    Probe(PhantomData)
+pub fn probe<T>(_value: &T) -> ReturnProbe<T> {
+    ReturnProbe(PhantomData)
 }
 
 macro_rules! kinds {
@@ -387,7 +387,7 @@ macro_rules! kinds {
             }
         }
 
-        impl<$($g),*> $trait for $($refs)* Probe<$probe> where $($bounds)* {}
+        impl<$($g),*> $trait for $($refs)* ReturnProbe<$probe> where $($bounds)* {}
     )*};
 }
 

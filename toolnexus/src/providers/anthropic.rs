@@ -1,0 +1,298 @@
+//! The Anthropic messages wire format.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::wire::{parse_arguments, usage};
+use crate::adapters;
+use crate::error::Error;
+use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
+
+/// The request body: `{"model","max_tokens","system"?,"messages","tools"?,"stream"?}`. System
+/// messages go to the top-level `system` field (joined by a blank line when there are
+/// several); consecutive tool results become one `user` message of `tool_result` blocks.
+pub(crate) fn body(
+    request: &ModelRequest,
+    model: &str,
+    max_tokens: u32,
+    stream: bool,
+) -> Map<String, Value> {
+    let system: Vec<&str> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .filter_map(|m| m.content.as_deref())
+        .collect();
+    let mut body = Map::new();
+    body.insert("model".to_owned(), Value::String(model.to_owned()));
+    body.insert("max_tokens".to_owned(), Value::from(max_tokens));
+    if !system.is_empty() {
+        body.insert("system".to_owned(), Value::String(system.join("\n\n")));
+    }
+    body.insert(
+        "messages".to_owned(),
+        Value::Array(messages(&request.messages)),
+    );
+    if !request.tools.is_empty() {
+        body.insert("tools".to_owned(), adapters::anthropic(&request.tools));
+    }
+    if stream {
+        body.insert("stream".to_owned(), Value::Bool(true));
+    }
+    body
+}
+
+fn messages(transcript: &[Message]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    for m in transcript {
+        if m.role == Role::Tool {
+            results.push(json!({
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                "content": m.content.clone().unwrap_or_default(),
+                "is_error": m.is_error,
+            }));
+            continue;
+        }
+        if !results.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
+        }
+        match m.role {
+            Role::System | Role::Tool => {}
+            Role::User => {
+                out.push(json!({"role": "user", "content": m.content.clone().unwrap_or_default()}));
+            }
+            Role::Assistant if m.tool_calls.is_empty() => {
+                out.push(json!({
+                    "role": "assistant",
+                    "content": m.content.clone().unwrap_or_default(),
+                }));
+            }
+            Role::Assistant => {
+                let mut blocks = Vec::new();
+                if let Some(text) = m.content.as_deref().filter(|t| !t.is_empty()) {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for c in &m.tool_calls {
+                    // Anthropic takes `input` as an object only; arguments that were not a JSON
+                    // object are sent as `{}` (the tool result already told the model why).
+                    let input = if c.arguments.is_object() {
+                        c.arguments.clone()
+                    } else {
+                        Value::Object(Map::new())
+                    };
+                    blocks.push(json!({
+                        "type": "tool_use", "id": c.id, "name": c.name, "input": input,
+                    }));
+                }
+                out.push(json!({"role": "assistant", "content": blocks}));
+            }
+        }
+    }
+    if !results.is_empty() {
+        out.push(json!({"role": "user", "content": results}));
+    }
+    out
+}
+
+/// A whole (non-streamed) reply: `content` blocks (`text`, `tool_use`) and `usage`.
+pub(crate) fn parse(reply: &Value) -> Result<ModelTurn, Error> {
+    let blocks = reply
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| Error::Transport("the provider's reply has no `content`".to_owned()))?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("tool_use") => {
+                let id = block
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map_or_else(|| format!("call_{}", tool_calls.len()), str::to_owned);
+                tool_calls.push(ToolCall::new(
+                    id,
+                    block
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                    block
+                        .get("input")
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object(Map::new())),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(ModelTurn {
+        text: Some(text).filter(|t| !t.is_empty()),
+        tool_calls,
+        usage: reply.get("usage").and_then(usage),
+    })
+}
+
+enum Block {
+    Text,
+    ToolUse {
+        id: String,
+        name: String,
+        start_input: Value,
+        json: String,
+    },
+    Other,
+}
+
+/// Assembles a streamed reply from `message_start`, `content_block_start/delta/stop`,
+/// `message_delta` (usage) and `message_stop`.
+#[derive(Default)]
+pub(crate) struct StreamState {
+    text: String,
+    blocks: BTreeMap<u64, Block>,
+    input_tokens: Option<Usage>,
+    output_tokens: Option<Usage>,
+    finished: bool,
+}
+
+impl StreamState {
+    /// Takes one SSE `data` payload (dispatching on its `type`, which repeats the event name).
+    pub(crate) fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
+        let event: Value = serde_json::from_str(data).map_err(|e| {
+            Error::Transport(format!("the provider streamed an invalid JSON event: {e}"))
+        })?;
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match event.get("type").and_then(Value::as_str).unwrap_or("") {
+            "message_start" => {
+                self.input_tokens = event.pointer("/message/usage").and_then(usage);
+            }
+            "content_block_start" => {
+                let block = event.get("content_block").unwrap_or(&Value::Null);
+                let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+                let new = match kind {
+                    "text" => {
+                        let initial = block.get("text").and_then(Value::as_str).unwrap_or("");
+                        self.push_text(initial, sink);
+                        Block::Text
+                    }
+                    "tool_use" => Block::ToolUse {
+                        id: block
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        name: block
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        start_input: block.get("input").cloned().unwrap_or(Value::Null),
+                        json: String::new(),
+                    },
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index, new);
+            }
+            "content_block_delta" => {
+                let delta = event.get("delta").unwrap_or(&Value::Null);
+                match delta.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "text_delta" => {
+                        let text = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                        self.push_text(text, sink);
+                    }
+                    "input_json_delta" => {
+                        if let Some(Block::ToolUse { json, .. }) = self.blocks.get_mut(&index) {
+                            json.push_str(
+                                delta
+                                    .get("partial_json")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or(""),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(u) = event.get("usage").and_then(usage) {
+                    self.output_tokens = Some(u);
+                }
+            }
+            "message_stop" => self.finished = true,
+            "error" => {
+                let message = event
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error");
+                return Err(Error::Transport(format!(
+                    "the provider reported an error mid-stream: {message}"
+                )));
+            }
+            // `ping`, `content_block_stop`, and event types added later
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn push_text(&mut self, text: &str, sink: DeltaSink<'_>) {
+        if !text.is_empty() {
+            self.text.push_str(text);
+            sink(text);
+        }
+    }
+
+    /// The assembled turn.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Transport`] when the stream ended before `message_stop`.
+    pub(crate) fn finish(self) -> Result<ModelTurn, Error> {
+        if !self.finished {
+            return Err(Error::Transport(
+                "the provider closed the stream before finishing its reply".to_owned(),
+            ));
+        }
+        let mut tool_calls = Vec::new();
+        for block in self.blocks.into_values() {
+            if let Block::ToolUse {
+                id,
+                name,
+                start_input,
+                json,
+            } = block
+            {
+                let arguments = if json.trim().is_empty() && start_input.is_object() {
+                    start_input
+                } else {
+                    parse_arguments(&json)
+                };
+                let id = if id.is_empty() {
+                    format!("call_{}", tool_calls.len())
+                } else {
+                    id
+                };
+                tool_calls.push(ToolCall::new(id, name, arguments));
+            }
+        }
+        // message_start carries the input tokens, message_delta the (cumulative) output tokens
+        let usage = match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => {
+                let i = i.unwrap_or_default();
+                let o = o.unwrap_or_default();
+                Some(Usage::new(
+                    i.prompt_tokens.max(o.prompt_tokens),
+                    o.completion_tokens.max(i.completion_tokens),
+                ))
+            }
+        };
+        Ok(ModelTurn {
+            text: Some(self.text).filter(|t| !t.is_empty()),
+            tool_calls,
+            usage,
+        })
+    }
+}

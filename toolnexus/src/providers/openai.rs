@@ -1,0 +1,222 @@
+//! The OpenAI chat-completions wire format (also OpenRouter, Ollama, vLLM, LM Studio, ...).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::wire::{arguments_string, parse_arguments, usage};
+use crate::adapters;
+use crate::error::Error;
+use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
+
+/// The request body: `{"model","messages","tools"?,"stream"?,"stream_options"?}`.
+pub(crate) fn body(request: &ModelRequest, model: &str, stream: bool) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".to_owned(), Value::String(model.to_owned()));
+    body.insert(
+        "messages".to_owned(),
+        request.messages.iter().map(message).collect(),
+    );
+    if !request.tools.is_empty() {
+        body.insert("tools".to_owned(), adapters::openai(&request.tools));
+    }
+    if stream {
+        body.insert("stream".to_owned(), Value::Bool(true));
+        body.insert("stream_options".to_owned(), json!({"include_usage": true}));
+    }
+    body
+}
+
+fn message(m: &Message) -> Value {
+    let role = match m.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let mut out = Map::new();
+    out.insert("role".to_owned(), Value::String(role.to_owned()));
+    match m.role {
+        Role::Tool => {
+            let id = m.tool_call_id.clone().unwrap_or_default();
+            out.insert("tool_call_id".to_owned(), Value::String(id));
+            out.insert("content".to_owned(), text(m));
+        }
+        Role::Assistant if !m.tool_calls.is_empty() => {
+            out.insert(
+                "content".to_owned(),
+                m.content.clone().map_or(Value::Null, Value::String),
+            );
+            let calls = m
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    json!({
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": arguments_string(&c.arguments)},
+                    })
+                })
+                .collect();
+            out.insert("tool_calls".to_owned(), calls);
+        }
+        _ => {
+            out.insert("content".to_owned(), text(m));
+        }
+    }
+    Value::Object(out)
+}
+
+fn text(m: &Message) -> Value {
+    Value::String(m.content.clone().unwrap_or_default())
+}
+
+/// A whole (non-streamed) reply: `choices[0].message` and `usage`.
+pub(crate) fn parse(reply: &Value) -> Result<ModelTurn, Error> {
+    let message = reply.pointer("/choices/0/message").ok_or_else(|| {
+        Error::Transport("the provider's reply has no `choices[0].message`".to_owned())
+    })?;
+    let text = message
+        .get("content")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    let tool_calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let raw = c
+                        .pointer("/function/arguments")
+                        .map(|a| match a {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                        .unwrap_or_default();
+                    ToolCall::new(
+                        call_id(c.get("id"), i),
+                        c.pointer("/function/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                        parse_arguments(&raw),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(ModelTurn {
+        text,
+        tool_calls,
+        usage: reply.get("usage").and_then(usage),
+    })
+}
+
+fn call_id(id: Option<&Value>, index: usize) -> String {
+    id.and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| format!("call_{index}"), str::to_owned)
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// Assembles a streamed reply: text deltas in order, tool-call deltas by `index`, the usage
+/// chunk that `stream_options.include_usage` adds, and the `[DONE]` sentinel.
+#[derive(Default)]
+pub(crate) struct StreamState {
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+    usage: Option<Usage>,
+    finished: bool,
+}
+
+impl StreamState {
+    /// Takes one SSE `data` payload.
+    pub(crate) fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
+        if data.trim() == "[DONE]" {
+            self.finished = true;
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            Error::Transport(format!("the provider streamed an invalid JSON chunk: {e}"))
+        })?;
+        if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
+            return Err(Error::Transport(format!(
+                "the provider reported an error mid-stream: {message}"
+            )));
+        }
+        if let Some(u) = chunk.get("usage").and_then(usage) {
+            self.usage = Some(u);
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(());
+        };
+        if choice.get("finish_reason").is_some_and(Value::is_string) {
+            self.finished = true;
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(());
+        };
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.text.push_str(text);
+            sink(text);
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (position, call) in calls.iter().enumerate() {
+                let index = call
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(position as u64);
+                let slot = self.calls.entry(index).or_default();
+                if let Some(id) = call.get("id").and_then(Value::as_str)
+                    && !id.is_empty()
+                {
+                    slot.id = Some(id.to_owned());
+                }
+                if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                    slot.name.push_str(name);
+                }
+                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    slot.arguments.push_str(args);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The assembled turn.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Transport`] when the stream ended before `[DONE]` or a finish reason.
+    pub(crate) fn finish(self) -> Result<ModelTurn, Error> {
+        if !self.finished {
+            return Err(Error::Transport(
+                "the provider closed the stream before finishing its reply".to_owned(),
+            ));
+        }
+        let tool_calls = self
+            .calls
+            .into_values()
+            .enumerate()
+            .map(|(i, c)| {
+                let id = c.id.unwrap_or_else(|| format!("call_{i}"));
+                ToolCall::new(id, c.name, parse_arguments(&c.arguments))
+            })
+            .collect();
+        Ok(ModelTurn {
+            text: Some(self.text).filter(|t| !t.is_empty()),
+            tool_calls,
+            usage: self.usage,
+        })
+    }
+}

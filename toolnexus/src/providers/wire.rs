@@ -1,0 +1,129 @@
+//! What both wire formats share: tool-call arguments, usage fields, error bodies.
+
+use serde_json::{Map, Value};
+
+use crate::model::Usage;
+
+/// Tool-call arguments as the model sent them (a JSON string): the parsed value, `{}` for an
+/// empty string, or the raw string itself when it is not valid JSON (the loop then tells the
+/// model what is wrong).
+pub(crate) fn parse_arguments(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+}
+
+/// Arguments as OpenAI wants them: a JSON string (a raw, unparsable string is sent back as it
+/// came).
+pub(crate) fn arguments_string(arguments: &Value) -> String {
+    match arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Usage from `prompt_tokens`/`completion_tokens` or `input_tokens`/`output_tokens` (plus
+/// Anthropic's cache token counts, which are prompt tokens too); `None` when the object has
+/// none of them.
+pub(crate) fn usage(value: &Value) -> Option<Usage> {
+    let obj = value.as_object()?;
+    let field = |k: &str| obj.get(k).and_then(Value::as_u64);
+    let prompt = field("prompt_tokens").or_else(|| field("input_tokens"));
+    let completion = field("completion_tokens").or_else(|| field("output_tokens"));
+    if prompt.is_none() && completion.is_none() {
+        return None;
+    }
+    let cached = field("cache_creation_input_tokens")
+        .unwrap_or(0)
+        .saturating_add(field("cache_read_input_tokens").unwrap_or(0));
+    Some(Usage::new(
+        prompt.unwrap_or(0).saturating_add(cached),
+        completion.unwrap_or(0),
+    ))
+}
+
+/// The longest provider error text kept when the body is not a recognised error object.
+const MAX_RAW_ERROR: usize = 500;
+
+/// The provider's own message from an error body: `{"error":{"message"}}` (both styles),
+/// `{"error":"..."}` (Ollama), `{"message":"..."}`; else the body text (cut to 500 bytes);
+/// else `fallback`.
+pub(crate) fn error_message(body: &str, fallback: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        let found = v
+            .pointer("/error/message")
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .or_else(|| v.get("message"))
+            .and_then(Value::as_str);
+        if let Some(message) = found {
+            return message.to_owned();
+        }
+    }
+    let body = body.trim();
+    if body.is_empty() {
+        return fallback.to_owned();
+    }
+    if body.len() <= MAX_RAW_ERROR {
+        return body.to_owned();
+    }
+    let mut end = MAX_RAW_ERROR;
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &body[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_parse_or_stay_raw() {
+        assert_eq!(parse_arguments(r#"{"a":1}"#), json!({"a": 1}));
+        assert_eq!(parse_arguments("  "), json!({}));
+        assert_eq!(parse_arguments("{oops"), json!("{oops"));
+        assert_eq!(arguments_string(&json!({"a": 1})), r#"{"a":1}"#);
+        assert_eq!(arguments_string(&json!("{oops")), "{oops");
+    }
+
+    #[test]
+    fn usage_from_either_naming() {
+        assert_eq!(
+            usage(&json!({"prompt_tokens": 3, "completion_tokens": 4})),
+            Some(Usage::new(3, 4))
+        );
+        assert_eq!(
+            usage(&json!({"input_tokens": 5, "output_tokens": 6, "cache_read_input_tokens": 2})),
+            Some(Usage::new(7, 6))
+        );
+        assert_eq!(usage(&json!({"total_tokens": 9})), None);
+        assert_eq!(usage(&Value::Null), None);
+    }
+
+    #[test]
+    fn error_messages_from_known_shapes() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad model","type":"x"}}"#, "f"),
+            "bad model"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: required"}}"#,
+                "f"
+            ),
+            "max_tokens: required"
+        );
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#, "f"),
+            "model not found"
+        );
+        assert_eq!(error_message(r#"{"message":"nope"}"#, "f"), "nope");
+        assert_eq!(error_message("upstream down\n", "f"), "upstream down");
+        assert_eq!(error_message("", "Bad Gateway"), "Bad Gateway");
+        let long = "é".repeat(400);
+        let cut = error_message(&long, "f");
+        assert_eq!(cut, format!("{}...", "é".repeat(250)));
+    }
+}
