@@ -428,6 +428,9 @@ pub use providers::{
     ANTHROPIC_VERSION, ApiKey, DEFAULT_BACKOFF_BASE, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER,
     DEFAULT_MAX_TOKENS, HttpProvider, HttpProviderBuilder, ProviderStyle,
 };
+#[cfg(feature = "http")]
+#[doc(hidden)]
+pub use providers::{parse_event_stream_chunks, parse_reply_body};
 
 /// Cancellation tokens, as [`Context::cancellation`] hands them out.
 pub use tokio_util::sync::CancellationToken;
