@@ -25,15 +25,24 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(turn) = parse_event_stream_chunks(style, &chunks, &sink) {
         let streamed = streamed.lock().unwrap();
         if !streamed.is_empty() {
-            assert_eq!(turn.text.as_deref(), Some(streamed.as_str()), "deltas and text differ");
+            assert_eq!(
+                turn.text.as_deref(),
+                Some(streamed.as_str()),
+                "deltas and text differ"
+            );
         }
     }
     // the same bytes in one chunk give the same outcome
     let whole = parse_event_stream_chunks(style, &[body], &|_| {});
     let cut = parse_event_stream_chunks(style, &chunks, &|_| {});
     assert_eq!(
-        whole.as_ref().map_err(ToString::to_string).map(|t| format!("{t:?}")),
-        cut.as_ref().map_err(ToString::to_string).map(|t| format!("{t:?}")),
+        whole
+            .as_ref()
+            .map_err(ToString::to_string)
+            .map(|t| format!("{t:?}")),
+        cut.as_ref()
+            .map_err(ToString::to_string)
+            .map(|t| format!("{t:?}")),
         "the outcome depends on where the stream is cut"
     );
     let _ = parse_reply_body(style, body);

@@ -11,8 +11,8 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use toolnexus::{
-    Answer, Client, FnTool, PendingRun, Reply, Request, Role, RunStatus, ScriptedModel,
-    ToolResult, Toolkit,
+    Answer, Client, FnTool, PendingRun, Reply, Request, Role, RunStatus, ScriptedModel, ToolResult,
+    Toolkit,
 };
 
 fn asker(name: &'static str) -> FnTool {
@@ -21,7 +21,9 @@ fn asker(name: &'static str) -> FnTool {
         .handler(move |_args, ctx| {
             let reply = match ctx.accepted() {
                 Some(answer) => ToolResult::success(format!("{name} got {:?}", answer.data)),
-                None => ToolResult::suspended(Request::input("Where to?").with_id(format!("{name}-1"))),
+                None => {
+                    ToolResult::suspended(Request::input("Where to?").with_id(format!("{name}-1")))
+                }
             };
             async move { reply }
         })
@@ -81,7 +83,11 @@ fn check_balanced(messages: &[toolnexus::Message], at: usize) {
         .collect();
     assert!(results.len() <= calls.len(), "more results than calls");
     for (call, result) in calls.iter().zip(&results) {
-        assert_eq!(result.tool_call_id.as_deref(), Some(call.id.as_str()), "result out of order");
+        assert_eq!(
+            result.tool_call_id.as_deref(),
+            Some(call.id.as_str()),
+            "result out of order"
+        );
     }
 }
 

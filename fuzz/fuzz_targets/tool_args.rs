@@ -99,7 +99,9 @@ fuzz_target!(|data: &[u8]| {
     let result = RUNTIME.block_on(TOOLKIT.execute(name, args, &Context::new()));
     if result.is_error {
         assert!(
-            result.output.starts_with(&format!("invalid arguments for {name}: ")),
+            result
+                .output
+                .starts_with(&format!("invalid arguments for {name}: ")),
             "unexpected failure: {}",
             result.output
         );

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolnexus::{
-    CancellationToken, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role,
-    RunStatus, ScriptedModel, ToolResult, Toolkit, tool,
+    CancellationToken, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role, RunStatus,
+    ScriptedModel, ToolResult, Toolkit, tool,
 };
 use toolnexus_tests::asker;
 
@@ -68,7 +68,10 @@ async fn a_tool_panicking_in_its_first_or_a_later_poll_is_an_error_result_the_mo
         Reply::tool_call("first", json!({})).with_call("later", json!({})),
         Reply::text("sorry"),
     ]);
-    let client = Client::builder(model.clone()).model_name("m").build().unwrap();
+    let client = Client::builder(model.clone())
+        .model_name("m")
+        .build()
+        .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(result.text, "sorry");
@@ -95,7 +98,10 @@ async fn a_tool_that_never_returns_is_cut_by_the_tool_timeout_and_named() {
         .tool(tool("hang", never_returns))
         .build()
         .unwrap();
-    let model = ScriptedModel::new([Reply::tool_call("hang", json!({})), Reply::text("moving on")]);
+    let model = ScriptedModel::new([
+        Reply::tool_call("hang", json!({})),
+        Reply::text("moving on"),
+    ]);
     let client = Client::builder(model.clone())
         .model_name("m")
         .tool_timeout(Duration::from_millis(20))
@@ -154,7 +160,9 @@ async fn wait_for_failure_keeps_the_request(client: Client, expected: &str) {
         panic!("not a wait_for failure: {err:?}");
     };
     assert_eq!(request_id, "ask-1");
-    let halted = err.halted_run().expect("the halted run travels with the error");
+    let halted = err
+        .halted_run()
+        .expect("the halted run travels with the error");
     assert_eq!(halted.status, RunStatus::Pending);
     let pending = halted.pending.clone().expect("the pending request");
     assert_eq!(pending.id, "ask-1");
@@ -184,6 +192,10 @@ async fn wait_for_failure_keeps_the_request(client: Client, expected: &str) {
     );
 }
 
+fn host_crash() -> Result<toolnexus::Answer, String> {
+    panic!("the host crashed")
+}
+
 fn asking_model() -> ScriptedModel {
     ScriptedModel::new([Reply::tool_call("ask", json!({})), Reply::text("never")])
 }
@@ -192,12 +204,7 @@ fn asking_model() -> ScriptedModel {
 async fn a_wait_for_that_panics_ends_the_run_with_the_request_still_pending() {
     let client = Client::builder(asking_model())
         .model_name("m")
-        .wait_for(|_req: Request| async move {
-            if true {
-                panic!("the host crashed");
-            }
-            Ok::<_, String>(toolnexus::Answer::ok("ask-1"))
-        })
+        .wait_for(|_req: Request| async move { host_crash() })
         .build()
         .unwrap();
     wait_for_failure_keeps_the_request(
@@ -211,9 +218,7 @@ async fn a_wait_for_that_panics_ends_the_run_with_the_request_still_pending() {
 async fn a_wait_for_that_fails_ends_the_run_with_the_request_still_pending() {
     let client = Client::builder(asking_model())
         .model_name("m")
-        .wait_for(|_req: Request| async move {
-            Err::<toolnexus::Answer, _>("no human is on call")
-        })
+        .wait_for(|_req: Request| async move { Err::<toolnexus::Answer, _>("no human is on call") })
         .build()
         .unwrap();
     wait_for_failure_keeps_the_request(
@@ -291,7 +296,9 @@ async fn a_client_cancelled_from_outside_while_waiting_keeps_the_request() {
         "wait_for failed for request `ask-1`: the run was cancelled while waiting for the answer"
     );
     assert_eq!(
-        err.halted_run().and_then(|r| r.pending.as_ref()).map(|p| p.id.as_str()),
+        err.halted_run()
+            .and_then(|r| r.pending.as_ref())
+            .map(|p| p.id.as_str()),
         Some("ask-1")
     );
 }
@@ -300,7 +307,7 @@ async fn a_client_cancelled_from_outside_while_waiting_keeps_the_request() {
 #[tool]
 fn book_flight(
     /// The flight number.
-    flight: String,
+    flight: &str,
     /// How many seats.
     seats: Option<u8>,
 ) -> String {
@@ -311,17 +318,23 @@ fn book_flight(
 async fn malformed_arguments_become_an_error_result_the_model_can_act_on() {
     let toolkit = Toolkit::builder().tool(BookFlight).build().unwrap();
     let model = ScriptedModel::new([
-        Reply::tool_call("book_flight", Value::String(r#"{"flight": "AI-5"#.to_owned()))
-            .with_call("book_flight", Value::String("[1, 2]".to_owned()))
-            .with_call("book_flight", json!(42))
-            .with_call("book_flight", json!({"flight": "AI-5", "seats": "two"}))
-            .with_call("book_flight", json!({"seats": 2}))
-            .with_call("book_flight", json!({"flight": "AI-5", "sets": 2})),
+        Reply::tool_call(
+            "book_flight",
+            Value::String(r#"{"flight": "AI-5"#.to_owned()),
+        )
+        .with_call("book_flight", Value::String("[1, 2]".to_owned()))
+        .with_call("book_flight", json!(42))
+        .with_call("book_flight", json!({"flight": "AI-5", "seats": "two"}))
+        .with_call("book_flight", json!({"seats": 2}))
+        .with_call("book_flight", json!({"flight": "AI-5", "sets": 2})),
         // the model reads the errors and fixes its call
         Reply::tool_call("book_flight", json!({"flight": "AI-5", "seats": 2})),
         Reply::text("booked"),
     ]);
-    let client = Client::builder(model.clone()).model_name("m").build().unwrap();
+    let client = Client::builder(model.clone())
+        .model_name("m")
+        .build()
+        .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.text, "booked");
     let first_turn: Vec<(String, String, bool)> = {
@@ -382,13 +395,20 @@ async fn a_call_to_a_tool_that_does_not_exist_is_an_error_result() {
             .with_call("book_flight", json!({"flight": "X1"})),
         Reply::text("no hotels"),
     ]);
-    let client = Client::builder(model.clone()).model_name("m").build().unwrap();
+    let client = Client::builder(model.clone())
+        .model_name("m")
+        .build()
+        .unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.text, "no hotels");
     assert_eq!(
         shown(&model),
         [
-            ("call_0".to_owned(), "Unknown tool: book_hotel".to_owned(), true),
+            (
+                "call_0".to_owned(),
+                "Unknown tool: book_hotel".to_owned(),
+                true
+            ),
             ("call_1".to_owned(), "booked 1 on X1".to_owned(), false),
         ]
     );

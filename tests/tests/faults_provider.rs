@@ -44,7 +44,10 @@ async fn a_stream_dropped_while_resuming_leaves_the_halted_run_resumable() {
         3,
         2,
     )));
-    let halted = client(&fake).run("book me a flight", &toolkit).await.unwrap();
+    let halted = client(&fake)
+        .run("book me a flight", &toolkit)
+        .await
+        .unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
     let json = PendingRun::try_from(&halted).unwrap().to_json();
     let record = PendingRun::from_json(&json).unwrap();
@@ -66,7 +69,11 @@ async fn a_stream_dropped_while_resuming_leaves_the_halted_run_resumable() {
         "{err}"
     );
     assert_eq!(*seen.lock().unwrap(), ["Booked ", "to "]);
-    assert_eq!(calls.get(), 2, "the tool ran with the answer before the model broke");
+    assert_eq!(
+        calls.get(),
+        2,
+        "the tool ran with the answer before the model broke"
+    );
 
     // the record is unchanged: the same answer resumes it to the end
     assert_eq!(record.to_json(), json);

@@ -93,15 +93,19 @@ fn answer() -> impl Strategy<Value = Answer> {
         (any::<String>(), json()).prop_map(|(id, data)| Answer::accept(id, data)),
         any::<String>().prop_map(Answer::ok),
         (any::<String>(), reason()).prop_map(|(id, r)| Answer::decline(id, r)),
-        (any::<String>(), any::<bool>(), json(), proptest::option::of(reason())).prop_map(
-            |(id, ok, data, reason)| {
+        (
+            any::<String>(),
+            any::<bool>(),
+            json(),
+            proptest::option::of(reason())
+        )
+            .prop_map(|(id, ok, data, reason)| {
                 let mut v = serde_json::json!({"id": id, "ok": ok, "data": data});
                 if let Some(reason) = reason {
                     v["reason"] = serde_json::to_value(reason).unwrap();
                 }
                 serde_json::from_value(v).expect("an answer")
-            }
-        ),
+            }),
     ]
 }
 
@@ -119,17 +123,11 @@ fn tool_result() -> impl Strategy<Value = ToolResult> {
                 is_error,
                 metadata: None,
             },
-            1 => pending.map_or_else(
-                || ToolResult::error(output.clone()),
-                ToolResult::suspended,
-            ),
+            1 => pending.map_or_else(|| ToolResult::error(output.clone()), ToolResult::suspended),
             _ => {
                 let mut metadata = Metadata::default();
                 metadata.pending = pending.map(Box::new);
-                metadata.extra = extra
-                    .into_iter()
-                    .filter(|(k, _)| k != "pending")
-                    .collect();
+                metadata.extra = extra.into_iter().filter(|(k, _)| k != "pending").collect();
                 ToolResult {
                     output,
                     is_error,

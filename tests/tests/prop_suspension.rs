@@ -43,13 +43,12 @@ fn step(counts: Counts) -> FnTool {
             counts.bump(k, answer.is_some());
             let reply = match (ask, answer) {
                 (false, _) => ToolResult::success(format!("step {k} done")),
-                (true, Some(a)) => ToolResult::success(format!(
-                    "step {k} got {}",
-                    a.data.unwrap_or(Value::Null)
-                )),
-                (true, None) => {
-                    ToolResult::suspended(Request::approval(format!("Step {k}?")).with_id(format!("req-{k}")))
+                (true, Some(a)) => {
+                    ToolResult::success(format!("step {k} got {}", a.data.unwrap_or(Value::Null)))
                 }
+                (true, None) => ToolResult::suspended(
+                    Request::approval(format!("Step {k}?")).with_id(format!("req-{k}")),
+                ),
             };
             async move { reply }
         })
@@ -61,9 +60,16 @@ fn client(model: ScriptedModel) -> Client {
     Client::builder(model).model_name("m").build().unwrap()
 }
 
-fn check_transcript(result: &RunResult, asks: &[bool], accepts: &[bool]) -> Result<(), TestCaseError> {
+fn check_transcript(
+    result: &RunResult,
+    asks: &[bool],
+    accepts: &[bool],
+) -> Result<(), TestCaseError> {
     let messages = &result.messages;
-    let at = messages.iter().position(|m| m.role == Role::Assistant).unwrap();
+    let at = messages
+        .iter()
+        .position(|m| m.role == Role::Assistant)
+        .unwrap();
     let calls = &messages[at].tool_calls;
     prop_assert_eq!(calls.len(), asks.len());
     // exactly one result per call, in call order, then the final answer
@@ -87,10 +93,16 @@ fn check_transcript(result: &RunResult, asks: &[bool], accepts: &[bool]) -> Resu
 
 async fn scenario(asks: Vec<bool>, accepts: Vec<bool>) -> Result<(), TestCaseError> {
     let counts = Counts::default();
-    let toolkit = Toolkit::builder().tool(step(counts.clone())).build().unwrap();
-    let turn = asks.iter().enumerate().fold(Reply::default(), |reply, (k, ask)| {
-        reply.with_call("step", json!({"k": k, "ask": ask}))
-    });
+    let toolkit = Toolkit::builder()
+        .tool(step(counts.clone()))
+        .build()
+        .unwrap();
+    let turn = asks
+        .iter()
+        .enumerate()
+        .fold(Reply::default(), |reply, (k, ask)| {
+            reply.with_call("step", json!({"k": k, "ask": ask}))
+        });
     let mut outcome = client(ScriptedModel::new([turn, Reply::text("done")]))
         .run("go", &toolkit)
         .await
@@ -110,7 +122,10 @@ async fn scenario(asks: Vec<bool>, accepts: Vec<bool>) -> Result<(), TestCaseErr
         } else {
             record.pending().decline(DeclineReason::Declined)
         };
-        prop_assert!(halts.len() <= suspending.len(), "more halts than suspending calls");
+        prop_assert!(
+            halts.len() <= suspending.len(),
+            "more halts than suspending calls"
+        );
         outcome = client(ScriptedModel::new([Reply::text("done")]))
             .resume(&record, answer, &toolkit)
             .await

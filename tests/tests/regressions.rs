@@ -18,8 +18,15 @@ fn floats_in_request_data_survive_repeated_round_trips() {
     );
     let again: Request = serde_json::from_str(&once).unwrap();
     assert_eq!(serde_json::to_string(&again).unwrap(), once);
-    for number in [0.1, 1e-300, 2.225_073_858_507_201e-308, 1.797_693_134_862_315_7e308] {
-        let request = Request::input("p").with_id("r").with_data_entry("x", json!(number));
+    for number in [
+        0.1,
+        1e-300,
+        2.225_073_858_507_201e-308,
+        1.797_693_134_862_315_7e308,
+    ] {
+        let request = Request::input("p")
+            .with_id("r")
+            .with_data_entry("x", json!(number));
         let text = serde_json::to_string(&request).unwrap();
         let back: Request = serde_json::from_str(&text).unwrap();
         assert_eq!(back, request, "{text}");
@@ -39,7 +46,7 @@ fn a_pending_run_record_with_floats_is_stable() {
 #[tool]
 fn stay(
     /// Where.
-    city: String,
+    city: &str,
     /// How many nights.
     nights: Option<u8>,
     /// How many guests.

@@ -40,10 +40,10 @@ mod form;
 mod lower;
 mod macro_support;
 mod model;
-mod question;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 mod providers;
+mod question;
 mod request;
 mod result;
 mod schema;

@@ -671,7 +671,9 @@ pub fn parse_event_stream_chunks(
 #[doc(hidden)]
 pub fn parse_reply_body(style: ProviderStyle, body: &[u8]) -> Result<ModelTurn, Error> {
     let reply: Value = serde_json::from_slice(body).map_err(|e| {
-        Error::Transport(format!("the provider's reply (HTTP 200) is not valid JSON: {e}"))
+        Error::Transport(format!(
+            "the provider's reply (HTTP 200) is not valid JSON: {e}"
+        ))
     })?;
     match style {
         ProviderStyle::OpenAi => openai::parse(&reply),
