@@ -5,7 +5,7 @@
 //! TOOLNEXUS_BASE_URL   the endpoint's base URL (default https://api.openai.com/v1)
 //! TOOLNEXUS_MODEL      the model id, sent verbatim (default gpt-4o-mini)
 //! TOOLNEXUS_API_KEY    the key (else OPENAI_API_KEY, or OPENROUTER_API_KEY for openrouter.ai;
-//!                      none is needed for a local Ollama)
+//!                      a localhost URL needs none and is never sent the environment's keys)
 //! ```
 //!
 //! Run with `cargo run -p toolnexus-examples --example openai_compatible -- [--yes] [prompt]`;
@@ -14,9 +14,7 @@
 use std::io::{BufRead, Write};
 
 use serde_json::json;
-use toolnexus::{
-    Client, DeclineReason, Event, FnTool, HttpProvider, Request, ToolResult, Toolkit,
-};
+use toolnexus::{Client, DeclineReason, Event, FnTool, HttpProvider, Request, ToolResult, Toolkit};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,10 +35,52 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut provider = HttpProvider::openai(&base_url);
     if let Some(key) = env("TOOLNEXUS_API_KEY") {
         provider = provider.api_key(key);
+    } else if ["://localhost", "://127.0.0.1", "://[::1]"]
+        .iter()
+        .any(|local| base_url.contains(local))
+    {
+        // a local server (Ollama, vLLM) needs no key: do not hand it your cloud key
+        provider = provider.key_from_env(false);
     }
     let provider = provider.build()?;
 
-    let toolkit = Toolkit::builder()
+    let toolkit = toolkit()?;
+
+    let client = Client::builder(provider)
+        .model_name(&model)
+        .system("You are a travel assistant. Use the tools; keep answers short.")
+        .wait_for(move |request: Request| async move {
+            if auto_approve {
+                println!("\n[approval] {} -> yes (--yes)", request.prompt);
+                return request.accept(true);
+            }
+            print!("\n[approval] {} [y/N] ", request.prompt);
+            let _ = std::io::stdout().flush();
+            let mut line = String::new();
+            let read = std::io::stdin().lock().read_line(&mut line).unwrap_or(0);
+            if read > 0 && line.trim().eq_ignore_ascii_case("y") {
+                request.accept(true)
+            } else {
+                request.decline(DeclineReason::Declined)
+            }
+        })
+        .build()?;
+
+    println!("model {model} at {base_url}\n> {prompt}");
+    let result = client.stream(prompt, &toolkit, print_event).await?;
+    println!(
+        "\n\nstatus {}, {} turns, {} tool calls, {} tokens",
+        result.status.as_str(),
+        result.turns,
+        result.tool_call_count,
+        result.usage.total_tokens
+    );
+    Ok(())
+}
+
+/// Two tools: `get_weather` answers at once; `book_flight` asks the traveller to approve.
+fn toolkit() -> Result<Toolkit, toolnexus::Error> {
+    Toolkit::builder()
         .tool(
             FnTool::builder("get_weather")
                 .description("The current weather in a city.")
@@ -68,56 +108,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     if ctx.accepted().is_some() {
                         ToolResult::success(format!("booked flight AI-503 to {city}"))
                     } else {
-                        ToolResult::suspended(Request::approval(format!("Book a flight to {city}?")))
+                        ToolResult::suspended(Request::approval(format!(
+                            "Book a flight to {city}?"
+                        )))
                     }
                 })
                 .build()?,
         )
-        .build()?;
+        .build()
+}
 
-    let client = Client::builder(provider)
-        .model_name(&model)
-        .system("You are a travel assistant. Use the tools; keep answers short.")
-        .wait_for(move |request: Request| async move {
-            if auto_approve {
-                println!("\n[approval] {} -> yes (--yes)", request.prompt);
-                return request.accept(true);
-            }
-            print!("\n[approval] {} [y/N] ", request.prompt);
+/// Prints the run as it happens: text deltas inline, tool calls and results on their lines.
+fn print_event(event: &Event) {
+    match event {
+        Event::Text { delta } => {
+            print!("{delta}");
             let _ = std::io::stdout().flush();
-            let mut line = String::new();
-            let read = std::io::stdin().lock().read_line(&mut line).unwrap_or(0);
-            if read > 0 && line.trim().eq_ignore_ascii_case("y") {
-                request.accept(true)
-            } else {
-                request.decline(DeclineReason::Declined)
-            }
-        })
-        .build()?;
-
-    println!("model {model} at {base_url}\n> {prompt}");
-    let result = client
-        .stream(prompt, &toolkit, |event: &Event| match event {
-            Event::Text { delta } => {
-                print!("{delta}");
-                let _ = std::io::stdout().flush();
-            }
-            Event::ToolCall { name, args, .. } => println!("\n[tool call] {name} {args}"),
-            Event::ToolResult {
-                name,
-                output,
-                is_error,
-                ..
-            } => println!("[tool result] {name}: {output}{}", if *is_error { " (error)" } else { "" }),
-            _ => {}
-        })
-        .await?;
-    println!(
-        "\n\nstatus {}, {} turns, {} tool calls, {} tokens",
-        result.status.as_str(),
-        result.turns,
-        result.tool_call_count,
-        result.usage.total_tokens
-    );
-    Ok(())
+        }
+        Event::ToolCall { name, args, .. } => println!("\n[tool call] {name} {args}"),
+        Event::ToolResult {
+            name,
+            output,
+            is_error,
+            ..
+        } => {
+            let marker = if *is_error { " (error)" } else { "" };
+            println!("[tool result] {name}: {output}{marker}");
+        }
+        _ => {}
+    }
 }

@@ -1,6 +1,6 @@
 //! Procedural macros of [toolnexus](https://docs.rs/toolnexus). An implementation detail: depend
 //! on `toolnexus`, which re-exports these macros with their documentation (so the entry points
-//! here carry none of their own).
+//! here carry only a pointer to it).
 
 use proc_macro::TokenStream;
 
@@ -13,30 +13,35 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::tool(args.into(), input.into()).into()
 }
 
-/// Binds the `#[tool]` methods of an impl block to one shared instance; documented on `toolnexus::toolset`.
+/// Binds the `#[tool]` methods of an impl block to one shared instance; documented on
+/// `toolnexus::toolset`.
 #[proc_macro_attribute]
 pub fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::toolset(args.into(), input.into()).into()
 }
 
+/// Builds a suspension; documented on `toolnexus::suspend`.
 #[doc(hidden)]
 #[proc_macro]
 pub fn suspend(input: TokenStream) -> TokenStream {
     suspend::suspend(input.into()).into()
 }
 
+/// Asks and continues with the typed answer; documented on `toolnexus::ask`.
 #[doc(hidden)]
 #[proc_macro]
 pub fn ask(input: TokenStream) -> TokenStream {
     suspend::ask(input.into()).into()
 }
 
+/// Asserts a suspension; documented on `toolnexus::assert_pending`.
 #[doc(hidden)]
 #[proc_macro]
 pub fn assert_pending(input: TokenStream) -> TokenStream {
     suspend::assert_pending(input.into()).into()
 }
 
+/// Derives an answer form; documented on `toolnexus::Form`.
 #[doc(hidden)]
 #[proc_macro_derive(Form, attributes(serde))]
 pub fn derive_form(input: TokenStream) -> TokenStream {

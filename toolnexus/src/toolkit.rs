@@ -2,15 +2,21 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::Poll;
 
-use futures_util::FutureExt;
 use serde_json::{Map, Value};
+use tokio_util::sync::WaitForCancellationFuture;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::result::ToolResult;
 use crate::tool::{IntoTool, SharedTool, validate_tool_name};
+
+/// Up to this many tools, `get` compares names instead of hashing.
+const SCAN_UP_TO: usize = 8;
 
 /// A set of tools with unique names, in registration order.
 ///
@@ -99,6 +105,10 @@ impl Toolkit {
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&SharedTool> {
+        // a few string comparisons beat hashing the name for the toolkits most runs have
+        if self.tools.len() <= SCAN_UP_TO {
+            return self.tools.iter().find(|t| t.name() == name);
+        }
         self.index.get(name).map(|&i| &self.tools[i])
     }
 
@@ -150,34 +160,46 @@ pub(crate) async fn run_guarded(
     ctx: &Context,
 ) -> ToolResult {
     let name = tool.name();
-    // `execute` is called inside the guarded future: a tool that panics while building its
-    // future (before its first `.await`) is caught as well
-    let call = AssertUnwindSafe(async move { tool.execute(args, ctx).await }).catch_unwind();
-    let call = async {
-        match call.await {
-            Ok(result) => result,
-            Err(panic) => ToolResult::error(format!(
-                "tool {name} panicked: {}",
-                panic_message(panic.as_ref())
-            )),
+    if ctx.is_cancelled() {
+        return ToolResult::error(format!("tool {name} was cancelled"));
+    }
+    // a tool that panics while building its future (before its first `.await`) is caught too
+    let mut call = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
+        Ok(call) => call,
+        Err(panic) => return panicked(name, panic.as_ref()),
+    };
+    let limit = ctx.timeout();
+    let mut deadline = limit.map(|l| Box::pin(tokio::time::sleep(l)));
+    // boxed, so the state of every call stays small (it is only made for a call that waits)
+    let mut cancelled: Option<Pin<Box<WaitForCancellationFuture<'_>>>> = None;
+    // One hand-written poll: the call first (a panic inside it caught), then the deadline,
+    // then cancellation. The cancellation future is only made once the call is pending, so a
+    // tool that finishes at once costs no bookkeeping (a context cancelled before the call
+    // was caught above).
+    poll_fn(|cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => return Poll::Ready(enforce_trust_boundary(result)),
+            Ok(Poll::Pending) => {}
+            Err(panic) => return Poll::Ready(panicked(name, panic.as_ref())),
         }
-    };
-    let cancelled = ctx.cancellation().cancelled();
-    let timed = async {
-        match ctx.timeout() {
-            Some(limit) => match tokio::time::timeout(limit, call).await {
-                Ok(result) => result,
-                Err(_) => ToolResult::error(format!("tool {name} timed out after {limit:?}")),
-            },
-            None => call.await,
+        if let (Some(sleep), Some(limit)) = (deadline.as_mut(), limit)
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(ToolResult::error(format!(
+                "tool {name} timed out after {limit:?}"
+            )));
         }
-    };
-    let result = tokio::select! {
-        biased;
-        () = cancelled => ToolResult::error(format!("tool {name} was cancelled")),
-        result = timed => result,
-    };
-    enforce_trust_boundary(result)
+        let cancelled = cancelled.get_or_insert_with(|| Box::pin(ctx.cancellation().cancelled()));
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(ToolResult::error(format!("tool {name} was cancelled")));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
+    ToolResult::error(format!("tool {name} panicked: {}", panic_message(payload)))
 }
 
 /// A suspension built field by field (not through [`ToolResult::suspended`]) still passes the

@@ -135,7 +135,8 @@ pub mod only_toolset {
     impl Greeter {
         /// Greet someone.
         #[tool]
-        pub fn greet(&self, name: String) -> String {
+        #[must_use]
+        pub fn greet(&self, name: &str) -> String {
             format!("hello {name}")
         }
     }

@@ -109,6 +109,18 @@ fn a_vec() -> Vec<(u8, bool)> {
     vec![(1, true)]
 }
 
+/// An opaque Serialize value.
+#[tool]
+fn opaque() -> impl serde::Serialize {
+    [1, 2]
+}
+
+/// Result<(), E>: empty output.
+#[tool]
+async fn nothing_or_err() -> Result<(), std::io::Error> {
+    Ok(())
+}
+
 /// A JSON value.
 #[tool]
 fn a_value() -> serde_json::Value {
@@ -253,6 +265,8 @@ async fn serialize_values_are_compact_json() {
         run(&AValue).await,
         ToolResult::success(r#"{"x":[1,"two"]}"#)
     );
+    assert_eq!(run(&Opaque).await, ToolResult::success("[1,2]"));
+    assert_eq!(run(&NothingOrErr).await, ToolResult::success(""));
 }
 
 async fn run_with(t: &dyn Tool, args: serde_json::Value) -> ToolResult {

@@ -477,3 +477,17 @@ fn compile_time_schemas_agree_with_schemars() {
         r#"{"type":"object","properties":{"s":{"description":"Text.","type":"string"},"flag":{"type":["boolean","null"]},"n":{"type":"integer","format":"uint8","minimum":0,"maximum":255},"xs":{"type":"array","items":{"type":"number","format":"double"}}},"required":["s","n","xs"],"additionalProperties":false}"#
     );
 }
+
+#[test]
+fn tools_can_be_local_items() {
+    /// Defined inside a function.
+    #[tool]
+    fn local(n: i8) -> i8 {
+        n
+    }
+    assert_eq!(Local.name(), "local");
+    assert_eq!(
+        schema_of(&Local),
+        r#"{"type":"object","properties":{"n":{"type":"integer","format":"int8","minimum":-128,"maximum":127}},"required":["n"],"additionalProperties":false}"#
+    );
+}

@@ -54,6 +54,13 @@ impl Db {
         "1"
     }
 
+    /// A tool named like a method of `Arc`: still reaches `Db`.
+    #[tool]
+    #[allow(clippy::should_implement_trait)] // the name is the point of the test
+    fn clone(&self) -> String {
+        format!("{} rows", self.rows.lock().unwrap().len())
+    }
+
     fn helper(&self) -> u32 {
         self.queries.load(Ordering::SeqCst)
     }
@@ -67,7 +74,7 @@ async fn tools_share_one_instance() {
     });
     let tools = Arc::clone(&db).tools();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, ["insert", "count_rows", "version"]);
+    assert_eq!(names, ["insert", "count_rows", "version", "clone"]);
     assert_eq!(tools[0].description(), "Insert a row.");
     assert_eq!(
         serde_json::to_string(tools[0].input_schema()).unwrap(),
@@ -96,6 +103,10 @@ async fn tools_share_one_instance() {
     assert_eq!(
         kit.execute("version", json!({}), &ctx).await,
         ToolResult::success("1")
+    );
+    assert_eq!(
+        kit.execute("clone", json!({}), &ctx).await,
+        ToolResult::success("2 rows")
     );
     // the caller's instance saw every call
     assert_eq!(db.helper(), 2);

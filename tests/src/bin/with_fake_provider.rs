@@ -37,7 +37,10 @@ async fn main() -> ExitCode {
             30,
         )),
         FakeReply::sse(openai::stream_text(
-            &["It is 12°C and dry in Oslo; ", "your flight AI-503 is booked."],
+            &[
+                "It is 12°C and dry in Oslo; ",
+                "your flight AI-503 is booked.",
+            ],
             210,
             18,
         )),

@@ -92,7 +92,7 @@ fn kind_tokens(kind: &Kind) -> TokenStream {
 pub(crate) fn schema_expr(ty: &Type) -> TokenStream {
     let span = ty.span();
     let call = quote_spanned! {span=>
-        (&&::toolnexus::__private::Probe::<#ty>::new()).pick().answer_schema()
+        (&&::toolnexus::__private::SchemaProbe::<#ty>::new()).pick().answer_schema()
     };
     quote! {
         {

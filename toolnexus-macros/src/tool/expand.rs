@@ -6,7 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, ReturnType, Type};
 
-use super::known::{is_option, json_string, known};
+use super::known::{is_option, is_scalar, json_string, known};
 use super::parse::{Description, ParamKind, Plain, ToolFn, doc_description};
 use super::validate::tool_name;
 
@@ -264,9 +264,14 @@ fn execute(
                 plain_index += 1;
                 let key = &pl.key;
                 let stored = &pl.stored;
+                let decode_fn = if is_scalar(stored) {
+                    quote!(scalar)
+                } else {
+                    quote!(arg)
+                };
                 let value = match &pl.default {
                     None => quote_spanned!(stored.span()=>
-                        match #rt::arg::<#stored>(#name, #key, #slot) {
+                        match #rt::#decode_fn::<#stored>(#name, #key, #slot) {
                             #rt::Ok(v) => v,
                             #rt::Err(e) => return e,
                         }
@@ -303,7 +308,9 @@ fn execute(
         Target::Free => quote!(#ident(#(#call_args),*)),
         Target::Method(self_ty) => {
             if tool.receiver.is_some() {
-                quote!(self.0.#ident(#(#call_args),*))
+                // by path, not `self.0.method()`: a method named like one of `Arc`'s (`clone`)
+                // must still reach the user's type
+                quote!(<#self_ty>::#ident(&self.0, #(#call_args),*))
             } else {
                 quote!(<#self_ty>::#ident(#(#call_args),*))
             }
@@ -345,5 +352,20 @@ fn return_span(tool: &ToolFn) -> Span {
     match &tool.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => tool.ident.span(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::struct_name;
+
+    #[test]
+    fn struct_names_are_pascal_case() {
+        let name = |s: &str| struct_name(&syn::parse_str(s).unwrap()).to_string();
+        assert_eq!(name("book_flight"), "BookFlight");
+        assert_eq!(name("r#type"), "Type");
+        assert_eq!(name("_private_thing"), "PrivateThing");
+        assert_eq!(name("get_v2_status"), "GetV2Status");
+        assert_eq!(name("already"), "Already");
     }
 }

@@ -18,6 +18,14 @@ pub(crate) fn known(ty: &Type) -> Option<String> {
     scalar_or_vec(ty)
 }
 
+/// Whether `ty` is a known scalar or an `Option` of one: its decoding errors have no inner path.
+pub(crate) fn is_scalar(ty: &Type) -> bool {
+    match generic_arg(ty, &["Option"], &["std", "option", "Option"]) {
+        Some(inner) => scalar(inner).is_some(),
+        None => scalar(ty).is_some(),
+    }
+}
+
 fn scalar_or_vec(ty: &Type) -> Option<String> {
     if let Some(inner) = generic_arg(ty, &["Vec"], &["std", "vec", "Vec"]) {
         return Some(format!(r#"{{"type":"array","items":{}}}"#, scalar(inner)?));
@@ -134,4 +142,40 @@ pub(crate) fn json_string(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_scalar, json_string, known};
+
+    fn ty(s: &str) -> syn::Type {
+        syn::parse_str(s).unwrap()
+    }
+
+    #[test]
+    fn known_types_and_their_schemas() {
+        assert_eq!(known(&ty("String")).unwrap(), r#"{"type":"string"}"#);
+        assert_eq!(
+            known(&ty("Option<u8>")).unwrap(),
+            r#"{"type":["integer","null"],"format":"uint8","minimum":0,"maximum":255}"#
+        );
+        assert_eq!(
+            known(&ty("std::option::Option<Vec<bool>>")).unwrap(),
+            r#"{"type":["array","null"],"items":{"type":"boolean"}}"#
+        );
+        assert_eq!(known(&ty("Vec<Vec<u8>>")), None);
+        assert_eq!(known(&ty("Option<Option<u8>>")), None);
+        assert_eq!(known(&ty("my::String")), None);
+        assert_eq!(known(&ty("HashMap<String, u8>")), None);
+        assert!(is_scalar(&ty("Option<f64>")));
+        assert!(!is_scalar(&ty("Vec<f64>")));
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(
+            json_string("a \"b\" \\ c\nd\te\u{1}"),
+            r#""a \"b\" \\ c\nd\te\u0001""#
+        );
+    }
 }

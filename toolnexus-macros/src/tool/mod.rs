@@ -105,15 +105,15 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let set_attr = parse::tool_attr(args, "toolset", &mut errors);
-    if let Some((_, for_token)) = &item.trait_ {
-        errors.push(syn::Error::new(
-            for_token.span(),
+    if let Some((trait_path, _)) = &item.trait_ {
+        errors.push(syn::Error::new_spanned(
+            trait_path,
             "`#[toolset]` goes on an inherent `impl` block (`impl Type { .. }`), not a trait impl",
         ));
     }
     if !item.generics.params.is_empty() {
-        errors.push(syn::Error::new(
-            item.generics.params.span(),
+        errors.push(syn::Error::new_spanned(
+            &item.generics,
             "`#[toolset]` impl blocks cannot be generic: each tool has one concrete schema",
         ));
     }

@@ -300,8 +300,9 @@ fn param(
         let by_ref = match ty {
             Type::Reference(r) => {
                 if let Some(m) = r.mutability {
-                    errors.push(syn::Error::new(
-                        m.span(),
+                    let and = r.and_token;
+                    errors.push(syn::Error::new_spanned(
+                        quote!(#and #m),
                         "the context parameter is shared: take `&toolnexus::Context`, not `&mut`",
                     ));
                 }

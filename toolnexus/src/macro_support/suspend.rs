@@ -13,6 +13,7 @@ use crate::form::{Form, FormField};
 use crate::request::{DeclineReason, KIND_AUTHORIZATION, Request};
 use crate::result::ToolResult;
 use crate::suspend::{SuspendError, Suspension};
+use crate::toolkit::json_kind;
 
 pub use crate::testing::{PendingExpectation, assert_pending};
 use crate::testing::{fail, suspension_summary};
@@ -70,7 +71,7 @@ impl SuspendBuilder {
         self
     }
 
-    /// `schema = T`, already resolved (see [`Probe`]).
+    /// `schema = T`, already resolved (see [`SchemaProbe`]).
     #[must_use]
     pub fn schema(mut self, schema: Result<Value, SuspendError>) -> Self {
         self.schema = Some(schema);
@@ -128,31 +129,20 @@ impl SuspendBuilder {
     }
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Resolves `schema = T`: a [`Form`] type's schema (checked at compile time) if `T` derives
 /// `Form`, else the checked schemars schema. Autoref specialization: generated code calls
-/// `(&&Probe::<T>::new()).pick().answer_schema()` with both pick traits in scope.
+/// `(&&SchemaProbe::<T>::new()).pick().answer_schema()` with both pick traits in scope.
 #[derive(Debug)]
-pub struct Probe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+pub struct SchemaProbe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
 
-impl<T: ?Sized> Probe<T> {
+impl<T: ?Sized> SchemaProbe<T> {
     /// A probe for `T`.
     pub fn new() -> Self {
         Self(PhantomData)
     }
 }
 
-impl<T: ?Sized> Default for Probe<T> {
+impl<T: ?Sized> Default for SchemaProbe<T> {
     fn default() -> Self {
         Self::new()
     }
@@ -182,14 +172,14 @@ pub trait PickJsonSchema {
     fn pick(&self) -> Self::Picked;
 }
 
-impl<T: Form + ?Sized> PickForm for &Probe<T> {
+impl<T: Form + ?Sized> PickForm for &SchemaProbe<T> {
     type Picked = ViaForm<T>;
     fn pick(&self) -> ViaForm<T> {
         ViaForm(PhantomData)
     }
 }
 
-impl<T: ?Sized> PickJsonSchema for Probe<T> {
+impl<T: ?Sized> PickJsonSchema for SchemaProbe<T> {
     type Picked = ViaJsonSchema<T>;
     fn pick(&self) -> ViaJsonSchema<T> {
         ViaJsonSchema(PhantomData)

@@ -47,6 +47,20 @@ pub fn arg<T: for<'de> Deserialize<'de>>(
     }
 }
 
+/// Decodes one argument of a scalar type (a string, number, bool, or an `Option` of one):
+/// there is no path inside it to track, so serde's error is reported at `key` as it is.
+pub fn scalar<T: for<'de> Deserialize<'de>>(
+    tool: &str,
+    key: &str,
+    value: Option<Value>,
+) -> Result<T, ToolResult> {
+    match value {
+        Some(value) => T::deserialize(value)
+            .map_err(|e| ToolResult::error(format!("invalid arguments for {tool}: {key}: {e}"))),
+        None => T::deserialize(Missing(key)).map_err(|e| fail(tool, &e)),
+    }
+}
+
 /// Decodes one present argument, naming `key` and the path inside it on error.
 pub fn arg_value<T: for<'de> Deserialize<'de>>(
     tool: &str,
@@ -360,17 +374,17 @@ pub fn assert_schema<T: schemars::JsonSchema>() {}
 // return mapping (autoref specialization on the concrete return type)
 
 /// Stands for the return type `T` while method resolution picks how to map it.
-pub struct ReturnProbe<T>(PhantomData<T>);
+pub struct Probe<T>(PhantomData<T>);
 
-impl<T> fmt::Debug for ReturnProbe<T> {
+impl<T> fmt::Debug for Probe<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ReturnProbe")
+        f.write_str("Probe")
     }
 }
 
 /// A probe for the type of `value`.
-pub fn probe<T>(_value: &T) -> ReturnProbe<T> {
-    ReturnProbe(PhantomData)
+pub fn probe<T>(_value: &T) -> Probe<T> {
+    Probe(PhantomData)
 }
 
 macro_rules! kinds {
@@ -387,7 +401,7 @@ macro_rules! kinds {
             }
         }
 
-        impl<$($g),*> $trait for $($refs)* ReturnProbe<$probe> where $($bounds)* {}
+        impl<$($g),*> $trait for $($refs)* Probe<$probe> where $($bounds)* {}
     )*};
 }
 

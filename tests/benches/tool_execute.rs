@@ -1,0 +1,92 @@
+//! `Toolkit::execute` on a 3-parameter `#[tool]` function against the floor measured in the
+//! same run: `serde_json::from_value` into the equivalent `#[derive(Deserialize)]` struct plus
+//! the direct call.
+//!
+//! `cargo bench -p toolnexus-tests --bench tool_execute`; the ratio of the `toolkit_execute` and
+//! `floor_from_value_and_call` medians is the overhead of the macro and the toolkit together
+//! (target: at most 1.15x); `tool_execute_direct` (the generated `Tool::execute` alone) splits
+//! it between the two. Under `cargo test --benches` each benchmark runs once, as a smoke test.
+
+use divan::{Bencher, black_box};
+use futures_util::FutureExt;
+use serde_json::{Value, json};
+use toolnexus::{Context, ToolResult, Toolkit, tool};
+
+fn main() {
+    // both paths give the same result, or the comparison means nothing
+    let kit = Toolkit::builder().tool(BookFlight).build().unwrap();
+    let via_kit = kit
+        .execute("book_flight", args(), &Context::new())
+        .now_or_never()
+        .unwrap();
+    let a: BookArgs = serde_json::from_value(args()).unwrap();
+    assert_eq!(
+        via_kit,
+        ToolResult::success(book_flight(a.flight, a.seats, a.window))
+    );
+    assert_eq!(via_kit.output, "AI-503:2:true");
+    divan::main();
+}
+
+/// Book a flight.
+#[tool]
+#[allow(clippy::needless_pass_by_value)] // tools take their arguments by value
+fn book_flight(
+    /// The flight number.
+    flight: String,
+    /// How many seats.
+    seats: Option<u32>,
+    /// Whether a window seat is wanted.
+    window: bool,
+) -> String {
+    format!("{flight}:{}:{window}", seats.unwrap_or(1))
+}
+
+/// The same arguments as a plain struct: what the floor decodes into.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BookArgs {
+    flight: String,
+    seats: Option<u32>,
+    window: bool,
+}
+
+fn args() -> Value {
+    json!({"flight": "AI-503", "seats": 2, "window": true})
+}
+
+#[divan::bench(sample_count = 2000, sample_size = 32)]
+fn floor_from_value_and_call(bencher: Bencher<'_, '_>) {
+    bencher.with_inputs(args).bench_values(|v| {
+        let a: BookArgs = serde_json::from_value(black_box(v)).unwrap();
+        ToolResult::success(book_flight(a.flight, a.seats, a.window))
+    });
+}
+
+#[divan::bench(sample_count = 2000, sample_size = 32)]
+fn tool_execute_direct(bencher: Bencher<'_, '_>) {
+    use toolnexus::Tool;
+    let ctx = Context::new();
+    bencher
+        .with_inputs(|| match args() {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        })
+        .bench_values(|m| {
+            BookFlight
+                .execute(black_box(m), &ctx)
+                .now_or_never()
+                .unwrap()
+        });
+}
+
+#[divan::bench(sample_count = 2000, sample_size = 32)]
+fn toolkit_execute(bencher: Bencher<'_, '_>) {
+    let kit = Toolkit::builder().tool(BookFlight).build().unwrap();
+    let ctx = Context::new();
+    bencher.with_inputs(args).bench_values(|v| {
+        kit.execute("book_flight", black_box(v), &ctx)
+            .now_or_never()
+            .unwrap()
+    });
+}

@@ -1,0 +1,9 @@
+use toolnexus::tool;
+
+/// Copy a file.
+#[tool]
+fn copy(from: String, #[arg(rename = "from")] to: String) -> String {
+    format!("{from} {to}")
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use toolnexus::tool;
+
+/// The doc comment loses to the attribute.
+#[tool(description = "  ")]
+fn ping() {}
+
+fn main() {}

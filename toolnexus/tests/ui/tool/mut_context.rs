@@ -1,0 +1,9 @@
+use toolnexus::tool;
+
+/// Ping.
+#[tool]
+fn ping(ctx: &mut toolnexus::Context) {
+    let _ = ctx;
+}
+
+fn main() {}

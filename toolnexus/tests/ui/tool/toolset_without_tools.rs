@@ -1,0 +1,10 @@
+use toolnexus::toolset;
+
+struct Db;
+
+#[toolset]
+impl Db {
+    fn helper(&self) {}
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use toolnexus::tool;
+
+/// Ping.
+#[tool]
+fn ping() -> String
+where
+    String: Clone,
+{
+    String::new()
+}
+
+fn main() {}
