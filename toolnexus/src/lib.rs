@@ -309,7 +309,7 @@ pub use toolnexus_macros::Form;
 ///
 /// - `///` on a parameter becomes its property's `description`.
 /// - `Option<T>` is not required (absent or `null` reads as `None`).
-/// - `#[arg(default = expr)]`: not required; `expr` when absent (shown as the schema's
+/// - `#[arg(default = expr)]`: not required; `expr` when absent or `null` (shown as the schema's
 ///   `default` when the type is `Serialize`).
 /// - `#[arg(rename = "...")]`: the property's name.
 /// - `&str`, `&[T]` and `&T` parameters are decoded as `String`, `Vec<T>`, `T` and lent.
