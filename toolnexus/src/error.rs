@@ -57,7 +57,8 @@ pub enum Error {
         /// The run's status.
         status: String,
     },
-    /// The host's `wait_for` failed or panicked; the request is still pending.
+    /// The host's `wait_for` failed or panicked, or the run's timeout or cancellation
+    /// interrupted it; the request is still pending.
     #[error("wait_for failed for request `{request_id}`: {message}")]
     WaitFor {
         /// The request that was being waited for.

@@ -316,7 +316,7 @@ pub use toolnexus_macros::Form;
 ///
 /// - `///` on a parameter becomes its property's `description`.
 /// - `Option<T>` is not required (absent or `null` reads as `None`).
-/// - `#[arg(default = expr)]`: not required; `expr` when absent (shown as the schema's
+/// - `#[arg(default = expr)]`: not required; `expr` when absent or `null` (shown as the schema's
 ///   `default` when the type is `Serialize`).
 /// - `#[arg(rename = "...")]`: the property's name.
 /// - `&str`, `&[T]` and `&T` parameters are decoded as `String`, `Vec<T>`, `T` and lent.
@@ -441,6 +441,9 @@ pub use providers::{
     ANTHROPIC_VERSION, ApiKey, DEFAULT_BACKOFF_BASE, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER,
     DEFAULT_MAX_TOKENS, HttpProvider, HttpProviderBuilder, ProviderStyle,
 };
+#[cfg(feature = "http")]
+#[doc(hidden)]
+pub use providers::{parse_event_stream_chunks, parse_reply_body};
 
 /// Cancellation tokens, as [`Context::cancellation`] hands them out.
 pub use tokio_util::sync::CancellationToken;

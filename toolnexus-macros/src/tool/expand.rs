@@ -280,8 +280,10 @@ fn execute(
                         let decoded = quote_spanned!(stored.span()=>
                             #rt::arg_value::<#stored>(#name, #key, v)
                         );
+                        // `null` reads as absent: OpenAI strict schemas make models send
+                        // `null` for every optional argument
                         quote! {
-                            match #slot {
+                            match #slot.filter(|v| !v.is_null()) {
                                 #rt::Some(v) => match #decoded {
                                     #rt::Ok(v) => v,
                                     #rt::Err(e) => return e,

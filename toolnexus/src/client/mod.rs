@@ -13,6 +13,8 @@ use std::future::Future;
 use std::mem;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
@@ -193,7 +195,10 @@ impl ClientBuilder {
 
     /// The host slot that answers suspensions in-process. `f` receives the [`Request`] and
     /// returns an [`Answer`], or a `Result` of one whose `Err` is the host's failure (the run
-    /// then ends with [`Error::WaitFor`]; the halted run travels with the error).
+    /// then ends with [`Error::WaitFor`]; the halted run travels with the error). A `wait_for`
+    /// that panics, or that the run's [`timeout`](Self::timeout) or
+    /// [`cancellation`](Self::cancellation) interrupts, ends the run the same way: a request
+    /// is never lost.
     pub fn wait_for<F, Fut, A>(mut self, f: F) -> Self
     where
         F: Fn(Request) -> Fut + Send + Sync + 'static,
@@ -266,7 +271,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Ends a run that takes longer with [`Error::Timeout`] (`wait_for` included).
+    /// Ends a run that takes longer with [`Error::Timeout`]; when it elapses while `wait_for`
+    /// waits, the run ends with [`Error::WaitFor`] instead, carrying the halted run.
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
         self
@@ -279,7 +285,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Cancelling `token` ends every run of this client with [`Error::Cancelled`]; tool calls
+    /// Cancelling `token` ends every run of this client with [`Error::Cancelled`] (with
+    /// [`Error::WaitFor`], carrying the halted run, when `wait_for` is waiting); tool calls
     /// see it through [`Context::cancellation`].
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
@@ -519,11 +526,17 @@ impl Client {
             .cancel
             .as_ref()
             .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        let deadline = self
+            .inner
+            .timeout
+            .map(|limit| (tokio::time::Instant::now() + limit, limit));
         let run = Run {
             client: &self.inner,
             toolkit,
             sink,
             cancel: cancel.clone(),
+            deadline,
+            waiting: AtomicBool::new(false),
             streaming,
         };
         // boxed: moved into `timed` and the select, an inline future would be stored thrice
@@ -536,18 +549,27 @@ impl Client {
             run.model_loop(&mut state).await
         });
         let timed = async {
-            match self.inner.timeout {
-                Some(limit) => tokio::time::timeout(limit, work)
+            match deadline {
+                Some((at, limit)) => tokio::time::timeout_at(at, work)
                     .await
                     .unwrap_or(Err(Error::Timeout(limit))),
                 None => work.await,
             }
         };
-        let result = tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(Error::Cancelled),
-            result = timed => result,
-        }?;
+        // a cancellation ends the run here, except while `wait_for` waits: then the work
+        // sees it and ends with the halted run (Error::WaitFor), so the request is not lost
+        // (the timeout is handled alike: `timeout_at` polls the work before its deadline)
+        let mut cancelled = std::pin::pin!(cancel.cancelled());
+        let mut timed = std::pin::pin!(timed);
+        let mut fired = false;
+        let result = std::future::poll_fn(|cx| {
+            fired = fired || cancelled.as_mut().poll(cx).is_ready();
+            if fired && !run.waiting.load(Ordering::SeqCst) {
+                return Poll::Ready(Err(Error::Cancelled));
+            }
+            timed.as_mut().poll(cx)
+        })
+        .await?;
         run.emit(|| Event::Done {
             result: Box::new(result.clone()),
         });
@@ -623,6 +645,10 @@ struct Run<'a> {
     toolkit: &'a Toolkit,
     sink: Option<Sink<'a>>,
     cancel: CancellationToken,
+    /// When the run's timeout elapses, and the timeout.
+    deadline: Option<(tokio::time::Instant, Duration)>,
+    /// Whether `wait_for` is waiting (the run's cancellation then ends the wait, not the run).
+    waiting: AtomicBool,
     streaming: bool,
 }
 
@@ -811,15 +837,7 @@ impl Run<'_> {
                 let rest = execs.map(|(_, e)| e.defer()).collect();
                 return Ok(Some(halt(st, call, index, exec, request, rest)));
             };
-            let waited = AssertUnwindSafe(async { wait_for(request.clone()).await })
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|panic| {
-                    Err(format!(
-                        "wait_for panicked: {}",
-                        panic_message(panic.as_ref())
-                    ))
-                });
+            let waited = self.wait(wait_for, &request).await;
             let failure = match waited {
                 Ok(answer) if answer.id == request.id => {
                     let resolved = Box::pin(self.resolve(call, &exec.args, &request, answer)).await;
@@ -842,6 +860,44 @@ impl Run<'_> {
             });
         }
         Ok(None)
+    }
+
+    /// The host's answer to `request`, or why there is none: `wait_for` failed or panicked,
+    /// or the run's timeout or cancellation interrupted it (the request stays pending either
+    /// way: the caller returns the halted run with the failure).
+    async fn wait(&self, wait_for: &WaitForFn, request: &Request) -> Result<Answer, String> {
+        let waiting = AssertUnwindSafe(async { wait_for(request.clone()).await })
+            .catch_unwind()
+            .map(|outcome| {
+                outcome.unwrap_or_else(|panic| {
+                    Err(format!(
+                        "wait_for panicked: {}",
+                        panic_message(panic.as_ref())
+                    ))
+                })
+            });
+        let timeout = async {
+            match self.deadline {
+                Some((at, limit)) => {
+                    tokio::time::sleep_until(at).await;
+                    limit
+                }
+                None => std::future::pending().await,
+            }
+        };
+        self.waiting.store(true, Ordering::SeqCst);
+        let outcome = tokio::select! {
+            biased;
+            answer = waiting => answer,
+            () = self.cancel.cancelled() => {
+                Err("the run was cancelled while waiting for the answer".to_owned())
+            }
+            limit = timeout => Err(format!(
+                "the run timed out after {limit:?} while waiting for the answer"
+            )),
+        };
+        self.waiting.store(false, Ordering::SeqCst);
+        outcome
     }
 
     /// One call: unknown tool, unreadable arguments, `before_tool`, then the tool.

@@ -595,32 +595,89 @@ impl Inner {
                 Err(e) => Some((Err(e), None)),
             }
         });
-        let mut events = std::pin::pin!(eventsource_stream::EventStream::new(chunks));
-        let mut openai = openai::StreamState::default();
-        let mut anthropic = anthropic::StreamState::default();
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|e| match e {
-                eventsource_stream::EventStreamError::Transport(e) => Error::Transport(format!(
-                    "the connection broke mid-stream: {}",
-                    self.redact(&error_chain(&e))
-                )),
-                other => Error::Transport(format!(
-                    "the provider sent an invalid event stream: {other}"
-                )),
-            })?;
-            match self.style {
-                ProviderStyle::OpenAi => openai.on_data(&event.data, sink)?,
-                ProviderStyle::Anthropic => anthropic.on_data(&event.data, sink)?,
-            }
-        }
-        match self.style {
-            ProviderStyle::OpenAi => openai.finish(),
-            ProviderStyle::Anthropic => anthropic.finish(),
-        }
+        parse_event_stream(self.style, chunks, sink, |e| {
+            Error::Transport(format!(
+                "the connection broke mid-stream: {}",
+                self.redact(&error_chain(&e))
+            ))
+        })
+        .await
     }
 
     fn transport(&self, e: &reqwest::Error) -> Error {
         Error::Transport(self.redact(&error_chain(e)))
+    }
+}
+
+/// Reads a provider's server-sent event stream (`chunks` as they arrive) into a turn, text
+/// deltas into `sink`; a transport error becomes `broken(e)`.
+async fn parse_event_stream<S, B, E>(
+    style: ProviderStyle,
+    chunks: S,
+    sink: DeltaSink<'_>,
+    broken: impl Fn(E) -> Error,
+) -> Result<ModelTurn, Error>
+where
+    S: futures_util::Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: fmt::Display,
+{
+    let mut events = std::pin::pin!(eventsource_stream::EventStream::new(chunks));
+    let mut openai = openai::StreamState::default();
+    let mut anthropic = anthropic::StreamState::default();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| match e {
+            eventsource_stream::EventStreamError::Transport(e) => broken(e),
+            other => Error::Transport(format!(
+                "the provider sent an invalid event stream: {other}"
+            )),
+        })?;
+        match style {
+            ProviderStyle::OpenAi => openai.on_data(&event.data, sink)?,
+            ProviderStyle::Anthropic => anthropic.on_data(&event.data, sink)?,
+        }
+    }
+    match style {
+        ProviderStyle::OpenAi => openai.finish(),
+        ProviderStyle::Anthropic => anthropic.finish(),
+    }
+}
+
+/// Not public API (for the fuzz targets and tests): parses a streamed reply delivered in
+/// `chunks`, as [`HttpProvider`] does with a `text/event-stream` body, without a network.
+///
+/// # Errors
+///
+/// As a streamed [`HttpProvider`] turn: an invalid event stream or event.
+#[doc(hidden)]
+pub fn parse_event_stream_chunks(
+    style: ProviderStyle,
+    chunks: &[&[u8]],
+    sink: DeltaSink<'_>,
+) -> Result<ModelTurn, Error> {
+    let chunks = futures_util::stream::iter(chunks.iter().map(Ok::<_, std::convert::Infallible>));
+    let parse = parse_event_stream(style, chunks, sink, |e| match e {});
+    // every chunk is ready: the parse never waits
+    futures_util::FutureExt::now_or_never(parse)
+        .unwrap_or_else(|| Err(Error::Transport("the event stream did not end".to_owned())))
+}
+
+/// Not public API (for the fuzz targets and tests): parses a whole (not streamed) reply body
+/// of `style`, as [`HttpProvider`] does.
+///
+/// # Errors
+///
+/// As a non-streamed [`HttpProvider`] turn: a body that is not JSON or not a reply.
+#[doc(hidden)]
+pub fn parse_reply_body(style: ProviderStyle, body: &[u8]) -> Result<ModelTurn, Error> {
+    let reply: Value = serde_json::from_slice(body).map_err(|e| {
+        Error::Transport(format!(
+            "the provider's reply (HTTP 200) is not valid JSON: {e}"
+        ))
+    })?;
+    match style {
+        ProviderStyle::OpenAi => openai::parse(&reply),
+        ProviderStyle::Anthropic => anthropic::parse(&reply),
     }
 }
 

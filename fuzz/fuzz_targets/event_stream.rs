@@ -1,0 +1,49 @@
+//! Feeds arbitrary provider bytes to the HTTP providers' reply parsers, both wire styles:
+//! as a server-sent event stream cut into chunks at arbitrary places, and as a whole body.
+//! Never a panic; streamed text deltas add up to the turn's text.
+#![no_main]
+
+use std::sync::Mutex;
+
+use libfuzzer_sys::fuzz_target;
+use toolnexus::{ProviderStyle, parse_event_stream_chunks, parse_reply_body};
+
+fuzz_target!(|data: &[u8]| {
+    // first byte: the style and where to cut; the rest: the body
+    let Some((&head, body)) = data.split_first() else {
+        return;
+    };
+    let style = if head & 1 == 0 {
+        ProviderStyle::OpenAi
+    } else {
+        ProviderStyle::Anthropic
+    };
+    let step = usize::from(head >> 1).max(1);
+    let chunks: Vec<&[u8]> = body.chunks(step).collect();
+    let streamed = Mutex::new(String::new());
+    let sink = |delta: &str| streamed.lock().unwrap().push_str(delta);
+    if let Ok(turn) = parse_event_stream_chunks(style, &chunks, &sink) {
+        let streamed = streamed.lock().unwrap();
+        if !streamed.is_empty() {
+            assert_eq!(
+                turn.text.as_deref(),
+                Some(streamed.as_str()),
+                "deltas and text differ"
+            );
+        }
+    }
+    // the same bytes in one chunk give the same outcome
+    let whole = parse_event_stream_chunks(style, &[body], &|_| {});
+    let cut = parse_event_stream_chunks(style, &chunks, &|_| {});
+    assert_eq!(
+        whole
+            .as_ref()
+            .map_err(ToString::to_string)
+            .map(|t| format!("{t:?}")),
+        cut.as_ref()
+            .map_err(ToString::to_string)
+            .map(|t| format!("{t:?}")),
+        "the outcome depends on where the stream is cut"
+    );
+    let _ = parse_reply_body(style, body);
+});
