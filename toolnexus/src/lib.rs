@@ -215,7 +215,7 @@ pub use tool::{
     SOURCE_NATIVE, SharedTool, Tool, Wrapped, deserialize_args, retried, sanitize,
     validate_tool_name, wrap,
 };
-pub use toolkit::{Toolkit, ToolkitBuilder};
+pub use toolkit::{Execution, Toolkit, ToolkitBuilder};
 /// Derives [`Form`](trait@Form) for a struct with named fields (an answer form), or
 /// [`FormField`] for an enum of unit variants (a string choice).
 ///

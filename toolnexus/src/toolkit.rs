@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::Poll;
@@ -135,67 +135,148 @@ impl Toolkit {
     ///   failure carrying that error, however the result was built.
     ///
     /// Never panics; a tool's own failure or suspension is returned as its result.
-    pub async fn execute(&self, name: &str, args: Value, ctx: &Context) -> ToolResult {
+    ///
+    /// The name is looked up and the tool's future is made when `execute` is called; the
+    /// returned [`Execution`] runs it when awaited.
+    pub fn execute<'a>(&'a self, name: &'a str, args: Value, ctx: &'a Context) -> Execution<'a> {
         let Some(tool) = self.get(name) else {
-            return ToolResult::error(format!("Unknown tool: {name}"));
+            return Execution::done(ToolResult::error(format!("Unknown tool: {name}")));
         };
         let args = match args {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
-                return ToolResult::error(format!(
+                return Execution::done(ToolResult::error(format!(
                     "invalid arguments for {name}: expected a JSON object, got {}",
                     json_kind(&other)
-                ));
+                )));
             }
         };
-        run_guarded(tool.as_ref(), args, ctx).await
+        Execution::guarded(tool.as_ref(), args, ctx)
     }
 }
 
-/// Runs one tool call with panic isolation, the context's timeout and its cancellation.
-pub(crate) async fn run_guarded(
-    tool: &dyn crate::tool::Tool,
-    args: Map<String, Value>,
-    ctx: &Context,
-) -> ToolResult {
-    let name = tool.name();
-    if ctx.is_cancelled() {
-        return ToolResult::error(format!("tool {name} was cancelled"));
-    }
-    // a tool that panics while building its future (before its first `.await`) is caught too
-    let mut call = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
-        Ok(call) => call,
-        Err(panic) => return panicked(name, panic.as_ref()),
-    };
-    let limit = ctx.timeout();
-    let mut deadline = limit.map(|l| Box::pin(tokio::time::sleep(l)));
-    // boxed, so the state of every call stays small (it is only made for a call that waits)
-    let mut cancelled: Option<Pin<Box<WaitForCancellationFuture<'_>>>> = None;
-    // One hand-written poll: the call first (a panic inside it caught), then the deadline,
-    // then cancellation. The cancellation future is only made once the call is pending, so a
-    // tool that finishes at once costs no bookkeeping (a context cancelled before the call
-    // was caught above).
-    poll_fn(|cx| {
-        match std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
-            Ok(Poll::Ready(result)) => return Poll::Ready(enforce_trust_boundary(result)),
-            Ok(Poll::Pending) => {}
-            Err(panic) => return Poll::Ready(panicked(name, panic.as_ref())),
+/// The future of one [`Toolkit::execute`] call: the tool's own future, guarded against
+/// panics, the context's timeout and its cancellation.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Execution<'a> {
+    state: State<'a>,
+}
+
+enum State<'a> {
+    /// The result is known without running anything (or was already taken).
+    Done(Option<ToolResult>),
+    /// The tool runs.
+    Running(Guarded<'a>),
+}
+
+struct Guarded<'a> {
+    name: &'a str,
+    ctx: &'a Context,
+    call: crate::tool::BoxFuture<'a, ToolResult>,
+    limit: Option<std::time::Duration>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    // made only once the call is pending, so a tool that finishes at once costs nothing here
+    cancelled: Option<Pin<Box<WaitForCancellationFuture<'a>>>>,
+}
+
+impl fmt::Debug for Execution<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.state {
+            State::Done(_) => f.write_str("Execution(done)"),
+            State::Running(g) => f.debug_tuple("Execution").field(&g.name).finish(),
         }
-        if let (Some(sleep), Some(limit)) = (deadline.as_mut(), limit)
+    }
+}
+
+impl Guarded<'_> {
+    /// The deadline, then cancellation, while the call is pending.
+    #[cold]
+    fn interrupted(&mut self, cx: &mut std::task::Context<'_>) -> Option<ToolResult> {
+        if let (Some(sleep), Some(limit)) = (self.deadline.as_mut(), self.limit)
             && sleep.as_mut().poll(cx).is_ready()
         {
-            return Poll::Ready(ToolResult::error(format!(
-                "tool {name} timed out after {limit:?}"
+            return Some(ToolResult::error(format!(
+                "tool {} timed out after {limit:?}",
+                self.name
             )));
         }
-        let cancelled = cancelled.get_or_insert_with(|| Box::pin(ctx.cancellation().cancelled()));
-        if cancelled.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(ToolResult::error(format!("tool {name} was cancelled")));
+        let ctx = self.ctx;
+        let cancelled = self
+            .cancelled
+            .get_or_insert_with(|| Box::pin(ctx.cancellation().cancelled()));
+        cancelled
+            .as_mut()
+            .poll(cx)
+            .is_ready()
+            .then(|| ToolResult::error(format!("tool {} was cancelled", self.name)))
+    }
+}
+
+impl<'a> Execution<'a> {
+    fn done(result: ToolResult) -> Self {
+        Self {
+            state: State::Done(Some(result)),
         }
-        Poll::Pending
-    })
-    .await
+    }
+
+    /// Starts one tool call; a context cancelled before the call never runs the tool, and a
+    /// tool that panics while building its future (before its first `.await`) is caught too.
+    pub(crate) fn guarded(
+        tool: &'a dyn crate::tool::Tool,
+        args: Map<String, Value>,
+        ctx: &'a Context,
+    ) -> Self {
+        let name = tool.name();
+        if ctx.is_cancelled() {
+            return Self::done(ToolResult::error(format!("tool {name} was cancelled")));
+        }
+        let call = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
+            Ok(call) => call,
+            Err(panic) => return Self::done(panicked(name, panic.as_ref())),
+        };
+        let limit = ctx.timeout();
+        Self {
+            state: State::Running(Guarded {
+                name,
+                ctx,
+                call,
+                limit,
+                deadline: limit.map(|l| Box::pin(tokio::time::sleep(l))),
+                cancelled: None,
+            }),
+        }
+    }
+}
+
+impl Future for Execution<'_> {
+    type Output = ToolResult;
+
+    /// One hand-written poll: the call first (a panic inside it caught), then the deadline,
+    /// then cancellation.
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<ToolResult> {
+        let this = self.get_mut();
+        let g = match &mut this.state {
+            State::Done(result) => {
+                return Poll::Ready(result.take().unwrap_or_else(|| {
+                    ToolResult::error("the tool call was polled after it finished")
+                }));
+            }
+            State::Running(g) => g,
+        };
+        let ready = match std::panic::catch_unwind(AssertUnwindSafe(|| g.call.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => Some(enforce_trust_boundary(result)),
+            Ok(Poll::Pending) => g.interrupted(cx),
+            Err(panic) => Some(panicked(g.name, panic.as_ref())),
+        };
+        match ready {
+            Some(result) => {
+                this.state = State::Done(None);
+                Poll::Ready(result)
+            }
+            None => Poll::Pending,
+        }
+    }
 }
 
 fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
@@ -204,13 +285,14 @@ fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
 
 /// A suspension built field by field (not through [`ToolResult::suspended`]) still passes the
 /// trust boundary: one that violates it becomes a failure.
+#[inline]
 fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
-    match result
-        .pending()
-        .map(crate::request::Request::check_trust_boundary)
-    {
-        Some(Err(e)) => ToolResult::error(e.to_string()),
-        _ => result,
+    match result.metadata.as_ref().and_then(|m| m.pending.as_deref()) {
+        None => result,
+        Some(request) => match request.check_trust_boundary() {
+            Ok(()) => result,
+            Err(e) => ToolResult::error(e.to_string()),
+        },
     }
 }
 
