@@ -192,3 +192,19 @@ impl toolnexus::Model for InstantModel {
         Box::pin(async move { Ok(reply) })
     }
 }
+
+/// The tool results among `messages` as `(tool_call_id, content, isError)`, in order: what a
+/// test compares against the exact transcript it expects.
+pub fn tool_results(messages: &[toolnexus::Message]) -> Vec<(String, String, bool)> {
+    messages
+        .iter()
+        .filter(|m| m.role == toolnexus::Role::Tool)
+        .map(|m| {
+            (
+                m.tool_call_id.clone().unwrap_or_default(),
+                m.content.clone().unwrap_or_default(),
+                m.is_error,
+            )
+        })
+        .collect()
+}

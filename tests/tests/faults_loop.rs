@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolnexus::{
-    CancellationToken, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role, RunStatus,
+    CancellationToken, Client, Error, FnTool, PendingRun, Reply, Request, Role, RunStatus,
     ScriptedModel, ToolResult, Toolkit, tool,
 };
 use toolnexus_tests::asker;
@@ -21,16 +21,7 @@ fn shown(model: &ScriptedModel) -> Vec<(String, String, bool)> {
         .iter()
         .rposition(|m| m.role == Role::Assistant)
         .expect("an assistant turn");
-    last.messages[at + 1..]
-        .iter()
-        .map(|m: &Message| {
-            (
-                m.tool_call_id.clone().unwrap_or_default(),
-                m.content.clone().unwrap_or_default(),
-                m.is_error,
-            )
-        })
-        .collect()
+    toolnexus_tests::tool_results(&last.messages[at + 1..])
 }
 
 fn tool(name: &str, handler: fn() -> toolnexus::BoxFuture<'static, ToolResult>) -> FnTool {

@@ -8,7 +8,7 @@ use toolnexus::{
     Answer, Client, DeclineReason, Error, FnTool, Message, PendingRun, Reply, Request, Role,
     RunResult, RunStatus, ScriptedModel, ToolResult, Toolkit,
 };
-use toolnexus_tests::{Log, asker, echo};
+use toolnexus_tests::{Log, asker, echo, tool_results};
 
 fn client(model: &ScriptedModel) -> Client {
     Client::builder(model.clone())
@@ -24,20 +24,6 @@ fn count(messages: &[Message], role: Role) -> usize {
 
 fn tool_call_count(messages: &[Message]) -> usize {
     messages.iter().map(|m| m.tool_calls.len()).sum()
-}
-
-fn tool_results(messages: &[Message]) -> Vec<(String, String, bool)> {
-    messages
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| {
-            (
-                m.tool_call_id.clone().unwrap_or_default(),
-                m.content.clone().unwrap_or_default(),
-                m.is_error,
-            )
-        })
-        .collect()
 }
 
 /// Halts in "process 1" and returns the record as JSON text.

@@ -5,24 +5,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 use toolnexus::{
-    Answer, BeforeTool, Client, DeclineReason, Error, FnTool, Metric, Reply, Request, Role,
-    RunStatus, ScriptedModel, ToolResult, Toolkit,
+    Answer, BeforeTool, Client, DeclineReason, Error, FnTool, Metric, Reply, Request, RunStatus,
+    ScriptedModel, ToolResult, Toolkit,
 };
-use toolnexus_tests::{Log, asker, echo, stubborn};
-
-fn tool_messages(messages: &[toolnexus::Message]) -> Vec<(String, String, bool)> {
-    messages
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| {
-            (
-                m.tool_call_id.clone().unwrap_or_default(),
-                m.content.clone().unwrap_or_default(),
-                m.is_error,
-            )
-        })
-        .collect()
-}
+use toolnexus_tests::{Log, asker, echo, stubborn, tool_results};
 
 #[tokio::test]
 async fn pending_event_comes_before_wait_for_and_ok_retries_once_with_the_answer() {
@@ -75,7 +61,7 @@ async fn pending_event_comes_before_wait_for_and_ok_retries_once_with_the_answer
     let seen = model.requests();
     assert_eq!(seen.len(), 2);
     assert_eq!(
-        tool_messages(&seen[1].messages),
+        tool_results(&seen[1].messages),
         [("call_0".to_owned(), "ask got \"Oslo\"".to_owned(), false)]
     );
     assert_eq!(result.tool_calls.len(), 1);
@@ -101,7 +87,7 @@ async fn a_retry_that_suspends_again_is_unresolved_and_never_loops() {
     assert_eq!(calls.get(), 2);
     assert_eq!(*asked.lock().unwrap(), 1);
     assert_eq!(
-        tool_messages(&result.messages),
+        tool_results(&result.messages),
         [("call_0".to_owned(), "unresolved: Ship it?".to_owned(), true)]
     );
     assert_eq!(result.tool_calls[0].output, "unresolved: Ship it?");
@@ -126,7 +112,7 @@ async fn a_declined_answer_feeds_back_declined_and_the_run_goes_on() {
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(result.text, "Understood.");
     assert_eq!(
-        tool_messages(&model.requests()[1].messages),
+        tool_results(&model.requests()[1].messages),
         [(
             "call_0".to_owned(),
             "declined/expired: Which city?".to_owned(),
@@ -178,7 +164,7 @@ async fn an_answer_arriving_after_expires_at_counts_as_declined() {
         "an expired request is not retried"
     );
     assert_eq!(
-        tool_messages(&result.messages),
+        tool_results(&result.messages),
         [(
             "call_0".to_owned(),
             "declined/expired: Quick, which city?".to_owned(),
@@ -213,7 +199,7 @@ async fn several_suspensions_in_one_turn_are_resolved_one_by_one_in_call_order()
     assert_eq!(*order.lock().unwrap(), ["b-1", "a-1"]);
     assert_eq!((a_calls.get(), b_calls.get(), e_calls.get()), (2, 2, 1));
     assert_eq!(
-        tool_messages(&model.requests()[1].messages),
+        tool_results(&model.requests()[1].messages),
         [
             ("call_0".to_owned(), "b got \"B?\"".to_owned(), false),
             ("call_1".to_owned(), "hi".to_owned(), false),
@@ -259,7 +245,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
     );
     assert_eq!(echo_calls.get(), 2, "calls of the turn ran concurrently");
     assert_eq!(
-        tool_messages(&result.messages),
+        tool_results(&result.messages),
         [
             ("call_0".to_owned(), "before".to_owned(), false),
             ("id-a".to_owned(), "First question?".to_owned(), true),
@@ -547,7 +533,7 @@ async fn unknown_tools_and_unreadable_arguments_are_results_the_model_reads() {
         "only the call with an object reached the tool"
     );
     assert_eq!(
-        tool_messages(&model.requests()[1].messages),
+        tool_results(&model.requests()[1].messages),
         [
             ("call_0".to_owned(), "Unknown tool: nope".to_owned(), true),
             (

@@ -270,6 +270,19 @@ impl<'a> Lowering<'a> {
         lowering
     }
 
+    /// The first keyword of `unsupported` that `obj` uses, as an error at `path`.
+    fn reject_unsupported(
+        &self,
+        obj: &Map<String, Value>,
+        unsupported: &[(&str, &str)],
+        path: &str,
+    ) -> Result<()> {
+        match unsupported.iter().find(|(key, _)| obj.contains_key(*key)) {
+            Some((_, construct)) => Err(self.fail(construct, path)),
+            None => Ok(()),
+        }
+    }
+
     fn fail(&self, construct: &str, path: &str) -> Error {
         let at = if path.is_empty() {
             "the root".to_owned()
@@ -364,11 +377,7 @@ impl<'a> Lowering<'a> {
             Value::Bool(false) => return Err(self.fail("a `false` schema (no valid value)", path)),
             _ => return Err(self.fail("a schema that is not an object", path)),
         };
-        for (key, construct) in STRICT_UNSUPPORTED {
-            if obj.contains_key(*key) {
-                return Err(self.fail(construct, path));
-            }
-        }
+        self.reject_unsupported(obj, STRICT_UNSUPPORTED, path)?;
         if let Some(Value::String(reference)) = obj.get("$ref") {
             return self.strict_ref(obj, reference, path);
         }
@@ -577,11 +586,7 @@ impl<'a> Lowering<'a> {
             Value::Bool(false) => return Err(self.fail("a `false` schema (no valid value)", path)),
             _ => return Err(self.fail("a schema that is not an object", path)),
         };
-        for (key, construct) in GEMINI_UNSUPPORTED {
-            if obj.contains_key(*key) {
-                return Err(self.fail(construct, path));
-            }
-        }
+        self.reject_unsupported(obj, GEMINI_UNSUPPORTED, path)?;
         if let Some(Value::String(reference)) = obj.get("$ref") {
             return self.gemini_ref(obj, reference, path);
         }

@@ -103,6 +103,18 @@ pub(crate) fn schema_expr(ty: &Type) -> TokenStream {
     }
 }
 
+/// Appends `.method(value)` (or `.method(&(value))` when `by_ref`), spanned on the value so a
+/// type error lands on the user's expression.
+fn push_call(chain: &mut TokenStream, method: &str, value: &syn::Expr, by_ref: bool) {
+    let method = syn::Ident::new(method, proc_macro2::Span::call_site());
+    let span = value.span();
+    chain.extend(if by_ref {
+        quote_spanned!(span=> .#method(&(#value)))
+    } else {
+        quote_spanned!(span=> .#method(#value))
+    });
+}
+
 /// `suspend!`: an expression of type `toolnexus::Suspension`.
 pub(crate) fn suspend(spec: &Spec) -> TokenStream {
     let kind = spec.kind.as_ref().map(kind_tokens);
@@ -112,24 +124,20 @@ pub(crate) fn suspend(spec: &Spec) -> TokenStream {
         chain.extend(quote_spanned!(span=> .prompt(#prompt)));
     }
     if let Some(o) = &spec.url {
-        let v = &o.value;
-        chain.extend(quote_spanned!(v.span()=> .url(#v)));
+        push_call(&mut chain, "url", &o.value, false);
     }
     if let Some(o) = &spec.data {
-        let v = &o.value;
-        chain.extend(quote_spanned!(v.span()=> .data(&(#v))));
+        push_call(&mut chain, "data", &o.value, true);
     }
     if let Some(o) = &spec.schema {
         let schema = schema_expr(&o.value);
         chain.extend(quote!(.schema(#schema)));
     }
     if let Some(o) = &spec.expires_in {
-        let v = &o.value;
-        chain.extend(quote_spanned!(v.span()=> .expires_in(#v)));
+        push_call(&mut chain, "expires_in", &o.value, false);
     }
     if let Some(o) = &spec.id {
-        let v = &o.value;
-        chain.extend(quote_spanned!(v.span()=> .id(#v)));
+        push_call(&mut chain, "id", &o.value, false);
     }
     quote!(#chain.build())
 }
@@ -162,16 +170,13 @@ pub(crate) fn assert_pending(result: &syn::Expr, spec: &Spec) -> TokenStream {
         chain.extend(quote_spanned!(prompt.span()=> .prompt(#prompt)));
     }
     if let Some(o) = &spec.url {
-        let v = &o.value;
-        chain.extend(quote_spanned!(v.span()=> .url(#v)));
+        push_call(&mut chain, "url", &o.value, false);
     }
     if let Some(o) = &spec.id {
-        let v = &o.value;
-        chain.extend(quote_spanned!(v.span()=> .id(#v)));
+        push_call(&mut chain, "id", &o.value, false);
     }
     if let Some(o) = &spec.data {
-        let v = &o.value;
-        chain.extend(quote_spanned!(v.span()=> .data(&(#v))));
+        push_call(&mut chain, "data", &o.value, true);
     }
     if let Some(o) = &spec.schema {
         let schema = schema_expr(&o.value);
