@@ -165,7 +165,7 @@ impl Tool for QuestionTool {
                 ),
                 Some(answer) => ToolResult::error(format!(
                     "{}: {prompt}",
-                    answer.reason.unwrap_or(crate::DeclineReason::Declined)
+                    answer.reason.unwrap_or(crate::request::DeclineReason::Declined)
                 )),
                 None => ToolResult::suspended(
                     Request::question(prompt)
