@@ -82,6 +82,10 @@ pub use client::{Client, Event, FnModel, PendingRun, Reply, RunResult, RunStatus
 pub use context::Context;
 pub use error::{Error, Result};
 pub use form::Form;
+// `#[derive(Form)]` on an enum still expands to `::toolnexus::FormField`: hidden, not part of
+// the map, until the derive names `__private::FormField` (then this line goes).
+#[doc(hidden)]
+pub use form::FormField;
 pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -131,6 +135,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::form::{Form, FormField};
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolnexus::adapters::{gemini_schema, openai_strict_schema};
-use toolnexus::{Error, FnTool, Toolkit, input_schema_for};
+use toolnexus::{Error, FnTool, Toolkit, schema::input_schema_for};
 
 /// Byte-exact comparison: `Value` equality ignores key order, the wire does not.
 #[track_caller]
@@ -277,12 +277,14 @@ fn a_recursive_type_cannot_go_to_gemini() {
         tool,
         target,
         construct,
+        pointer,
     } = err
     else {
         panic!("a lowering error")
     };
     assert_eq!((tool.as_str(), target), ("catalog", "gemini"));
     assert!(construct.starts_with("recursive type `Category`"));
+    assert_eq!(pointer, "/properties/root/properties/children/items");
 }
 
 #[test]

@@ -8,8 +8,9 @@ use std::marker::PhantomData;
 
 use serde::Serialize;
 
-use crate::result::{IntoToolResult, Json, ToolResult, error_into_tool_result, suspension_in_chain};
-
+use crate::result::{
+    IntoToolResult, Json, ToolResult, error_into_tool_result, suspension_in_chain,
+};
 
 /// Stands for the return type `T` while method resolution picks how to map it.
 pub struct Probe<T>(PhantomData<T>);

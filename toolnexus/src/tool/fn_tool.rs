@@ -211,7 +211,8 @@ impl FnToolBuilder {
                 "tool `{name}` has no handler: call `.handler(..)` or `.typed_handler(..)`"
             ))
         })?;
-        let schema = schema.unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        let schema =
+            schema.unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
         crate::schema::check_input_schema(&name, &schema)?;
         Ok(FnTool {
             name,

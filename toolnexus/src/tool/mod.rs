@@ -15,8 +15,8 @@ mod name;
 mod traits;
 mod wrap;
 
-pub(crate) use args::error_path;
 pub use args::deserialize_args;
+pub(crate) use args::error_path;
 pub use fn_tool::{FnTool, FnToolBuilder};
 pub use name::{MAX_TOOL_NAME_LEN, sanitize, validate_tool_name};
 pub use traits::{BoxFuture, IntoTool, SOURCE_NATIVE, SharedTool, Tool};

@@ -12,9 +12,9 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// arbitrary text.
 ///
 /// ```
-/// assert!(toolnexus::validate_tool_name("get_weather").is_ok());
+/// assert!(toolnexus::tool::validate_tool_name("get_weather").is_ok());
 /// assert_eq!(
-///     toolnexus::validate_tool_name("get weather").unwrap_err().to_string(),
+///     toolnexus::tool::validate_tool_name("get weather").unwrap_err().to_string(),
 ///     "invalid tool name `get weather`: character ' ' at index 3 is not one of [A-Za-z0-9_-]"
 /// );
 /// ```
@@ -49,7 +49,7 @@ fn is_name_char(c: char) -> bool {
 /// Replaces every character outside `[A-Za-z0-9_-]` with `_` (CONTRACT section 1).
 ///
 /// ```
-/// assert_eq!(toolnexus::sanitize("get weather!"), "get_weather_");
+/// assert_eq!(toolnexus::tool::sanitize("get weather!"), "get_weather_");
 /// ```
 pub fn sanitize(s: &str) -> String {
     s.chars()

@@ -58,7 +58,7 @@ impl Tool for Wrapped {
 /// (and how often) to call `inner`. The name, description, schema and source stay the tool's.
 ///
 /// ```
-/// use toolnexus::{Context, FnTool, Tool, ToolResult, wrap};
+/// use toolnexus::{Context, FnTool, Tool, ToolResult, tool::wrap};
 ///
 /// let tool = FnTool::builder("ping").description("Pings.")
 ///     .handler(|_, _| async { "pong" }).build().unwrap();
@@ -88,7 +88,7 @@ where
 /// ```
 /// use std::sync::atomic::{AtomicU32, Ordering};
 /// use std::sync::Arc;
-/// use toolnexus::{Context, FnTool, Tool, ToolResult, retried};
+/// use toolnexus::{Context, FnTool, Tool, ToolResult, tool::retried};
 ///
 /// let calls = Arc::new(AtomicU32::new(0));
 /// let seen = Arc::clone(&calls);
