@@ -3,7 +3,7 @@
 //! - [`openai_strict_schema`]: OpenAI's strict function calling (`"strict": true`);
 //! - [`gemini_schema`]: Gemini's function-declaration `parameters` (an OpenAPI 3.0 subset).
 //!
-//! A construct the target cannot express is an [`Error::SchemaLowering`] naming the tool, the
+//! A construct the target cannot express is an [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the tool, the
 //! construct and where it is (a JSON pointer into the tool's schema), never a schema the
 //! provider rejects or silently misreads.
 //!
