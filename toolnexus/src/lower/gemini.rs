@@ -7,7 +7,7 @@ use super::pointer::escape_pointer;
 use super::shared::{ARRAY_WITHOUT_ITEMS, Lowering, Target, merge_over};
 use crate::error::Result;
 
-/// The target name of the Gemini lowering, as [`Error::SchemaLowering`](crate::Error::SchemaLowering) reports it.
+/// The target name of the Gemini lowering, as `Error::SchemaLowering` reports it.
 const TARGET_GEMINI: &str = "gemini";
 
 /// Keywords Gemini cannot express and that cannot be dropped without changing which arguments
@@ -58,10 +58,13 @@ const GEMINI_KEPT: &[&str] = &[
 ///
 /// # Errors
 ///
-/// [`Error::SchemaLowering`](crate::Error::SchemaLowering) (target `gemini`) for a construct Gemini cannot express, with its
+/// [`Error::SchemaLowering`] (target `gemini`) for a construct Gemini cannot express, with its
 /// location: a recursive type (a `$ref` cycle), a type union other than with `null`, a
-/// `null`-only type, an array without `items`, a `false` schema, a tuple (`prefixItems`), `not`, `if`/`then`/`else`, a
-/// several-branch `allOf`, a `$ref` that is not `#`, `#/$defs/..` or `#/definitions/..`.
+/// `null`-only type, an array without `items`, a `false` schema, a tuple (`prefixItems`),
+/// `not`, `if`/`then`/`else`, a several-branch `allOf`, a `$ref` that is not `#`,
+/// `#/$defs/..` or `#/definitions/..`.
+///
+/// [`Error::SchemaLowering`]: crate::Error::SchemaLowering
 ///
 /// ```
 /// use serde_json::json;

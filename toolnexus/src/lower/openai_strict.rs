@@ -9,7 +9,7 @@ use super::pointer::escape_pointer;
 use super::shared::{ARRAY_WITHOUT_ITEMS, Lowering, Target, merge_over};
 use crate::error::Result;
 
-/// The target name of the OpenAI strict lowering, as [`Error::SchemaLowering`](crate::Error::SchemaLowering) reports it.
+/// The target name of the OpenAI strict lowering, as `Error::SchemaLowering` reports it.
 const TARGET_OPENAI_STRICT: &str = "openai strict";
 
 /// String formats OpenAI strict mode supports; any other `format` is dropped.
@@ -80,11 +80,13 @@ const STRICT_KEPT: &[&str] = &[
 ///
 /// # Errors
 ///
-/// [`Error::SchemaLowering`](crate::Error::SchemaLowering) (target `openai strict`) for a construct strict mode cannot
+/// [`Error::SchemaLowering`] (target `openai strict`) for a construct strict mode cannot
 /// express, with its location: a map (`additionalProperties` set to a schema or `true`),
 /// `patternProperties`, `propertyNames`, a value of any type (`{}` or `true`), an array
-/// without `items`, a `false` schema, a tuple (`prefixItems`), `not`, `if`/`then`/`else`, a several-branch `allOf`, a
-/// `$ref` that is not `#`, `#/$defs/..` or `#/definitions/..`.
+/// without `items`, a `false` schema, a tuple (`prefixItems`), `not`, `if`/`then`/`else`, a
+/// several-branch `allOf`, a `$ref` that is not `#`, `#/$defs/..` or `#/definitions/..`.
+///
+/// [`Error::SchemaLowering`]: crate::Error::SchemaLowering
 ///
 /// ```
 /// use serde_json::json;
