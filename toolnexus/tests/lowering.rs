@@ -796,3 +796,25 @@ fn unused_definitions_are_left_out_and_errors_point_into_the_used_ones() {
         "tool `t` cannot be sent to gemini: recursive type `Node`: a `$ref` to `#/definitions/Node` within itself (Gemini takes no `$ref`, and a recursive type cannot be inlined) at /properties/n"
     );
 }
+
+#[test]
+fn a_lowering_error_carries_the_construct_and_its_pointer_apart() {
+    let nested = json!({"type": "object", "properties": {"a/b": {"type": "object", "properties": {"x": {"not": {"type": "string"}}}}}});
+    let Error::SchemaLowering {
+        tool,
+        target,
+        construct,
+        pointer,
+    } = gemini_schema("t", &nested).unwrap_err()
+    else {
+        panic!("a lowering error")
+    };
+    assert_eq!((tool.as_str(), target), ("t", "gemini"));
+    assert_eq!(construct, "`not` (a negated schema)");
+    assert_eq!(pointer, "/properties/a~1b/properties/x");
+
+    let root = json!({"type": "object", "additionalProperties": true});
+    let err = openai_strict_schema("t", &root).unwrap_err();
+    assert!(matches!(&err, Error::SchemaLowering { pointer, .. } if pointer.is_empty()));
+    assert!(err.to_string().ends_with(" at the root"), "{err}");
+}
