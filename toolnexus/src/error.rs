@@ -97,5 +97,25 @@ pub enum Error {
     StreamingUnsupported(String),
 }
 
+impl Error {
+    /// The run a failed `wait_for` left pending ([`Error::WaitFor`]): persist it as a
+    /// [`PendingRun`](crate::client::PendingRun) or answer its `pending` request and
+    /// [`Client::resume`](crate::client::Client::resume) it.
+    pub fn halted_run(&self) -> Option<&crate::client::RunResult> {
+        match self {
+            Self::WaitFor { run, .. } => Some(run),
+            _ => None,
+        }
+    }
+
+    /// Takes the halted run out of an [`Error::WaitFor`].
+    pub fn into_halted_run(self) -> Option<crate::client::RunResult> {
+        match self {
+            Self::WaitFor { run, .. } => Some(*run),
+            _ => None,
+        }
+    }
+}
+
 /// `Result<T, toolnexus::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

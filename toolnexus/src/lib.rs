@@ -58,6 +58,7 @@ mod suspend;
 pub mod testing;
 mod tool;
 mod toolkit;
+mod util;
 
 pub use client::{
     BeforeTool, Client, ClientBuilder, DEFAULT_MAX_TURNS, Event, FnModel, IntoAnswer, IntoReply,
