@@ -55,7 +55,7 @@ pub enum Error {
     #[error("the run is not pending (status `{status}`): there is nothing to resume")]
     NotPending {
         /// The run's status.
-        status: String,
+        status: crate::client::RunStatus,
     },
     /// The host's `wait_for` failed or panicked, or the run's timeout or cancellation
     /// interrupted it; the request is still pending.
@@ -83,13 +83,26 @@ pub enum Error {
         /// The provider's own error message.
         message: String,
     },
-    /// The provider could not be reached, or its reply could not be read.
-    #[error("transport error: {0}")]
-    Transport(String),
+    /// The provider could not be reached, or its reply could not be read. The message says
+    /// what failed; the underlying error (the HTTP client's, a JSON or event-stream decoding
+    /// error), when there is one, is the [`source`](std::error::Error::source), not repeated
+    /// in the message.
+    #[error("transport error: {message}")]
+    Transport {
+        /// What failed.
+        message: String,
+        /// The underlying error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// An [`HttpProvider`](crate::providers::HttpProvider)'s own per-request timeout elapsed
+    /// (retries and streaming included); not retried.
+    #[error("the provider did not answer within {0:?} (the provider's own request timeout)")]
+    ProviderTimeout(std::time::Duration),
     /// The run's timeout elapsed.
     #[error("the run timed out after {0:?}")]
     Timeout(std::time::Duration),
-    /// The run was cancelled.
+    /// The run, or the provider's request, was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
     /// Streaming was asked of a model that cannot stream.
@@ -97,7 +110,62 @@ pub enum Error {
     StreamingUnsupported(String),
 }
 
+/// The underlying error of an [`Error::Transport`].
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 impl Error {
+    /// A transport failure with no underlying error.
+    pub(crate) fn transport(message: impl Into<String>) -> Self {
+        Self::Transport {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A transport failure caused by `source` (kept as the error's `source()`, not in its
+    /// message).
+    pub(crate) fn transport_from(
+        message: impl Into<String>,
+        source: impl Into<BoxError>,
+    ) -> Self {
+        Self::Transport {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// Whether a timeout ended the work: the run's ([`Error::Timeout`]) or the provider's own
+    /// ([`Error::ProviderTimeout`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// assert!(toolnexus::Error::Timeout(Duration::from_secs(1)).is_timeout());
+    /// assert!(toolnexus::Error::ProviderTimeout(Duration::from_secs(1)).is_timeout());
+    /// assert!(!toolnexus::Error::Cancelled.is_timeout());
+    /// ```
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Timeout(_) | Self::ProviderTimeout(_))
+    }
+
+    /// Whether a cancellation ended the work ([`Error::Cancelled`]).
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Self::Cancelled)
+    }
+
+    /// Whether the provider could not be reached or its reply not read ([`Error::Transport`]).
+    pub fn is_transport(&self) -> bool {
+        matches!(self, Self::Transport { .. })
+    }
+
+    /// The HTTP status of an [`Error::Provider`].
+    pub fn provider_status(&self) -> Option<u16> {
+        match self {
+            Self::Provider { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
     /// The run a failed `wait_for` left pending ([`Error::WaitFor`]): persist it as a
     /// [`PendingRun`](crate::client::PendingRun) or answer its `pending` request and
     /// [`Client::resume`](crate::client::Client::resume) it.
