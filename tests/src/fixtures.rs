@@ -1,7 +1,7 @@
 //! Shared fixtures: the wire styles and their fake-provider clients, one client helper for
 //! in-process models, and collectors for what a run streams.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -143,7 +143,9 @@ pub fn text_deltas() -> (Arc<Mutex<Vec<String>>>, impl Fn(&Event) + Send + Sync)
         let seen = seen.clone();
         move |e: &Event| {
             if let Event::Text { delta } = e {
-                seen.lock().unwrap().push(delta.clone());
+                seen.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(delta.clone());
             }
         }
     };

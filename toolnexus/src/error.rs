@@ -111,10 +111,12 @@ pub enum Error {
 }
 
 /// The underlying error of an [`Error::Transport`].
+#[cfg(feature = "http")]
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 impl Error {
     /// A transport failure with no underlying error.
+    #[cfg(feature = "http")]
     pub(crate) fn transport(message: impl Into<String>) -> Self {
         Self::Transport {
             message: message.into(),
@@ -124,10 +126,8 @@ impl Error {
 
     /// A transport failure caused by `source` (kept as the error's `source()`, not in its
     /// message).
-    pub(crate) fn transport_from(
-        message: impl Into<String>,
-        source: impl Into<BoxError>,
-    ) -> Self {
+    #[cfg(feature = "http")]
+    pub(crate) fn transport_from(message: impl Into<String>, source: impl Into<BoxError>) -> Self {
         Self::Transport {
             message: message.into(),
             source: Some(source.into()),

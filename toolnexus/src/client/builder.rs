@@ -91,7 +91,7 @@ impl ClientBuilder {
     }
 
     /// The host slot that answers suspensions in-process. `f` receives the [`Request`] and
-    /// returns an [`Answer`], or a `Result` of one whose `Err` is the host's failure (the run
+    /// returns an [`Answer`](crate::request::Answer), or a `Result` of one whose `Err` is the host's failure (the run
     /// then ends with [`Error::WaitFor`]; the halted run travels with the error). A `wait_for`
     /// that panics, or that the run's [`timeout`](Self::timeout) or
     /// [`cancellation`](Self::cancellation) interrupts, ends the run the same way: a request

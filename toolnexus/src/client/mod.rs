@@ -122,7 +122,7 @@ impl Client {
     }
 
     /// The same client observing `token` instead: cancel it to end the runs started through
-    /// the returned client (and only those) with [`Error::Cancelled`].
+    /// the returned client (and only those) with [`Error::Cancelled`](crate::error::Error::Cancelled).
     ///
     /// ```
     /// use toolnexus::{CancellationToken, Client, ScriptedModel};
@@ -146,9 +146,9 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// The model's failure ([`Error::Model`], [`Error::Provider`], ...), [`Error::WaitFor`]
-    /// (the halted run is in the error: [`Error::halted_run`]), [`Error::Timeout`],
-    /// [`Error::Cancelled`]. A tool's failure or suspension is never an error.
+    /// The model's failure ([`Error::Model`](crate::error::Error::Model), [`Error::Provider`](crate::error::Error::Provider), ...), [`Error::WaitFor`](crate::error::Error::WaitFor)
+    /// (the halted run is in the error: [`Error::halted_run`](crate::error::Error::halted_run)), [`Error::Timeout`](crate::error::Error::Timeout),
+    /// [`Error::Cancelled`](crate::error::Error::Cancelled). A tool's failure or suspension is never an error.
     pub async fn run(&self, prompt: impl Into<String>, toolkit: &Toolkit) -> Result<RunResult> {
         self.run_with_history(Vec::new(), prompt, toolkit).await
     }
@@ -176,7 +176,7 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// As [`Client::run`]; [`Error::StreamingUnsupported`] from a model that cannot stream
+    /// As [`Client::run`]; [`Error::StreamingUnsupported`](crate::error::Error::StreamingUnsupported) from a model that cannot stream
     /// (the in-process [`FnModel`]).
     pub async fn stream<F>(
         &self,
@@ -203,8 +203,8 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error::AnswerMismatch`] naming both ids when the answer does not echo the pending id
-    /// (nothing is changed: the record is only read); [`Error::Persist`] for an inconsistent
+    /// [`Error::AnswerMismatch`](crate::error::Error::AnswerMismatch) naming both ids when the answer does not echo the pending id
+    /// (nothing is changed: the record is only read); [`Error::Persist`](crate::error::Error::Persist) for an inconsistent
     /// record; then as [`Client::run`].
     pub async fn resume(
         &self,

@@ -17,7 +17,7 @@ use crate::result::ToolResult;
 use crate::util::panic_message;
 
 /// What a `wait_for` function may return: an [`Answer`], or a `Result` of one whose error is
-/// the host's failure (the run then ends with [`Error::WaitFor`], the request still pending).
+/// the host's failure (the run then ends with [`Error::WaitFor`](crate::error::Error::WaitFor), the request still pending).
 pub trait IntoAnswer {
     /// The answer, or the failure's text.
     ///

@@ -64,12 +64,7 @@ impl Dialect for AnthropicMessages {
 /// The request body: `{"model","max_tokens","system"?,"messages","tools"?,"stream"?}`. System
 /// messages go to the top-level `system` field (joined by a blank line when there are
 /// several); consecutive tool results become one `user` message of `tool_result` blocks.
-fn body(
-    request: &ModelRequest,
-    model: &str,
-    max_tokens: u32,
-    stream: bool,
-) -> Map<String, Value> {
+fn body(request: &ModelRequest, model: &str, max_tokens: u32, stream: bool) -> Map<String, Value> {
     let system: Vec<&str> = request
         .messages
         .iter()
@@ -213,9 +208,8 @@ struct StreamState {
 impl EventParser for StreamState {
     /// Takes one SSE `data` payload (dispatching on its `type`, which repeats the event name).
     fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            Error::transport_from("the provider streamed an invalid JSON event", e)
-        })?;
+        let event: Value = serde_json::from_str(data)
+            .map_err(|e| Error::transport_from("the provider streamed an invalid JSON event", e))?;
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {

@@ -303,7 +303,11 @@ mod tests {
         vars: &'static [(&'static str, &'static str)],
     ) -> Option<String> {
         let p = builder.build_with_env(env(vars)).unwrap();
-        p.inner.transport.key.as_ref().map(|k| k.expose().to_owned())
+        p.inner
+            .transport
+            .key
+            .as_ref()
+            .map(|k| k.expose().to_owned())
     }
 
     #[test]

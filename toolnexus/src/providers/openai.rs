@@ -125,9 +125,9 @@ fn text(m: &Message) -> Value {
 
 /// A whole (non-streamed) reply: `choices[0].message` and `usage`.
 fn parse(reply: &Value) -> Result<ModelTurn, Error> {
-    let message = reply.pointer("/choices/0/message").ok_or_else(|| {
-        Error::transport("the provider's reply has no `choices[0].message`")
-    })?;
+    let message = reply
+        .pointer("/choices/0/message")
+        .ok_or_else(|| Error::transport("the provider's reply has no `choices[0].message`"))?;
     let text = message
         .get("content")
         .and_then(Value::as_str)
@@ -196,9 +196,8 @@ impl EventParser for StreamState {
             self.finished = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            Error::transport_from("the provider streamed an invalid JSON chunk", e)
-        })?;
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| Error::transport_from("the provider streamed an invalid JSON chunk", e))?;
         if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
             return Err(Error::transport(format!(
                 "the provider reported an error mid-stream: {message}"
