@@ -164,6 +164,24 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// Asserts that `err` is the transport error of a connection that broke mid-stream: the
+/// message says what failed, and the HTTP client's error is its source, not repeated in it.
+///
+/// # Panics
+///
+/// When it is not.
+pub fn assert_broken_mid_stream(err: &toolnexus::Error) {
+    assert!(matches!(err, toolnexus::Error::Transport { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "transport error: the connection broke mid-stream"
+    );
+    assert!(
+        error_chain(err).starts_with("transport error: the connection broke mid-stream: "),
+        "{err}"
+    );
+}
+
 /// A host function that panics (what a bug in host code looks like).
 ///
 /// # Panics

@@ -4,10 +4,10 @@
 //! finishes the run.
 
 use serde_json::json;
-use toolnexus::{Client, Error, PendingRun, RunStatus, Toolkit};
+use toolnexus::{Client, PendingRun, RunStatus, Toolkit};
 use toolnexus_tests::asker;
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, openai};
-use toolnexus_tests::fixtures::{error_chain, text_deltas as deltas};
+use toolnexus_tests::fixtures::{assert_broken_mid_stream, text_deltas as deltas};
 
 fn client(fake: &FakeProvider) -> Client {
     let provider = fake.openai("k").build().unwrap();
@@ -44,16 +44,7 @@ async fn a_stream_dropped_while_resuming_leaves_the_halted_run_resumable() {
         .stream_resume(&record, record.pending().accept("Oslo"), &toolkit, sink)
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
-    // the message says what failed; the HTTP client's error is the source, not repeated
-    assert_eq!(
-        err.to_string(),
-        "transport error: the connection broke mid-stream"
-    );
-    assert!(
-        error_chain(&err).starts_with("transport error: the connection broke mid-stream: "),
-        "{err}"
-    );
+    assert_broken_mid_stream(&err);
     assert_eq!(*seen.lock().unwrap(), ["Booked ", "to "]);
     assert_eq!(
         calls.get(),
@@ -96,14 +87,7 @@ async fn a_stream_dropped_mid_run_ends_it_with_a_transport_error_not_retried() {
         .stream("count", &toolkit, sink)
         .await
         .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "transport error: the connection broke mid-stream"
-    );
-    assert!(
-        error_chain(&err).starts_with("transport error: the connection broke mid-stream: "),
-        "{err}"
-    );
+    assert_broken_mid_stream(&err);
     assert_eq!(*seen.lock().unwrap(), ["one "]);
     assert_eq!(fake.requests().len(), 1, "a broken stream is not retried");
 }

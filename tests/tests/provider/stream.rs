@@ -8,7 +8,7 @@ use toolnexus::{
     Error, HttpProvider, Message, Model, ModelRequest, ModelTurn, ToolCall, ToolSpec, Usage,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
-use toolnexus_tests::fixtures::error_chain;
+use toolnexus_tests::fixtures::assert_broken_mid_stream;
 
 fn request() -> ModelRequest {
     let spec = ToolSpec::new("book_flight", "Books a flight.", json!({"type": "object"}));
@@ -157,15 +157,7 @@ async fn a_connection_dropped_mid_stream_is_a_transport_error_and_not_retried() 
         let provider = provider.api_key("k").build().unwrap();
         let (result, deltas) = stream(&provider, &request()).await;
         let err = result.unwrap_err();
-        assert!(matches!(err, Error::Transport { .. }), "{err:?}");
-        assert_eq!(
-            err.to_string(),
-            "transport error: the connection broke mid-stream"
-        );
-        assert!(
-            error_chain(&err).starts_with("transport error: the connection broke mid-stream: "),
-            "{err}"
-        );
+        assert_broken_mid_stream(&err);
         assert_eq!(deltas, ["one ", "two "]);
         assert_eq!(fake.requests().len(), 1, "a broken stream is not retried");
     }

@@ -9,7 +9,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::ANTHROPIC_VERSION;
 use super::dialect::{Dialect, EventParser};
-use super::wire::{parse_arguments, usage};
+use super::wire::{parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
@@ -290,11 +290,7 @@ impl EventParser for StreamState {
     /// [`Error::Transport`] when the stream ended before `message_stop`.
     fn finish(self: Box<Self>) -> Result<ModelTurn, Error> {
         let this = *self;
-        if !this.finished {
-            return Err(Error::transport(
-                "the provider closed the stream before finishing its reply",
-            ));
-        }
+        require_finished(this.finished)?;
         let mut tool_calls = Vec::new();
         for block in this.blocks.into_values() {
             if let Block::ToolUse {

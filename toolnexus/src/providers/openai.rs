@@ -8,7 +8,7 @@ use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 
 use super::dialect::{Dialect, EventParser};
-use super::wire::{arguments_string, parse_arguments, usage};
+use super::wire::{arguments_string, parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
@@ -251,11 +251,7 @@ impl EventParser for StreamState {
     /// [`Error::Transport`] when the stream ended before `[DONE]` or a finish reason.
     fn finish(self: Box<Self>) -> Result<ModelTurn, Error> {
         let this = *self;
-        if !this.finished {
-            return Err(Error::transport(
-                "the provider closed the stream before finishing its reply",
-            ));
-        }
+        require_finished(this.finished)?;
         let tool_calls = this
             .calls
             .into_values()
