@@ -187,3 +187,69 @@ impl Error {
 
 /// `Result<T, toolnexus::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+    use std::time::Duration;
+
+    use super::Error;
+    use crate::client::RunStatus;
+
+    #[test]
+    fn the_provider_timeout_and_the_run_timeout_are_two_errors_worded_apart() {
+        let provider = Error::ProviderTimeout(Duration::from_millis(1500));
+        assert_eq!(
+            provider.to_string(),
+            "the provider did not answer within 1.5s (the provider's own request timeout)"
+        );
+        let run = Error::Timeout(Duration::from_secs(30));
+        assert_eq!(run.to_string(), "the run timed out after 30s");
+        assert!(provider.is_timeout() && run.is_timeout());
+        assert!(!provider.is_cancelled() && !provider.is_transport());
+        assert!(Error::Cancelled.is_cancelled() && !Error::Cancelled.is_timeout());
+    }
+
+    #[test]
+    fn not_pending_carries_the_status() {
+        let err = Error::NotPending {
+            status: RunStatus::Done,
+        };
+        assert!(matches!(
+            err,
+            Error::NotPending {
+                status: RunStatus::Done
+            }
+        ));
+        assert_eq!(
+            err.to_string(),
+            "the run is not pending (status `done`): there is nothing to resume"
+        );
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_transport_error_shows_its_cause_only_as_its_source() {
+        let cause = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let cause_text = cause.to_string();
+        let err = Error::transport_from("the provider's reply (HTTP 200) is not valid JSON", cause);
+        assert_eq!(
+            err.to_string(),
+            "transport error: the provider's reply (HTTP 200) is not valid JSON"
+        );
+        assert_eq!(err.source().map(ToString::to_string), Some(cause_text));
+        assert!(err.is_transport());
+        let bare = Error::transport("the event stream did not end");
+        assert_eq!(
+            bare.to_string(),
+            "transport error: the event stream did not end"
+        );
+        assert!(bare.source().is_none());
+        let provider = Error::Provider {
+            status: 429,
+            message: "slow down".to_owned(),
+        };
+        assert_eq!(provider.provider_status(), Some(429));
+        assert_eq!(bare.provider_status(), None);
+    }
+}
