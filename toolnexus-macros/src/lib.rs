@@ -4,6 +4,11 @@
 
 use proc_macro::TokenStream;
 
+mod docs;
+mod errors;
+mod form;
+mod ident;
+mod runtime;
 mod suspend;
 mod tool;
 
@@ -43,7 +48,7 @@ pub fn assert_pending(input: TokenStream) -> TokenStream {
 
 /// Derives an answer form; documented on `toolnexus::Form`.
 #[doc(hidden)]
-#[proc_macro_derive(Form, attributes(serde))]
+#[proc_macro_derive(Form, attributes(form, serde))]
 pub fn derive_form(input: TokenStream) -> TokenStream {
-    suspend::derive_form(input.into()).into()
+    form::derive(input.into()).into()
 }

@@ -46,6 +46,7 @@ mod error;
 mod form;
 mod lower;
 mod macro_support;
+mod macros;
 mod model;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -133,7 +134,7 @@ pub use suspend::{SuspendError, Suspension};
 /// assert_eq!(login.output, "Login required: https://example.com/login");
 /// ```
 #[doc(inline)]
-pub use toolnexus_macros::suspend;
+pub use crate::__suspend as suspend;
 
 /// Asks and continues, in one line: evaluates to the accepted answer's data, or returns the
 /// suspension from the enclosing function.
@@ -174,7 +175,7 @@ pub use toolnexus_macros::suspend;
 /// assert_eq!(plan(&ctx).output, "2 nights in Oslo");
 /// ```
 #[doc(inline)]
-pub use toolnexus_macros::ask;
+pub use crate::__ask as ask;
 
 /// Asserts that a [`ToolResult`] is a suspension, and evaluates to its `&`[`Request`].
 ///
@@ -208,7 +209,7 @@ pub use toolnexus_macros::ask;
 /// assert_pending!(ToolResult::error("no such flight"), input "Which city?");
 /// ```
 #[doc(inline)]
-pub use toolnexus_macros::assert_pending;
+pub use crate::__assert_pending as assert_pending;
 
 pub use tool::{
     BoxFuture, FnTool, FnToolBuilder, IntoTool, IntoToolResult, Json, MAX_TOOL_NAME_LEN,

@@ -9,13 +9,16 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::context::Context;
-use crate::form::{Form, FormField};
 use crate::request::{DeclineReason, KIND_AUTHORIZATION, Request};
 use crate::result::ToolResult;
 use crate::suspend::{SuspendError, Suspension};
 use crate::toolkit::json_kind;
 
+pub use crate::form::{Form, FormField};
 pub use crate::testing::{PendingExpectation, assert_pending};
+pub use toolnexus_macros::{
+    ask as ask_impl, assert_pending as assert_pending_impl, suspend as suspend_impl,
+};
 use crate::testing::{fail, suspension_summary};
 
 /// What `suspend!` expands to: collects the parts, reports the first run-time error.
@@ -139,12 +142,6 @@ impl<T: ?Sized> SchemaProbe<T> {
     /// A probe for `T`.
     pub fn new() -> Self {
         Self(PhantomData)
-    }
-}
-
-impl<T: ?Sized> Default for SchemaProbe<T> {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
