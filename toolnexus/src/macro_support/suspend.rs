@@ -12,6 +12,7 @@ use crate::context::Context;
 use crate::request::{DeclineReason, KIND_AUTHORIZATION, Request};
 use crate::result::ToolResult;
 use crate::suspend::{SuspendError, Suspension};
+pub use crate::suspend::SuspensionIsNotText;
 use crate::toolkit::json_kind;
 
 pub use crate::form::{Form, FormField};
