@@ -30,3 +30,43 @@ macro_rules! __assert_pending {
         $crate::__private::assert_pending_impl!($crate; $($input)*)
     };
 }
+
+#[cfg(test)]
+mod tests {
+    // Inside this crate `::toolnexus` does not resolve: these compile only because the fronts
+    // pass `$crate` and `#[form(crate = crate)]` is honoured.
+    use crate::{Answer, Context, Form, ToolResult};
+
+    #[derive(Form, serde::Deserialize)]
+    #[form(crate = crate)]
+    struct Trip {
+        /// Where to.
+        city: String,
+    }
+
+    fn plan(ctx: &Context) -> ToolResult {
+        let trip = crate::ask!(ctx, input "Where to?", schema = Trip);
+        ToolResult::success(trip.city)
+    }
+
+    #[test]
+    fn the_macros_reach_the_runtime_through_crate() {
+        let r = plan(&Context::new());
+        let req = crate::assert_pending!(r, input "Where to?", schema = Trip);
+        assert_eq!(
+            req.data.as_ref().unwrap()["schema"],
+            serde_json::json!({
+                "type": "object",
+                "properties": {"city": {"type": "string", "description": "Where to."}},
+                "required": ["city"]
+            })
+        );
+        let ctx = Context::new().with_answer(Answer::accept(
+            req.id.clone(),
+            serde_json::json!({"city": "Oslo"}),
+        ));
+        assert_eq!(plan(&ctx).output, "Oslo");
+        let login = crate::suspend!(authorization, url = "https://example.com/login");
+        assert_eq!(format!("{login}"), "Login required: https://example.com/login");
+    }
+}
