@@ -45,9 +45,6 @@ impl Runtime {
     /// that defines it.
     pub(crate) fn alias(&self) -> (TokenStream, TokenStream) {
         let private = self.private();
-        (
-            quote!(__toolnexus),
-            quote!(use #private as __toolnexus;),
-        )
+        (quote!(__toolnexus), quote!(use #private as __toolnexus;))
     }
 }

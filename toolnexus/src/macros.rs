@@ -67,6 +67,9 @@ mod tests {
         ));
         assert_eq!(plan(&ctx).output, "Oslo");
         let login = crate::suspend!(authorization, url = "https://example.com/login");
-        assert_eq!(format!("{login}"), "Login required: https://example.com/login");
+        assert_eq!(
+            format!("{login}"),
+            "Login required: https://example.com/login"
+        );
     }
 }

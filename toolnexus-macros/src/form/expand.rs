@@ -61,7 +61,9 @@ pub(crate) fn stub(form: &Form<'_>) -> TokenStream {
     let rt = Runtime::new(form.krate.as_ref()).private();
     let ident = form.ident;
     let (impl_generics, ty_generics, where_clause) = form.generics.split_for_impl();
-    let never = quote!(::core::unreachable!("`#[derive(Form)]` reported a compile error"));
+    let never = quote!(::core::unreachable!(
+        "`#[derive(Form)]` reported a compile error"
+    ));
     let body = match &form.shape {
         Shape::Enum(_) => quote! {
             impl #impl_generics #rt::FormField for #ident #ty_generics #where_clause {

@@ -59,9 +59,7 @@ pub(crate) fn form<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Form<'a> 
     let container = SerdeAttrs::parse(&input.attrs, errors);
     let shape = match &input.data {
         Data::Struct(s) => match &s.fields {
-            Fields::Named(named) => {
-                Shape::Struct(fields(&container, named.named.iter(), errors))
-            }
+            Fields::Named(named) => Shape::Struct(fields(&container, named.named.iter(), errors)),
             Fields::Unnamed(f) => {
                 errors.push(syn::Error::new(f.span(), NAMED_FIELDS));
                 Shape::Refused
@@ -185,8 +183,8 @@ impl SerdeAttrs {
     fn parse(attrs: &[Attribute], errors: &mut Errors) -> Self {
         let mut out = Self::default();
         for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-            let Some(metas) = errors
-                .ok(attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated))
+            let Some(metas) =
+                errors.ok(attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated))
             else {
                 continue;
             };

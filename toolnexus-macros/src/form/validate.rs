@@ -98,4 +98,3 @@ fn check_flat(ty: &Type) -> syn::Result<()> {
         _ => Ok(()),
     }
 }
-

@@ -200,9 +200,9 @@ impl Parse for AskInput {
             ));
         }
         if !input.peek(Token![,]) {
-            return Err(input.error(
-                "expected `,` after the context: `ask!(ctx, <kind> <prompt>, ..)`",
-            ));
+            return Err(
+                input.error("expected `,` after the context: `ask!(ctx, <kind> <prompt>, ..)`")
+            );
         }
         input.parse::<Token![,]>()?;
         let spec = Spec::parse(input, false)?;

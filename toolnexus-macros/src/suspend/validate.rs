@@ -1,7 +1,6 @@
 //! The checks of `suspend!`, `ask!` and `assert_pending!` that need the whole request; every
 //! problem is recorded.
 
-
 use super::parse::{Kind, Spec};
 use crate::errors::Errors;
 

@@ -8,9 +8,9 @@ use syn::{Ident, ReturnType, Type};
 
 use super::known::{is_option, is_scalar, json_string, known};
 use super::parse::{ParamKind, Plain, ToolFn};
+use super::validate::tool_name;
 use crate::docs::{Description, doc_description};
 use crate::ident::unraw;
-use super::validate::tool_name;
 
 /// How the generated `execute` reaches the function.
 pub(crate) enum Target<'a> {

@@ -7,8 +7,8 @@ use quote::{ToTokens, quote};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, Lit, LitStr, Pat, Path,
-    PathArguments, ReturnType, Signature, Token, Type,
+    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, Lit, LitStr, Pat, Path, PathArguments,
+    ReturnType, Signature, Token, Type,
 };
 
 use crate::docs::{DocLine, doc_lines};

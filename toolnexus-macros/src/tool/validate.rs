@@ -5,9 +5,9 @@
 use syn::spanned::Spanned;
 use syn::{GenericParam, Signature};
 
+use super::parse::{ParamKind, ToolFn};
 use crate::errors::Errors;
 use crate::ident::unraw;
-use super::parse::{ParamKind, ToolFn};
 
 /// Where a `#[tool]` function is.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -11,16 +11,16 @@ use serde_json::{Map, Value};
 use crate::context::Context;
 use crate::request::{DeclineReason, KIND_AUTHORIZATION, Request};
 use crate::result::ToolResult;
-use crate::suspend::{SuspendError, Suspension};
 pub use crate::suspend::SuspensionIsNotText;
+use crate::suspend::{SuspendError, Suspension};
 use crate::toolkit::json_kind;
 
 pub use crate::form::{Form, FormField};
 pub use crate::testing::{PendingExpectation, assert_pending};
+use crate::testing::{fail, suspension_summary};
 pub use toolnexus_macros::{
     ask as ask_impl, assert_pending as assert_pending_impl, suspend as suspend_impl,
 };
-use crate::testing::{fail, suspension_summary};
 
 /// What `suspend!` expands to: collects the parts, reports the first run-time error.
 #[derive(Debug)]
@@ -143,6 +143,12 @@ impl<T: ?Sized> SchemaProbe<T> {
     /// A probe for `T`.
     pub fn new() -> Self {
         Self(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for SchemaProbe<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
