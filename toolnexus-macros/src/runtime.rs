@@ -7,6 +7,16 @@
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 
+/// The value of a `crate = ..` key: a path (`crate = my_rt`) or a string holding one
+/// (`crate = "my_rt"`, serde's spelling).
+pub(crate) fn parse_crate_path(value: syn::parse::ParseStream<'_>) -> syn::Result<syn::Path> {
+    if value.peek(syn::LitStr) {
+        value.parse::<syn::LitStr>()?.parse()
+    } else {
+        value.call(syn::Path::parse_mod_style)
+    }
+}
+
 /// The runtime crate's path.
 pub(crate) struct Runtime(TokenStream);
 

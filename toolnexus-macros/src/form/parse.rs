@@ -93,11 +93,7 @@ fn form_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("crate") {
                 let value = meta.value()?;
-                let path = if value.peek(syn::LitStr) {
-                    value.parse::<syn::LitStr>()?.parse::<syn::Path>()?
-                } else {
-                    value.call(syn::Path::parse_mod_style)?
-                };
+                let path = crate::runtime::parse_crate_path(value)?;
                 if krate.is_some() {
                     errors.push(syn::Error::new(
                         meta.path.span(),

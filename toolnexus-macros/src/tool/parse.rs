@@ -89,12 +89,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 }
             }
             _ => {
-                let path = if value.peek(LitStr) {
-                    let lit: LitStr = value.parse()?;
-                    lit.parse::<Path>()?
-                } else {
-                    value.call(Path::parse_mod_style)?
-                };
+                let path = crate::runtime::parse_crate_path(value)?;
                 if !duplicate {
                     attr.krate = Some(path);
                 }
