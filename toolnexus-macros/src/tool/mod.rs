@@ -11,12 +11,11 @@ mod validate;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-
-use crate::errors::Errors;
-use crate::runtime::Runtime;
 use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, ImplItem, ItemFn, ItemImpl, Signature};
 
+use crate::errors::Errors;
+use crate::runtime::Runtime;
 use expand::Target;
 use validate::Place;
 
@@ -153,13 +152,13 @@ pub(crate) fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     if !errors.is_empty() {
         // the `tools()` constructor stays, so its callers get no second error
         let stub = (item.trait_.is_none() && item.generics.params.is_empty()).then(|| {
-            let self_ty = &*item.self_ty;
-            expand::stub_tools(&rt, self_ty)
+            let stub = expand::stub_tools(&rt, &item.self_ty);
+            quote!(#use_rt #stub)
         });
         let err = errors.into_compile_error();
         return quote! {
             #item
-            const _: () = { #use_rt #attr_uses #stub };
+            const _: () = { #attr_uses #stub };
             #err
         };
     }
