@@ -65,6 +65,7 @@ mod error;
 pub mod form;
 mod lower;
 mod macro_support;
+mod macros;
 pub mod model;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -83,10 +84,6 @@ pub use client::{Client, Event, FnModel, PendingRun, Reply, RunResult, RunStatus
 pub use context::Context;
 pub use error::{Error, Result};
 pub use form::Form;
-// `#[derive(Form)]` on an enum still expands to `::toolnexus::FormField`: hidden, not part of
-// the map, until the derive names `__private::FormField` (then this line goes).
-#[doc(hidden)]
-pub use form::FormField;
 pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -99,15 +96,15 @@ pub use toolkit::Toolkit;
 
 #[doc = include_str!("../docs/suspend.md")]
 #[doc(inline)]
-pub use toolnexus_macros::suspend;
+pub use crate::__suspend as suspend;
 
 #[doc = include_str!("../docs/ask.md")]
 #[doc(inline)]
-pub use toolnexus_macros::ask;
+pub use crate::__ask as ask;
 
 #[doc = include_str!("../docs/assert_pending.md")]
 #[doc(inline)]
-pub use toolnexus_macros::assert_pending;
+pub use crate::__assert_pending as assert_pending;
 
 #[doc = include_str!("../docs/form.md")]
 #[doc(inline)]
@@ -136,7 +133,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::form::{Form, FormField};
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;
