@@ -4,7 +4,7 @@
 //! to write. The user's tokens pass through untouched, spans and all. Documented where they
 //! are re-exported at the crate root.
 
-/// `suspend!`'s front; use [`suspend!`](crate::suspend).
+/// `suspend!`'s front; use [`suspend!`](macro@crate::suspend).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __suspend {
