@@ -89,7 +89,7 @@ pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use providers::{ApiKey, HttpProvider};
 pub use request::{Answer, Request};
-pub use result::{IntoToolResult, Json, ToolResult, pending_of};
+pub use result::{ContentPart, IntoToolResult, Json, ToolResult, pending_of};
 pub use suspend::Suspension;
 pub use tool::{BoxFuture, FnTool, SharedTool, Tool};
 pub use toolkit::Toolkit;

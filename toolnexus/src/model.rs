@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::result::ContentPart;
 use crate::tool::BoxFuture;
 
 /// Who said a [`Message`].
@@ -22,7 +23,7 @@ pub enum Role {
 }
 
 /// One entry of a transcript, OpenAI-shaped: `{"role", "content"?, "tool_calls"?,
-/// "tool_call_id"?, "isError"?}`.
+/// "tool_call_id"?, "isError"?, "parts"?}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Message {
@@ -44,6 +45,10 @@ pub struct Message {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub is_error: bool,
+    /// The content parts of a tool result (images, files, audio), in order; each provider
+    /// sends them as its own content blocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ContentPart>,
 }
 
 impl Message {
@@ -70,6 +75,7 @@ impl Message {
             tool_calls,
             tool_call_id: None,
             is_error: false,
+            parts: Vec::new(),
         }
     }
 
@@ -85,7 +91,16 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(tool_call_id.into()),
             is_error,
+            parts: Vec::new(),
         }
+    }
+
+    /// The same message with content parts (what a tool result with
+    /// [`parts`](crate::ToolResult::parts) becomes).
+    #[must_use]
+    pub fn with_parts(mut self, parts: Vec<ContentPart>) -> Self {
+        self.parts = parts;
+        self
     }
 
     fn text(role: Role, content: impl Into<String>) -> Self {
@@ -95,6 +110,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
+            parts: Vec::new(),
         }
     }
 }

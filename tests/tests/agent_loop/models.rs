@@ -266,3 +266,46 @@ fn events_serialize_to_the_contract_shapes() {
         assert_eq!(serde_json::to_string(&event).unwrap(), expected);
     }
 }
+
+#[tokio::test]
+async fn content_parts_of_a_tool_result_reach_the_model_and_the_run_record() {
+    use toolnexus::{ContentPart, FnTool, ToolResult};
+
+    let chart = FnTool::builder("chart")
+        .description("Draws a chart.")
+        .handler(|_args, _ctx| async {
+            ToolResult::success("the chart").with_part(ContentPart::image("aGk=", "image/png"))
+        })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder().tool(chart).build().unwrap();
+    let seen: Arc<Mutex<Vec<ModelRequest>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let model = FnModel::new(move |req: ModelRequest| {
+        let first = record.lock().unwrap().is_empty();
+        record.lock().unwrap().push(req);
+        async move {
+            if first {
+                Reply::tool_call("chart", json!({}))
+            } else {
+                Reply::text("drawn")
+            }
+        }
+    });
+    let result = client_for(model)
+        .build()
+        .unwrap()
+        .run("draw", &toolkit)
+        .await
+        .unwrap();
+    assert_eq!(result.text, "drawn");
+    let part = json!({"type": "image", "data": "aGk=", "mimeType": "image/png"});
+    let seen = seen.lock().unwrap();
+    let tool_message = serde_json::to_value(seen[1].messages.last().unwrap()).unwrap();
+    assert_eq!(tool_message["content"], json!("the chart"));
+    assert_eq!(tool_message["parts"], json!([part]));
+    assert_eq!(
+        serde_json::to_value(&result.tool_calls[0]).unwrap(),
+        json!({"name": "chart", "args": {}, "output": "the chart", "isError": false, "parts": [part]})
+    );
+}

@@ -402,17 +402,17 @@ impl Run<'_> {
             output: result.output.clone(),
             is_error: result.is_error,
         });
-        st.request.messages.push(Message::tool_result(
-            call.id.clone(),
-            result.output.clone(),
-            result.is_error,
-        ));
+        st.request.messages.push(
+            Message::tool_result(call.id.clone(), result.output.clone(), result.is_error)
+                .with_parts(result.parts.clone()),
+        );
         st.records.push(ToolCallRecord {
             name: call.name.clone(),
             args,
             output: result.output,
             is_error: result.is_error,
             metadata: result.metadata,
+            parts: result.parts,
         });
     }
 }
