@@ -119,7 +119,7 @@ impl Message {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCall {
-    /// The call's id (`call_<index>` when the model gave none).
+    /// The call's id (the agent loop numbers a call the model gave none `call_<turn>_<index>`).
     pub id: String,
     /// The tool's name.
     pub name: String,
@@ -269,6 +269,14 @@ pub trait Model: Send + Sync {
         request: &'a ModelRequest,
         stream: Option<DeltaSink<'a>>,
     ) -> BoxFuture<'a, Result<ModelTurn, Error>>;
+
+    /// The model id this model was built for, if any: what a [`Client`](crate::Client) sends
+    /// when no [`model_name`](crate::client::ClientBuilder::model_name) is given. An
+    /// [`HttpProvider`](crate::HttpProvider) built with `.model(..)` returns it; the default
+    /// is `None`.
+    fn default_model(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A shared model is a model, so a host can keep a handle (say, to a
@@ -280,5 +288,9 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
         stream: Option<DeltaSink<'a>>,
     ) -> BoxFuture<'a, Result<ModelTurn, Error>> {
         (**self).complete(request, stream)
+    }
+
+    fn default_model(&self) -> Option<&str> {
+        (**self).default_model()
     }
 }

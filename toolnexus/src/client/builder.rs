@@ -27,7 +27,8 @@ pub struct ClientBuilder {
 #[derive(Clone)]
 pub(super) struct Config {
     pub(super) model: Arc<dyn Model>,
-    /// Empty until set; `build` refuses an empty name.
+    /// Empty until set; `build` takes the model's [`Model::default_model`] then, and refuses
+    /// a client with neither.
     pub(super) model_name: String,
     pub(super) system: Option<String>,
     pub(super) max_turns: u32,
@@ -71,7 +72,9 @@ impl ClientBuilder {
         }
     }
 
-    /// The model id sent with every request (required).
+    /// The model id sent with every request. Without it the client sends the model's own
+    /// default ([`Model::default_model`]: an [`HttpProvider`](crate::HttpProvider) built with
+    /// `.model(..)`); a client with neither fails to build.
     pub fn model_name(mut self, name: impl Into<String>) -> Self {
         self.config.model_name = name.into();
         self
@@ -194,14 +197,20 @@ impl ClientBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] without a model name, or with `max_turns` 0.
+    /// [`Error::Config`] without a model name (neither [`model_name`](Self::model_name) nor
+    /// the model's [`default_model`](Model::default_model)), or with `max_turns` 0.
     pub fn build(self) -> Result<Client> {
-        let config = self.config;
+        let mut config = self.config;
         if config.model_name.is_empty() {
-            return Err(Error::Config(
-                "a client needs a model name: call `.model_name(..)` (any label for an in-process model)"
-                    .to_owned(),
-            ));
+            match config.model.default_model().filter(|m| !m.is_empty()) {
+                Some(default) => config.model_name = default.to_owned(),
+                None => {
+                    return Err(Error::Config(
+                        "a client needs a model name: call `.model_name(..)` (any label for an in-process model), or build the provider with `.model(..)`"
+                            .to_owned(),
+                    ));
+                }
+            }
         }
         if config.max_turns == 0 {
             return Err(Error::Config(

@@ -229,8 +229,9 @@ impl Run<'_> {
                 .into_iter()
                 .enumerate()
                 .map(|(i, mut call)| {
+                    // unique within the run, also across a resume (the turn count is kept)
                     if call.id.is_empty() {
-                        call.id = format!("call_{i}");
+                        call.id = format!("call_{}_{i}", st.turns);
                     }
                     call
                 })

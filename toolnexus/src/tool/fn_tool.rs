@@ -129,6 +129,20 @@ impl FnToolBuilder {
     }
 
     /// The JSON Schema of the arguments (root `"type":"object"`).
+    ///
+    /// Without one, the tool takes no arguments:
+    /// `{"type":"object","properties":{},"additionalProperties":false}`, the schema of a
+    /// `#[tool]` function without parameters.
+    ///
+    /// ```
+    /// use toolnexus::{FnTool, Tool};
+    ///
+    /// let ping = FnTool::builder("ping").description("Pings.").handler(|_, _| async { "pong" }).build().unwrap();
+    /// assert_eq!(
+    ///     ping.input_schema().to_string(),
+    ///     r#"{"type":"object","properties":{},"additionalProperties":false}"#
+    /// );
+    /// ```
     pub fn schema(mut self, schema: Value) -> Self {
         self.config.schema = Some(schema);
         self
@@ -211,8 +225,9 @@ impl FnToolBuilder {
                 "tool `{name}` has no handler: call `.handler(..)` or `.typed_handler(..)`"
             ))
         })?;
-        let schema =
-            schema.unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        let schema = schema.unwrap_or_else(|| {
+            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+        });
         crate::schema::check_input_schema(&name, &schema)?;
         Ok(FnTool {
             name,
