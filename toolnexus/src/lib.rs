@@ -133,9 +133,11 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::macro_support::approval::*;
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;
+    pub use crate::tool::ToolAnnotations;
 
     #[cfg(feature = "http")]
     pub use crate::providers::{parse_event_stream_chunks, parse_reply_body};
