@@ -72,8 +72,8 @@ fn approval_pieces(text: &str) -> Result<Vec<Piece>, String> {
                 loop {
                     match chars.next() {
                         Some('}') => break,
-                        Some(c) => name.push(c),
-                        None => {
+                        Some(c) if c != '{' => name.push(c),
+                        _ => {
                             return Err(format!(
                                 "unclosed `{{{name}` in `approval`; write `{{name}}` for a parameter, or `{{{{` for a brace"
                             ));
