@@ -10,7 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::hooks::Hooks;
 use super::wait::IntoAnswer;
-use super::{BeforeTool, Client, DEFAULT_MAX_TURNS, Event, EventFn, Metric, MetricFn, WaitForFn};
+use super::{
+    ApprovalFn, BeforeTool, Client, DEFAULT_MAX_TURNS, Event, EventFn, Metric, MetricFn, WaitForFn,
+};
 use crate::error::{Error, Result};
 use crate::model::{Model, ModelRequest, ModelTurn, ToolCall};
 use crate::request::Request;
@@ -33,6 +35,8 @@ pub(super) struct Config {
     pub(super) system: Option<String>,
     pub(super) max_turns: u32,
     pub(super) wait_for: Option<WaitForFn>,
+    /// Consulted in order before each call; the first prompt asks for approval.
+    pub(super) approval: Vec<ApprovalFn>,
     pub(super) hooks: Hooks,
     pub(super) on_event: Option<EventFn>,
     pub(super) on_metric: Option<MetricFn>,
@@ -62,6 +66,7 @@ impl ClientBuilder {
                 system: None,
                 max_turns: DEFAULT_MAX_TURNS,
                 wait_for: None,
+                approval: Vec::new(),
                 hooks: Hooks::default(),
                 on_event: None,
                 on_metric: None,
@@ -109,6 +114,63 @@ impl ClientBuilder {
             let fut = f(req);
             Box::pin(async move { fut.await.into_answer() })
         }));
+        self
+    }
+
+    /// Asks for approval before running any tool whose [`annotations`](crate::Tool::annotations)
+    /// say it is destructive (`destructive == Some(true)`; a tool that says nothing is not
+    /// asked about), with the prompt `` Run the destructive tool `<name>` with <arguments>? ``.
+    ///
+    /// The call then suspends with an `approval` request before the tool runs, and the loop
+    /// rule applies as to any suspension: with [`wait_for`](Self::wait_for) an accepted answer
+    /// runs the tool once (with the answer in its context) and a declined one feeds back
+    /// `declined/expired: <prompt>`; without it the run halts and resumes durably.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{Client, FnTool, Reply, RunStatus, ScriptedModel, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let rm = FnTool::builder("rm").description("Deletes a file.").destructive()
+    ///     .handler(|_, _| async { "deleted" }).build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(rm).build().unwrap();
+    /// let model = ScriptedModel::new([Reply::tool_call("rm", json!({"path": "/tmp/x"}))]);
+    /// let client = Client::builder(model).model_name("m").approve_destructive().build().unwrap();
+    /// let result = client.run("clean up", &toolkit).await.unwrap();
+    /// assert_eq!(result.status, RunStatus::Pending);
+    /// assert_eq!(result.text, r#"Run the destructive tool `rm` with {"path":"/tmp/x"}?"#);
+    /// # });
+    /// ```
+    pub fn approve_destructive(self) -> Self {
+        self.approval_policy(|tool, args| {
+            tool.annotations().is_destructive().then(|| {
+                format!(
+                    "Run the destructive tool `{}` with {}?",
+                    tool.name(),
+                    serde_json::Value::Object(args.clone())
+                )
+            })
+        })
+    }
+
+    /// A client-wide approval policy, for tools the host did not write: before each call
+    /// (after [`before_tool`](Self::before_tool)), `policy` sees the tool and the arguments
+    /// and returns the prompt to ask for approval with, or `None` to run the call as it is.
+    /// Several policies (and [`approve_destructive`](Self::approve_destructive)) are consulted
+    /// in the order they were added; the first prompt wins.
+    ///
+    /// A prompt makes the call suspend with an `approval` request instead of running; the loop
+    /// rule then applies as to any suspension (see
+    /// [`approve_destructive`](Self::approve_destructive)). The retry after an accepted
+    /// answer is not asked about again.
+    pub fn approval_policy<F>(mut self, policy: F) -> Self
+    where
+        F: Fn(&dyn crate::Tool, &serde_json::Map<String, serde_json::Value>) -> Option<String>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.config.approval.push(Arc::new(policy));
         self
     }
 

@@ -335,10 +335,10 @@ impl Run<'_> {
             result,
             duration: started.elapsed(),
         };
-        if self.toolkit.get(&call.name).is_none() {
+        let Some(tool) = self.toolkit.get(&call.name) else {
             let result = ToolResult::error(format!("Unknown tool: {}", call.name));
             return done(call.arguments.clone(), result);
-        }
+        };
         let mut args = match parse_arguments(&call.name, &call.arguments) {
             Ok(args) => args,
             Err(failure) => return done(call.arguments.clone(), failure),
@@ -354,6 +354,16 @@ impl Run<'_> {
                 BeforeTool::Rewrite(rewritten) => args = rewritten,
                 BeforeTool::Return(result) => return done(Value::Object(args), result),
             }
+        }
+        // the client's approval policies: the first prompt suspends the call before it runs
+        let prompt = self
+            .client
+            .approval
+            .iter()
+            .find_map(|policy| policy(tool.as_ref(), &args));
+        if let Some(prompt) = prompt {
+            let suspension = ToolResult::suspended(Request::approval(prompt));
+            return done(Value::Object(args), suspension);
         }
         let args = Value::Object(args);
         let result = self
