@@ -149,15 +149,20 @@ impl ContentPart {
     /// What a provider that has no content block for this part sends instead, as text:
     /// `[audio part (audio/ogg) not supported by this provider]`.
     pub(crate) fn placeholder(&self) -> String {
-        let mut what = self.kind.clone();
-        what.push_str(" part");
-        if let Some(mime) = &self.mime_type {
-            what.push_str(&format!(" ({mime})"));
-        }
-        if let Some(url) = &self.url {
-            what.push_str(&format!(" at {url}"));
-        }
-        format!("[{what} not supported by this provider]")
+        let mime = self
+            .mime_type
+            .as_ref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        let url = self
+            .url
+            .as_ref()
+            .map(|u| format!(" at {u}"))
+            .unwrap_or_default();
+        format!(
+            "[{} part{mime}{url} not supported by this provider]",
+            self.kind
+        )
     }
 }
 

@@ -12,13 +12,13 @@ use toolnexus::{
 
 /// Reads a file.
 #[tool(read_only, idempotent, open_world = false)]
-fn read_file(path: String) -> String {
+fn read_file(path: &str) -> String {
     format!("contents of {path}")
 }
 
 /// Overwrites a file.
 #[tool(destructive)]
-fn write_file(path: String) -> String {
+fn write_file(path: &str) -> String {
     format!("wrote {path}")
 }
 
@@ -32,7 +32,8 @@ static DELETED: AtomicUsize = AtomicUsize::new(0);
 
 /// Deletes a file.
 #[tool(destructive, approval = "Delete {path} ({recursive})? {{really}}")]
-async fn delete_file(path: String, #[arg(rename = "rec")] recursive: Option<bool>) -> String {
+async fn delete_file(path: &str, #[arg(rename = "rec")] recursive: Option<bool>) -> String {
+    tokio::task::yield_now().await;
     DELETED.fetch_add(1, Ordering::SeqCst);
     format!("deleted {path} recursive={recursive:?}")
 }

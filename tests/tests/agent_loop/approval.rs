@@ -207,7 +207,7 @@ async fn an_approval_policy_sees_the_tool_and_the_arguments_and_the_first_prompt
 
 /// Deletes a file.
 #[tool(approval = "Delete {path}?")]
-fn delete(path: String) -> String {
+fn delete(path: &str) -> String {
     format!("deleted {path}")
 }
 

@@ -49,6 +49,37 @@ pub(crate) enum Piece {
     Param(String),
 }
 
+impl ToolAttr {
+    /// The slot of an annotation key (`open_world` for any key that is not one of the others).
+    fn hint_mut(&mut self, key: &str) -> &mut Option<Hint> {
+        match key {
+            "read_only" => &mut self.read_only,
+            "destructive" => &mut self.destructive,
+            "idempotent" => &mut self.idempotent,
+            _ => &mut self.open_world,
+        }
+    }
+}
+
+/// An annotation key's value: a flag (`read_only`) or `read_only = true|false`.
+fn hint(meta: &syn::meta::ParseNestedMeta<'_>, key: &str) -> syn::Result<Hint> {
+    let value = if meta.input.peek(Token![=]) {
+        let lit: syn::LitBool = meta.value()?.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `{key}` alone, or `{key} = true` / `{key} = false`"),
+            )
+        })?;
+        lit.value
+    } else {
+        true
+    };
+    Ok(Hint {
+        span: meta.path.span(),
+        value,
+    })
+}
+
 /// The annotation keys, in the order the docs list them.
 const HINT_KEYS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
 
@@ -147,12 +178,9 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
         let duplicate = match key.as_str() {
             "name" => attr.name.is_some(),
             "description" => attr.description.is_some(),
-            "read_only" => attr.read_only.is_some(),
-            "destructive" => attr.destructive.is_some(),
-            "idempotent" => attr.idempotent.is_some(),
-            "open_world" => attr.open_world.is_some(),
             "approval" => attr.approval.is_some(),
-            _ => attr.krate.is_some(),
+            "crate" => attr.krate.is_some(),
+            hint => attr.hint_mut(hint).is_some(),
         };
         if duplicate {
             errors.push(syn::Error::new(
@@ -161,29 +189,9 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             ));
         }
         if HINT_KEYS.contains(&key.as_str()) {
-            // a flag (`read_only`) or `read_only = true|false`
-            let value = if meta.input.peek(Token![=]) {
-                let lit: syn::LitBool = meta.value()?.parse().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        format!("expected `{key}` alone, or `{key} = true` / `{key} = false`"),
-                    )
-                })?;
-                lit.value
-            } else {
-                true
-            };
-            let hint = Some(Hint {
-                span: meta.path.span(),
-                value,
-            });
+            let hint = hint(&meta, &key)?;
             if !duplicate {
-                match key.as_str() {
-                    "read_only" => attr.read_only = hint,
-                    "destructive" => attr.destructive = hint,
-                    "idempotent" => attr.idempotent = hint,
-                    _ => attr.open_world = hint,
-                }
+                *attr.hint_mut(&key) = Some(hint);
             }
             return Ok(());
         }

@@ -265,7 +265,7 @@ impl ClientBuilder {
         let mut config = self.config;
         if config.model_name.is_empty() {
             match config.model.default_model().filter(|m| !m.is_empty()) {
-                Some(default) => config.model_name = default.to_owned(),
+                Some(default) => default.clone_into(&mut config.model_name),
                 None => {
                     return Err(Error::Config(
                         "a client needs a model name: call `.model_name(..)` (any label for an in-process model), or build the provider with `.model(..)`"
