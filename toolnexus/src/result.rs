@@ -148,6 +148,7 @@ impl ContentPart {
 
     /// What a provider that has no content block for this part sends instead, as text:
     /// `[audio part (audio/ogg) not supported by this provider]`.
+    #[cfg(feature = "http")]
     pub(crate) fn placeholder(&self) -> String {
         let mime = self
             .mime_type
