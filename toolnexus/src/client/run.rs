@@ -1,6 +1,6 @@
 //! The turn loop and the tool phase: call the model, run the tool calls of its turn
 //! (concurrently, results in call order), feed the results back, until the model answers
-//! without tool calls or `max_turns` is reached (CONTRACT section 3).
+//! without tool calls or `max_turns` is reached ([contract section 3](crate::contract)).
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
