@@ -15,6 +15,7 @@ mod result;
 mod resume;
 mod run;
 mod scripted;
+mod trace;
 mod wait;
 
 use std::fmt;
