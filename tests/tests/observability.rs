@@ -17,7 +17,7 @@ struct Trip {
 #[tool]
 fn book(
     /// The flight number.
-    flight: String,
+    flight: &str,
     ctx: &toolnexus::Context,
 ) -> ToolResult {
     let trip = ask!(ctx, input "PROMPT-SECRET where to?", schema = Trip);
