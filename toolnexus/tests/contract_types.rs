@@ -1,4 +1,4 @@
-//! The wire types of CONTRACT sections 1 and 2: pinned bytes, round trips, rejection of
+//! The wire types of contract sections 1 and 2: pinned bytes, round trips, rejection of
 //! incomplete requests, `pending_of`, request ids, answer constructors and typed answer data.
 
 use std::collections::HashSet;
@@ -404,7 +404,7 @@ fn data_as_errors_name_the_field_and_why() {
     );
 }
 
-// --- content parts (CONTRACT section 1) ---------------------------------------------------
+// --- content parts (contract section 1) ---------------------------------------------------
 
 #[test]
 fn a_result_without_parts_keeps_its_bytes_and_parts_come_last() {
@@ -458,7 +458,7 @@ fn a_part_without_a_type_is_refused() {
     assert!(err.to_string().starts_with("missing field `type`"), "{err}");
 }
 
-// --- answers: advisory reasons, free text (CONTRACT section 2) ----------------------------
+// --- answers: advisory reasons, free text (contract section 2) ----------------------------
 
 #[test]
 fn an_unknown_reason_parses_and_round_trips_byte_identically() {

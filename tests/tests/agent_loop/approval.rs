@@ -1,5 +1,5 @@
 //! Approval before a call runs: the client's policies (`approve_destructive`,
-//! `approval_policy`) and a `#[tool(approval = "..")]`, through the loop rule (CONTRACT
+//! `approval_policy`) and a `#[tool(approval = "..")]`, through the loop rule (contract
 //! section 3): `wait_for` answers in-process, or the run halts and resumes durably.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
