@@ -44,6 +44,7 @@ mod client;
 mod context;
 mod error;
 mod form;
+mod id;
 mod lower;
 mod macro_support;
 mod model;

@@ -2,7 +2,6 @@
 //! another system) gives back.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
@@ -28,7 +27,11 @@ pub const KIND_QUESTION: &str = "question";
 /// ```
 /// use toolnexus::Request;
 ///
-/// let req = Request::input("Which city?").with_id("r1");
+/// let req = Request::input("Which city?");
+/// assert!(req.id.starts_with("sus-"), "a fresh, unique id");
+///
+/// // the wire form (a fixed id, as tests pin exact bytes; real tools keep the generated id)
+/// let req = req.with_id("r1");
 /// assert_eq!(
 ///     serde_json::to_string(&req).unwrap(),
 ///     r#"{"id":"r1","kind":"input","prompt":"Which city?"}"#
@@ -37,7 +40,8 @@ pub const KIND_QUESTION: &str = "question";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Request {
-    /// Unique id of this suspension (`sus-<epoch ms>-<counter>` unless set by hand).
+    /// Unique id of this suspension ([`new_request_id`]: `sus-<epoch ms>-<counter>-<random>`),
+    /// unless set by hand with [`Request::with_id`] (for tests only).
     pub id: String,
     /// What is asked for: `input`, `approval`, `authorization`, `question`, or any custom kind.
     pub kind: String,
@@ -96,7 +100,12 @@ impl Request {
         Self::new(kind, prompt)
     }
 
-    /// Replaces the generated id.
+    /// Replaces the generated id: **for tests only**.
+    ///
+    /// The generated id ([`new_request_id`]) is unique across processes and machines, and an
+    /// answer resumes a run only when it echoes it. A fixed id (`"r1"`) is the same in every
+    /// run, so one run's answer would match another run's request: production tools keep the
+    /// generated id. Tests use a fixed id to pin exact JSON.
     #[must_use]
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = id.into();
@@ -200,24 +209,22 @@ fn format_rfc3339(at: SystemTime) -> String {
         .unwrap_or_default()
 }
 
-static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(1);
-
-/// A fresh suspension id: `sus-<unix epoch milliseconds>-<process-wide counter from 1>`.
+/// A fresh suspension id, unique across threads, processes and machines (CONTRACT section 2):
+/// `sus-<unix epoch milliseconds>-<process-wide counter from 1>-<random suffix>`, the suffix
+/// being 64 bits from the operating system's entropy source as 16 lowercase hex digits.
 ///
-/// Unique across threads within a process; the counter never repeats.
+/// Two processes started in the same millisecond make different ids (their suffixes differ),
+/// and an id cannot be guessed from another one.
 ///
 /// ```
 /// let a = toolnexus::new_request_id();
 /// let b = toolnexus::new_request_id();
 /// assert!(a.starts_with("sus-"));
+/// assert_eq!(a.rsplit('-').next().unwrap().len(), 16);
 /// assert_ne!(a, b);
 /// ```
 pub fn new_request_id() -> String {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("sus-{millis}-{n}")
+    crate::id::unique("sus")
 }
 
 /// Why an answer declines (advisory: the loop branches on [`Answer::ok`] only).

@@ -53,7 +53,7 @@ pub(crate) struct Deferred {
 ///     .handler(|_, ctx| async move {
 ///         match ctx.answer_data::<String>() {
 ///             Ok(Some(name)) => ToolResult::success(format!("hello {name}")),
-///             _ => ToolResult::suspended(Request::input("Your name?").with_id("r1")),
+///             _ => ToolResult::suspended(Request::input("Your name?")),
 ///         }
 ///     })
 ///     .build().unwrap();
