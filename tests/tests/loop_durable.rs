@@ -42,7 +42,7 @@ async fn a_halted_run_resumes_in_a_fresh_client_from_its_json_record() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({"n": 1}))).await;
 
     let record = PendingRun::from_json(&json).unwrap();
-    assert_eq!(record.version(), 1);
+    assert_eq!(record.version(), 2);
     assert_eq!(record.pending().id, "ask-1");
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
     let log = Log::default();
@@ -306,10 +306,15 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
         .unwrap();
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
     let (halted, json) = halt(&toolkit, Reply::tool_call("ask", json!({"x": 1}))).await;
+    let record = PendingRun::from_json(&json).unwrap();
+    assert!(record.run_id().starts_with("run-"), "{}", record.run_id());
+    assert_eq!(record.run_id(), halted.run_id);
+    assert_eq!(record.fingerprint().len(), 64);
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&json).unwrap(),
         json!({
-            "version": 1,
+            "version": 2,
+            "runId": halted.run_id,
             "model": "m",
             "pending": {"id": "r1", "kind": "input", "prompt": "Which city?"},
             "messages": [
@@ -322,14 +327,14 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
                            "metadata": {"pending": {"id": "r1", "kind": "input", "prompt": "Which city?"}}}],
             "usage": {"promptTokens": 0, "completionTokens": 0, "totalTokens": 0},
             "turns": 1,
-            "halted": {"callIndex": 0, "args": {"x": 1}, "deferred": []}
+            "halted": {"callIndex": 0, "fingerprint": record.fingerprint(), "deferred": []}
         })
     );
 
-    let v2 = json.replacen("\"version\":1", "\"version\":2", 1);
+    let v3 = json.replacen("\"version\":2", "\"version\":3", 1);
     assert_eq!(
-        PendingRun::from_json(&v2).unwrap_err().to_string(),
-        "invalid persisted run: record version 2 is not supported: this release reads version 1"
+        PendingRun::from_json(&v3).unwrap_err().to_string(),
+        "invalid persisted run: record version 3 is not supported: this release reads version 2"
     );
     assert_eq!(
         PendingRun::from_json("{}").unwrap_err().to_string(),
@@ -338,7 +343,7 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
     let broken = json.replacen("\"callIndex\":0", "\"callIndex\":3", 1);
     assert_eq!(
         PendingRun::from_json(&broken).unwrap_err().to_string(),
-        "invalid persisted run: the halted turn's tool calls and results do not line up with the halted call"
+        "invalid persisted run: `halted.callIndex` is 3 but the halted turn (`messages[2]`) has 1 tool calls"
     );
 
     // a RunResult read back from JSON has no resume state

@@ -273,6 +273,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
     assert_eq!(
         serde_json::to_value(&result).unwrap(),
         json!({
+            "runId": result.run_id,
             "text": "First question?",
             "messages": [
                 {"role": "user", "content": "go"},

@@ -2,11 +2,13 @@
 //! sections 3 (the loop rule) and 4 (durable resume).
 
 mod event;
+mod fingerprint;
 mod hooks;
 mod inproc;
 mod persist;
 mod result;
 mod scripted;
+mod verify;
 
 use std::fmt;
 use std::future::Future;
@@ -480,6 +482,7 @@ impl Client {
         let at = run.check()?;
         let (result, halted) = run.clone().into_parts();
         let state = State {
+            run_id: result.run_id,
             request: ModelRequest::new(result.model, result.messages, toolkit.specs()),
             records: result.tool_calls,
             usage: result.usage,
@@ -505,6 +508,7 @@ impl Client {
         }
         history.push(Message::user(prompt));
         State {
+            run_id: crate::id::unique("run"),
             request: ModelRequest::new(self.inner.model_name.clone(), history, toolkit.specs()),
             records: Vec::new(),
             usage: Usage::default(),
@@ -597,6 +601,7 @@ impl Error {
 }
 
 struct State {
+    run_id: String,
     request: ModelRequest,
     records: Vec<ToolCallRecord>,
     usage: Usage,
@@ -790,11 +795,13 @@ impl Run<'_> {
         let calls = st.request.messages[assistant_at].tool_calls.clone();
         let index = halted.call_index;
         let call = &calls[index];
-        // the placeholder and the suspension's record are replaced by the resolved result
+        // the placeholder and the suspension's record are replaced by the resolved result;
+        // the retry runs with the arguments of the suspension's record (checked against the
+        // fingerprint on load)
         st.request.messages.pop();
-        st.records.pop();
-        let resolved = Box::pin(self.resolve(call, &halted.args, &pending, answer)).await;
-        self.record(st, call, halted.args, resolved);
+        let args = st.records.pop().map(|r| r.args).unwrap_or_default();
+        let resolved = Box::pin(self.resolve(call, &args, &pending, answer)).await;
+        self.record(st, call, args, resolved);
         let pre = halted
             .deferred
             .into_iter()
@@ -1001,6 +1008,8 @@ fn halt(
     request: Request,
     deferred: Vec<Option<Deferred>>,
 ) -> RunResult {
+    // taken now, when the request is made: a resume checks the call against it
+    let fingerprint = fingerprint::of(&call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
         call.id.clone(),
         request.prompt.clone(),
@@ -1008,7 +1017,7 @@ fn halt(
     ));
     st.records.push(ToolCallRecord {
         name: call.name.clone(),
-        args: exec.args.clone(),
+        args: exec.args,
         output: exec.result.output,
         is_error: exec.result.is_error,
         metadata: exec.result.metadata,
@@ -1018,7 +1027,7 @@ fn halt(
     result.pending = Some(request);
     result.halted = Some(Box::new(Halted {
         call_index: index,
-        args: exec.args,
+        fingerprint,
         deferred,
     }));
     result
@@ -1026,6 +1035,7 @@ fn halt(
 
 fn finish(st: &mut State, status: RunStatus, limit: Option<Limit>) -> RunResult {
     RunResult {
+        run_id: st.run_id.clone(),
         text: mem::take(&mut st.text),
         messages: mem::take(&mut st.request.messages),
         tool_call_count: st.records.len(),

@@ -6,23 +6,29 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::{Message, Role, Usage};
+use crate::model::{Message, Usage};
 use crate::request::Request;
 use crate::result::ToolResult;
 
 use super::result::{RunResult, RunStatus, ToolCallRecord};
 
 /// The version of the [`PendingRun`] record this release writes and reads.
-pub const PENDING_RUN_VERSION: u32 = 1;
+///
+/// Version 2 (this release) added the run id, the fingerprint of the halted call, and dropped
+/// the second copy of the halted call's arguments. A version-1 record is refused by
+/// [`PendingRun::from_json`]; [`PendingRun::migrate_v1`] reads one from a store you trust.
+pub const PENDING_RUN_VERSION: u32 = 2;
 
 /// Where a run halted inside its last turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Halted {
     /// The halted call's position among the last assistant message's tool calls.
     pub(crate) call_index: usize,
-    /// The arguments the halted call ran with (the retry uses them).
-    pub(crate) args: Value,
+    /// The fingerprint of the halted call, taken when its request was made (see
+    /// `fingerprint.rs`): its tool name and arguments come from the transcript and the
+    /// call's record, and must still hash to this.
+    pub(crate) fingerprint: String,
     /// The later calls of the halted turn, in order: a finished result to enter the
     /// transcript on resume, or `null` for a call to execute on resume (one that suspended
     /// too, so its request is asked afresh).
@@ -31,7 +37,7 @@ pub(crate) struct Halted {
 
 /// A later call of the halted turn that finished before the halt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Deferred {
     pub(crate) args: Value,
     pub(crate) result: ToolResult,
@@ -41,9 +47,36 @@ pub(crate) struct Deferred {
 /// The durable record of a halted run: everything a fresh [`Client`](crate::Client), in
 /// another process, needs to resume it with an [`Answer`](crate::Answer) and the same toolkit.
 ///
-/// JSON with a `version` key ([`PENDING_RUN_VERSION`]) so a later release can tell an old
-/// record from a new one; it holds the transcript, the tool-call records, usage and turns so
-/// far, the model id, the pending request, and which calls of the halted turn are resolved.
+/// JSON with a `version` key ([`PENDING_RUN_VERSION`]); it holds the run id, the transcript,
+/// the tool-call records, usage and turns so far, the model id, the pending request, and
+/// which calls of the halted turn are resolved, plus the fingerprint of the halted call.
+///
+/// # One source of truth, checked on load
+///
+/// The halted call's tool name comes from the transcript (the last assistant turn's tool
+/// call) and the arguments it runs with on resume from its [`ToolCallRecord`]; the record
+/// keeps no other copy. [`PendingRun::from_json`] (and [`Client::resume`](crate::Client::resume))
+/// check the whole record against itself: every assistant turn's tool calls have exactly one
+/// result each, no result names an unknown call, `pending` is the halted call's own request,
+/// the halted call still matches the [fingerprint](PendingRun::fingerprint) taken when the
+/// request was made, versions and indices are in range. Any disagreement is an
+/// [`Error::Persist`] naming the field and both values, and nothing runs.
+///
+/// These checks catch a corrupted or carelessly edited record. They cannot stop someone who
+/// edits a record *consistently* (the fingerprint is a plain hash): a record that leaves the
+/// process should be [sealed](PendingRun::seal) with a key, so that any edit at all is refused.
+///
+/// # Single use
+///
+/// A record is a promise to run the halted call at most once more. [`Client::resume`]
+/// consumes it (it takes the record by value); a copy kept elsewhere (a file, a row, a
+/// cookie) is still a valid record, so a host keeps it single-use by deleting or marking it
+/// *before* resuming, atomically: for instance `DELETE ... WHERE run_id = ? AND pending_id = ?`
+/// and resume only when one row went away, or a compare-and-swap on a key-value store. The
+/// pair ([`run_id`](PendingRun::run_id), `pending().id`) names exactly one record: the run id
+/// stays the same across the halts of one run, the request id is new at each halt. Two
+/// resumes of one record are visible as two results with the same run id continuing from the
+/// same request.
 ///
 /// ```
 /// use toolnexus::{Client, FnTool, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};
@@ -67,31 +100,50 @@ pub(crate) struct Deferred {
 ///
 /// // process 2: load, resume with the answer
 /// let record = PendingRun::from_json(&json).unwrap();
+/// assert_eq!(record.run_id(), halted.run_id);
 /// let answer = record.pending().accept("Ada");
 /// let model = ScriptedModel::new(script.into_iter().skip(1));
 /// let client = Client::builder(model).model_name("m").build().unwrap();
 /// let finished = client.resume(&record, answer, &toolkit).await.unwrap();
 /// assert_eq!(finished.text, "done");
 /// assert_eq!(finished.tool_calls[0].output, "hello Ada");
+/// assert_eq!(finished.run_id, halted.run_id, "the same run, continued");
 /// # });
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PendingRun {
-    version: u32,
-    model: String,
-    pending: Request,
-    messages: Vec<Message>,
-    tool_calls: Vec<ToolCallRecord>,
-    usage: Usage,
-    turns: u32,
-    halted: Halted,
+    pub(crate) version: u32,
+    pub(crate) run_id: String,
+    pub(crate) model: String,
+    pub(crate) pending: Request,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) tool_calls: Vec<ToolCallRecord>,
+    pub(crate) usage: Usage,
+    pub(crate) turns: u32,
+    pub(crate) halted: Halted,
 }
 
 impl PendingRun {
     /// The request the run waits on; the answer must echo its id.
     pub fn pending(&self) -> &Request {
         &self.pending
+    }
+
+    /// The run's id: unique per run (`run-<ms>-<counter>-<random>`, made like request ids),
+    /// the same across the halts and resumes of one run, and the
+    /// [`RunResult::run_id`] of every result the run returns.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The fingerprint of the halted call, taken when its request was made: SHA-256
+    /// (lowercase hex) of the canonical JSON of `{"args": <the arguments the tool ran with>,
+    /// "arguments": <the arguments as the model sent them>, "tool": <its name>}` (keys sorted
+    /// at every level, no whitespace). A host may store it beside the request it delivers
+    /// and compare it when the answer comes back.
+    pub fn fingerprint(&self) -> &str {
+        &self.halted.fingerprint
     }
 
     /// The model id of the run.
@@ -104,7 +156,8 @@ impl PendingRun {
         &self.messages
     }
 
-    /// The tool calls so far; the last one is the halted call's suspension.
+    /// The tool calls so far; the last one is the halted call's suspension, and its `args`
+    /// are what the tool runs with on resume.
     pub fn tool_calls(&self) -> &[ToolCallRecord] {
         &self.tool_calls
     }
@@ -130,62 +183,144 @@ impl PendingRun {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Reads a record written by [`PendingRun::to_json`].
+    /// Reads a record written by [`PendingRun::to_json`] and checks it against itself (see
+    /// [the type's docs](PendingRun#one-source-of-truth-checked-on-load)).
     ///
     /// # Errors
     ///
-    /// [`Error::Persist`] when the text is not a record, or is a record of another version.
+    /// [`Error::Persist`] when the text is not a record, is a record of another version (a
+    /// version-1 record: see [`PendingRun::migrate_v1`]), is a sealed record (read it with
+    /// [`PendingRun::open`]), or disagrees with itself; the message names the field and both
+    /// values.
     pub fn from_json(json: &str) -> Result<Self> {
-        #[derive(Deserialize)]
-        struct Version {
-            version: Option<u32>,
+        let value = read_value(json)?;
+        if value.get("mac").is_some() && value.get("record").is_some() {
+            return Err(Error::Persist(
+                "this record is sealed: read it with `PendingRun::open` and the key set".to_owned(),
+            ));
         }
-        let version: Version = serde_json::from_str(json)
-            .map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))?;
-        check_version(version.version)?;
-        let record: Self = serde_json::from_str(json)
-            .map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))?;
+        match value.get("version").map(Value::as_u64) {
+            Some(Some(v)) if v == u64::from(PENDING_RUN_VERSION) => {}
+            Some(Some(1)) => {
+                return Err(Error::Persist(
+                    "record version 1 was written by an earlier release and carries no fingerprint of its halted call, so it cannot be checked: if it comes from a store you trust, read it with `PendingRun::migrate_v1`; otherwise start the run again".to_owned(),
+                ));
+            }
+            Some(Some(v)) => {
+                return Err(Error::Persist(format!(
+                    "record version {v} is not supported: this release reads version {PENDING_RUN_VERSION}"
+                )));
+            }
+            Some(None) => {
+                return Err(Error::Persist(format!(
+                    "`version` is {}, not a number",
+                    super::verify::show(&value["version"])
+                )));
+            }
+            None => {
+                return Err(Error::Persist(
+                    "the record has no `version`: it was not written by `PendingRun::to_json`"
+                        .to_owned(),
+                ));
+            }
+        }
+        let record: Self = serde_path_to_error::deserialize(value).map_err(|e| {
+            Error::Persist(format!(
+                "not a pending-run record: at `{}`: {}",
+                e.path(),
+                e.inner()
+            ))
+        })?;
         record.check()?;
         Ok(record)
     }
 
-    /// Checks the record's inner consistency; returns the index of the halted turn's
-    /// assistant message.
-    pub(crate) fn check(&self) -> Result<usize> {
-        check_version(Some(self.version))?;
-        let bad = |what: &str| Err(Error::Persist(what.to_owned()));
-        let Some(at) = self
-            .messages
-            .iter()
-            .rposition(|m| m.role == Role::Assistant)
-        else {
-            return bad("the transcript has no assistant turn to resume");
+    /// Reads a version-1 record (written by releases before [`PENDING_RUN_VERSION`] 2) and
+    /// migrates it: the run gets a fresh run id, and the fingerprint of the halted call is
+    /// taken now, from the record itself.
+    ///
+    /// Only for records from a store you trust: a version-1 record carries no fingerprint,
+    /// so a change made to it before the migration cannot be told from the original. The
+    /// migrated record is checked like any other (its two copies of the halted call's
+    /// arguments must agree) and should be persisted, or [sealed](PendingRun::seal), again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Persist`] when the text is not a version-1 record or disagrees with itself.
+    pub fn migrate_v1(json: &str) -> Result<Self> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct HaltedV1 {
+            call_index: usize,
+            args: Value,
+            deferred: Vec<Option<Deferred>>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct RecordV1 {
+            version: u32,
+            model: String,
+            pending: Request,
+            messages: Vec<Message>,
+            tool_calls: Vec<ToolCallRecord>,
+            usage: Usage,
+            turns: u32,
+            halted: HaltedV1,
+        }
+        let old: RecordV1 = serde_path_to_error::deserialize(read_value(json)?).map_err(|e| {
+            Error::Persist(format!(
+                "not a version-1 pending-run record: at `{}`: {}",
+                e.path(),
+                e.inner()
+            ))
+        })?;
+        if old.version != 1 {
+            return Err(Error::Persist(format!(
+                "`version` is {}, not 1: `migrate_v1` reads version-1 records only",
+                old.version
+            )));
+        }
+        let last = old.tool_calls.len().checked_sub(1);
+        let recorded = last.map(|i| &old.tool_calls[i].args);
+        if recorded != Some(&old.halted.args) {
+            return Err(Error::Persist(format!(
+                "`halted.args` is {} but the halted call's record (`toolCalls[{}].args`) is {}",
+                super::verify::show(&old.halted.args),
+                last.unwrap_or_default(),
+                recorded.map_or_else(|| "absent".to_owned(), super::verify::show),
+            )));
+        }
+        let mut record = Self {
+            version: PENDING_RUN_VERSION,
+            run_id: crate::id::unique("run"),
+            model: old.model,
+            pending: old.pending,
+            messages: old.messages,
+            tool_calls: old.tool_calls,
+            usage: old.usage,
+            turns: old.turns,
+            halted: Halted {
+                call_index: old.halted.call_index,
+                fingerprint: String::new(),
+                deferred: old.halted.deferred,
+            },
         };
-        let calls = &self.messages[at].tool_calls;
-        let results = &self.messages[at + 1..];
-        let halted = &self.halted;
-        if halted.call_index >= calls.len()
-            || results.len() != halted.call_index + 1
-            || results.iter().any(|m| m.role != Role::Tool)
-            || halted.deferred.len() != calls.len() - halted.call_index - 1
-        {
-            return bad(
-                "the halted turn's tool calls and results do not line up with the halted call",
-            );
-        }
-        if results.last().and_then(|m| m.tool_call_id.as_deref())
-            != Some(calls[halted.call_index].id.as_str())
-        {
-            return bad("the transcript's last tool result is not the halted call's");
-        }
-        if self.tool_calls.is_empty() {
-            return bad("the record has no tool call for the halted call");
-        }
-        Ok(at)
+        let call = super::verify::halted_call(&record)?;
+        record.halted.fingerprint =
+            super::fingerprint::of(&call.name, &call.arguments, &old.halted.args);
+        record.check()?;
+        Ok(record)
+    }
+
+    /// Checks the record against itself; returns the index of the halted turn's assistant
+    /// message.
+    pub(crate) fn check(&self) -> Result<usize> {
+        super::verify::check(self)
     }
 
     pub(crate) fn into_parts(self) -> (RunResult, Halted) {
         let result = RunResult {
+            run_id: self.run_id,
             text: self.pending.prompt.clone(),
             tool_call_count: self.tool_calls.len(),
             messages: self.messages,
@@ -202,17 +337,12 @@ impl PendingRun {
     }
 }
 
-fn check_version(version: Option<u32>) -> Result<()> {
-    match version {
-        Some(PENDING_RUN_VERSION) => Ok(()),
-        Some(v) => Err(Error::Persist(format!(
-            "record version {v} is not supported: this release reads version {PENDING_RUN_VERSION}"
-        ))),
-        None => Err(Error::Persist(
-            "the record has no `version`: it was not written by `PendingRun::to_json`".to_owned(),
-        )),
-    }
+/// Parses `json` into a value (the depth of what the loop accepts is checked first).
+fn read_value(json: &str) -> Result<Value> {
+    serde_json::from_str(json).map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))
 }
+
+const NO_RESUME_STATE: &str = "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned";
 
 impl TryFrom<&RunResult> for PendingRun {
     type Error = Error;
@@ -230,12 +360,11 @@ impl TryFrom<&RunResult> for PendingRun {
             });
         }
         let (Some(pending), Some(halted)) = (&run.pending, &run.halted) else {
-            return Err(Error::Persist(
-                "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned".to_owned(),
-            ));
+            return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
         };
         Ok(Self {
             version: PENDING_RUN_VERSION,
+            run_id: run.run_id.clone(),
             model: run.model.clone(),
             pending: pending.clone(),
             messages: run.messages.clone(),
@@ -262,12 +391,11 @@ impl TryFrom<RunResult> for PendingRun {
             });
         }
         let (Some(pending), Some(halted)) = (run.pending, run.halted) else {
-            return Err(Error::Persist(
-                "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned".to_owned(),
-            ));
+            return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
         };
         Ok(Self {
             version: PENDING_RUN_VERSION,
+            run_id: run.run_id,
             model: run.model,
             pending,
             messages: run.messages,
