@@ -62,8 +62,8 @@ mod toolkit;
 
 pub use client::{
     BeforeTool, Client, ClientBuilder, DEFAULT_MAX_TURNS, Event, FnModel, IntoAnswer, IntoReply,
-    Limit, Metric, PENDING_RUN_VERSION, PendingRun, Reply, RunResult, RunStatus, ScriptedModel,
-    ToolCallRecord,
+    Limit, MAX_JSON_DEPTH, MIN_SEAL_KEY_LEN, Metric, PENDING_RUN_VERSION, PendingRun, Reply,
+    RunResult, RunStatus, ScriptedModel, SealKey, SealKeys, ToolCallRecord,
 };
 pub use context::Context;
 pub use error::{Error, Result};

@@ -8,6 +8,7 @@ mod inproc;
 mod persist;
 mod result;
 mod scripted;
+mod seal;
 mod verify;
 
 use std::fmt;
@@ -35,9 +36,10 @@ use crate::toolkit::{Toolkit, json_kind, panic_message};
 pub use event::{Event, Metric};
 pub use hooks::BeforeTool;
 pub use inproc::{FnModel, IntoReply, Reply};
-pub use persist::{PENDING_RUN_VERSION, PendingRun};
+pub use persist::{MAX_JSON_DEPTH, PENDING_RUN_VERSION, PendingRun};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
 pub use scripted::ScriptedModel;
+pub use seal::{MIN_SEAL_KEY_LEN, SealKey, SealKeys};
 
 use hooks::Hooks;
 use persist::{Deferred, Halted};
@@ -1052,8 +1054,19 @@ fn finish(st: &mut State, status: RunStatus, limit: Option<Limit>) -> RunResult 
 
 /// The model's arguments as an object, or the failure that tells the model what is wrong:
 /// `invalid arguments for <tool>: not valid JSON: <serde message>` or `... expected a JSON
-/// object, got <kind>`. `null` and an empty string read as `{}`.
+/// object, got <kind>`, or `... nested more than 128 levels deep`. `null` and an empty string
+/// read as `{}`.
 fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, ToolResult> {
+    // what the loop accepts it can persist and read back (see `MAX_JSON_DEPTH`)
+    let too_deep = match arguments {
+        Value::String(s) => persist::deeper_than(s, MAX_JSON_DEPTH).is_some(),
+        other => persist::depth(other) > MAX_JSON_DEPTH,
+    };
+    if too_deep {
+        return Err(ToolResult::error(format!(
+            "invalid arguments for {tool}: nested more than {MAX_JSON_DEPTH} levels deep"
+        )));
+    }
     let not_object = |v: &Value| {
         ToolResult::error(format!(
             "invalid arguments for {tool}: expected a JSON object, got {}",
@@ -1064,7 +1077,7 @@ fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, 
         Value::Object(map) => Ok(map.clone()),
         Value::Null => Ok(Map::new()),
         Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
+        Value::String(s) => match persist::parse_checked(s) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(other) => Err(not_object(&other)),
             Err(e) => Err(ToolResult::error(format!(

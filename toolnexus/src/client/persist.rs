@@ -337,9 +337,116 @@ impl PendingRun {
     }
 }
 
-/// Parses `json` into a value (the depth of what the loop accepts is checked first).
+/// The deepest nesting of a JSON value the loop accepts in a tool call's arguments, and that a
+/// [`PendingRun`] holds in any of its values (arguments, metadata, request data): 128 levels,
+/// `{}` being one.
+///
+/// It is the recursion limit of serde_json, the parser the HTTP providers read replies with
+/// (which admits 127 levels in a whole reply), so no provider reply carries deeper arguments.
+/// The loop refuses deeper arguments from any model, in-process ones included (the model
+/// reads `invalid arguments for <tool>: nested more than 128 levels deep`); a record holding a
+/// deeper value (a tool's metadata, say) is refused when it is made (`PendingRun::try_from`)
+/// rather than written and lost; and [`PendingRun::from_json`] reads every record the loop
+/// can make, however deep, up to this limit.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// The levels a record adds around the values it holds (the deepest: a deferred call's
+/// result metadata, `record.halted.deferred[k].result.metadata.<key>`).
+const RECORD_LEVELS: usize = 8;
+
+/// The nesting depth of `value` (`{}` and `[]` are 1, a scalar 0), without recursion.
+pub(crate) fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(level);
+        stack.extend(children.map(|c| (c, level + 1)));
+    }
+    deepest
+}
+
+/// Refuses JSON text nested deeper than a record holds (plus `envelope` levels around it),
+/// scanning the text once, without recursion, before anything parses it.
+pub(crate) fn check_depth(json: &str, envelope: usize) -> Result<()> {
+    let limit = MAX_JSON_DEPTH + RECORD_LEVELS + envelope;
+    match deeper_than(json, limit) {
+        None => Ok(()),
+        Some(at) => Err(Error::Persist(format!(
+            "the record nests more than {limit} levels deep (at byte {at}): a record holds values nested at most {MAX_JSON_DEPTH} levels, the deepest the loop accepts"
+        ))),
+    }
+}
+
+/// Where JSON text first nests deeper than `limit` (a byte offset), if it does; one scan,
+/// no recursion, strings skipped.
+pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
+    let (mut level, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, b) in json.bytes().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                level += 1;
+                if level > limit {
+                    return Some(at);
+                }
+            }
+            b'}' | b']' => level = level.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses JSON text without serde_json's recursion limit (127 levels): for text whose depth
+/// the caller has checked against [`MAX_JSON_DEPTH`] or the record limit.
+pub(crate) fn parse_checked(json: &str) -> serde_json::Result<Value> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    de.disable_recursion_limit();
+    Value::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
+}
+
+/// Parses `json` into a value: its depth is checked first, so the parser's own recursion
+/// limit (which would refuse records the loop made) is lifted safely.
 fn read_value(json: &str) -> Result<Value> {
-    serde_json::from_str(json).map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))
+    check_depth(json, 0)?;
+    parse_checked(json).map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))
+}
+
+/// Refuses a record that holds a value nested deeper than [`MAX_JSON_DEPTH`] (it could be
+/// written but not read back).
+fn check_holds(record: PendingRun) -> Result<PendingRun> {
+    if check_depth(&record.to_json(), 0).is_ok() {
+        return Ok(record);
+    }
+    let metadata = record
+        .tool_calls
+        .iter()
+        .filter_map(|c| serde_json::to_value(&c.metadata).ok());
+    let deepest = record
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| depth(&c.arguments)))
+        .chain(record.tool_calls.iter().map(|c| depth(&c.args)))
+        .chain(metadata.map(|m| depth(&m).saturating_sub(1)))
+        .max()
+        .unwrap_or_default();
+    Err(Error::Persist(format!(
+        "the run holds a value nested {deepest} levels deep, and a record holds values nested at most {MAX_JSON_DEPTH} levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
+    )))
 }
 
 const NO_RESUME_STATE: &str = "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned";
@@ -352,7 +459,9 @@ impl TryFrom<&RunResult> for PendingRun {
     /// # Errors
     ///
     /// [`Error::NotPending`] when the run is not pending; [`Error::Persist`] when the result was
-    /// read back from JSON (which does not carry the resume state: persist the `PendingRun`).
+    /// read back from JSON (which does not carry the resume state: persist the `PendingRun`),
+    /// or when it holds a value nested deeper than [`MAX_JSON_DEPTH`] (a record that could be
+    /// written but not read back).
     fn try_from(run: &RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
             return Err(Error::NotPending {
@@ -362,7 +471,7 @@ impl TryFrom<&RunResult> for PendingRun {
         let (Some(pending), Some(halted)) = (&run.pending, &run.halted) else {
             return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
         };
-        Ok(Self {
+        check_holds(Self {
             version: PENDING_RUN_VERSION,
             run_id: run.run_id.clone(),
             model: run.model.clone(),
@@ -393,7 +502,7 @@ impl TryFrom<RunResult> for PendingRun {
         let (Some(pending), Some(halted)) = (run.pending, run.halted) else {
             return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
         };
-        Ok(Self {
+        check_holds(Self {
             version: PENDING_RUN_VERSION,
             run_id: run.run_id,
             model: run.model,
@@ -404,5 +513,68 @@ impl TryFrom<RunResult> for PendingRun {
             turns: run.turns,
             halted: *halted,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{MAX_JSON_DEPTH, check_depth, depth};
+
+    fn nested(levels: usize) -> String {
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    #[test]
+    fn the_limit_covers_the_providers_parser_limit() {
+        // serde_json's default recursion limit (128), which the providers parse replies with,
+        // admits 127 nested levels
+        assert!(serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH - 1)).is_ok());
+        let err = serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH)).unwrap_err();
+        assert!(
+            err.to_string().starts_with("recursion limit exceeded"),
+            "{err}"
+        );
+        // a record's values may nest to the limit and further levels surround them
+        let deep = nested(MAX_JSON_DEPTH + 8);
+        assert_eq!(
+            depth(&super::parse_checked(&deep).unwrap()),
+            MAX_JSON_DEPTH + 8
+        );
+    }
+
+    #[test]
+    fn depth_counts_containers_without_recursion() {
+        assert_eq!(depth(&json!(1)), 0);
+        assert_eq!(depth(&json!({})), 1);
+        assert_eq!(depth(&json!({"a": [1, {"b": []}], "c": {}})), 4);
+        let mut deep = json!(0);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert_eq!(depth(&deep), 100_000);
+        // dropping it recursively would overflow the stack: take it apart from the top
+        let mut stack = vec![deep];
+        while let Some(mut v) = stack.pop() {
+            if let Value::Array(items) = &mut v {
+                stack.append(items);
+            }
+        }
+    }
+
+    #[test]
+    fn the_text_scan_skips_strings_and_names_where_it_stops() {
+        let limit = MAX_JSON_DEPTH + 8;
+        assert!(check_depth(&nested(limit), 0).is_ok());
+        assert!(check_depth(&nested(limit + 1), 1).is_ok());
+        assert_eq!(
+            check_depth(&nested(limit + 1), 0).unwrap_err().to_string(),
+            format!(
+                "invalid persisted run: the record nests more than {limit} levels deep (at byte {limit}): a record holds values nested at most 128 levels, the deepest the loop accepts"
+            )
+        );
+        let brackets_in_strings = format!("[\"{}\\\"{}\"]", "[".repeat(500), "{".repeat(500));
+        assert!(check_depth(&brackets_in_strings, 0).is_ok());
     }
 }
