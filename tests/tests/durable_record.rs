@@ -326,3 +326,31 @@ async fn a_version_1_record_is_refused_with_what_to_do_and_migrates_when_trusted
         "invalid persisted run: not a version-1 pending-run record: at `halted`: missing field `args`"
     );
 }
+
+#[tokio::test]
+async fn a_run_holding_a_value_too_deep_to_read_back_is_refused_when_the_record_is_made() {
+    let mut deep = json!("leaf");
+    for _ in 0..140 {
+        deep = Value::Array(vec![deep]);
+    }
+    let tool = FnTool::builder("trace")
+        .description("Suspends with a deep trace in its metadata.")
+        .handler(move |_, _| {
+            let reply = ToolResult::suspended(Request::input("Go on?"))
+                .with_metadata("trace", deep.clone());
+            async move { reply }
+        })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder().tool(tool).build().unwrap();
+    let client = Client::builder(ScriptedModel::new([Reply::tool_call("trace", json!({}))]))
+        .model_name("m")
+        .build()
+        .unwrap();
+    let halted = client.run("go", &toolkit).await.unwrap();
+    assert_eq!(halted.status, RunStatus::Pending);
+    assert_eq!(
+        PendingRun::try_from(&halted).unwrap_err().to_string(),
+        "invalid persisted run: the run holds a value nested 140 levels deep, and a record holds values nested at most 128 levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
+    );
+}
