@@ -62,7 +62,7 @@ async fn resume(record: PendingRun, toolkit: &Toolkit) -> Vec<(String, String, b
         .model_name("m")
         .build()
         .unwrap();
-    let done = client.resume(&record, answer, toolkit).await.unwrap();
+    let done = client.resume(record, answer, toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     tool_results(&done.messages)
 }

@@ -78,7 +78,7 @@ async fn approve(record: &str, toolkit: &Toolkit, deleted: &Mutex<Vec<String>>) 
         .model_name("m")
         .build()
         .unwrap();
-    let done = client.resume(&record, answer, toolkit).await.unwrap();
+    let done = client.resume(record, answer, toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     deleted.lock().unwrap().clone()
 }

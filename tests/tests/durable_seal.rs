@@ -75,7 +75,7 @@ async fn a_sealed_record_opens_with_its_key_and_resumes() {
         .model_name("m")
         .build()
         .unwrap();
-    let done = client.resume(&opened, answer, &toolkit).await.unwrap();
+    let done = client.resume(opened, answer, &toolkit).await.unwrap();
     assert_eq!(done.tool_calls[0].output, "deleted /tmp/x");
     assert_eq!(calls.get(), 2);
 }

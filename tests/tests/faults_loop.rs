@@ -167,11 +167,12 @@ async fn wait_for_failure_keeps_the_request(client: Client, expected: &str) {
     )
     .unwrap();
     let model = ScriptedModel::new([Reply::text("booked")]);
+    let answer = record.pending().accept("Oslo");
     let resumed = Client::builder(model.clone())
         .model_name("m")
         .build()
         .unwrap()
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(resumed.status, RunStatus::Done);

@@ -51,10 +51,8 @@ async fn a_halted_run_resumes_in_a_fresh_client_from_its_json_record() {
         .on_event(log.sink())
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept("Oslo");
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
 
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.text, "Booked to Oslo.");
@@ -95,23 +93,25 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("never")]);
     let err = client(&model)
-        .resume(&record, Answer::accept("sus-wrong", "Oslo"), &toolkit)
+        .resume(record, Answer::accept("sus-wrong", "Oslo"), &toolkit)
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::AnswerMismatch { expected, got } if expected == "ask-1" && got == "sus-wrong")
+        matches!(&err, Error::AnswerMismatch { expected, got, .. } if expected == "ask-1" && got == "sus-wrong")
     );
     assert_eq!(
         err.to_string(),
         "answer id `sus-wrong` does not match the pending request `ask-1`; nothing was changed"
     );
+    let record = err.into_pending_run().expect("the record is handed back");
     assert_eq!(record.to_json(), json, "the record is unchanged");
     assert_eq!(calls.get(), 1, "no tool ran");
     assert!(model.requests().is_empty(), "the model was not called");
 
     // the right answer still works afterwards
+    let answer = record.pending().accept("Oslo");
     let done = client(&model)
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
@@ -144,8 +144,9 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     // first resume: a is answered; echo's finished result enters; b suspends again, afresh
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("all set")]);
+    let answer = record.pending().accept(1);
     let second = client(&model)
-        .resume(&record, record.pending().accept(1), &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(second.status, RunStatus::Pending);
@@ -166,8 +167,9 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
 
     // second resume: b is answered; the turn is complete and the model answers
     let record = PendingRun::from_json(&PendingRun::try_from(second).unwrap().to_json()).unwrap();
+    let answer = record.pending().accept(2);
     let done = client(&model)
-        .resume(&record, record.pending().accept(2), &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
@@ -206,12 +208,9 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("ok, not booking")]);
+    let answer = record.pending().decline(DeclineReason::Cancelled);
     let done = client(&model)
-        .resume(
-            &record,
-            record.pending().decline(DeclineReason::Cancelled),
-            &toolkit,
-        )
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(calls.get(), 1);
@@ -246,8 +245,9 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
         Some("2020-09-13T12:26:40Z")
     );
     let model = ScriptedModel::new([Reply::text("too late")]);
+    let answer = record.pending().accept("yes");
     let done = client(&model)
-        .resume(&record, record.pending().accept("yes"), &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(
@@ -277,10 +277,8 @@ async fn a_resuming_client_with_wait_for_answers_later_suspensions_in_process() 
         .wait_for(|req: Request| async move { req.accept("in-process") })
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept("durable"), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept("durable");
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(
         tool_results(&done.messages),
@@ -376,13 +374,9 @@ async fn a_streamed_resume_emits_the_rest_of_the_run_and_no_second_pending_event
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
     let log = Log::default();
+    let answer = record.pending().accept("Oslo");
     let done = client(&model)
-        .stream_resume(
-            &record,
-            record.pending().accept("Oslo"),
-            &toolkit,
-            log.sink(),
-        )
+        .stream_resume(record, answer, &toolkit, log.sink())
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);

@@ -468,10 +468,8 @@ async fn a_failing_wait_for_ends_with_wait_for_error_and_keeps_the_run_resumable
         .model_name("m")
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept("Oslo");
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.tool_calls[0].output, "ask got \"Oslo\"");
     assert_eq!(calls.get(), 2);

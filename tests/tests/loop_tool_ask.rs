@@ -44,7 +44,7 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
     let answer = record.pending().accept(json!({"city": "Oslo"}));
     let model = ScriptedModel::new([Reply::text("Booked: AI-503 to Oslo.")]);
     let done = client(&model)
-        .resume(&record, answer, &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
 

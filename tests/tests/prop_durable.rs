@@ -121,7 +121,7 @@ async fn scenario(args: Value, answer: Value) -> Result<(), TestCaseError> {
     // next record holds the answer as well
     let answer = record.pending().accept(answer.clone());
     let again = client(vec![call])
-        .resume(&record, answer.clone(), &toolkit)
+        .resume(record, answer.clone(), &toolkit)
         .await
         .unwrap();
     prop_assert_eq!(again.status, RunStatus::Pending);

@@ -127,7 +127,7 @@ async fn scenario(asks: Vec<bool>, accepts: Vec<bool>) -> Result<(), TestCaseErr
             "more halts than suspending calls"
         );
         outcome = client(ScriptedModel::new([Reply::text("done")]))
-            .resume(&record, answer, &toolkit)
+            .resume(record, answer, &toolkit)
             .await
             .unwrap();
     }

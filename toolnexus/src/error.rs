@@ -50,6 +50,8 @@ pub enum Error {
         expected: String,
         /// The answer's id.
         got: String,
+        /// The record that was to be resumed, unchanged (see [`Error::into_pending_run`]).
+        run: Box<crate::client::PendingRun>,
     },
     /// A resume was asked of a run that is not pending.
     #[error("the run is not pending (status `{status}`): there is nothing to resume")]

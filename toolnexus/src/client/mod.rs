@@ -436,14 +436,20 @@ impl Client {
     /// transcript (the record's system message, not this client's). `max_turns` counts the
     /// run's turns from its start.
     ///
+    /// The record is consumed: a record is single-use (the halted call runs at most once
+    /// more). A copy of it persisted elsewhere is still a valid record, so a host that keeps
+    /// records outside a store deletes or marks the copy atomically *before* resuming (see
+    /// [`PendingRun`'s single-use section](PendingRun#single-use)); the result keeps the run's
+    /// [`run_id`](RunResult::run_id), and a result that halts again becomes the next record.
+    ///
     /// # Errors
     ///
     /// [`Error::AnswerMismatch`] naming both ids when the answer does not echo the pending id
-    /// (nothing is changed: the record is only read); [`Error::Persist`] for an inconsistent
-    /// record; then as [`Client::run`].
+    /// (nothing ran; the record is handed back: [`Error::into_pending_run`]);
+    /// [`Error::Persist`] for a record that disagrees with itself; then as [`Client::run`].
     pub async fn resume(
         &self,
-        run: &PendingRun,
+        run: PendingRun,
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
@@ -457,7 +463,7 @@ impl Client {
     /// As [`Client::resume`] and [`Client::stream`].
     pub async fn stream_resume<F>(
         &self,
-        run: &PendingRun,
+        run: PendingRun,
         answer: Answer,
         toolkit: &Toolkit,
         sink: F,
@@ -470,7 +476,7 @@ impl Client {
 
     async fn resume_inner(
         &self,
-        run: &PendingRun,
+        run: PendingRun,
         answer: Answer,
         toolkit: &Toolkit,
         sink: Option<Sink<'_>>,
@@ -479,10 +485,12 @@ impl Client {
             return Err(Error::AnswerMismatch {
                 expected: run.pending().id.clone(),
                 got: answer.id,
+                run: Box::new(run),
             });
         }
         let at = run.check()?;
-        let (result, halted) = run.clone().into_parts();
+        let pending = run.pending().clone();
+        let (result, halted) = run.into_parts();
         let state = State {
             run_id: result.run_id,
             request: ModelRequest::new(result.model, result.messages, toolkit.specs()),
@@ -491,7 +499,6 @@ impl Client {
             turns: result.turns,
             text: String::new(),
         };
-        let pending = result.pending.unwrap_or_else(|| run.pending().clone());
         let resume = Resume {
             assistant_at: at,
             halted,
@@ -597,6 +604,15 @@ impl Error {
     pub fn into_halted_run(self) -> Option<RunResult> {
         match self {
             Self::WaitFor { run, .. } => Some(*run),
+            _ => None,
+        }
+    }
+
+    /// Takes back the record a [`Client::resume`] refused without running anything
+    /// ([`Error::AnswerMismatch`]): still valid, it may be resumed with the right answer.
+    pub fn into_pending_run(self) -> Option<PendingRun> {
+        match self {
+            Self::AnswerMismatch { run, .. } => Some(*run),
             _ => None,
         }
     }

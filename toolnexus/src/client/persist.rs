@@ -104,7 +104,7 @@ pub(crate) struct Deferred {
 /// let answer = record.pending().accept("Ada");
 /// let model = ScriptedModel::new(script.into_iter().skip(1));
 /// let client = Client::builder(model).model_name("m").build().unwrap();
-/// let finished = client.resume(&record, answer, &toolkit).await.unwrap();
+/// let finished = client.resume(record, answer, &toolkit).await.unwrap();
 /// assert_eq!(finished.text, "done");
 /// assert_eq!(finished.tool_calls[0].output, "hello Ada");
 /// assert_eq!(finished.run_id, halted.run_id, "the same run, continued");
