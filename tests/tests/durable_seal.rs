@@ -2,9 +2,9 @@
 //! rotate through the key id in the envelope.
 
 use serde_json::{Value, json};
+use toolnexus::client::SealKey;
 use toolnexus::{
-    Client, FnTool, PendingRun, Reply, Request, RunStatus, ScriptedModel, SealKey, ToolResult,
-    Toolkit,
+    Client, FnTool, PendingRun, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
 };
 use toolnexus_tests::Calls;
 

@@ -5,9 +5,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use toolnexus::client::{MAX_JSON_DEPTH, SealKey};
 use toolnexus::{
-    Client, FnTool, MAX_JSON_DEPTH, PendingRun, Reply, Request, RunStatus, ScriptedModel, SealKey,
-    ToolResult, Toolkit,
+    Client, FnTool, PendingRun, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
 };
 use toolnexus_tests::Calls;
 

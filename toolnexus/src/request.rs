@@ -252,8 +252,8 @@ fn format_rfc3339(at: SystemTime) -> String {
 /// and an id cannot be guessed from another one.
 ///
 /// ```
-/// let a = toolnexus::new_request_id();
-/// let b = toolnexus::new_request_id();
+/// let a = toolnexus::request::new_request_id();
+/// let b = toolnexus::request::new_request_id();
 /// assert!(a.starts_with("sus-"));
 /// assert_eq!(a.rsplit('-').next().unwrap().len(), 16);
 /// assert_ne!(a, b);

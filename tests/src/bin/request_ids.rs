@@ -1,7 +1,7 @@
 //! Prints request and run ids made by one process, for the cross-process uniqueness test
 //! (`tests/tests/durable_ids.rs`): `request_ids <count> <start at, unix epoch ms>` waits until
 //! the start instant (so that concurrent processes make their ids in the same milliseconds),
-//! then prints `count` ids of `toolnexus::new_request_id`, one a line.
+//! then prints `count` ids of `toolnexus::request::new_request_id`, one a line.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,6 +22,6 @@ fn main() {
     if let Some(wait) = start.checked_sub(now) {
         std::thread::sleep(Duration::from_millis(u64::try_from(wait).unwrap_or(0)));
     }
-    let ids: Vec<String> = (0..count).map(|_| toolnexus::new_request_id()).collect();
+    let ids: Vec<String> = (0..count).map(|_| toolnexus::request::new_request_id()).collect();
     println!("{}", ids.join("\n"));
 }

@@ -27,7 +27,7 @@ pub const MIN_SEAL_KEY_LEN: usize = 32;
 /// source once and keep it in your secret store; any process that opens records needs it.
 ///
 /// ```
-/// use toolnexus::SealKey;
+/// use toolnexus::client::SealKey;
 ///
 /// let key = SealKey::new("2026-01", [7u8; 32]).unwrap();
 /// assert_eq!(key.id(), "2026-01");
@@ -174,7 +174,8 @@ impl PendingRun {
     /// sealed with it are then refused. A key that leaked is dropped at once.
     ///
     /// ```
-    /// use toolnexus::{Client, PendingRun, Reply, Request, ScriptedModel, SealKey, ToolResult, Toolkit};
+    /// use toolnexus::client::SealKey;
+    /// use toolnexus::{Client, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let toolkit = Toolkit::builder()
