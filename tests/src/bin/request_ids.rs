@@ -22,6 +22,8 @@ fn main() {
     if let Some(wait) = start.checked_sub(now) {
         std::thread::sleep(Duration::from_millis(u64::try_from(wait).unwrap_or(0)));
     }
-    let ids: Vec<String> = (0..count).map(|_| toolnexus::request::new_request_id()).collect();
+    let ids: Vec<String> = (0..count)
+        .map(|_| toolnexus::request::new_request_id())
+        .collect();
     println!("{}", ids.join("\n"));
 }

@@ -68,7 +68,7 @@ pub(crate) struct Deferred {
 ///
 /// # Single use
 ///
-/// A record is a promise to run the halted call at most once more. [`Client::resume`]
+/// A record is a promise to run the halted call at most once more. [`Client::resume`](crate::Client::resume)
 /// consumes it (it takes the record by value); a copy kept elsewhere (a file, a row, a
 /// cookie) is still a valid record, so a host keeps it single-use by deleting or marking it
 /// *before* resuming, atomically: for instance `DELETE ... WHERE run_id = ? AND pending_id = ?`
