@@ -354,3 +354,32 @@ async fn a_run_holding_a_value_too_deep_to_read_back_is_refused_when_the_record_
         "invalid persisted run: the run holds a value nested 140 levels deep, and a record holds values nested at most 128 levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
     );
 }
+
+#[tokio::test]
+async fn a_run_whose_record_would_not_load_is_refused_when_the_record_is_made() {
+    let (toolkit, _) = toolkit();
+    // a history whose assistant turn called a tool that never got its result
+    let history = vec![
+        toolnexus::Message::user("earlier"),
+        toolnexus::Message::assistant_tool_calls(
+            None,
+            vec![toolnexus::model::ToolCall::new("old", "echo", json!({}))],
+        ),
+    ];
+    let client = Client::builder(ScriptedModel::new([Reply::tool_call(
+        "delete",
+        json!({"path": "/tmp/x"}),
+    )]))
+    .model_name("m")
+    .build()
+    .unwrap();
+    let halted = client
+        .run_with_history(history, "clean up", &toolkit)
+        .await
+        .unwrap();
+    assert_eq!(halted.status, RunStatus::Pending);
+    assert_eq!(
+        PendingRun::try_from(&halted).unwrap_err().to_string(),
+        "invalid persisted run: `messages[1].tool_calls[0]` (\"old\" of \"echo\") has no result: the turn has 0 results for 1 calls"
+    );
+}

@@ -430,6 +430,8 @@ fn read_value(json: &str) -> Result<Value> {
 /// written but not read back).
 fn check_holds(record: PendingRun) -> Result<PendingRun> {
     if check_depth(&record.to_json(), 0).is_ok() {
+        // a record that would be refused on load is refused now, while the run is at hand
+        record.check()?;
         return Ok(record);
     }
     let metadata = record
@@ -460,8 +462,9 @@ impl TryFrom<&RunResult> for PendingRun {
     ///
     /// [`Error::NotPending`] when the run is not pending; [`Error::Persist`] when the result was
     /// read back from JSON (which does not carry the resume state: persist the `PendingRun`),
-    /// or when it holds a value nested deeper than [`MAX_JSON_DEPTH`] (a record that could be
-    /// written but not read back).
+    /// or when it holds a value nested deeper than [`MAX_JSON_DEPTH`], or does not pass the
+    /// checks of [`PendingRun::from_json`] (say, a run continued from a `history` whose tool
+    /// calls lack results): a record that could be written but not read back.
     fn try_from(run: &RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
             return Err(Error::NotPending {
