@@ -109,6 +109,7 @@ pub mod suspend;
 pub mod testing;
 pub mod tool;
 pub mod toolkit;
+mod util;
 
 pub use client::{Client, Event, FnModel, PendingRun, Reply, RunResult, RunStatus, ScriptedModel};
 pub use context::Context;

@@ -467,9 +467,7 @@ impl TryFrom<&RunResult> for PendingRun {
     /// calls lack results): a record that could be written but not read back.
     fn try_from(run: &RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending {
-                status: run.status.to_string(),
-            });
+            return Err(Error::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (&run.pending, &run.halted) else {
             return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
@@ -498,9 +496,7 @@ impl TryFrom<RunResult> for PendingRun {
     /// As the `&RunResult` conversion.
     fn try_from(run: RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending {
-                status: run.status.to_string(),
-            });
+            return Err(Error::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (run.pending, run.halted) else {
             return Err(Error::Persist(NO_RESUME_STATE.to_owned()));

@@ -13,7 +13,7 @@ use crate::form::{Form, FormField};
 use crate::request::{DeclineReason, KIND_AUTHORIZATION, Request};
 use crate::result::ToolResult;
 use crate::suspend::{SuspendError, Suspension};
-use crate::toolkit::json_kind;
+use crate::util::json_kind;
 
 pub use crate::testing::{PendingExpectation, assert_pending};
 use crate::testing::{fail, suspension_summary};

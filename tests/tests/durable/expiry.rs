@@ -38,20 +38,22 @@ fn script() -> [Reply; 2] {
 
 /// Halts and returns the record read back from its JSON.
 async fn halt(toolkit: &Toolkit) -> PendingRun {
-    let made = SystemTime::now();
     let client = Client::builder(ScriptedModel::new(script()))
         .model_name("m")
         .build()
         .unwrap();
+    let before = SystemTime::now();
     let halted = client.run("ship it", toolkit).await.unwrap();
+    let after = SystemTime::now();
     assert_eq!(halted.status, RunStatus::Pending);
     let record = PendingRun::from_json(&PendingRun::try_from(&halted).unwrap().to_json()).unwrap();
+    // the request was made between `before` and `after`: its expiry is 500 ms later, to the
+    // millisecond (truncated below it)
     let raw = record.pending().expires_at.clone().unwrap();
     let at = record.pending().expires_at_time().unwrap();
-    let ttl = at.duration_since(made).unwrap();
     assert!(
-        ttl > Duration::from_millis(490) && ttl <= TTL,
-        "expiresAt {raw} is {ttl:?} after the request was made, not 500 ms"
+        at + Duration::from_millis(1) > before + TTL && at <= after + TTL,
+        "expiresAt {raw} is not 500 ms after the request was made"
     );
     record
 }

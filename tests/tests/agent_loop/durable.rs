@@ -8,15 +8,8 @@ use toolnexus::{
     Answer, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role, RunResult, RunStatus,
     ScriptedModel, ToolResult, Toolkit, request::DeclineReason,
 };
+use toolnexus_tests::fixtures::client_for;
 use toolnexus_tests::{Log, asker, echo, tool_results};
-
-fn client(model: &ScriptedModel) -> Client {
-    Client::builder(model.clone())
-        .model_name("m")
-        .system("sys")
-        .build()
-        .unwrap()
-}
 
 fn count(messages: &[Message], role: Role) -> usize {
     messages.iter().filter(|m| m.role == role).count()
@@ -29,7 +22,13 @@ fn tool_call_count(messages: &[Message]) -> usize {
 /// Halts in "process 1" and returns the record as JSON text.
 async fn halt(toolkit: &Toolkit, first: Reply) -> (RunResult, String) {
     let model = ScriptedModel::new([first]);
-    let halted = client(&model).run("plan my trip", toolkit).await.unwrap();
+    let halted = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .run("plan my trip", toolkit)
+        .await
+        .unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
     let json = PendingRun::try_from(&halted).unwrap().to_json();
     (halted, json)
@@ -92,7 +91,10 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("never")]);
-    let err = client(&model)
+    let err = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(record, Answer::accept("sus-wrong", "Oslo"), &toolkit)
         .await
         .unwrap_err();
@@ -110,7 +112,10 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
 
     // the right answer still works afterwards
     let answer = record.pending().accept("Oslo");
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -145,7 +150,10 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("all set")]);
     let answer = record.pending().accept(1);
-    let second = client(&model)
+    let second = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -168,7 +176,10 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     // second resume: b is answered; the turn is complete and the model answers
     let record = PendingRun::from_json(&PendingRun::try_from(second).unwrap().to_json()).unwrap();
     let answer = record.pending().accept(2);
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -209,7 +220,10 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("ok, not booking")]);
     let answer = record.pending().decline(DeclineReason::Cancelled);
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -246,7 +260,10 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     );
     let model = ScriptedModel::new([Reply::text("too late")]);
     let answer = record.pending().accept("yes");
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -272,8 +289,7 @@ async fn a_resuming_client_with_wait_for_answers_later_suspensions_in_process() 
     .await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("fine")]);
-    let resumer = Client::builder(model.clone())
-        .model_name("m")
+    let resumer = client_for(model.clone())
         .wait_for(|req: Request| async move { req.accept("in-process") })
         .build()
         .unwrap();
@@ -353,8 +369,7 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
     ));
 
     // a finished run is not pending
-    let done = Client::builder(ScriptedModel::new([Reply::text("hi")]))
-        .model_name("m")
+    let done = client_for(ScriptedModel::new([Reply::text("hi")]))
         .build()
         .unwrap()
         .run("hello", &toolkit)
@@ -375,7 +390,10 @@ async fn a_streamed_resume_emits_the_rest_of_the_run_and_no_second_pending_event
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
     let log = Log::default();
     let answer = record.pending().accept("Oslo");
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .stream_resume(record, answer, &toolkit, log.sink())
         .await
         .unwrap();
