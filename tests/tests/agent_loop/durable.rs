@@ -146,7 +146,8 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
         "{halted_json}"
     );
 
-    // first resume: a is answered; echo's finished result enters; b suspends again, afresh
+    // first resume: a is answered; echo's finished result enters; b's suspension surfaces
+    // with the request it was first made with, and b does not run again
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("all set")]);
     let answer = record.pending().accept(1);
@@ -158,7 +159,12 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
         .await
         .unwrap();
     assert_eq!(second.status, RunStatus::Pending);
-    assert_eq!(second.pending.as_ref().unwrap().id, "b-2");
+    assert_eq!(
+        second.pending.as_ref().unwrap().id,
+        "b-1",
+        "the first request, kept"
+    );
+    assert_eq!(b_calls.get(), 1, "b ran once, before the first halt");
     assert_eq!(second.text, "B?");
     assert!(
         model.requests().is_empty(),
@@ -207,8 +213,8 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     );
     assert_eq!(
         b_calls.get(),
-        3,
-        "b: first run, again on the first resume, retry with the answer"
+        2,
+        "b: first run, then the retry with its own answer"
     );
 }
 

@@ -383,3 +383,50 @@ async fn a_run_whose_record_would_not_load_is_refused_when_the_record_is_made() 
         "invalid persisted run: `messages[1].tool_calls[0]` (\"old\" of \"echo\") has no result: the turn has 0 results for 1 calls"
     );
 }
+
+#[tokio::test]
+async fn a_later_suspended_call_keeps_its_request_and_its_changed_arguments_are_refused() {
+    let (toolkit, deleted) = toolkit();
+    let model = ScriptedModel::new([Reply::tool_call("delete", json!({"path": "/tmp/x"}))
+        .with_call("delete", json!({"path": "/tmp/y"}))]);
+    let client = Client::builder(model).model_name("m").build().unwrap();
+    let halted = client.run("clean up", &toolkit).await.unwrap();
+    let record: Value =
+        serde_json::from_str(&PendingRun::try_from(&halted).unwrap().to_json()).unwrap();
+    let later = &record["halted"]["deferred"][0];
+    assert_eq!(later["args"], json!({"path": "/tmp/y"}));
+    assert_eq!(
+        later["result"]["metadata"]["pending"]["prompt"],
+        "Delete /tmp/y?"
+    );
+    let later_id = later["result"]["metadata"]["pending"]["id"].clone();
+
+    let mut forged = record.clone();
+    forged["halted"]["deferred"][0]["args"]["path"] = json!("/etc");
+    let message = refused(&forged);
+    assert!(
+        message.starts_with(&format!(
+            "invalid persisted run: `halted.deferred[0].fingerprint` is \"{}\" but the suspended call (\"delete\" with `messages[1].tool_calls[1].arguments` {{\"path\":\"/tmp/y\"}} and `halted.deferred[0].args` {{\"path\":\"/etc\"}}) hashes to \"",
+            later["fingerprint"].as_str().unwrap()
+        )),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("\": the call changed after its request was made"),
+        "{message}"
+    );
+
+    // untouched, the first answer surfaces the second request, the one first made
+    let record = PendingRun::from_json(&record.to_string()).unwrap();
+    let answer = record.pending().accept(true);
+    let next = Client::builder(ScriptedModel::new([Reply::text("done")]))
+        .model_name("m")
+        .build()
+        .unwrap()
+        .resume(record, answer, &toolkit)
+        .await
+        .unwrap();
+    assert_eq!(next.status, RunStatus::Pending);
+    assert_eq!(json!(next.pending.as_ref().unwrap().id), later_id);
+    assert_eq!(*deleted.lock().unwrap(), ["delete /tmp/x"]);
+}

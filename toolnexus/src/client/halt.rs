@@ -11,13 +11,19 @@ use crate::model::{Message, ToolCall};
 use crate::request::Request;
 
 impl Exec {
-    /// What a later call of a halted turn leaves for the resume: its finished result, or
-    /// nothing when it suspended (it runs again on resume, so its request is asked afresh).
-    pub(super) fn defer(self) -> Option<Deferred> {
-        (!self.result.is_pending()).then_some(Deferred {
+    /// What a later call of a halted turn leaves for the resume: its result, finished or a
+    /// suspension (which keeps its request, fingerprinted now, and is not run again until
+    /// its own answer arrives).
+    pub(super) fn defer(self, call: &ToolCall) -> Option<Deferred> {
+        let fingerprint = self
+            .result
+            .is_pending()
+            .then(|| fingerprint::of(&call.name, &call.arguments, &self.args));
+        Some(Deferred {
             args: self.args,
             result: self.result,
             duration: self.duration,
+            fingerprint,
         })
     }
 }

@@ -199,9 +199,10 @@ impl Client {
     ///
     /// The halted call is resolved first (on `ok`, the same tool runs again with the same
     /// arguments and `ctx.answer`; on `ok: false` or past `expiresAt`, the model reads
-    /// `declined/expired: <prompt>`), then the later calls of the halted turn (their finished
-    /// results enter the transcript; calls that had suspended run again and may halt the run
-    /// again), then the loop goes on. No user turn is added; the run keeps its model id and
+    /// `declined/expired: <prompt>`), then the later calls of the halted turn: their finished
+    /// results enter the transcript, and a call that had suspended too surfaces with the
+    /// request it was first made with (same id; the run halts on it again, or `wait_for` is
+    /// asked), never run again before its own answer arrives. Then the loop goes on. No user turn is added; the run keeps its model id and
     /// transcript (the record's system message, not this client's). `max_turns` counts the
     /// run's turns from its start.
     ///

@@ -29,19 +29,24 @@ pub(crate) struct Halted {
     /// `fingerprint.rs`): its tool name and arguments come from the transcript and the
     /// call's record, and must still hash to this.
     pub(crate) fingerprint: String,
-    /// The later calls of the halted turn, in order: a finished result to enter the
-    /// transcript on resume, or `null` for a call to execute on resume (one that suspended
-    /// too, so its request is asked afresh).
+    /// The later calls of the halted turn, in order, each with the result it gave before the
+    /// halt: a finished result enters the transcript on resume; a suspension keeps its
+    /// request (and id) and surfaces, in call order, once the calls before it are resolved,
+    /// without running again until its own answer arrives. `null` (only in records migrated
+    /// from version 1) is a call to execute on resume.
     pub(crate) deferred: Vec<Option<Deferred>>,
 }
 
-/// A later call of the halted turn that finished before the halt.
+/// A later call of the halted turn: the result it gave before the halt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Deferred {
     pub(crate) args: Value,
     pub(crate) result: ToolResult,
     pub(crate) duration: Duration,
+    /// For a suspension: the fingerprint of the call, taken when its request was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) fingerprint: Option<String>,
 }
 
 /// The durable record of a halted run: everything a fresh [`Client`](crate::Client), in

@@ -223,15 +223,24 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> Result<()> {
             run.halted.deferred.len()
         ));
     }
-    if let Some(k) = run
-        .halted
-        .deferred
-        .iter()
-        .position(|d| d.as_ref().is_some_and(|d| d.result.is_pending()))
-    {
-        return fail(format!(
-            "`halted.deferred[{k}]` holds a suspension, but a deferred call holds a finished result or null"
-        ));
+    for (k, deferred) in run.halted.deferred.iter().enumerate() {
+        let Some(d) = deferred else { continue };
+        let later = &calls[index + 1 + k];
+        let expected = d
+            .result
+            .is_pending()
+            .then(|| fingerprint::of(&later.name, &later.arguments, &d.args));
+        if d.fingerprint != expected {
+            return fail(format!(
+                "`halted.deferred[{k}].fingerprint` is {} but the suspended call ({} with `messages[{at}].tool_calls[{}].arguments` {} and `halted.deferred[{k}].args` {}) hashes to {}: the call changed after its request was made",
+                show(&d.fingerprint),
+                show(&later.name),
+                index + 1 + k,
+                show(&later.arguments),
+                show(&d.args),
+                show(&expected)
+            ));
+        }
     }
     let last = run.messages.len() - 1;
     let placeholder = &run.messages[last];
