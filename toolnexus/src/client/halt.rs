@@ -14,17 +14,17 @@ impl Exec {
     /// What a later call of a halted turn leaves for the resume: its result, finished or a
     /// suspension (which keeps its request, fingerprinted now, and is not run again until
     /// its own answer arrives).
-    pub(super) fn defer(self, call: &ToolCall) -> Option<Deferred> {
+    pub(super) fn defer(self, call: &ToolCall) -> Deferred {
         let fingerprint = self
             .result
             .is_pending()
             .then(|| fingerprint::of(&call.name, &call.arguments, &self.args));
-        Some(Deferred {
+        Deferred {
             args: self.args,
             result: self.result,
             duration: self.duration,
             fingerprint,
-        })
+        }
     }
 }
 

@@ -308,7 +308,9 @@ impl Run<'_> {
                 request: request.clone(),
             });
             let Some(wait_for) = &self.client.wait_for else {
-                let rest = execs.map(|(k, e)| e.defer(&calls[start + k])).collect();
+                let rest = execs
+                    .map(|(k, e)| Some(e.defer(&calls[start + k])))
+                    .collect();
                 return Ok(Some(halt(st, call, index, exec, request, rest)));
             };
             let failure = match self.answer(wait_for, call, &exec.args, &request).await {
@@ -318,7 +320,9 @@ impl Run<'_> {
                 }
                 Err(failure) => failure,
             };
-            let rest = execs.map(|(k, e)| e.defer(&calls[start + k])).collect();
+            let rest = execs
+                .map(|(k, e)| Some(e.defer(&calls[start + k])))
+                .collect();
             let request_id = request.id.clone();
             let run = halt(st, call, index, exec, request, rest);
             return Err(Error::WaitFor {
