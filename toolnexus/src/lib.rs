@@ -70,9 +70,10 @@
 //!   the field and both values; a [sealed](PendingRun::seal) record (HMAC-SHA-256, with a key
 //!   id so keys rotate) is refused after any edit at all. Seal every record that leaves the
 //!   process.
-//! - **Exactly once per record.** A resume consumes the record (`resume` takes it by value),
-//!   runs the halted tool at most once more, and never runs again a call whose result the
-//!   record holds. A record is data, though: a *copy* resumes again. Keeping it single-use is
+//! - **Exactly once per record.** A resume consumes the record (`resume` takes it by value)
+//!   and runs the halted tool at most once more; the other calls of the halted turn never run
+//!   again (finished results are kept, a later suspension keeps its request and waits for its
+//!   own answer). A record is data, though: a *copy* resumes again. Keeping it single-use is
 //!   the host's part: delete or mark it atomically, keyed by its run id and request id, before
 //!   resuming (see [`PendingRun`]).
 //! - **At least once across a crash.** The tool's side effect and the next record are two

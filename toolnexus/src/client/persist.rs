@@ -63,8 +63,9 @@ pub(crate) struct Deferred {
 /// keeps no other copy. [`PendingRun::from_json`] (and [`Client::resume`](crate::Client::resume))
 /// check the whole record against itself: every assistant turn's tool calls have exactly one
 /// result each, no result names an unknown call, `pending` is the halted call's own request,
-/// the halted call still matches the [fingerprint](PendingRun::fingerprint) taken when the
-/// request was made, versions and indices are in range. Any disagreement is an
+/// the halted call (and each later call of its turn that suspended too) still matches the
+/// [fingerprint](PendingRun::fingerprint) taken when its request was made, versions and
+/// indices are in range. Any disagreement is an
 /// [`Error::Persist`] naming the field and both values, and nothing runs.
 ///
 /// These checks catch a corrupted or carelessly edited record. They cannot stop someone who
@@ -79,7 +80,7 @@ pub(crate) struct Deferred {
 /// *before* resuming, atomically: for instance `DELETE ... WHERE run_id = ? AND pending_id = ?`
 /// and resume only when one row went away, or a compare-and-swap on a key-value store. The
 /// pair ([`run_id`](PendingRun::run_id), `pending().id`) names exactly one record: the run id
-/// stays the same across the halts of one run, the request id is new at each halt. Two
+/// stays the same across the halts of one run, and each halt waits on another request. Two
 /// resumes of one record are visible as two results with the same run id continuing from the
 /// same request.
 ///
