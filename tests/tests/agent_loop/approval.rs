@@ -139,10 +139,8 @@ async fn without_wait_for_the_run_halts_on_the_approval_and_resumes_durably() {
         .approve_destructive()
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept(json!(null)), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept(json!(null));
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(
         rm_calls.get(),
