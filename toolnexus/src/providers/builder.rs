@@ -456,6 +456,13 @@ mod tests {
         );
     }
 
+    fn build_err(
+        builder: HttpProviderBuilder,
+        vars: &'static [(&'static str, &'static str)],
+    ) -> String {
+        builder.build_with_env(env(vars)).unwrap_err().to_string()
+    }
+
     #[test]
     fn keys_come_from_the_options_or_the_environment() {
         assert_eq!(
@@ -488,6 +495,46 @@ mod tests {
         );
         assert_eq!(
             key_of(
+                HttpProvider::openai("http://127.0.0.1:1/v1")
+                    .key_from_env_var("MY_KEY")
+                    .api_key("given"),
+                &[("MY_KEY", "sk-mine")]
+            )
+            .as_deref(),
+            Some("given")
+        );
+        assert_eq!(
+            key_of(
+                HttpProvider::openai("https://gateway.example/v1").key_from_env_var("MY_KEY"),
+                &[("MY_KEY", "sk-mine")]
+            )
+            .as_deref(),
+            Some("sk-mine")
+        );
+    }
+
+    #[test]
+    fn an_environment_key_goes_only_to_its_own_host_over_https() {
+        // a local server, a third-party host, a look-alike host, plain http to the right
+        // host, the other style's host: none of them gets a key from the environment
+        for base in [
+            "http://127.0.0.1:11434/v1",
+            "https://gateway.example/v1",
+            "https://api.openai.com.evil.example/v1",
+            "https://openrouter.ai.evil.example/api/v1",
+            "https://api.anthropic.com/v1",
+        ] {
+            assert_eq!(key_of(HttpProvider::openai(base), ALL_KEYS), None, "{base}");
+        }
+        for base in ["http://127.0.0.1:9", "https://api.openai.com"] {
+            assert_eq!(key_of(HttpProvider::anthropic(base), ALL_KEYS), None, "{base}");
+        }
+        assert_eq!(
+            build_err(HttpProvider::openai("http://api.openai.com/v1"), ALL_KEYS),
+            "no API key for api.openai.com: set OPENAI_API_KEY or give one with `.api_key(..)`"
+        );
+        assert_eq!(
+            key_of(
                 HttpProvider::openai("http://127.0.0.1:11434/v1").key_from_env(false),
                 ALL_KEYS
             ),
@@ -497,12 +544,40 @@ mod tests {
             key_of(HttpProvider::openai("http://127.0.0.1:1/v1"), &[]),
             None
         );
+    }
+
+    #[test]
+    fn an_endpoint_that_needs_a_key_fails_at_build_without_one() {
         assert_eq!(
-            key_of(
-                HttpProvider::openai("http://127.0.0.1:1/v1"),
-                &[("OPENAI_API_KEY", "  ")]
+            build_err(HttpProvider::openai("https://api.openai.com/v1"), &[]),
+            "no API key for api.openai.com: set OPENAI_API_KEY or give one with `.api_key(..)`"
+        );
+        assert_eq!(
+            build_err(
+                HttpProvider::openai("https://openrouter.ai/api/v1"),
+                &[("OPENROUTER_API_KEY", "  ")]
             ),
-            None
+            "no API key for openrouter.ai: set OPENROUTER_API_KEY or give one with `.api_key(..)`"
+        );
+        assert_eq!(
+            build_err(
+                HttpProvider::anthropic("https://api.anthropic.com").key_from_env(false),
+                ALL_KEYS
+            ),
+            "no API key for api.anthropic.com: set ANTHROPIC_API_KEY or give one with `.api_key(..)`"
+        );
+        assert_eq!(
+            build_err(
+                HttpProvider::openai("http://127.0.0.1:1/v1").key_from_env_var("MY_KEY"),
+                &[("MY_KEY", "")]
+            ),
+            "the environment variable `MY_KEY` named by `key_from_env_var` is not set"
+        );
+        // a local server needs no key
+        assert!(
+            HttpProvider::openai("http://127.0.0.1:11434/v1")
+                .build_with_env(env(&[]))
+                .is_ok()
         );
     }
 
@@ -520,7 +595,8 @@ mod tests {
             "HttpProvider { style: Anthropic, endpoint: \"http://127.0.0.1:9/v1/messages\", \
              model: Some(\"claude-x\"), api_key: Some(ApiKey([redacted])), \
              headers: [\"content-type\", \"user-agent\", \"anthropic-version\", \"x-gateway-token\"], \
-             max_tokens: 4096, max_retries: 2, backoff_base: 500ms, timeout: None, .. }"
+             max_tokens: 4096, max_retries: 2, backoff_base: 500ms, timeout: None, \
+             connect_timeout: Some(10s), first_byte_timeout: Some(300s), idle_timeout: Some(120s), .. }"
         );
         let builder = format!(
             "{:?}",
