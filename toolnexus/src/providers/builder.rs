@@ -134,7 +134,8 @@ impl HttpProviderBuilder {
     /// An extra header on every request (OpenRouter's `HTTP-Referer` and `X-Title`, a
     /// gateway's token, ...). Every extra header value is treated as a secret like the key:
     /// never in `Debug`, and replaced by `[redacted]` in every error, log line and tracing
-    /// field, also when a provider echoes it back.
+    /// field, also when a provider echoes it back (a key or value shorter than 8 bytes is
+    /// not searched for in texts: it would match ordinary words).
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.config.headers.push((name.into(), value.into()));
         self

@@ -62,6 +62,10 @@ pub(crate) const REDACTED: &str = "[redacted]";
 /// one keeps its first bytes and says how long it was.
 pub(crate) const MAX_QUOTED: usize = 500;
 
+/// The shortest secret searched for in texts: a shorter one (a test key `k`, a header value
+/// `1`) would match ordinary words, and is still never shown by `Debug`.
+pub(crate) const MIN_SECRET: usize = 8;
+
 /// The secrets of one provider: its key and the values of its extra headers. [`Secrets::clean`]
 /// is the one function every text that leaves the provider goes through.
 #[derive(Default)]
@@ -71,11 +75,11 @@ pub(crate) struct Secrets {
 }
 
 impl Secrets {
-    /// The secrets among `values` (empty ones are skipped).
+    /// The secrets among `values` (those shorter than [`MIN_SECRET`] are skipped).
     pub(crate) fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
         let mut values: Vec<String> = values
             .into_iter()
-            .filter(|v| !v.is_empty())
+            .filter(|v| v.len() >= MIN_SECRET)
             .map(str::to_owned)
             .collect();
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
@@ -189,15 +193,18 @@ mod tests {
 
     #[test]
     fn redacts_every_occurrence_of_every_secret() {
-        let secrets = Secrets::new(["sk-123", "gw-token", ""]);
+        let secrets = Secrets::new(["sk-12345", "gw-token-1", "", "k"]);
         assert_eq!(
-            secrets.clean("bad key sk-123 (sk-123) via gw-token"),
-            "bad key [redacted] ([redacted]) via [redacted]"
+            secrets.clean("bad key sk-12345 (sk-12345) via gw-token-1, k kept"),
+            "bad key [redacted] ([redacted]) via [redacted], k kept"
         );
         assert_eq!(Secrets::new([""]).clean("text"), "text");
         // the longer secret goes first, whole
-        let nested = Secrets::new(["abc", "abcdef"]);
-        assert_eq!(nested.clean("x abcdef y abc"), "x [redacted] y [redacted]");
+        let nested = Secrets::new(["abcdefgh", "abcdefghijkl"]);
+        assert_eq!(
+            nested.clean("x abcdefghijkl y abcdefgh"),
+            "x [redacted] y [redacted]"
+        );
     }
 
     #[test]
@@ -218,6 +225,7 @@ mod tests {
     #[test]
     fn a_text_cut_inside_a_secret_loses_the_piece() {
         let secrets = Secrets::new(["sk-abcdef"]);
+        assert_eq!(secrets.clean_tail("error: sk-abcdef!"), "error: [redacted]!");
         assert_eq!(secrets.clean_tail("error: sk-abc"), "error: [redacted]");
         assert_eq!(secrets.clean_tail("error: s"), "error: [redacted]");
         assert_eq!(secrets.clean_tail("error: x"), "error: x");
@@ -233,8 +241,8 @@ mod tests {
 
     #[test]
     fn scrubbing_an_error_reaches_its_source() {
-        let secrets = Secrets::new(["sk-123"]);
-        let source: Box<dyn std::error::Error + Send + Sync> = "parser saw sk-123".into();
+        let secrets = Secrets::new(["sk-12345"]);
+        let source: Box<dyn std::error::Error + Send + Sync> = "parser saw sk-12345".into();
         let err = secrets.scrub(Error::Transport {
             message: "broken".to_owned(),
             source: Some(source),
@@ -242,7 +250,7 @@ mod tests {
         assert_eq!(err.to_string(), "transport error: broken: parser saw [redacted]");
         let err = secrets.scrub(Error::Provider {
             status: 401,
-            message: "bad key sk-123".to_owned(),
+            message: "bad key sk-12345".to_owned(),
         });
         assert_eq!(err.to_string(), "provider returned HTTP 401: bad key [redacted]");
     }
