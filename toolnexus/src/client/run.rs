@@ -264,7 +264,11 @@ impl Run<'_> {
     }
 
     /// One model turn; `delivered` is set once a text delta has reached the caller.
-    async fn call_model(&self, request: &ModelRequest, delivered: &AtomicBool) -> Result<ModelTurn> {
+    async fn call_model(
+        &self,
+        request: &ModelRequest,
+        delivered: &AtomicBool,
+    ) -> Result<ModelTurn> {
         let replaced;
         let request = match &self.client.hooks.before_llm {
             Some(before_llm) => {

@@ -528,7 +528,11 @@ mod tests {
             assert_eq!(key_of(HttpProvider::openai(base), ALL_KEYS), None, "{base}");
         }
         for base in ["http://127.0.0.1:9", "https://api.openai.com"] {
-            assert_eq!(key_of(HttpProvider::anthropic(base), ALL_KEYS), None, "{base}");
+            assert_eq!(
+                key_of(HttpProvider::anthropic(base), ALL_KEYS),
+                None,
+                "{base}"
+            );
         }
         assert_eq!(
             build_err(HttpProvider::openai("http://api.openai.com/v1"), ALL_KEYS),

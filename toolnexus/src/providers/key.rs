@@ -225,7 +225,10 @@ mod tests {
     #[test]
     fn a_text_cut_inside_a_secret_loses_the_piece() {
         let secrets = Secrets::new(["sk-abcdef"]);
-        assert_eq!(secrets.clean_tail("error: sk-abcdef!"), "error: [redacted]!");
+        assert_eq!(
+            secrets.clean_tail("error: sk-abcdef!"),
+            "error: [redacted]!"
+        );
         assert_eq!(secrets.clean_tail("error: sk-abc"), "error: [redacted]");
         assert_eq!(secrets.clean_tail("error: s"), "error: [redacted]");
         assert_eq!(secrets.clean_tail("error: x"), "error: x");
@@ -235,7 +238,10 @@ mod tests {
     #[test]
     fn long_texts_are_quoted_with_their_length() {
         let long = "é".repeat(400);
-        assert_eq!(quote(&long), format!("{}... (800 bytes in all)", "é".repeat(250)));
+        assert_eq!(
+            quote(&long),
+            format!("{}... (800 bytes in all)", "é".repeat(250))
+        );
         assert_eq!(quote("short"), "short");
     }
 
@@ -247,11 +253,17 @@ mod tests {
             message: "broken".to_owned(),
             source: Some(source),
         });
-        assert_eq!(err.to_string(), "transport error: broken: parser saw [redacted]");
+        assert_eq!(
+            err.to_string(),
+            "transport error: broken: parser saw [redacted]"
+        );
         let err = secrets.scrub(Error::Provider {
             status: 401,
             message: "bad key sk-12345".to_owned(),
         });
-        assert_eq!(err.to_string(), "provider returned HTTP 401: bad key [redacted]");
+        assert_eq!(
+            err.to_string(),
+            "provider returned HTTP 401: bad key [redacted]"
+        );
     }
 }

@@ -95,7 +95,8 @@ where
         };
         if let Err(error) = parser.on_data(&event.data, sink) {
             // an error the provider reports mid-stream (overloaded, ...) may pass on a retry
-            let reported = matches!(&error, Error::Transport { message, .. } if message.starts_with(REPORTED));
+            let reported =
+                matches!(&error, Error::Transport { message, .. } if message.starts_with(REPORTED));
             return Err(fail(error, reported, &*parser));
         }
     }

@@ -159,15 +159,17 @@ impl Transport {
             req = req.header(ACCEPT, "text/event-stream");
         }
         let response = match options.first_byte_timeout {
-            Some(limit) => tokio::time::timeout(limit, req.send())
-                .await
-                .map_err(|_| Failure::Retry {
-                    error: Error::ProviderIdle {
-                        waiting_for: "the response head",
-                        limit,
-                    },
-                    retry_after: None,
-                })?,
+            Some(limit) => {
+                tokio::time::timeout(limit, req.send())
+                    .await
+                    .map_err(|_| Failure::Retry {
+                        error: Error::ProviderIdle {
+                            waiting_for: "the response head",
+                            limit,
+                        },
+                        retry_after: None,
+                    })?
+            }
             None => req.send().await,
         };
         let response = response.map_err(|e| Failure::Retry {
@@ -210,20 +212,19 @@ impl Transport {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
         match sink {
-            Some(sink) if is_event_stream => {
-                self.read_stream(dialect, response, sink)
-                    .await
-                    .map_err(|StreamFailure { error, retryable }| {
-                        if retryable {
-                            Failure::Retry {
-                                error,
-                                retry_after: None,
-                            }
-                        } else {
-                            Failure::Final(error)
+            Some(sink) if is_event_stream => self
+                .read_stream(dialect, response, sink)
+                .await
+                .map_err(|StreamFailure { error, retryable }| {
+                    if retryable {
+                        Failure::Retry {
+                            error,
+                            retry_after: None,
                         }
-                    })
-            }
+                    } else {
+                        Failure::Final(error)
+                    }
+                }),
             _ => {
                 let (bytes, cut) = self
                     .read_body(response, options.max_reply_bytes)
@@ -275,27 +276,30 @@ impl Transport {
         mut response: reqwest::Response,
         max: usize,
     ) -> Result<(Vec<u8>, bool), Error> {
-        let read = async {
-            let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| {
-                Error::transport_from("the reply could not be read", self.scrub(e))
-            })? {
-                let room = max - body.len();
-                if chunk.len() > room {
-                    body.extend_from_slice(&chunk[..room]);
-                    return Ok((body, true));
+        let read =
+            async {
+                let mut body = Vec::new();
+                while let Some(chunk) = response.chunk().await.map_err(|e| {
+                    Error::transport_from("the reply could not be read", self.scrub(e))
+                })? {
+                    let room = max - body.len();
+                    if chunk.len() > room {
+                        body.extend_from_slice(&chunk[..room]);
+                        return Ok((body, true));
+                    }
+                    body.extend_from_slice(&chunk);
                 }
-                body.extend_from_slice(&chunk);
-            }
-            Ok((body, false))
-        };
+                Ok((body, false))
+            };
         match self.options.idle_timeout {
-            Some(limit) => tokio::time::timeout(limit, read)
-                .await
-                .unwrap_or(Err(Error::ProviderIdle {
-                    waiting_for: "the reply body",
-                    limit,
-                })),
+            Some(limit) => {
+                tokio::time::timeout(limit, read)
+                    .await
+                    .unwrap_or(Err(Error::ProviderIdle {
+                        waiting_for: "the reply body",
+                        limit,
+                    }))
+            }
             None => read.await,
         }
     }
