@@ -199,7 +199,10 @@ pub fn assert_interrupted(err: &toolnexus::Error) -> &toolnexus::RunResult {
         err.to_string(),
         "the model's reply broke off after part of it was streamed: transport error: the connection broke mid-stream"
     );
-    assert!(err.halted_run().is_some_and(|r| std::ptr::eq(r, &**run)));
+    assert!(
+        err.halted_run()
+            .is_some_and(|r| std::ptr::eq(r, std::ptr::from_ref(&**run)))
+    );
     assert_eq!(run.status, toolnexus::RunStatus::Incomplete);
     run
 }

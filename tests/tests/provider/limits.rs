@@ -90,10 +90,12 @@ async fn keep_alive_comments_forever_time_out_a_stream() {
     let fake = FakeProvider::start().await;
     let mut events = openai::stream_text(&["Hel"], 1, 1);
     events.truncate(2);
-    let start: String = events
-        .iter()
-        .map(|e| format!("data: {}\n\n", e.data))
-        .collect();
+    let mut start = String::new();
+    for event in &events {
+        start.push_str("data: ");
+        start.push_str(&event.data);
+        start.push_str("\n\n");
+    }
     // a role chunk and a delta, then an SSE comment every 20 ms, forever
     fake.push(FakeReply::Drip {
         status: 200,

@@ -217,20 +217,19 @@ fn parse_lenient(bytes: &[u8]) -> Option<ModelTurn> {
     let reply: RawReply<'_> = serde_json::from_slice(bytes).ok()?;
     let mut blocks = Vec::with_capacity(reply.content.len());
     for raw in reply.content {
-        match serde_json::from_str::<Value>(raw.get()) {
-            Ok(block) => blocks.push(block),
-            Err(_) => {
-                let block: RawToolUse<'_> = serde_json::from_str(raw.get()).ok()?;
-                if block.kind != "tool_use" {
-                    return None;
-                }
-                // the loop parses the raw text again and tells the model what is wrong
-                blocks.push(json!({
-                    "type": "tool_use", "id": block.id, "name": block.name,
-                    "input": block.input.get(),
-                }));
-            }
+        if let Ok(block) = serde_json::from_str::<Value>(raw.get()) {
+            blocks.push(block);
+            continue;
         }
+        let block: RawToolUse<'_> = serde_json::from_str(raw.get()).ok()?;
+        if block.kind != "tool_use" {
+            return None;
+        }
+        // the loop parses the raw text again and tells the model what is wrong
+        blocks.push(json!({
+            "type": "tool_use", "id": block.id, "name": block.name,
+            "input": block.input.get(),
+        }));
     }
     let mut reply_value = Map::new();
     reply_value.insert("content".to_owned(), Value::Array(blocks));

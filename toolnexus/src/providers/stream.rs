@@ -69,16 +69,16 @@ where
     };
     loop {
         let next = match limits.idle {
-            Some(limit) => match tokio::time::timeout(limit, events.next()).await {
-                Ok(next) => next,
-                Err(_) => {
+            Some(limit) => {
+                let Ok(next) = tokio::time::timeout(limit, events.next()).await else {
                     let error = Error::ProviderIdle {
                         waiting_for: "the next stream event",
                         limit,
                     };
                     return Err(fail(error, true, &*parser));
-                }
-            },
+                };
+                next
+            }
             None => events.next().await,
         };
         let Some(event) = next else { break };
