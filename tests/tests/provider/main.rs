@@ -2,8 +2,8 @@
 //! behaviour: what goes on the wire (`wire`), streaming (`stream`), retries, timeouts,
 //! cancellation and the key (`resilience`), logging (`logs`), a connection dropped under the
 //! agent loop (`faults`), stall limits and capped bodies (`limits`), what is retried and
-//! what the parsers forgive (`recovery`), redaction (`secrets`), and the whole loop over
-//! HTTP in both styles (`e2e`).
+//! what the parsers forgive (`recovery`), redaction (`secrets`), the whole loop over HTTP in
+//! both styles (`e2e`), and third-party mock servers from PyPI (`third_party`).
 
 mod e2e;
 mod faults;
@@ -13,4 +13,5 @@ mod recovery;
 mod resilience;
 mod secrets;
 mod stream;
+mod third_party;
 mod wire;

@@ -105,13 +105,29 @@ async fn a_stream_cut_before_any_output_is_retried() {
 }
 
 #[tokio::test]
-async fn a_stream_cut_after_a_tool_call_started_is_not_retried() {
+async fn a_stream_cut_inside_a_tool_call_is_retried() {
+    // a tool call reaches the caller only with the whole turn: nothing was shown yet
     let fake = FakeProvider::start().await;
     let events = openai::stream_tool_calls(&[("call_1", "echo", &["{\"te", "xt\":1}"])], 1, 1);
-    fake.push(FakeReply::sse(events).break_after(2));
+    fake.script([
+        FakeReply::sse(events.clone()).break_after(2),
+        FakeReply::sse(events),
+    ]);
+    let (result, deltas) = stream(&fast(fake.openai("k"))).await;
+    let turn = result.unwrap();
+    assert_eq!(turn.tool_calls.len(), 1);
+    assert_eq!(turn.tool_calls[0].arguments, json!({"text": 1}));
+    assert!(deltas.is_empty());
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_cut_after_a_text_delta_is_not_retried() {
+    let fake = FakeProvider::start().await;
+    fake.push(FakeReply::sse(openai::stream_text(&["one ", "two"], 1, 1)).break_after(2));
     let (result, deltas) = stream(&fast(fake.openai("k"))).await;
     toolnexus_tests::fixtures::assert_broken_mid_stream(&result.unwrap_err());
-    assert!(deltas.is_empty());
+    assert_eq!(deltas, ["one "]);
     assert_eq!(fake.requests().len(), 1);
 }
 

@@ -343,14 +343,6 @@ impl EventParser for StreamState {
         Ok(())
     }
 
-    fn started(&self) -> bool {
-        !self.text.is_empty()
-            || self
-                .blocks
-                .values()
-                .any(|b| matches!(b, Block::ToolUse { .. }))
-    }
-
     /// The assembled turn.
     ///
     /// # Errors

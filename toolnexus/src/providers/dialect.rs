@@ -76,10 +76,6 @@ pub(crate) trait EventParser: Send {
     /// [`Error::Transport`] for an invalid event or an error the provider reports mid-stream.
     fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error>;
 
-    /// Whether part of the reply has arrived (text, or the start of a tool call): a stream
-    /// that breaks before is retried like a failed request.
-    fn started(&self) -> bool;
-
     /// The assembled turn.
     ///
     /// # Errors

@@ -238,10 +238,6 @@ impl EventParser for StreamState {
         Ok(())
     }
 
-    fn started(&self) -> bool {
-        !self.text.is_empty() || !self.calls.is_empty()
-    }
-
     /// The assembled turn.
     ///
     /// # Errors

@@ -1,5 +1,6 @@
 //! Reading a server-sent event stream, chunk by chunk, into a dialect's [`EventParser`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -12,7 +13,8 @@ use crate::model::{DeltaSink, ModelTurn};
 pub(super) struct StreamFailure {
     pub(super) error: Error,
     /// The stream broke (the connection, silence, an early end, an error the provider
-    /// reported) before any of the reply arrived: the request may be retried.
+    /// reported) before any text delta reached the caller (a tool call reaches it only with
+    /// the whole turn): the request may be retried.
     pub(super) retryable: bool,
 }
 
@@ -55,17 +57,23 @@ where
         }
         (chunk, total > max)
     });
-    let too_big = std::sync::atomic::AtomicBool::new(false);
+    let too_big = AtomicBool::new(false);
     let chunks = counted.take_while(|(_, over)| {
-        too_big.store(*over, std::sync::atomic::Ordering::Relaxed);
+        too_big.store(*over, Ordering::Relaxed);
         std::future::ready(!*over)
     });
     let chunks = chunks.map(|(chunk, _)| chunk);
     let mut events = std::pin::pin!(eventsource_stream::EventStream::new(chunks));
     let mut parser = dialect.event_parser();
-    let fail = |error, cut: bool, parser: &dyn super::dialect::EventParser| StreamFailure {
+    // whether a text delta reached the caller (tool calls reach it only with the whole turn)
+    let delivered = AtomicBool::new(false);
+    let counting = |text: &str| {
+        delivered.store(true, Ordering::Relaxed);
+        sink(text);
+    };
+    let fail = |error, cut: bool| StreamFailure {
         error,
-        retryable: cut && !parser.started(),
+        retryable: cut && !delivered.load(Ordering::Relaxed),
     };
     loop {
         let next = match limits.idle {
@@ -75,7 +83,7 @@ where
                         waiting_for: "the next stream event",
                         limit,
                     };
-                    return Err(fail(error, true, &*parser));
+                    return Err(fail(error, true));
                 };
                 next
             }
@@ -85,22 +93,25 @@ where
         let event = match event {
             Ok(event) => event,
             Err(eventsource_stream::EventStreamError::Transport(e)) => {
-                return Err(fail(broken(e), true, &*parser));
+                return Err(fail(broken(e), true));
             }
             Err(other) => {
+                // corrupted bytes: another attempt may pass
                 let error =
                     Error::transport_from("the provider sent an invalid event stream", other);
-                return Err(fail(error, false, &*parser));
+                return Err(fail(error, true));
             }
         };
-        if let Err(error) = parser.on_data(&event.data, sink) {
-            // an error the provider reports mid-stream (overloaded, ...) may pass on a retry
-            let reported =
-                matches!(&error, Error::Transport { message, .. } if message.starts_with(REPORTED));
-            return Err(fail(error, reported, &*parser));
+        if let Err(error) = parser.on_data(&event.data, &counting) {
+            // an error the provider reports mid-stream (overloaded, ...) or a corrupted chunk
+            // may pass on a retry; a reply that breaks the protocol (two blocks with one
+            // index, ...) will not
+            let transient = matches!(&error, Error::Transport { message, .. }
+                if message.starts_with(REPORTED) || message.starts_with(CORRUPT));
+            return Err(fail(error, transient));
         }
     }
-    if too_big.load(std::sync::atomic::Ordering::Relaxed) {
+    if too_big.load(Ordering::Relaxed) {
         let error = Error::transport(format!(
             "the provider's reply exceeds {max} bytes (`max_reply_bytes`); not read further"
         ));
@@ -109,12 +120,11 @@ where
             retryable: false,
         });
     }
-    let started = parser.started();
-    parser.finish().map_err(|error| StreamFailure {
-        error,
-        retryable: !started,
-    })
+    parser.finish().map_err(|error| fail(error, true))
 }
 
 /// How a parser's message for an error the provider streamed begins.
 pub(super) const REPORTED: &str = "the provider reported an error mid-stream: ";
+
+/// How a parser's message for an event that is not JSON begins.
+pub(super) const CORRUPT: &str = "the provider streamed an invalid JSON";
