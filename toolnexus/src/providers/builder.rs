@@ -612,6 +612,20 @@ mod tests {
     }
 
     #[test]
+    fn a_key_in_the_base_url_is_redacted_from_debug() {
+        let p = HttpProvider::openai("http://127.0.0.1:9/v1?key=sk-in-the-url-123")
+            .api_key("sk-in-the-url-123")
+            .build()
+            .unwrap();
+        let debug = format!("{p:?}");
+        assert!(!debug.contains("sk-in-the-url"), "{debug}");
+        assert!(
+            debug.contains("endpoint: \"http://127.0.0.1:9/v1?key=[redacted]/chat/completions\""),
+            "{debug}"
+        );
+    }
+
+    #[test]
     fn bad_headers_are_config_errors() {
         let err = HttpProvider::openai("http://h")
             .header("bad name", "v")

@@ -139,7 +139,7 @@ impl fmt::Debug for HttpProvider {
             .collect();
         f.debug_struct("HttpProvider")
             .field("style", &i.style)
-            .field("endpoint", &t.endpoint.as_str())
+            .field("endpoint", &t.shown_endpoint())
             .field("model", &i.request.model)
             .field("api_key", &t.key)
             .field("headers", &header_names)

@@ -110,7 +110,7 @@ impl Transport {
                     let wait = retry_after
                         .unwrap_or_else(|| retry::backoff(options.backoff_base, retries));
                     tracing::debug!(
-                        endpoint = %self.endpoint,
+                        endpoint = %self.shown_endpoint(),
                         retry = retries + 1,
                         wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                         error = %error,
@@ -199,7 +199,7 @@ impl Transport {
                 status: status.as_u16(),
                 message,
             };
-            tracing::debug!(endpoint = %self.endpoint, status = status.as_u16(), "provider error");
+            tracing::debug!(endpoint = %self.shown_endpoint(), status = status.as_u16(), "provider error");
             return Err(if self.is_retryable(status) {
                 Failure::Retry { error, retry_after }
             } else {
@@ -326,6 +326,11 @@ impl Transport {
             Error::transport_from("the connection broke mid-stream", self.scrub(e))
         })
         .await
+    }
+
+    /// The endpoint as logs show it (redacted: a key may sit in a base URL's query).
+    pub(super) fn shown_endpoint(&self) -> String {
+        self.secrets.clean(self.endpoint.as_str())
     }
 
     /// The HTTP client's error, without its URL when the key shows anywhere in it (a key put
