@@ -3,6 +3,7 @@
 
 pub mod fake_provider;
 pub mod fixtures;
+pub mod recorder;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -54,8 +54,11 @@
 //! - [`client`]: the agent loop ([`Client`]), its runs and durable resume;
 //! - [`providers`]: HTTP providers ([`HttpProvider`], feature `http`);
 //! - [`adapters`]: tool specs in each provider's wire format, and schema lowerings;
-//! - [`testing`]: helpers and assertion macros for testing tools.
+//! - [`testing`]: helpers and assertion macros for testing tools;
+//! - [`contract`]: the wire contract shared with the other toolnexus ports, which the docs cite
+//!   as "contract section N".
 
+#![doc = include_str!("../docs/guide.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;
@@ -79,6 +82,9 @@ pub mod testing;
 pub mod tool;
 pub mod toolkit;
 mod util;
+
+#[doc = include_str!("../docs/contract.md")]
+pub mod contract {}
 
 pub use client::{Client, Event, FnModel, PendingRun, Reply, RunResult, RunStatus, ScriptedModel};
 pub use context::Context;
@@ -115,6 +121,11 @@ pub use toolnexus_macros::tool;
 
 #[doc = include_str!("../docs/toolset.md")]
 pub use toolnexus_macros::toolset;
+
+/// JSON values and the `json!` macro, re-exported so tools and their calls need no direct
+/// `serde_json` dependency.
+#[doc(no_inline)]
+pub use serde_json::{Value, json};
 
 /// Cancellation tokens, as [`Context::cancellation`] hands them out.
 #[doc(no_inline)]

@@ -221,7 +221,7 @@ pub enum SuspendError {
 }
 
 impl Request {
-    /// Checks the trust boundary of CONTRACT section 2: an `input` or `question` request must
+    /// Checks the trust boundary of [contract section 2](crate::contract): an `input` or `question` request must
     /// never collect a credential. Every property name of `data.schema` (and every name in its
     /// `required` list) is checked with [`is_credential_field`](crate::form::is_credential_field).
     ///

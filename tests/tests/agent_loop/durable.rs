@@ -1,4 +1,4 @@
-//! CONTRACT section 4, "Durable resume": a halted run persisted as JSON and resumed by a fresh
+//! contract section 4, "Durable resume": a halted run persisted as JSON and resumed by a fresh
 //! client with an answer.
 
 use std::time::{Duration, UNIX_EPOCH};

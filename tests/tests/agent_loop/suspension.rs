@@ -1,4 +1,4 @@
-//! CONTRACT section 3, "Suspension, exactly": the loop with and without `wait_for`.
+//! contract section 3, "Suspension, exactly": the loop with and without `wait_for`.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};

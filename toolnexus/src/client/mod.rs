@@ -1,5 +1,5 @@
-//! The agent loop: [`Client`] runs a toolkit's tools for a [`Model`] and keeps CONTRACT
-//! sections 3 (the loop rule) and 4 (durable resume).
+//! The agent loop: [`Client`] runs a toolkit's tools for a [`Model`] and keeps the
+//! [contract](crate::contract)'s sections 3 (the loop rule) and 4 (durable resume).
 //!
 //! This module holds the [`Client`] and its entry points; the rest is one concept a file:
 //! [`ClientBuilder`] (`builder`), the turn loop and tool phase (`run`), in-process answers
@@ -15,6 +15,7 @@ mod result;
 mod resume;
 mod run;
 mod scripted;
+mod trace;
 mod wait;
 
 use std::fmt;
@@ -51,7 +52,7 @@ type Sink<'a> = &'a (dyn Fn(&Event) + Send + Sync);
 /// (those of one turn concurrently, results recorded in call order), feeds the results back,
 /// and repeats until the model answers without tool calls or `max_turns` is reached.
 ///
-/// When a tool suspends (CONTRACT section 3):
+/// When a tool suspends ([contract section 3](crate::contract)):
 /// - a [`Event::Pending`] is emitted before anything waits;
 /// - with [`wait_for`](ClientBuilder::wait_for), the host answers: on `ok` the same tool runs
 ///   once more with the same arguments and `ctx.answer` (a `before_tool` hook is not consulted
@@ -191,7 +192,7 @@ impl Client {
         self.drive(state, toolkit, Some(&sink), true, None).await
     }
 
-    /// Resumes a halted run with the answer to its pending request (CONTRACT section 4).
+    /// Resumes a halted run with the answer to its pending request ([contract section 4](crate::contract)).
     ///
     /// The halted call is resolved first (on `ok`, the same tool runs again with the same
     /// arguments and `ctx.answer`; on `ok: false` or past `expiresAt`, the model reads

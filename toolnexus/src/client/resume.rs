@@ -1,4 +1,4 @@
-//! Resuming a halted run with the answer to its pending request (CONTRACT section 4).
+//! Resuming a halted run with the answer to its pending request ([contract section 4](crate::contract)).
 
 use super::persist::Halted;
 use super::run::{Exec, Run, State};

@@ -1,6 +1,6 @@
 //! The turn loop and the tool phase: call the model, run the tool calls of its turn
 //! (concurrently, results in call order), feed the results back, until the model answers
-//! without tool calls or `max_turns` is reached (CONTRACT section 3).
+//! without tool calls or `max_turns` is reached ([contract section 3](crate::contract)).
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,10 +10,12 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::future::join_all;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::builder::Config;
 use super::halt::{finish, halt};
 use super::resume::Resume;
+use super::trace;
 use super::{BeforeTool, Client, Event, Limit, Metric, RunResult, RunStatus, Sink, ToolCallRecord};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -102,15 +104,19 @@ impl Client {
             waiting: AtomicBool::new(false),
             streaming,
         };
+        let span = trace::run_span(&state.request.model, resume.is_some());
         // boxed: moved into `timed` and the select, an inline future would be stored thrice
-        let work = Box::pin(async {
-            if let Some(resume) = resume
-                && let Some(halted) = Box::pin(run.resume_turn(&mut state, resume)).await?
-            {
-                return Ok(halted);
+        let work = Box::pin(
+            async {
+                if let Some(resume) = resume
+                    && let Some(halted) = Box::pin(run.resume_turn(&mut state, resume)).await?
+                {
+                    return Ok(halted);
+                }
+                run.model_loop(&mut state).await
             }
-            run.model_loop(&mut state).await
-        });
+            .instrument(span.clone()),
+        );
         let timed = async {
             match deadline {
                 Some((at, limit)) => tokio::time::timeout_at(at, work)
@@ -133,6 +139,7 @@ impl Client {
             timed.as_mut().poll(cx)
         })
         .await?;
+        trace::run_finished(&span, &result);
         run.emit(|| Event::Done {
             result: Box::new(result.clone()),
         });
@@ -269,6 +276,22 @@ impl Run<'_> {
         request: &ModelRequest,
         delivered: &AtomicBool,
     ) -> Result<ModelTurn> {
+        let span = trace::chat_span(&request.model);
+        let turn = self
+            .call_model_inner(request, delivered)
+            .instrument(span.clone())
+            .await;
+        if let Ok(turn) = &turn {
+            trace::chat_finished(&span, turn);
+        }
+        turn
+    }
+
+    async fn call_model_inner(
+        &self,
+        request: &ModelRequest,
+        delivered: &AtomicBool,
+    ) -> Result<ModelTurn> {
         let replaced;
         let request = match &self.client.hooks.before_llm {
             Some(before_llm) => {
@@ -317,11 +340,13 @@ impl Run<'_> {
                 continue;
             };
             self.tool_metric(call, exec.duration, false, true);
+            trace::pending(call, &request);
             self.emit(|| Event::Pending {
                 request: request.clone(),
             });
             let Some(wait_for) = &self.client.wait_for else {
                 let rest = execs.map(|(_, e)| e.defer()).collect();
+                trace::halted(&request);
                 return Ok(Some(halt(st, call, index, exec, request, rest)));
             };
             let failure = match self.answer(wait_for, call, &exec.args, &request).await {
@@ -343,8 +368,16 @@ impl Run<'_> {
         Ok(None)
     }
 
-    /// One call: unknown tool, unreadable arguments, `before_tool`, then the tool.
+    /// One call, in its `execute_tool` span.
     async fn execute_call(&self, call: &ToolCall) -> Exec {
+        let span = trace::tool_span(call);
+        let exec = self.execute_call_inner(call).instrument(span.clone()).await;
+        trace::tool_finished(&span, &exec.result);
+        exec
+    }
+
+    /// One call: unknown tool, unreadable arguments, `before_tool`, then the tool.
+    async fn execute_call_inner(&self, call: &ToolCall) -> Exec {
         let started = Instant::now();
         let done = |args: Value, result: ToolResult| Exec {
             args,
@@ -393,7 +426,13 @@ impl Run<'_> {
             ToolResult::error(format!("declined/expired: {}", request.prompt))
         } else {
             let ctx = self.ctx(call).with_answer(answer);
-            let retry = self.toolkit.execute(&call.name, args.clone(), &ctx).await;
+            let span = trace::tool_span(call);
+            let retry = self
+                .toolkit
+                .execute(&call.name, args.clone(), &ctx)
+                .instrument(span.clone())
+                .await;
+            trace::tool_finished(&span, &retry);
             if retry.is_pending() {
                 ToolResult::error(format!("unresolved: {}", request.prompt))
             } else {
