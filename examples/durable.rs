@@ -46,13 +46,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         record.pending().prompt
     );
     let answer = record.pending().accept(Destination { city });
+    // a record is single-use: consume it before resuming, so that a second invocation cannot
+    // run the answered call again (a store would do this atomically)
+    std::fs::remove_file(&state)?;
     let result = client.resume(record, answer, &toolkit).await?;
     if result.status == RunStatus::Pending {
         let record = PendingRun::try_from(result)?;
         std::fs::write(&state, record.to_json())?;
         println!("halted again: {}", record.pending().prompt);
     } else {
-        std::fs::remove_file(&state)?;
         println!("status: {}, turns: {}", result.status, result.turns);
         println!("answer: {}", result.text);
     }

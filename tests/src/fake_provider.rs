@@ -118,6 +118,23 @@ pub enum FakeReply {
         /// A pause after each event.
         delay: Duration,
     },
+    /// A head, then a chunked body: `start`, then `piece` written `times` times (`None`:
+    /// until the client goes away) with `pause` after each. For trickled, endless and
+    /// very large bodies, and plain-text errors; the body is generated as it is written.
+    Drip {
+        /// The HTTP status.
+        status: u16,
+        /// The `content-type`.
+        content_type: String,
+        /// Written once, first.
+        start: String,
+        /// Written again and again.
+        piece: String,
+        /// How often `piece` is written (`None`: forever).
+        times: Option<u64>,
+        /// A pause after each piece.
+        pause: Duration,
+    },
     /// Read the request, then never answer (until the client goes away).
     Hang,
     /// Read the request, then close the connection without a response.
@@ -156,6 +173,37 @@ impl FakeReply {
         }
     }
 
+    /// A whole plain-text body with a status.
+    pub fn text(status: u16, body: &str) -> Self {
+        Self::Drip {
+            status,
+            content_type: "text/plain".to_owned(),
+            start: body.to_owned(),
+            piece: String::new(),
+            times: Some(0),
+            pause: Duration::ZERO,
+        }
+    }
+
+    /// A body of `content_type` made of `piece` repeated `times` times (`None`: forever),
+    /// with `pause` after each piece.
+    pub fn drip(
+        status: u16,
+        content_type: &str,
+        piece: &str,
+        times: Option<u64>,
+        pause: Duration,
+    ) -> Self {
+        Self::Drip {
+            status,
+            content_type: content_type.to_owned(),
+            start: String::new(),
+            piece: piece.to_owned(),
+            times,
+            pause,
+        }
+    }
+
     /// The same reply with a response header (JSON replies only).
     #[must_use]
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
@@ -188,6 +236,8 @@ impl FakeReply {
 struct Shared {
     replies: Mutex<VecDeque<FakeReply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Body bytes written by `Drip` replies.
+    dripped: std::sync::atomic::AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -251,6 +301,14 @@ impl FakeProvider {
         lock(&self.shared.requests).clone()
     }
 
+    /// How many body bytes [`FakeReply::Drip`] replies have written so far (the client read
+    /// at most this much, plus what socket buffers hold).
+    pub fn bytes_dripped(&self) -> u64 {
+        self.shared
+            .dripped
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// How many replies are still queued.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.replies).len()
@@ -282,7 +340,7 @@ async fn serve(mut socket: TcpStream, shared: Arc<Shared>) {
         .pop_front()
         .unwrap_or_else(|| FakeReply::error(500, "fake provider: no scripted reply left"));
     // the client may hang up early (a timeout, a cancellation): write errors end the task
-    let _ = respond(&mut socket, reply).await;
+    let _ = respond(&mut socket, reply, &shared.dripped).await;
 }
 
 async fn read_request(socket: &mut TcpStream) -> Option<RecordedRequest> {
@@ -336,17 +394,60 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",
+        418 => "I'm a teapot",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
+        529 => "Overloaded",
         _ => "Status",
     }
 }
 
-async fn respond(socket: &mut TcpStream, reply: FakeReply) -> std::io::Result<()> {
+async fn respond(
+    socket: &mut TcpStream,
+    reply: FakeReply,
+    dripped: &std::sync::atomic::AtomicU64,
+) -> std::io::Result<()> {
     match reply {
+        FakeReply::Drip {
+            status,
+            content_type,
+            start,
+            piece,
+            times,
+            pause,
+        } => {
+            let head = format!(
+                "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+                reason(status)
+            );
+            socket.write_all(head.as_bytes()).await?;
+            socket.flush().await?;
+            let mut write = async |text: &str| -> std::io::Result<()> {
+                if text.is_empty() {
+                    return Ok(());
+                }
+                socket
+                    .write_all(format!("{:x}\r\n{text}\r\n", text.len()).as_bytes())
+                    .await?;
+                socket.flush().await?;
+                dripped.fetch_add(text.len() as u64, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            };
+            write(&start).await?;
+            let mut written = 0u64;
+            while times.is_none_or(|n| written < n) {
+                write(&piece).await?;
+                written += 1;
+                if !pause.is_zero() {
+                    tokio::time::sleep(pause).await;
+                }
+            }
+            socket.write_all(b"0\r\n\r\n").await?;
+            socket.flush().await
+        }
         FakeReply::Json {
             status,
             headers,

@@ -184,6 +184,29 @@ pub fn assert_broken_mid_stream(err: &toolnexus::Error) {
     );
 }
 
+/// The run an [`Error::Interrupted`](toolnexus::Error::Interrupted) carries, after checking
+/// that the stream under it broke mid-stream (see [`assert_broken_mid_stream`]).
+///
+/// # Panics
+///
+/// When `err` is not such an error.
+pub fn assert_interrupted(err: &toolnexus::Error) -> &toolnexus::RunResult {
+    let toolnexus::Error::Interrupted { error, run } = err else {
+        panic!("not an interrupted stream: {err:?}");
+    };
+    assert_broken_mid_stream(error);
+    assert_eq!(
+        err.to_string(),
+        "the model's reply broke off after part of it was streamed: transport error: the connection broke mid-stream"
+    );
+    assert!(
+        err.halted_run()
+            .is_some_and(|r| std::ptr::eq(r, std::ptr::from_ref(&**run)))
+    );
+    assert_eq!(run.status, toolnexus::RunStatus::Incomplete);
+    run
+}
+
 /// A host function that panics (what a bug in host code looks like).
 ///
 /// # Panics

@@ -103,6 +103,32 @@ pub enum Error {
     /// (retries and streaming included); not retried.
     #[error("the provider did not answer within {0:?} (the provider's own request timeout)")]
     ProviderTimeout(std::time::Duration),
+    /// An [`HttpProvider`](crate::providers::HttpProvider) waited longer than one of its
+    /// stall limits ([`connect_timeout`](crate::providers::HttpProviderBuilder::connect_timeout),
+    /// [`first_byte_timeout`](crate::providers::HttpProviderBuilder::first_byte_timeout),
+    /// [`idle_timeout`](crate::providers::HttpProviderBuilder::idle_timeout)) for the provider.
+    #[error("the provider sent nothing for {limit:?} while the client waited for {waiting_for}")]
+    ProviderIdle {
+        /// What was awaited: `the connection`, `the response head`, `the reply body`, `the
+        /// next stream event`.
+        waiting_for: &'static str,
+        /// The limit that elapsed.
+        limit: std::time::Duration,
+    },
+    /// A streamed model reply failed after part of it had reached the caller (text deltas
+    /// were already shown), so it was not retried. `run` is the run as it stood before that
+    /// turn (status `incomplete`): its `messages` keep every tool result so far, so nothing
+    /// is lost; continue it with
+    /// [`Client::run_with_history`](crate::client::Client::run_with_history). See
+    /// [`Error::halted_run`].
+    #[error("the model's reply broke off after part of it was streamed: {error}")]
+    Interrupted {
+        /// The provider's error.
+        #[source]
+        error: Box<Error>,
+        /// The run before the broken turn.
+        run: Box<crate::client::RunResult>,
+    },
     /// The run's timeout elapsed.
     #[error("the run timed out after {0:?}")]
     Timeout(std::time::Duration),
@@ -139,7 +165,7 @@ impl Error {
     }
 
     /// Whether a timeout ended the work: the run's ([`Error::Timeout`]) or the provider's own
-    /// ([`Error::ProviderTimeout`]).
+    /// ([`Error::ProviderTimeout`], [`Error::ProviderIdle`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -149,7 +175,10 @@ impl Error {
     /// assert!(!toolnexus::Error::Cancelled.is_timeout());
     /// ```
     pub fn is_timeout(&self) -> bool {
-        matches!(self, Self::Timeout(_) | Self::ProviderTimeout(_))
+        matches!(
+            self,
+            Self::Timeout(_) | Self::ProviderTimeout(_) | Self::ProviderIdle { .. }
+        )
     }
 
     /// Whether a cancellation ended the work ([`Error::Cancelled`]).
@@ -172,18 +201,19 @@ impl Error {
 
     /// The run a failed `wait_for` left pending ([`Error::WaitFor`]): persist it as a
     /// [`PendingRun`](crate::client::PendingRun) or answer its `pending` request and
-    /// [`Client::resume`](crate::client::Client::resume) it.
+    /// [`Client::resume`](crate::client::Client::resume) it. For a stream broken after part
+    /// of a reply ([`Error::Interrupted`]), the run before that turn.
     pub fn halted_run(&self) -> Option<&crate::client::RunResult> {
         match self {
-            Self::WaitFor { run, .. } => Some(run),
+            Self::WaitFor { run, .. } | Self::Interrupted { run, .. } => Some(run),
             _ => None,
         }
     }
 
-    /// Takes the halted run out of an [`Error::WaitFor`].
+    /// Takes the halted run out of an [`Error::WaitFor`] or an [`Error::Interrupted`].
     pub fn into_halted_run(self) -> Option<crate::client::RunResult> {
         match self {
-            Self::WaitFor { run, .. } => Some(*run),
+            Self::WaitFor { run, .. } | Self::Interrupted { run, .. } => Some(*run),
             _ => None,
         }
     }

@@ -1,13 +1,13 @@
 //! A provider that drops the connection mid-stream, seen from the agent loop: the run ends
-//! with a transport error (text already streamed stays delivered), and a halted run being
-//! resumed when that happens is not lost: the record is only read, so resuming it again
-//! finishes the run.
+//! with [`Error::Interrupted`](toolnexus::Error::Interrupted) carrying the run before that turn
+//! (text already streamed stays delivered), and a halted run being resumed when that happens
+//! is not lost: the record is only read, so resuming it again finishes the run.
 
 use serde_json::json;
 use toolnexus::{Client, PendingRun, RunStatus, Toolkit};
 use toolnexus_tests::asker;
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, openai};
-use toolnexus_tests::fixtures::{assert_broken_mid_stream, text_deltas as deltas};
+use toolnexus_tests::fixtures::{assert_interrupted, text_deltas as deltas};
 
 fn client(fake: &FakeProvider) -> Client {
     let provider = fake.openai("k").build().unwrap();
@@ -45,7 +45,14 @@ async fn a_stream_dropped_while_resuming_leaves_the_halted_run_resumable() {
         .stream_resume(record, answer, &toolkit, sink)
         .await
         .unwrap_err();
-    assert_broken_mid_stream(&err);
+    // the run as it stood before the broken turn: the answered call's result is in it
+    let run = assert_interrupted(&err);
+    assert_eq!(run.turns, 1);
+    assert_eq!(run.tool_calls[0].output, "ask got \"Oslo\"");
+    assert_eq!(
+        run.messages.last().unwrap(),
+        &toolnexus::Message::tool_result("call_a", "ask got \"Oslo\"", false)
+    );
     assert_eq!(*seen.lock().unwrap(), ["Booked ", "to "]);
     assert_eq!(
         calls.get(),
@@ -89,7 +96,9 @@ async fn a_stream_dropped_mid_run_ends_it_with_a_transport_error_not_retried() {
         .stream("count", &toolkit, sink)
         .await
         .unwrap_err();
-    assert_broken_mid_stream(&err);
+    let run = assert_interrupted(&err);
+    assert_eq!(run.turns, 0);
+    assert_eq!(run.messages, [toolnexus::Message::user("count")]);
     assert_eq!(*seen.lock().unwrap(), ["one "]);
     assert_eq!(fake.requests().len(), 1, "a broken stream is not retried");
 }

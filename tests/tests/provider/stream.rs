@@ -183,8 +183,9 @@ async fn a_stream_closed_cleanly_before_the_end_is_a_transport_error() {
 async fn an_error_event_mid_stream_is_reported() {
     let fake = FakeProvider::start().await;
     let mut events = anthropic::stream_text(&["a"], 1, 1);
+    // after the "a" delta: part of the reply arrived, so it is not retried
     events.insert(
-        3,
+        4,
         toolnexus_tests::fake_provider::SseEvent::named(
             "error",
             &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
@@ -197,6 +198,7 @@ async fn an_error_event_mid_stream_is_reported() {
         result.unwrap_err().to_string(),
         "transport error: the provider reported an error mid-stream: Overloaded"
     );
+    assert_eq!(fake.requests().len(), 1);
 }
 
 #[tokio::test]

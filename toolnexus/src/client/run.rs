@@ -203,7 +203,18 @@ impl Run<'_> {
                 return Ok(finish(st, RunStatus::Incomplete, Some(Limit::MaxTurns)));
             }
             let started = Instant::now();
-            let turn = self.call_model(&st.request).await?;
+            let delivered = AtomicBool::new(false);
+            let turn = match self.call_model(&st.request, &delivered).await {
+                Ok(turn) => turn,
+                // part of the reply was shown: the run before this turn goes with the error
+                Err(error) if delivered.load(Ordering::SeqCst) => {
+                    return Err(Error::Interrupted {
+                        error: Box::new(error),
+                        run: Box::new(finish(st, RunStatus::Incomplete, None)),
+                    });
+                }
+                Err(error) => return Err(error),
+            };
             st.turns += 1;
             self.metric(|| Metric::Llm {
                 model: st.request.model.clone(),
@@ -264,10 +275,15 @@ impl Run<'_> {
         }
     }
 
-    async fn call_model(&self, request: &ModelRequest) -> Result<ModelTurn> {
+    /// One model turn; `delivered` is set once a text delta has reached the caller.
+    async fn call_model(
+        &self,
+        request: &ModelRequest,
+        delivered: &AtomicBool,
+    ) -> Result<ModelTurn> {
         let span = trace::chat_span(&request.model);
         let turn = self
-            .call_model_inner(request)
+            .call_model_inner(request, delivered)
             .instrument(span.clone())
             .await;
         if let Ok(turn) = &turn {
@@ -276,7 +292,11 @@ impl Run<'_> {
         turn
     }
 
-    async fn call_model_inner(&self, request: &ModelRequest) -> Result<ModelTurn> {
+    async fn call_model_inner(
+        &self,
+        request: &ModelRequest,
+        delivered: &AtomicBool,
+    ) -> Result<ModelTurn> {
         let replaced;
         let request = match &self.client.hooks.before_llm {
             Some(before_llm) => {
@@ -287,6 +307,7 @@ impl Run<'_> {
         };
         if self.streaming {
             let delta = |d: &str| {
+                delivered.store(true, Ordering::SeqCst);
                 self.emit(|| Event::Text {
                     delta: d.to_owned(),
                 });

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use reqwest::Url;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use super::ANTHROPIC_VERSION;
@@ -28,8 +28,8 @@ impl Dialect for AnthropicMessages {
         }
     }
 
-    fn key_env(&self, _endpoint: &Url) -> &'static str {
-        "ANTHROPIC_API_KEY"
+    fn home_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[("api.anthropic.com", "ANTHROPIC_API_KEY")]
     }
 
     fn auth_header(&self, key: &str) -> (HeaderName, String) {
@@ -55,6 +55,14 @@ impl Dialect for AnthropicMessages {
 
     fn parse_reply(&self, reply: &Value) -> Result<ModelTurn, Error> {
         parse(reply)
+    }
+
+    /// A reply whose `tool_use.input` is invalid JSON to `serde_json` (a lone surrogate,
+    /// nesting past its depth limit): that block's input is kept as its raw text, so the loop
+    /// answers the model with an invalid-arguments tool result (as for an OpenAI-style
+    /// argument string that does not parse) instead of failing the run.
+    fn parse_lenient(&self, bytes: &[u8]) -> Option<ModelTurn> {
+        parse_lenient(bytes)
     }
 
     fn event_parser(&self) -> Box<dyn EventParser> {
@@ -213,6 +221,54 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
     })
 }
 
+/// A reply read with each content block left raw.
+#[derive(serde::Deserialize)]
+struct RawReply<'a> {
+    #[serde(borrow)]
+    content: Vec<&'a RawValue>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+/// A `tool_use` block whose `input` is left raw.
+#[derive(serde::Deserialize)]
+struct RawToolUse<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    name: String,
+    #[serde(borrow)]
+    input: &'a RawValue,
+}
+
+fn parse_lenient(bytes: &[u8]) -> Option<ModelTurn> {
+    let reply: RawReply<'_> = serde_json::from_slice(bytes).ok()?;
+    let mut blocks = Vec::with_capacity(reply.content.len());
+    for raw in reply.content {
+        if let Ok(block) = serde_json::from_str::<Value>(raw.get()) {
+            blocks.push(block);
+            continue;
+        }
+        let block: RawToolUse<'_> = serde_json::from_str(raw.get()).ok()?;
+        if block.kind != "tool_use" {
+            return None;
+        }
+        // the loop parses the raw text again and tells the model what is wrong
+        blocks.push(json!({
+            "type": "tool_use", "id": block.id, "name": block.name,
+            "input": block.input.get(),
+        }));
+    }
+    let mut reply_value = Map::new();
+    reply_value.insert("content".to_owned(), Value::Array(blocks));
+    if let Some(usage) = reply.usage {
+        reply_value.insert("usage".to_owned(), usage);
+    }
+    parse(&Value::Object(reply_value)).ok()
+}
+
 enum Block {
     Text,
     ToolUse {
@@ -270,7 +326,11 @@ impl EventParser for StreamState {
                     },
                     _ => Block::Other,
                 };
-                self.blocks.insert(index, new);
+                if self.blocks.insert(index, new).is_some() {
+                    return Err(Error::transport(format!(
+                        "the provider streamed two content blocks with index {index}"
+                    )));
+                }
             }
             "content_block_delta" => {
                 let delta = event.get("delta").unwrap_or(&Value::Null);

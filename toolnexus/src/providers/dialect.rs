@@ -17,8 +17,21 @@ pub(crate) trait Dialect: Sync {
     /// The URL requests are posted to, from a base URL without its trailing `/`.
     fn endpoint(&self, base: &str) -> String;
 
-    /// The environment variable the key is read from when none is given.
-    fn key_env(&self, endpoint: &Url) -> &'static str;
+    /// The hosts whose key lives in a well-known environment variable, with that variable
+    /// (`api.openai.com` and `OPENAI_API_KEY`, ...). An environment key goes to its own host
+    /// over `https` only.
+    fn home_keys(&self) -> &'static [(&'static str, &'static str)];
+
+    /// The environment variable for `endpoint`'s key: its host's, when it is one of
+    /// [`home_keys`](Dialect::home_keys) reached over `https`.
+    fn key_env(&self, endpoint: &Url) -> Option<&'static str> {
+        let host = endpoint.host_str()?;
+        self.home_keys()
+            .iter()
+            .find(|(home, _)| *home == host)
+            .filter(|_| endpoint.scheme() == "https")
+            .map(|(_, var)| *var)
+    }
 
     /// The header that carries `key`, and its value.
     fn auth_header(&self, key: &str) -> (HeaderName, String);
@@ -41,6 +54,14 @@ pub(crate) trait Dialect: Sync {
     ///
     /// [`Error::Transport`] for a reply that is not one of this format.
     fn parse_reply(&self, reply: &Value) -> Result<ModelTurn, Error>;
+
+    /// A whole reply that is not valid JSON (as `serde_json` reads it: a lone surrogate, too
+    /// deep) read leniently, when the format has a place where the model's own text may be
+    /// invalid (a tool call's input): `None` when it has none or the reply is invalid
+    /// elsewhere too.
+    fn parse_lenient(&self, _bytes: &[u8]) -> Option<ModelTurn> {
+        None
+    }
 
     /// A fresh parser for one streamed reply.
     fn event_parser(&self) -> Box<dyn EventParser>;

@@ -42,6 +42,18 @@ pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// The longest `Retry-After` honoured by default; a longer one ends the request with the
 /// provider's error instead of sleeping.
 pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// The default [`connect_timeout`](HttpProviderBuilder::connect_timeout): 10 s.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`first_byte_timeout`](HttpProviderBuilder::first_byte_timeout): 300 s (a
+/// reply that is not streamed comes whole with its head).
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The default [`idle_timeout`](HttpProviderBuilder::idle_timeout): 120 s without a stream
+/// event.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The default [`max_reply_bytes`](HttpProviderBuilder::max_reply_bytes): 16 MiB.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 16 << 20;
+/// The default [`max_error_bytes`](HttpProviderBuilder::max_error_bytes): 64 KiB.
+pub const DEFAULT_MAX_ERROR_BYTES: usize = 64 << 10;
 /// The `anthropic-version` header value sent to Anthropic-style endpoints.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -64,12 +76,23 @@ pub enum ProviderStyle {
 /// to the endpoint's wire format, and the tools in that style's schema. With a delta sink the
 /// reply is streamed (server-sent events) and each text delta handed over as it arrives.
 ///
-/// Requests are retried on 429/500/502/503/504 and network errors, with exponential backoff
-/// and jitter (2 retries from 500 ms by default) or the provider's whole-seconds
+/// Requests are retried on 429/500/502/503/504/529 (and the host's
+/// [`retry_statuses`](HttpProviderBuilder::retry_statuses)), network errors, stalls before
+/// the reply, and a stream that breaks before any of its reply arrived, with exponential
+/// backoff and jitter (2 retries from 500 ms by default) or the provider's whole-seconds
 /// `Retry-After`. A [`timeout`](HttpProviderBuilder::timeout) or a cancelled
 /// [`cancellation`](HttpProviderBuilder::cancellation) token aborts the request in flight
-/// and is never retried ([`Error::ProviderTimeout`], [`Error::Cancelled`]). The API key is sent in its header and nowhere else: `Debug`, errors
-/// and logs show `[redacted]`.
+/// and is never retried ([`Error::ProviderTimeout`], [`Error::Cancelled`]).
+///
+/// Every input has a bounded cost by default: 10 s to connect, 300 s to the response head,
+/// 120 s between stream events (keep-alive comments do not count) or for a whole body,
+/// replies up to 16 MiB and error bodies up to 64 KiB, read incrementally (see the builder's
+/// `*_timeout` and `max_*_bytes` options; `None` turns a timeout off).
+///
+/// The API key is sent in its header and nowhere else, to its own host only (see
+/// [`api_key`](HttpProviderBuilder::api_key)): `Debug`, errors (streamed or not), logs and
+/// tracing fields show `[redacted]` for the key and for every extra header value, and quote
+/// at most 500 bytes of a provider's text, redacted before it is cut.
 ///
 /// Cloning is cheap and shares the connection pool.
 ///
@@ -116,7 +139,7 @@ impl fmt::Debug for HttpProvider {
             .collect();
         f.debug_struct("HttpProvider")
             .field("style", &i.style)
-            .field("endpoint", &t.endpoint.as_str())
+            .field("endpoint", &t.shown_endpoint())
             .field("model", &i.request.model)
             .field("api_key", &t.key)
             .field("headers", &header_names)
@@ -124,6 +147,9 @@ impl fmt::Debug for HttpProvider {
             .field("max_retries", &t.options.max_retries)
             .field("backoff_base", &t.options.backoff_base)
             .field("timeout", &t.options.timeout)
+            .field("connect_timeout", &t.options.connect_timeout)
+            .field("first_byte_timeout", &t.options.first_byte_timeout)
+            .field("idle_timeout", &t.options.idle_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -231,10 +257,13 @@ pub fn parse_event_stream_chunks(
     sink: DeltaSink<'_>,
 ) -> Result<ModelTurn, Error> {
     let chunks = futures_util::stream::iter(chunks.iter().map(Ok::<_, std::convert::Infallible>));
-    let parse = stream::read_event_stream(style.dialect(), chunks, sink, |e| match e {});
+    let limits = stream::StreamLimits::NONE;
+    let parse = stream::read_event_stream(style.dialect(), chunks, sink, limits, |e| match e {});
     // every chunk is ready: the parse never waits
-    futures_util::FutureExt::now_or_never(parse)
-        .unwrap_or_else(|| Err(Error::transport("the event stream did not end")))
+    match futures_util::FutureExt::now_or_never(parse) {
+        Some(result) => result.map_err(|failure| failure.error),
+        None => Err(Error::transport("the event stream did not end")),
+    }
 }
 
 /// Not public API (for the fuzz targets and tests): parses a whole (not streamed) reply body

@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 
 use super::dialect::{Dialect, EventParser};
@@ -22,16 +21,11 @@ impl Dialect for OpenAiChat {
         format!("{base}/chat/completions")
     }
 
-    /// `OPENROUTER_API_KEY` for an `openrouter.ai` host, else `OPENAI_API_KEY`.
-    fn key_env(&self, endpoint: &Url) -> &'static str {
-        if endpoint
-            .host_str()
-            .is_some_and(|h| h == "openrouter.ai" || h.ends_with(".openrouter.ai"))
-        {
-            "OPENROUTER_API_KEY"
-        } else {
-            "OPENAI_API_KEY"
-        }
+    fn home_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("api.openai.com", "OPENAI_API_KEY"),
+            ("openrouter.ai", "OPENROUTER_API_KEY"),
+        ]
     }
 
     fn auth_header(&self, key: &str) -> (HeaderName, String) {

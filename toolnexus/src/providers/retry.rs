@@ -5,9 +5,10 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 
-/// The statuses a request is retried on: 429 and 500/502/503/504.
+/// The statuses a request is retried on by default: 429, 500/502/503/504 and 529 (Anthropic's
+/// "overloaded").
 pub(crate) fn is_retryable_status(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 429 | 500 | 502 | 503 | 504)
+    matches!(status.as_u16(), 429 | 500 | 502 | 503 | 504 | 529)
 }
 
 /// `Retry-After` in its whole-seconds form (`"0"`, `"7"`); any other form (an HTTP date, a

@@ -1,10 +1,39 @@
 //! Reading a server-sent event stream, chunk by chunk, into a dialect's [`EventParser`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
 use futures_util::StreamExt;
 
 use super::dialect::Dialect;
 use crate::error::Error;
 use crate::model::{DeltaSink, ModelTurn};
+
+/// Why a streamed reply failed, and whether asking again is safe.
+pub(super) struct StreamFailure {
+    pub(super) error: Error,
+    /// The stream broke (the connection, silence, an early end, an error the provider
+    /// reported) before any text delta reached the caller (a tool call reaches it only with
+    /// the whole turn): the request may be retried.
+    pub(super) retryable: bool,
+}
+
+/// The limits of one streamed reply.
+#[derive(Clone, Copy)]
+pub(super) struct StreamLimits {
+    /// The longest wait for the next event (SSE comments such as keep-alives do not count).
+    pub(super) idle: Option<Duration>,
+    /// The most bytes the whole stream may have.
+    pub(super) max_bytes: usize,
+}
+
+impl StreamLimits {
+    /// No limits (for the network-free parser).
+    pub(super) const NONE: Self = Self {
+        idle: None,
+        max_bytes: usize::MAX,
+    };
+}
 
 /// Reads a provider's server-sent event stream (`chunks` as they arrive) into a turn, text
 /// deltas into `sink`; a transport error becomes `broken(e)`.
@@ -12,21 +41,90 @@ pub(super) async fn read_event_stream<S, B, E>(
     dialect: &dyn Dialect,
     chunks: S,
     sink: DeltaSink<'_>,
+    limits: StreamLimits,
     broken: impl Fn(E) -> Error,
-) -> Result<ModelTurn, Error>
+) -> Result<ModelTurn, StreamFailure>
 where
     S: futures_util::Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let mut total = 0usize;
+    let max = limits.max_bytes;
+    let counted = chunks.map(move |chunk| {
+        if let Ok(bytes) = &chunk {
+            total = total.saturating_add(bytes.as_ref().len());
+        }
+        (chunk, total > max)
+    });
+    let too_big = AtomicBool::new(false);
+    let chunks = counted.take_while(|(_, over)| {
+        too_big.store(*over, Ordering::Relaxed);
+        std::future::ready(!*over)
+    });
+    let chunks = chunks.map(|(chunk, _)| chunk);
     let mut events = std::pin::pin!(eventsource_stream::EventStream::new(chunks));
     let mut parser = dialect.event_parser();
-    while let Some(event) = events.next().await {
-        let event = event.map_err(|e| match e {
-            eventsource_stream::EventStreamError::Transport(e) => broken(e),
-            other => Error::transport_from("the provider sent an invalid event stream", other),
-        })?;
-        parser.on_data(&event.data, sink)?;
+    // whether a text delta reached the caller (tool calls reach it only with the whole turn)
+    let delivered = AtomicBool::new(false);
+    let counting = |text: &str| {
+        delivered.store(true, Ordering::Relaxed);
+        sink(text);
+    };
+    let fail = |error, cut: bool| StreamFailure {
+        error,
+        retryable: cut && !delivered.load(Ordering::Relaxed),
+    };
+    loop {
+        let next = match limits.idle {
+            Some(limit) => {
+                let Ok(next) = tokio::time::timeout(limit, events.next()).await else {
+                    let error = Error::ProviderIdle {
+                        waiting_for: "the next stream event",
+                        limit,
+                    };
+                    return Err(fail(error, true));
+                };
+                next
+            }
+            None => events.next().await,
+        };
+        let Some(event) = next else { break };
+        let event = match event {
+            Ok(event) => event,
+            Err(eventsource_stream::EventStreamError::Transport(e)) => {
+                return Err(fail(broken(e), true));
+            }
+            Err(other) => {
+                // corrupted bytes: another attempt may pass
+                let error =
+                    Error::transport_from("the provider sent an invalid event stream", other);
+                return Err(fail(error, true));
+            }
+        };
+        if let Err(error) = parser.on_data(&event.data, &counting) {
+            // an error the provider reports mid-stream (overloaded, ...) or a corrupted chunk
+            // may pass on a retry; a reply that breaks the protocol (two blocks with one
+            // index, ...) will not
+            let transient = matches!(&error, Error::Transport { message, .. }
+                if message.starts_with(REPORTED) || message.starts_with(CORRUPT));
+            return Err(fail(error, transient));
+        }
     }
-    parser.finish()
+    if too_big.load(Ordering::Relaxed) {
+        let error = Error::transport(format!(
+            "the provider's reply exceeds {max} bytes (`max_reply_bytes`); not read further"
+        ));
+        return Err(StreamFailure {
+            error,
+            retryable: false,
+        });
+    }
+    parser.finish().map_err(|error| fail(error, true))
 }
+
+/// How a parser's message for an error the provider streamed begins.
+pub(super) const REPORTED: &str = "the provider reported an error mid-stream: ";
+
+/// How a parser's message for an event that is not JSON begins.
+pub(super) const CORRUPT: &str = "the provider streamed an invalid JSON";

@@ -56,12 +56,9 @@ pub(crate) fn require_finished(finished: bool) -> Result<(), Error> {
     }
 }
 
-/// The longest provider error text kept when the body is not a recognised error object.
-const MAX_RAW_ERROR: usize = 500;
-
 /// The provider's own message from an error body: `{"error":{"message"}}` (both styles),
-/// `{"error":"..."}` (Ollama), `{"message":"..."}`; else the body text (cut to 500 bytes);
-/// else `fallback`.
+/// `{"error":"..."}` (Ollama), `{"message":"..."}`; else the body text; else `fallback`. The
+/// text is whole: [`Secrets::clean`](super::key::Secrets::clean) redacts it, then cuts it.
 pub(crate) fn error_message(body: &str, fallback: &str) -> String {
     if let Ok(v) = serde_json::from_str::<Value>(body) {
         let found = v
@@ -75,16 +72,10 @@ pub(crate) fn error_message(body: &str, fallback: &str) -> String {
     }
     let body = body.trim();
     if body.is_empty() {
-        return fallback.to_owned();
+        fallback.to_owned()
+    } else {
+        body.to_owned()
     }
-    if body.len() <= MAX_RAW_ERROR {
-        return body.to_owned();
-    }
-    let mut end = MAX_RAW_ERROR;
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &body[..end])
 }
 
 #[cfg(test)]
@@ -135,8 +126,8 @@ mod tests {
         assert_eq!(error_message(r#"{"message":"nope"}"#, "f"), "nope");
         assert_eq!(error_message("upstream down\n", "f"), "upstream down");
         assert_eq!(error_message("", "Bad Gateway"), "Bad Gateway");
+        // whole: the cut comes after the redaction
         let long = "é".repeat(400);
-        let cut = error_message(&long, "f");
-        assert_eq!(cut, format!("{}...", "é".repeat(250)));
+        assert_eq!(error_message(&long, "f"), long);
     }
 }
