@@ -54,6 +54,7 @@ mod question;
 mod request;
 mod result;
 mod schema;
+pub mod store;
 mod suspend;
 pub mod testing;
 mod tool;
