@@ -2,6 +2,8 @@
 //! live in this library.
 
 pub mod fake_provider;
+pub mod pg;
+pub mod store_conformance;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -626,6 +626,22 @@ impl Columns {
     }
 }
 
+/// The conflict a refused insert of `cols` is: the run is stored already, or its request id
+/// names another run.
+pub(crate) fn park_conflict(cols: &Columns, run_exists: bool) -> StoreError {
+    if run_exists {
+        StoreError::Conflict(format!(
+            "run `{}` is already stored: a parked run is parked once",
+            cols.run_id
+        ))
+    } else {
+        StoreError::Conflict(format!(
+            "request `{}` is already the request of another run: request ids name one run",
+            cols.request_id
+        ))
+    }
+}
+
 /// The result of a finish: either the run parks again or it is done.
 pub(crate) enum Outcome {
     Parked(Columns),
@@ -804,13 +820,17 @@ pub(crate) fn pending_sql(
     let mut sql = format!("SELECT {COLUMNS} FROM runs WHERE state = 'parked'");
     let mut params = Vec::new();
     let mut push = |sql: &mut String, clause: &str, values: Vec<SqlParam>| {
-        let mut clause = clause.to_owned();
-        for v in values {
-            params.push(v);
-            clause = clause.replacen('?', &placeholder(params.len()), 1);
-        }
         sql.push_str(" AND ");
-        sql.push_str(&clause);
+        let mut values = values.into_iter();
+        for (i, piece) in clause.split('?').enumerate() {
+            if i > 0 {
+                if let Some(v) = values.next() {
+                    params.push(v);
+                }
+                sql.push_str(&placeholder(params.len()));
+            }
+            sql.push_str(piece);
+        }
     };
     if let Some(kind) = query.kind_filter() {
         push(&mut sql, "kind = ?", vec![SqlParam::Text(kind.to_owned())]);

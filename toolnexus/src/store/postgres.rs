@@ -444,19 +444,6 @@ fn raw(r: &Row) -> RawRow {
     }
 }
 
-fn conflict(cols: &Columns, e: &tokio_postgres::Error) -> StoreError {
-    match e.as_db_error().and_then(|d| d.constraint()) {
-        Some("runs_pkey") => StoreError::Conflict(format!(
-            "run `{}` is already stored: a parked run is parked once",
-            cols.run_id
-        )),
-        _ => StoreError::Conflict(format!(
-            "request `{}` is already the request of another run: request ids name one run",
-            cols.request_id
-        )),
-    }
-}
-
 impl RunStore for PostgresStore {
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
@@ -464,28 +451,32 @@ impl RunStore for PostgresStore {
             let now = now_ms();
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;
-            tx.execute(
-                "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
+            let inserted = tx
+                .execute(
+                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
                      state, version, claims, record)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)",
-                &[
-                    &cols.run_id,
-                    &cols.request_id,
-                    &cols.kind,
-                    &cols.prompt,
-                    &now,
-                    &cols.expires_at,
-                    &cols.record,
-                ],
-            )
-            .await
-            .map_err(|e| {
-                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                    conflict(&cols, &e)
-                } else {
-                    pg(&e)
-                }
-            })?;
+                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)
+                 ON CONFLICT DO NOTHING",
+                    &[
+                        &cols.run_id,
+                        &cols.request_id,
+                        &cols.kind,
+                        &cols.prompt,
+                        &now,
+                        &cols.expires_at,
+                        &cols.record,
+                    ],
+                )
+                .await
+                .map_err(|e| pg(&e))?;
+            if inserted == 0 {
+                let exists = tx
+                    .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&cols.run_id])
+                    .await
+                    .map_err(|e| pg(&e))?
+                    .is_some();
+                return Err(super::park_conflict(&cols, exists));
+            }
             tx.execute(&self.notify_sql(), &[&cols.run_id])
                 .await
                 .map_err(|e| pg(&e))?;

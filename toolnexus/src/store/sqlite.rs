@@ -210,18 +210,16 @@ fn row_where(conn: &Connection, column: &str, key: &str) -> StoreResult<Option<R
     .map_err(backend)
 }
 
-fn conflict(cols: &Columns, e: &rusqlite::Error) -> StoreError {
-    if e.to_string().contains("runs.run_id") {
-        StoreError::Conflict(format!(
-            "run `{}` is already stored: a parked run is parked once",
-            cols.run_id
-        ))
-    } else {
-        StoreError::Conflict(format!(
-            "request `{}` is already the request of another run: request ids name one run",
-            cols.request_id
-        ))
-    }
+fn conflict(conn: &Connection, cols: &Columns) -> StoreError {
+    let exists = conn
+        .query_row(
+            "SELECT 1 FROM runs WHERE run_id = ?1",
+            [&cols.run_id],
+            |_| Ok(()),
+        )
+        .optional()
+        .is_ok_and(|r| r.is_some());
+    super::park_conflict(cols, exists)
 }
 
 fn claim_blocking(
@@ -341,7 +339,7 @@ fn finish_blocking(
             )
             .map_err(|e| {
                 if is_constraint(&e) {
-                    conflict(cols, &e)
+                    conflict(&tx, cols)
                 } else {
                     backend(e)
                 }
@@ -396,7 +394,7 @@ impl RunStore for SqliteStore {
                 )
                 .map_err(|e| {
                     if is_constraint(&e) {
-                        conflict(&cols, &e)
+                        conflict(conn, &cols)
                     } else {
                         backend(e)
                     }
