@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
+use toolnexus::request::DeclineReason;
 use toolnexus::store::{PendingQuery, RunState, RunStore, StoreError};
 use toolnexus::{
-    Answer, BoxFuture, Client, DeclineReason, FnModel, FnTool, ModelRequest, PendingRun, Reply,
-    Request, Role, RunResult, RunStatus, ToolResult, Toolkit,
+    Answer, BoxFuture, Client, FnModel, FnTool, ModelRequest, PendingRun, Reply, Request, Role,
+    RunResult, RunStatus, ToolResult, Toolkit,
 };
 
 /// A store under test.
