@@ -98,9 +98,13 @@ impl Agent {
                     let data = answer.data.clone().unwrap_or(json!(null));
                     return ToolResult::success(format!("hello {data}"));
                 }
-                let kind = args["kind"].as_str().unwrap_or("input").to_owned();
+                let kind = args
+                    .get("kind")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("input")
+                    .to_owned();
                 let mut request = Request::new(kind, "What is your name?");
-                if let Some(ms) = args["expires_ms"].as_i64() {
+                if let Some(ms) = args.get("expires_ms").and_then(serde_json::Value::as_i64) {
                     let now = SystemTime::now();
                     let delta = Duration::from_millis(ms.unsigned_abs());
                     let at = if ms < 0 { now - delta } else { now + delta };
@@ -118,8 +122,16 @@ impl Agent {
 
     /// A client for this agent (no `wait_for`: a suspension halts the run).
     pub fn client(&self) -> Client {
+        Client::builder(self.model())
+            .model_name("conformance")
+            .build()
+            .expect("the client builds")
+    }
+
+    /// The agent's model: stateless, it decides from the transcript alone.
+    pub fn model(&self) -> FnModel {
         let (halts, kind, expires_ms) = (self.halts, self.kind.clone(), self.expires_ms);
-        let model = FnModel::new(move |req: ModelRequest| {
+        FnModel::new(move |req: ModelRequest| {
             let kind = kind.clone();
             async move {
                 let results: Vec<_> = req
@@ -137,11 +149,7 @@ impl Agent {
                     Reply::text(format!("done: {last}"))
                 }
             }
-        });
-        Client::builder(model)
-            .model_name("conformance")
-            .build()
-            .expect("the client builds")
+        })
     }
 
     /// Runs the agent until it halts; returns the parked record.

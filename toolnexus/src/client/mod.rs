@@ -7,6 +7,7 @@ mod inproc;
 mod persist;
 mod result;
 mod scripted;
+mod store;
 
 use std::fmt;
 use std::future::Future;
@@ -132,6 +133,7 @@ struct Inner {
     timeout: Option<Duration>,
     tool_timeout: Option<Duration>,
     cancel: Option<CancellationToken>,
+    store: Option<Arc<dyn crate::store::RunStore>>,
 }
 
 impl fmt::Debug for Client {
@@ -162,6 +164,7 @@ pub struct ClientBuilder {
     timeout: Option<Duration>,
     tool_timeout: Option<Duration>,
     cancel: Option<CancellationToken>,
+    store: Option<Arc<dyn crate::store::RunStore>>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -323,6 +326,7 @@ impl ClientBuilder {
                 timeout: self.timeout,
                 tool_timeout: self.tool_timeout,
                 cancel: self.cancel,
+                store: self.store,
             }),
         })
     }
@@ -344,6 +348,7 @@ impl Client {
             timeout: None,
             tool_timeout: None,
             cancel: None,
+            store: None,
         }
     }
 
@@ -398,7 +403,8 @@ impl Client {
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
         let state = self.fresh_state(history, prompt.into(), toolkit);
-        self.drive(state, toolkit, None, false, None).await
+        let run = self.drive(state, toolkit, None, false, None).await;
+        self.park_halted(run).await
     }
 
     /// As [`Client::run`], streaming: the model is asked to stream, and `sink` receives every
@@ -419,7 +425,8 @@ impl Client {
         F: Fn(&Event) + Send + Sync,
     {
         let state = self.fresh_state(Vec::new(), prompt.into(), toolkit);
-        self.drive(state, toolkit, Some(&sink), true, None).await
+        let run = self.drive(state, toolkit, Some(&sink), true, None).await;
+        self.park_halted(run).await
     }
 
     /// Resumes a halted run with the answer to its pending request (CONTRACT section 4).

@@ -628,6 +628,7 @@ impl Columns {
 
 /// The conflict a refused insert of `cols` is: the run is stored already, or its request id
 /// names another run.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn park_conflict(cols: &Columns, run_exists: bool) -> StoreError {
     if run_exists {
         StoreError::Conflict(format!(
