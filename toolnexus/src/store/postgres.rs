@@ -44,6 +44,7 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
     );
     CREATE UNIQUE INDEX runs_by_request ON runs (request_id);
     CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
+    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
     CREATE INDEX runs_by_lease ON runs (lease_until) WHERE state = 'claimed';"];
 
 /// How often a waiter re-reads its run even without a notification (a lost listener

@@ -40,6 +40,7 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
         result      TEXT
     );
     CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
+    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
     CREATE INDEX runs_by_lease ON runs (state, lease_until);"];
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
@@ -231,6 +232,31 @@ fn claim_blocking(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
+    let now = now_ms();
+    let until = now.saturating_add(lease_ms(lease));
+    let claimed = tx
+        .prepare_cached(&format!(
+            "UPDATE runs SET state = 'claimed', lease_owner = ?2, lease_until = ?3, answer = ?4,
+                 claims = claims + 1, version = version + 1
+             WHERE request_id = ?1 AND state = 'parked' AND (expires_at IS NULL OR expires_at > ?5)
+             RETURNING {COLUMNS}"
+        ))
+        .map_err(backend)?
+        .query_row(
+            params![answer.id, owner, until, answer_json(answer), now],
+            raw,
+        )
+        .optional()
+        .map_err(backend)?;
+    if let Some(mut row) = claimed {
+        // the row as it was before this claim counted
+        row.claims -= 1;
+        // decoded before committing: a corrupt record rolls the claim back (the run stays
+        // parked)
+        let claim = row.claim(owner, until, answer.clone(), false)?;
+        tx.commit().map_err(backend)?;
+        return Ok(claim);
+    }
     let row = row_where(&tx, "request_id", &answer.id)?.ok_or_else(|| StoreError::NotFound {
         key: answer.id.clone(),
     })?;
@@ -238,33 +264,15 @@ fn claim_blocking(
     if state != RunState::Parked {
         return Err(refusal(&row.run_id, state));
     }
-    let now = now_ms();
-    if row.expires_at.is_some_and(|at| at <= now) {
-        tx.execute(
-            "UPDATE runs SET state = 'expired', answer = ?2, version = version + 1
-             WHERE run_id = ?1 AND state = 'parked'",
-            params![row.run_id, expired_answer(&row.request_id)],
-        )
-        .map_err(backend)?;
-        tx.commit().map_err(backend)?;
-        return Err(StoreError::Expired { run_id: row.run_id });
-    }
-    let until = now.saturating_add(lease_ms(lease));
-    // decoded before the row changes: a corrupt record leaves the run parked
-    let claim = row.claim(owner, until, answer.clone(), false)?;
-    let changed = tx
-        .execute(
-            "UPDATE runs SET state = 'claimed', lease_owner = ?2, lease_until = ?3, answer = ?4,
-                 claims = claims + 1, version = version + 1
-             WHERE run_id = ?1 AND state = 'parked'",
-            params![row.run_id, owner, until, answer_json(answer)],
-        )
-        .map_err(backend)?;
-    if changed != 1 {
-        return Err(refusal(&row.run_id, RunState::Claimed));
-    }
+    // parked but past `expiresAt`: the answer becomes declined/expired
+    tx.execute(
+        "UPDATE runs SET state = 'expired', answer = ?2, version = version + 1
+         WHERE run_id = ?1 AND state = 'parked'",
+        params![row.run_id, expired_answer(&row.request_id)],
+    )
+    .map_err(backend)?;
     tx.commit().map_err(backend)?;
-    Ok(claim)
+    Err(StoreError::Expired { run_id: row.run_id })
 }
 
 fn take_over_blocking(
@@ -315,17 +323,18 @@ fn finish_blocking(
     outcome: &Outcome,
 ) -> StoreResult<RunInfo> {
     let token = token_i64(claim);
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
-    let changed = match outcome {
-        Outcome::Parked(cols) => tx
-            .execute(
+    let row = match outcome {
+        Outcome::Parked(cols) => conn
+            .prepare_cached(&format!(
                 "UPDATE runs SET request_id = ?3, kind = ?4, prompt = ?5, expires_at = ?6,
                      record = ?7, created_at = ?8, state = 'parked', answer = NULL,
                      checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
                      version = version + 1
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
+                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
+                 RETURNING {COLUMNS}"
+            ))
+            .map_err(backend)?
+            .query_row(
                 params![
                     claim.run_id,
                     token,
@@ -336,33 +345,32 @@ fn finish_blocking(
                     cols.record,
                     now_ms()
                 ],
+                raw,
             )
+            .optional()
             .map_err(|e| {
                 if is_constraint(&e) {
-                    conflict(&tx, cols)
+                    conflict(conn, cols)
                 } else {
                     backend(e)
                 }
             })?,
-        Outcome::Finished(json) => tx
-            .execute(
+        Outcome::Finished(json) => conn
+            .prepare_cached(&format!(
                 "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
                      lease_until = NULL, version = version + 1
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
-                params![claim.run_id, token, json],
-            )
+                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
+                 RETURNING {COLUMNS}"
+            ))
+            .map_err(backend)?
+            .query_row(params![claim.run_id, token, json], raw)
+            .optional()
             .map_err(backend)?,
     };
-    if changed != 1 {
-        return Err(StoreError::LeaseLost {
-            run_id: claim.run_id.clone(),
-        });
-    }
-    let row = row_where(&tx, "run_id", &claim.run_id)?.ok_or_else(|| StoreError::LeaseLost {
+    row.ok_or_else(|| StoreError::LeaseLost {
         run_id: claim.run_id.clone(),
-    })?;
-    tx.commit().map_err(backend)?;
-    row.info()
+    })?
+    .info()
 }
 
 fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
@@ -378,11 +386,13 @@ impl RunStore for SqliteStore {
             let cols = Columns::of(run_id_of(&record), &record);
             self.call(move |conn| {
                 let now = now_ms();
-                conn.execute(
+                conn.prepare_cached(
                     "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
                          state, version, claims, record)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7)",
-                    params![
+                )
+                .and_then(|mut insert| {
+                    insert.execute(params![
                         cols.run_id,
                         cols.request_id,
                         cols.kind,
@@ -390,8 +400,8 @@ impl RunStore for SqliteStore {
                         now,
                         cols.expires_at,
                         cols.record
-                    ],
-                )
+                    ])
+                })
                 .map_err(|e| {
                     if is_constraint(&e) {
                         conflict(conn, &cols)
