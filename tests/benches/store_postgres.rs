@@ -96,6 +96,7 @@ fn big(url: &str) -> &'static Big {
     static BIG: OnceLock<Big> = OnceLock::new();
     BIG.get_or_init(|| {
         let schema = fresh_schema("bench_big");
+        let (record, _) = sample();
         let rt = runtime();
         rt.block_on(async {
             drop(
@@ -103,7 +104,6 @@ fn big(url: &str) -> &'static Big {
                     .await
                     .expect("store"),
             );
-            let (record, _) = sample();
             let db = connect(url).await;
             db.execute(
                 &format!(
@@ -113,7 +113,7 @@ fn big(url: &str) -> &'static Big {
                          CASE WHEN i % 100 = 0 THEN 'approval' ELSE 'input' END,
                          'What is your name?', 1800000000000 + i, 'parked', 1, 0,
                          replace($1, $2, 'sus-bench-' || lpad(i::text, 6, '0'))
-                     FROM generate_series(0, $3 - 1) AS i"
+                     FROM generate_series(0::bigint, $3::bigint - 1) AS i"
                 ),
                 &[&record.to_json(), &record.pending().id, &PARKED],
             )

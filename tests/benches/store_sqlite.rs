@@ -128,6 +128,35 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
         });
 }
 
+/// What the store pays for running its blocking driver off the async threads: three empty
+/// `spawn_blocking` round trips (one per store call of a cycle).
+#[divan::bench(sample_count = 30, sample_size = 10)]
+fn spawn_blocking_hops_x3(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    bencher.bench_local(|| {
+        rt.block_on(async {
+            for _ in 0..3 {
+                tokio::task::spawn_blocking(|| divan::black_box(1))
+                    .await
+                    .expect("hop");
+            }
+        });
+    });
+}
+
+/// The record work of a cycle without the database: encode at park, decode and check at
+/// claim, encode the result at finish.
+#[divan::bench(sample_count = 30, sample_size = 10)]
+fn record_json_of_a_cycle(bencher: Bencher<'_, '_>) {
+    let (record, done) = sample();
+    bencher.bench_local(|| {
+        let json = record.to_json();
+        let back = PendingRun::from_json(&json).expect("record");
+        let result = serde_json::to_string(done).expect("result");
+        divan::black_box((back, result));
+    });
+}
+
 fn floor_connection(name: &str) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(dir(name).join("floor.db")).expect("db");
     conn.pragma_update(None, "journal_mode", "WAL")

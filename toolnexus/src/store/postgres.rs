@@ -259,11 +259,12 @@ impl PostgresStore {
 
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
         let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE run_id = $1"))
+            .await
+            .map_err(|e| pg(&e))?;
         let row = client
-            .query_opt(
-                &format!("SELECT {COLUMNS} FROM runs WHERE run_id = $1"),
-                &[&run_id],
-            )
+            .query_opt(&stmt, &[&run_id])
             .await
             .map_err(|e| pg(&e))?
             .ok_or_else(|| StoreError::NotFound {
@@ -274,11 +275,12 @@ impl PostgresStore {
 
     async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<StoredRun>> {
         let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE {column} = $1"))
+            .await
+            .map_err(|e| pg(&e))?;
         client
-            .query_opt(
-                &format!("SELECT {COLUMNS} FROM runs WHERE {column} = $1"),
-                &[&key],
-            )
+            .query_opt(&stmt, &[&key])
             .await
             .map_err(|e| pg(&e))?
             .map(|r| raw(&r).decode())
@@ -294,15 +296,21 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let now = now_ms();
         let until = now.saturating_add(lease_ms(self.lease));
+        let stmt = tx
+            .prepare_cached(&format!(
+                "WITH u AS (UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
+                     answer = $4, claims = claims + 1, version = version + 1
+                 WHERE request_id = $1 AND state = 'parked'
+                   AND (expires_at IS NULL OR expires_at > $5)
+                 RETURNING {COLUMNS})
+                 SELECT u.*, pg_notify('{}', u.run_id) FROM u",
+                self.channel
+            ))
+            .await
+            .map_err(|e| pg(&e))?;
         let claimed = tx
             .query_opt(
-                &format!(
-                    "UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
-                         answer = $4, claims = claims + 1, version = version + 1
-                     WHERE request_id = $1 AND state = 'parked'
-                       AND (expires_at IS NULL OR expires_at > $5)
-                     RETURNING {COLUMNS}"
-                ),
+                &stmt,
                 &[&answer.id, &owner, &until, &answer_json(answer), &now],
             )
             .await
@@ -311,11 +319,9 @@ impl PostgresStore {
             let mut row = raw(&row);
             // the row as it was before this claim counted
             row.claims -= 1;
-            // decoded before committing: a corrupt record rolls the claim back
+            // decoded before committing: a corrupt record rolls the claim back (and its
+            // notification with it)
             let claim = row.claim(owner, until, answer.clone(), false)?;
-            tx.execute(&self.notify_sql(), &[&row.run_id])
-                .await
-                .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;
             return Ok(claim);
         }
@@ -391,20 +397,26 @@ impl PostgresStore {
         Ok(None)
     }
 
-    /// Runs one statement that changes the claim's row when the claim still holds it; the
-    /// statement's `$1` is the run id and `$2` the claim's token.
+    /// Changes the claim's row with `set` (a `SET` list whose parameters start at `$3`) when
+    /// the claim still holds it, and notifies waiters: one statement, one round trip.
     async fn with_claim(
         &self,
         claim: &Claim,
-        sql: &str,
+        set: &str,
         more: &[&(dyn ToSql + Sync)],
     ) -> StoreResult<Row> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(|e| pg(&e))?;
+        let client = self.client().await?;
+        let sql = format!(
+            "WITH u AS (UPDATE runs SET {set}, version = version + 1
+                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2 RETURNING {COLUMNS})
+             SELECT u.*, pg_notify('{}', u.run_id) FROM u",
+            self.channel
+        );
+        let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
         let token = token_i64(claim);
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![&claim.run_id, &token];
         params.extend_from_slice(more);
-        let row = tx.query_opt(sql, &params).await.map_err(|e| {
+        let row = client.query_opt(&stmt, &params).await.map_err(|e| {
             if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
                 StoreError::Conflict(format!(
                     "the new request of run `{}` is already the request of another run: request ids name one run",
@@ -414,14 +426,9 @@ impl PostgresStore {
                 pg(&e)
             }
         })?;
-        let row = row.ok_or_else(|| StoreError::LeaseLost {
+        row.ok_or_else(|| StoreError::LeaseLost {
             run_id: claim.run_id.clone(),
-        })?;
-        tx.execute(&self.notify_sql(), &[&claim.run_id])
-            .await
-            .map_err(|e| pg(&e))?;
-        tx.commit().await.map_err(|e| pg(&e))?;
-        Ok(row)
+        })
     }
 }
 
@@ -450,14 +457,21 @@ impl RunStore for PostgresStore {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record);
             let now = now_ms();
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(|e| pg(&e))?;
-            let inserted = tx
-                .execute(
-                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
-                     state, version, claims, record)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)
-                 ON CONFLICT DO NOTHING",
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached(&format!(
+                    "WITH ins AS (INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
+                         expires_at, state, version, claims, record)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)
+                     ON CONFLICT DO NOTHING RETURNING run_id)
+                     SELECT pg_notify('{}', ins.run_id) FROM ins",
+                    self.channel
+                ))
+                .await
+                .map_err(|e| pg(&e))?;
+            let inserted = client
+                .query_opt(
+                    &stmt,
                     &[
                         &cols.run_id,
                         &cols.request_id,
@@ -470,18 +484,14 @@ impl RunStore for PostgresStore {
                 )
                 .await
                 .map_err(|e| pg(&e))?;
-            if inserted == 0 {
-                let exists = tx
+            if inserted.is_none() {
+                let exists = client
                     .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&cols.run_id])
                     .await
                     .map_err(|e| pg(&e))?
                     .is_some();
                 return Err(super::park_conflict(&cols, exists));
             }
-            tx.execute(&self.notify_sql(), &[&cols.run_id])
-                .await
-                .map_err(|e| pg(&e))?;
-            tx.commit().await.map_err(|e| pg(&e))?;
             Ok(RunInfo {
                 run_id: cols.run_id,
                 request_id: cols.request_id,
@@ -522,13 +532,8 @@ impl RunStore for PostgresStore {
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
             let until = now_ms().saturating_add(lease_ms(self.lease));
-            self.with_claim(
-                claim,
-                "UPDATE runs SET lease_until = $3, version = version + 1
-                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2 RETURNING run_id",
-                &[&until],
-            )
-            .await?;
+            self.with_claim(claim, "lease_until = $3", &[&until])
+                .await?;
             claim.lease.until = from_millis(until);
             Ok(())
         })
@@ -539,8 +544,7 @@ impl RunStore for PostgresStore {
             let until = now_ms().saturating_add(lease_ms(self.lease));
             self.with_claim(
                 claim,
-                "UPDATE runs SET checkpoint = $3, lease_until = $4, version = version + 1
-                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2 RETURNING run_id",
+                "checkpoint = $3, lease_until = $4",
                 &[&state.to_string(), &until],
             )
             .await?;
@@ -558,14 +562,9 @@ impl RunStore for PostgresStore {
                 Outcome::Parked(cols) => {
                     self.with_claim(
                         claim,
-                        &format!(
-                            "UPDATE runs SET request_id = $3, kind = $4, prompt = $5,
-                                 expires_at = $6, record = $7, created_at = $8, state = 'parked',
-                                 answer = NULL, checkpoint = NULL, lease_owner = NULL,
-                                 lease_until = NULL, version = version + 1
-                             WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-                             RETURNING {COLUMNS}"
-                        ),
+                        "request_id = $3, kind = $4, prompt = $5, expires_at = $6, record = $7,
+                         created_at = $8, state = 'parked', answer = NULL, checkpoint = NULL,
+                         lease_owner = NULL, lease_until = NULL",
                         &[
                             &cols.request_id,
                             &cols.kind,
@@ -580,12 +579,7 @@ impl RunStore for PostgresStore {
                 Outcome::Finished(json) => {
                     self.with_claim(
                         claim,
-                        &format!(
-                            "UPDATE runs SET state = 'finished', result = $3, lease_owner = NULL,
-                                 lease_until = NULL, version = version + 1
-                             WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-                             RETURNING {COLUMNS}"
-                        ),
+                        "state = 'finished', result = $3, lease_owner = NULL, lease_until = NULL",
                         &[&json],
                     )
                     .await?
@@ -613,7 +607,8 @@ impl RunStore for PostgresStore {
                 .map(|p| p.as_ref() as &(dyn ToSql + Sync))
                 .collect();
             let client = self.client().await?;
-            let rows = client.query(&sql, &refs).await.map_err(|e| pg(&e))?;
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
+            let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
             let runs = rows
                 .iter()
                 .map(|r| raw(r).info())
