@@ -27,6 +27,13 @@ fn main() {
         big.record_len
     );
     divan::main();
+    for name in ["sqlite-big", "sqlite-cycle", "sqlite-floor1", "sqlite-floor2"] {
+        let _ = std::fs::remove_dir_all(bench_dir(name));
+    }
+}
+
+fn bench_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("toolnexus-bench-{name}-{}", std::process::id()))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -37,7 +44,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolnexus-bench-{name}-{}", std::process::id()));
+    let dir = bench_dir(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("bench dir");
     dir
