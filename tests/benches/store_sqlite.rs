@@ -27,7 +27,12 @@ fn main() {
         big.record_len
     );
     divan::main();
-    for name in ["sqlite-big", "sqlite-cycle", "sqlite-floor1", "sqlite-floor2"] {
+    for name in [
+        "sqlite-big",
+        "sqlite-cycle",
+        "sqlite-floor1",
+        "sqlite-floor2",
+    ] {
         let _ = std::fs::remove_dir_all(bench_dir(name));
     }
 }
