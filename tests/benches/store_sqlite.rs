@@ -21,8 +21,8 @@ fn main() {
     let big = big();
     let bytes = std::fs::metadata(&big.path).expect("db file").len();
     println!(
-        "store_sqlite: {PARKED} parked runs: {:.1} MB on disk, {} bytes per run (record JSON {} bytes)",
-        bytes as f64 / 1e6,
+        "store_sqlite: {PARKED} parked runs: {} MB on disk, {} bytes per run (record JSON {} bytes)",
+        mb(bytes),
         bytes / PARKED as u64,
         big.record_len
     );
@@ -268,4 +268,9 @@ fn list_pending_deep_page(bencher: Bencher<'_, '_>) {
             .limit(100)
             .after("1800000050000:run-sus-bench-050000"),
     );
+}
+
+/// Bytes as megabytes with one decimal.
+fn mb(bytes: u64) -> String {
+    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
 }
