@@ -573,6 +573,12 @@ pub(crate) fn run_id_of(record: &PendingRun) -> String {
     format!("run-{}", record.pending().id)
 }
 
+/// Reads a stored record. A store's rows are its own, written by this or an earlier release,
+/// so this is where a record of an older version is read.
+pub(crate) fn decode_record(json: &str) -> crate::error::Result<PendingRun> {
+    PendingRun::from_json(json)
+}
+
 /// Milliseconds since the Unix epoch (negative before it).
 pub(crate) fn millis(at: SystemTime) -> i64 {
     match at.duration_since(UNIX_EPOCH) {
@@ -717,7 +723,7 @@ impl RawRow {
     }
 
     pub(crate) fn record(&self) -> StoreResult<PendingRun> {
-        PendingRun::from_json(&self.record).map_err(|e| self.corrupt(e.to_string()))
+        decode_record(&self.record).map_err(|e| self.corrupt(e.to_string()))
     }
 
     pub(crate) fn answer(&self) -> StoreResult<Option<Answer>> {
