@@ -59,10 +59,12 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;
+pub mod boundary;
 pub mod client;
 mod context;
 mod error;
 pub mod form;
+pub mod limits;
 mod lower;
 mod macro_support;
 pub mod model;

@@ -42,3 +42,11 @@ pub(crate) fn derive_form(input: TokenStream) -> TokenStream {
         .and_then(|input| form::derive(&input))
         .unwrap_or_else(syn::Error::into_compile_error)
 }
+
+pub(crate) fn credential_words() -> TokenStream {
+    credential::words_literal()
+}
+
+pub(crate) fn credential_cases() -> TokenStream {
+    credential::cases_literal()
+}
