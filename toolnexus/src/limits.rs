@@ -47,9 +47,32 @@ fn containers<'a>(
         .map(move |c| (c, depth + 1))
 }
 
-/// The error text for a value deeper than [`MAX_DEPTH`].
-pub(crate) fn too_deep_message(what: &str) -> String {
-    format!("{what} nests deeper than {MAX_DEPTH} levels")
+/// [`too_deep`] for an arguments object.
+pub(crate) fn too_deep_map(map: &serde_json::Map<String, Value>) -> bool {
+    // the common flat call answers without building a value or allocating
+    if !map.values().any(|v| v.is_array() || v.is_object()) {
+        return false;
+    }
+    map.values().any(|v| {
+        let mut stack: Vec<(&Value, usize)> = vec![(v, 2)];
+        while let Some((v, depth)) = stack.pop() {
+            if depth > MAX_DEPTH {
+                return true;
+            }
+            match v {
+                Value::Array(a) => stack.extend(containers(a.iter(), depth)),
+                Value::Object(o) => stack.extend(containers(o.values(), depth)),
+                _ => {}
+            }
+        }
+        false
+    })
+}
+
+/// The error text for a value deeper than [`MAX_DEPTH`]; `what` says what nests
+/// (`the arguments nest`).
+pub(crate) fn too_deep_message(what_nests: &str) -> String {
+    format!("{what_nests} deeper than {MAX_DEPTH} levels")
 }
 
 /// `s` whole when it is short, else its first [`QUOTE_CHARS`] characters followed by
@@ -59,6 +82,59 @@ pub(crate) fn excerpt(s: &str) -> Cow<'_, str> {
         None => Cow::Borrowed(s),
         Some((cut, _)) => Cow::Owned(format!("{}… ({} bytes)", &s[..cut], s.len())),
     }
+}
+
+/// An error text with every quoted run (between `"` or `` ` ``) longer than [`QUOTE_CHARS`]
+/// cut to its prefix, followed by its length, and the whole text cut to 1024 characters: what
+/// serde says about a 50 MB string becomes a few hundred bytes.
+pub(crate) fn shorten(message: String) -> String {
+    const WHOLE: usize = 1024;
+    if message.len() <= QUOTE_CHARS {
+        return message;
+    }
+    let mut out = String::new();
+    let mut rest = message.as_str();
+    while let Some(open) = rest.find(['"', '`']) {
+        let quote = rest.as_bytes()[open];
+        out.push_str(&rest[..=open]);
+        let body = &rest[open + 1..];
+        let end = closing(body, quote).unwrap_or(body.len());
+        let inner = &body[..end];
+        match inner.char_indices().nth(QUOTE_CHARS) {
+            None => out.push_str(inner),
+            Some((cut, _)) => out.push_str(&inner[..cut]),
+        }
+        let cut = inner.char_indices().nth(QUOTE_CHARS).is_some();
+        if cut {
+            out.push('…');
+        }
+        if end < body.len() {
+            out.push(quote as char);
+        }
+        if cut {
+            out.push_str(&format!(" ({} bytes)", inner.len()));
+        }
+        rest = body.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    match out.char_indices().nth(WHOLE) {
+        None => out,
+        Some((cut, _)) => format!("{}… ({} bytes)", &out[..cut], out.len()),
+    }
+}
+
+/// Where a quoted run that began just before `body` ends (a `\"` inside `"..."` is escaped).
+fn closing(body: &str, quote: u8) -> Option<usize> {
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b if b == quote => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -78,6 +154,32 @@ mod tests {
         assert!(!too_deep(&nested(MAX_DEPTH)));
         assert!(too_deep(&nested(MAX_DEPTH + 1)));
         assert!(!too_deep(&serde_json::json!({"a": 1})));
+    }
+
+    #[test]
+    fn long_quotes_are_cut_and_measured() {
+        let big = "x".repeat(10_000);
+        let msg = format!("invalid type: string \"{big}\", expected u8");
+        assert_eq!(
+            shorten(msg),
+            format!(
+                "invalid type: string \"{}…\" (10000 bytes), expected u8",
+                "x".repeat(64)
+            )
+        );
+        let msg = format!("unknown field `{big}`, expected `a` or `b`");
+        assert_eq!(
+            shorten(msg),
+            format!(
+                "unknown field `{}…` (10000 bytes), expected `a` or `b`",
+                "x".repeat(64)
+            )
+        );
+        let escaped = format!("string \"a\\\"b{}\" ok", "y".repeat(70));
+        assert!(shorten(escaped).ends_with("…\" (74 bytes) ok"));
+        let short =
+            "invalid type: string \"abc\", expected u8 and more words to pass 64".to_owned();
+        assert_eq!(shorten(short.clone()), short);
     }
 
     #[test]

@@ -301,7 +301,9 @@ impl Answer {
     ///
     /// # Errors
     ///
-    /// [`AnswerDataError`] names the field path that failed and why.
+    /// [`AnswerDataError`] names the field path that failed and why (long values quoted as a
+    /// short prefix and their length); data nesting deeper than
+    /// [`MAX_DEPTH`](crate::limits::MAX_DEPTH) is refused at the root.
     ///
     /// ```
     /// #[derive(Debug, serde::Deserialize)]
@@ -313,10 +315,16 @@ impl Answer {
     /// assert_eq!(err.to_string(), r#"invalid answer data at `nights`: invalid type: string "two", expected u8"#);
     /// ```
     pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDataError> {
+        if self.data.as_ref().is_some_and(crate::limits::too_deep) {
+            return Err(AnswerDataError {
+                path: ".".to_owned(),
+                message: crate::limits::too_deep_message("the data nests"),
+            });
+        }
         let value = self.data.clone().unwrap_or(Value::Null);
         serde_path_to_error::deserialize(value).map_err(|err| AnswerDataError {
-            path: err.path().to_string(),
-            message: err.into_inner().to_string(),
+            path: crate::limits::excerpt(&err.path().to_string()).into_owned(),
+            message: crate::limits::shorten(err.into_inner().to_string()),
         })
     }
 }

@@ -124,8 +124,10 @@ impl Toolkit {
 
     /// Runs the tool called `name` with `args`.
     ///
-    /// - unknown name: `Unknown tool: <name>` (`is_error`);
-    /// - `null` arguments read as `{}`; arguments that are not a JSON object fail, saying so;
+    /// - unknown name: `Unknown tool: <name>` (`is_error`; a name longer than 64 characters is
+    ///   quoted as its first 64 and its length in bytes);
+    /// - `null` arguments read as `{}`; arguments that are not a JSON object, or that nest
+    ///   deeper than [`MAX_DEPTH`](crate::limits::MAX_DEPTH), fail, saying so;
     /// - a tool that panics fails with `tool <name> panicked: <message>`, and the toolkit
     ///   keeps working;
     /// - `ctx`'s timeout and cancellation end the call with `tool <name> timed out after
@@ -140,9 +142,18 @@ impl Toolkit {
     /// returned [`Execution`] runs it when awaited.
     pub fn execute<'a>(&'a self, name: &'a str, args: Value, ctx: &'a Context) -> Execution<'a> {
         let Some(tool) = self.get(name) else {
-            return Execution::done(ToolResult::error(format!("Unknown tool: {name}")));
+            return Execution::done(ToolResult::error(format!(
+                "Unknown tool: {}",
+                crate::limits::excerpt(name)
+            )));
         };
         let args = match args {
+            Value::Object(map) if crate::limits::too_deep_map(&map) => {
+                return Execution::done(ToolResult::error(format!(
+                    "invalid arguments for {name}: {}",
+                    crate::limits::too_deep_message("the arguments nest")
+                )));
+            }
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {

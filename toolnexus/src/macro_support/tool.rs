@@ -19,6 +19,8 @@ pub use std::string::String;
 pub use std::sync::{Arc, LazyLock};
 pub use std::vec::Vec;
 
+use crate::limits::{excerpt, shorten};
+
 pub use crate::context::Context;
 pub use crate::result::ToolResult;
 pub use crate::tool::{BoxFuture, IntoToolResult, SharedTool, Tool};
@@ -54,8 +56,9 @@ pub fn scalar<T: for<'de> Deserialize<'de>>(
     value: Option<Value>,
 ) -> Result<T, ToolResult> {
     match value {
-        Some(value) => T::deserialize(value)
-            .map_err(|e| ToolResult::error(format!("invalid arguments for {tool}: {key}: {e}"))),
+        Some(value) => T::deserialize(value).map_err(|e| {
+            ToolResult::error(shorten(format!("invalid arguments for {tool}: {key}: {e}")))
+        }),
         None => T::deserialize(Missing(key)).map_err(|e| fail(tool, &e)),
     }
 }
@@ -75,10 +78,11 @@ pub fn arg_value<T: for<'de> Deserialize<'de>>(
         } else {
             format!("{key}.{inner}")
         };
-        ToolResult::error(format!(
-            "invalid arguments for {tool}: {path}: {}",
+        ToolResult::error(shorten(format!(
+            "invalid arguments for {tool}: {}: {}",
+            excerpt(&path),
             err.into_inner()
-        ))
+        )))
     })
 }
 
@@ -90,7 +94,7 @@ pub fn unknown_field(tool: &str, key: &str, fields: &'static [&'static str]) -> 
 }
 
 fn fail(tool: &str, err: &dyn fmt::Display) -> ToolResult {
-    ToolResult::error(format!("invalid arguments for {tool}: {err}"))
+    ToolResult::error(shorten(format!("invalid arguments for {tool}: {err}")))
 }
 
 /// Decodes a whole arguments struct (a `#[args]` parameter). When the struct's own schema does
