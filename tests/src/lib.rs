@@ -2,6 +2,7 @@
 //! live in this library.
 
 pub mod fake_provider;
+pub mod fixtures;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -9,23 +9,31 @@
 /// more letters also matches inside a word (`NEWPASSWORD`).
 pub(crate) const CREDENTIAL_WORDS: &[&str] = toolnexus_macros::__credential_words!();
 
-/// Folds what can disguise a letter: every non-ASCII character becomes its Unicode
-/// confusable skeleton (UTS #39: a Cyrillic `а` reads as `a`, a fullwidth `ｐ` as `p`, a
-/// zero-width space as nothing), without its combining marks (`ñ` reads as `n`).
+/// Folds what can disguise a letter: every non-ASCII character becomes what `decancer` reads
+/// it as (a Cyrillic `а` reads as `a`, a fullwidth `ｐ` as `p`, `ñ` as `n`); a non-ASCII space
+/// becomes a space, and every other non-ASCII character that does not read as a letter or digit
+/// (marks, zero-width and format characters, symbols) becomes nothing, so it cannot split a word.
 fn fold(text: &str) -> std::borrow::Cow<'_, str> {
     if text.is_ascii() {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
-    let mut buf = [0u8; 4];
     for c in text.chars() {
         if c.is_ascii() {
             out.push(c);
-        } else {
-            out.extend(
-                unicode_security::skeleton(c.encode_utf8(&mut buf))
-                    .filter(|&s| !unicode_normalization::char::is_combining_mark(s)),
-            );
+            continue;
+        }
+        if c.is_whitespace() {
+            out.push(' ');
+            continue;
+        }
+        match decancer::cure_char(c, decancer::Options::default()) {
+            decancer::Translation::Character(t) if t.is_alphanumeric() => out.push(t),
+            decancer::Translation::String(t) => {
+                out.extend(t.chars().filter(|t| t.is_alphanumeric()))
+            }
+            // zero-width and format characters, marks, controls, symbols: nothing
+            decancer::Translation::Character(_) | decancer::Translation::None => {}
         }
     }
     std::borrow::Cow::Owned(out)

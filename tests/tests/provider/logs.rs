@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use toolnexus::{HttpProvider, Message, Model, ModelRequest};
+use toolnexus::{Message, Model, ModelRequest};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -61,8 +61,8 @@ async fn retries_are_logged_and_the_key_is_not() {
         FakeReply::Close,
         FakeReply::error(401, &format!("Incorrect API key provided: {KEY}")),
     ]);
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .backoff_base(Duration::from_millis(5))
         .build()
         .unwrap();
