@@ -295,10 +295,10 @@ fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
     ToolResult::error(format!("tool {name} panicked: {}", panic_message(payload)))
 }
 
-/// A suspension built field by field (not through [`ToolResult::suspended`]) still passes the
-/// trust boundary: one that violates it becomes a failure.
+/// A suspension built field by field (not through [`ToolResult::suspended`]), or returned by a
+/// `before_tool` hook, still passes the trust boundary: one that violates it becomes a failure.
 #[inline]
-fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
+pub(crate) fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
     match result.metadata.as_ref().and_then(|m| m.pending.as_deref()) {
         None => result,
         Some(request) => match request.check_trust_boundary() {
