@@ -48,11 +48,14 @@ fn containers<'a>(
 }
 
 /// [`too_deep`] for an arguments object.
+#[inline]
 pub(crate) fn too_deep_map(map: &serde_json::Map<String, Value>) -> bool {
     // the common flat call answers without building a value or allocating
-    if !map.values().any(|v| v.is_array() || v.is_object()) {
-        return false;
-    }
+    map.values().any(|v| v.is_array() || v.is_object()) && nested_too_deep(map)
+}
+
+#[cold]
+fn nested_too_deep(map: &serde_json::Map<String, Value>) -> bool {
     map.values().any(|v| {
         let mut stack: Vec<(&Value, usize)> = vec![(v, 2)];
         while let Some((v, depth)) = stack.pop() {

@@ -179,7 +179,7 @@ enum State<'a> {
     /// The result is known without running anything (or was already taken).
     Done(Option<ToolResult>),
     /// The tool runs.
-    Running(Guarded<'a>),
+    Running(Box<Guarded<'a>>),
 }
 
 struct Guarded<'a> {
@@ -243,20 +243,27 @@ impl<'a> Execution<'a> {
         if ctx.is_cancelled() {
             return Self::done(ToolResult::error(format!("tool {name} was cancelled")));
         }
+        // a tool that never waits runs here, without a boxed future
+        let args = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(args, ctx)))
+        {
+            Ok(Ok(result)) => return Self::done(enforce_trust_boundary(result)),
+            Ok(Err(args)) => args,
+            Err(panic) => return Self::done(panicked(name, panic.as_ref())),
+        };
         let call = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
             Ok(call) => call,
             Err(panic) => return Self::done(panicked(name, panic.as_ref())),
         };
         let limit = ctx.timeout();
         Self {
-            state: State::Running(Guarded {
+            state: State::Running(Box::new(Guarded {
                 name,
                 ctx,
                 call,
                 limit,
                 deadline: limit.map(|l| Box::pin(tokio::time::sleep(l))),
                 cancelled: None,
-            }),
+            })),
         }
     }
 }
@@ -299,6 +306,14 @@ fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
 /// `before_tool` hook, still passes the trust boundary: one that violates it becomes a failure.
 #[inline]
 pub(crate) fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
+    if result.metadata.is_none() {
+        return result;
+    }
+    check_pending(result)
+}
+
+#[cold]
+fn check_pending(result: ToolResult) -> ToolResult {
     match result.metadata.as_ref().and_then(|m| m.pending.as_deref()) {
         None => result,
         Some(request) => match request.check_trust_boundary() {

@@ -86,6 +86,11 @@ pub fn arg_value<T: for<'de> Deserialize<'de>>(
     })
 }
 
+/// The result of a generated `execute_now` (which always answers `Ok`), for `execute`.
+pub fn now_or_failure(tool: &str, now: Result<ToolResult, Args>) -> ToolResult {
+    now.unwrap_or_else(|_| ToolResult::error(format!("tool {tool} did not run")))
+}
+
 /// The failure for a key the tool does not take, listing the accepted ones (serde's
 /// `deny_unknown_fields` wording).
 pub fn unknown_field(tool: &str, key: &str, fields: &'static [&'static str]) -> ToolResult {
