@@ -62,7 +62,9 @@ fn measured_floor(inputs: Vec<Value>) -> Vec<ToolResult> {
     let mut outs = Vec::with_capacity(inputs.len());
     for v in inputs {
         let a: BookArgs = serde_json::from_value(black_box(v)).unwrap();
-        outs.push(ToolResult::success(book_flight(a.flight, a.seats, a.window)));
+        outs.push(ToolResult::success(book_flight(
+            a.flight, a.seats, a.window,
+        )));
     }
     outs
 }
@@ -86,7 +88,12 @@ fn measured_direct(ctx: &Context, inputs: Vec<Value>) -> Vec<ToolResult> {
     let mut outs = Vec::with_capacity(inputs.len());
     for v in inputs {
         let Value::Object(m) = v else { unreachable!() };
-        outs.push(BookFlight.execute(black_box(m), ctx).now_or_never().unwrap());
+        outs.push(
+            BookFlight
+                .execute(black_box(m), ctx)
+                .now_or_never()
+                .unwrap(),
+        );
     }
     outs
 }

@@ -115,7 +115,9 @@ pub(crate) fn shorten(message: String) -> String {
             out.push(quote as char);
         }
         if cut {
-            out.push_str(&format!(" ({} bytes)", inner.len()));
+            out.push_str(" (");
+            out.push_str(&inner.len().to_string());
+            out.push_str(" bytes)");
         }
         rest = body.get(end + 1..).unwrap_or("");
     }

@@ -30,7 +30,7 @@ fn fold(text: &str) -> std::borrow::Cow<'_, str> {
         match decancer::cure_char(c, decancer::Options::default()) {
             decancer::Translation::Character(t) if t.is_alphanumeric() => out.push(t),
             decancer::Translation::String(t) => {
-                out.extend(t.chars().filter(|t| t.is_alphanumeric()))
+                out.extend(t.chars().filter(|t| t.is_alphanumeric()));
             }
             // zero-width and format characters, marks, controls, symbols: nothing
             decancer::Translation::Character(_) | decancer::Translation::None => {}

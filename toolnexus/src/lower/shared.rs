@@ -99,13 +99,12 @@ impl<'a> Lowering<'a> {
     /// lattice of definitions each used twice by the next grows exponentially) fails here,
     /// before the copy is made.
     pub(super) fn charge_inline(&mut self, name: &str, path: &str) -> Result<()> {
-        let w = match self.weights.get(name) {
-            Some(&w) => w,
-            None => {
-                let w = self.defs.get(name).map_or(1, weight);
-                self.weights.insert(name.to_owned(), w);
-                w
-            }
+        let w = if let Some(&w) = self.weights.get(name) {
+            w
+        } else {
+            let w = self.defs.get(name).map_or(1, weight);
+            self.weights.insert(name.to_owned(), w);
+            w
         };
         match self.budget.checked_sub(w) {
             Some(left) => {
