@@ -158,6 +158,16 @@ fn is_word(candidate: &str, word: &str) -> bool {
 
 /// Whether a field name collects a credential (the runtime's rule, without confusable folding).
 pub(crate) fn is_credential_field(name: &str) -> bool {
+    // each separator-delimited chunk read whole too, so a stray capital (`sEcret`) splits nothing
+    let chunk_matches = name.split(|c: char| !c.is_alphanumeric()).any(|chunk| {
+        let chunk = chunk.to_lowercase();
+        CREDENTIAL_WORDS
+            .iter()
+            .any(|w| is_word(&chunk, w) || (w.len() >= 8 && chunk.contains(w)))
+    });
+    if chunk_matches {
+        return true;
+    }
     let words = words(name);
     words.iter().enumerate().any(|(i, first)| {
         CREDENTIAL_WORDS

@@ -114,9 +114,21 @@ pub(crate) fn credential_word(words: &[String]) -> Option<&'static str> {
     None
 }
 
-/// The credential word a name or text contains, if any.
+/// The credential word a name or text contains, if any: among its words, or among its
+/// separator-delimited chunks read whole (so a stray capital, `sEcret`, splits nothing).
 pub(crate) fn credential_in(text: &str) -> Option<&'static str> {
-    credential_word(&words(text))
+    credential_word(&words(text)).or_else(|| {
+        fold(text)
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|chunk| chunk.chars().any(char::is_uppercase))
+            .find_map(|chunk| {
+                let chunk = chunk.to_lowercase();
+                CREDENTIAL_WORDS
+                    .iter()
+                    .find(|&&w| is_word(&chunk, w) || (w.len() >= 8 && chunk.contains(w)))
+                    .copied()
+            })
+    })
 }
 
 #[cfg(test)]
