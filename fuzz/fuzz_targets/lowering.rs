@@ -46,16 +46,21 @@ fn weight(v: &Value) -> usize {
     total
 }
 
+/// A `$ref` keyword anywhere in a schema (a property *named* `$ref` is no keyword).
 fn has_ref(v: &Value) -> bool {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
+    // (value, whether its keys are property names rather than keywords)
+    let mut stack = vec![(v, false)];
+    while let Some((v, names)) = stack.pop() {
         match v {
-            Value::Array(a) => stack.extend(a),
+            Value::Array(a) => stack.extend(a.iter().map(|v| (v, false))),
             Value::Object(o) => {
-                if o.contains_key("$ref") {
+                if !names && o.contains_key("$ref") {
                     return true;
                 }
-                stack.extend(o.values());
+                for (k, v) in o {
+                    let child_names = !names && k == "properties";
+                    stack.push((v, child_names));
+                }
             }
             _ => {}
         }
