@@ -96,11 +96,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;
+pub mod boundary;
 pub mod client;
 mod context;
 mod error;
 pub mod form;
 mod id;
+pub mod limits;
 mod lower;
 mod macro_support;
 mod macros;
