@@ -2,7 +2,9 @@
 //! live in this library.
 
 pub mod fake_provider;
+pub mod fixtures;
 pub mod pg;
+pub mod recorder;
 pub mod store_conformance;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -56,8 +56,11 @@
 //!   each answer to exactly one worker (memory; SQLite and PostgreSQL behind features);
 //! - [`providers`]: HTTP providers ([`HttpProvider`], feature `http`);
 //! - [`adapters`]: tool specs in each provider's wire format, and schema lowerings;
-//! - [`testing`]: helpers and assertion macros for testing tools.
+//! - [`testing`]: helpers and assertion macros for testing tools;
+//! - [`contract`]: the wire contract shared with the other toolnexus ports, which the docs cite
+//!   as "contract section N".
 
+#![doc = include_str!("../docs/guide.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;
@@ -67,6 +70,7 @@ mod error;
 pub mod form;
 mod lower;
 mod macro_support;
+mod macros;
 pub mod model;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -80,15 +84,15 @@ pub mod suspend;
 pub mod testing;
 pub mod tool;
 pub mod toolkit;
+mod util;
+
+#[doc = include_str!("../docs/contract.md")]
+pub mod contract {}
 
 pub use client::{Client, Event, FnModel, PendingRun, Reply, RunResult, RunStatus, ScriptedModel};
 pub use context::Context;
 pub use error::{Error, Result};
 pub use form::Form;
-// `#[derive(Form)]` on an enum still expands to `::toolnexus::FormField`: hidden, not part of
-// the map, until the derive names `__private::FormField` (then this line goes).
-#[doc(hidden)]
-pub use form::FormField;
 pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -101,15 +105,15 @@ pub use toolkit::Toolkit;
 
 #[doc = include_str!("../docs/suspend.md")]
 #[doc(inline)]
-pub use toolnexus_macros::suspend;
+pub use crate::__suspend as suspend;
 
 #[doc = include_str!("../docs/ask.md")]
 #[doc(inline)]
-pub use toolnexus_macros::ask;
+pub use crate::__ask as ask;
 
 #[doc = include_str!("../docs/assert_pending.md")]
 #[doc(inline)]
-pub use toolnexus_macros::assert_pending;
+pub use crate::__assert_pending as assert_pending;
 
 #[doc = include_str!("../docs/form.md")]
 #[doc(inline)]
@@ -120,6 +124,11 @@ pub use toolnexus_macros::tool;
 
 #[doc = include_str!("../docs/toolset.md")]
 pub use toolnexus_macros::toolset;
+
+/// JSON values and the `json!` macro, re-exported so tools and their calls need no direct
+/// `serde_json` dependency.
+#[doc(no_inline)]
+pub use serde_json::{Value, json};
 
 /// Cancellation tokens, as [`Context::cancellation`] hands them out.
 #[doc(no_inline)]
@@ -138,7 +147,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::form::{Form, FormField};
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;

@@ -163,7 +163,7 @@ impl Request {
         }
     }
 
-    /// The human-readable `output` of a suspension carrying this request (CONTRACT section 2):
+    /// The human-readable `output` of a suspension carrying this request ([contract section 2](crate::contract)):
     /// `Input required: <prompt>`, `Login required: <url>`, `Approval required: <prompt>`, or
     /// the prompt itself for any other kind.
     pub fn display_output(&self) -> String {

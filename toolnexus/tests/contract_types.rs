@@ -1,4 +1,4 @@
-//! The wire types of CONTRACT sections 1 and 2: pinned bytes, round trips, rejection of
+//! The wire types of contract sections 1 and 2: pinned bytes, round trips, rejection of
 //! incomplete requests, `pending_of`, request ids, answer constructors and typed answer data.
 
 use std::collections::HashSet;

@@ -10,7 +10,7 @@ use crate::request::Request;
 
 use super::result::RunResult;
 
-/// What happens during a run, in order (CONTRACT section 3). JSON form:
+/// What happens during a run, in order ([contract section 3](crate::contract)). JSON form:
 /// `{"type":"text","delta"}`, `{"type":"tool_call","id","name","args"}`,
 /// `{"type":"tool_result","id","name","output","isError"}`, `{"type":"usage","usage"}`,
 /// `{"type":"pending","request"}`, `{"type":"done","result"}`.

@@ -225,9 +225,7 @@ impl TryFrom<&RunResult> for PendingRun {
     /// read back from JSON (which does not carry the resume state: persist the `PendingRun`).
     fn try_from(run: &RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending {
-                status: run.status.to_string(),
-            });
+            return Err(Error::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (&run.pending, &run.halted) else {
             return Err(Error::Persist(
@@ -257,9 +255,7 @@ impl TryFrom<RunResult> for PendingRun {
     /// As the `&RunResult` conversion.
     fn try_from(run: RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending {
-                status: run.status.to_string(),
-            });
+            return Err(Error::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (run.pending, run.halted) else {
             return Err(Error::Persist(

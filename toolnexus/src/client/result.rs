@@ -73,7 +73,7 @@ pub struct ToolCallRecord {
     pub metadata: Option<Metadata>,
 }
 
-/// The outcome of a run (CONTRACT section 3). Serializes to camelCase JSON:
+/// The outcome of a run ([contract section 3](crate::contract)). Serializes to camelCase JSON:
 /// `{"text","messages","toolCalls","toolCallCount","turns","usage","model","status",
 /// "limit"?,"pending"?}`.
 ///

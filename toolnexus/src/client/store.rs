@@ -61,7 +61,7 @@ impl ClientBuilder {
     /// # });
     /// ```
     pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
-        self.store = Some(store);
+        self.config.store = Some(store);
         self
     }
 }

@@ -1,4 +1,4 @@
-//! CONTRACT section 4, "Durable resume": a halted run persisted as JSON and resumed by a fresh
+//! contract section 4, "Durable resume": a halted run persisted as JSON and resumed by a fresh
 //! client with an answer.
 
 use std::time::{Duration, UNIX_EPOCH};
@@ -8,15 +8,8 @@ use toolnexus::{
     Answer, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role, RunResult, RunStatus,
     ScriptedModel, ToolResult, Toolkit, request::DeclineReason,
 };
+use toolnexus_tests::fixtures::client_for;
 use toolnexus_tests::{Log, asker, echo, tool_results};
-
-fn client(model: &ScriptedModel) -> Client {
-    Client::builder(model.clone())
-        .model_name("m")
-        .system("sys")
-        .build()
-        .unwrap()
-}
 
 fn count(messages: &[Message], role: Role) -> usize {
     messages.iter().filter(|m| m.role == role).count()
@@ -29,7 +22,13 @@ fn tool_call_count(messages: &[Message]) -> usize {
 /// Halts in "process 1" and returns the record as JSON text.
 async fn halt(toolkit: &Toolkit, first: Reply) -> (RunResult, String) {
     let model = ScriptedModel::new([first]);
-    let halted = client(&model).run("plan my trip", toolkit).await.unwrap();
+    let halted = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .run("plan my trip", toolkit)
+        .await
+        .unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
     let json = PendingRun::try_from(&halted).unwrap().to_json();
     (halted, json)
@@ -94,7 +93,10 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("never")]);
-    let err = client(&model)
+    let err = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(&record, Answer::accept("sus-wrong", "Oslo"), &toolkit)
         .await
         .unwrap_err();
@@ -110,7 +112,10 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
     assert!(model.requests().is_empty(), "the model was not called");
 
     // the right answer still works afterwards
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(&record, record.pending().accept("Oslo"), &toolkit)
         .await
         .unwrap();
@@ -144,7 +149,10 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     // first resume: a is answered; echo's finished result enters; b suspends again, afresh
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("all set")]);
-    let second = client(&model)
+    let second = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(&record, record.pending().accept(1), &toolkit)
         .await
         .unwrap();
@@ -166,7 +174,10 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
 
     // second resume: b is answered; the turn is complete and the model answers
     let record = PendingRun::from_json(&PendingRun::try_from(second).unwrap().to_json()).unwrap();
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(&record, record.pending().accept(2), &toolkit)
         .await
         .unwrap();
@@ -206,7 +217,10 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("ok, not booking")]);
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(
             &record,
             record.pending().decline(DeclineReason::Cancelled),
@@ -246,7 +260,10 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
         Some("2020-09-13T12:26:40Z")
     );
     let model = ScriptedModel::new([Reply::text("too late")]);
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .resume(&record, record.pending().accept("yes"), &toolkit)
         .await
         .unwrap();
@@ -272,8 +289,7 @@ async fn a_resuming_client_with_wait_for_answers_later_suspensions_in_process() 
     .await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("fine")]);
-    let resumer = Client::builder(model.clone())
-        .model_name("m")
+    let resumer = client_for(model.clone())
         .wait_for(|req: Request| async move { req.accept("in-process") })
         .build()
         .unwrap();
@@ -350,8 +366,7 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
     ));
 
     // a finished run is not pending
-    let done = Client::builder(ScriptedModel::new([Reply::text("hi")]))
-        .model_name("m")
+    let done = client_for(ScriptedModel::new([Reply::text("hi")]))
         .build()
         .unwrap()
         .run("hello", &toolkit)
@@ -371,7 +386,10 @@ async fn a_streamed_resume_emits_the_rest_of_the_run_and_no_second_pending_event
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
     let log = Log::default();
-    let done = client(&model)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
         .stream_resume(
             &record,
             record.pending().accept("Oslo"),
