@@ -68,6 +68,9 @@ pub mod client;
 mod context;
 mod error;
 pub mod form;
+#[cfg(feature = "inbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
+pub mod inbox;
 mod lower;
 mod macro_support;
 mod macros;
