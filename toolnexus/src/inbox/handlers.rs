@@ -41,11 +41,22 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
 /// Where the router is mounted: the original path minus the path the router saw.
 fn prefix(parts: &Parts) -> String {
     let seen = parts.uri.path();
-    parts
-        .extensions
-        .get::<OriginalUri>()
-        .and_then(|o| o.0.path().strip_suffix(seen).map(str::to_owned))
-        .unwrap_or_default()
+    let Some(original) = parts.extensions.get::<OriginalUri>() else {
+        return String::new();
+    };
+    let original = original.0.path();
+    match original.strip_suffix(seen) {
+        Some(p) => p.to_owned(),
+        // nested at `/inbox`, the router sees `/inbox` as `/`
+        None if seen == "/" => original.trim_end_matches('/').to_owned(),
+        None => String::new(),
+    }
+}
+
+/// The list page's path: the mount point itself, or `/`.
+fn root(parts: &Parts) -> String {
+    let p = prefix(parts);
+    if p.is_empty() { "/".to_owned() } else { p }
 }
 
 fn query(parts: &Parts) -> Vec<(String, String)> {
@@ -206,7 +217,8 @@ async fn list_html(State(shared): Inbox, req: HttpRequest) -> Response {
     } else {
         format!("&{keep}")
     };
-    let at = |p: usize| format!("{prefix}/?page={p}{keep}");
+    let root = root(&parts);
+    let at = |p: usize| format!("{root}?page={p}{keep}");
     let prev = (page > 1).then(|| at(page - 1));
     let next = (runs.len() > page * size).then(|| at(page + 1));
     html(
@@ -268,7 +280,7 @@ enum Flavor {
 async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Loaded {
     let id = request_id(parts);
     let q = query(parts);
-    let back = prefix(parts) + "/";
+    let back = root(parts);
     let fail = |status: StatusCode, title: &str, class: &str, text: &str| {
         Loaded::Closed(match flavor {
             Flavor::Html => msg(status, title, class, text, Some(&back)),
@@ -398,7 +410,7 @@ fn render_form(
         csrf: shared.csrf_token(&sess, &request.id),
         error,
         submitted,
-        back: prefix(parts) + "/",
+        back: root(parts),
     };
     let status = if error.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY
@@ -555,7 +567,7 @@ async fn resume(
 
 async fn answer_html(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, body) = req.into_parts();
-    let back = prefix(&parts) + "/";
+    let back = root(&parts);
     let (run, request, shape) = match load(&shared, &parts, Flavor::Html).await {
         Loaded::Closed(r) => return r,
         Loaded::Open(run, request, shape) => (run, request, shape),
