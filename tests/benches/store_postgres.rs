@@ -48,8 +48,8 @@ fn main() {
         .get(0)
     });
     println!(
-        "store_postgres: {PARKED} parked runs: {:.1} MB on disk (table, TOAST and indexes), {} bytes per run",
-        bytes as f64 / 1e6,
+        "store_postgres: {PARKED} parked runs: {} MB on disk (table, TOAST and indexes), {} bytes per run",
+        mb(bytes),
         bytes / PARKED
     );
     divan::main();
@@ -274,4 +274,9 @@ fn list_pending_deep_page(bencher: Bencher<'_, '_>) {
             .limit(100)
             .after("1800000050000:run-sus-bench-050000"),
     );
+}
+
+/// Bytes as megabytes with one decimal.
+fn mb(bytes: i64) -> String {
+    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
 }

@@ -21,12 +21,24 @@ fn main() {
     let big = big();
     let bytes = std::fs::metadata(&big.path).expect("db file").len();
     println!(
-        "store_sqlite: {PARKED} parked runs: {:.1} MB on disk, {} bytes per run (record JSON {} bytes)",
-        bytes as f64 / 1e6,
+        "store_sqlite: {PARKED} parked runs: {} MB on disk, {} bytes per run (record JSON {} bytes)",
+        mb(bytes),
         bytes / PARKED as u64,
         big.record_len
     );
     divan::main();
+    for name in [
+        "sqlite-big",
+        "sqlite-cycle",
+        "sqlite-floor1",
+        "sqlite-floor2",
+    ] {
+        let _ = std::fs::remove_dir_all(bench_dir(name));
+    }
+}
+
+fn bench_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("toolnexus-bench-{name}-{}", std::process::id()))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -37,7 +49,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolnexus-bench-{name}-{}", std::process::id()));
+    let dir = bench_dir(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("bench dir");
     dir
@@ -256,4 +268,9 @@ fn list_pending_deep_page(bencher: Bencher<'_, '_>) {
             .limit(100)
             .after("1800000050000:run-sus-bench-050000"),
     );
+}
+
+/// Bytes as megabytes with one decimal.
+fn mb(bytes: u64) -> String {
+    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
 }

@@ -1,6 +1,11 @@
 //! One conformance suite for every [`RunStore`]: each store's test file calls
 //! [`store_conformance!`](crate::store_conformance) with a function that makes a fresh, empty
 //! store (several handles onto the same data, so claims race across connections too).
+//!
+//! Every case and fixture here panics when the store misbehaves: that is how a test fails.
+
+// the panics are the assertions of a test suite, documented once above
+#![allow(clippy::missing_panics_doc)]
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -746,10 +751,10 @@ pub async fn wait_change_wakes_on_claim(make: Make) {
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     s.store().claim(&answer, "worker-1").await.unwrap();
-    let (info, waited) = wait.await.unwrap();
+    let (info, elapsed) = wait.await.unwrap();
     let info = info.unwrap().expect("woken before the timeout");
     assert_eq!(info.state, RunState::Claimed);
-    assert!(waited < Duration::from_secs(2), "waited {waited:?}");
+    assert!(elapsed < Duration::from_secs(2), "waited {elapsed:?}");
     let none = s
         .store()
         .wait_change(&info.run_id, info.version, Duration::from_millis(100))

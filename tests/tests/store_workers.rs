@@ -49,41 +49,23 @@ fn lines(child: &mut Child, live: mpsc::Sender<String>) -> std::thread::JoinHand
     })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn four_workers_one_killed_every_run_ends_once() {
-    let Some(url) = url("four_workers_one_killed_every_run_ends_once") else {
-        return;
-    };
-    let schema = fresh_schema("workers");
-    let _guard = SchemaGuard {
-        url: url.clone(),
-        schema: schema.clone(),
-    };
-    let store = PostgresStore::connect_in_schema(&url, &schema)
-        .await
-        .unwrap();
-    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    db.batch_execute(&format!(
-        "CREATE TABLE \"{schema}\".effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)"
-    ))
-    .await
-    .unwrap();
+/// What the workers did: each one's stdout lines, the side effects in when the victim was
+/// killed, and how long it all took.
+struct Outcome {
+    outputs: Vec<Vec<String>>,
+    killed_at: i64,
+    elapsed: Duration,
+}
 
-    let agent = Agent::once();
-    for _ in 0..RUNS {
-        store.park(agent.halt().await).await.unwrap();
-    }
-
+/// Starts the workers, kills worker 0 inside a run, waits for the others to finish.
+async fn run_workers(url: &str, schema: &str, db: &tokio_postgres::Client) -> Outcome {
     let count_sql = format!("SELECT count(*) FROM \"{schema}\".effects");
     let started = Instant::now();
     let mut children: Vec<Child> = (0..WORKERS)
         .map(|i| {
             spawn(
-                &url,
-                &schema,
+                url,
+                schema,
                 &format!("worker-{i}"),
                 (i == 0).then_some(VICTIM_PAUSE_MS),
             )
@@ -130,6 +112,47 @@ async fn four_workers_one_killed_every_run_ends_once() {
     }
     let elapsed = started.elapsed();
     let outputs: Vec<Vec<String>> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+
+    Outcome {
+        outputs,
+        killed_at,
+        elapsed,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn four_workers_one_killed_every_run_ends_once() {
+    let Some(url) = url("four_workers_one_killed_every_run_ends_once") else {
+        return;
+    };
+    let schema = fresh_schema("workers");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    db.batch_execute(&format!(
+        "CREATE TABLE \"{schema}\".effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)"
+    ))
+    .await
+    .unwrap();
+
+    let agent = Agent::once();
+    for _ in 0..RUNS {
+        store.park(agent.halt().await).await.unwrap();
+    }
+
+    let Outcome {
+        outputs,
+        killed_at,
+        elapsed,
+    } = run_workers(&url, &schema, &db).await;
 
     // every run finished, with the answer of the worker that claimed it
     let rows = db
@@ -203,7 +226,7 @@ async fn four_workers_one_killed_every_run_ends_once() {
         taken_over.len(),
         twice.len(),
         elapsed,
-        RUNS as f64 / elapsed.as_secs_f64()
+        f64::from(u32::try_from(RUNS).unwrap()) / elapsed.as_secs_f64()
     );
 }
 

@@ -45,7 +45,7 @@ async fn work(url: &str, schema: &str, name: &str, lease: Duration) -> Result<()
         .map_err(|e| StoreError::Backend(e.to_string()))?;
     tokio::spawn(conn);
     let db = Arc::new(db);
-    let toolkit = toolkit(Arc::clone(&db), schema.to_owned(), name.to_owned());
+    let toolkit = toolkit(Arc::clone(&db), schema, name.to_owned());
     let agent = Agent::once();
     let offset = name.bytes().map(usize::from).sum::<usize>();
     loop {
@@ -118,7 +118,7 @@ async fn resume(
 }
 
 /// The `ask` tool of [`Agent`], whose answered retry has a side effect: one row in `effects`.
-fn toolkit(db: Arc<tokio_postgres::Client>, schema: String, name: String) -> Toolkit {
+fn toolkit(db: Arc<tokio_postgres::Client>, schema: &str, name: String) -> Toolkit {
     let sql = format!("INSERT INTO \"{schema}\".effects (request_id, worker) VALUES ($1, $2)");
     let ask = FnTool::builder("ask")
         .description("Asks the user a question.")

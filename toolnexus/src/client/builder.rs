@@ -38,7 +38,7 @@ pub(super) struct Config {
     pub(super) timeout: Option<Duration>,
     pub(super) tool_timeout: Option<Duration>,
     pub(super) cancel: Option<CancellationToken>,
-    /// Where halted runs are parked ([`ClientBuilder::store`]).
+    /// Where halted runs park themselves ([`ClientBuilder::store`]).
     pub(super) store: Option<Arc<dyn crate::store::RunStore>>,
 }
 

@@ -293,10 +293,11 @@ impl PostgresStore {
 
     async fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let now = now_ms();
         let until = now.saturating_add(lease_ms(self.lease));
-        let stmt = tx
+        // one statement: concurrent claimants queue on the row lock, and all but the first
+        // find the row no longer parked
+        let stmt = client
             .prepare_cached(&format!(
                 "WITH u AS (UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
                      answer = $4, claims = claims + 1, version = version + 1
@@ -308,7 +309,7 @@ impl PostgresStore {
             ))
             .await
             .map_err(|e| pg(&e))?;
-        let claimed = tx
+        let claimed = client
             .query_opt(
                 &stmt,
                 &[&answer.id, &owner, &until, &answer_json(answer), &now],
@@ -319,12 +320,25 @@ impl PostgresStore {
             let mut row = raw(&row);
             // the row as it was before this claim counted
             row.claims -= 1;
-            // decoded before committing: a corrupt record rolls the claim back (and its
-            // notification with it)
-            let claim = row.claim(owner, until, answer.clone(), false)?;
-            tx.commit().await.map_err(|e| pg(&e))?;
-            return Ok(claim);
+            return match row.claim(owner, until, answer.clone(), false) {
+                Ok(claim) => Ok(claim),
+                Err(corrupt) => {
+                    // an unreadable record: hand the run back, parked as it was
+                    client
+                        .execute(
+                            "UPDATE runs SET state = 'parked', lease_owner = NULL,
+                                 lease_until = NULL, answer = NULL, claims = claims - 1,
+                                 version = version + 1
+                             WHERE run_id = $1 AND state = 'claimed' AND claims = $2",
+                            &[&row.run_id, &(row.claims + 1)],
+                        )
+                        .await
+                        .map_err(|e| pg(&e))?;
+                    Err(corrupt)
+                }
+            };
         }
+        let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let current = tx
             .query_opt(
                 "SELECT run_id, state, expires_at FROM runs WHERE request_id = $1 FOR UPDATE",
