@@ -18,10 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use toolnexus::inbox::{Inbox, Target};
 use toolnexus::store::{RunStore, SqliteStore};
 use toolnexus::{Client, FnModel, Form, ModelRequest, Reply, Role, Suspension, Toolkit, ask, tool};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// The answer form of `plan_trip`.
 #[derive(Form, serde::Deserialize)]
@@ -38,8 +38,15 @@ struct Trip {
 #[tool]
 fn plan_trip(ctx: &toolnexus::Context) -> Result<String, Suspension> {
     let trip = ask!(ctx, input "Where shall the team offsite be?", schema = Trip);
-    let seat = if trip.window_seat == Some(true) { ", window seat" } else { "" };
-    Ok(format!("booked {} nights in {}{seat}", trip.nights, trip.city))
+    let seat = if trip.window_seat == Some(true) {
+        ", window seat"
+    } else {
+        ""
+    };
+    Ok(format!(
+        "booked {} nights in {}{seat}",
+        trip.nights, trip.city
+    ))
 }
 
 /// Deploys a build, once a human approves.
@@ -57,7 +64,9 @@ fn deploy(
 async fn model(req: ModelRequest) -> Reply {
     let last = req.messages.last().cloned();
     match last {
-        Some(m) if m.role == Role::Tool => Reply::text(format!("Done: {}", m.content.unwrap_or_default())),
+        Some(m) if m.role == Role::Tool => {
+            Reply::text(format!("Done: {}", m.content.unwrap_or_default()))
+        }
         Some(m) => match m.content.as_deref() {
             Some("plan") => Reply::tool_call("plan_trip", json!({})),
             Some("deploy") => Reply::tool_call("deploy", json!({"build": 42})),
@@ -82,7 +91,10 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
-        db: std::env::temp_dir().join(format!("toolnexus-inbox-example-{}.sqlite", std::process::id())),
+        db: std::env::temp_dir().join(format!(
+            "toolnexus-inbox-example-{}.sqlite",
+            std::process::id()
+        )),
         exit_after: None,
     };
     let mut it = std::env::args().skip(1);
@@ -95,7 +107,11 @@ fn parse_args() -> Result<Args, String> {
                 let secs: f64 = value()?.parse().map_err(|e| format!("--exit-after: {e}"))?;
                 args.exit_after = Some(Duration::from_secs_f64(secs));
             }
-            other => return Err(format!("unknown flag `{other}` (flags: --addr, --db, --exit-after)")),
+            other => {
+                return Err(format!(
+                    "unknown flag `{other}` (flags: --addr, --db, --exit-after)"
+                ));
+            }
         }
     }
     Ok(args)
@@ -104,7 +120,11 @@ fn parse_args() -> Result<Args, String> {
 fn random_hex() -> Result<String, getrandom::Error> {
     let mut key = [0u8; 32];
     getrandom::fill(&mut key)?;
-    Ok(key.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(key.iter().fold(String::with_capacity(64), |mut s, b| {
+        use std::fmt::Write as _;
+        let _ = write!(s, "{b:02x}");
+        s
+    }))
 }
 
 #[tokio::main]
@@ -135,7 +155,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .signed_links(random_hex()?.into_bytes())
         .authorize(move |parts, target| {
             target == Target::List
-                && parts.uri.query().is_some_and(|q| q.split('&').any(|p| p == admin_query))
+                && parts
+                    .uri
+                    .query()
+                    .is_some_and(|q| q.split('&').any(|p| p == admin_query))
         })
         .title("Team requests")
         .build();
@@ -143,11 +166,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;
-    println!("inbox over {} ({} parked runs)", args.db.display(), parked.len());
+    println!(
+        "inbox over {} ({} parked runs)",
+        args.db.display(),
+        parked.len()
+    );
     println!("list:   http://{addr}/inbox?token={admin}");
     for request in &parked {
         if let Some(link) = inbox.link(&request.id, Duration::from_secs(24 * 3600)) {
-            println!("{:<7} http://{addr}/inbox{link}", format!("{}:", request.kind));
+            println!(
+                "{:<7} http://{addr}/inbox{link}",
+                format!("{}:", request.kind)
+            );
         }
     }
 
@@ -159,7 +189,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             // a self-check for CI: the list answers 200 to the admin, 403 to anyone else
             let admin_status = status(addr, &format!("/inbox?token={admin}")).await?;
             let anonymous_status = status(addr, "/inbox").await?;
-            println!("self-check: GET /inbox?token=… -> {admin_status}, GET /inbox -> {anonymous_status}");
+            println!(
+                "self-check: GET /inbox?token=… -> {admin_status}, GET /inbox -> {anonymous_status}"
+            );
             if admin_status != 200 || anonymous_status != 403 {
                 return Err("the inbox did not answer as expected".into());
             }
@@ -175,8 +207,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// The status code of `GET path` (HTTP/1.1 over a plain socket).
 async fn status(addr: SocketAddr, path: &str) -> std::io::Result<u16> {
     let mut s = tokio::net::TcpStream::connect(addr).await?;
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
-        .await?;
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await?;
     let mut head = [0u8; 12];
     s.read_exact(&mut head).await?;
     String::from_utf8_lossy(&head[9..12])

@@ -40,6 +40,10 @@ impl Drop for Fixture {
 
 impl Fixture {
     /// A fresh SQLite store in a temporary file (deleted on drop), a client parking in it.
+    ///
+    /// # Panics
+    ///
+    /// When the store cannot be opened (a fixture failure fails the test).
     pub async fn new() -> Self {
         static N: AtomicUsize = AtomicUsize::new(0);
         let path = std::env::temp_dir().join(format!(
@@ -93,6 +97,10 @@ impl Fixture {
     }
 
     /// Runs until `ask` suspends with the request `args` describe; the run is parked.
+    ///
+    /// # Panics
+    ///
+    /// When the run fails or does not halt.
     pub async fn park(&self, args: Value) -> Request {
         let result = self
             .client

@@ -26,19 +26,17 @@ fn tool(var: &str, default: &str) -> Option<PathBuf> {
 fn browser_tools() -> Option<(PathBuf, PathBuf)> {
     let chromium = tool("TOOLNEXUS_CHROMIUM", "/usr/bin/chromium");
     let driver = tool("TOOLNEXUS_CHROMEDRIVER", "/usr/bin/chromedriver");
-    match (chromium, driver) {
-        (Some(c), Some(d)) => Some((c, d)),
-        _ => {
-            let msg = "inbox browser tests: /usr/bin/chromium or /usr/bin/chromedriver is missing \
-                       (run scripts/chromium.sh, or set TOOLNEXUS_CHROMIUM / TOOLNEXUS_CHROMEDRIVER)";
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{msg}; CI=true needs them"
-            );
-            eprintln!("NOTICE: {msg}; skipping");
-            None
-        }
+    if let (Some(c), Some(d)) = (chromium, driver) {
+        return Some((c, d));
     }
+    let msg = "inbox browser tests: /usr/bin/chromium or /usr/bin/chromedriver is missing \
+               (run scripts/chromium.sh, or set TOOLNEXUS_CHROMIUM / TOOLNEXUS_CHROMEDRIVER)";
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{msg}; CI=true needs them"
+    );
+    eprintln!("NOTICE: {msg}; skipping");
+    None
 }
 
 fn free_port() -> u16 {
@@ -128,13 +126,161 @@ async fn start_browser(chromium: &Path, driver: &Path) -> (Browser, Driver) {
     (browser, driver)
 }
 
-async fn text(b: &Browser, css: &str) -> String {
-    b.find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .text()
-        .await
-        .expect("text")
+/// One browser session against the served inbox.
+struct Session<'a> {
+    browser: &'a Browser,
+    fx: &'a Fixture,
+    inbox: &'a toolnexus::inbox::Inbox,
+    base: String,
+}
+
+impl Session<'_> {
+    async fn goto(&self, path: &str) {
+        let url = format!("{}{path}", self.base);
+        self.browser
+            .goto(&url)
+            .await
+            .unwrap_or_else(|e| panic!("open {url}: {e}"));
+    }
+
+    async fn goto_request(&self, id: &str) {
+        let link = self
+            .inbox
+            .link(id, Duration::from_secs(600))
+            .expect("signed links");
+        self.goto(&format!("/inbox{link}")).await;
+    }
+
+    async fn find(&self, css: &str) -> fantoccini::elements::Element {
+        self.browser
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+    }
+
+    async fn text(&self, css: &str) -> String {
+        self.find(css).await.text().await.expect("text")
+    }
+
+    async fn click(&self, css: &str) {
+        self.find(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    }
+
+    async fn type_into(&self, css: &str, text: &str) {
+        let field = self.find(css).await;
+        field.clear().await.expect("clear");
+        field.send_keys(text).await.expect("type");
+    }
+
+    async fn has_form(&self) -> bool {
+        self.browser.find(Locator::Css("form")).await.is_ok()
+    }
+
+    async fn list(&self) {
+        self.goto("/inbox?admin=yes").await;
+        shot(self.browser, "01-list").await;
+        let rows = self.text("tbody").await;
+        let at = |s: &str| {
+            rows.find(s)
+                .unwrap_or_else(|| panic!("{s} not listed: {rows}"))
+        };
+        assert!(
+            at("Plan the trip") < at("Deploy build 42")
+                && at("Deploy build 42") < at("Restart the old cluster"),
+            "newest first: {rows}"
+        );
+        assert!(
+            rows.contains("expired"),
+            "the expired one is marked: {rows}"
+        );
+    }
+
+    async fn input(&self) {
+        // from its link on the list
+        self.browser
+            .find(Locator::LinkText("Plan the trip to the conference"))
+            .await
+            .expect("the input's link")
+            .click()
+            .await
+            .expect("click");
+        shot(self.browser, "02-input").await;
+        assert_eq!(
+            self.text(".prompt").await,
+            "Plan the trip to the conference"
+        );
+        assert_eq!(self.text("#i-f\\.city-help").await, "Where to.");
+
+        // a wrong value: the message, nothing resumed
+        self.type_into("#i-f\\.city", "Oslo").await;
+        self.type_into("#i-f\\.nights", "three").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "03-input-wrong-value").await;
+        assert_eq!(
+            self.text(".error").await,
+            "`nights` must be a whole number, not `three`"
+        );
+        assert_eq!(self.fx.retries(), 0);
+
+        // the right value: the run's final text
+        self.type_into("#i-f\\.nights", "3").await;
+        self.click("#i-f\\.seat option[value=window]").await;
+        self.click("#i-f\\.bags").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "04-input-done").await;
+        assert_eq!(
+            self.text("#outcome").await,
+            r#"final: answered: {"city":"Oslo","nights":3,"seat":"window","bags":true}"#
+        );
+        assert_eq!(self.fx.retries(), 1);
+    }
+
+    async fn approval(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "05-approval").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "06-approval-done").await;
+        assert_eq!(self.text("#outcome").await, "final: answered: null");
+        let run = self
+            .fx
+            .store
+            .get_by_request(id)
+            .await
+            .expect("store")
+            .expect("run");
+        assert_eq!(run.info.state, RunState::Finished);
+    }
+
+    async fn expired(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "07-expired").await;
+        assert_eq!(self.text("h1").await, "Expired");
+        assert_eq!(
+            self.text(".notice").await,
+            "This request has expired; it can no longer be answered."
+        );
+        assert!(!self.has_form().await, "no form on an expired request");
+    }
+
+    async fn forged(&self, id: &str) {
+        let good = self
+            .inbox
+            .link(id, Duration::from_secs(600))
+            .expect("signed links");
+        let forged = format!("{}0000", &good[..good.len() - 4]);
+        assert_ne!(forged, good);
+        self.goto(&format!("/inbox{forged}")).await;
+        shot(self.browser, "08-forged-link").await;
+        assert_eq!(
+            self.text(".error").await,
+            "This link is not valid: its signature does not match."
+        );
+        assert!(!self.has_form().await, "no form behind a forged link");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,172 +305,25 @@ async fn the_inbox_in_headless_chromium() {
     let app = axum::Router::new().nest("/inbox", inbox.router());
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let (b, _driver) = start_browser(&chromium, &driver).await;
-    let outcome = run_cases(&b, &fx, &inbox, &base, &input.id, &approval.id, &expired.id).await;
-    let _ = b.close().await;
-    server.abort();
-    outcome.unwrap_or_else(|e| panic!("{e}"));
-}
-
-async fn run_cases(
-    b: &Browser,
-    fx: &Fixture,
-    inbox: &toolnexus::inbox::Inbox,
-    base: &str,
-    input: &str,
-    approval: &str,
-    expired: &str,
-) -> Result<(), String> {
-    let e = |what: &str| {
-        let what = what.to_owned();
-        move |err: fantoccini::error::CmdError| format!("{what}: {err}")
+    let (browser, _driver) = start_browser(&chromium, &driver).await;
+    let session = Session {
+        browser: &browser,
+        fx: &fx,
+        inbox: &inbox,
+        base,
     };
-    // the list, newest first
-    b.goto(&format!("{base}/inbox?admin=yes"))
-        .await
-        .map_err(e("open the list"))?;
-    shot(b, "01-list").await;
-    let rows = text(b, "tbody").await;
-    let (i, a, x) = (
-        rows.find("Plan the trip").ok_or("input listed")?,
-        rows.find("Deploy build 42").ok_or("approval listed")?,
-        rows.find("Restart the old cluster")
-            .ok_or("expired listed")?,
-    );
-    if !(i < a && a < x) {
-        return Err(format!("not newest first: {rows}"));
+    // the cases run inside a task so that a failed assertion still closes the browser
+    let cases = async {
+        session.list().await;
+        session.input().await;
+        session.approval(&approval.id).await;
+        session.expired(&expired.id).await;
+        session.forged(&input.id).await;
+    };
+    let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(cases)).await;
+    let _ = browser.close().await;
+    server.abort();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
     }
-    if !rows.contains("expired") {
-        return Err(format!("the expired one is not marked: {rows}"));
-    }
-
-    // the input request, from its link on the list
-    b.find(Locator::LinkText("Plan the trip to the conference"))
-        .await
-        .map_err(e("input link"))?
-        .click()
-        .await
-        .map_err(e("click"))?;
-    shot(b, "02-input").await;
-    assert_eq!(text(b, ".prompt").await, "Plan the trip to the conference");
-    assert_eq!(text(b, "#i-f\\.city-help").await, "Where to.");
-
-    // a wrong value: the message, nothing resumed
-    b.find(Locator::Css("#i-f\\.city"))
-        .await
-        .map_err(e("city"))?
-        .send_keys("Oslo")
-        .await
-        .map_err(e("type"))?;
-    b.find(Locator::Css("#i-f\\.nights"))
-        .await
-        .map_err(e("nights"))?
-        .send_keys("three")
-        .await
-        .map_err(e("type"))?;
-    b.find(Locator::Css("button[value=accept]"))
-        .await
-        .map_err(e("submit"))?
-        .click()
-        .await
-        .map_err(e("click"))?;
-    shot(b, "03-input-wrong-value").await;
-    assert_eq!(
-        text(b, ".error").await,
-        "`nights` must be a whole number, not `three`"
-    );
-    assert_eq!(fx.retries(), 0);
-
-    // the right value: the run's final text
-    let nights = b
-        .find(Locator::Css("#i-f\\.nights"))
-        .await
-        .map_err(e("nights"))?;
-    nights.clear().await.map_err(e("clear"))?;
-    nights.send_keys("3").await.map_err(e("type"))?;
-    b.find(Locator::Css("#i-f\\.seat option[value=window]"))
-        .await
-        .map_err(e("seat"))?
-        .click()
-        .await
-        .map_err(e("select"))?;
-    b.find(Locator::Css("#i-f\\.bags"))
-        .await
-        .map_err(e("bags"))?
-        .click()
-        .await
-        .map_err(e("check"))?;
-    b.find(Locator::Css("button[value=accept]"))
-        .await
-        .map_err(e("submit"))?
-        .click()
-        .await
-        .map_err(e("click"))?;
-    shot(b, "04-input-done").await;
-    assert_eq!(
-        text(b, "#outcome").await,
-        r#"final: answered: {"city":"Oslo","nights":3,"seat":"window","bags":true}"#
-    );
-    assert_eq!(fx.retries(), 1);
-
-    // an approval: Approve
-    b.goto(&format!(
-        "{base}/inbox{}",
-        inbox
-            .link(approval, Duration::from_secs(600))
-            .ok_or("link")?
-    ))
-    .await
-    .map_err(e("open the approval"))?;
-    shot(b, "05-approval").await;
-    b.find(Locator::Css("button[value=accept]"))
-        .await
-        .map_err(e("approve"))?
-        .click()
-        .await
-        .map_err(e("click"))?;
-    shot(b, "06-approval-done").await;
-    assert_eq!(text(b, "#outcome").await, "final: answered: null");
-    let run = fx
-        .store
-        .get_by_request(approval)
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or("run")?;
-    assert_eq!(run.info.state, RunState::Finished);
-
-    // an expired one: shown as expired, no form
-    b.goto(&format!(
-        "{base}/inbox{}",
-        inbox
-            .link(expired, Duration::from_secs(600))
-            .ok_or("link")?
-    ))
-    .await
-    .map_err(e("open the expired one"))?;
-    shot(b, "07-expired").await;
-    assert_eq!(text(b, "h1").await, "Expired");
-    assert_eq!(
-        text(b, ".notice").await,
-        "This request has expired; it can no longer be answered."
-    );
-    if b.find(Locator::Css("form")).await.is_ok() {
-        return Err("the expired page has a form".to_owned());
-    }
-
-    // a forged link
-    let good = inbox.link(input, Duration::from_secs(600)).ok_or("link")?;
-    let forged = format!("{}0000", &good[..good.len() - 4]);
-    b.goto(&format!("{base}/inbox{forged}"))
-        .await
-        .map_err(e("open the forged link"))?;
-    shot(b, "08-forged-link").await;
-    assert_eq!(
-        text(b, ".error").await,
-        "This link is not valid: its signature does not match."
-    );
-    if b.find(Locator::Css("form")).await.is_ok() {
-        return Err("the forged page has a form".to_owned());
-    }
-    Ok(())
 }
