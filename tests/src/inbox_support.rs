@@ -3,8 +3,8 @@
 //! The one tool, `ask`, suspends with the request its arguments describe
 //! (`{"kind","prompt","schema"?,"url"?,"expired"?}`); on the retry it returns
 //! `answered: <answer data as JSON>` and counts the retry. The in-process model calls `ask`
-//! with the run's prompt (a JSON object) as arguments, and ends the run with
-//! `final: <the tool's output>`.
+//! with the run's prompt (a JSON object) as arguments, once more with its `then` (when there
+//! is one) after the first answer, and ends the run with `final: <the last tool output>`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -73,13 +73,26 @@ impl Fixture {
             .expect("tool");
         let toolkit = Toolkit::builder().tool(ask).build().expect("toolkit");
         let model = FnModel::new(|req: toolnexus::ModelRequest| async move {
-            let last = req.messages.last().cloned().expect("a message");
-            if last.role == Role::Tool {
-                Reply::text(format!("final: {}", last.content.unwrap_or_default()))
-            } else {
-                let args: Value =
-                    serde_json::from_str(&last.content.unwrap_or_default()).expect("json prompt");
-                Reply::tool_call("ask", args)
+            let prompt = req
+                .messages
+                .iter()
+                .find(|m| m.role == Role::User)
+                .and_then(|m| m.content.clone());
+            let args: Value =
+                serde_json::from_str(&prompt.unwrap_or_default()).expect("json prompt");
+            let done = req.messages.iter().filter(|m| m.role == Role::Tool).count();
+            // `then`: the arguments of a second `ask` once the first is answered
+            let next = match done {
+                0 => Some(args.clone()),
+                1 => args.get("then").cloned(),
+                _ => None,
+            };
+            match next {
+                Some(next) => Reply::tool_call("ask", next),
+                None => {
+                    let last = req.messages.last().and_then(|m| m.content.clone());
+                    Reply::text(format!("final: {}", last.unwrap_or_default()))
+                }
             }
         });
         let client = Client::builder(model)

@@ -490,7 +490,11 @@ async fn an_expired_request_shows_as_expired_and_cannot_be_answered() {
     let url = link(&fx, &inbox, &req.id);
 
     let list = send(&app, get_admin("/")).await;
-    assert!(list.body.contains("<td>expired</td>"), "{}", list.body);
+    assert!(
+        list.body.contains(r#"<td class="when">expired</td>"#),
+        "{}",
+        list.body
+    );
     let page = send(&app, get(&url)).await;
     assert_eq!(page.status, StatusCode::GONE);
     assert!(
@@ -721,4 +725,59 @@ async fn mounted_under_a_prefix_links_follow_the_mount_point() {
         page.body
     );
     assert!(page.cookie.expect("cookie").contains("Path=/inbox;"));
+}
+
+#[tokio::test]
+async fn a_run_that_asks_again_links_to_its_next_request() {
+    let fx = Fixture::new().await;
+    let first = fx
+        .park(json!({"kind": "approval", "prompt": "Step one?", "then": {"kind": "approval", "prompt": "Step two?"}}))
+        .await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &first.id);
+    let (cookie, csrf, _) = open(&app, &url).await;
+    let r = send(
+        &app,
+        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(
+        r.body.contains("The run goes on and asks again:"),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("Step two?"), "{}", r.body);
+    let list = send(&app, get_admin("/api/requests")).await;
+    let v: Value = serde_json::from_str(&list.body).expect("json");
+    assert_eq!(v["requests"].as_array().expect("list").len(), 1);
+    assert_eq!(v["requests"][0]["prompt"], "Step two?");
+    let next_href = v["requests"][0]["link"].as_str().expect("link").to_owned();
+    let next_path = next_href.split("?exp=").next().expect("path");
+    assert!(
+        r.body.contains(&format!(r#"href="{next_path}?exp="#)),
+        "{}",
+        r.body
+    );
+
+    // the next one, answered through the JSON API
+    let (path, q) = next_href.split_once('?').expect("query");
+    let api = format!("/api/requests/{}/answer?{q}", &path[3..]);
+    let done = send(&app, post_json(&api, &json!({"ok": true}))).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(
+        serde_json::from_str::<Value>(&done.body).expect("json"),
+        json!({"status": "done", "text": "final: answered: null"})
+    );
+    // the store forgets a request once its run moved on: the old link finds nothing
+    let old = send(&app, get(&url)).await;
+    assert_eq!(old.status, StatusCode::NOT_FOUND);
+    assert!(
+        old.body
+            .contains("No request waits under this id: it was answered already, or never existed."),
+        "{}",
+        old.body
+    );
+    assert_eq!(fx.retries(), 2);
 }

@@ -304,7 +304,7 @@ async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Loaded {
                 StatusCode::NOT_FOUND,
                 "Not found",
                 "error",
-                "No request has this id.",
+                "No request waits under this id: it was answered already, or never existed.",
             );
         }
         Err(e) => {
@@ -555,9 +555,11 @@ async fn resume(
                 StatusCode::GONE,
                 "This request has expired; it can no longer be answered.".to_owned(),
             ),
-            Error::Store(StoreError::NotFound { .. }) => {
-                (StatusCode::NOT_FOUND, "No request has this id.".to_owned())
-            }
+            Error::Store(StoreError::NotFound { .. }) => (
+                StatusCode::NOT_FOUND,
+                "No request waits under this id: it was answered already, or never existed."
+                    .to_owned(),
+            ),
             other => (
                 StatusCode::BAD_GATEWAY,
                 format!("The answer was taken, but the run failed to go on: {other}"),

@@ -1,6 +1,6 @@
 //! An answer page for parked runs (feature `inbox`): an embeddable [axum] [`Router`] that
 //! lists the pending requests of any [`RunStore`], renders each as a form, checks the answer
-//! on the server and resumes the run through the store ([`Client::answer`]).
+//! on the server and resumes the run through the store ([`Client::answer`](crate::Client::answer)).
 //!
 //! Routes, relative to where the host mounts the router:
 //!
@@ -11,7 +11,13 @@
 //! | `POST /r/{id}` | the answer: checked, then the run is claimed and resumed; shows the outcome |
 //! | `GET /api/requests` | the list as JSON |
 //! | `GET /api/requests/{id}` | one request as JSON |
-//! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`] body (`{"ok":true,"data":{..}}`) |
+//! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
+//!
+//! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt","link"}],
+//! "page","next"}` for the list, `{"request","runId","state"}` for one request, and
+//! `{"status":"done"|"incomplete","text"}` or `{"status":"pending","text","request","link"}`
+//! (the run's next request) for an answer; errors are `{"error"}` (plus `"field"` for a wrong
+//! value, `422`) with the same status codes as the pages.
 //!
 //! # Safe by default
 //!

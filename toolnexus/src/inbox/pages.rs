@@ -19,7 +19,7 @@ button.secondary{background:#fff;color:#1d4ed8}\
 .error{background:#fde8e8;border:1px solid #b00020;color:#7a0014;border-radius:.4rem;padding:.6rem}\
 .notice{background:#fff7e0;border:1px solid #c99700;border-radius:.4rem;padding:.6rem}\
 .done{background:#e6f6ea;border:1px solid #1b7f3b;border-radius:.4rem;padding:.6rem;white-space:pre-wrap}\
-.muted{color:#666;font-size:.9rem}";
+.muted{color:#666;font-size:.9rem}.when{white-space:nowrap;color:#444;font-size:.9rem}";
 
 fn layout(title: &str, body: &Markup) -> String {
     html! {
@@ -71,8 +71,8 @@ pub(crate) fn list(
                                     span.kind { (r.kind) } " "
                                     a href=(r.href) { (short(&r.prompt)) }
                                 }
-                                td { (ago(now, r.created_at)) }
-                                td { (expiry(now, r.expires_at)) }
+                                td.when { (ago(now, r.created_at)) }
+                                td.when { (expiry(now, r.expires_at)) }
                             }
                         }
                     }
