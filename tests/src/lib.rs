@@ -24,7 +24,8 @@ impl Calls {
         self.0.load(Ordering::SeqCst)
     }
 
-    fn bump(&self) -> usize {
+    /// Counts one more call; returns the new count.
+    pub fn bump(&self) -> usize {
         self.0.fetch_add(1, Ordering::SeqCst) + 1
     }
 }

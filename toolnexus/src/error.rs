@@ -52,6 +52,8 @@ pub enum Error {
         expected: String,
         /// The answer's id.
         got: String,
+        /// The record that was to be resumed, unchanged (see [`Error::into_pending_run`]).
+        run: Box<crate::client::PendingRun>,
     },
     /// A resume was asked of a run that is not pending.
     #[error("the run is not pending (status `{status}`): there is nothing to resume")]
@@ -185,6 +187,16 @@ impl Error {
     pub fn into_halted_run(self) -> Option<crate::client::RunResult> {
         match self {
             Self::WaitFor { run, .. } => Some(*run),
+            _ => None,
+        }
+    }
+
+    /// Takes back the record a [`Client::resume`](crate::client::Client::resume) refused
+    /// without running anything ([`Error::AnswerMismatch`]): still valid, it may be resumed
+    /// with the right answer.
+    pub fn into_pending_run(self) -> Option<crate::client::PendingRun> {
+        match self {
+            Self::AnswerMismatch { run, .. } => Some(*run),
             _ => None,
         }
     }

@@ -23,7 +23,7 @@ use crate::request::Request;
 /// assert_eq!(serde_json::to_string(&ok).unwrap(), r#"{"output":"42","isError":false}"#);
 /// assert!(pending_of(&ok).is_none());
 ///
-/// let parked = ToolResult::suspended(Request::input("Which city?").with_id("r1"));
+/// let parked = ToolResult::suspended(Request::input("Which city?"));
 /// assert!(parked.is_error);
 /// assert_eq!(parked.output, "Input required: Which city?");
 /// assert_eq!(pending_of(&parked).unwrap().prompt, "Which city?");

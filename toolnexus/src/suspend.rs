@@ -18,10 +18,10 @@ use crate::tool::IntoToolResult;
 /// ```
 /// use toolnexus::{IntoToolResult, Request, Suspension};
 ///
-/// let s = Suspension::new(Request::input("Which city?").with_id("r1"));
+/// let s = Suspension::new(Request::input("Which city?"));
 /// assert_eq!(format!("{s}"), "Input required: Which city?");
 /// let r = s.into_tool_result();
-/// assert_eq!(r.pending().unwrap().id, "r1");
+/// assert!(r.pending().unwrap().id.starts_with("sus-"));
 /// ```
 ///
 /// # A suspension that could not be built

@@ -103,7 +103,7 @@ async fn resume(
     }
     let result = agent
         .client()
-        .resume(&claim.record, claim.answer.clone(), toolkit)
+        .resume(claim.record.clone(), claim.answer.clone(), toolkit)
         .await
         .map_err(|e| StoreError::Backend(format!("resume failed: {e}")))?;
     if let Some(pause) = pause {

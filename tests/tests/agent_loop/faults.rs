@@ -162,10 +162,11 @@ async fn wait_for_failure_keeps_the_request(client: Client, expected: &str) {
     )
     .unwrap();
     let model = ScriptedModel::new([Reply::text("booked")]);
+    let answer = record.pending().accept("Oslo");
     let resumed = client_for(model.clone())
         .build()
         .unwrap()
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(resumed.status, RunStatus::Done);

@@ -268,6 +268,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
     assert_eq!(
         serde_json::to_value(&result).unwrap(),
         json!({
+            "runId": result.run_id,
             "text": "First question?",
             "messages": [
                 {"role": "user", "content": "go"},
@@ -453,10 +454,8 @@ async fn a_failing_wait_for_ends_with_wait_for_error_and_keeps_the_run_resumable
     let resumer = client_for(ScriptedModel::new([Reply::text("Booked to Oslo.")]))
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept("Oslo");
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.tool_calls[0].output, "ask got \"Oslo\"");
     assert_eq!(calls.get(), 2);

@@ -47,7 +47,7 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
         .system("sys")
         .build()
         .unwrap()
-        .resume(&record, answer, &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
 
@@ -98,6 +98,7 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
     assert_eq!(
         serde_json::to_value(&done).unwrap(),
         json!({
+            "runId": done.run_id,
             "text": "Booked: AI-503 to Oslo.",
             "messages": [
                 {"role": "system", "content": "sys"},

@@ -149,7 +149,7 @@ async fn without_wait_for_the_run_halts_and_a_new_client_resumes_it() {
             .client(&fake)
             .build()
             .unwrap()
-            .resume(&record, pending.accept("Rome"), &toolkit)
+            .resume(record, pending.accept("Rome"), &toolkit)
             .await
             .unwrap();
         assert_eq!(resumed.status, RunStatus::Done);
@@ -248,7 +248,7 @@ async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_res
 
         let record = PendingRun::try_from(&first).unwrap();
         let second = client
-            .resume(&record, asked.accept("Oslo"), &toolkit)
+            .resume(record, asked.accept("Oslo"), &toolkit)
             .await
             .unwrap();
         assert_eq!(
@@ -266,7 +266,7 @@ async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_res
 
         let record = PendingRun::try_from(&second).unwrap();
         let done = client
-            .resume(&record, asked.accept("May 1"), &toolkit)
+            .resume(record, asked.accept("May 1"), &toolkit)
             .await
             .unwrap();
         assert_eq!(done.status, RunStatus::Done);

@@ -18,6 +18,7 @@ use super::result::RunResult;
 /// ```
 /// use toolnexus::{Event, Request};
 ///
+/// // a fixed id pins the bytes here; a real request keeps its generated, unique id
 /// let e = Event::Pending { request: Request::input("Which city?").with_id("r1") };
 /// assert_eq!(
 ///     serde_json::to_string(&e).unwrap(),

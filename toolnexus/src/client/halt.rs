@@ -3,6 +3,7 @@
 
 use std::mem;
 
+use super::fingerprint;
 use super::persist::{Deferred, Halted};
 use super::run::{Exec, State};
 use super::{Limit, RunResult, RunStatus, ToolCallRecord};
@@ -10,14 +11,20 @@ use crate::model::{Message, ToolCall};
 use crate::request::Request;
 
 impl Exec {
-    /// What a later call of a halted turn leaves for the resume: its finished result, or
-    /// nothing when it suspended (it runs again on resume, so its request is asked afresh).
-    pub(super) fn defer(self) -> Option<Deferred> {
-        (!self.result.is_pending()).then_some(Deferred {
+    /// What a later call of a halted turn leaves for the resume: its result, finished or a
+    /// suspension (which keeps its request, fingerprinted now, and is not run again until
+    /// its own answer arrives).
+    pub(super) fn defer(self, call: &ToolCall) -> Deferred {
+        let fingerprint = self
+            .result
+            .is_pending()
+            .then(|| fingerprint::of(&call.name, &call.arguments, &self.args));
+        Deferred {
             args: self.args,
             result: self.result,
             duration: self.duration,
-        })
+            fingerprint,
+        }
     }
 }
 
@@ -41,6 +48,8 @@ pub(super) fn halt(
     request: Request,
     deferred: Vec<Option<Deferred>>,
 ) -> RunResult {
+    // taken now, when the request is made: a resume checks the call against it
+    let fingerprint = fingerprint::of(&call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
         call.id.clone(),
         request.prompt.clone(),
@@ -48,7 +57,7 @@ pub(super) fn halt(
     ));
     st.records.push(ToolCallRecord {
         name: call.name.clone(),
-        args: exec.args.clone(),
+        args: exec.args,
         output: exec.result.output,
         is_error: exec.result.is_error,
         metadata: exec.result.metadata,
@@ -58,7 +67,7 @@ pub(super) fn halt(
     result.pending = Some(request);
     result.halted = Some(Box::new(Halted {
         call_index: index,
-        args: exec.args,
+        fingerprint,
         deferred,
     }));
     result
@@ -67,6 +76,7 @@ pub(super) fn halt(
 /// The run ends with `status`: its state becomes the [`RunResult`].
 pub(super) fn finish(st: &mut State, status: RunStatus, limit: Option<Limit>) -> RunResult {
     RunResult {
+        run_id: st.run_id.clone(),
         text: mem::take(&mut st.text),
         messages: mem::take(&mut st.request.messages),
         tool_call_count: st.records.len(),

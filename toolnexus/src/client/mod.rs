@@ -7,6 +7,7 @@
 
 mod builder;
 mod event;
+mod fingerprint;
 mod halt;
 mod hooks;
 mod inproc;
@@ -15,8 +16,10 @@ mod result;
 mod resume;
 mod run;
 mod scripted;
+mod seal;
 mod store;
 mod trace;
+mod verify;
 mod wait;
 
 use std::fmt;
@@ -34,9 +37,10 @@ pub use builder::ClientBuilder;
 pub use event::{Event, Metric};
 pub use hooks::BeforeTool;
 pub use inproc::{FnModel, IntoReply, Reply};
-pub use persist::{PENDING_RUN_VERSION, PendingRun};
+pub use persist::{MAX_JSON_DEPTH, PENDING_RUN_VERSION, PendingRun};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
 pub use scripted::ScriptedModel;
+pub use seal::{MIN_SEAL_KEY_LEN, SealKey, SealKeys};
 pub use wait::IntoAnswer;
 
 use builder::Config;
@@ -199,20 +203,29 @@ impl Client {
     ///
     /// The halted call is resolved first (on `ok`, the same tool runs again with the same
     /// arguments and `ctx.answer`; on `ok: false` or past `expiresAt`, the model reads
-    /// `declined/expired: <prompt>`), then the later calls of the halted turn (their finished
-    /// results enter the transcript; calls that had suspended run again and may halt the run
-    /// again), then the loop goes on. No user turn is added; the run keeps its model id and
+    /// `declined/expired: <prompt>`), then the later calls of the halted turn: their finished
+    /// results enter the transcript, and a call that had suspended too surfaces with the
+    /// request it was first made with (same id; the run halts on it again, or `wait_for` is
+    /// asked), never run again before its own answer arrives. Then the loop goes on. No user turn is added; the run keeps its model id and
     /// transcript (the record's system message, not this client's). `max_turns` counts the
     /// run's turns from its start.
     ///
+    /// The record is consumed: a record is single-use (the halted call runs at most once
+    /// more). A copy of it persisted elsewhere is still a valid record, so a host that keeps
+    /// records outside a store deletes or marks the copy atomically *before* resuming (see
+    /// [`PendingRun`'s single-use section](PendingRun#single-use)); the result keeps the run's
+    /// [`run_id`](RunResult::run_id), and a result that halts again becomes the next record.
+    ///
     /// # Errors
     ///
-    /// [`Error::AnswerMismatch`](crate::error::Error::AnswerMismatch) naming both ids when the answer does not echo the pending id
-    /// (nothing is changed: the record is only read); [`Error::Persist`](crate::error::Error::Persist) for an inconsistent
-    /// record; then as [`Client::run`].
+    /// [`Error::AnswerMismatch`](crate::error::Error::AnswerMismatch) naming both ids when the
+    /// answer does not echo the pending id (nothing ran; the record is handed back:
+    /// [`Error::into_pending_run`](crate::error::Error::into_pending_run));
+    /// [`Error::Persist`](crate::error::Error::Persist) for a record that disagrees with itself;
+    /// then as [`Client::run`].
     pub async fn resume(
         &self,
-        run: &PendingRun,
+        run: PendingRun,
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
@@ -226,7 +239,7 @@ impl Client {
     /// As [`Client::resume`] and [`Client::stream`].
     pub async fn stream_resume<F>(
         &self,
-        run: &PendingRun,
+        run: PendingRun,
         answer: Answer,
         toolkit: &Toolkit,
         sink: F,

@@ -20,7 +20,7 @@ pub(super) struct Resume {
 impl Client {
     pub(super) async fn resume_inner(
         &self,
-        run: &PendingRun,
+        run: PendingRun,
         answer: Answer,
         toolkit: &Toolkit,
         sink: Option<Sink<'_>>,
@@ -29,18 +29,20 @@ impl Client {
             return Err(Error::AnswerMismatch {
                 expected: run.pending().id.clone(),
                 got: answer.id,
+                run: Box::new(run),
             });
         }
         let at = run.check()?;
-        let (result, halted) = run.clone().into_parts();
+        let pending = run.pending().clone();
+        let (result, halted) = run.into_parts();
         let state = State {
+            run_id: result.run_id,
             request: ModelRequest::new(result.model, result.messages, toolkit.specs()),
             records: result.tool_calls,
             usage: result.usage,
             turns: result.turns,
             text: String::new(),
         };
-        let pending = result.pending.unwrap_or_else(|| run.pending().clone());
         let resume = Resume {
             assistant_at: at,
             halted,
@@ -68,11 +70,13 @@ impl Run<'_> {
         let calls = st.request.messages[assistant_at].tool_calls.clone();
         let index = halted.call_index;
         let call = &calls[index];
-        // the placeholder and the suspension's record are replaced by the resolved result
+        // the placeholder and the suspension's record are replaced by the resolved result;
+        // the retry runs with the arguments of the suspension's record (checked against the
+        // fingerprint on load)
         st.request.messages.pop();
-        st.records.pop();
-        let resolved = Box::pin(self.resolve(call, &halted.args, &pending, answer)).await;
-        self.record(st, call, halted.args, resolved);
+        let args = st.records.pop().map(|r| r.args).unwrap_or_default();
+        let resolved = Box::pin(self.resolve(call, &args, &pending, answer)).await;
+        self.record(st, call, args, resolved);
         let pre = halted
             .deferred
             .into_iter()

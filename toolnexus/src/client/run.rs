@@ -14,6 +14,7 @@ use tracing::Instrument as _;
 
 use super::builder::Config;
 use super::halt::{finish, halt};
+use super::persist::{self, MAX_JSON_DEPTH};
 use super::resume::Resume;
 use super::trace;
 use super::{BeforeTool, Client, Event, Limit, Metric, RunResult, RunStatus, Sink, ToolCallRecord};
@@ -28,6 +29,8 @@ use crate::util::json_kind;
 /// The run so far: what the model is sent next, the tool calls recorded, the usage, the
 /// turns taken and the latest text.
 pub(super) struct State {
+    /// The run's id (`run-<ms>-<counter>-<random>`), kept across halts and resumes.
+    pub(super) run_id: String,
     pub(super) request: ModelRequest,
     pub(super) records: Vec<ToolCallRecord>,
     pub(super) usage: Usage,
@@ -70,6 +73,7 @@ impl Client {
         }
         history.push(Message::user(prompt));
         State {
+            run_id: crate::id::unique("run"),
             request: ModelRequest::new(self.inner.model_name.clone(), history, toolkit.specs()),
             records: Vec::new(),
             usage: Usage::default(),
@@ -324,7 +328,9 @@ impl Run<'_> {
                 request: request.clone(),
             });
             let Some(wait_for) = &self.client.wait_for else {
-                let rest = execs.map(|(_, e)| e.defer()).collect();
+                let rest = execs
+                    .map(|(k, e)| Some(e.defer(&calls[start + k])))
+                    .collect();
                 trace::halted(&request);
                 return Ok(Some(halt(st, call, index, exec, request, rest)));
             };
@@ -335,7 +341,9 @@ impl Run<'_> {
                 }
                 Err(failure) => failure,
             };
-            let rest = execs.map(|(_, e)| e.defer()).collect();
+            let rest = execs
+                .map(|(k, e)| Some(e.defer(&calls[start + k])))
+                .collect();
             let request_id = request.id.clone();
             let run = halt(st, call, index, exec, request, rest);
             return Err(Error::WaitFor {
@@ -454,8 +462,19 @@ impl Run<'_> {
 
 /// The model's arguments as an object, or the failure that tells the model what is wrong:
 /// `invalid arguments for <tool>: not valid JSON: <serde message>` or `... expected a JSON
-/// object, got <kind>`. `null` and an empty string read as `{}`.
+/// object, got <kind>`, or `... nested more than 128 levels deep`. `null` and an empty string
+/// read as `{}`.
 fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, ToolResult> {
+    // what the loop accepts it can persist and read back (see `MAX_JSON_DEPTH`)
+    let too_deep = match arguments {
+        Value::String(s) => persist::deeper_than(s, MAX_JSON_DEPTH).is_some(),
+        other => persist::depth(other) > MAX_JSON_DEPTH,
+    };
+    if too_deep {
+        return Err(ToolResult::error(format!(
+            "invalid arguments for {tool}: nested more than {MAX_JSON_DEPTH} levels deep"
+        )));
+    }
     let not_object = |v: &Value| {
         ToolResult::error(format!(
             "invalid arguments for {tool}: expected a JSON object, got {}",
@@ -466,7 +485,7 @@ fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, 
         Value::Object(map) => Ok(map.clone()),
         Value::Null => Ok(Map::new()),
         Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
+        Value::String(s) => match persist::parse_checked(s) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(other) => Err(not_object(&other)),
             Err(e) => Err(ToolResult::error(format!(

@@ -122,7 +122,7 @@ impl Client {
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
         let result = self
-            .resume(&claim.record, claim.answer.clone(), toolkit)
+            .resume(claim.record.clone(), claim.answer.clone(), toolkit)
             .await?;
         store.finish(claim, result.clone()).await?;
         Ok(result)

@@ -61,9 +61,9 @@
 //! let parked = store.park(PendingRun::try_from(halted).unwrap()).await.unwrap();
 //!
 //! // later, anywhere: the answer claims the run, a worker resumes it and records the outcome
-//! let answer = Request::input("Your name?").with_id(&parked.request_id).accept("Ada");
+//! let answer = toolnexus::Answer::accept(&parked.request_id, "Ada");
 //! let claim = store.claim(&answer, "worker-1").await.unwrap();
-//! let result = client.resume(&claim.record, claim.answer.clone(), &toolkit).await.unwrap();
+//! let result = client.resume(claim.record.clone(), claim.answer.clone(), &toolkit).await.unwrap();
 //! let done = store.finish(&claim, result).await.unwrap();
 //! assert_eq!(done.state, toolnexus::store::RunState::Finished);
 //!
@@ -569,8 +569,22 @@ async fn poll_change<S: RunStore + ?Sized>(
 
 /// The run id a record is stored under.
 pub(crate) fn run_id_of(record: &PendingRun) -> String {
-    // records do not carry a run id yet: the request the run first halted on names it
-    format!("run-{}", record.pending().id)
+    record.run_id().to_owned()
+}
+
+/// Reads a stored record. A store's rows are its own, written by this or an earlier release,
+/// so this is where a record of an older version is read.
+pub(crate) fn decode_record(json: &str) -> crate::error::Result<PendingRun> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        version: Option<u32>,
+    }
+    // a row is the store's own: a version-1 record in it (written before records carried a
+    // run id and a fingerprint) is trusted and migrated; anything else is read as written
+    match serde_json::from_str::<Version>(json) {
+        Ok(Version { version: Some(1) }) => PendingRun::migrate_v1(json),
+        _ => PendingRun::from_json(json),
+    }
 }
 
 /// Milliseconds since the Unix epoch (negative before it).
@@ -717,7 +731,7 @@ impl RawRow {
     }
 
     pub(crate) fn record(&self) -> StoreResult<PendingRun> {
-        PendingRun::from_json(&self.record).map_err(|e| self.corrupt(e.to_string()))
+        decode_record(&self.record).map_err(|e| self.corrupt(e.to_string()))
     }
 
     pub(crate) fn answer(&self) -> StoreResult<Option<Answer>> {
