@@ -87,13 +87,11 @@ impl Fixture {
                 1 => args.get("then").cloned(),
                 _ => None,
             };
-            match next {
-                Some(next) => Reply::tool_call("ask", next),
-                None => {
-                    let last = req.messages.last().and_then(|m| m.content.clone());
-                    Reply::text(format!("final: {}", last.unwrap_or_default()))
-                }
+            if let Some(next) = next {
+                return Reply::tool_call("ask", next);
             }
+            let last = req.messages.last().and_then(|m| m.content.clone());
+            Reply::text(format!("final: {}", last.unwrap_or_default()))
         });
         let client = Client::builder(model)
             .model_name("inbox-test")
