@@ -266,6 +266,20 @@ impl Session<'_> {
         assert!(!self.has_form().await, "no form on an expired request");
     }
 
+    async fn question(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "09-question").await;
+        self.click("#i-q\\.0-1").await;
+        self.click("#i-q\\.1-0").await;
+        self.click("#i-q\\.1-2").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "10-question-done").await;
+        assert_eq!(
+            self.text("#outcome").await,
+            r#"final: answered: {"Lunch?":"salad","Drinks?":["water","coffee"]}"#
+        );
+    }
+
     async fn forged(&self, id: &str) {
         let good = self
             .inbox
@@ -295,6 +309,14 @@ async fn the_inbox_in_headless_chromium() {
     let approval = fx
         .park(approval_args("Deploy build 42 to production?"))
         .await;
+    let question = fx
+        .park(
+            json!({"kind": "question", "prompt": "Lunch?", "questions": [
+                {"question": "Lunch?", "options": ["pasta", "salad"]},
+                {"question": "Drinks?", "options": ["water", "juice", "coffee"], "multiple": true}
+            ]}),
+        )
+        .await;
     let input = fx.park(trip_args("Plan the trip to the conference")).await;
     let inbox = fx.inbox();
 
@@ -318,6 +340,7 @@ async fn the_inbox_in_headless_chromium() {
         session.input().await;
         session.approval(&approval.id).await;
         session.expired(&expired.id).await;
+        session.question(&question.id).await;
         session.forged(&input.id).await;
     };
     let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(cases)).await;
