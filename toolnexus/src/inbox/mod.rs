@@ -184,8 +184,9 @@ impl InboxBuilder {
     }
 
     /// Grants access by the host's own check: `f` sees the request's head (headers, cookies,
-    /// URI) and what is asked for, and returns whether to allow it. Combined with signed links,
-    /// either grants.
+    /// URI, method: a `POST` answers) and what is asked for, and returns whether to allow it.
+    /// Combined with signed links, either grants. The list page hands whoever it admits signed
+    /// links to each request (when signed links are on).
     pub fn authorize<F>(mut self, f: F) -> Self
     where
         F: Fn(&Parts, Target<'_>) -> bool + Send + Sync + 'static,
