@@ -3,6 +3,7 @@
 
 pub mod fake_provider;
 pub mod fixtures;
+pub mod inbox_support;
 pub mod pg;
 pub mod recorder;
 pub mod store_conformance;

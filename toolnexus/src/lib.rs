@@ -102,6 +102,9 @@ mod context;
 mod error;
 pub mod form;
 mod id;
+#[cfg(feature = "inbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
+pub mod inbox;
 pub mod limits;
 mod lower;
 mod macro_support;

@@ -1,0 +1,190 @@
+//! Fixtures of the inbox tests: runs parked in a store by a real client, an inbox over them.
+//!
+//! The one tool, `ask`, suspends with the request its arguments describe
+//! (`{"kind","prompt","schema"?,"url"?,"expired"?}`); on the retry it returns
+//! `answered: <answer data as JSON>` and counts the retry. The in-process model calls `ask`
+//! with the run's prompt (a JSON object) as arguments, once more with its `then` (when there
+//! is one) after the first answer, and ends the run with `final: <the last tool output>`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value, json};
+use toolnexus::inbox::{Inbox, Target};
+use toolnexus::store::{RunStore, SqliteStore};
+use toolnexus::{Client, FnModel, FnTool, Reply, Request, Role, ToolResult, Toolkit};
+
+/// The signing key of the fixtures' inbox.
+pub const LINK_KEY: &[u8] = b"inbox-test-key-0123456789abcdef-0123456789";
+
+/// A store with a client and toolkit that park runs in it.
+#[derive(Debug)]
+pub struct Fixture {
+    /// The store the runs are parked in (SQLite, in a temporary file).
+    pub store: Arc<dyn RunStore>,
+    /// The client that parks and resumes.
+    pub client: Client,
+    /// The toolkit with `ask`.
+    pub toolkit: Toolkit,
+    /// How many times `ask` ran with an answer (the retries).
+    pub retries: Arc<AtomicUsize>,
+    path: std::path::PathBuf,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Fixture {
+    /// A fresh SQLite store in a temporary file (deleted on drop), a client parking in it.
+    ///
+    /// # Panics
+    ///
+    /// When the store cannot be opened (a fixture failure fails the test).
+    pub async fn new() -> Self {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "toolnexus-inbox-{}-{}.sqlite",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_file(&path);
+        let store: Arc<dyn RunStore> =
+            Arc::new(SqliteStore::open(&path).await.expect("sqlite store"));
+        let retries = Arc::new(AtomicUsize::new(0));
+        let counted = retries.clone();
+        let ask = FnTool::builder("ask")
+            .description("Asks a human.")
+            .handler(move |args: Map<String, Value>, ctx: toolnexus::Context| {
+                let counted = counted.clone();
+                async move {
+                    if let Some(answer) = ctx.answer() {
+                        counted.fetch_add(1, Ordering::SeqCst);
+                        let data = answer.data.clone().unwrap_or(Value::Null);
+                        return ToolResult::success(format!("answered: {data}"));
+                    }
+                    ToolResult::suspended(request_of(&Value::Object(args)))
+                }
+            })
+            .build()
+            .expect("tool");
+        let toolkit = Toolkit::builder().tool(ask).build().expect("toolkit");
+        let model = FnModel::new(|req: toolnexus::ModelRequest| async move {
+            let prompt = req
+                .messages
+                .iter()
+                .find(|m| m.role == Role::User)
+                .and_then(|m| m.content.clone());
+            let args: Value =
+                serde_json::from_str(&prompt.unwrap_or_default()).expect("json prompt");
+            let done = req.messages.iter().filter(|m| m.role == Role::Tool).count();
+            // `then`: the arguments of a second `ask` once the first is answered
+            let next = match done {
+                0 => Some(args.clone()),
+                1 => args.get("then").cloned(),
+                _ => None,
+            };
+            if let Some(next) = next {
+                return Reply::tool_call("ask", next);
+            }
+            let last = req.messages.last().and_then(|m| m.content.clone());
+            Reply::text(format!("final: {}", last.unwrap_or_default()))
+        });
+        let client = Client::builder(model)
+            .model_name("inbox-test")
+            .store(store.clone())
+            .build()
+            .expect("client");
+        Self {
+            store,
+            client,
+            toolkit,
+            retries,
+            path,
+        }
+    }
+
+    /// Runs until `ask` suspends with the request `args` describe; the run is parked.
+    ///
+    /// # Panics
+    ///
+    /// When the run fails or does not halt.
+    pub async fn park(&self, args: Value) -> Request {
+        let result = self
+            .client
+            .run(args.to_string(), &self.toolkit)
+            .await
+            .expect("run");
+        result.pending.expect("the run halts on its request")
+    }
+
+    /// An inbox over the store: signed links, and the list for callers that send
+    /// `x-admin: yes` or `?admin=yes`.
+    pub fn inbox(&self) -> Inbox {
+        Inbox::builder(
+            self.store.clone(),
+            self.client.clone(),
+            self.toolkit.clone(),
+        )
+        .signed_links(LINK_KEY.to_vec())
+        .authorize(|parts, target| {
+            let admin = parts.headers.get("x-admin").is_some_and(|v| v == "yes")
+                || parts
+                    .uri
+                    .query()
+                    .is_some_and(|q| q.split('&').any(|p| p == "admin=yes"));
+            admin && target == Target::List
+        })
+        .build()
+    }
+
+    /// How many times `ask` ran with an answer.
+    pub fn retries(&self) -> usize {
+        self.retries.load(Ordering::SeqCst)
+    }
+}
+
+fn request_of(args: &Value) -> Request {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let mut r = Request::new(s("kind"), s("prompt"));
+    if let Some(url) = args.get("url").and_then(Value::as_str) {
+        r = r.with_url(url);
+    }
+    let mut data = Map::new();
+    for key in ["schema", "questions"] {
+        if let Some(v) = args.get(key) {
+            data.insert(key.to_owned(), v.clone());
+        }
+    }
+    if !data.is_empty() {
+        r = r.with_data(data);
+    }
+    if args.get("expired").and_then(Value::as_bool) == Some(true) {
+        r = r.with_expires_at(SystemTime::now() - Duration::from_secs(60));
+    } else {
+        r = r.expires_in(Duration::from_secs(3600));
+    }
+    r
+}
+
+/// The arguments of a trip `input` request: a form with every control.
+pub fn trip_args(prompt: &str) -> Value {
+    json!({
+        "kind": "input",
+        "prompt": prompt,
+        "schema": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "Where to."},
+            "nights": {"type": "integer", "description": "How many nights.", "minimum": 1},
+            "seat": {"type": "string", "enum": ["aisle", "window"]},
+            "bags": {"type": "boolean", "description": "Checked luggage."}
+        }, "required": ["city", "nights"]}
+    })
+}
+
+/// The arguments of an `approval` request.
+pub fn approval_args(prompt: &str) -> Value {
+    json!({"kind": "approval", "prompt": prompt})
+}

@@ -1,0 +1,788 @@
+//! The inbox router without a browser: every security rule, the forms, the JSON API
+//! (tower `oneshot` on the router).
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request as HttpRequest, StatusCode, header};
+use http_body_util::BodyExt as _;
+use serde_json::{Value, json};
+use toolnexus::store::RunState;
+use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
+use tower::ServiceExt as _;
+
+struct Reply {
+    status: StatusCode,
+    cookie: Option<String>,
+    body: String,
+}
+
+async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
+    let res = app.clone().oneshot(req).await.expect("router answers");
+    let status = res.status();
+    let cookie = res
+        .headers()
+        .get(header::SET_COOKIE)
+        .map(|v| v.to_str().expect("ascii cookie").to_owned());
+    let bytes = res.into_body().collect().await.expect("body").to_bytes();
+    Reply {
+        status,
+        cookie,
+        body: String::from_utf8(bytes.to_vec()).expect("utf-8"),
+    }
+}
+
+fn get(uri: &str) -> HttpRequest<Body> {
+    HttpRequest::get(uri).body(Body::empty()).expect("request")
+}
+
+fn get_admin(uri: &str) -> HttpRequest<Body> {
+    HttpRequest::get(uri)
+        .header("x-admin", "yes")
+        .body(Body::empty())
+        .expect("request")
+}
+
+fn post_form(uri: &str, cookie: Option<&str>, body: &str) -> HttpRequest<Body> {
+    let mut b =
+        HttpRequest::post(uri).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some(c) = cookie {
+        b = b.header(header::COOKIE, c);
+    }
+    b.body(Body::from(body.to_owned())).expect("request")
+}
+
+fn post_json(uri: &str, body: &Value) -> HttpRequest<Body> {
+    HttpRequest::post(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("request")
+}
+
+/// The `csrf` hidden field's value on a form page.
+fn csrf_of(page: &str) -> String {
+    let at =
+        page.find(r#"name="csrf" value=""#).expect("a csrf field") + r#"name="csrf" value=""#.len();
+    page[at..].split('"').next().expect("value").to_owned()
+}
+
+/// The `name=value` of a Set-Cookie header.
+fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().expect("pair").to_owned()
+}
+
+/// Opens a request's page and returns (cookie, csrf token, page).
+async fn open(app: &axum::Router, link: &str) -> (String, String, String) {
+    let page = send(app, get(link)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let set = page.cookie.expect("the form page sets the session cookie");
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+    (cookie_pair(&set), csrf_of(&page.body), page.body)
+}
+
+fn link(fx: &Fixture, inbox: &toolnexus::inbox::Inbox, id: &str) -> String {
+    let _ = fx;
+    inbox
+        .link(id, Duration::from_secs(600))
+        .expect("signed links are on")
+}
+
+#[tokio::test]
+async fn without_a_capability_everything_is_forbidden() {
+    let fx = Fixture::new().await;
+    let req = fx.park(trip_args("Plan the trip")).await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+
+    assert_eq!(send(&app, get("/")).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        send(&app, get("/api/requests")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let bare = format!("/r/{}", req.id);
+    let page = send(&app, get(&bare)).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    assert!(
+        page.body
+            .contains("You need a link or permission to see this."),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("Plan the trip"));
+    assert_eq!(
+        send(&app, post_form(&bare, None, "f.city=Oslo&f.nights=2"))
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
+    let api = format!("/api/requests/{}/answer", req.id);
+    assert_eq!(
+        send(&app, post_json(&api, &json!({"ok": true})))
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
+
+    // a link signed for another request, or with its expiry edited, is forged
+    let other = link(&fx, &inbox, "sus-other");
+    let forged = format!("/r/{}?{}", req.id, other.split_once('?').expect("query").1);
+    let page = send(&app, get(&forged)).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    assert!(
+        page.body
+            .contains("This link is not valid: its signature does not match."),
+        "{}",
+        page.body
+    );
+    let good = link(&fx, &inbox, &req.id);
+    let (path, q) = good.split_once('?').expect("query");
+    let exp: u64 = q
+        .split('&')
+        .next()
+        .and_then(|p| p.strip_prefix("exp="))
+        .expect("exp")
+        .parse()
+        .expect("number");
+    let sig = q.split_once("&sig=").expect("sig").1;
+    let edited = format!("{path}?exp={}&sig={sig}", exp + 3600);
+    assert_eq!(send(&app, get(&edited)).await.status, StatusCode::FORBIDDEN);
+    // a link past its own expiry
+    let stale = inbox.link(&req.id, Duration::ZERO).expect("link");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let page = send(&app, get(&stale)).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    assert!(
+        page.body.contains("This link has expired."),
+        "{}",
+        page.body
+    );
+
+    // an inbox with no capability configured grants nothing, not even with a signed link
+    let closed =
+        toolnexus::inbox::Inbox::builder(fx.store.clone(), fx.client.clone(), fx.toolkit.clone())
+            .build();
+    let closed_app = closed.router();
+    assert_eq!(
+        send(&closed_app, get(&good)).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        send(&closed_app, get_admin("/")).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(closed.link(&req.id, Duration::from_secs(60)), None);
+
+    assert_eq!(fx.retries(), 0);
+    let run = fx
+        .store
+        .get_by_request(&req.id)
+        .await
+        .expect("store")
+        .expect("run");
+    assert_eq!(run.info.state, RunState::Parked);
+}
+
+#[tokio::test]
+async fn the_list_shows_pending_requests_newest_first_with_signed_links() {
+    let fx = Fixture::new().await;
+    let first = fx.park(trip_args("first trip")).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let second = fx.park(approval_args("second: deploy?")).await;
+    let app = fx.inbox().router();
+
+    let list = send(&app, get_admin("/")).await;
+    assert_eq!(list.status, StatusCode::OK);
+    let a = list.body.find("second: deploy?").expect("second listed");
+    let b = list.body.find("first trip").expect("first listed");
+    assert!(a < b, "newest first");
+    assert!(
+        list.body
+            .contains(r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#)
+    );
+    assert!(list.body.contains(&format!("/r/{}?exp=", second.id)));
+    assert!(
+        list.body.contains("in 59 min") || list.body.contains("in 1 h"),
+        "{}",
+        list.body
+    );
+
+    let json = send(&app, get_admin("/api/requests")).await;
+    assert_eq!(json.status, StatusCode::OK);
+    let v: Value = serde_json::from_str(&json.body).expect("json");
+    let ids: Vec<&str> = v["requests"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|r| r["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, [second.id.as_str(), first.id.as_str()]);
+    assert_eq!(v["requests"][0]["kind"], "approval");
+    assert_eq!(v["next"], Value::Null);
+
+    // paged
+    let paged =
+        toolnexus::inbox::Inbox::builder(fx.store.clone(), fx.client.clone(), fx.toolkit.clone())
+            .allow_anonymous()
+            .page_size(1)
+            .build()
+            .router();
+    let p1 = send(&paged, get("/")).await;
+    assert!(p1.body.contains("second: deploy?") && !p1.body.contains("first trip"));
+    assert!(p1.body.contains(r#"href="/?page=2""#), "{}", p1.body);
+    let p2 = send(&paged, get("/?page=2")).await;
+    assert!(p2.body.contains("first trip") && !p2.body.contains("second: deploy?"));
+}
+
+#[tokio::test]
+async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothing() {
+    let fx = Fixture::new().await;
+    let req = fx.park(trip_args("Plan the trip")).await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &req.id);
+    let (cookie, csrf, page) = open(&app, &url).await;
+    for part in [
+        r#"<input type="text" id="i-f.city" name="f.city" value="" required aria-invalid="false">"#,
+        r#"<p class="help" id="i-f.city-help">Where to.</p>"#,
+        r#"inputmode="numeric" id="i-f.nights" name="f.nights""#,
+        r#"<select id="i-f.seat" name="f.seat" aria-invalid="false"><option value="">—</option><option value="aisle">aisle</option><option value="window">window</option></select>"#,
+        r#"<input type="checkbox" id="i-f.bags" name="f.bags">"#,
+        r#"<span class="req" title="required"> *</span>"#,
+    ] {
+        assert!(page.contains(part), "missing {part} in {page}");
+    }
+
+    let wrong = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.city=Oslo&f.nights=three"),
+        ),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        wrong.body.contains(
+            r#"<p class="error" role="alert">`nights` must be a whole number, not `three`</p>"#
+        ),
+        "{}",
+        wrong.body
+    );
+    assert!(
+        wrong.body.contains(r#"value="Oslo""#),
+        "the form keeps what was typed"
+    );
+    assert_eq!(fx.retries(), 0);
+    let run = fx
+        .store
+        .get_by_request(&req.id)
+        .await
+        .expect("store")
+        .expect("run");
+    assert_eq!(run.info.state, RunState::Parked);
+
+    let right = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.city=Oslo&f.nights=3&f.seat=aisle&f.bags=on"),
+        ),
+    )
+    .await;
+    assert_eq!(right.status, StatusCode::OK, "{}", right.body);
+    assert!(
+        right.body.contains(r#"<div class="done" id="outcome">final: answered: {&quot;city&quot;:&quot;Oslo&quot;,&quot;nights&quot;:3,&quot;seat&quot;:&quot;aisle&quot;,&quot;bags&quot;:true}</div>"#),
+        "{}",
+        right.body
+    );
+    assert_eq!(fx.retries(), 1);
+    let run = fx
+        .store
+        .get_by_request(&req.id)
+        .await
+        .expect("store")
+        .expect("run");
+    assert_eq!(run.info.state, RunState::Finished);
+}
+
+#[tokio::test]
+async fn csrf_needs_the_cookie_and_the_token_of_this_request() {
+    let fx = Fixture::new().await;
+    let req = fx.park(approval_args("Deploy?")).await;
+    let other = fx.park(approval_args("Other?")).await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &req.id);
+    let (cookie, csrf, _) = open(&app, &url).await;
+    let (_, other_csrf, _) = open(&app, &link(&fx, &inbox, &other.id)).await;
+
+    let cases = [
+        (None, format!("csrf={csrf}&action=accept")),
+        (Some(cookie.as_str()), "action=accept".to_owned()),
+        (Some(cookie.as_str()), "csrf=00ff&action=accept".to_owned()),
+        (
+            Some(
+                "toolnexus_inbox=0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            format!("csrf={csrf}&action=accept"),
+        ),
+        // a token of another request (from another session)
+        (
+            Some(cookie.as_str()),
+            format!("csrf={other_csrf}&action=accept"),
+        ),
+    ];
+    for (c, body) in cases {
+        let r = send(&app, post_form(&url, c, &body)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{c:?} {body}");
+        assert!(
+            r.body.contains("its CSRF token does not match"),
+            "{}",
+            r.body
+        );
+    }
+    assert_eq!(fx.retries(), 0);
+
+    let ok = send(
+        &app,
+        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    assert!(ok.body.contains("final: answered: null"), "{}", ok.body);
+}
+
+#[tokio::test]
+async fn prompts_and_values_are_escaped() {
+    let fx = Fixture::new().await;
+    let evil = r#"<script>alert("x")</script> & <b>bold</b>"#;
+    let req = fx
+        .park(json!({
+            "kind": "input", "prompt": evil,
+            "schema": {"type": "object", "properties": {
+                "note": {"type": "string", "description": "<img src=x onerror=alert(1)>"},
+                "pick": {"type": "string", "enum": ["\"><script>1</script>"]}
+            }}
+        }))
+        .await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+
+    let list = send(&app, get_admin("/")).await;
+    assert!(!list.body.contains("<script>"), "{}", list.body);
+    assert!(
+        list.body.contains(
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"
+        ),
+        "{}",
+        list.body
+    );
+
+    let url = link(&fx, &inbox, &req.id);
+    let (cookie, csrf, page) = open(&app, &url).await;
+    assert!(
+        !page.contains("<script>") && !page.contains("<img"),
+        "{page}"
+    );
+    assert!(page.contains(r#"<div class="prompt">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;</div>"#), "{page}");
+    assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    assert!(
+        page.contains(r#"<option value="&quot;&gt;&lt;script&gt;1&lt;/script&gt;">"#),
+        "{page}"
+    );
+
+    // a submitted value comes back escaped beside the error
+    let bad = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!(
+                "csrf={csrf}&action=accept&f.note=%22%3E%3Cscript%3E2%3C%2Fscript%3E&f.pick=nope"
+            ),
+        ),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(!bad.body.contains("<script>"), "{}", bad.body);
+    assert!(
+        bad.body
+            .contains(r#"value="&quot;&gt;&lt;script&gt;2&lt;/script&gt;""#),
+        "{}",
+        bad.body
+    );
+    assert!(
+        bad.body
+            .contains("`pick` must be one of: &quot;&gt;&lt;script&gt;1&lt;/script&gt;"),
+        "{}",
+        bad.body
+    );
+}
+
+#[tokio::test]
+async fn a_credential_field_is_never_rendered() {
+    let fx = Fixture::new().await;
+    // the runtime refuses to suspend an `input` that asks for a password (the tool fails), so
+    // such a record comes from elsewhere: write one into the store by hand
+    let parked = fx.park(json!({"kind": "custom", "prompt": "Log in",
+        "schema": {"type": "object", "properties": {"user": {"type": "string"}, "password": {"type": "string"}}}})).await;
+    let run = fx
+        .store
+        .get_by_request(&parked.id)
+        .await
+        .expect("store")
+        .expect("run");
+    // only the request's kind (after its id), not the halted call's arguments (`{"kind":..`),
+    // which the record's fingerprint covers
+    let edited = run
+        .record
+        .to_json()
+        .replace(r#"","kind":"custom""#, r#"","kind":"input""#);
+    let record = toolnexus::PendingRun::from_json(&edited)
+        .expect("an edited record that still agrees with itself");
+    assert_eq!(record.pending().kind, "input");
+    assert!(fx.store.delete(&run.info.run_id).await.expect("delete"));
+    fx.store.park(record).await.expect("park");
+    let input = parked;
+    // any other kind is checked by the inbox too
+    let custom = fx
+        .park(json!({"kind": "deploy", "prompt": "Deploy key",
+        "schema": {"type": "object", "properties": {"apiKey": {"type": "string"}}}}))
+        .await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    for (req, field) in [(&input, "password"), (&custom, "apiKey")] {
+        let url = link(&fx, &inbox, &req.id);
+        let page = send(&app, get(&url)).await;
+        assert_eq!(
+            page.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            page.body
+        );
+        assert!(
+            page.body
+                .contains(&format!("has a field `{field}` that collects a credential")),
+            "{}",
+            page.body
+        );
+        assert!(!page.body.contains("<form"), "no form: {}", page.body);
+        assert!(!page.body.contains("<input"));
+        let post = send(&app, post_form(&url, None, "action=accept")).await;
+        assert_eq!(post.status, StatusCode::UNPROCESSABLE_ENTITY);
+        let api = url.replacen("/r/", "/api/requests/", 1);
+        assert_eq!(
+            send(&app, get(&api)).await.status,
+            StatusCode::UNPROCESSABLE_ENTITY
+        );
+    }
+    assert_eq!(fx.retries(), 0);
+}
+
+#[tokio::test]
+async fn an_expired_request_shows_as_expired_and_cannot_be_answered() {
+    let fx = Fixture::new().await;
+    let req = fx
+        .park(json!({"kind": "approval", "prompt": "Too late?", "expired": true}))
+        .await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &req.id);
+
+    let list = send(&app, get_admin("/")).await;
+    assert!(
+        list.body.contains(r#"<td class="when">expired</td>"#),
+        "{}",
+        list.body
+    );
+    let page = send(&app, get(&url)).await;
+    assert_eq!(page.status, StatusCode::GONE);
+    assert!(
+        page.body
+            .contains("This request has expired; it can no longer be answered."),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("<form"));
+    assert_eq!(
+        send(&app, post_form(&url, None, "action=accept"))
+            .await
+            .status,
+        StatusCode::GONE
+    );
+    let api = url
+        .replacen("/r/", "/api/requests/", 1)
+        .replacen('?', "/answer?", 1);
+    assert_eq!(
+        send(&app, post_json(&api, &json!({"ok": true})))
+            .await
+            .status,
+        StatusCode::GONE
+    );
+    assert_eq!(fx.retries(), 0);
+}
+
+#[tokio::test]
+async fn a_double_submit_resumes_once() {
+    let fx = Fixture::new().await;
+    let req = fx.park(approval_args("Ship it?")).await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &req.id);
+    let (cookie, csrf, _) = open(&app, &url).await;
+    let body = format!("csrf={csrf}&action=accept");
+    let (a, b) = tokio::join!(
+        send(&app, post_form(&url, Some(&cookie), &body)),
+        send(&app, post_form(&url, Some(&cookie), &body))
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [StatusCode::OK, StatusCode::CONFLICT],
+        "{} / {}",
+        a.body,
+        b.body
+    );
+    let loser = if a.status == StatusCode::CONFLICT {
+        &a
+    } else {
+        &b
+    };
+    assert!(
+        loser.body.contains("This request was already answered."),
+        "{}",
+        loser.body
+    );
+    let third = send(&app, post_form(&url, Some(&cookie), &body)).await;
+    assert_eq!(third.status, StatusCode::CONFLICT);
+    assert_eq!(fx.retries(), 1);
+}
+
+#[tokio::test]
+async fn the_json_api_lists_gets_and_answers() {
+    let fx = Fixture::new().await;
+    let req = fx.park(trip_args("Plan the trip")).await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &req.id);
+    let (path, q) = url.split_once('?').expect("query");
+    let one = format!("/api/requests/{}?{q}", &path[3..]);
+    let got = send(&app, get(&one)).await;
+    assert_eq!(got.status, StatusCode::OK, "{}", got.body);
+    let v: Value = serde_json::from_str(&got.body).expect("json");
+    assert_eq!(
+        v["request"],
+        serde_json::to_value(&req).expect("request json")
+    );
+    assert_eq!(v["state"], "parked");
+
+    let answer = format!("/api/requests/{}/answer?{q}", &path[3..]);
+    let form = HttpRequest::post(&answer)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("ok=true"))
+        .expect("request");
+    assert_eq!(
+        send(&app, form).await.status,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE
+    );
+    let wrong = send(
+        &app,
+        post_json(
+            &answer,
+            &json!({"ok": true, "data": {"city": "Oslo", "nights": "3"}}),
+        ),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        serde_json::from_str::<Value>(&wrong.body).expect("json"),
+        json!({"error": "`nights` must be a whole number", "field": "nights"})
+    );
+    assert_eq!(fx.retries(), 0);
+
+    let done = send(
+        &app,
+        post_json(
+            &answer,
+            &json!({"ok": true, "data": {"city": "Oslo", "nights": 3}}),
+        ),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(
+        serde_json::from_str::<Value>(&done.body).expect("json"),
+        json!({"status": "done", "text": r#"final: answered: {"city":"Oslo","nights":3}"#})
+    );
+    let again = send(
+        &app,
+        post_json(
+            &answer,
+            &json!({"ok": true, "data": {"city": "Oslo", "nights": 3}}),
+        ),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    assert_eq!(fx.retries(), 1);
+}
+
+#[tokio::test]
+async fn declining_and_other_kinds() {
+    let fx = Fixture::new().await;
+    let approval = fx.park(approval_args("Deploy?")).await;
+    let auth = fx.park(json!({"kind": "authorization", "prompt": "Log in to Git", "url": "https://git.example/login"})).await;
+    let js = fx
+        .park(json!({"kind": "authorization", "prompt": "Log in", "url": "javascript:alert(1)"}))
+        .await;
+    let question = fx
+        .park(json!({"kind": "question", "prompt": "Seat?", "questions": [
+            {"question": "Seat?", "options": ["aisle", "window"]},
+            {"question": "Meals?", "options": ["veg", "fish"], "multiple": true}
+        ]}))
+        .await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+
+    // approval: Decline feeds the model declined/expired
+    let url = link(&fx, &inbox, &approval.id);
+    let (cookie, csrf, page) = open(&app, &url).await;
+    assert!(
+        page.contains(r#"value="accept">Approve</button>"#)
+            && page.contains(r#"value="decline">Decline</button>"#)
+    );
+    let r = send(
+        &app,
+        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=decline")),
+    )
+    .await;
+    assert!(
+        r.body.contains("final: declined/expired: Deploy?"),
+        "{}",
+        r.body
+    );
+    assert_eq!(fx.retries(), 0);
+
+    // authorization: a link out and "done, continue"; a javascript: url is no link
+    let (_, _, page) = open(&app, &link(&fx, &inbox, &auth.id)).await;
+    assert!(page.contains(r#"<a class="button" href="https://git.example/login" target="_blank" rel="noopener noreferrer">"#), "{page}");
+    assert!(page.contains("Done, continue"));
+    let (_, _, page) = open(&app, &link(&fx, &inbox, &js.id)).await;
+    assert!(!page.contains(r#"href="javascript"#), "{page}");
+    assert!(page.contains("<code>javascript:alert(1)</code>"));
+
+    // question: radio buttons, checkboxes when multiple; the answer is keyed by question
+    let url = link(&fx, &inbox, &question.id);
+    let (cookie, csrf, page) = open(&app, &url).await;
+    assert!(
+        page.contains(r#"<input type="radio" id="i-q.0-0" name="q.0" value="aisle" required>"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<input type="checkbox" id="i-q.1-1" name="q.1" value="fish">"#),
+        "{page}"
+    );
+    let r = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&q.0=window&q.1=veg&q.1=fish"),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("final: answered: {&quot;Seat?&quot;:&quot;window&quot;,&quot;Meals?&quot;:[&quot;veg&quot;,&quot;fish&quot;]}"), "{}", r.body);
+}
+
+#[tokio::test]
+async fn mounted_under_a_prefix_links_follow_the_mount_point() {
+    let fx = Fixture::new().await;
+    let req = fx.park(approval_args("Deploy?")).await;
+    let inbox = fx.inbox();
+    let app = axum::Router::new().nest("/inbox", inbox.router());
+    let list = send(&app, get_admin("/inbox")).await;
+    assert_eq!(list.status, StatusCode::OK);
+    assert!(
+        list.body
+            .contains(&format!(r#"href="/inbox/r/{}?exp="#, req.id)),
+        "{}",
+        list.body
+    );
+    let url = format!("/inbox{}", link(&fx, &inbox, &req.id));
+    let page = send(&app, get(&url)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains(&format!(
+            r#"<form method="post" action="{}">"#,
+            url.replace('&', "&amp;")
+        )),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(r#"<a href="/inbox">← all requests</a>"#),
+        "{}",
+        page.body
+    );
+    assert!(page.cookie.expect("cookie").contains("Path=/inbox;"));
+}
+
+#[tokio::test]
+async fn a_run_that_asks_again_links_to_its_next_request() {
+    let fx = Fixture::new().await;
+    let first = fx
+        .park(json!({"kind": "approval", "prompt": "Step one?", "then": {"kind": "approval", "prompt": "Step two?"}}))
+        .await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &first.id);
+    let (cookie, csrf, _) = open(&app, &url).await;
+    let r = send(
+        &app,
+        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(
+        r.body.contains("The run goes on and asks again:"),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("Step two?"), "{}", r.body);
+    let list = send(&app, get_admin("/api/requests")).await;
+    let v: Value = serde_json::from_str(&list.body).expect("json");
+    assert_eq!(v["requests"].as_array().expect("list").len(), 1);
+    assert_eq!(v["requests"][0]["prompt"], "Step two?");
+    let next_href = v["requests"][0]["link"].as_str().expect("link").to_owned();
+    let next_path = next_href.split("?exp=").next().expect("path");
+    assert!(
+        r.body.contains(&format!(r#"href="{next_path}?exp="#)),
+        "{}",
+        r.body
+    );
+
+    // the next one, answered through the JSON API
+    let (path, q) = next_href.split_once('?').expect("query");
+    let api = format!("/api/requests/{}/answer?{q}", &path[3..]);
+    let done = send(&app, post_json(&api, &json!({"ok": true}))).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(
+        serde_json::from_str::<Value>(&done.body).expect("json"),
+        json!({"status": "done", "text": "final: answered: null"})
+    );
+    // the store forgets a request once its run moved on: the old link finds nothing
+    let old = send(&app, get(&url)).await;
+    assert_eq!(old.status, StatusCode::NOT_FOUND);
+    assert!(
+        old.body
+            .contains("No request waits under this id: it was answered already, or never existed."),
+        "{}",
+        old.body
+    );
+    assert_eq!(fx.retries(), 2);
+}

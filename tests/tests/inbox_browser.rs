@@ -1,0 +1,352 @@
+//! The inbox in a real browser: headless Chromium, driven over WebDriver (chromedriver +
+//! fantoccini), against the router served on 127.0.0.1. Screenshots of every page go to
+//! `target/inbox-screenshots/`.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (`scripts/chromium.sh` installs them; or set
+//! `TOOLNEXUS_CHROMIUM` / `TOOLNEXUS_CHROMEDRIVER`). Without them the test prints a notice and
+//! passes, except under `CI=true`, where it fails.
+
+use std::net::TcpListener as StdListener;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use fantoccini::{Client as Browser, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{Map, json};
+use toolnexus::store::RunState;
+use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
+
+fn tool(var: &str, default: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
+    path.exists().then_some(path)
+}
+
+/// Chromium and chromedriver, or `None` (with a notice) when absent outside CI.
+fn browser_tools() -> Option<(PathBuf, PathBuf)> {
+    let chromium = tool("TOOLNEXUS_CHROMIUM", "/usr/bin/chromium");
+    let driver = tool("TOOLNEXUS_CHROMEDRIVER", "/usr/bin/chromedriver");
+    if let (Some(c), Some(d)) = (chromium, driver) {
+        return Some((c, d));
+    }
+    let msg = "inbox browser tests: /usr/bin/chromium or /usr/bin/chromedriver is missing \
+               (run scripts/chromium.sh, or set TOOLNEXUS_CHROMIUM / TOOLNEXUS_CHROMEDRIVER)";
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{msg}; CI=true needs them"
+    );
+    eprintln!("NOTICE: {msg}; skipping");
+    None
+}
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+fn shots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/inbox-screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot dir");
+    dir
+}
+
+async fn shot(b: &Browser, name: &str) {
+    let png = b.screenshot().await.expect("screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    std::fs::write(shots().join(format!("{name}.png")), png).expect("write screenshot");
+}
+
+struct Driver {
+    child: std::process::Child,
+    profile: PathBuf,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+async fn start_browser(chromium: &Path, driver: &Path) -> (Browser, Driver) {
+    let port = free_port();
+    let child = std::process::Command::new(driver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let profile = std::env::temp_dir().join(format!(
+        "toolnexus-inbox-chromium-{}-{port}",
+        std::process::id()
+    ));
+    let driver = Driver {
+        child,
+        profile: profile.clone(),
+    };
+    // wait until chromedriver listens
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "chromedriver did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let args = [
+        "--headless".to_owned(),
+        "--no-sandbox".to_owned(),
+        "--disable-gpu".to_owned(),
+        "--disable-dev-shm-usage".to_owned(),
+        "--disable-quic".to_owned(),
+        "--no-first-run".to_owned(),
+        "--disable-background-networking".to_owned(),
+        "--disable-component-update".to_owned(),
+        "--disable-sync".to_owned(),
+        // a phone-sized window: the pages must read well on one
+        "--window-size=420,900".to_owned(),
+        format!("--user-data-dir={}", profile.display()),
+    ];
+    let mut caps = Map::new();
+    caps.insert(
+        "goog:chromeOptions".to_owned(),
+        json!({"binary": chromium.to_string_lossy(), "args": args}),
+    );
+    let browser = ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a WebDriver session");
+    (browser, driver)
+}
+
+/// One browser session against the served inbox.
+struct Session<'a> {
+    browser: &'a Browser,
+    fx: &'a Fixture,
+    inbox: &'a toolnexus::inbox::Inbox,
+    base: String,
+}
+
+impl Session<'_> {
+    async fn goto(&self, path: &str) {
+        let url = format!("{}{path}", self.base);
+        self.browser
+            .goto(&url)
+            .await
+            .unwrap_or_else(|e| panic!("open {url}: {e}"));
+    }
+
+    async fn goto_request(&self, id: &str) {
+        let link = self
+            .inbox
+            .link(id, Duration::from_secs(600))
+            .expect("signed links");
+        self.goto(&format!("/inbox{link}")).await;
+    }
+
+    async fn find(&self, css: &str) -> fantoccini::elements::Element {
+        self.browser
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+    }
+
+    async fn text(&self, css: &str) -> String {
+        self.find(css).await.text().await.expect("text")
+    }
+
+    async fn click(&self, css: &str) {
+        self.find(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    }
+
+    async fn type_into(&self, css: &str, text: &str) {
+        let field = self.find(css).await;
+        field.clear().await.expect("clear");
+        field.send_keys(text).await.expect("type");
+    }
+
+    async fn has_form(&self) -> bool {
+        self.browser.find(Locator::Css("form")).await.is_ok()
+    }
+
+    async fn list(&self) {
+        self.goto("/inbox?admin=yes").await;
+        shot(self.browser, "01-list").await;
+        let rows = self.text("tbody").await;
+        let at = |s: &str| {
+            rows.find(s)
+                .unwrap_or_else(|| panic!("{s} not listed: {rows}"))
+        };
+        assert!(
+            at("Plan the trip") < at("Deploy build 42")
+                && at("Deploy build 42") < at("Restart the old cluster"),
+            "newest first: {rows}"
+        );
+        assert!(
+            rows.contains("expired"),
+            "the expired one is marked: {rows}"
+        );
+    }
+
+    async fn input(&self) {
+        // from its link on the list
+        self.browser
+            .find(Locator::LinkText("Plan the trip to the conference"))
+            .await
+            .expect("the input's link")
+            .click()
+            .await
+            .expect("click");
+        shot(self.browser, "02-input").await;
+        assert_eq!(
+            self.text(".prompt").await,
+            "Plan the trip to the conference"
+        );
+        assert_eq!(self.text("#i-f\\.city-help").await, "Where to.");
+
+        // a wrong value: the message, nothing resumed
+        self.type_into("#i-f\\.city", "Oslo").await;
+        self.type_into("#i-f\\.nights", "three").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "03-input-wrong-value").await;
+        assert_eq!(
+            self.text(".error").await,
+            "`nights` must be a whole number, not `three`"
+        );
+        assert_eq!(self.fx.retries(), 0);
+
+        // the right value: the run's final text
+        self.type_into("#i-f\\.nights", "3").await;
+        self.click("#i-f\\.seat option[value=window]").await;
+        self.click("#i-f\\.bags").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "04-input-done").await;
+        assert_eq!(
+            self.text("#outcome").await,
+            r#"final: answered: {"city":"Oslo","nights":3,"seat":"window","bags":true}"#
+        );
+        assert_eq!(self.fx.retries(), 1);
+    }
+
+    async fn approval(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "05-approval").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "06-approval-done").await;
+        assert_eq!(self.text("#outcome").await, "final: answered: null");
+        let run = self
+            .fx
+            .store
+            .get_by_request(id)
+            .await
+            .expect("store")
+            .expect("run");
+        assert_eq!(run.info.state, RunState::Finished);
+    }
+
+    async fn expired(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "07-expired").await;
+        assert_eq!(self.text("h1").await, "Expired");
+        assert_eq!(
+            self.text(".notice").await,
+            "This request has expired; it can no longer be answered."
+        );
+        assert!(!self.has_form().await, "no form on an expired request");
+    }
+
+    async fn question(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "09-question").await;
+        self.click("#i-q\\.0-1").await;
+        self.click("#i-q\\.1-0").await;
+        self.click("#i-q\\.1-2").await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "10-question-done").await;
+        assert_eq!(
+            self.text("#outcome").await,
+            r#"final: answered: {"Lunch?":"salad","Drinks?":["water","coffee"]}"#
+        );
+    }
+
+    async fn forged(&self, id: &str) {
+        let good = self
+            .inbox
+            .link(id, Duration::from_secs(600))
+            .expect("signed links");
+        let forged = format!("{}0000", &good[..good.len() - 4]);
+        assert_ne!(forged, good);
+        self.goto(&format!("/inbox{forged}")).await;
+        shot(self.browser, "08-forged-link").await;
+        assert_eq!(
+            self.text(".error").await,
+            "This link is not valid: its signature does not match."
+        );
+        assert!(!self.has_form().await, "no form behind a forged link");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_in_headless_chromium() {
+    let Some((chromium, driver)) = browser_tools() else {
+        return;
+    };
+    let fx = Fixture::new().await;
+    let expired = fx
+        .park(json!({"kind": "approval", "prompt": "Restart the old cluster?", "expired": true}))
+        .await;
+    let approval = fx
+        .park(approval_args("Deploy build 42 to production?"))
+        .await;
+    let question = fx
+        .park(
+            json!({"kind": "question", "prompt": "Lunch?", "questions": [
+                {"question": "Lunch?", "options": ["pasta", "salad"]},
+                {"question": "Drinks?", "options": ["water", "juice", "coffee"], "multiple": true}
+            ]}),
+        )
+        .await;
+    let input = fx.park(trip_args("Plan the trip to the conference")).await;
+    let inbox = fx.inbox();
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = axum::Router::new().nest("/inbox", inbox.router());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let (browser, _driver) = start_browser(&chromium, &driver).await;
+    let session = Session {
+        browser: &browser,
+        fx: &fx,
+        inbox: &inbox,
+        base,
+    };
+    // the cases run inside a task so that a failed assertion still closes the browser
+    let cases = async {
+        session.list().await;
+        session.input().await;
+        session.approval(&approval.id).await;
+        session.expired(&expired.id).await;
+        session.question(&question.id).await;
+        session.forged(&input.id).await;
+    };
+    let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(cases)).await;
+    let _ = browser.close().await;
+    server.abort();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}

@@ -1,0 +1,503 @@
+//! The form a request renders as, and the server-side check of what comes back.
+
+use serde_json::{Map, Number, Value};
+
+use crate::request::Request;
+
+/// What one control collects.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Control {
+    Text,
+    Number,
+    Integer,
+    Checkbox,
+    Select(Vec<String>),
+    /// A question with options: radio buttons, or checkboxes when `multiple`.
+    Choice {
+        options: Vec<String>,
+        multiple: bool,
+    },
+}
+
+/// One control of a form: `name` is the form field, `key` the answer data's key.
+#[derive(Clone, Debug)]
+pub(crate) struct Field {
+    pub(crate) name: String,
+    pub(crate) key: String,
+    pub(crate) label: String,
+    pub(crate) help: Option<String>,
+    pub(crate) required: bool,
+    pub(crate) control: Control,
+    min: Option<f64>,
+    max: Option<f64>,
+    min_len: Option<u64>,
+    max_len: Option<u64>,
+}
+
+/// A wrong value: the field and what is wrong, shown next to the form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Invalid {
+    pub(crate) field: String,
+    pub(crate) message: String,
+}
+
+impl Invalid {
+    fn new(field: &str, message: impl Into<String>) -> Self {
+        Self {
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// How a request is answered on the page.
+#[derive(Clone, Debug)]
+pub(crate) enum Shape {
+    /// Fields and a submit button (plus Decline); the answer's data is their values.
+    Fields(Vec<Field>),
+    /// One free-text answer (an `input` request without a schema); the data is the text.
+    FreeText,
+    /// Approve / Decline.
+    Approval,
+    /// A link to the url and a "done, continue" button.
+    Authorization(Option<String>),
+    /// Accept / Decline (another kind without a schema).
+    AcceptDecline,
+}
+
+/// Why a request cannot be rendered here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A field collects a credential (the trust boundary).
+    Credential(String),
+    /// Its schema is not a flat form.
+    Unsupported(String),
+}
+
+impl Shape {
+    /// The shape of `request`, or why it is refused.
+    pub(crate) fn of(request: &Request) -> Result<Self, Refusal> {
+        if let Err(e) = request.check_trust_boundary() {
+            return Err(Refusal::Credential(e.to_string()));
+        }
+        let data = request.data.as_ref();
+        let schema = data.and_then(|d| d.get("schema"));
+        match request.kind.as_str() {
+            "approval" => return Ok(Self::Approval),
+            "authorization" => return Ok(Self::Authorization(request.url.clone())),
+            "question" => {
+                if let Some(questions) = data.and_then(|d| d.get("questions")) {
+                    return questions_form(questions).map(Self::Fields);
+                }
+            }
+            _ => {}
+        }
+        match schema {
+            Some(schema) => {
+                let fields = schema_form(schema)?;
+                // every kind, not only input/question: no credential field is ever rendered
+                if let Some(f) = fields
+                    .iter()
+                    .find(|f| crate::form::is_credential_field(&f.key))
+                {
+                    return Err(Refusal::Credential(format!(
+                        "the `{}` request's answer schema has a field `{}` that collects a credential",
+                        request.kind, f.key
+                    )));
+                }
+                Ok(Self::Fields(fields))
+            }
+            None if request.kind == "input" || request.kind == "question" => Ok(Self::FreeText),
+            None => Ok(Self::AcceptDecline),
+        }
+    }
+}
+
+fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
+    let unsupported = |m: String| Err(Refusal::Unsupported(m));
+    let Some(obj) = schema.as_object() else {
+        return unsupported("its schema is not an object".to_owned());
+    };
+    if obj.get("type").and_then(Value::as_str) != Some("object") {
+        return unsupported("its schema's type is not `object`".to_owned());
+    }
+    let required: Vec<&str> = obj
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let empty = Map::new();
+    let props = obj
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let mut fields = Vec::with_capacity(props.len());
+    for (key, prop) in props {
+        let ty = prop.get("type").and_then(Value::as_str).unwrap_or("");
+        let control = match (ty, prop.get("enum").and_then(Value::as_array)) {
+            ("string", Some(values)) => {
+                let values: Option<Vec<String>> = values
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect();
+                match values {
+                    Some(v) if !v.is_empty() => Control::Select(v),
+                    _ => {
+                        return unsupported(format!(
+                            "field `{key}` has an enum that is not strings"
+                        ));
+                    }
+                }
+            }
+            ("string", None) => Control::Text,
+            ("number", None) => Control::Number,
+            ("integer", None) => Control::Integer,
+            ("boolean", None) => Control::Checkbox,
+            _ => {
+                return unsupported(format!(
+                    "field `{key}` is not a flat primitive (string, number, integer, boolean, string enum)"
+                ));
+            }
+        };
+        let num = |k: &str| prop.get(k).and_then(Value::as_f64);
+        let len = |k: &str| prop.get(k).and_then(Value::as_u64);
+        fields.push(Field {
+            name: format!("f.{key}"),
+            key: key.clone(),
+            label: prop
+                .get("title")
+                .and_then(Value::as_str)
+                .unwrap_or(key)
+                .to_owned(),
+            help: prop
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            required: required.contains(&key.as_str()),
+            control,
+            min: num("minimum"),
+            max: num("maximum"),
+            min_len: len("minLength"),
+            max_len: len("maxLength"),
+        });
+    }
+    Ok(fields)
+}
+
+fn questions_form(questions: &Value) -> Result<Vec<Field>, Refusal> {
+    let Some(list) = questions.as_array() else {
+        return Err(Refusal::Unsupported(
+            "its `questions` is not a list".to_owned(),
+        ));
+    };
+    let mut fields = Vec::with_capacity(list.len());
+    for (i, q) in list.iter().enumerate() {
+        let Some(text) = q.get("question").and_then(Value::as_str) else {
+            return Err(Refusal::Unsupported(format!(
+                "question {} has no text",
+                i + 1
+            )));
+        };
+        let options: Vec<String> = q
+            .get("options")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let multiple = q.get("multiple").and_then(Value::as_bool).unwrap_or(false);
+        let control = if options.is_empty() {
+            Control::Text
+        } else {
+            Control::Choice { options, multiple }
+        };
+        fields.push(Field {
+            name: format!("q.{i}"),
+            key: text.to_owned(),
+            label: text.to_owned(),
+            help: q.get("header").and_then(Value::as_str).map(str::to_owned),
+            required: !multiple,
+            control,
+            min: None,
+            max: None,
+            min_len: None,
+            max_len: None,
+        });
+    }
+    Ok(fields)
+}
+
+/// The submitted HTML form's values (every `name=value` pair, in order).
+pub(crate) type Pairs = [(String, String)];
+
+fn values<'a>(pairs: &'a Pairs, name: &'a str) -> impl Iterator<Item = &'a str> {
+    pairs
+        .iter()
+        .filter(move |(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads the HTML form's values into the answer's data (one JSON value per field), checked.
+pub(crate) fn from_form(fields: &[Field], pairs: &Pairs) -> Result<Map<String, Value>, Invalid> {
+    let mut data = Map::new();
+    for f in fields {
+        let value = match &f.control {
+            Control::Checkbox => {
+                Value::Bool(values(pairs, &f.name).any(|v| v == "on" || v == "true"))
+            }
+            Control::Choice { multiple: true, .. } => Value::Array(
+                values(pairs, &f.name)
+                    .map(|v| Value::String(v.to_owned()))
+                    .collect(),
+            ),
+            Control::Number | Control::Integer => {
+                let raw = values(pairs, &f.name).next().unwrap_or("").trim();
+                if raw.is_empty() {
+                    check_missing(f)?;
+                    continue;
+                }
+                parse_number(f, raw)?
+            }
+            _ => {
+                let raw = values(pairs, &f.name).next().unwrap_or("");
+                if raw.trim().is_empty() {
+                    check_missing(f)?;
+                    continue;
+                }
+                Value::String(raw.to_owned())
+            }
+        };
+        check_value(f, &value)?;
+        data.insert(f.key.clone(), value);
+    }
+    Ok(data)
+}
+
+/// Checks JSON answer data (from the JSON API) against the fields.
+pub(crate) fn from_json(
+    fields: &[Field],
+    data: Option<&Value>,
+) -> Result<Map<String, Value>, Invalid> {
+    let empty = Map::new();
+    let obj = match data {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(o)) => o,
+        Some(_) => return Err(Invalid::new("data", "the answer's data must be an object")),
+    };
+    if let Some(k) = obj.keys().find(|k| !fields.iter().any(|f| &f.key == *k)) {
+        return Err(Invalid::new(
+            k,
+            format!("`{k}` is not a field of this form"),
+        ));
+    }
+    let mut out = Map::new();
+    for f in fields {
+        match obj.get(&f.key) {
+            None | Some(Value::Null) => check_missing(f)?,
+            Some(v) => {
+                check_value(f, v)?;
+                out.insert(f.key.clone(), v.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn check_missing(f: &Field) -> Result<(), Invalid> {
+    if f.required {
+        Err(Invalid::new(&f.key, format!("`{}` is required", f.label)))
+    } else {
+        Ok(())
+    }
+}
+
+fn parse_number(f: &Field, raw: &str) -> Result<Value, Invalid> {
+    if f.control == Control::Integer {
+        raw.parse::<i64>().map(Value::from).map_err(|_| {
+            Invalid::new(
+                &f.key,
+                format!("`{}` must be a whole number, not `{raw}`", f.label),
+            )
+        })
+    } else {
+        raw.parse::<f64>()
+            .ok()
+            .and_then(Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| {
+                Invalid::new(
+                    &f.key,
+                    format!("`{}` must be a number, not `{raw}`", f.label),
+                )
+            })
+    }
+}
+
+fn check_value(f: &Field, v: &Value) -> Result<(), Invalid> {
+    let bad = |m: String| Err(Invalid::new(&f.key, m));
+    match (&f.control, v) {
+        (Control::Checkbox, Value::Bool(_)) => Ok(()),
+        (Control::Checkbox, _) => bad(format!("`{}` must be true or false", f.label)),
+        (Control::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => {
+            check_range(f, n.as_f64())
+        }
+        (Control::Integer, _) => bad(format!("`{}` must be a whole number", f.label)),
+        (Control::Number, Value::Number(n)) => check_range(f, n.as_f64()),
+        (Control::Number, _) => bad(format!("`{}` must be a number", f.label)),
+        (
+            Control::Select(options)
+            | Control::Choice {
+                options,
+                multiple: false,
+            },
+            Value::String(s),
+        ) => {
+            if options.contains(s) {
+                Ok(())
+            } else {
+                bad(format!(
+                    "`{}` must be one of: {}",
+                    f.label,
+                    options.join(", ")
+                ))
+            }
+        }
+        (
+            Control::Choice {
+                options,
+                multiple: true,
+            },
+            Value::Array(chosen),
+        ) => {
+            for c in chosen {
+                match c.as_str() {
+                    Some(s) if options.iter().any(|o| o == s) => {}
+                    _ => {
+                        return bad(format!(
+                            "`{}` accepts only: {}",
+                            f.label,
+                            options.join(", ")
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        (Control::Choice { multiple: true, .. }, _) => {
+            bad(format!("`{}` must be a list of choices", f.label))
+        }
+        (Control::Text, Value::String(s)) => {
+            let n = s.chars().count() as u64;
+            if f.min_len.is_some_and(|m| n < m) {
+                return bad(format!(
+                    "`{}` needs at least {} characters",
+                    f.label,
+                    f.min_len.unwrap_or(0)
+                ));
+            }
+            if f.max_len.is_some_and(|m| n > m) {
+                return bad(format!(
+                    "`{}` takes at most {} characters",
+                    f.label,
+                    f.max_len.unwrap_or(0)
+                ));
+            }
+            Ok(())
+        }
+        _ => bad(format!("`{}` must be text", f.label)),
+    }
+}
+
+fn check_range(f: &Field, n: Option<f64>) -> Result<(), Invalid> {
+    let n = n.unwrap_or(f64::NAN);
+    if let Some(min) = f.min.filter(|m| n < *m) {
+        return Err(Invalid::new(
+            &f.key,
+            format!("`{}` must be at least {min}", f.label),
+        ));
+    }
+    if let Some(max) = f.max.filter(|m| n > *m) {
+        return Err(Invalid::new(
+            &f.key,
+            format!("`{}` must be at most {max}", f.label),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn trip() -> Vec<Field> {
+        let schema = json!({"type":"object","properties":{
+            "city":{"type":"string","description":"Where to."},
+            "nights":{"type":"integer","minimum":1},
+            "seat":{"type":"string","enum":["aisle","window"]},
+            "bags":{"type":"boolean"}},"required":["city","nights"]});
+        schema_form(&schema).unwrap()
+    }
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn form_values_become_typed_data() {
+        let data = from_form(
+            &trip(),
+            &pairs(&[
+                ("f.city", "Oslo"),
+                ("f.nights", "3"),
+                ("f.seat", "aisle"),
+                ("f.bags", "on"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(data),
+            json!({"bags":true,"city":"Oslo","nights":3,"seat":"aisle"})
+        );
+    }
+
+    #[test]
+    fn wrong_values_name_the_field() {
+        let f = trip();
+        let e = from_form(&f, &pairs(&[("f.city", "Oslo"), ("f.nights", "three")])).unwrap_err();
+        assert_eq!(e.message, "`nights` must be a whole number, not `three`");
+        let e = from_form(&f, &pairs(&[("f.nights", "2")])).unwrap_err();
+        assert_eq!(e.message, "`city` is required");
+        let e = from_form(&f, &pairs(&[("f.city", "x"), ("f.nights", "0")])).unwrap_err();
+        assert_eq!(e.message, "`nights` must be at least 1");
+        let e = from_form(
+            &f,
+            &pairs(&[("f.city", "x"), ("f.nights", "1"), ("f.seat", "roof")]),
+        )
+        .unwrap_err();
+        assert_eq!(e.message, "`seat` must be one of: aisle, window");
+        let e = from_json(&f, Some(&json!({"city":"x","nights":1,"pet":"cat"}))).unwrap_err();
+        assert_eq!(e.message, "`pet` is not a field of this form");
+        let e = from_json(&f, Some(&json!({"city":"x","nights":1.5}))).unwrap_err();
+        assert_eq!(e.message, "`nights` must be a whole number");
+    }
+
+    #[test]
+    fn nested_schemas_are_refused() {
+        let e = schema_form(&json!({"type":"object","properties":{"a":{"type":"object"}}}))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            Refusal::Unsupported(
+                "field `a` is not a flat primitive (string, number, integer, boolean, string enum)"
+                    .to_owned()
+            )
+        );
+    }
+}

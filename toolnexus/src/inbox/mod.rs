@@ -1,0 +1,389 @@
+//! An answer page for parked runs (feature `inbox`): an embeddable [axum] [`Router`] that
+//! lists the pending requests of any [`RunStore`], renders each as a form, checks the answer
+//! on the server and resumes the run through the store ([`Client::answer`](crate::Client::answer)).
+//!
+//! Routes, relative to where the host mounts the router:
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /` | the pending requests, newest first, paged (`?page=2`) |
+//! | `GET /r/{id}` | one request as a form |
+//! | `POST /r/{id}` | the answer: checked, then the run is claimed and resumed; shows the outcome |
+//! | `GET /api/requests` | the list as JSON |
+//! | `GET /api/requests/{id}` | one request as JSON |
+//! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
+//!
+//! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt","link"}],
+//! "page","next"}` for the list, `{"request","runId","state"}` for one request, and
+//! `{"status":"done"|"incomplete","text"}` or `{"status":"pending","text","request","link"}`
+//! (the run's next request) for an answer; errors are `{"error"}` (plus `"field"` for a wrong
+//! value, `422`) with the same status codes as the pages.
+//!
+//! # Safe by default
+//!
+//! - **Nobody may answer unless the host says so.** A request is open to a caller holding a
+//!   signed link ([`InboxBuilder::signed_links`]: HMAC-SHA-256 over the request id and the
+//!   link's expiry, made with [`Inbox::link`]), or one the host's check admits
+//!   ([`InboxBuilder::authorize`]); anonymous access only with [`InboxBuilder::allow_anonymous`].
+//!   Anything else gets `403`.
+//! - **CSRF.** Every form carries a token bound to the request and to a random
+//!   `SameSite=Strict`, `HttpOnly` cookie; a `POST` without both gets `403`. The JSON API
+//!   takes only `application/json` bodies (which a cross-site form cannot send).
+//! - **Escaping.** Pages are [maud] templates: every prompt, value and message is HTML-escaped;
+//!   an authorization `url` becomes a link only when it is `http(s)`.
+//! - **The trust boundary.** A request whose form would collect a credential
+//!   ([`is_credential_field`](crate::form::is_credential_field)) is never rendered (`422`).
+//! - **Expiry.** A request past its `expiresAt` shows as expired and cannot be answered (`410`).
+//! - **Once.** The store's claim lets one answer resume the run; a second submit reads
+//!   "already answered" (`409`).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolnexus::inbox::Inbox;
+//! use toolnexus::store::{MemoryStore, RunStore};
+//! use toolnexus::{Client, ScriptedModel, Toolkit};
+//!
+//! let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+//! let client = Client::builder(ScriptedModel::new([])).model_name("m").build().unwrap();
+//! let inbox = Inbox::builder(store, client, Toolkit::default())
+//!     .signed_links(b"a host secret of 32 bytes or more".to_vec())
+//!     .build();
+//! let app: axum::Router = axum::Router::new().nest("/inbox", inbox.router());
+//! let link = inbox.link("sus-1-1-abc", std::time::Duration::from_secs(3600)).unwrap();
+//! assert!(link.starts_with("/r/sus-1-1-abc?exp="));
+//! # let _ = app;
+//! ```
+
+mod fields;
+mod handlers;
+mod pages;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::http::request::Parts;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+use crate::client::Client;
+use crate::store::RunStore;
+use crate::toolkit::Toolkit;
+
+/// What a caller asks to see or answer, for the host's check ([`InboxBuilder::authorize`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Target<'a> {
+    /// The list of pending requests (HTML or JSON).
+    List,
+    /// One request (its page, its JSON, or answering it), by request id.
+    Request(&'a str),
+}
+
+type AuthorizeFn = dyn Fn(&Parts, Target<'_>) -> bool + Send + Sync;
+
+/// The default number of requests per list page.
+pub const DEFAULT_PAGE_SIZE: usize = 20;
+
+/// The most pending requests the list reads from the store (newest first within them).
+pub const MAX_LISTED: usize = 10_000;
+
+/// The answer page: build it with [`Inbox::builder`], mount [`Inbox::router`] in an app.
+#[derive(Clone)]
+pub struct Inbox {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) client: Client,
+    pub(crate) toolkit: Toolkit,
+    link_key: Option<Vec<u8>>,
+    csrf_key: [u8; 32],
+    authorize: Option<Arc<AuthorizeFn>>,
+    anonymous: bool,
+    pub(crate) page_size: usize,
+    pub(crate) link_ttl: Duration,
+    pub(crate) title: String,
+}
+
+impl fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inbox")
+            .field("store", &self.shared.store)
+            .field("signed_links", &self.shared.link_key.is_some())
+            .field("authorize", &self.shared.authorize.is_some())
+            .field("anonymous", &self.shared.anonymous)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`Inbox`]; see [`Inbox::builder`].
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct InboxBuilder {
+    store: Arc<dyn RunStore>,
+    client: Client,
+    toolkit: Toolkit,
+    link_key: Option<Vec<u8>>,
+    authorize: Option<Arc<AuthorizeFn>>,
+    anonymous: bool,
+    page_size: usize,
+    link_ttl: Duration,
+    title: String,
+}
+
+impl fmt::Debug for InboxBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InboxBuilder").finish_non_exhaustive()
+    }
+}
+
+impl Inbox {
+    /// Starts an inbox over `store`; answers resume runs with `client` and `toolkit` (the
+    /// client and tools the runs were started with).
+    pub fn builder(store: Arc<dyn RunStore>, client: Client, toolkit: Toolkit) -> InboxBuilder {
+        InboxBuilder {
+            store,
+            client,
+            toolkit,
+            link_key: None,
+            authorize: None,
+            anonymous: false,
+            page_size: DEFAULT_PAGE_SIZE,
+            link_ttl: Duration::from_secs(24 * 3600),
+            title: "Requests".to_owned(),
+        }
+    }
+
+    /// The router: mount it with `Router::nest("/prefix", inbox.router())` or serve it as is.
+    /// Links on its pages follow the mount point.
+    pub fn router(&self) -> Router {
+        handlers::router(self.shared.clone())
+    }
+
+    /// A signed link to the page of request `request_id`, valid for `valid_for`, relative to the
+    /// router's mount point (prefix it with where the router is mounted). `None` without
+    /// [`InboxBuilder::signed_links`].
+    pub fn link(&self, request_id: &str, valid_for: Duration) -> Option<String> {
+        let exp = unix_secs(SystemTime::now() + valid_for);
+        self.shared
+            .signed_query(request_id, exp)
+            .map(|q| format!("/r/{}?{q}", path_segment(request_id)))
+    }
+}
+
+impl InboxBuilder {
+    /// Grants access to a request to whoever holds a link signed with `key` (HMAC-SHA-256 over
+    /// the request id and the link's expiry; see [`Inbox::link`]). Keep `key` secret and at
+    /// least 32 random bytes. The key also seeds the CSRF tokens, so several processes that
+    /// share it accept each other's forms.
+    pub fn signed_links(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.link_key = Some(key.into());
+        self
+    }
+
+    /// Grants access by the host's own check: `f` sees the request's head (headers, cookies,
+    /// URI, method: a `POST` answers) and what is asked for, and returns whether to allow it.
+    /// Combined with signed links, either grants. The list page hands whoever it admits signed
+    /// links to each request (when signed links are on).
+    pub fn authorize<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&Parts, Target<'_>) -> bool + Send + Sync + 'static,
+    {
+        self.authorize = Some(Arc::new(f));
+        self
+    }
+
+    /// Lets anyone who can reach the router list and answer every request. Only for a router
+    /// behind the host's own authentication, or a local demo.
+    pub fn allow_anonymous(mut self) -> Self {
+        self.anonymous = true;
+        self
+    }
+
+    /// Requests per list page (default [`DEFAULT_PAGE_SIZE`]; at least 1).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
+    /// How long the signed links the list page hands out stay valid (default 24 hours).
+    pub fn link_ttl(mut self, ttl: Duration) -> Self {
+        self.link_ttl = ttl;
+        self
+    }
+
+    /// The heading of the list page (default `Requests`).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
+        self
+    }
+
+    /// Finishes the inbox. Without [`signed_links`](Self::signed_links),
+    /// [`authorize`](Self::authorize) or [`allow_anonymous`](Self::allow_anonymous), every
+    /// page answers `403`.
+    pub fn build(self) -> Inbox {
+        let csrf_key = match &self.link_key {
+            Some(key) => {
+                let mut mac = mac(key);
+                mac.update(b"toolnexus-inbox-csrf-key");
+                mac.finalize().into_bytes().into()
+            }
+            None => random_bytes(),
+        };
+        Inbox {
+            shared: Arc::new(Shared {
+                store: self.store,
+                client: self.client,
+                toolkit: self.toolkit,
+                link_key: self.link_key,
+                csrf_key,
+                authorize: self.authorize,
+                anonymous: self.anonymous,
+                page_size: self.page_size,
+                link_ttl: self.link_ttl,
+                title: self.title,
+            }),
+        }
+    }
+}
+
+/// Whether a caller got in, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Granted,
+    /// The link's signature does not match.
+    Forged,
+    /// The link's own expiry passed.
+    LinkExpired,
+    /// No capability at all.
+    Denied,
+}
+
+impl Shared {
+    /// The `exp=..&sig=..` query of a signed link, or `None` without a link key.
+    pub(crate) fn signed_query(&self, request_id: &str, exp: u64) -> Option<String> {
+        let key = self.link_key.as_ref()?;
+        Some(format!(
+            "exp={exp}&sig={}",
+            hex(&link_mac(key, request_id, exp).finalize().into_bytes())
+        ))
+    }
+
+    /// The query to put on links the (already admitted) viewer of the list follows.
+    pub(crate) fn link_query(&self, request_id: &str) -> Option<String> {
+        self.signed_query(request_id, unix_secs(SystemTime::now() + self.link_ttl))
+    }
+
+    pub(crate) fn access(
+        &self,
+        parts: &Parts,
+        target: Target<'_>,
+        query: &[(String, String)],
+    ) -> Access {
+        if self.anonymous || self.authorize.as_ref().is_some_and(|f| f(parts, target)) {
+            return Access::Granted;
+        }
+        let (Target::Request(id), Some(key)) = (target, &self.link_key) else {
+            return Access::Denied;
+        };
+        let get = |name: &str| {
+            query
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let (Some(exp), Some(sig)) = (get("exp"), get("sig")) else {
+            return Access::Denied;
+        };
+        let (Ok(exp), Some(sig)) = (exp.parse::<u64>(), unhex(sig)) else {
+            return Access::Forged;
+        };
+        if link_mac(key, id, exp).verify_slice(&sig).is_err() {
+            return Access::Forged;
+        }
+        if unix_secs(SystemTime::now()) > exp {
+            return Access::LinkExpired;
+        }
+        Access::Granted
+    }
+
+    /// The CSRF token of `request_id` for the browser session `session` (the cookie's value).
+    pub(crate) fn csrf_token(&self, session: &str, request_id: &str) -> String {
+        let mut m = mac(&self.csrf_key);
+        m.update(b"csrf\0");
+        m.update(session.as_bytes());
+        m.update(b"\0");
+        m.update(request_id.as_bytes());
+        hex(&m.finalize().into_bytes())
+    }
+
+    pub(crate) fn csrf_ok(&self, session: &str, request_id: &str, token: &str) -> bool {
+        let Some(token) = unhex(token) else {
+            return false;
+        };
+        let mut m = mac(&self.csrf_key);
+        m.update(b"csrf\0");
+        m.update(session.as_bytes());
+        m.update(b"\0");
+        m.update(request_id.as_bytes());
+        m.verify_slice(&token).is_ok()
+    }
+}
+
+fn mac(key: &[u8]) -> Hmac<Sha256> {
+    // HMAC takes a key of any length
+    <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap_or_else(|_| unreachable!())
+}
+
+fn link_mac(key: &[u8], request_id: &str, exp: u64) -> Hmac<Sha256> {
+    let mut m = mac(key);
+    m.update(b"toolnexus-inbox-link\0");
+    m.update(request_id.as_bytes());
+    m.update(b"\0");
+    m.update(exp.to_string().as_bytes());
+    m
+}
+
+pub(crate) fn random_bytes() -> [u8; 32] {
+    let mut buf = [0u8; 32];
+    // the OS's random source; without one there is no safe token, so stop loudly
+    getrandom::fill(&mut buf).unwrap_or_else(|e| panic!("no OS random source for the inbox: {e}"));
+    buf
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || !s.is_ascii() {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
+        .collect()
+}
+
+pub(crate) fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// What a path segment keeps unencoded: RFC 3986 unreserved characters.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+pub(crate) fn path_segment(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, SEGMENT).to_string()
+}

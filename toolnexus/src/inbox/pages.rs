@@ -1,0 +1,277 @@
+//! The HTML pages (maud: every interpolated string is escaped).
+
+use std::time::{Duration, SystemTime};
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+use super::fields::{Control, Field, Invalid, Shape};
+use crate::request::Request;
+
+const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-width:40rem;padding:1rem;color:#1b1b1b;background:#fafafa}\
+h1{font-size:1.4rem}table{border-collapse:collapse;width:100%}td,th{padding:.4rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}\
+.kind{font-size:.8rem;background:#e7eefc;border-radius:.3rem;padding:.1rem .4rem}\
+.prompt{white-space:pre-wrap;background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.8rem}\
+label{display:block;font-weight:600;margin-top:1rem}.help{color:#555;font-size:.9rem;margin:.1rem 0}\
+input[type=text],input[type=number],select,textarea{box-sizing:border-box;width:100%;font:inherit;padding:.5rem;border:1px solid #aaa;border-radius:.3rem}\
+.opt{display:block;font-weight:400}.req{color:#b00020}\
+button,.button{font:inherit;padding:.6rem 1.2rem;margin:1rem .5rem 0 0;border-radius:.3rem;border:1px solid #1d4ed8;background:#1d4ed8;color:#fff;text-decoration:none;display:inline-block}\
+button.secondary{background:#fff;color:#1d4ed8}\
+.error{background:#fde8e8;border:1px solid #b00020;color:#7a0014;border-radius:.4rem;padding:.6rem}\
+.notice{background:#fff7e0;border:1px solid #c99700;border-radius:.4rem;padding:.6rem}\
+.done{background:#e6f6ea;border:1px solid #1b7f3b;border-radius:.4rem;padding:.6rem;white-space:pre-wrap}\
+.muted{color:#666;font-size:.9rem}.when{white-space:nowrap;color:#444;font-size:.9rem}";
+
+fn layout(title: &str, body: &Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="referrer" content="no-referrer";
+                title { (title) }
+                style { (PreEscaped(CSS)) }
+            }
+            body { (*body) }
+        }
+    }
+    .into_string()
+}
+
+/// One row of the list.
+pub(crate) struct Row {
+    pub(crate) href: String,
+    pub(crate) kind: String,
+    pub(crate) prompt: String,
+    pub(crate) created_at: SystemTime,
+    pub(crate) expires_at: Option<SystemTime>,
+}
+
+pub(crate) fn list(
+    title: &str,
+    rows: &[Row],
+    page: usize,
+    prev: Option<String>,
+    next: Option<String>,
+) -> String {
+    let now = SystemTime::now();
+    layout(
+        title,
+        &html! {
+            h1 { (title) }
+            @if rows.is_empty() {
+                p.muted { "Nothing is waiting for an answer." }
+            } @else {
+                table {
+                    thead { tr { th { "Request" } th { "Age" } th { "Expires" } } }
+                    tbody {
+                        @for r in rows {
+                            tr {
+                                td {
+                                    span.kind { (r.kind) } " "
+                                    a href=(r.href) { (short(&r.prompt)) }
+                                }
+                                td.when { (ago(now, r.created_at)) }
+                                td.when { (expiry(now, r.expires_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+            p {
+                @if let Some(prev) = prev { a href=(prev) rel="prev" { "← newer" } " " }
+                span.muted { "page " (page) }
+                @if let Some(next) = next { " " a href=(next) rel="next" { "older →" } }
+            }
+        },
+    )
+}
+
+fn short(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("");
+    if first.chars().count() > 120 || s.lines().nth(1).is_some() {
+        format!("{}…", first.chars().take(120).collect::<String>())
+    } else {
+        first.to_owned()
+    }
+}
+
+fn span(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86400 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86400),
+    }
+}
+
+fn ago(now: SystemTime, at: SystemTime) -> String {
+    format!("{} ago", span(now.duration_since(at).unwrap_or_default()))
+}
+
+fn expiry(now: SystemTime, at: Option<SystemTime>) -> String {
+    match at {
+        None => "never".to_owned(),
+        Some(at) => match at.duration_since(now) {
+            Ok(left) => format!("in {}", span(left)),
+            Err(_) => "expired".to_owned(),
+        },
+    }
+}
+
+/// What the form was last submitted with, to show again beside an error.
+pub(crate) type Submitted<'a> = Option<&'a [(String, String)]>;
+
+pub(crate) struct FormPage<'a> {
+    pub(crate) request: &'a Request,
+    pub(crate) shape: &'a Shape,
+    pub(crate) action: String,
+    pub(crate) csrf: String,
+    pub(crate) error: Option<&'a Invalid>,
+    pub(crate) submitted: Submitted<'a>,
+    pub(crate) back: String,
+}
+
+pub(crate) fn form(p: &FormPage<'_>) -> String {
+    let r = p.request;
+    let now = SystemTime::now();
+    layout(
+        &format!("{}: {}", r.kind, short(&r.prompt)),
+        &html! {
+            p { a href=(p.back) { "← all requests" } }
+            h1 { span.kind { (r.kind) } }
+            div.prompt { (r.prompt) }
+            @if r.expires_at.is_some() { p.muted { "Expires " (expiry(now, r.expires_at_time())) "." } }
+            @if let Some(e) = p.error { p.error role="alert" { (e.message) } }
+            form method="post" action=(p.action) {
+                input type="hidden" name="csrf" value=(p.csrf);
+                @match p.shape {
+                    Shape::Fields(fields) => {
+                        @for f in fields { (field(f, p.submitted, p.error)) }
+                        button type="submit" name="action" value="accept" { "Submit" }
+                        button.secondary type="submit" name="action" value="decline" formnovalidate { "Decline" }
+                    }
+                    Shape::FreeText => {
+                        label for="answer" { "Your answer" span.req { " *" } }
+                        textarea id="answer" name="answer" rows="4" required { (value(p.submitted, "answer").unwrap_or_default()) }
+                        button type="submit" name="action" value="accept" { "Submit" }
+                        button.secondary type="submit" name="action" value="decline" formnovalidate { "Decline" }
+                    }
+                    Shape::Approval => {
+                        button type="submit" name="action" value="accept" { "Approve" }
+                        button.secondary type="submit" name="action" value="decline" { "Decline" }
+                    }
+                    Shape::Authorization(url) => {
+                        @match url.as_deref().filter(|u| u.starts_with("https://") || u.starts_with("http://")) {
+                            Some(u) => p { a.button href=(u) target="_blank" rel="noopener noreferrer" { "Open the login page" } }
+                            None => @if let Some(u) = url { p.notice { "Go to: " code { (u) } } }
+                        }
+                        p.muted { "When you have finished there, continue here." }
+                        button type="submit" name="action" value="accept" { "Done, continue" }
+                        button.secondary type="submit" name="action" value="decline" { "Decline" }
+                    }
+                    Shape::AcceptDecline => {
+                        button type="submit" name="action" value="accept" { "Accept" }
+                        button.secondary type="submit" name="action" value="decline" { "Decline" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+fn value<'a>(submitted: Submitted<'a>, name: &str) -> Option<&'a str> {
+    submitted?
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn chosen(submitted: Submitted<'_>, name: &str, option: &str) -> bool {
+    submitted.is_some_and(|s| s.iter().any(|(k, v)| k == name && v == option))
+}
+
+fn field(f: &Field, submitted: Submitted<'_>, error: Option<&Invalid>) -> Markup {
+    let id = format!("i-{}", super::path_segment(&f.name));
+    let invalid = error.is_some_and(|e| e.field == f.key);
+    let help_id = format!("{id}-help");
+    html! {
+        @match &f.control {
+            Control::Checkbox => {
+                label.opt for=(id) {
+                    input type="checkbox" id=(id) name=(f.name) checked[value(submitted, &f.name).is_some()];
+                    " " strong { (f.label) }
+                }
+            }
+            Control::Choice { options, multiple } => {
+                fieldset {
+                    legend { strong { (f.label) } @if f.required { span.req title="required" { " *" } } }
+                    @for (i, o) in options.iter().enumerate() {
+                        label.opt for=(format!("{id}-{i}")) {
+                            input type=(if *multiple { "checkbox" } else { "radio" }) id=(format!("{id}-{i}")) name=(f.name) value=(o)
+                                checked[chosen(submitted, &f.name, o)] required[f.required && !*multiple];
+                            " " (o)
+                        }
+                    }
+                }
+            }
+            _ => {
+                label for=(id) { (f.label) @if f.required { span.req title="required" { " *" } } }
+            }
+        }
+        @if let Some(h) = &f.help { p.help id=(help_id) { (h) } }
+        @match &f.control {
+            Control::Text => input type="text" id=(id) name=(f.name) value=(value(submitted, &f.name).unwrap_or_default())
+                required[f.required] aria-invalid=(invalid);
+            Control::Number => input type="text" inputmode="decimal" id=(id) name=(f.name) value=(value(submitted, &f.name).unwrap_or_default())
+                required[f.required] aria-invalid=(invalid);
+            Control::Integer => input type="text" inputmode="numeric" id=(id) name=(f.name) value=(value(submitted, &f.name).unwrap_or_default())
+                required[f.required] aria-invalid=(invalid);
+            Control::Select(options) => select id=(id) name=(f.name) required[f.required] aria-invalid=(invalid) {
+                @if !f.required { option value="" { "—" } }
+                @for o in options { option value=(o) selected[value(submitted, &f.name) == Some(o.as_str())] { (o) } }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A page with only a heading and a message (errors, refusals, expired, done).
+pub(crate) fn message(title: &str, class: &str, text: &str, link: Option<(&str, &str)>) -> String {
+    layout(
+        title,
+        &html! {
+            h1 { (title) }
+            div class=(class) { (text) }
+            @if let Some((href, label)) = link { p { a href=(href) { (label) } } }
+        },
+    )
+}
+
+/// The run's outcome after an answer.
+pub(crate) fn outcome(
+    status: &str,
+    text: &str,
+    next: Option<(&str, &Request)>,
+    back: &str,
+) -> String {
+    layout(
+        "Answered",
+        &html! {
+            h1 { "Answered" }
+            @match next {
+                Some((href, req)) => {
+                    p { "The run goes on and asks again:" }
+                    div.prompt { span.kind { (req.kind) } " " (req.prompt) }
+                    p { a.button href=(href) { "Answer the next request" } }
+                }
+                None => {
+                    p.muted { "The run is " (status) "." }
+                    div.done id="outcome" { (text) }
+                }
+            }
+            p { a href=(back) { "← all requests" } }
+        },
+    )
+}
