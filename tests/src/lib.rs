@@ -2,6 +2,8 @@
 //! live in this library.
 
 pub mod fake_provider;
+#[cfg(feature = "mcp")]
+pub mod mcp_fixtures;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

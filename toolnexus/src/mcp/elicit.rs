@@ -106,17 +106,33 @@ fn question_schema(questions: &Value) -> Option<Value> {
 }
 
 /// The [`Answer`] an elicitation result gives `request`: accept -> `ok:true` with the content
-/// as `data` (absent when the client sent none); decline -> `ok:false`, reason `declined`;
-/// cancel -> reason `cancelled`.
+/// as `data`; decline -> `ok:false`, reason `declined`; cancel -> reason `cancelled`.
+///
+/// Two shapes read as the tool expects them: an empty (or absent) content gives no `data`
+/// (an approval's form has no fields, so `ask!(ctx, approval ..)` reads `()`), and the
+/// `{"output": "<text>"}` of an `input` request asked without a schema gives the text itself
+/// (the free-text convention of CONTRACT section 2).
 pub(crate) fn answer_from_result(request: &Request, result: &ElicitResult) -> Answer {
     match result.action {
         ElicitationAction::Accept => match &result.content {
+            Some(Value::Object(o)) if o.is_empty() => Answer::ok(request.id.clone()),
+            Some(Value::Object(o)) if asks_free_text(request) && o.len() == 1 => {
+                match o.get(FREE_TEXT_FIELD) {
+                    Some(text @ Value::String(_)) => Answer::accept(request.id.clone(), text),
+                    _ => Answer::accept(request.id.clone(), o),
+                }
+            }
             Some(content) => Answer::accept(request.id.clone(), content),
             None => Answer::ok(request.id.clone()),
         },
         ElicitationAction::Decline => Answer::decline(request.id.clone(), DeclineReason::Declined),
         _ => Answer::decline(request.id.clone(), DeclineReason::Cancelled),
     }
+}
+
+/// An `input` request without `data.schema`: asked as the one field [`FREE_TEXT_FIELD`].
+fn asks_free_text(request: &Request) -> bool {
+    request.kind == KIND_INPUT && request.data.as_ref().and_then(|d| d.get("schema")).is_none()
 }
 
 /// The [`Request`] a consumed server's elicitation becomes: a form -> `input` with
@@ -238,7 +254,9 @@ mod tests {
 
     #[test]
     fn results_become_answers() {
-        let r = Request::input("p").with_id("r1");
+        let r = Request::input("p")
+            .with_id("r1")
+            .with_data_entry("schema", json!({"type": "object"}));
         let accept = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"k": "v"}));
         assert_eq!(
             serde_json::to_string(&answer_from_result(&r, &accept)).unwrap(),
@@ -253,6 +271,16 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&answer_from_result(&r, &cancel)).unwrap(),
             r#"{"id":"r1","ok":false,"reason":"cancelled"}"#
+        );
+        let empty = ElicitResult::new(ElicitationAction::Accept).with_content(json!({}));
+        assert_eq!(
+            serde_json::to_string(&answer_from_result(&Request::approval("ok?").with_id("r2"), &empty)).unwrap(),
+            r#"{"id":"r2","ok":true}"#
+        );
+        let text = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"output": "hi"}));
+        assert_eq!(
+            serde_json::to_string(&answer_from_result(&Request::input("note?").with_id("r3"), &text)).unwrap(),
+            r#"{"id":"r3","ok":true,"data":"hi"}"#
         );
     }
 
