@@ -9,8 +9,8 @@ use std::io::IsTerminal;
 
 use serde_json::json;
 use toolnexus::{
-    Client, DeclineReason, Event, FnModel, Form, ModelRequest, Reply, Request, Role, Suspension,
-    Toolkit, Usage, ask, tool,
+    Client, Event, FnModel, Form, ModelRequest, Reply, Request, Role, Suspension, Toolkit, Usage,
+    ask, request::DeclineReason, tool,
 };
 
 /// The answer used when no terminal is attached and no `--answer` is given.

@@ -14,7 +14,9 @@
 use std::io::{BufRead, Write};
 
 use serde_json::json;
-use toolnexus::{Client, DeclineReason, Event, FnTool, HttpProvider, Request, ToolResult, Toolkit};
+use toolnexus::{
+    Client, Event, FnTool, HttpProvider, Request, ToolResult, Toolkit, request::DeclineReason,
+};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

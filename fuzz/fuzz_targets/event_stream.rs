@@ -6,7 +6,9 @@
 use std::sync::Mutex;
 
 use libfuzzer_sys::fuzz_target;
-use toolnexus::{ProviderStyle, parse_event_stream_chunks, parse_reply_body};
+use toolnexus::{
+    __private::parse_event_stream_chunks, __private::parse_reply_body, providers::ProviderStyle,
+};
 
 fuzz_target!(|data: &[u8]| {
     // first byte: the style and where to cut; the rest: the body

@@ -175,21 +175,21 @@ impl toolnexus::Model for InstantModel {
     fn complete<'a>(
         &'a self,
         request: &'a toolnexus::ModelRequest,
-        _stream: Option<toolnexus::DeltaSink<'a>>,
-    ) -> toolnexus::BoxFuture<'a, toolnexus::Result<toolnexus::ModelTurn>> {
+        _stream: Option<toolnexus::model::DeltaSink<'a>>,
+    ) -> toolnexus::BoxFuture<'a, toolnexus::Result<toolnexus::model::ModelTurn>> {
         let turn = request
             .messages
             .iter()
             .filter(|m| m.role == toolnexus::Role::Assistant)
             .count();
         let reply = if turn < self.tool_turns {
-            toolnexus::ModelTurn::tool_calls(vec![toolnexus::ToolCall::new(
+            toolnexus::model::ModelTurn::tool_calls(vec![toolnexus::model::ToolCall::new(
                 format!("call_{turn}"),
                 self.tool.clone(),
                 self.args.clone(),
             )])
         } else {
-            toolnexus::ModelTurn::text("done")
+            toolnexus::model::ModelTurn::text("done")
         };
         Box::pin(async move { Ok(reply) })
     }

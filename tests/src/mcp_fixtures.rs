@@ -15,7 +15,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleClient, RoleServer};
 use rmcp::{ClientHandler, ErrorData, tool, tool_router};
 use serde_json::{Value, json};
-use toolnexus::{Form, QuestionTool, Suspension, Toolkit, ask, suspend, tool as tn_tool};
+use toolnexus::question::QuestionTool;
+use toolnexus::{Form, Suspension, Toolkit, ask, suspend, tool as tn_tool};
 
 /// Where the traveller goes.
 #[derive(Debug, Form, serde::Deserialize)]

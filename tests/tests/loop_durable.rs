@@ -5,8 +5,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 use toolnexus::{
-    Answer, Client, DeclineReason, Error, FnTool, Message, PendingRun, Reply, Request, Role,
-    RunResult, RunStatus, ScriptedModel, ToolResult, Toolkit,
+    Answer, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role, RunResult, RunStatus,
+    ScriptedModel, ToolResult, Toolkit, request::DeclineReason,
 };
 use toolnexus_tests::{Log, asker, echo, tool_results};
 

@@ -5,8 +5,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 use toolnexus::{
-    Answer, BeforeTool, Client, DeclineReason, Error, FnTool, Metric, Reply, Request, RunStatus,
-    ScriptedModel, ToolResult, Toolkit,
+    Answer, Client, Error, FnTool, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
+    client::BeforeTool, client::Metric, request::DeclineReason,
 };
 use toolnexus_tests::{Log, asker, echo, stubborn, tool_results};
 
@@ -145,7 +145,7 @@ async fn an_answer_arriving_after_expires_at_counts_as_declined() {
     let executions = Arc::new(Mutex::new(0));
     let counted = Arc::clone(&executions);
     let toolkit = Toolkit::builder()
-        .tool(toolnexus::wrap(tool, move |inner, args, ctx| {
+        .tool(toolnexus::tool::wrap(tool, move |inner, args, ctx| {
             *counted.lock().unwrap() += 1;
             async move { inner.execute(args, &ctx).await }
         }))
@@ -334,7 +334,7 @@ async fn a_suspension_from_before_tool_is_handled_like_the_tools_and_ok_runs_the
     let toolkit = Toolkit::builder().tool(delete).build().unwrap();
     let hook_runs = Arc::new(Mutex::new(0));
     let counted = Arc::clone(&hook_runs);
-    let guard = move |call: toolnexus::ToolCall| {
+    let guard = move |call: toolnexus::model::ToolCall| {
         *counted.lock().unwrap() += 1;
         async move {
             BeforeTool::Return(ToolResult::suspended(

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolnexus::mcp::{McpConfig, McpError, McpServer, McpServerBuilder, SOURCE_MCP};
-use toolnexus::{Answer, Context, DeclineReason, Request, Toolkit, adapters};
+use toolnexus::request::DeclineReason;
+use toolnexus::{Answer, Context, Request, Toolkit, adapters};
 use toolnexus_tests::mcp_fixtures::{Echo, RmcpPeer, serve_rmcp_http};
 
 fn peer_bin() -> &'static str {

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use toolnexus::{Answer, DeclineReason, Metadata, Request, ToolResult};
+use toolnexus::{Answer, Request, ToolResult, request::DeclineReason, result::Metadata};
 
 fn config() -> ProptestConfig {
     ProptestConfig {

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolnexus::{
-    Client, DeclineReason, FnTool, PendingRun, Reply, Request, Role, RunResult, RunStatus,
-    ScriptedModel, ToolResult, Toolkit,
+    Client, FnTool, PendingRun, Reply, Request, Role, RunResult, RunStatus, ScriptedModel,
+    ToolResult, Toolkit, request::DeclineReason,
 };
 
 /// Per call `k`: how many times the tool ran, and how many of those ran with an answer.

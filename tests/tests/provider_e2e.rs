@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolnexus::{
-    CancellationToken, Client, DeclineReason, Error, HttpProvider, PendingRun, Request, RunStatus,
-    Toolkit, Usage,
+    CancellationToken, Client, Error, HttpProvider, PendingRun, Request, RunStatus, Toolkit, Usage,
+    request::DeclineReason,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 use toolnexus_tests::{Log, asker};
@@ -35,7 +35,7 @@ impl Style {
         .unwrap()
     }
 
-    fn client(self, fake: &FakeProvider) -> toolnexus::ClientBuilder {
+    fn client(self, fake: &FakeProvider) -> toolnexus::client::ClientBuilder {
         Client::builder(self.provider(fake))
             .model_name(MODEL)
             .system(SYSTEM)

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use toolnexus::{
-    CancellationToken, Error, HttpProvider, Message, Model, ModelRequest, ModelTurn, Usage,
+    CancellationToken, Error, HttpProvider, Message, Model, ModelRequest, Usage, model::ModelTurn,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use toolnexus::{
-    Error, HttpProvider, Message, Model, ModelRequest, ModelTurn, ToolCall, ToolSpec, Usage,
+    Error, HttpProvider, Message, Model, ModelRequest, Usage, model::ModelTurn, model::ToolCall,
+    model::ToolSpec,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 

@@ -2,7 +2,10 @@
 //! headers, paths, tool schemas, tool results and system prompt in each style.
 
 use serde_json::json;
-use toolnexus::{HttpProvider, Message, Model, ModelRequest, ModelTurn, ToolCall, ToolSpec, Usage};
+use toolnexus::{
+    HttpProvider, Message, Model, ModelRequest, Usage, model::ModelTurn, model::ToolCall,
+    model::ToolSpec,
+};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 
 fn spec() -> ToolSpec {

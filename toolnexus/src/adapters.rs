@@ -77,7 +77,7 @@ pub fn gemini(specs: &[ToolSpec]) -> Value {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolnexus::ToolSpec;
+/// use toolnexus::model::ToolSpec;
 ///
 /// let spec = ToolSpec::new("ping", "Pings.", json!({"type": "object", "properties": {}}));
 /// assert_eq!(

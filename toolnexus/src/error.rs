@@ -29,14 +29,16 @@ pub enum Error {
         reason: String,
     },
     /// A tool's schema cannot be lowered to what a provider accepts.
-    #[error("tool `{tool}` cannot be sent to {target}: {construct}")]
+    #[error("tool `{tool}` cannot be sent to {target}: {construct} at {}", location(.pointer))]
     SchemaLowering {
         /// The tool.
         tool: String,
         /// The provider dialect (`openai strict`, `gemini`).
         target: &'static str,
-        /// The construct that cannot survive the lowering, and where it is.
+        /// The construct that cannot survive the lowering.
         construct: String,
+        /// Where it is: a JSON pointer into the tool's schema (RFC 6901; empty for the root).
+        pointer: String,
     },
     /// A builder was finished without a required part, or a client is misconfigured.
     #[error("{0}")]
@@ -99,3 +101,12 @@ pub enum Error {
 
 /// `Result<T, toolnexus::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A JSON pointer as an error message says it: `the root` for the empty pointer.
+fn location(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "the root"
+    } else {
+        pointer
+    }
+}

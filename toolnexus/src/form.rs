@@ -146,7 +146,7 @@ pub(crate) fn object_schema(props: Vec<(String, Map<String, Value>, bool)>) -> V
 /// #[derive(schemars::JsonSchema)]
 /// struct Address { street: String }
 ///
-/// let err = toolnexus::answer_schema_for::<Stop>().unwrap_err();
+/// let err = toolnexus::form::answer_schema_for::<Stop>().unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
 ///     "invalid suspension: the answer schema of `Stop` is not a flat form: field `address` is an object; answer forms hold flat primitives only (string, number, integer, boolean, string enum)"
@@ -307,7 +307,7 @@ fn words(name: &str) -> Vec<String> {
 /// or `ssn`.
 ///
 /// ```
-/// use toolnexus::is_credential_field;
+/// use toolnexus::form::is_credential_field;
 ///
 /// assert!(is_credential_field("password"));
 /// assert!(is_credential_field("API_KEY"));

@@ -32,7 +32,7 @@ const DESCRIPTION: &str = "Ask the user one or more questions and wait for the a
 ///
 /// ```
 /// use serde_json::json;
-/// use toolnexus::{QuestionTool, assert_pending, assert_success, testing};
+/// use toolnexus::{question::QuestionTool, assert_pending, assert_success, testing};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let args = json!({"questions": [{"question": "Which seat?", "options": ["aisle", "window"]}]});
@@ -165,7 +165,9 @@ impl Tool for QuestionTool {
                 ),
                 Some(answer) => ToolResult::error(format!(
                     "{}: {prompt}",
-                    answer.reason.unwrap_or(crate::DeclineReason::Declined)
+                    answer
+                        .reason
+                        .unwrap_or(crate::request::DeclineReason::Declined)
                 )),
                 None => ToolResult::suspended(
                     Request::question(prompt)

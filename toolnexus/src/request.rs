@@ -207,8 +207,8 @@ static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(1);
 /// Unique across threads within a process; the counter never repeats.
 ///
 /// ```
-/// let a = toolnexus::new_request_id();
-/// let b = toolnexus::new_request_id();
+/// let a = toolnexus::request::new_request_id();
+/// let b = toolnexus::request::new_request_id();
 /// assert!(a.starts_with("sus-"));
 /// assert_ne!(a, b);
 /// ```

@@ -1,5 +1,9 @@
-//! [`ToolResult`], what every tool call produces, and [`pending_of`], the one way to ask
-//! whether it is a suspension.
+//! [`ToolResult`], what every tool call produces; [`pending_of`], the one way to ask whether it
+//! is a suspension; and the return mapping ([`IntoToolResult`], [`Json`]) that turns what a
+//! tool function returns into one.
+
+use std::borrow::Cow;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -131,4 +135,157 @@ impl From<Request> for ToolResult {
 /// suspension as well as on a plain failure.
 pub fn pending_of(result: &ToolResult) -> Option<&Request> {
     result.metadata.as_ref()?.pending.as_deref()
+}
+
+/// The return mapping of CONTRACT section 1: how a tool function's return value becomes a
+/// [`ToolResult`].
+///
+/// - `String`, `&'static str`, `Cow<str>`: the output as-is;
+/// - `ToolResult`: unchanged (this is how a suspension is returned);
+/// - `()`: empty output;
+/// - [`serde_json::Value`], numbers, `bool`, `Vec<T>` and [`Json<T>`]: compact JSON;
+/// - `Result<T, E>` with `E: Display`: `Ok` maps `T`, `Err` becomes `is_error: true` with the
+///   error's Display text; an `Err` that is a suspension (or a boxed error whose chain holds
+///   one) becomes that suspension.
+///
+/// `#[tool]` functions additionally map any `Serialize` value to compact JSON.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "this type is not a tool return type",
+    note = "return a `String`, `()`, a `ToolResult`, a JSON value, `toolnexus::Json(value)` for any `Serialize` value, or a `Result` of those whose error implements `Display`"
+)]
+pub trait IntoToolResult {
+    /// Converts the value.
+    fn into_tool_result(self) -> ToolResult;
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> ToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::success(self)
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::success(self)
+    }
+}
+
+impl IntoToolResult for Cow<'static, str> {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::success(self.into_owned())
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::success(String::new())
+    }
+}
+
+impl IntoToolResult for Value {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::success(self.to_string())
+    }
+}
+
+impl IntoToolResult for Request {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::suspended(self)
+    }
+}
+
+macro_rules! json_results {
+    ($($t:ty),*) => {$(
+        impl IntoToolResult for $t {
+            fn into_tool_result(self) -> ToolResult {
+                Json(self).into_tool_result()
+            }
+        }
+    )*};
+}
+json_results!(
+    bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64
+);
+
+impl<T: Serialize> IntoToolResult for Vec<T> {
+    fn into_tool_result(self) -> ToolResult {
+        Json(self).into_tool_result()
+    }
+}
+
+/// Wraps any `Serialize` value so a hand-built tool returns it as compact JSON.
+///
+/// ```
+/// use toolnexus::{IntoToolResult, Json};
+///
+/// #[derive(serde::Serialize)]
+/// struct Weather { city: &'static str, celsius: i8 }
+///
+/// let r = Json(Weather { city: "Oslo", celsius: -3 }).into_tool_result();
+/// assert_eq!(r.output, r#"{"city":"Oslo","celsius":-3}"#);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> ToolResult {
+        match serde_json::to_string(&self.0) {
+            Ok(s) => ToolResult::success(s),
+            Err(e) => ToolResult::error(format!("the tool's result could not be serialized: {e}")),
+        }
+    }
+}
+
+impl<T: IntoToolResult, E: fmt::Display + 'static> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> ToolResult {
+        match self {
+            Ok(v) => v.into_tool_result(),
+            Err(e) => error_into_tool_result(e),
+        }
+    }
+}
+
+/// Maps an `Err` value: a suspension stays a suspension (also inside a boxed error's chain),
+/// anything else becomes a failure with the error's Display text.
+pub(crate) fn error_into_tool_result<E: fmt::Display + 'static>(e: E) -> ToolResult {
+    let any: &dyn std::any::Any = &e;
+    if let Some(r) = any.downcast_ref::<ToolResult>() {
+        return r.clone();
+    }
+    if let Some(s) = any.downcast_ref::<crate::suspend::Suspension>() {
+        return s.clone().into_tool_result();
+    }
+    if let Some(req) = any.downcast_ref::<Request>() {
+        return ToolResult::suspended(req.clone());
+    }
+    let chained = if let Some(b) = any.downcast_ref::<Box<dyn std::error::Error + Send + Sync>>() {
+        suspension_in_chain(b.as_ref())
+    } else if let Some(b) = any.downcast_ref::<Box<dyn std::error::Error>>() {
+        suspension_in_chain(b.as_ref())
+    } else {
+        None
+    };
+    if let Some(r) = chained {
+        return r;
+    }
+    ToolResult::error(e.to_string())
+}
+
+/// Walks an error chain for a suspension (a [`Suspension`](crate::Suspension) error).
+pub(crate) fn suspension_in_chain(err: &(dyn std::error::Error + 'static)) -> Option<ToolResult> {
+    let mut cur = Some(err);
+    while let Some(e) = cur {
+        if let Some(s) = e.downcast_ref::<crate::suspend::Suspension>() {
+            return Some(s.clone().into_tool_result());
+        }
+        cur = e.source();
+    }
+    None
 }

@@ -28,7 +28,7 @@ pub fn generator() -> SchemaGenerator {
 /// }
 ///
 /// assert_eq!(
-///     toolnexus::input_schema_for::<Args>(),
+///     toolnexus::schema::input_schema_for::<Args>(),
 ///     serde_json::json!({
 ///         "type": "object",
 ///         "properties": {"city": {"description": "The city.", "type": "string"}},

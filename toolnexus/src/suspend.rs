@@ -188,7 +188,7 @@ pub enum SuspendError {
 impl Request {
     /// Checks the trust boundary of CONTRACT section 2: an `input` or `question` request must
     /// never collect a credential. Every property name of `data.schema` (and every name in its
-    /// `required` list) is checked with [`is_credential_field`](crate::is_credential_field).
+    /// `required` list) is checked with [`is_credential_field`](crate::form::is_credential_field).
     ///
     /// Enforced wherever a request becomes a suspension: [`Suspension::new`],
     /// [`ToolResult::suspended`] and [`Toolkit::execute`](crate::Toolkit::execute) (for a

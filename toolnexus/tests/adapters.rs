@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 use toolnexus::adapters::{self, spec_of};
-use toolnexus::{BoxFuture, Context, FnTool, Tool, ToolResult, ToolSpec, Toolkit};
+use toolnexus::{BoxFuture, Context, FnTool, Tool, ToolResult, Toolkit, model::ToolSpec};
 
 fn tool(name: &str, description: &str, schema: Value) -> FnTool {
     FnTool::builder(name)

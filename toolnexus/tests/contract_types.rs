@@ -6,8 +6,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 use toolnexus::{
-    Answer, DeclineReason, KIND_APPROVAL, KIND_AUTHORIZATION, KIND_INPUT, KIND_QUESTION, Request,
-    ToolResult, new_request_id, pending_of,
+    Answer, Request, ToolResult, pending_of, request::DeclineReason, request::KIND_APPROVAL,
+    request::KIND_AUTHORIZATION, request::KIND_INPUT, request::KIND_QUESTION,
+    request::new_request_id,
 };
 
 const REQUEST_FULL: &str = r#"{"id":"r1","kind":"input","prompt":"p","url":"u","data":{"k":"v"},"expiresAt":"2026-01-01T00:00:00Z"}"#;

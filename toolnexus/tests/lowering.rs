@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolnexus::adapters::{gemini_schema, openai_strict_schema};
-use toolnexus::{Error, FnTool, Toolkit, input_schema_for};
+use toolnexus::{Error, FnTool, Toolkit, schema::input_schema_for};
 
 /// Byte-exact comparison: `Value` equality ignores key order, the wire does not.
 #[track_caller]
@@ -277,12 +277,14 @@ fn a_recursive_type_cannot_go_to_gemini() {
         tool,
         target,
         construct,
+        pointer,
     } = err
     else {
         panic!("a lowering error")
     };
     assert_eq!((tool.as_str(), target), ("catalog", "gemini"));
     assert!(construct.starts_with("recursive type `Category`"));
+    assert_eq!(pointer, "/properties/root/properties/children/items");
 }
 
 #[test]
@@ -793,4 +795,26 @@ fn unused_definitions_are_left_out_and_errors_point_into_the_used_ones() {
         gemini_err(&recursive_with_a_map),
         "tool `t` cannot be sent to gemini: recursive type `Node`: a `$ref` to `#/definitions/Node` within itself (Gemini takes no `$ref`, and a recursive type cannot be inlined) at /properties/n"
     );
+}
+
+#[test]
+fn a_lowering_error_carries_the_construct_and_its_pointer_apart() {
+    let nested = json!({"type": "object", "properties": {"a/b": {"type": "object", "properties": {"x": {"not": {"type": "string"}}}}}});
+    let Error::SchemaLowering {
+        tool,
+        target,
+        construct,
+        pointer,
+    } = gemini_schema("t", &nested).unwrap_err()
+    else {
+        panic!("a lowering error")
+    };
+    assert_eq!((tool.as_str(), target), ("t", "gemini"));
+    assert_eq!(construct, "`not` (a negated schema)");
+    assert_eq!(pointer, "/properties/a~1b/properties/x");
+
+    let root = json!({"type": "object", "additionalProperties": true});
+    let err = openai_strict_schema("t", &root).unwrap_err();
+    assert!(matches!(&err, Error::SchemaLowering { pointer, .. } if pointer.is_empty()));
+    assert!(err.to_string().ends_with(" at the root"), "{err}");
 }

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value, json};
 use toolnexus::{
-    BoxFuture, Context, Error, FnTool, MAX_TOOL_NAME_LEN, Tool, ToolResult, Toolkit, sanitize,
-    validate_tool_name,
+    BoxFuture, Context, Error, FnTool, Tool, ToolResult, Toolkit, tool::MAX_TOOL_NAME_LEN,
+    tool::sanitize, tool::validate_tool_name,
 };
 
 fn fn_tool(name: &str) -> Result<FnTool, Error> {

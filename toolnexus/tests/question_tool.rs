@@ -2,8 +2,8 @@
 
 use serde_json::json;
 use toolnexus::{
-    Answer, Context, DeclineReason, QuestionTool, Tool, Toolkit, assert_failure, assert_pending,
-    assert_success, testing,
+    Answer, Context, Tool, Toolkit, assert_failure, assert_pending, assert_success,
+    question::QuestionTool, request::DeclineReason, testing,
 };
 
 #[test]
@@ -20,7 +20,7 @@ fn name_source_and_schema_golden() {
         r#"{"type":"object","properties":{"questions":{"type":"array","description":"The questions to ask.","items":{"type":"object","properties":{"question":{"type":"string","description":"The question."},"header":{"type":"string","description":"A short label for the question."},"options":{"type":"array","items":{"type":"string"},"description":"Choices to offer."},"multiple":{"type":"boolean","description":"Whether several options may be chosen."}},"required":["question"],"additionalProperties":false},"minItems":1}},"required":["questions"],"additionalProperties":false}"#
     );
     // a valid tool schema for every provider
-    toolnexus::check_input_schema("question", tool.input_schema()).unwrap();
+    toolnexus::schema::check_input_schema("question", tool.input_schema()).unwrap();
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use toolnexus::{
     Context, Form, Request, Suspension, ToolResult, Toolkit, ask, assert_not_pending,
-    assert_pending, pending_of, retried, testing, tool,
+    assert_pending, pending_of, testing, tool, tool::retried,
 };
 
 #[derive(Form, serde::Deserialize)]

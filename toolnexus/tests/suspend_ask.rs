@@ -3,8 +3,8 @@
 
 use serde_json::json;
 use toolnexus::{
-    Answer, Context, DeclineReason, FnTool, Form, IntoToolResult, Suspension, Tool, ToolResult,
-    ask, assert_failure, assert_pending, assert_success, testing,
+    Answer, Context, FnTool, Form, IntoToolResult, Suspension, Tool, ToolResult, ask,
+    assert_failure, assert_pending, assert_success, request::DeclineReason, testing,
 };
 
 #[derive(Debug, PartialEq, Form, serde::Deserialize)]

@@ -2,7 +2,7 @@
 //! credential rule (which must agree with the runtime's `is_credential_field`).
 
 use serde_json::json;
-use toolnexus::{Form, FormField, answer_schema_for, is_credential_field};
+use toolnexus::{Form, form::FormField, form::answer_schema_for, form::is_credential_field};
 
 /// A form.
 #[derive(Form, serde::Deserialize)]

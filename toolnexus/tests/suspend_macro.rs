@@ -4,8 +4,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use toolnexus::{
-    Context, FnTool, Form, IntoToolResult, Request, SuspendError, Suspension, Tool, ToolResult,
-    suspend,
+    Context, FnTool, Form, IntoToolResult, Request, Suspension, Tool, ToolResult, suspend,
+    suspend::SuspendError,
 };
 
 #[derive(Form)]

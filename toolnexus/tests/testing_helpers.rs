@@ -5,8 +5,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::json;
 use toolnexus::{
-    Answer, DeclineReason, Form, Request, ToolResult, assert_failure, assert_not_pending,
-    assert_pending, assert_success, testing,
+    Answer, Form, Request, ToolResult, assert_failure, assert_not_pending, assert_pending,
+    assert_success, request::DeclineReason, testing,
 };
 
 #[derive(Form, serde::Deserialize)]

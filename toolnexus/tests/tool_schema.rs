@@ -465,7 +465,7 @@ fn mirror(
 
 #[test]
 fn compile_time_schemas_agree_with_schemars() {
-    let mut expected = toolnexus::input_schema_for::<MirrorArgs>();
+    let mut expected = toolnexus::schema::input_schema_for::<MirrorArgs>();
     expected
         .as_object_mut()
         .unwrap()

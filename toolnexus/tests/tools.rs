@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use toolnexus::{
     Context, FnTool, IntoToolResult, Json, Request, Suspension, Tool, ToolResult, pending_of,
-    retried, wrap,
+    tool::retried, tool::wrap,
 };
 
 /// Runs a tool once outside any toolkit.

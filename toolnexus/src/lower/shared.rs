@@ -1,0 +1,236 @@
+//! What the two lowerings share: the walk's state ([`Lowering`]: the tool, the target, the
+//! root's definitions and which of them are recursive), `$ref` resolution, the error naming
+//! the construct and its JSON pointer, and the `allOf`/`$ref` merges both apply.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::pointer::{escape_pointer, percent_decode, unescape_pointer};
+use crate::error::{Error, Result};
+
+/// Both providers need the element schema of an array.
+pub(super) const ARRAY_WITHOUT_ITEMS: &str = "an array without `items` (elements of any type)";
+
+/// Where a `$ref` points.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Target {
+    /// `#`: the root schema.
+    Root,
+    /// `#/$defs/<name>` or `#/definitions/<name>`.
+    Def(String),
+}
+
+pub(super) struct Lowering<'a> {
+    pub(super) tool: &'a str,
+    pub(super) target: &'static str,
+    /// The root's definitions (`$defs`, then `definitions`).
+    pub(super) defs: Map<String, Value>,
+    /// Where each definition is in the input (for error locations).
+    pub(super) def_paths: HashMap<String, String>,
+    /// The targets that take part in a `$ref` cycle.
+    pub(super) recursive: HashSet<Target>,
+    /// Recursive definitions the strict output refers to.
+    pub(super) referenced: BTreeSet<String>,
+    /// Definitions being inlined (Gemini), a guard against cycles.
+    pub(super) inlining: Vec<String>,
+}
+
+impl<'a> Lowering<'a> {
+    pub(super) fn new(tool: &'a str, target: &'static str, root: &Value) -> Self {
+        let mut defs = Map::new();
+        let mut def_paths = HashMap::new();
+        if let Some(obj) = root.as_object() {
+            for key in ["$defs", "definitions"] {
+                if let Some(Value::Object(d)) = obj.get(key) {
+                    for (name, def) in d {
+                        if !defs.contains_key(name) {
+                            defs.insert(name.clone(), def.clone());
+                            def_paths
+                                .insert(name.clone(), format!("/{key}/{}", escape_pointer(name)));
+                        }
+                    }
+                }
+            }
+        }
+        let mut lowering = Self {
+            tool,
+            target,
+            defs,
+            def_paths,
+            recursive: HashSet::new(),
+            referenced: BTreeSet::new(),
+            inlining: Vec::new(),
+        };
+        lowering.recursive = lowering.find_recursive(root);
+        lowering
+    }
+
+    /// The first keyword of `unsupported` that `obj` uses, as an error at `path`.
+    pub(super) fn reject_unsupported(
+        &self,
+        obj: &Map<String, Value>,
+        unsupported: &[(&str, &str)],
+        path: &str,
+    ) -> Result<()> {
+        match unsupported.iter().find(|(key, _)| obj.contains_key(*key)) {
+            Some((_, construct)) => Err(self.fail(construct, path)),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn fail(&self, construct: &str, path: &str) -> Error {
+        Error::SchemaLowering {
+            tool: self.tool.to_owned(),
+            target: self.target,
+            construct: construct.to_owned(),
+            pointer: path.to_owned(),
+        }
+    }
+
+    pub(super) fn def(&self, name: &str) -> Option<&Value> {
+        self.defs.get(name)
+    }
+
+    pub(super) fn parse_ref(&self, reference: &str, path: &str) -> Result<Target> {
+        if reference == "#" {
+            return Ok(Target::Root);
+        }
+        for prefix in ["#/$defs/", "#/definitions/"] {
+            if let Some(rest) = reference.strip_prefix(prefix) {
+                let name = unescape_pointer(&percent_decode(rest));
+                if self.defs.contains_key(&name) {
+                    return Ok(Target::Def(name));
+                }
+                return Err(self.fail(
+                    &format!("a `$ref` to `{reference}`, which is not defined"),
+                    path,
+                ));
+            }
+        }
+        Err(self.fail(
+            &format!(
+                "a `$ref` to `{reference}` (only `#`, `#/$defs/<name>` and `#/definitions/<name>` are supported)"
+            ),
+            path,
+        ))
+    }
+
+    /// The targets on a `$ref` cycle: the root (when reached from itself) and definitions.
+    /// A `$ref` that cannot be resolved is no edge here; lowering reports it where it is used.
+    pub(super) fn find_recursive(&self, root: &Value) -> HashSet<Target> {
+        let targets = |schema: &Value, skip_defs: bool| -> Vec<Target> {
+            let mut refs = Vec::new();
+            collect_refs(schema, &mut refs, skip_defs);
+            refs.iter()
+                .filter_map(|r| self.parse_ref(r, "").ok())
+                .collect()
+        };
+        let mut edges: Vec<(Target, Vec<Target>)> = vec![(Target::Root, targets(root, true))];
+        for (name, def) in &self.defs {
+            edges.push((Target::Def(name.clone()), targets(def, false)));
+        }
+        let next = |t: &Target| -> Vec<Target> {
+            edges
+                .iter()
+                .find(|(from, _)| from == t)
+                .map(|(_, to)| to.clone())
+                .unwrap_or_default()
+        };
+        let mut recursive = HashSet::new();
+        for (start, _) in &edges {
+            // is `start` reachable from itself?
+            let mut seen: HashSet<Target> = HashSet::new();
+            let mut stack = next(start);
+            while let Some(t) = stack.pop() {
+                if &t == start {
+                    recursive.insert(start.clone());
+                    break;
+                }
+                if seen.insert(t.clone()) {
+                    stack.extend(next(&t));
+                }
+            }
+        }
+        recursive
+    }
+
+    /// A one-branch `allOf` merged into its parent; several branches are an error.
+    pub(super) fn merge_all_of(
+        &self,
+        obj: &Map<String, Value>,
+        path: &str,
+    ) -> Result<Option<Map<String, Value>>> {
+        let Some(all_of) = obj.get("allOf") else {
+            return Ok(None);
+        };
+        match all_of {
+            Value::Array(branches) if branches.len() == 1 => {
+                let Value::Object(branch) = &branches[0] else {
+                    return Err(self.fail("an `allOf` branch that is not an object", path));
+                };
+                let mut merged = branch.clone();
+                for (k, v) in obj {
+                    if k != "allOf" {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+                Ok(Some(merged))
+            }
+            _ => Err(self.fail(
+                "an `allOf` of several schemas (an intersection of types)",
+                path,
+            )),
+        }
+    }
+}
+
+/// `base` (a definition) with `over` (the keywords next to its `$ref`) on top.
+pub(super) fn merge_over(base: Option<Value>, over: Map<String, Value>) -> Value {
+    match base {
+        Some(Value::Object(mut base)) => {
+            for (k, v) in over {
+                base.insert(k, v);
+            }
+            Value::Object(base)
+        }
+        Some(other) if over.is_empty() => other,
+        Some(Value::Bool(true)) | None => Value::Object(over),
+        Some(other) => other,
+    }
+}
+
+/// Every `$ref` string in `schema`; the root's own definitions are skipped when `skip_defs`
+/// (they are graph nodes of their own).
+fn collect_refs(schema: &Value, out: &mut Vec<String>, skip_defs: bool) {
+    match schema {
+        Value::Object(obj) => {
+            for (k, v) in obj {
+                match k.as_str() {
+                    "$ref" => {
+                        if let Value::String(r) = v {
+                            out.push(r.clone());
+                        }
+                    }
+                    "$defs" | "definitions" if skip_defs => {}
+                    // maps of schemas: their keys are names, not keywords
+                    "properties" | "patternProperties" | "dependentSchemas" | "$defs"
+                    | "definitions" => {
+                        for sub in v.as_object().into_iter().flat_map(Map::values) {
+                            collect_refs(sub, out, false);
+                        }
+                    }
+                    // values, not schemas
+                    "enum" | "const" | "default" | "examples" | "required" => {}
+                    _ => collect_refs(v, out, false),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                collect_refs(v, out, false);
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,106 @@
+//! The [`Tool`] trait, and how a [`Toolkit`](crate::Toolkit) holds tools: [`SharedTool`],
+//! [`IntoTool`], [`BoxFuture`].
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::context::Context;
+use crate::result::ToolResult;
+
+/// A boxed, `Send` future, the return type of [`Tool::execute`].
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A shared, type-erased tool, as a [`Toolkit`](crate::Toolkit) holds it.
+pub type SharedTool = Arc<dyn Tool>;
+
+/// `source` of tools made from Rust functions.
+pub const SOURCE_NATIVE: &str = "native";
+
+/// A tool a model can call.
+///
+/// Object-safe, `Send + Sync`, executed asynchronously. Most tools come from `#[tool]`
+/// functions or [`FnTool`](super::FnTool); implement this trait by hand for anything else.
+///
+/// `execute` receives the arguments as a JSON object and returns a [`ToolResult`]: a failure
+/// or a suspension is a result, never a panic. (A panic is still caught by
+/// [`Toolkit::execute`](crate::Toolkit::execute), which reports it as a failure naming the
+/// tool.)
+///
+/// ```
+/// use serde_json::{Map, Value, json};
+/// use toolnexus::{BoxFuture, Context, Tool, ToolResult};
+///
+/// struct Clock { schema: Value }
+///
+/// impl Tool for Clock {
+///     fn name(&self) -> &str { "clock" }
+///     fn description(&self) -> &str { "Tells the time." }
+///     fn input_schema(&self) -> &Value { &self.schema }
+///     fn execute<'a>(&'a self, _args: Map<String, Value>, _ctx: &'a Context) -> BoxFuture<'a, ToolResult> {
+///         Box::pin(async { ToolResult::success("noon") })
+///     }
+/// }
+///
+/// let clock = Clock { schema: json!({"type": "object", "properties": {}}) };
+/// assert_eq!(clock.source(), "native");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a toolnexus tool",
+    label = "not a tool",
+    note = "mark a function with `#[toolnexus::tool]`, build one with `toolnexus::FnTool::builder`, or implement `toolnexus::Tool`"
+)]
+pub trait Tool: Send + Sync {
+    /// The name a model calls it by (`[A-Za-z0-9_-]`, 1 to 64 characters).
+    fn name(&self) -> &str;
+
+    /// What it does, for the model to choose it.
+    fn description(&self) -> &str;
+
+    /// The JSON Schema of its arguments: an object with root `"type":"object"`. Computed once,
+    /// returned without rebuilding.
+    fn input_schema(&self) -> &Value;
+
+    /// Where it comes from: `native` for Rust functions, or `custom`, `builtin`, `mcp`, ...
+    fn source(&self) -> &str {
+        SOURCE_NATIVE
+    }
+
+    /// Runs one call.
+    fn execute<'a>(
+        &'a self,
+        args: Map<String, Value>,
+        ctx: &'a Context,
+    ) -> BoxFuture<'a, ToolResult>;
+}
+
+impl fmt::Debug for dyn Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name())
+            .field("source", &self.source())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Anything a [`Toolkit`](crate::Toolkit) accepts as a tool: any [`Tool`], or an already
+/// shared one.
+pub trait IntoTool {
+    /// Shares the tool.
+    fn into_tool(self) -> SharedTool;
+}
+
+impl<T: Tool + 'static> IntoTool for T {
+    fn into_tool(self) -> SharedTool {
+        Arc::new(self)
+    }
+}
+
+impl IntoTool for SharedTool {
+    fn into_tool(self) -> SharedTool {
+        self
+    }
+}
