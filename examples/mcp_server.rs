@@ -29,8 +29,9 @@ impl Notes {
         text: String,
     ) -> String {
         let mut notes = self.notes.lock().unwrap_or_else(PoisonError::into_inner);
-        notes.insert(title.clone(), text);
-        format!("saved \"{title}\" ({} notes)", notes.len())
+        let saved = format!("saved \"{title}\"");
+        notes.insert(title, text);
+        format!("{saved} ({} notes)", notes.len())
     }
 
     /// List the titles of all notes.
@@ -45,12 +46,12 @@ impl Notes {
     fn delete_note(
         &self,
         /// The title of the note to delete.
-        title: String,
+        title: &str,
         ctx: &toolnexus::Context,
     ) -> Result<String, Suspension> {
         let () = ask!(ctx, approval format!("Delete the note \"{title}\"?"));
         let mut notes = self.notes.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(match notes.remove(&title) {
+        Ok(match notes.remove(title) {
             Some(_) => format!("deleted \"{title}\""),
             None => format!("no note \"{title}\""),
         })

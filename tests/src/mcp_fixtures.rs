@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ContentBlock, CallToolResult, ElicitRequestParams,
+    CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
     Implementation, UrlElicitationCapability,
 };
@@ -59,7 +59,7 @@ pub fn take_note(ctx: &toolnexus::Context) -> Result<String, Suspension> {
 #[tn_tool]
 pub fn delete_file(
     /// The file.
-    path: String,
+    path: &str,
     ctx: &toolnexus::Context,
 ) -> Result<String, Suspension> {
     let () = ask!(ctx, approval format!("Delete {path}?"), id = "r-delete");
@@ -69,7 +69,12 @@ pub fn delete_file(
 /// Log in, then read the inbox.
 #[tn_tool]
 pub fn read_inbox(ctx: &toolnexus::Context) -> Result<String, Suspension> {
-    let () = ask!(ctx, authorization, url = "https://example.com/login", id = "r-login");
+    let () = ask!(
+        ctx,
+        authorization,
+        url = "https://example.com/login",
+        id = "r-login"
+    );
     Ok("inbox: 3 messages".to_owned())
 }
 
@@ -94,12 +99,20 @@ pub fn insist() -> Result<String, Suspension> {
 }
 
 /// Panics.
+///
+/// # Panics
+///
+/// Always: a tool that panics, for the tests.
 #[tn_tool]
 pub fn boom() -> String {
     panic!("kaboom")
 }
 
 /// The toolkit the MCP serving tests serve: every mapping of CONTRACT section 8 has a tool.
+///
+/// # Panics
+///
+/// Never: the fixture's tools are valid.
 pub fn toolkit() -> Toolkit {
     Toolkit::builder()
         .tool(Echo)
@@ -131,7 +144,9 @@ pub struct Script {
 
 impl std::fmt::Debug for Script {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Script").field("modes", &self.modes).finish_non_exhaustive()
+        f.debug_struct("Script")
+            .field("modes", &self.modes)
+            .finish_non_exhaustive()
     }
 }
 
@@ -162,12 +177,18 @@ impl Script {
 
     /// The elicitations seen so far.
     pub fn seen(&self) -> Vec<Value> {
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Forgets what was seen.
     pub fn clear(&self) {
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 }
 
@@ -287,7 +308,10 @@ impl RmcpPeer {
 
     /// Asks the user to log in, by a URL elicitation.
     #[tool(description = "Ask the user to log in.")]
-    pub async fn login(&self, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    pub async fn login(
+        &self,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message: "Log in to Example".into(),
@@ -314,6 +338,10 @@ impl RmcpPeer {
 
 /// Serves an rmcp server on 127.0.0.1 over streamable HTTP (sessions on); returns its URL and
 /// a token that stops it.
+///
+/// # Panics
+///
+/// When 127.0.0.1 cannot be bound.
 pub async fn serve_rmcp_http<S>(
     factory: impl Fn() -> S + Send + Sync + 'static,
 ) -> (String, tokio_util_token::CancellationToken)

@@ -32,7 +32,11 @@ fn scripted(
     let answers = Arc::new(Mutex::new(answers.into_iter()));
     let log = Arc::clone(&seen);
     let handler = move |r: Request| {
-        let make = answers.lock().unwrap().next().expect("an answer is scripted");
+        let make = answers
+            .lock()
+            .unwrap()
+            .next()
+            .expect("an answer is scripted");
         let answer = make(&r);
         log.lock().unwrap().push(r);
         std::future::ready(answer)
@@ -68,23 +72,35 @@ async fn elicitations_become_requests(builder: McpServerBuilder) {
     // names prefixed and sanitized, source mcp, schemas as the server lists them
     let names: Vec<&str> = toolkit.tools().iter().map(|t| t.name()).collect();
     // in the order the server lists them (rmcp's router lists by name)
-    assert_eq!(names, ["peer_ask_city", "peer_die", "peer_echo", "peer_login"]);
+    assert_eq!(
+        names,
+        ["peer_ask_city", "peer_die", "peer_echo", "peer_login"]
+    );
     assert!(toolkit.tools().iter().all(|t| t.source() == SOURCE_MCP));
     let spec = adapters::spec_of(&**toolkit.get("peer_echo").unwrap());
     assert_eq!(spec.description, "Echo the text back.");
     assert_eq!(spec.parameters["properties"]["text"]["type"], "string");
     assert_eq!(spec.parameters["required"], json!(["text"]));
 
-    assert_eq!(run(&toolkit, "peer_echo", json!({"text": "hi"})).await, ("hi".into(), false));
+    assert_eq!(
+        run(&toolkit, "peer_echo", json!({"text": "hi"})).await,
+        ("hi".into(), false)
+    );
 
     // a form elicitation: an input Request, data.schema = requestedSchema
     let schema = json!({"type": "object", "properties": {"city": {"type": "string", "description": "The city."}}, "required": ["city"]});
     for expected in ["city: Oslo", "declined", "cancelled"] {
-        assert_eq!(run(&toolkit, "peer_ask_city", json!({})).await, (expected.into(), false));
+        assert_eq!(
+            run(&toolkit, "peer_ask_city", json!({})).await,
+            (expected.into(), false)
+        );
     }
     // a URL elicitation: an authorization Request with the url and the MCP elicitation id
     for expected in ["logged in", "declined", "cancelled"] {
-        assert_eq!(run(&toolkit, "peer_login", json!({})).await, (expected.into(), false));
+        assert_eq!(
+            run(&toolkit, "peer_login", json!({})).await,
+            (expected.into(), false)
+        );
     }
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 6);
@@ -132,7 +148,10 @@ async fn without_a_handler(builder: McpServerBuilder) {
             true
         )
     );
-    assert_eq!(run(&toolkit, "echo", json!({"text": "still"})).await, ("still".into(), false));
+    assert_eq!(
+        run(&toolkit, "echo", json!({"text": "still"})).await,
+        ("still".into(), false)
+    );
     server.close().await;
 }
 
@@ -154,7 +173,10 @@ async fn a_server_that_dies_fails_its_tools_and_the_rest_keeps_working() {
         .unwrap();
     let (died, is_error) = run(&toolkit, "peer_die", json!({})).await;
     assert!(is_error, "{died}");
-    assert!(died.starts_with(r#"MCP server "peer" failed to run `die`: "#), "{died}");
+    assert!(
+        died.starts_with(r#"MCP server "peer" failed to run `die`: "#),
+        "{died}"
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(
         run(&toolkit, "peer_ask_city", json!({})).await,
@@ -163,7 +185,10 @@ async fn a_server_that_dies_fails_its_tools_and_the_rest_keeps_working() {
             true
         )
     );
-    assert_eq!(run(&toolkit, "echo", json!({"text": "native"})).await, ("native".into(), false));
+    assert_eq!(
+        run(&toolkit, "echo", json!({"text": "native"})).await,
+        ("native".into(), false)
+    );
     assert!(server.is_closed());
 }
 
@@ -179,11 +204,26 @@ async fn a_server_that_fails_to_start_is_an_error_naming_it() {
         r#"MCP server "ghost": cannot start `/nonexistent/mcp-server`: No such file or directory (os error 2)"#
     );
     // a program that is no MCP server
-    let err = McpServer::stdio("mute", "true").connect().await.unwrap_err();
-    assert!(err.to_string().starts_with(r#"MCP server "mute": `true` did not start an MCP session: "#), "{err}");
+    let err = McpServer::stdio("mute", "true")
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(r#"MCP server "mute": `true` did not start an MCP session: "#),
+        "{err}"
+    );
     // nothing listening
-    let err = McpServer::http("nobody", "http://127.0.0.1:9/mcp").connect().await.unwrap_err();
-    assert!(err.to_string().starts_with(r#"MCP server "nobody": http://127.0.0.1:9/mcp did not start an MCP session: "#), "{err}");
+    let err = McpServer::http("nobody", "http://127.0.0.1:9/mcp")
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            r#"MCP server "nobody": http://127.0.0.1:9/mcp did not start an MCP session: "#
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -203,7 +243,10 @@ async fn close_shuts_the_process_down() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(gone, "the child process {pid} is gone (no orphan, no zombie)");
+    assert!(
+        gone,
+        "the child process {pid} is gone (no orphan, no zombie)"
+    );
     let toolkit = Toolkit::builder().tools(tools).build().unwrap();
     assert_eq!(
         run(&toolkit, "echo", json!({"text": "x"})).await,
@@ -235,14 +278,25 @@ async fn mcp_json_loads_several_servers() {
     let failed: Vec<String> = servers.failed.iter().map(ToString::to_string).collect();
     assert_eq!(
         failed,
-        [r#"MCP server "broken": cannot start `/nonexistent/mcp-server`: No such file or directory (os error 2)"#]
+        [
+            r#"MCP server "broken": cannot start `/nonexistent/mcp-server`: No such file or directory (os error 2)"#
+        ]
     );
     // the two servers' tools clash by name unless prefixed differently: prefix per server
     let local = &servers.connected[0];
     let toolkit = Toolkit::builder().tools(local.tools()).build().unwrap();
-    assert_eq!(run(&toolkit, "x_echo", json!({"text": "a"})).await, ("a".into(), false));
-    let remote = Toolkit::builder().tools(servers.connected[1].tools()).build().unwrap();
-    assert_eq!(run(&remote, "x_echo", json!({"text": "b"})).await, ("b".into(), false));
+    assert_eq!(
+        run(&toolkit, "x_echo", json!({"text": "a"})).await,
+        ("a".into(), false)
+    );
+    let remote = Toolkit::builder()
+        .tools(servers.connected[1].tools())
+        .build()
+        .unwrap();
+    assert_eq!(
+        run(&remote, "x_echo", json!({"text": "b"})).await,
+        ("b".into(), false)
+    );
     servers.close().await;
     stop.cancel();
 

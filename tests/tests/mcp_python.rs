@@ -14,11 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolnexus::Form;
 use toolnexus::mcp::{McpServer, McpServerBuilder, McpService};
 use toolnexus::request::DeclineReason;
 use toolnexus::{Answer, Context, Request, Toolkit};
 use toolnexus_tests::mcp_fixtures::{Destination, toolkit};
-use toolnexus::Form;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -26,9 +26,10 @@ fn repo() -> PathBuf {
 
 /// The venv's python, or `None` (with a notice) when it is missing outside CI.
 fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("TOOLNEXUS_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/mcp-python/bin/python"));
+    let path = std::env::var_os("TOOLNEXUS_MCP_PYTHON").map_or_else(
+        || repo().join("target/mcp-python/bin/python"),
+        PathBuf::from,
+    );
     if path.exists() {
         return Some(path);
     }
@@ -55,9 +56,10 @@ fn example_server() -> Option<PathBuf> {
 }
 
 fn missing<T>(what: &str) -> Option<T> {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("missing {what}");
-    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "missing {what}"
+    );
     eprintln!("notice: skipping the MCP Python interop test: missing {what}");
     None
 }
@@ -79,7 +81,11 @@ async fn python_client(python: &Path, spec: Value) -> Value {
         .output()
         .await
         .expect("python runs");
-    assert!(out.status.success(), "the Python client failed: {}", out.status);
+    assert!(
+        out.status.success(),
+        "the Python client failed: {}",
+        out.status
+    );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "the Python client printed no JSON ({e}): {}",
@@ -132,7 +138,10 @@ async fn example_over_stdio(mode: &str) {
         }),
     )
     .await;
-    assert_eq!(out["tools"], json!(["save_note", "list_notes", "delete_note", "word_count"]));
+    assert_eq!(
+        out["tools"],
+        json!(["save_note", "list_notes", "delete_note", "word_count"])
+    );
     let calls = out["calls"].as_array().expect("calls");
     let results: Vec<&Value> = calls.iter().map(|c| &c["result"]).collect();
     assert_eq!(
@@ -167,12 +176,20 @@ async fn example_over_stdio(mode: &str) {
     )
     .await;
     let result = &out["calls"][0]["result"];
-    assert_eq!(result["content"], json!([{"type": "text", "text": r#"Approval required: Delete the note "a"?"#}]));
+    assert_eq!(
+        result["content"],
+        json!([{"type": "text", "text": r#"Approval required: Delete the note "a"?"#}])
+    );
     assert_eq!(result["isError"], true);
     let pending = &result["_meta"]["toolnexus/pending"];
     assert_eq!(pending["kind"], "approval");
     assert_eq!(pending["prompt"], r#"Delete the note "a"?"#);
-    assert!(pending["id"].as_str().is_some_and(|id| id.starts_with("sus-")), "{pending}");
+    assert!(
+        pending["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("sus-")),
+        "{pending}"
+    );
 }
 
 #[tokio::test]
@@ -187,7 +204,10 @@ async fn python_client_drives_the_example_over_stdio_in_rounds() {
 
 async fn toolkit_over_http(mode: &str) {
     let Some(python) = python() else { return };
-    let server = McpService::new(toolkit()).serve_http("127.0.0.1:0").await.expect("serves");
+    let server = McpService::new(toolkit())
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect("serves");
     let out = python_client(
         &python,
         json!({
@@ -221,16 +241,20 @@ async fn toolkit_over_http(mode: &str) {
             ),
         ]
     );
-    for i in 0..3 {
-        assert_eq!(elicitations(&calls[i]), [approval("Delete /tmp/x?")]);
+    for call in &calls[..3] {
+        assert_eq!(elicitations(call), [approval("Delete /tmp/x?")]);
     }
     assert_eq!(
         elicitations(&calls[3]),
-        [json!({"mode": "form", "message": "Which city?", "requestedSchema": Destination::answer_schema()})]
+        [
+            json!({"mode": "form", "message": "Which city?", "requestedSchema": Destination::answer_schema()})
+        ]
     );
     assert_eq!(
         elicitations(&calls[4]),
-        [json!({"mode": "url", "message": "Login required: https://example.com/login", "url": "https://example.com/login", "elicitationId": "r-login"})]
+        [
+            json!({"mode": "url", "message": "Login required: https://example.com/login", "url": "https://example.com/login", "elicitationId": "r-login"})
+        ]
     );
 }
 
@@ -246,12 +270,19 @@ async fn python_client_over_streamable_http_in_rounds() {
 
 type Seen = Arc<Mutex<Vec<Request>>>;
 
-fn answering(builder: McpServerBuilder, answers: Vec<fn(&Request) -> Answer>) -> (McpServerBuilder, Seen) {
+fn answering(
+    builder: McpServerBuilder,
+    answers: Vec<fn(&Request) -> Answer>,
+) -> (McpServerBuilder, Seen) {
     let seen: Seen = Arc::default();
     let log = Arc::clone(&seen);
     let answers = Arc::new(Mutex::new(answers.into_iter()));
     let builder = builder.on_elicitation(move |r: Request| {
-        let make = answers.lock().unwrap().next().expect("an answer is scripted");
+        let make = answers
+            .lock()
+            .unwrap()
+            .next()
+            .expect("an answer is scripted");
         let answer = make(&r);
         log.lock().unwrap().push(r);
         std::future::ready(answer)
@@ -271,7 +302,10 @@ async fn consume_python_server(builder: McpServerBuilder) {
         ],
     );
     let server = builder.connect().await.expect("the Python server connects");
-    let toolkit = Toolkit::builder().tools(server.tools()).build().expect("valid toolkit");
+    let toolkit = Toolkit::builder()
+        .tools(server.tools())
+        .build()
+        .expect("valid toolkit");
     let mut names: Vec<&str> = toolkit.tools().iter().map(|t| t.name()).collect();
     names.sort_unstable();
     assert_eq!(names, ["py_ask_city", "py_echo", "py_login"]);
@@ -282,9 +316,15 @@ async fn consume_python_server(builder: McpServerBuilder) {
             (r.output, r.is_error)
         }
     };
-    assert_eq!(run("py_echo", json!({"text": "hi"})).await, ("hi".into(), false));
+    assert_eq!(
+        run("py_echo", json!({"text": "hi"})).await,
+        ("hi".into(), false)
+    );
     for expected in ["city: Oslo", "declined", "cancelled"] {
-        assert_eq!(run("py_ask_city", json!({})).await, (expected.into(), false));
+        assert_eq!(
+            run("py_ask_city", json!({})).await,
+            (expected.into(), false)
+        );
     }
     for expected in ["logged in", "declined"] {
         assert_eq!(run("py_login", json!({})).await, (expected.into(), false));
@@ -292,18 +332,28 @@ async fn consume_python_server(builder: McpServerBuilder) {
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 5);
     for r in &seen[..3] {
-        assert_eq!((r.kind.as_str(), r.prompt.as_str(), r.url.as_deref()), ("input", "Which city?", None));
+        assert_eq!(
+            (r.kind.as_str(), r.prompt.as_str(), r.url.as_deref()),
+            ("input", "Which city?", None)
+        );
         let data = serde_json::to_value(&r.data).unwrap();
         assert_eq!(data["mcpServer"], "py");
         assert_eq!(data["schema"]["type"], "object");
         assert_eq!(data["schema"]["properties"]["city"]["type"], "string");
-        assert_eq!(data["schema"]["properties"]["city"]["description"], "The city.");
+        assert_eq!(
+            data["schema"]["properties"]["city"]["description"],
+            "The city."
+        );
         assert_eq!(data["schema"]["required"], json!(["city"]));
     }
     for r in &seen[3..] {
         assert_eq!(
             (r.kind.as_str(), r.prompt.as_str(), r.url.as_deref()),
-            ("authorization", "Log in to Example", Some("https://example.com/login"))
+            (
+                "authorization",
+                "Log in to Example",
+                Some("https://example.com/login")
+            )
         );
         assert_eq!(
             serde_json::to_string(&r.data).unwrap(),
@@ -340,7 +390,10 @@ async fn a_python_server_that_elicits_is_consumed_over_streamable_http() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     // wait until it listens
     for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -11,11 +11,11 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use toolnexus_tests::mcp_fixtures::http_client;
 use rmcp::{ClientServiceExt, ServiceExt};
 use serde_json::{Value, json};
 use toolnexus::mcp::{HttpServer, McpService};
-use toolnexus::{Context, FnTool, Form, Toolkit, ToolResult, adapters};
+use toolnexus::{Context, FnTool, Form, ToolResult, Toolkit, adapters};
+use toolnexus_tests::mcp_fixtures::http_client;
 use toolnexus_tests::mcp_fixtures::{
     Destination, Payment, Script, accept, accept_empty, cancel, decline, toolkit,
 };
@@ -74,7 +74,10 @@ async fn connect_with(via: Via, script: Script, service: McpService) -> Session 
             }
         }
         Via::Http => {
-            let server = service.serve_http("127.0.0.1:0").await.expect("serves HTTP");
+            let server = service
+                .serve_http("127.0.0.1:0")
+                .await
+                .expect("serves HTTP");
             let transport = StreamableHttpClientTransport::with_client(
                 http_client(),
                 StreamableHttpClientTransportConfig::with_uri(server.url()),
@@ -109,21 +112,27 @@ fn text(r: &CallToolResult) -> (String, bool) {
 }
 
 fn form(message: &str, schema: Value) -> Value {
-    json!({"mode": "form", "message": message, "requestedSchema": schema})
+    let mut elicitation = json!({"mode": "form", "message": message});
+    elicitation["requestedSchema"] = schema;
+    elicitation
 }
 
 async fn native(name: &str, args: Value) -> ToolResult {
     toolkit().execute(name, args, &Context::new()).await
 }
 
-/// Every mapping, through one session.
+/// Every mapping, through one session: tools/list and plain calls, then the suspensions.
 async fn mappings(via: Via) {
     let script = Script::new();
     let s = connect(via, script.clone()).await;
 
     // tools/list: the toolkit's tools in order, with the adapters' schemas
     let listed = s.client.list_all_tools().await.expect("tools/list");
-    let specs: Vec<_> = toolkit().tools().iter().map(|t| adapters::spec_of(&**t)).collect();
+    let specs: Vec<_> = toolkit()
+        .tools()
+        .iter()
+        .map(|t| adapters::spec_of(&**t))
+        .collect();
     let names: Vec<&str> = listed.iter().map(|t| &*t.name).collect();
     let expected: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, expected);
@@ -133,13 +142,19 @@ async fn mappings(via: Via) {
     }
 
     // plain calls, failures as tool errors with the toolkit's own text
-    assert_eq!(text(&call(&s, "echo", json!({"text": "hi"})).await), ("hi".into(), false));
+    assert_eq!(
+        text(&call(&s, "echo", json!({"text": "hi"})).await),
+        ("hi".into(), false)
+    );
     let bad = native("echo", json!({"text": 5})).await.output;
     assert_eq!(
         bad,
         "invalid arguments for echo: text: invalid type: integer `5`, expected a string"
     );
-    assert_eq!(text(&call(&s, "echo", json!({"text": 5})).await), (bad, true));
+    assert_eq!(
+        text(&call(&s, "echo", json!({"text": 5})).await),
+        (bad, true)
+    );
     assert_eq!(
         text(&call(&s, "nope", json!({})).await),
         ("Unknown tool: nope".into(), true)
@@ -149,6 +164,11 @@ async fn mappings(via: Via) {
     assert_eq!(text(&call(&s, "boom", json!({})).await), (panicked, true));
     assert!(script.seen().is_empty());
 
+    suspensions(&s, &script).await;
+}
+
+/// The form mappings (input with and without a schema, approval), then the others.
+async fn suspensions(s: &Session, script: &Script) {
     // input with a schema: requestedSchema = data.schema; accept, decline, cancel
     for (reply, expected) in [
         (accept(json!({"city": "Oslo"})), ("booked to Oslo", false)),
@@ -157,7 +177,7 @@ async fn mappings(via: Via) {
     ] {
         script.clear();
         script.reply(reply);
-        let r = call(&s, "book_trip", json!({})).await;
+        let r = call(s, "book_trip", json!({})).await;
         assert_eq!(text(&r), (expected.0.to_owned(), expected.1));
         assert_eq!(
             script.seen(),
@@ -169,7 +189,7 @@ async fn mappings(via: Via) {
     script.clear();
     script.reply(accept(json!({"output": "window seat"})));
     assert_eq!(
-        text(&call(&s, "take_note", json!({})).await),
+        text(&call(s, "take_note", json!({})).await),
         ("note: window seat".into(), false)
     );
     assert_eq!(
@@ -188,31 +208,41 @@ async fn mappings(via: Via) {
     ] {
         script.clear();
         script.reply(reply);
-        let r = call(&s, "delete_file", json!({"path": "/tmp/x"})).await;
+        let r = call(s, "delete_file", json!({"path": "/tmp/x"})).await;
         assert_eq!(text(&r), (expected.0.to_owned(), expected.1));
         assert_eq!(
             script.seen(),
-            [form("Delete /tmp/x?", json!({"type": "object", "properties": {}}))]
+            [form(
+                "Delete /tmp/x?",
+                json!({"type": "object", "properties": {}})
+            )]
         );
     }
 
+    other_suspensions(s, script).await;
+}
+
+/// The URL, question, custom-kind and second-suspension mappings.
+async fn other_suspensions(s: &Session, script: &Script) {
     // authorization: URL mode, the elicitation id is the request id
     script.clear();
     script.reply(accept_empty());
     assert_eq!(
-        text(&call(&s, "read_inbox", json!({})).await),
+        text(&call(s, "read_inbox", json!({})).await),
         ("inbox: 3 messages".into(), false)
     );
     assert_eq!(
         script.seen(),
-        [json!({"mode": "url", "message": "Login required: https://example.com/login", "url": "https://example.com/login", "elicitationId": "r-login"})]
+        [
+            json!({"mode": "url", "message": "Login required: https://example.com/login", "url": "https://example.com/login", "elicitationId": "r-login"})
+        ]
     );
 
     // question: one field per question, a string enum for options
     script.clear();
     script.reply(accept(json!({"Which seat?": "aisle", "Meal?": "veg"})));
     let r = call(
-        &s,
+        s,
         "question",
         json!({"questions": [
             {"question": "Which seat?", "header": "Seat", "options": ["aisle", "window"]},
@@ -220,7 +250,10 @@ async fn mappings(via: Via) {
         ]}),
     )
     .await;
-    assert_eq!(text(&r), (r#"{"Which seat?":"aisle","Meal?":"veg"}"#.into(), false));
+    assert_eq!(
+        text(&r),
+        (r#"{"Which seat?":"aisle","Meal?":"veg"}"#.into(), false)
+    );
     assert_eq!(
         script.seen(),
         [form(
@@ -235,12 +268,18 @@ async fn mappings(via: Via) {
     // another kind with data.schema: a form from it
     script.clear();
     script.reply(accept(json!({"confirm": true})));
-    assert_eq!(text(&call(&s, "pay", json!({})).await), ("paid: true".into(), false));
-    assert_eq!(script.seen(), [form("Pay 5 EUR?", Payment::answer_schema())]);
+    assert_eq!(
+        text(&call(s, "pay", json!({})).await),
+        ("paid: true".into(), false)
+    );
+    assert_eq!(
+        script.seen(),
+        [form("Pay 5 EUR?", Payment::answer_schema())]
+    );
 
     // another kind without a schema: the text fallback, the request under _meta
     script.clear();
-    let r = call(&s, "wire_money", json!({})).await;
+    let r = call(s, "wire_money", json!({})).await;
     assert_eq!(text(&r), ("Wire 5 EUR?".into(), true));
     assert_eq!(
         serde_json::to_string(&r.meta.as_ref().expect("_meta").0["toolnexus/pending"]).unwrap(),
@@ -252,7 +291,7 @@ async fn mappings(via: Via) {
     script.clear();
     script.reply(accept(json!({"output": "yes"})));
     assert_eq!(
-        text(&call(&s, "insist", json!({})).await),
+        text(&call(s, "insist", json!({})).await),
         ("unresolved: Really?".into(), true)
     );
     assert_eq!(script.seen().len(), 1);
@@ -343,13 +382,18 @@ async fn disconnect_mid_elicitation(via: Via) {
                 let _ = n;
                 match ctx.answer() {
                     Some(_) => ToolResult::success("answered"),
-                    None => ToolResult::suspended(toolnexus::Request::input("Which city?").with_id("r1")),
+                    None => ToolResult::suspended(
+                        toolnexus::Request::input("Which city?").with_id("r1"),
+                    ),
                 }
             }
         })
         .build()
         .expect("valid tool");
-    let toolkit = Toolkit::builder().tool(asking).build().expect("valid toolkit");
+    let toolkit = Toolkit::builder()
+        .tool(asking)
+        .build()
+        .expect("valid toolkit");
     let service = McpService::new(toolkit);
 
     let (a, b) = tokio::io::duplex(1 << 20);
@@ -375,7 +419,8 @@ async fn disconnect_mid_elicitation(via: Via) {
     };
     let client = Arc::new(client);
     let caller = Arc::clone(&client);
-    let call = tokio::spawn(async move { caller.call_tool(CallToolRequestParams::new("ask")).await });
+    let call =
+        tokio::spawn(async move { caller.call_tool(CallToolRequestParams::new("ask")).await });
     tokio::time::timeout(Duration::from_secs(5), script.arrived.notified())
         .await
         .expect("the elicitation reaches the client");
@@ -386,7 +431,10 @@ async fn disconnect_mid_elicitation(via: Via) {
     // rmcp gives in-flight handlers 5 s to drain after EOF, then cancels them (our select
     // on the request's cancellation ends the call there)
     let ended = tokio::time::timeout(Duration::from_secs(15), server).await;
-    assert!(ended.is_ok(), "the server's session ends when the client disconnects");
+    assert!(
+        ended.is_ok(),
+        "the server's session ends when the client disconnects"
+    );
     // (in rounds mode the client's own handler still waits for its human: stop the caller)
     call.abort();
     tokio::time::sleep(Duration::from_millis(50)).await;

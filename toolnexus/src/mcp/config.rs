@@ -86,7 +86,9 @@ impl McpConfig {
                     )));
                 }
                 (None, None) => {
-                    return Err(bad(format!("server \"{name}\" needs a `command` or a `url`")));
+                    return Err(bad(format!(
+                        "server \"{name}\" needs a `command` or a `url`"
+                    )));
                 }
                 _ => {}
             }
@@ -115,7 +117,8 @@ impl McpConfig {
             .filter(|(_, e)| !e.disabled)
             .map(|(name, e)| match (&e.command, &e.url) {
                 (Some(command), _) => {
-                    let mut b = McpServer::stdio(name.clone(), command.clone()).args(e.args.clone());
+                    let mut b =
+                        McpServer::stdio(name.clone(), command.clone()).args(e.args.clone());
                     for (k, v) in &e.env {
                         b = b.env(k.clone(), v.clone());
                     }
@@ -173,4 +176,3 @@ impl McpServers {
         }
     }
 }
-

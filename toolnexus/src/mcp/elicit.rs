@@ -86,7 +86,10 @@ fn question_schema(questions: &Value) -> Option<Value> {
     let mut required = Vec::new();
     for q in questions.as_array()? {
         let text = q.get("question")?.as_str()?;
-        let options = q.get("options").and_then(Value::as_array).filter(|o| !o.is_empty());
+        let options = q
+            .get("options")
+            .and_then(Value::as_array)
+            .filter(|o| !o.is_empty());
         let multiple = q.get("multiple").and_then(Value::as_bool).unwrap_or(false);
         let mut field = match options {
             Some(options) if multiple => json!({
@@ -132,7 +135,12 @@ pub(crate) fn answer_from_result(request: &Request, result: &ElicitResult) -> An
 
 /// An `input` request without `data.schema`: asked as the one field [`FREE_TEXT_FIELD`].
 fn asks_free_text(request: &Request) -> bool {
-    request.kind == KIND_INPUT && request.data.as_ref().and_then(|d| d.get("schema")).is_none()
+    request.kind == KIND_INPUT
+        && request
+            .data
+            .as_ref()
+            .and_then(|d| d.get("schema"))
+            .is_none()
 }
 
 /// The [`Request`] a consumed server's elicitation becomes: a form -> `input` with
@@ -274,12 +282,21 @@ mod tests {
         );
         let empty = ElicitResult::new(ElicitationAction::Accept).with_content(json!({}));
         assert_eq!(
-            serde_json::to_string(&answer_from_result(&Request::approval("ok?").with_id("r2"), &empty)).unwrap(),
+            serde_json::to_string(&answer_from_result(
+                &Request::approval("ok?").with_id("r2"),
+                &empty
+            ))
+            .unwrap(),
             r#"{"id":"r2","ok":true}"#
         );
-        let text = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"output": "hi"}));
+        let text =
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"output": "hi"}));
         assert_eq!(
-            serde_json::to_string(&answer_from_result(&Request::input("note?").with_id("r3"), &text)).unwrap(),
+            serde_json::to_string(&answer_from_result(
+                &Request::input("note?").with_id("r3"),
+                &text
+            ))
+            .unwrap(),
             r#"{"id":"r3","ok":true,"data":"hi"}"#
         );
     }

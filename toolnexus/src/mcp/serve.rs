@@ -9,9 +9,9 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitResult, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion,
-    RequestStateCodec, ServerCapabilities, ServerConfig,
+    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, RequestStateCodec,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer, RunningService};
 use rmcp::transport::streamable_http_server::{
@@ -197,7 +197,10 @@ impl McpService {
     /// Serves streamable HTTP on `addr` (`127.0.0.1:0` picks a free port) in the background,
     /// each client in its own session. Only loopback `Host` headers are accepted (DNS
     /// rebinding protection).
-    pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> Result<HttpServer, McpError> {
+    pub async fn serve_http(
+        self,
+        addr: impl tokio::net::ToSocketAddrs,
+    ) -> Result<HttpServer, McpError> {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| McpError::Serve(format!("cannot bind the MCP HTTP server: {e}")))?;
@@ -259,7 +262,10 @@ impl McpService {
             // the retry round of a multi-round-trip call
             let state: RoundState = match inner.codec.open_json(&state) {
                 Ok(state) => state,
-                Err(e) => return tool_result(&ToolResult::error(format!("invalid requestState: {e}"))).into(),
+                Err(e) => {
+                    return tool_result(&ToolResult::error(format!("invalid requestState: {e}")))
+                        .into();
+                }
             };
             if state.tool != name || state.args != args {
                 return tool_result(&ToolResult::error(
@@ -276,7 +282,9 @@ impl McpService {
                 Some(result) => answer_from_result(&state.request, &result),
                 None => Answer::decline(state.request.id.clone(), DeclineReason::Cancelled),
             };
-            let result = self.resolve(&name, &args, &ctx, &state.request, answer).await;
+            let result = self
+                .resolve(&name, &args, &ctx, &state.request, answer)
+                .await;
             return tool_result(&result).into();
         }
 
@@ -286,7 +294,7 @@ impl McpService {
         };
         let caps = rc.client_capabilities().and_then(|c| c.elicitation);
         let modes = supported_modes(caps.as_ref());
-        let Some((mode, elicitation)) = elicitation_for(request).filter(|(m, _)| modes.contains(m))
+        let Some((_, elicitation)) = elicitation_for(request).filter(|(m, _)| modes.contains(m))
         else {
             return fallback(&first).into();
         };
@@ -299,9 +307,8 @@ impl McpService {
                 args,
                 request: request.clone(),
             };
-            let sealed = match inner.codec.seal_json(&state) {
-                Ok(sealed) => sealed,
-                Err(_) => return fallback(&first).into(),
+            let Ok(sealed) = inner.codec.seal_json(&state) else {
+                return fallback(&first).into();
             };
             let mut requests = InputRequests::new();
             requests.insert(
@@ -310,7 +317,6 @@ impl McpService {
             );
             return InputRequiredResult::new(Some(requests), Some(sealed)).into();
         }
-        let _ = mode;
         let asked = rc
             .peer
             .create_elicitation_with_timeout(elicitation, Some(inner.timeout));
@@ -390,12 +396,15 @@ fn tool_result(result: &ToolResult) -> CallToolResult {
     } else {
         CallToolResult::success(content)
     };
-    if let Some(meta) = &result.metadata {
-        if !meta.extra.is_empty() {
-            let mut m = Map::new();
-            m.insert("toolnexus/metadata".to_owned(), Value::Object(meta.extra.clone()));
-            out.meta = Some(MetaObject(m));
-        }
+    if let Some(meta) = &result.metadata
+        && !meta.extra.is_empty()
+    {
+        let mut m = Map::new();
+        m.insert(
+            "toolnexus/metadata".to_owned(),
+            Value::Object(meta.extra.clone()),
+        );
+        out.meta = Some(MetaObject(m));
     }
     out
 }
