@@ -372,7 +372,10 @@ where
             let stream = tokio::select! {
                 () = token.cancelled() => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((s, _)) => s,
+                    Ok((s, _)) => {
+                        let _ = s.set_nodelay(true);
+                        s
+                    }
                     Err(_) => continue,
                 },
             };

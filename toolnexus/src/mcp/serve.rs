@@ -221,7 +221,11 @@ impl McpService {
                 let stream = tokio::select! {
                     () = stop.cancelled() => break,
                     accepted = listener.accept() => match accepted {
-                        Ok((stream, _)) => stream,
+                        Ok((stream, _)) => {
+                            // small JSON-RPC messages: no Nagle delay
+                            let _ = stream.set_nodelay(true);
+                            stream
+                        }
                         Err(_) => continue,
                     },
                 };
