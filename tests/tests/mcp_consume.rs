@@ -227,6 +227,26 @@ async fn a_server_that_fails_to_start_is_an_error_naming_it() {
 }
 
 #[tokio::test]
+async fn a_prefix_is_sanitized_with_the_name() {
+    let server = stdio()
+        .prefix("my peer/")
+        .connect()
+        .await
+        .expect("connects");
+    let names: Vec<String> = server.tools().iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(
+        names,
+        [
+            "my_peer_ask_city",
+            "my_peer_die",
+            "my_peer_echo",
+            "my_peer_login"
+        ]
+    );
+    server.close().await;
+}
+
+#[tokio::test]
 async fn close_shuts_the_process_down() {
     let server = stdio().connect().await.expect("connects");
     let pid = server.pid().expect("a child process");

@@ -247,6 +247,16 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_that_is_no_flat_form_has_no_elicitation() {
+        let nested = Request::input("p").with_data_entry(
+            "schema",
+            json!({"type": "object", "properties": {"a": {"type": "object"}}}),
+        );
+        assert!(elicitation_for(&nested).is_none());
+        assert!(elicitation_for(&Request::new("authorization", "no url")).is_none());
+    }
+
+    #[test]
     fn custom_kind_needs_a_schema() {
         assert!(elicitation_for(&Request::custom("pay", "Pay 5 EUR?")).is_none());
         let r = Request::custom("pay", "Pay?").with_data_entry(
