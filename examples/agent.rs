@@ -12,13 +12,20 @@ use toolnexus::{
     Client, Event, FnModel, Form, ModelRequest, Reply, Request, Role, Suspension, Toolkit, Usage,
     ask, request::DeclineReason, tool,
 };
+use toolnexus_examples::terminal::{Typed, ask_line};
 
 /// The answer used when no terminal is attached and no `--answer` is given.
 const DEFAULT_CITY: &str = "Oslo";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let flag = answer_flag();
+    let flag = match answer_flag() {
+        Ok(flag) => flag,
+        Err(message) => {
+            eprintln!("agent: {message}");
+            std::process::exit(2);
+        }
+    };
     let toolkit = Toolkit::builder().tool(BookFlight).build()?;
 
     let interactive = std::io::stdin().is_terminal();
@@ -36,6 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         Some(city) => (city, "the --answer flag"),
                         None => (DEFAULT_CITY.to_owned(), "the default"),
                     };
+                    println!("  ? {}", request.prompt);
                     println!("  (no terminal attached: answering {city:?} from {source})");
                     Ok(request.accept(Destination { city }))
                 }
@@ -95,31 +103,29 @@ async fn travel_agent(request: ModelRequest) -> Reply {
     }
 }
 
-/// Asks the human on the terminal; an empty line declines.
+/// Asks the human on the terminal: a blank line asks again, Ctrl-D declines (and says so).
 async fn ask_on_terminal(request: Request) -> Result<toolnexus::Answer, std::io::Error> {
-    println!("  ? {} (empty line to decline)", request.prompt);
-    let line = tokio::task::spawn_blocking(|| {
-        let mut line = String::new();
-        std::io::stdin().read_line(&mut line).map(|_| line)
+    let prompt = request.prompt.clone();
+    let typed = tokio::task::spawn_blocking(move || {
+        ask_line(
+            &prompt,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stdout(),
+        )
     })
     .await
     .map_err(std::io::Error::other)??;
-    let city = line.trim();
-    Ok(if city.is_empty() {
-        request.decline(DeclineReason::Declined)
-    } else {
-        request.accept(Destination {
-            city: city.to_owned(),
-        })
+    Ok(match typed {
+        Typed::Answer(city) => request.accept(Destination { city }),
+        Typed::EndOfInput => request.decline(DeclineReason::Declined),
     })
 }
 
 fn print_event(event: &Event) {
     match event {
         Event::ToolCall { name, args, .. } => println!("model calls {name}({args})"),
-        Event::Pending { request } => {
-            println!("tool suspended [{}]: {}", request.kind, request.prompt);
-        }
+        // the prompt itself is printed once, by whoever answers it
+        Event::Pending { request } => println!("tool suspended [{}]", request.kind),
         Event::ToolResult {
             name,
             output,
@@ -134,16 +140,22 @@ fn print_event(event: &Event) {
     }
 }
 
-/// `--answer <city>` or `--answer=<city>`.
-fn answer_flag() -> Option<String> {
+/// `--answer <city>` or `--answer=<city>`; a blank or missing city is an error.
+fn answer_flag() -> Result<Option<String>, String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--answer" {
-            return args.next();
+        let city = if arg == "--answer" {
+            args.next().unwrap_or_default()
+        } else if let Some(city) = arg.strip_prefix("--answer=") {
+            city.to_owned()
+        } else {
+            continue;
+        };
+        let city = city.trim();
+        if city.is_empty() {
+            return Err("--answer needs a city, e.g. --answer Oslo".to_owned());
         }
-        if let Some(city) = arg.strip_prefix("--answer=") {
-            return Some(city.to_owned());
-        }
+        return Ok(Some(city.to_owned()));
     }
-    None
+    Ok(None)
 }

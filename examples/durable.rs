@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         record.pending().prompt
     );
     let answer = record.pending().accept(Destination { city });
-    let result = client.resume(&record, answer, &toolkit).await?;
+    let result = client.resume(record, answer, &toolkit).await?;
     if result.status == RunStatus::Pending {
         let record = PendingRun::try_from(result)?;
         std::fs::write(&state, record.to_json())?;

@@ -11,12 +11,13 @@
 //! Run with `cargo run -p toolnexus-examples --example openai_compatible -- [--yes] [prompt]`;
 //! `--yes` approves the booking without asking.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 
 use serde_json::json;
 use toolnexus::{
     Client, Event, FnTool, HttpProvider, Request, ToolResult, Toolkit, request::DeclineReason,
 };
+use toolnexus_examples::terminal::{Typed, confirm};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -56,14 +57,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("\n[approval] {} -> yes (--yes)", request.prompt);
                 return request.accept(true);
             }
-            print!("\n[approval] {} [y/N] ", request.prompt);
-            let _ = std::io::stdout().flush();
-            let mut line = String::new();
-            let read = std::io::stdin().lock().read_line(&mut line).unwrap_or(0);
-            if read > 0 && line.trim().eq_ignore_ascii_case("y") {
-                request.accept(true)
-            } else {
-                request.decline(DeclineReason::Declined)
+            println!("\n[approval]");
+            let prompt = request.prompt.clone();
+            let typed = tokio::task::spawn_blocking(move || {
+                confirm(
+                    &prompt,
+                    &mut std::io::stdin().lock(),
+                    &mut std::io::stdout(),
+                )
+            })
+            .await;
+            match typed {
+                Ok(Ok(Typed::Answer(true))) => request.accept(true),
+                _ => request.decline(DeclineReason::Declined),
             }
         })
         .build()?;

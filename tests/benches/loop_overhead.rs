@@ -127,7 +127,7 @@ fn suspend_persist_resume(bencher: Bencher<'_, '_>) {
                 .build()
                 .expect("client");
             let done = resumer
-                .resume(&record, answer, &toolkit)
+                .resume(record, answer, &toolkit)
                 .await
                 .expect("resume");
             divan::black_box(done)

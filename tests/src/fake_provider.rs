@@ -23,6 +23,7 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
+use toolnexus::{HttpProvider, providers::HttpProviderBuilder};
 
 /// One request the fake received.
 #[derive(Clone, Debug)]
@@ -253,6 +254,16 @@ impl FakeProvider {
     /// How many replies are still queued.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.replies).len()
+    }
+
+    /// An OpenAI-style provider aimed at this fake, with `key`.
+    pub fn openai(&self, key: &str) -> HttpProviderBuilder {
+        HttpProvider::openai(self.url()).api_key(key)
+    }
+
+    /// An Anthropic-style provider aimed at this fake, with `key`.
+    pub fn anthropic(&self, key: &str) -> HttpProviderBuilder {
+        HttpProvider::anthropic(self.url()).api_key(key)
     }
 }
 

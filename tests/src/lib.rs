@@ -2,6 +2,8 @@
 //! live in this library.
 
 pub mod fake_provider;
+pub mod fixtures;
+pub mod recorder;
 #[cfg(feature = "mcp")]
 pub mod mcp_fixtures;
 
@@ -21,7 +23,8 @@ impl Calls {
         self.0.load(Ordering::SeqCst)
     }
 
-    fn bump(&self) -> usize {
+    /// Counts one more call; returns the new count.
+    pub fn bump(&self) -> usize {
         self.0.fetch_add(1, Ordering::SeqCst) + 1
     }
 }

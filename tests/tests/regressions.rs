@@ -34,10 +34,34 @@ fn floats_in_request_data_survive_repeated_round_trips() {
 }
 
 /// The same through a persisted halted run: saving and loading is a fixed point.
-#[test]
-fn a_pending_run_record_with_floats_is_stable() {
-    let record = r#"{"version":1,"model":"m","pending":{"id":"ask-1","kind":"input","prompt":"Where to?","data":{"x":3e+25}},"messages":[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"call_0","name":"ask","arguments":{"budget":0.30000000000000004}}]},{"role":"tool","content":"Where to?","tool_call_id":"call_0","isError":true}],"toolCalls":[{"name":"ask","args":{"budget":0.30000000000000004},"output":"Where to?","isError":false}],"usage":{"promptTokens":0,"completionTokens":0,"totalTokens":0},"turns":1,"halted":{"callIndex":0,"args":{"budget":0.30000000000000004},"deferred":[]}}"#;
-    let run = PendingRun::from_json(record).unwrap();
+#[tokio::test]
+async fn a_pending_run_record_with_floats_is_stable() {
+    let ask = toolnexus::FnTool::builder("ask")
+        .description("Asks, with a float in the request's data.")
+        .handler(|_, _| async {
+            toolnexus::ToolResult::suspended(
+                Request::input("Where to?").with_data_entry("x", json!(3e25)),
+            )
+        })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    let model = toolnexus::ScriptedModel::new([toolnexus::Reply::tool_call(
+        "ask",
+        json!({"budget": 0.300_000_000_000_000_04}),
+    )]);
+    let client = toolnexus::Client::builder(model)
+        .model_name("m")
+        .build()
+        .unwrap();
+    let halted = client.run("go", &toolkit).await.unwrap();
+    let record = PendingRun::try_from(&halted).unwrap().to_json();
+    assert!(
+        record.contains(r#""arguments":{"budget":0.30000000000000004}"#),
+        "{record}"
+    );
+    assert!(record.contains(r#""data":{"x":3e+25}"#), "{record}");
+    let run = PendingRun::from_json(&record).unwrap();
     assert_eq!(run.to_json(), record);
     assert_eq!(PendingRun::from_json(&run.to_json()).unwrap(), run);
 }

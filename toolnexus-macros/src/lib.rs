@@ -1,9 +1,23 @@
 //! Procedural macros of [toolnexus](https://docs.rs/toolnexus). An implementation detail: depend
 //! on `toolnexus`, which re-exports these macros with their documentation (so the entry points
 //! here carry only a pointer to it).
+//!
+//! All five macros share one discipline: `errors::Errors` collects every mistake, one
+//! `docs` reader turns doc comments into descriptions, `ident::unraw` is the one place a
+//! raw identifier loses its `r#`, and `runtime::Runtime` is how generated code reaches the
+//! runtime. On a mistake every macro still emits its items (a `#[tool]` struct with a stub
+//! `impl Tool`, a stub `impl Form`), so one mistake gives one error.
+//!
+//! `suspend!`, `ask!` and `assert_pending!` are invoked through `macro_rules!` fronts in the
+//! runtime (`toolnexus/src/macros.rs`), which pass `$crate; ` before the user's tokens.
 
 use proc_macro::TokenStream;
 
+mod docs;
+mod errors;
+mod form;
+mod ident;
+mod runtime;
 mod suspend;
 mod tool;
 
@@ -20,30 +34,33 @@ pub fn toolset(args: TokenStream, input: TokenStream) -> TokenStream {
     tool::toolset(args.into(), input.into()).into()
 }
 
-/// Builds a suspension; documented on `toolnexus::suspend`.
+/// Builds a suspension; documented on `toolnexus::suspend`. Input: `<runtime path>; <grammar>`
+/// (the runtime's front passes `$crate`), or the grammar alone for `::toolnexus`.
 #[doc(hidden)]
 #[proc_macro]
 pub fn suspend(input: TokenStream) -> TokenStream {
     suspend::suspend(input.into()).into()
 }
 
-/// Asks and continues with the typed answer; documented on `toolnexus::ask`.
+/// Asks and continues with the typed answer; documented on `toolnexus::ask`. Input as for
+/// `suspend!`.
 #[doc(hidden)]
 #[proc_macro]
 pub fn ask(input: TokenStream) -> TokenStream {
     suspend::ask(input.into()).into()
 }
 
-/// Asserts a suspension; documented on `toolnexus::assert_pending`.
+/// Asserts a suspension; documented on `toolnexus::assert_pending`. Input as for `suspend!`.
 #[doc(hidden)]
 #[proc_macro]
 pub fn assert_pending(input: TokenStream) -> TokenStream {
     suspend::assert_pending(input.into()).into()
 }
 
-/// Derives an answer form; documented on `toolnexus::Form`.
+/// Derives an answer form; documented on `toolnexus::Form`. `#[form(crate = path)]` names the
+/// runtime when it is not `::toolnexus`.
 #[doc(hidden)]
-#[proc_macro_derive(Form, attributes(serde))]
+#[proc_macro_derive(Form, attributes(form, serde))]
 pub fn derive_form(input: TokenStream) -> TokenStream {
-    suspend::derive_form(input.into()).into()
+    form::derive(input.into()).into()
 }

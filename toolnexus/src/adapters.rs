@@ -1,4 +1,4 @@
-//! Provider tool schemas (CONTRACT section 5): the exact shapes OpenAI, Anthropic and Gemini
+//! Provider tool schemas ([contract section 5](crate::contract)): the exact shapes OpenAI, Anthropic and Gemini
 //! expect, in the toolkit's tool order.
 //!
 //! The functions here take [`ToolSpec`]s (what a `before_llm` hook may rewrite); the

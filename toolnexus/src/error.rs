@@ -52,12 +52,14 @@ pub enum Error {
         expected: String,
         /// The answer's id.
         got: String,
+        /// The record that was to be resumed, unchanged (see [`Error::into_pending_run`]).
+        run: Box<crate::client::PendingRun>,
     },
     /// A resume was asked of a run that is not pending.
     #[error("the run is not pending (status `{status}`): there is nothing to resume")]
     NotPending {
         /// The run's status.
-        status: String,
+        status: crate::client::RunStatus,
     },
     /// The host's `wait_for` failed or panicked, or the run's timeout or cancellation
     /// interrupted it; the request is still pending.
@@ -85,18 +87,116 @@ pub enum Error {
         /// The provider's own error message.
         message: String,
     },
-    /// The provider could not be reached, or its reply could not be read.
-    #[error("transport error: {0}")]
-    Transport(String),
+    /// The provider could not be reached, or its reply could not be read. The message says
+    /// what failed; the underlying error (the HTTP client's, a JSON or event-stream decoding
+    /// error), when there is one, is the [`source`](std::error::Error::source), not repeated
+    /// in the message.
+    #[error("transport error: {message}")]
+    Transport {
+        /// What failed.
+        message: String,
+        /// The underlying error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// An [`HttpProvider`](crate::providers::HttpProvider)'s own per-request timeout elapsed
+    /// (retries and streaming included); not retried.
+    #[error("the provider did not answer within {0:?} (the provider's own request timeout)")]
+    ProviderTimeout(std::time::Duration),
     /// The run's timeout elapsed.
     #[error("the run timed out after {0:?}")]
     Timeout(std::time::Duration),
-    /// The run was cancelled.
+    /// The run, or the provider's request, was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
     /// Streaming was asked of a model that cannot stream.
     #[error("{0} does not support streaming")]
     StreamingUnsupported(String),
+}
+
+/// The underlying error of an [`Error::Transport`].
+#[cfg(feature = "http")]
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Error {
+    /// A transport failure with no underlying error.
+    #[cfg(feature = "http")]
+    pub(crate) fn transport(message: impl Into<String>) -> Self {
+        Self::Transport {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A transport failure caused by `source` (kept as the error's `source()`, not in its
+    /// message).
+    #[cfg(feature = "http")]
+    pub(crate) fn transport_from(message: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Self::Transport {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// Whether a timeout ended the work: the run's ([`Error::Timeout`]) or the provider's own
+    /// ([`Error::ProviderTimeout`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// assert!(toolnexus::Error::Timeout(Duration::from_secs(1)).is_timeout());
+    /// assert!(toolnexus::Error::ProviderTimeout(Duration::from_secs(1)).is_timeout());
+    /// assert!(!toolnexus::Error::Cancelled.is_timeout());
+    /// ```
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Timeout(_) | Self::ProviderTimeout(_))
+    }
+
+    /// Whether a cancellation ended the work ([`Error::Cancelled`]).
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Self::Cancelled)
+    }
+
+    /// Whether the provider could not be reached or its reply not read ([`Error::Transport`]).
+    pub fn is_transport(&self) -> bool {
+        matches!(self, Self::Transport { .. })
+    }
+
+    /// The HTTP status of an [`Error::Provider`].
+    pub fn provider_status(&self) -> Option<u16> {
+        match self {
+            Self::Provider { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The run a failed `wait_for` left pending ([`Error::WaitFor`]): persist it as a
+    /// [`PendingRun`](crate::client::PendingRun) or answer its `pending` request and
+    /// [`Client::resume`](crate::client::Client::resume) it.
+    pub fn halted_run(&self) -> Option<&crate::client::RunResult> {
+        match self {
+            Self::WaitFor { run, .. } => Some(run),
+            _ => None,
+        }
+    }
+
+    /// Takes the halted run out of an [`Error::WaitFor`].
+    pub fn into_halted_run(self) -> Option<crate::client::RunResult> {
+        match self {
+            Self::WaitFor { run, .. } => Some(*run),
+            _ => None,
+        }
+    }
+
+    /// Takes back the record a [`Client::resume`](crate::client::Client::resume) refused
+    /// without running anything ([`Error::AnswerMismatch`]): still valid, it may be resumed
+    /// with the right answer.
+    pub fn into_pending_run(self) -> Option<crate::client::PendingRun> {
+        match self {
+            Self::AnswerMismatch { run, .. } => Some(*run),
+            _ => None,
+        }
+    }
 }
 
 /// `Result<T, toolnexus::Error>`.
@@ -108,5 +208,71 @@ fn location(pointer: &str) -> &str {
         "the root"
     } else {
         pointer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+    use std::time::Duration;
+
+    use super::Error;
+    use crate::client::RunStatus;
+
+    #[test]
+    fn the_provider_timeout_and_the_run_timeout_are_two_errors_worded_apart() {
+        let provider = Error::ProviderTimeout(Duration::from_millis(1500));
+        assert_eq!(
+            provider.to_string(),
+            "the provider did not answer within 1.5s (the provider's own request timeout)"
+        );
+        let run = Error::Timeout(Duration::from_secs(30));
+        assert_eq!(run.to_string(), "the run timed out after 30s");
+        assert!(provider.is_timeout() && run.is_timeout());
+        assert!(!provider.is_cancelled() && !provider.is_transport());
+        assert!(Error::Cancelled.is_cancelled() && !Error::Cancelled.is_timeout());
+    }
+
+    #[test]
+    fn not_pending_carries_the_status() {
+        let err = Error::NotPending {
+            status: RunStatus::Done,
+        };
+        assert!(matches!(
+            err,
+            Error::NotPending {
+                status: RunStatus::Done
+            }
+        ));
+        assert_eq!(
+            err.to_string(),
+            "the run is not pending (status `done`): there is nothing to resume"
+        );
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_transport_error_shows_its_cause_only_as_its_source() {
+        let cause = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let cause_text = cause.to_string();
+        let err = Error::transport_from("the provider's reply (HTTP 200) is not valid JSON", cause);
+        assert_eq!(
+            err.to_string(),
+            "transport error: the provider's reply (HTTP 200) is not valid JSON"
+        );
+        assert_eq!(err.source().map(ToString::to_string), Some(cause_text));
+        assert!(err.is_transport());
+        let bare = Error::transport("the event stream did not end");
+        assert_eq!(
+            bare.to_string(),
+            "transport error: the event stream did not end"
+        );
+        assert!(bare.source().is_none());
+        let provider = Error::Provider {
+            status: 429,
+            message: "slow down".to_owned(),
+        };
+        assert_eq!(provider.provider_status(), Some(429));
+        assert_eq!(bare.provider_status(), None);
     }
 }

@@ -37,6 +37,26 @@ use crate::suspend::SuspendError;
 ///     r#"{"type":"object","properties":{"city":{"type":"string","description":"Where to."},"nights":{"type":"integer"},"window_seat":{"type":"boolean"}},"required":["city","nights"]}"#
 /// );
 /// ```
+///
+/// The generated impl names the runtime as `::toolnexus`. A crate that re-exports toolnexus
+/// (or renames it in `Cargo.toml`) says where it is with `#[form(crate = path)]`, as
+/// `#[tool(crate = path)]` does; `suspend!`, `ask!` and `assert_pending!` find it on their
+/// own.
+///
+/// ```
+/// mod rt {
+///     pub use toolnexus::*;
+/// }
+///
+/// #[derive(toolnexus::Form, serde::Deserialize)]
+/// #[form(crate = rt)]
+/// struct Trip {
+///     city: String,
+/// }
+///
+/// use rt::Form as _;
+/// assert_eq!(Trip::answer_schema()["required"], serde_json::json!(["city"]));
+/// ```
 pub trait Form {
     /// The restricted schema of the form.
     fn answer_schema() -> Value;

@@ -54,9 +54,44 @@
 //! - [`client`]: the agent loop ([`Client`]), its runs and durable resume;
 //! - [`providers`]: HTTP providers ([`HttpProvider`], feature `http`);
 //! - [`adapters`]: tool specs in each provider's wire format, and schema lowerings;
+//! - [`testing`]: helpers and assertion macros for testing tools;
 //! - `mcp`: serve a toolkit over MCP and use MCP servers' tools (feature `mcp`);
-//! - [`testing`]: helpers and assertion macros for testing tools.
+//! - [`contract`]: the wire contract shared with the other toolnexus ports, which the docs cite
+//!   as "contract section N".
+//!
+//! # Durable runs: guarantees
+//!
+//! A run that halts on a suspension becomes a [`PendingRun`]: a JSON record a host persists
+//! anywhere and resumes later, in any process ([`Client::resume`]).
+//!
+//! - **Bound to what the human saw.** An answer resumes a run only if it echoes the pending
+//!   request's id (unique across processes and machines: `sus-<ms>-<counter>-<64 random
+//!   bits>`) and arrives before its `expiresAt` (millisecond precision; a late answer reads as
+//!   `declined/expired: <prompt>` and runs nothing), and only while the record's halted call
+//!   still matches the fingerprint (SHA-256 of the tool name and canonical arguments) taken
+//!   when the request was made. A record that disagrees with itself is refused on load, naming
+//!   the field and both values; a [sealed](PendingRun::seal) record (HMAC-SHA-256, with a key
+//!   id so keys rotate) is refused after any edit at all. Seal every record that leaves the
+//!   process.
+//! - **Exactly once per record.** A resume consumes the record (`resume` takes it by value)
+//!   and runs the halted tool at most once more; the other calls of the halted turn never run
+//!   again (finished results are kept, a later suspension keeps its request and waits for its
+//!   own answer). A record is data, though: a *copy* resumes again. Keeping it single-use is
+//!   the host's part: delete or mark it atomically, keyed by its run id and request id, before
+//!   resuming (see [`PendingRun`]).
+//! - **At least once across a crash.** The tool's side effect and the next record are two
+//!   writes to two systems, and nothing makes them atomic. If the process dies, or the next
+//!   model call fails, after the approved tool ran and before the next record is persisted,
+//!   the only record left is the previous one, and resuming it runs the tool again. A tool
+//!   with side effects dedupes on the answer's id ([`Context::answer`]), the same on every
+//!   resume of one record.
+//! - **What the loop accepts reads back.** Tool arguments are accepted up to
+//!   [`MAX_JSON_DEPTH`](client::MAX_JSON_DEPTH) (128) levels deep, and records holding them
+//!   read back at that depth. Records are versioned ([`client::PENDING_RUN_VERSION`] 2); a
+//!   version-1 record is refused with what to do ([`PendingRun::migrate_v1`] reads one from
+//!   a store you trust).
 
+#![doc = include_str!("../docs/guide.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;
@@ -64,8 +99,10 @@ pub mod client;
 mod context;
 mod error;
 pub mod form;
+mod id;
 mod lower;
 mod macro_support;
+mod macros;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -81,15 +118,15 @@ pub mod suspend;
 pub mod testing;
 pub mod tool;
 pub mod toolkit;
+mod util;
+
+#[doc = include_str!("../docs/contract.md")]
+pub mod contract {}
 
 pub use client::{Client, Event, FnModel, PendingRun, Reply, RunResult, RunStatus, ScriptedModel};
 pub use context::Context;
 pub use error::{Error, Result};
 pub use form::Form;
-// `#[derive(Form)]` on an enum still expands to `::toolnexus::FormField`: hidden, not part of
-// the map, until the derive names `__private::FormField` (then this line goes).
-#[doc(hidden)]
-pub use form::FormField;
 pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -102,15 +139,15 @@ pub use toolkit::Toolkit;
 
 #[doc = include_str!("../docs/suspend.md")]
 #[doc(inline)]
-pub use toolnexus_macros::suspend;
+pub use crate::__suspend as suspend;
 
 #[doc = include_str!("../docs/ask.md")]
 #[doc(inline)]
-pub use toolnexus_macros::ask;
+pub use crate::__ask as ask;
 
 #[doc = include_str!("../docs/assert_pending.md")]
 #[doc(inline)]
-pub use toolnexus_macros::assert_pending;
+pub use crate::__assert_pending as assert_pending;
 
 #[doc = include_str!("../docs/form.md")]
 #[doc(inline)]
@@ -121,6 +158,11 @@ pub use toolnexus_macros::tool;
 
 #[doc = include_str!("../docs/toolset.md")]
 pub use toolnexus_macros::toolset;
+
+/// JSON values and the `json!` macro, re-exported so tools and their calls need no direct
+/// `serde_json` dependency.
+#[doc(no_inline)]
+pub use serde_json::{Value, json};
 
 /// Cancellation tokens, as [`Context::cancellation`] hands them out.
 #[doc(no_inline)]
@@ -139,7 +181,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::form::{Form, FormField};
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;

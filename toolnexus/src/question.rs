@@ -1,4 +1,4 @@
-//! The built-in `question` tool (CONTRACT section 7): the model asks the human one or more
+//! The built-in `question` tool ([contract section 7](crate::contract)): the model asks the human one or more
 //! questions, optionally with options to choose from.
 
 use std::sync::OnceLock;
@@ -19,7 +19,7 @@ pub const SOURCE_BUILTIN: &str = "builtin";
 
 const DESCRIPTION: &str = "Ask the user one or more questions and wait for the answers. Use it when you need information or a decision only the user can give. Give each question optional choices in `options`; set `multiple` when several may be chosen.";
 
-/// The built-in `question` tool (CONTRACT section 7).
+/// The built-in `question` tool ([contract section 7](crate::contract)).
 ///
 /// Input: `{"questions":[{"question":string,"header"?:string,"options"?:[string],"multiple"?:bool}]}`.
 ///

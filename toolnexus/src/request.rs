@@ -2,7 +2,6 @@
 //! another system) gives back.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
@@ -28,7 +27,11 @@ pub const KIND_QUESTION: &str = "question";
 /// ```
 /// use toolnexus::Request;
 ///
-/// let req = Request::input("Which city?").with_id("r1");
+/// let req = Request::input("Which city?");
+/// assert!(req.id.starts_with("sus-"), "a fresh, unique id");
+///
+/// // the wire form (a fixed id, as tests pin exact bytes; real tools keep the generated id)
+/// let req = req.with_id("r1");
 /// assert_eq!(
 ///     serde_json::to_string(&req).unwrap(),
 ///     r#"{"id":"r1","kind":"input","prompt":"Which city?"}"#
@@ -37,7 +40,8 @@ pub const KIND_QUESTION: &str = "question";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Request {
-    /// Unique id of this suspension (`sus-<epoch ms>-<counter>` unless set by hand).
+    /// Unique id of this suspension ([`new_request_id`]: `sus-<epoch ms>-<counter>-<random>`),
+    /// unless set by hand with [`Request::with_id`] (for tests only).
     pub id: String,
     /// What is asked for: `input`, `approval`, `authorization`, `question`, or any custom kind.
     pub kind: String,
@@ -96,7 +100,12 @@ impl Request {
         Self::new(kind, prompt)
     }
 
-    /// Replaces the generated id.
+    /// Replaces the generated id: **for tests only**.
+    ///
+    /// The generated id ([`new_request_id`]) is unique across processes and machines, and an
+    /// answer resumes a run only when it echoes it. A fixed id (`"r1"`) is the same in every
+    /// run, so one run's answer would match another run's request: production tools keep the
+    /// generated id. Tests use a fixed id to pin exact JSON.
     #[must_use]
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = id.into();
@@ -133,7 +142,22 @@ impl Request {
         self
     }
 
-    /// Sets `expiresAt` to an instant (rendered as RFC 3339 UTC, whole seconds).
+    /// Sets `expiresAt` to an instant, rendered as RFC 3339 UTC with millisecond precision
+    /// (`2026-01-01T00:00:00.500Z`; below a millisecond is truncated, and a whole second is
+    /// written without a fraction: `2026-01-01T00:00:00Z`).
+    ///
+    /// An answer that arrives after it is refused on every path (`wait_for` and
+    /// [`Client::resume`](crate::Client::resume)): the tool does not run again and the model
+    /// reads `declined/expired: <prompt>`.
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    ///
+    /// let at = UNIX_EPOCH + Duration::from_millis(1_767_225_600_500);
+    /// let req = toolnexus::Request::approval("Deploy?").with_expires_at(at);
+    /// assert_eq!(req.expires_at.as_deref(), Some("2026-01-01T00:00:00.500Z"));
+    /// assert_eq!(req.expires_at_time(), Some(at));
+    /// ```
     #[must_use]
     pub fn with_expires_at(mut self, at: SystemTime) -> Self {
         self.expires_at = Some(format_rfc3339(at));
@@ -146,7 +170,8 @@ impl Request {
         self.with_expires_at(SystemTime::now() + ttl)
     }
 
-    /// The parsed `expiresAt`, if present and valid RFC 3339.
+    /// The parsed `expiresAt`, if present and valid RFC 3339 (any offset, any fraction of a
+    /// second: `2026-01-01T01:00:00.25+01:00` reads as `2026-01-01T00:00:00.250Z`).
     pub fn expires_at_time(&self) -> Option<SystemTime> {
         let raw = self.expires_at.as_deref()?;
         OffsetDateTime::parse(raw, &Rfc3339)
@@ -163,7 +188,7 @@ impl Request {
         }
     }
 
-    /// The human-readable `output` of a suspension carrying this request (CONTRACT section 2):
+    /// The human-readable `output` of a suspension carrying this request ([contract section 2](crate::contract)):
     /// `Input required: <prompt>`, `Login required: <url>`, `Approval required: <prompt>`, or
     /// the prompt itself for any other kind.
     pub fn display_output(&self) -> String {
@@ -189,35 +214,52 @@ impl Request {
     }
 }
 
-/// Formats an instant as RFC 3339 UTC with whole seconds (`2026-01-01T00:00:00Z`).
+/// Formats an instant as RFC 3339 UTC with millisecond precision (`2026-01-01T00:00:00.500Z`),
+/// truncating below the millisecond; a whole second has no fraction (`2026-01-01T00:00:00Z`,
+/// the contract's pinned form); instants before 1970 or past 9999 are clamped.
 fn format_rfc3339(at: SystemTime) -> String {
-    let secs = at
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    OffsetDateTime::from_unix_timestamp(secs)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
-        .format(&Rfc3339)
-        .unwrap_or_default()
+    let millis = match at.duration_since(UNIX_EPOCH) {
+        Ok(d) => i128::try_from(d.as_millis()).unwrap_or(i128::MAX),
+        Err(_) => 0,
+    };
+    let t = OffsetDateTime::from_unix_timestamp_nanos(millis.saturating_mul(1_000_000))
+        .unwrap_or_else(|_| {
+            OffsetDateTime::new_utc(
+                time::Date::MAX,
+                time::Time::from_hms_milli(23, 59, 59, 999).unwrap_or(time::Time::MIDNIGHT),
+            )
+        });
+    let date_time = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+    );
+    match t.millisecond() {
+        0 => format!("{date_time}Z"),
+        ms => format!("{date_time}.{ms:03}Z"),
+    }
 }
 
-static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(1);
-
-/// A fresh suspension id: `sus-<unix epoch milliseconds>-<process-wide counter from 1>`.
+/// A fresh suspension id, unique across threads, processes and machines (CONTRACT section 2):
+/// `sus-<unix epoch milliseconds>-<process-wide counter from 1>-<random suffix>`, the suffix
+/// being 64 bits from the operating system's entropy source as 16 lowercase hex digits.
 ///
-/// Unique across threads within a process; the counter never repeats.
+/// Two processes started in the same millisecond make different ids (their suffixes differ),
+/// and an id cannot be guessed from another one.
 ///
 /// ```
 /// let a = toolnexus::request::new_request_id();
 /// let b = toolnexus::request::new_request_id();
 /// assert!(a.starts_with("sus-"));
+/// assert_eq!(a.rsplit('-').next().unwrap().len(), 16);
 /// assert_ne!(a, b);
 /// ```
 pub fn new_request_id() -> String {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("sus-{millis}-{n}")
+    crate::id::unique("sus")
 }
 
 /// Why an answer declines (advisory: the loop branches on [`Answer::ok`] only).
@@ -338,5 +380,67 @@ impl AnswerDataError {
     /// What went wrong there, in serde's words.
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::Request;
+
+    fn at_ms(ms: u64) -> std::time::SystemTime {
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn expires_at_keeps_milliseconds_and_truncates_below() {
+        let req = Request::input("p").with_expires_at(at_ms(1_767_225_600_500));
+        assert_eq!(req.expires_at.as_deref(), Some("2026-01-01T00:00:00.500Z"));
+        let req = Request::input("p").with_expires_at(at_ms(1_767_225_600_000));
+        assert_eq!(req.expires_at.as_deref(), Some("2026-01-01T00:00:00Z"));
+        let req = Request::input("p")
+            .with_expires_at(at_ms(1_767_225_600_007) + Duration::from_nanos(999_999));
+        assert_eq!(req.expires_at.as_deref(), Some("2026-01-01T00:00:00.007Z"));
+    }
+
+    #[test]
+    fn any_rfc3339_expiry_is_read() {
+        let read = |raw: &str| {
+            let mut req = Request::input("p");
+            req.expires_at = Some(raw.to_owned());
+            req.expires_at_time()
+        };
+        let base = 1_767_225_600_000;
+        assert_eq!(read("2026-01-01T00:00:00Z"), Some(at_ms(base)));
+        assert_eq!(read("2026-01-01T00:00:00.5Z"), Some(at_ms(base + 500)));
+        assert_eq!(
+            read("2026-01-01T01:00:00.25+01:00"),
+            Some(at_ms(base + 250))
+        );
+        assert_eq!(
+            read("2025-12-31T19:00:00.123-05:00"),
+            Some(at_ms(base + 123))
+        );
+        assert_eq!(
+            read("2026-01-01T00:00:00.123456789Z"),
+            Some(at_ms(base + 123) + Duration::from_nanos(456_789))
+        );
+        assert_eq!(read("2026-01-01t00:00:00z"), Some(at_ms(base)));
+        // RFC 3339 (section 5.6) lets a space stand for the `T`
+        assert_eq!(read("2026-01-01 00:00:00Z"), Some(at_ms(base)));
+        assert_eq!(read("2026-01-01T00:00:00"), None, "no offset: not RFC 3339");
+        assert_eq!(read("tomorrow"), None);
+    }
+
+    #[test]
+    fn an_unreadable_expiry_counts_as_expired_and_an_absent_one_never_expires() {
+        let mut req = Request::input("p");
+        assert!(!req.is_expired_at(at_ms(u64::MAX / 4)));
+        req.expires_at = Some("tomorrow".to_owned());
+        assert!(req.is_expired_at(UNIX_EPOCH));
+        let req = Request::input("p").with_expires_at(at_ms(1_000));
+        assert!(!req.is_expired_at(at_ms(1_000)));
+        assert!(req.is_expired_at(at_ms(1_001)));
     }
 }

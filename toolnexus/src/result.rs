@@ -23,7 +23,7 @@ use crate::request::Request;
 /// assert_eq!(serde_json::to_string(&ok).unwrap(), r#"{"output":"42","isError":false}"#);
 /// assert!(pending_of(&ok).is_none());
 ///
-/// let parked = ToolResult::suspended(Request::input("Which city?").with_id("r1"));
+/// let parked = ToolResult::suspended(Request::input("Which city?"));
 /// assert!(parked.is_error);
 /// assert_eq!(parked.output, "Input required: Which city?");
 /// assert_eq!(pending_of(&parked).unwrap().prompt, "Which city?");
@@ -72,7 +72,7 @@ impl ToolResult {
         }
     }
 
-    /// A suspension carrying `request`; its output follows CONTRACT section 2
+    /// A suspension carrying `request`; its output follows [contract section 2](crate::contract)
     /// ([`Request::display_output`]).
     ///
     /// The trust boundary is enforced here: a request that violates
@@ -137,7 +137,7 @@ pub fn pending_of(result: &ToolResult) -> Option<&Request> {
     result.metadata.as_ref()?.pending.as_deref()
 }
 
-/// The return mapping of CONTRACT section 1: how a tool function's return value becomes a
+/// The return mapping of [contract section 1](crate::contract): how a tool function's return value becomes a
 /// [`ToolResult`].
 ///
 /// - `String`, `&'static str`, `Cow<str>`: the output as-is;

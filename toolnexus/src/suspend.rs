@@ -18,10 +18,10 @@ use crate::tool::IntoToolResult;
 /// ```
 /// use toolnexus::{IntoToolResult, Request, Suspension};
 ///
-/// let s = Suspension::new(Request::input("Which city?").with_id("r1"));
-/// assert_eq!(s.to_string(), "Input required: Which city?");
+/// let s = Suspension::new(Request::input("Which city?"));
+/// assert_eq!(format!("{s}"), "Input required: Which city?");
 /// let r = s.into_tool_result();
-/// assert_eq!(r.pending().unwrap().id, "r1");
+/// assert!(r.pending().unwrap().id.starts_with("sus-"));
 /// ```
 ///
 /// # A suspension that could not be built
@@ -45,6 +45,21 @@ use crate::tool::IntoToolResult;
 /// assert!(r.is_failure());
 /// assert!(r.output.contains("use an `authorization` request with a `url` instead"));
 /// ```
+///
+/// # Not text
+///
+/// A suspension is not a `String`: in a tool returning `String`, `.to_string()` would make
+/// the approval a plain success whose output is the prompt, and the request would be lost. So
+/// `suspension.to_string()` is a compile error (the method is shadowed); return the
+/// suspension instead (change the return type to [`ToolResult`] or `Result<String,
+/// Suspension>`), and format it with `{}` where text is really meant, such as a log line.
+///
+/// ```compile_fail
+/// fn delete(path: &str) -> String {
+///     toolnexus::suspend!(approval format!("Delete {path}?")).to_string()
+/// }
+/// ```
+///
 /// (Boxed: a `Result<T, Suspension>` stays small.)
 #[derive(Clone, Debug, PartialEq)]
 pub struct Suspension(Box<Inner>);
@@ -92,6 +107,26 @@ impl Suspension {
             Inner::Parked(_) => None,
             Inner::Failed(e) => Some(e),
         }
+    }
+}
+
+/// Shadows [`ToString::to_string`] so that `suspension.to_string()` does not compile: see
+/// [`Suspension`]'s "Not text". Never implemented.
+#[diagnostic::on_unimplemented(
+    message = "a `Suspension` is not text: `.to_string()` would turn the request into a plain success",
+    label = "`.to_string()` on a suspension",
+    note = "return the suspension itself: make the function return `ToolResult` or `Result<_, Suspension>` (with `Err(suspend!(..))` or `?`); format it with `{{}}` where text is really meant"
+)]
+pub trait SuspensionIsNotText: Sized {
+    #[doc(hidden)]
+    fn never(suspension: &Suspension) -> Self;
+}
+
+impl Suspension {
+    /// Does not compile: a suspension is not text (see "Not text" above).
+    #[doc(hidden)]
+    pub fn to_string<T: SuspensionIsNotText>(&self) -> T {
+        T::never(self)
     }
 }
 
@@ -186,7 +221,7 @@ pub enum SuspendError {
 }
 
 impl Request {
-    /// Checks the trust boundary of CONTRACT section 2: an `input` or `question` request must
+    /// Checks the trust boundary of [contract section 2](crate::contract): an `input` or `question` request must
     /// never collect a credential. Every property name of `data.schema` (and every name in its
     /// `required` list) is checked with [`is_credential_field`](crate::form::is_credential_field).
     ///

@@ -14,6 +14,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::result::ToolResult;
 use crate::tool::{IntoTool, SharedTool, validate_tool_name};
+use crate::util::{json_kind, panic_message};
 
 /// Up to this many tools, `get` compares names instead of hashing.
 const SCAN_UP_TO: usize = 8;
@@ -293,28 +294,6 @@ fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
             Ok(()) => result,
             Err(e) => ToolResult::error(e.to_string()),
         },
-    }
-}
-
-/// The text of a panic payload.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
-    }
-}
-
-pub(crate) fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

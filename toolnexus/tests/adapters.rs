@@ -1,4 +1,4 @@
-//! Provider tool schemas (CONTRACT section 5): exact bytes, tool order, empty toolkits, and
+//! Provider tool schemas (contract section 5): exact bytes, tool order, empty toolkits, and
 //! what every schema handed to an adapter looks like.
 
 use serde_json::{Map, Value, json};

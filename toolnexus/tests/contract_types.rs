@@ -1,4 +1,4 @@
-//! The wire types of CONTRACT sections 1 and 2: pinned bytes, round trips, rejection of
+//! The wire types of contract sections 1 and 2: pinned bytes, round trips, rejection of
 //! incomplete requests, `pending_of`, request ids, answer constructors and typed answer data.
 
 use std::collections::HashSet;
@@ -255,11 +255,23 @@ fn pending_of_on_suspended_plain_and_failed_results() {
     assert_eq!(read.into_pending().unwrap().id, "r1");
 }
 
+/// `sus-<ms>-<counter>-<random suffix: 16 lowercase hex digits, 64 bits>`.
 fn assert_id_format(id: &str) -> (u128, u64) {
     let rest = id.strip_prefix("sus-").expect("starts with sus-");
-    let (millis, counter) = rest.split_once('-').expect("two numbers");
+    let mut parts = rest.split('-');
+    let (millis, counter, suffix) = (
+        parts.next().unwrap(),
+        parts.next().expect("a counter"),
+        parts.next().expect("a random suffix"),
+    );
+    assert_eq!(parts.next(), None, "{id}");
     assert!(millis.chars().all(|c| c.is_ascii_digit()), "{id}");
     assert!(counter.chars().all(|c| c.is_ascii_digit()), "{id}");
+    assert_eq!(suffix.len(), 16, "{id}");
+    assert!(
+        suffix.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')),
+        "{id}"
+    );
     (millis.parse().unwrap(), counter.parse().unwrap())
 }
 

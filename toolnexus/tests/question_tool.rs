@@ -1,4 +1,4 @@
-//! The built-in `question` tool, CONTRACT section 7, golden.
+//! The built-in `question` tool, contract section 7, golden.
 
 use serde_json::json;
 use toolnexus::{

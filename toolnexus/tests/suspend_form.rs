@@ -195,3 +195,39 @@ fn credential_names_runtime_rule() {
         assert!(!is_credential_field(name), "{name} should be allowed");
     }
 }
+
+/// A runtime reached by another path, as a crate that re-exports toolnexus would give it.
+/// Its `form_object` shadows the glob, so the schema shows which path the derive took.
+mod runtime {
+    pub(crate) mod __private {
+        pub(crate) use toolnexus::__private::*;
+
+        pub(crate) fn form_object(
+            props: Vec<(String, serde_json::Map<String, serde_json::Value>, bool)>,
+        ) -> serde_json::Value {
+            let mut schema = toolnexus::__private::form_object(props);
+            schema["x-reached-through"] = "runtime".into();
+            schema
+        }
+    }
+}
+
+#[derive(Form, serde::Deserialize)]
+#[form(crate = crate::runtime)]
+#[allow(dead_code)] // only its schema is used
+struct Routed {
+    city: String,
+}
+
+#[test]
+fn form_crate_names_the_path_generated_code_reaches_the_runtime_by() {
+    assert_eq!(
+        Routed::answer_schema(),
+        json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+            "x-reached-through": "runtime"
+        })
+    );
+}

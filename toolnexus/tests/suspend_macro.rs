@@ -23,7 +23,7 @@ fn wire(s: Suspension) -> String {
 #[test]
 fn input_with_a_literal_prompt() {
     let s = suspend!(input "Which city?", id = "r1");
-    assert_eq!(s.to_string(), "Input required: Which city?");
+    assert_eq!(format!("{s}"), "Input required: Which city?");
     assert_eq!(
         wire(s),
         r#"{"output":"Input required: Which city?","isError":true,"metadata":{"pending":{"id":"r1","kind":"input","prompt":"Which city?"}}}"#

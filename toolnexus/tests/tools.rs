@@ -1,4 +1,4 @@
-//! Hand-built tools (`FnTool`): the return mapping of CONTRACT section 1, typed arguments,
+//! Hand-built tools (`FnTool`): the return mapping of contract section 1, typed arguments,
 //! builder errors, and the decorators `wrap` and `retried`.
 
 use std::borrow::Cow;

@@ -1,5 +1,5 @@
 //! Code generation for `suspend!`, `ask!` and `assert_pending!` (cannot fail: everything is
-//! checked in [`validate`] first).
+//! checked in `validate` first). `rt` is the runtime's `__private` module.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
@@ -8,80 +8,6 @@ use syn::spanned::Spanned;
 
 use super::parse::{Kind, Spec};
 
-/// Which macro a spec belongs to, for messages.
-#[derive(Clone, Copy)]
-pub(crate) enum Which {
-    Suspend,
-    Ask,
-    AssertPending,
-}
-
-impl Which {
-    fn name(self) -> &'static str {
-        match self {
-            Which::Suspend => "suspend!",
-            Which::Ask => "ask!",
-            Which::AssertPending => "assert_pending!",
-        }
-    }
-}
-
-/// The checks that need the whole spec; every problem is reported, combined.
-pub(crate) fn validate(spec: &Spec, which: Which) -> syn::Result<()> {
-    let mut errors: Vec<syn::Error> = Vec::new();
-    let name = which.name();
-    let ctx = if matches!(which, Which::Ask) {
-        "ctx, "
-    } else {
-        ""
-    };
-    match which {
-        Which::Suspend | Which::Ask => {
-            if let Some(kind) = &spec.kind {
-                let is_authorization = matches!(kind, Kind::Known(i) if i == "authorization");
-                if is_authorization && spec.url.is_none() {
-                    errors.push(syn::Error::new(
-                        kind.span(),
-                        format!(
-                            "`authorization` needs `url = ..`, where the human goes to log in, e.g. `{name}({ctx}authorization, url = login_url)`"
-                        ),
-                    ));
-                }
-                if !is_authorization && spec.prompt.is_none() {
-                    let shown = match kind {
-                        Kind::Known(i) => i.to_string(),
-                        Kind::Custom(l) => format!("{:?}", l.value()),
-                    };
-                    errors.push(syn::Error::new(
-                        kind.span(),
-                        format!(
-                            "`{name}` needs a prompt after the kind, e.g. `{name}({ctx}{shown} \"Which city?\")`; only `authorization` has a default prompt"
-                        ),
-                    ));
-                }
-            }
-        }
-        Which::AssertPending => {
-            if let Some(opt) = &spec.expires_in {
-                errors.push(syn::Error::new(
-                    opt.name.span(),
-                    "`assert_pending!` cannot check `expires_in` (it depends on the clock): compare the returned request's `expires_at` instead",
-                ));
-            }
-        }
-    }
-    let mut errors = errors.into_iter();
-    match errors.next() {
-        None => Ok(()),
-        Some(mut first) => {
-            for e in errors {
-                first.combine(e);
-            }
-            Err(first)
-        }
-    }
-}
-
 fn kind_tokens(kind: &Kind) -> TokenStream {
     let value = kind.value();
     let span = kind.span();
@@ -89,15 +15,15 @@ fn kind_tokens(kind: &Kind) -> TokenStream {
 }
 
 /// The expression resolving `schema = T` to `Result<Value, SuspendError>`.
-pub(crate) fn schema_expr(ty: &Type) -> TokenStream {
+fn schema_expr(ty: &Type, rt: &TokenStream) -> TokenStream {
     let span = ty.span();
     let call = quote_spanned! {span=>
-        (&&::toolnexus::__private::SchemaProbe::<#ty>::new()).pick().answer_schema()
+        (&&#rt::SchemaProbe::<#ty>::new()).pick().answer_schema()
     };
     quote! {
         {
             #[allow(unused_imports)]
-            use ::toolnexus::__private::{PickForm as _, PickJsonSchema as _};
+            use #rt::{PickForm as _, PickJsonSchema as _};
             #call
         }
     }
@@ -116,9 +42,9 @@ fn push_call(chain: &mut TokenStream, method: &str, value: &syn::Expr, by_ref: b
 }
 
 /// `suspend!`: an expression of type `toolnexus::Suspension`.
-pub(crate) fn suspend(spec: &Spec) -> TokenStream {
+pub(crate) fn suspend(spec: &Spec, rt: &TokenStream) -> TokenStream {
     let kind = spec.kind.as_ref().map(kind_tokens);
-    let mut chain = quote!(::toolnexus::__private::SuspendBuilder::new(#kind));
+    let mut chain = quote!(#rt::SuspendBuilder::new(#kind));
     if let Some(prompt) = &spec.prompt {
         let span = prompt.span();
         chain.extend(quote_spanned!(span=> .prompt(#prompt)));
@@ -130,7 +56,7 @@ pub(crate) fn suspend(spec: &Spec) -> TokenStream {
         push_call(&mut chain, "data", &o.value, true);
     }
     if let Some(o) = &spec.schema {
-        let schema = schema_expr(&o.value);
+        let schema = schema_expr(&o.value, rt);
         chain.extend(quote!(.schema(#schema)));
     }
     if let Some(o) = &spec.expires_in {
@@ -143,25 +69,25 @@ pub(crate) fn suspend(spec: &Spec) -> TokenStream {
 }
 
 /// `ask!`: the typed answer, or an early `return` of the suspension.
-pub(crate) fn ask(ctx: &syn::Expr, spec: &Spec) -> TokenStream {
-    let build = suspend(spec);
+pub(crate) fn ask(ctx: &syn::Expr, spec: &Spec, rt: &TokenStream) -> TokenStream {
+    let build = suspend(spec, rt);
     let ty = spec
         .schema
         .as_ref()
         .map_or_else(|| quote!(_), |o| o.value.to_token_stream());
     quote! {
-        match ::toolnexus::__private::ask::<#ty, _>(&(#ctx), || #build) {
+        match #rt::ask::<#ty, _>(&(#ctx), || #build) {
             ::core::result::Result::Ok(__toolnexus_answer) => __toolnexus_answer,
             ::core::result::Result::Err(__toolnexus_suspension) => {
-                return ::toolnexus::__private::AskReturn::from_suspension(__toolnexus_suspension);
+                return #rt::AskReturn::from_suspension(__toolnexus_suspension);
             }
         }
     }
 }
 
 /// `assert_pending!`: the checked `&Request`.
-pub(crate) fn assert_pending(result: &syn::Expr, spec: &Spec) -> TokenStream {
-    let mut chain = quote!(::toolnexus::__private::PendingExpectation::new());
+pub(crate) fn assert_pending(result: &syn::Expr, spec: &Spec, rt: &TokenStream) -> TokenStream {
+    let mut chain = quote!(#rt::PendingExpectation::new());
     if let Some(kind) = &spec.kind {
         let k = kind_tokens(kind);
         chain.extend(quote!(.kind(#k)));
@@ -179,10 +105,10 @@ pub(crate) fn assert_pending(result: &syn::Expr, spec: &Spec) -> TokenStream {
         push_call(&mut chain, "data", &o.value, true);
     }
     if let Some(o) = &spec.schema {
-        let schema = schema_expr(&o.value);
+        let schema = schema_expr(&o.value, rt);
         chain.extend(quote!(.schema(#schema)));
     }
     quote! {
-        ::toolnexus::__private::assert_pending(&(#result), &#chain)
+        #rt::assert_pending(&(#result), &#chain)
     }
 }

@@ -1,7 +1,7 @@
 //! Parsing of the shared grammar of `suspend!`, `ask!` and `assert_pending!`:
 //! `kind prompt? (, option = value)*`.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, LitStr, Token, Type};
 
@@ -185,16 +185,53 @@ impl Parse for AskInput {
             ));
         }
         let ctx: Expr = input.parse()?;
+        if let Some(kind) = missing_context(&ctx, input) {
+            return Err(syn::Error::new_spanned(
+                &ctx,
+                format!(
+                    "`ask!` needs the context first, then the request: `ask!(ctx, {kind} ..)`, where `ctx` is the tool's `&Context` (the answer is read from it)"
+                ),
+            ));
+        }
         if input.is_empty() {
             return Err(syn::Error::new(
                 Span::call_site(),
                 "`ask!` needs a request kind and a prompt after the context, e.g. `ask!(ctx, input \"Which city?\")`",
             ));
         }
+        if !input.peek(Token![,]) {
+            return Err(
+                input.error("expected `,` after the context: `ask!(ctx, <kind> <prompt>, ..)`")
+            );
+        }
         input.parse::<Token![,]>()?;
         let spec = Spec::parse(input, false)?;
         Ok(Self { ctx, spec })
     }
+}
+
+/// The request kind written where `ask!` expects the context, if `ctx` is one: a kind keyword
+/// or string literal followed by a prompt (`ask!(input "Which city?")`) or by options
+/// (`ask!(authorization, url = ..)`).
+fn missing_context(ctx: &Expr, rest: ParseStream<'_>) -> Option<String> {
+    let kind = match ctx {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => {
+            let ident = p.path.get_ident()?.to_string();
+            KNOWN_KINDS.contains(&ident.as_str()).then_some(ident)?
+        }
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(l),
+            ..
+        }) => format!("{:?}", l.value()),
+        _ => return None,
+    };
+    let followed_by_prompt = !rest.is_empty() && !rest.peek(Token![,]);
+    let fork = rest.fork();
+    let followed_by_option = fork.parse::<Token![,]>().is_ok()
+        && fork.peek(Ident)
+        && fork.peek2(Token![=])
+        && !fork.peek2(Token![==]);
+    (followed_by_prompt || followed_by_option || rest.is_empty()).then_some(kind)
 }
 
 /// `assert_pending!(result, ..)`'s input.
@@ -222,9 +259,4 @@ impl Parse for AssertInput {
         let spec = Spec::parse(input, true)?;
         Ok(Self { result, spec })
     }
-}
-
-/// Parses `tokens` as `T`.
-pub(crate) fn parse<T: Parse>(tokens: TokenStream) -> syn::Result<T> {
-    syn::parse2(tokens)
 }

@@ -7,8 +7,10 @@ use syn::spanned::Spanned;
 use syn::{Ident, ReturnType, Type};
 
 use super::known::{is_option, is_scalar, json_string, known};
-use super::parse::{Description, ParamKind, Plain, ToolFn, doc_description};
+use super::parse::{ParamKind, Plain, ToolFn};
 use super::validate::tool_name;
+use crate::docs::{Description, doc_description};
+use crate::ident::unraw;
 
 /// How the generated `execute` reaches the function.
 pub(crate) enum Target<'a> {
@@ -20,8 +22,7 @@ pub(crate) enum Target<'a> {
 
 /// The PascalCase name of a free function's tool: `book_flight` -> `BookFlight`.
 pub(crate) fn struct_name(ident: &Ident) -> Ident {
-    let name = ident.to_string();
-    let name = name.trim_start_matches("r#");
+    let name = unraw(ident);
     let mut out = String::with_capacity(name.len());
     for part in name.split('_').filter(|p| !p.is_empty()) {
         let mut chars = part.chars();
@@ -60,6 +61,7 @@ pub(crate) fn tool_items(
     quote! {
         static #schema_static: #rt::LazyLock<#ty> = #rt::LazyLock::new(|| #init);
 
+        #[automatically_derived]
         impl #rt::Tool for #strukt {
             fn name(&self) -> &str {
                 #name
@@ -74,6 +76,51 @@ pub(crate) fn tool_items(
             }
 
             #execute
+        }
+    }
+}
+
+/// What a `#[tool]` with a compile error still emits for its struct: an `impl Tool` whose
+/// methods are never reached (the crate does not compile), so uses of the struct give no
+/// second error.
+pub(crate) fn stub_tool(rt: &TokenStream, strukt: &TokenStream) -> TokenStream {
+    let never = quote!(::core::unreachable!("`#[tool]` reported a compile error"));
+    quote! {
+        #[automatically_derived]
+        impl #rt::Tool for #strukt {
+            fn name(&self) -> &str {
+                #never
+            }
+
+            fn description(&self) -> &str {
+                #never
+            }
+
+            fn input_schema(&self) -> &#rt::JsonValue {
+                #never
+            }
+
+            fn execute<'a>(
+                &'a self,
+                _: #rt::Args,
+                _: &'a #rt::Context,
+            ) -> #rt::BoxFuture<'a, #rt::ToolResult> {
+                #never
+            }
+        }
+    }
+}
+
+/// What a `#[toolset]` with a compile error still emits: its `tools()` constructor, never
+/// reached.
+pub(crate) fn stub_tools(rt: &TokenStream, self_ty: &Type) -> TokenStream {
+    quote! {
+        impl #self_ty {
+            /// The tools of this `#[toolset]` (which has a compile error).
+            #[must_use]
+            pub fn tools(self: #rt::Arc<Self>) -> #rt::Vec<#rt::SharedTool> {
+                ::core::unreachable!("`#[toolset]` reported a compile error")
+            }
         }
     }
 }

@@ -7,11 +7,13 @@ use quote::{ToTokens, quote};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, Lit, LitStr, Meta, Pat, Path,
-    PathArguments, ReturnType, Signature, Token, Type,
+    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, Lit, LitStr, Pat, Path, PathArguments,
+    ReturnType, Signature, Token, Type,
 };
 
-use super::Errors;
+use crate::docs::{DocLine, doc_lines};
+use crate::errors::Errors;
+use crate::ident::unraw;
 
 /// `#[tool(name = "..", description = "..", crate = path)]`.
 #[derive(Default)]
@@ -87,12 +89,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 }
             }
             _ => {
-                let path = if value.peek(LitStr) {
-                    let lit: LitStr = value.parse()?;
-                    lit.parse::<Path>()?
-                } else {
-                    value.call(Path::parse_mod_style)?
-                };
+                let path = crate::runtime::parse_crate_path(value)?;
                 if !duplicate {
                     attr.krate = Some(path);
                 }
@@ -113,68 +110,6 @@ fn expected_list(keys: &[&str]) -> String {
         [init @ .., last] => format!("{} or {last}", init.join(", ")),
         [] => String::new(),
     }
-}
-
-/// One `#[doc = ..]` attribute: text, or a macro call such as `include_str!(..)` whose value
-/// is only known once compiled.
-pub(crate) enum DocLine {
-    Text(String),
-    Expr(Expr),
-}
-
-/// A description: text known now, or tokens of a `&'static str` expression.
-pub(crate) enum Description {
-    Text(String),
-    Tokens(TokenStream),
-}
-
-pub(crate) fn doc_lines(attrs: &[Attribute]) -> Vec<DocLine> {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .filter_map(|a| match &a.meta {
-            Meta::NameValue(nv) => Some(match &nv.value {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) => DocLine::Text(s.value()),
-                other => DocLine::Expr(other.clone()),
-            }),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Doc comment lines as one description, the way `schemars` reads them: one leading space
-/// stripped per line, lines joined with `\n` (so a blank `///` line is a paragraph break),
-/// the whole trimmed. `None` when there is no text.
-pub(crate) fn doc_description(lines: &[DocLine]) -> Option<Description> {
-    if lines.iter().all(|l| matches!(l, DocLine::Text(_))) {
-        let mut text = String::new();
-        for (i, line) in lines.iter().enumerate() {
-            if let DocLine::Text(t) = line {
-                if i > 0 {
-                    text.push('\n');
-                }
-                text.push_str(t.strip_prefix(' ').unwrap_or(t));
-            }
-        }
-        let text = text.trim();
-        return (!text.is_empty()).then(|| Description::Text(text.to_owned()));
-    }
-    let mut parts = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
-            parts.push(quote!("\n"));
-        }
-        match line {
-            DocLine::Text(t) => {
-                let t = t.strip_prefix(' ').unwrap_or(t);
-                parts.push(quote!(#t));
-            }
-            DocLine::Expr(e) => parts.push(quote!(#e)),
-        }
-    }
-    Some(Description::Tokens(quote!(::core::concat!(#(#parts),*))))
 }
 
 /// A receiver (`self`, `&self`, ...): where it is and whether it is `&self`.
@@ -368,7 +303,7 @@ fn param(
     }
     let key = match &arg.rename {
         Some(l) => l.value(),
-        None => ident.to_string().trim_start_matches("r#").to_owned(),
+        None => unraw(&ident),
     };
     Some(Param {
         kind: ParamKind::Plain(Box::new(Plain {

@@ -5,8 +5,9 @@
 use syn::spanned::Spanned;
 use syn::{GenericParam, Signature};
 
-use super::Errors;
 use super::parse::{ParamKind, ToolFn};
+use crate::errors::Errors;
+use crate::ident::unraw;
 
 /// Where a `#[tool]` function is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -131,7 +132,7 @@ fn params(tool: &ToolFn, errors: &mut Errors) {
 pub(crate) fn tool_name(tool: &ToolFn) -> String {
     match &tool.attr.name {
         Some(l) => l.value(),
-        None => tool.ident.to_string().trim_start_matches("r#").to_owned(),
+        None => unraw(&tool.ident),
     }
 }
 
@@ -184,7 +185,7 @@ fn description(tool: &ToolFn, errors: &mut Errors) {
         }
         return;
     }
-    if super::parse::doc_description(&tool.docs).is_none() {
+    if crate::docs::doc_description(&tool.docs).is_none() {
         errors.push(syn::Error::new(
             tool.ident.span(),
             format!(

@@ -10,7 +10,7 @@ use crate::request::Request;
 
 use super::result::RunResult;
 
-/// What happens during a run, in order (CONTRACT section 3). JSON form:
+/// What happens during a run, in order ([contract section 3](crate::contract)). JSON form:
 /// `{"type":"text","delta"}`, `{"type":"tool_call","id","name","args"}`,
 /// `{"type":"tool_result","id","name","output","isError"}`, `{"type":"usage","usage"}`,
 /// `{"type":"pending","request"}`, `{"type":"done","result"}`.
@@ -18,6 +18,7 @@ use super::result::RunResult;
 /// ```
 /// use toolnexus::{Event, Request};
 ///
+/// // a fixed id pins the bytes here; a real request keeps its generated, unique id
 /// let e = Event::Pending { request: Request::input("Which city?").with_id("r1") };
 /// assert_eq!(
 ///     serde_json::to_string(&e).unwrap(),

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::model::{DeltaSink, Model, ModelRequest, ModelTurn, ToolCall, Usage};
 use crate::tool::BoxFuture;
-use crate::toolkit::panic_message;
+use crate::util::panic_message;
 
 /// One assistant reply of an in-process (or scripted) model: text, or tool calls
 /// (`{id?, name, arguments}`), plus optional usage.

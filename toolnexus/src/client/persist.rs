@@ -6,44 +6,83 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::model::{Message, Role, Usage};
+use crate::model::{Message, Usage};
 use crate::request::Request;
 use crate::result::ToolResult;
 
 use super::result::{RunResult, RunStatus, ToolCallRecord};
 
 /// The version of the [`PendingRun`] record this release writes and reads.
-pub const PENDING_RUN_VERSION: u32 = 1;
+///
+/// Version 2 (this release) added the run id, the fingerprint of the halted call, and dropped
+/// the second copy of the halted call's arguments. A version-1 record is refused by
+/// [`PendingRun::from_json`]; [`PendingRun::migrate_v1`] reads one from a store you trust.
+pub const PENDING_RUN_VERSION: u32 = 2;
 
 /// Where a run halted inside its last turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Halted {
     /// The halted call's position among the last assistant message's tool calls.
     pub(crate) call_index: usize,
-    /// The arguments the halted call ran with (the retry uses them).
-    pub(crate) args: Value,
-    /// The later calls of the halted turn, in order: a finished result to enter the
-    /// transcript on resume, or `null` for a call to execute on resume (one that suspended
-    /// too, so its request is asked afresh).
+    /// The fingerprint of the halted call, taken when its request was made (see
+    /// `fingerprint.rs`): its tool name and arguments come from the transcript and the
+    /// call's record, and must still hash to this.
+    pub(crate) fingerprint: String,
+    /// The later calls of the halted turn, in order, each with the result it gave before the
+    /// halt: a finished result enters the transcript on resume; a suspension keeps its
+    /// request (and id) and surfaces, in call order, once the calls before it are resolved,
+    /// without running again until its own answer arrives. `null` (only in records migrated
+    /// from version 1) is a call to execute on resume.
     pub(crate) deferred: Vec<Option<Deferred>>,
 }
 
-/// A later call of the halted turn that finished before the halt.
+/// A later call of the halted turn: the result it gave before the halt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Deferred {
     pub(crate) args: Value,
     pub(crate) result: ToolResult,
     pub(crate) duration: Duration,
+    /// For a suspension: the fingerprint of the call, taken when its request was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) fingerprint: Option<String>,
 }
 
 /// The durable record of a halted run: everything a fresh [`Client`](crate::Client), in
 /// another process, needs to resume it with an [`Answer`](crate::Answer) and the same toolkit.
 ///
-/// JSON with a `version` key ([`PENDING_RUN_VERSION`]) so a later release can tell an old
-/// record from a new one; it holds the transcript, the tool-call records, usage and turns so
-/// far, the model id, the pending request, and which calls of the halted turn are resolved.
+/// JSON with a `version` key ([`PENDING_RUN_VERSION`]); it holds the run id, the transcript,
+/// the tool-call records, usage and turns so far, the model id, the pending request, and
+/// which calls of the halted turn are resolved, plus the fingerprint of the halted call.
+///
+/// # One source of truth, checked on load
+///
+/// The halted call's tool name comes from the transcript (the last assistant turn's tool
+/// call) and the arguments it runs with on resume from its [`ToolCallRecord`]; the record
+/// keeps no other copy. [`PendingRun::from_json`] (and [`Client::resume`](crate::Client::resume))
+/// check the whole record against itself: every assistant turn's tool calls have exactly one
+/// result each, no result names an unknown call, `pending` is the halted call's own request,
+/// the halted call (and each later call of its turn that suspended too) still matches the
+/// [fingerprint](PendingRun::fingerprint) taken when its request was made, versions and
+/// indices are in range. Any disagreement is an
+/// [`Error::Persist`] naming the field and both values, and nothing runs.
+///
+/// These checks catch a corrupted or carelessly edited record. They cannot stop someone who
+/// edits a record *consistently* (the fingerprint is a plain hash): a record that leaves the
+/// process should be [sealed](PendingRun::seal) with a key, so that any edit at all is refused.
+///
+/// # Single use
+///
+/// A record is a promise to run the halted call at most once more. [`Client::resume`](crate::Client::resume)
+/// consumes it (it takes the record by value); a copy kept elsewhere (a file, a row, a
+/// cookie) is still a valid record, so a host keeps it single-use by deleting or marking it
+/// *before* resuming, atomically: for instance `DELETE ... WHERE run_id = ? AND pending_id = ?`
+/// and resume only when one row went away, or a compare-and-swap on a key-value store. The
+/// pair ([`run_id`](PendingRun::run_id), `pending().id`) names exactly one record: the run id
+/// stays the same across the halts of one run, and each halt waits on another request. Two
+/// resumes of one record are visible as two results with the same run id continuing from the
+/// same request.
 ///
 /// ```
 /// use toolnexus::{Client, FnTool, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};
@@ -53,7 +92,7 @@ pub(crate) struct Deferred {
 ///     .handler(|_, ctx| async move {
 ///         match ctx.answer_data::<String>() {
 ///             Ok(Some(name)) => ToolResult::success(format!("hello {name}")),
-///             _ => ToolResult::suspended(Request::input("Your name?").with_id("r1")),
+///             _ => ToolResult::suspended(Request::input("Your name?")),
 ///         }
 ///     })
 ///     .build().unwrap();
@@ -67,31 +106,50 @@ pub(crate) struct Deferred {
 ///
 /// // process 2: load, resume with the answer
 /// let record = PendingRun::from_json(&json).unwrap();
+/// assert_eq!(record.run_id(), halted.run_id);
 /// let answer = record.pending().accept("Ada");
 /// let model = ScriptedModel::new(script.into_iter().skip(1));
 /// let client = Client::builder(model).model_name("m").build().unwrap();
-/// let finished = client.resume(&record, answer, &toolkit).await.unwrap();
+/// let finished = client.resume(record, answer, &toolkit).await.unwrap();
 /// assert_eq!(finished.text, "done");
 /// assert_eq!(finished.tool_calls[0].output, "hello Ada");
+/// assert_eq!(finished.run_id, halted.run_id, "the same run, continued");
 /// # });
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PendingRun {
-    version: u32,
-    model: String,
-    pending: Request,
-    messages: Vec<Message>,
-    tool_calls: Vec<ToolCallRecord>,
-    usage: Usage,
-    turns: u32,
-    halted: Halted,
+    pub(crate) version: u32,
+    pub(crate) run_id: String,
+    pub(crate) model: String,
+    pub(crate) pending: Request,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) tool_calls: Vec<ToolCallRecord>,
+    pub(crate) usage: Usage,
+    pub(crate) turns: u32,
+    pub(crate) halted: Halted,
 }
 
 impl PendingRun {
     /// The request the run waits on; the answer must echo its id.
     pub fn pending(&self) -> &Request {
         &self.pending
+    }
+
+    /// The run's id: unique per run (`run-<ms>-<counter>-<random>`, made like request ids),
+    /// the same across the halts and resumes of one run, and the
+    /// [`RunResult::run_id`] of every result the run returns.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The fingerprint of the halted call, taken when its request was made: SHA-256
+    /// (lowercase hex) of the canonical JSON of `{"args": <the arguments the tool ran with>,
+    /// "arguments": <the arguments as the model sent them>, "tool": <its name>}` (keys sorted
+    /// at every level, no whitespace). A host may store it beside the request it delivers
+    /// and compare it when the answer comes back.
+    pub fn fingerprint(&self) -> &str {
+        &self.halted.fingerprint
     }
 
     /// The model id of the run.
@@ -104,7 +162,8 @@ impl PendingRun {
         &self.messages
     }
 
-    /// The tool calls so far; the last one is the halted call's suspension.
+    /// The tool calls so far; the last one is the halted call's suspension, and its `args`
+    /// are what the tool runs with on resume.
     pub fn tool_calls(&self) -> &[ToolCallRecord] {
         &self.tool_calls
     }
@@ -130,62 +189,144 @@ impl PendingRun {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Reads a record written by [`PendingRun::to_json`].
+    /// Reads a record written by [`PendingRun::to_json`] and checks it against itself (see
+    /// [the type's docs](PendingRun#one-source-of-truth-checked-on-load)).
     ///
     /// # Errors
     ///
-    /// [`Error::Persist`] when the text is not a record, or is a record of another version.
+    /// [`Error::Persist`] when the text is not a record, is a record of another version (a
+    /// version-1 record: see [`PendingRun::migrate_v1`]), is a sealed record (read it with
+    /// [`PendingRun::open`]), or disagrees with itself; the message names the field and both
+    /// values.
     pub fn from_json(json: &str) -> Result<Self> {
-        #[derive(Deserialize)]
-        struct Version {
-            version: Option<u32>,
+        let value = read_value(json)?;
+        if value.get("mac").is_some() && value.get("record").is_some() {
+            return Err(Error::Persist(
+                "this record is sealed: read it with `PendingRun::open` and the key set".to_owned(),
+            ));
         }
-        let version: Version = serde_json::from_str(json)
-            .map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))?;
-        check_version(version.version)?;
-        let record: Self = serde_json::from_str(json)
-            .map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))?;
+        match value.get("version").map(Value::as_u64) {
+            Some(Some(v)) if v == u64::from(PENDING_RUN_VERSION) => {}
+            Some(Some(1)) => {
+                return Err(Error::Persist(
+                    "record version 1 was written by an earlier release and carries no fingerprint of its halted call, so it cannot be checked: if it comes from a store you trust, read it with `PendingRun::migrate_v1`; otherwise start the run again".to_owned(),
+                ));
+            }
+            Some(Some(v)) => {
+                return Err(Error::Persist(format!(
+                    "record version {v} is not supported: this release reads version {PENDING_RUN_VERSION}"
+                )));
+            }
+            Some(None) => {
+                return Err(Error::Persist(format!(
+                    "`version` is {}, not a number",
+                    super::verify::show(&value["version"])
+                )));
+            }
+            None => {
+                return Err(Error::Persist(
+                    "the record has no `version`: it was not written by `PendingRun::to_json`"
+                        .to_owned(),
+                ));
+            }
+        }
+        let record: Self = serde_path_to_error::deserialize(value).map_err(|e| {
+            Error::Persist(format!(
+                "not a pending-run record: at `{}`: {}",
+                e.path(),
+                e.inner()
+            ))
+        })?;
         record.check()?;
         Ok(record)
     }
 
-    /// Checks the record's inner consistency; returns the index of the halted turn's
-    /// assistant message.
-    pub(crate) fn check(&self) -> Result<usize> {
-        check_version(Some(self.version))?;
-        let bad = |what: &str| Err(Error::Persist(what.to_owned()));
-        let Some(at) = self
-            .messages
-            .iter()
-            .rposition(|m| m.role == Role::Assistant)
-        else {
-            return bad("the transcript has no assistant turn to resume");
+    /// Reads a version-1 record (written by releases before [`PENDING_RUN_VERSION`] 2) and
+    /// migrates it: the run gets a fresh run id, and the fingerprint of the halted call is
+    /// taken now, from the record itself.
+    ///
+    /// Only for records from a store you trust: a version-1 record carries no fingerprint,
+    /// so a change made to it before the migration cannot be told from the original. The
+    /// migrated record is checked like any other (its two copies of the halted call's
+    /// arguments must agree) and should be persisted, or [sealed](PendingRun::seal), again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Persist`] when the text is not a version-1 record or disagrees with itself.
+    pub fn migrate_v1(json: &str) -> Result<Self> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct HaltedV1 {
+            call_index: usize,
+            args: Value,
+            deferred: Vec<Option<Deferred>>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct RecordV1 {
+            version: u32,
+            model: String,
+            pending: Request,
+            messages: Vec<Message>,
+            tool_calls: Vec<ToolCallRecord>,
+            usage: Usage,
+            turns: u32,
+            halted: HaltedV1,
+        }
+        let old: RecordV1 = serde_path_to_error::deserialize(read_value(json)?).map_err(|e| {
+            Error::Persist(format!(
+                "not a version-1 pending-run record: at `{}`: {}",
+                e.path(),
+                e.inner()
+            ))
+        })?;
+        if old.version != 1 {
+            return Err(Error::Persist(format!(
+                "`version` is {}, not 1: `migrate_v1` reads version-1 records only",
+                old.version
+            )));
+        }
+        let last = old.tool_calls.len().checked_sub(1);
+        let recorded = last.map(|i| &old.tool_calls[i].args);
+        if recorded != Some(&old.halted.args) {
+            return Err(Error::Persist(format!(
+                "`halted.args` is {} but the halted call's record (`toolCalls[{}].args`) is {}",
+                super::verify::show(&old.halted.args),
+                last.unwrap_or_default(),
+                recorded.map_or_else(|| "absent".to_owned(), super::verify::show),
+            )));
+        }
+        let mut record = Self {
+            version: PENDING_RUN_VERSION,
+            run_id: crate::id::unique("run"),
+            model: old.model,
+            pending: old.pending,
+            messages: old.messages,
+            tool_calls: old.tool_calls,
+            usage: old.usage,
+            turns: old.turns,
+            halted: Halted {
+                call_index: old.halted.call_index,
+                fingerprint: String::new(),
+                deferred: old.halted.deferred,
+            },
         };
-        let calls = &self.messages[at].tool_calls;
-        let results = &self.messages[at + 1..];
-        let halted = &self.halted;
-        if halted.call_index >= calls.len()
-            || results.len() != halted.call_index + 1
-            || results.iter().any(|m| m.role != Role::Tool)
-            || halted.deferred.len() != calls.len() - halted.call_index - 1
-        {
-            return bad(
-                "the halted turn's tool calls and results do not line up with the halted call",
-            );
-        }
-        if results.last().and_then(|m| m.tool_call_id.as_deref())
-            != Some(calls[halted.call_index].id.as_str())
-        {
-            return bad("the transcript's last tool result is not the halted call's");
-        }
-        if self.tool_calls.is_empty() {
-            return bad("the record has no tool call for the halted call");
-        }
-        Ok(at)
+        let call = super::verify::halted_call(&record)?;
+        record.halted.fingerprint =
+            super::fingerprint::of(&call.name, &call.arguments, &old.halted.args);
+        record.check()?;
+        Ok(record)
+    }
+
+    /// Checks the record against itself; returns the index of the halted turn's assistant
+    /// message.
+    pub(crate) fn check(&self) -> Result<usize> {
+        super::verify::check(self)
     }
 
     pub(crate) fn into_parts(self) -> (RunResult, Halted) {
         let result = RunResult {
+            run_id: self.run_id,
             text: self.pending.prompt.clone(),
             tool_call_count: self.tool_calls.len(),
             messages: self.messages,
@@ -202,17 +343,121 @@ impl PendingRun {
     }
 }
 
-fn check_version(version: Option<u32>) -> Result<()> {
-    match version {
-        Some(PENDING_RUN_VERSION) => Ok(()),
-        Some(v) => Err(Error::Persist(format!(
-            "record version {v} is not supported: this release reads version {PENDING_RUN_VERSION}"
+/// The deepest nesting of a JSON value the loop accepts in a tool call's arguments, and that a
+/// [`PendingRun`] holds in any of its values (arguments, metadata, request data): 128 levels,
+/// `{}` being one.
+///
+/// It is the recursion limit of serde_json, the parser the HTTP providers read replies with
+/// (which admits 127 levels in a whole reply), so no provider reply carries deeper arguments.
+/// The loop refuses deeper arguments from any model, in-process ones included (the model
+/// reads `invalid arguments for <tool>: nested more than 128 levels deep`); a record holding a
+/// deeper value (a tool's metadata, say) is refused when it is made (`PendingRun::try_from`)
+/// rather than written and lost; and [`PendingRun::from_json`] reads every record the loop
+/// can make, however deep, up to this limit.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// The levels a record adds around the values it holds (the deepest: a deferred call's
+/// result metadata, `record.halted.deferred[k].result.metadata.<key>`).
+const RECORD_LEVELS: usize = 8;
+
+/// The nesting depth of `value` (`{}` and `[]` are 1, a scalar 0), without recursion.
+pub(crate) fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(level);
+        stack.extend(children.map(|c| (c, level + 1)));
+    }
+    deepest
+}
+
+/// Refuses JSON text nested deeper than a record holds (plus `envelope` levels around it),
+/// scanning the text once, without recursion, before anything parses it.
+pub(crate) fn check_depth(json: &str, envelope: usize) -> Result<()> {
+    let limit = MAX_JSON_DEPTH + RECORD_LEVELS + envelope;
+    match deeper_than(json, limit) {
+        None => Ok(()),
+        Some(at) => Err(Error::Persist(format!(
+            "the record nests more than {limit} levels deep (at byte {at}): a record holds values nested at most {MAX_JSON_DEPTH} levels, the deepest the loop accepts"
         ))),
-        None => Err(Error::Persist(
-            "the record has no `version`: it was not written by `PendingRun::to_json`".to_owned(),
-        )),
     }
 }
+
+/// Where JSON text first nests deeper than `limit` (a byte offset), if it does; one scan,
+/// no recursion, strings skipped.
+pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
+    let (mut level, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, b) in json.bytes().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                level += 1;
+                if level > limit {
+                    return Some(at);
+                }
+            }
+            b'}' | b']' => level = level.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses JSON text without serde_json's recursion limit (127 levels): for text whose depth
+/// the caller has checked against [`MAX_JSON_DEPTH`] or the record limit.
+pub(crate) fn parse_checked(json: &str) -> serde_json::Result<Value> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    de.disable_recursion_limit();
+    Value::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
+}
+
+/// Parses `json` into a value: its depth is checked first, so the parser's own recursion
+/// limit (which would refuse records the loop made) is lifted safely.
+fn read_value(json: &str) -> Result<Value> {
+    check_depth(json, 0)?;
+    parse_checked(json).map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))
+}
+
+/// Refuses a record that holds a value nested deeper than [`MAX_JSON_DEPTH`] (it could be
+/// written but not read back).
+fn check_holds(record: PendingRun) -> Result<PendingRun> {
+    if check_depth(&record.to_json(), 0).is_ok() {
+        // a record that would be refused on load is refused now, while the run is at hand
+        record.check()?;
+        return Ok(record);
+    }
+    let metadata = record
+        .tool_calls
+        .iter()
+        .filter_map(|c| serde_json::to_value(&c.metadata).ok());
+    let deepest = record
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| depth(&c.arguments)))
+        .chain(record.tool_calls.iter().map(|c| depth(&c.args)))
+        .chain(metadata.map(|m| depth(&m).saturating_sub(1)))
+        .max()
+        .unwrap_or_default();
+    Err(Error::Persist(format!(
+        "the run holds a value nested {deepest} levels deep, and a record holds values nested at most {MAX_JSON_DEPTH} levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
+    )))
+}
+
+const NO_RESUME_STATE: &str = "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned";
 
 impl TryFrom<&RunResult> for PendingRun {
     type Error = Error;
@@ -222,20 +467,20 @@ impl TryFrom<&RunResult> for PendingRun {
     /// # Errors
     ///
     /// [`Error::NotPending`] when the run is not pending; [`Error::Persist`] when the result was
-    /// read back from JSON (which does not carry the resume state: persist the `PendingRun`).
+    /// read back from JSON (which does not carry the resume state: persist the `PendingRun`),
+    /// or when it holds a value nested deeper than [`MAX_JSON_DEPTH`], or does not pass the
+    /// checks of [`PendingRun::from_json`] (say, a run continued from a `history` whose tool
+    /// calls lack results): a record that could be written but not read back.
     fn try_from(run: &RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending {
-                status: run.status.to_string(),
-            });
+            return Err(Error::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (&run.pending, &run.halted) else {
-            return Err(Error::Persist(
-                "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned".to_owned(),
-            ));
+            return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
         };
-        Ok(Self {
+        check_holds(Self {
             version: PENDING_RUN_VERSION,
+            run_id: run.run_id.clone(),
             model: run.model.clone(),
             pending: pending.clone(),
             messages: run.messages.clone(),
@@ -257,17 +502,14 @@ impl TryFrom<RunResult> for PendingRun {
     /// As the `&RunResult` conversion.
     fn try_from(run: RunResult) -> Result<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending {
-                status: run.status.to_string(),
-            });
+            return Err(Error::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (run.pending, run.halted) else {
-            return Err(Error::Persist(
-                "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned".to_owned(),
-            ));
+            return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
         };
-        Ok(Self {
+        check_holds(Self {
             version: PENDING_RUN_VERSION,
+            run_id: run.run_id,
             model: run.model,
             pending,
             messages: run.messages,
@@ -276,5 +518,68 @@ impl TryFrom<RunResult> for PendingRun {
             turns: run.turns,
             halted: *halted,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{MAX_JSON_DEPTH, check_depth, depth};
+
+    fn nested(levels: usize) -> String {
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    #[test]
+    fn the_limit_covers_the_providers_parser_limit() {
+        // serde_json's default recursion limit (128), which the providers parse replies with,
+        // admits 127 nested levels
+        assert!(serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH - 1)).is_ok());
+        let err = serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH)).unwrap_err();
+        assert!(
+            err.to_string().starts_with("recursion limit exceeded"),
+            "{err}"
+        );
+        // a record's values may nest to the limit and further levels surround them
+        let deep = nested(MAX_JSON_DEPTH + 8);
+        assert_eq!(
+            depth(&super::parse_checked(&deep).unwrap()),
+            MAX_JSON_DEPTH + 8
+        );
+    }
+
+    #[test]
+    fn depth_counts_containers_without_recursion() {
+        assert_eq!(depth(&json!(1)), 0);
+        assert_eq!(depth(&json!({})), 1);
+        assert_eq!(depth(&json!({"a": [1, {"b": []}], "c": {}})), 4);
+        let mut deep = json!(0);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert_eq!(depth(&deep), 100_000);
+        // dropping it recursively would overflow the stack: take it apart from the top
+        let mut stack = vec![deep];
+        while let Some(mut v) = stack.pop() {
+            if let Value::Array(items) = &mut v {
+                stack.append(items);
+            }
+        }
+    }
+
+    #[test]
+    fn the_text_scan_skips_strings_and_names_where_it_stops() {
+        let limit = MAX_JSON_DEPTH + 8;
+        assert!(check_depth(&nested(limit), 0).is_ok());
+        assert!(check_depth(&nested(limit + 1), 1).is_ok());
+        assert_eq!(
+            check_depth(&nested(limit + 1), 0).unwrap_err().to_string(),
+            format!(
+                "invalid persisted run: the record nests more than {limit} levels deep (at byte {limit}): a record holds values nested at most 128 levels, the deepest the loop accepts"
+            )
+        );
+        let brackets_in_strings = format!("[\"{}\\\"{}\"]", "[".repeat(500), "{".repeat(500));
+        assert!(check_depth(&brackets_in_strings, 0).is_ok());
     }
 }

@@ -73,8 +73,8 @@ pub struct ToolCallRecord {
     pub metadata: Option<Metadata>,
 }
 
-/// The outcome of a run (CONTRACT section 3). Serializes to camelCase JSON:
-/// `{"text","messages","toolCalls","toolCallCount","turns","usage","model","status",
+/// The outcome of a run ([contract section 3](crate::contract)). Serializes to camelCase JSON:
+/// `{"runId","text","messages","toolCalls","toolCallCount","turns","usage","model","status",
 /// "limit"?,"pending"?}`.
 ///
 /// ```
@@ -87,9 +87,11 @@ pub struct ToolCallRecord {
 ///     .unwrap();
 /// let result = client.run("hello", &Toolkit::new()).await.unwrap();
 /// assert_eq!(result.status, RunStatus::Done);
+/// assert!(result.run_id.starts_with("run-"));
+/// let json = serde_json::to_string(&result).unwrap();
 /// assert_eq!(
-///     serde_json::to_string(&result).unwrap(),
-///     r#"{"text":"hi","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"hi"}],"toolCalls":[],"toolCallCount":0,"turns":1,"usage":{"promptTokens":0,"completionTokens":0,"totalTokens":0},"model":"m","status":"done"}"#
+///     json.replace(&result.run_id, "run-1"),
+///     r#"{"runId":"run-1","text":"hi","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"hi"}],"toolCalls":[],"toolCallCount":0,"turns":1,"usage":{"promptTokens":0,"completionTokens":0,"totalTokens":0},"model":"m","status":"done"}"#
 /// );
 /// # });
 /// ```
@@ -97,6 +99,11 @@ pub struct ToolCallRecord {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct RunResult {
+    /// The run's id, unique per run (`run-<ms>-<counter>-<random>`): the same in every result
+    /// of one run, across its halts and resumes (see [`PendingRun::run_id`](crate::PendingRun::run_id)).
+    /// Empty in a result read from JSON written before run ids existed.
+    #[serde(default)]
+    pub run_id: String,
     /// The final text: the model's last answer, or the pending request's prompt when halted.
     pub text: String,
     /// The full transcript, system prompt first when one is configured.
@@ -127,7 +134,8 @@ pub struct RunResult {
 
 impl PartialEq for RunResult {
     fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
+        self.run_id == other.run_id
+            && self.text == other.text
             && self.messages == other.messages
             && self.tool_calls == other.tool_calls
             && self.tool_call_count == other.tool_call_count

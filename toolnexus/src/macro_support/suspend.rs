@@ -9,14 +9,18 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::context::Context;
-use crate::form::{Form, FormField};
 use crate::request::{DeclineReason, KIND_AUTHORIZATION, Request};
 use crate::result::ToolResult;
+pub use crate::suspend::SuspensionIsNotText;
 use crate::suspend::{SuspendError, Suspension};
-use crate::toolkit::json_kind;
+use crate::util::json_kind;
 
+pub use crate::form::{Form, FormField};
 pub use crate::testing::{PendingExpectation, assert_pending};
 use crate::testing::{fail, suspension_summary};
+pub use toolnexus_macros::{
+    ask as ask_impl, assert_pending as assert_pending_impl, suspend as suspend_impl,
+};
 
 /// What `suspend!` expands to: collects the parts, reports the first run-time error.
 #[derive(Debug)]

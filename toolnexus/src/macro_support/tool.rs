@@ -359,12 +359,3 @@ impl<T> DefaultOpaque for DefaultProbe<'_, T> {
         None
     }
 }
-
-// ---------------------------------------------------------------------------------------------
-// compile-time checks the expansion spans on the user's tokens
-
-/// Fails to compile, on the parameter's type, when it cannot be decoded from JSON.
-pub fn assert_arg<T: DeserializeOwned>() {}
-
-/// Fails to compile, on the parameter's type, when it has no JSON Schema.
-pub fn assert_schema<T: schemars::JsonSchema>() {}

@@ -4,20 +4,67 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::wire::{parse_arguments, usage};
+use reqwest::Url;
+use reqwest::header::{HeaderName, HeaderValue};
+
+use super::ANTHROPIC_VERSION;
+use super::dialect::{Dialect, EventParser};
+use super::wire::{parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
 
+/// Anthropic messages: `POST {base}/v1/messages` with `x-api-key` and `anthropic-version`.
+pub(crate) struct AnthropicMessages;
+
+impl Dialect for AnthropicMessages {
+    /// `/v1` is added only when the base does not end with it.
+    fn endpoint(&self, base: &str) -> String {
+        if base.ends_with("/v1") {
+            format!("{base}/messages")
+        } else {
+            format!("{base}/v1/messages")
+        }
+    }
+
+    fn key_env(&self, _endpoint: &Url) -> &'static str {
+        "ANTHROPIC_API_KEY"
+    }
+
+    fn auth_header(&self, key: &str) -> (HeaderName, String) {
+        (HeaderName::from_static("x-api-key"), key.to_owned())
+    }
+
+    fn fixed_headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        vec![(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        )]
+    }
+
+    fn body(
+        &self,
+        request: &ModelRequest,
+        model: &str,
+        max_tokens: u32,
+        stream: bool,
+    ) -> Map<String, Value> {
+        body(request, model, max_tokens, stream)
+    }
+
+    fn parse_reply(&self, reply: &Value) -> Result<ModelTurn, Error> {
+        parse(reply)
+    }
+
+    fn event_parser(&self) -> Box<dyn EventParser> {
+        Box::<StreamState>::default()
+    }
+}
+
 /// The request body: `{"model","max_tokens","system"?,"messages","tools"?,"stream"?}`. System
 /// messages go to the top-level `system` field (joined by a blank line when there are
 /// several); consecutive tool results become one `user` message of `tool_result` blocks.
-pub(crate) fn body(
-    request: &ModelRequest,
-    model: &str,
-    max_tokens: u32,
-    stream: bool,
-) -> Map<String, Value> {
+fn body(request: &ModelRequest, model: &str, max_tokens: u32, stream: bool) -> Map<String, Value> {
     let system: Vec<&str> = request
         .messages
         .iter()
@@ -98,11 +145,11 @@ fn messages(transcript: &[Message]) -> Vec<Value> {
 }
 
 /// A whole (non-streamed) reply: `content` blocks (`text`, `tool_use`) and `usage`.
-pub(crate) fn parse(reply: &Value) -> Result<ModelTurn, Error> {
+fn parse(reply: &Value) -> Result<ModelTurn, Error> {
     let blocks = reply
         .get("content")
         .and_then(Value::as_array)
-        .ok_or_else(|| Error::Transport("the provider's reply has no `content`".to_owned()))?;
+        .ok_or_else(|| Error::transport("the provider's reply has no `content`"))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     for block in blocks {
@@ -150,7 +197,7 @@ enum Block {
 /// Assembles a streamed reply from `message_start`, `content_block_start/delta/stop`,
 /// `message_delta` (usage) and `message_stop`.
 #[derive(Default)]
-pub(crate) struct StreamState {
+struct StreamState {
     text: String,
     blocks: BTreeMap<u64, Block>,
     input_tokens: Option<Usage>,
@@ -158,12 +205,11 @@ pub(crate) struct StreamState {
     finished: bool,
 }
 
-impl StreamState {
+impl EventParser for StreamState {
     /// Takes one SSE `data` payload (dispatching on its `type`, which repeats the event name).
-    pub(crate) fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            Error::Transport(format!("the provider streamed an invalid JSON event: {e}"))
-        })?;
+    fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
+        let event: Value = serde_json::from_str(data)
+            .map_err(|e| Error::transport_from("the provider streamed an invalid JSON event", e))?;
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
@@ -227,7 +273,7 @@ impl StreamState {
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .unwrap_or("unknown error");
-                return Err(Error::Transport(format!(
+                return Err(Error::transport(format!(
                     "the provider reported an error mid-stream: {message}"
                 )));
             }
@@ -237,26 +283,16 @@ impl StreamState {
         Ok(())
     }
 
-    fn push_text(&mut self, text: &str, sink: DeltaSink<'_>) {
-        if !text.is_empty() {
-            self.text.push_str(text);
-            sink(text);
-        }
-    }
-
     /// The assembled turn.
     ///
     /// # Errors
     ///
     /// [`Error::Transport`] when the stream ended before `message_stop`.
-    pub(crate) fn finish(self) -> Result<ModelTurn, Error> {
-        if !self.finished {
-            return Err(Error::Transport(
-                "the provider closed the stream before finishing its reply".to_owned(),
-            ));
-        }
+    fn finish(self: Box<Self>) -> Result<ModelTurn, Error> {
+        let this = *self;
+        require_finished(this.finished)?;
         let mut tool_calls = Vec::new();
-        for block in self.blocks.into_values() {
+        for block in this.blocks.into_values() {
             if let Block::ToolUse {
                 id,
                 name,
@@ -278,7 +314,7 @@ impl StreamState {
             }
         }
         // message_start carries the input tokens, message_delta the (cumulative) output tokens
-        let usage = match (self.input_tokens, self.output_tokens) {
+        let usage = match (this.input_tokens, this.output_tokens) {
             (None, None) => None,
             (i, o) => {
                 let i = i.unwrap_or_default();
@@ -290,9 +326,18 @@ impl StreamState {
             }
         };
         Ok(ModelTurn {
-            text: Some(self.text).filter(|t| !t.is_empty()),
+            text: Some(this.text).filter(|t| !t.is_empty()),
             tool_calls,
             usage,
         })
+    }
+}
+
+impl StreamState {
+    fn push_text(&mut self, text: &str, sink: DeltaSink<'_>) {
+        if !text.is_empty() {
+            self.text.push_str(text);
+            sink(text);
+        }
     }
 }

@@ -4,13 +4,65 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::wire::{arguments_string, parse_arguments, usage};
+use reqwest::Url;
+use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
+
+use super::dialect::{Dialect, EventParser};
+use super::wire::{arguments_string, parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
 
+/// OpenAI chat completions: `POST {base}/chat/completions` with `Authorization: Bearer`.
+pub(crate) struct OpenAiChat;
+
+impl Dialect for OpenAiChat {
+    fn endpoint(&self, base: &str) -> String {
+        format!("{base}/chat/completions")
+    }
+
+    /// `OPENROUTER_API_KEY` for an `openrouter.ai` host, else `OPENAI_API_KEY`.
+    fn key_env(&self, endpoint: &Url) -> &'static str {
+        if endpoint
+            .host_str()
+            .is_some_and(|h| h == "openrouter.ai" || h.ends_with(".openrouter.ai"))
+        {
+            "OPENROUTER_API_KEY"
+        } else {
+            "OPENAI_API_KEY"
+        }
+    }
+
+    fn auth_header(&self, key: &str) -> (HeaderName, String) {
+        (AUTHORIZATION, format!("Bearer {key}"))
+    }
+
+    fn fixed_headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        Vec::new()
+    }
+
+    /// `max_tokens` is not sent: an OpenAI-style limit is a `body_field`.
+    fn body(
+        &self,
+        request: &ModelRequest,
+        model: &str,
+        _max_tokens: u32,
+        stream: bool,
+    ) -> Map<String, Value> {
+        body(request, model, stream)
+    }
+
+    fn parse_reply(&self, reply: &Value) -> Result<ModelTurn, Error> {
+        parse(reply)
+    }
+
+    fn event_parser(&self) -> Box<dyn EventParser> {
+        Box::<StreamState>::default()
+    }
+}
+
 /// The request body: `{"model","messages","tools"?,"stream"?,"stream_options"?}`.
-pub(crate) fn body(request: &ModelRequest, model: &str, stream: bool) -> Map<String, Value> {
+fn body(request: &ModelRequest, model: &str, stream: bool) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("model".to_owned(), Value::String(model.to_owned()));
     body.insert(
@@ -72,10 +124,10 @@ fn text(m: &Message) -> Value {
 }
 
 /// A whole (non-streamed) reply: `choices[0].message` and `usage`.
-pub(crate) fn parse(reply: &Value) -> Result<ModelTurn, Error> {
-    let message = reply.pointer("/choices/0/message").ok_or_else(|| {
-        Error::Transport("the provider's reply has no `choices[0].message`".to_owned())
-    })?;
+fn parse(reply: &Value) -> Result<ModelTurn, Error> {
+    let message = reply
+        .pointer("/choices/0/message")
+        .ok_or_else(|| Error::transport("the provider's reply has no `choices[0].message`"))?;
     let text = message
         .get("content")
         .and_then(Value::as_str)
@@ -130,25 +182,24 @@ struct PartialCall {
 /// Assembles a streamed reply: text deltas in order, tool-call deltas by `index`, the usage
 /// chunk that `stream_options.include_usage` adds, and the `[DONE]` sentinel.
 #[derive(Default)]
-pub(crate) struct StreamState {
+struct StreamState {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     usage: Option<Usage>,
     finished: bool,
 }
 
-impl StreamState {
+impl EventParser for StreamState {
     /// Takes one SSE `data` payload.
-    pub(crate) fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
+    fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
         if data.trim() == "[DONE]" {
             self.finished = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            Error::Transport(format!("the provider streamed an invalid JSON chunk: {e}"))
-        })?;
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| Error::transport_from("the provider streamed an invalid JSON chunk", e))?;
         if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
-            return Err(Error::Transport(format!(
+            return Err(Error::transport(format!(
                 "the provider reported an error mid-stream: {message}"
             )));
         }
@@ -198,13 +249,10 @@ impl StreamState {
     /// # Errors
     ///
     /// [`Error::Transport`] when the stream ended before `[DONE]` or a finish reason.
-    pub(crate) fn finish(self) -> Result<ModelTurn, Error> {
-        if !self.finished {
-            return Err(Error::Transport(
-                "the provider closed the stream before finishing its reply".to_owned(),
-            ));
-        }
-        let tool_calls = self
+    fn finish(self: Box<Self>) -> Result<ModelTurn, Error> {
+        let this = *self;
+        require_finished(this.finished)?;
+        let tool_calls = this
             .calls
             .into_values()
             .enumerate()
@@ -214,9 +262,9 @@ impl StreamState {
             })
             .collect();
         Ok(ModelTurn {
-            text: Some(self.text).filter(|t| !t.is_empty()),
+            text: Some(this.text).filter(|t| !t.is_empty()),
             tool_calls,
-            usage: self.usage,
+            usage: this.usage,
         })
     }
 }

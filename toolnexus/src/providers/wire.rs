@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::error::Error;
 use crate::model::Usage;
 
 /// Tool-call arguments as the model sent them (a JSON string): the parsed value, `{}` for an
@@ -41,6 +42,18 @@ pub(crate) fn usage(value: &Value) -> Option<Usage> {
         prompt.unwrap_or(0).saturating_add(cached),
         completion.unwrap_or(0),
     ))
+}
+
+/// `Ok` when a streamed reply reached its end marker; else the error for a stream the
+/// provider closed early.
+pub(crate) fn require_finished(finished: bool) -> Result<(), Error> {
+    if finished {
+        Ok(())
+    } else {
+        Err(Error::transport(
+            "the provider closed the stream before finishing its reply",
+        ))
+    }
 }
 
 /// The longest provider error text kept when the body is not a recognised error object.

@@ -46,7 +46,7 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
-/// Replaces every character outside `[A-Za-z0-9_-]` with `_` (CONTRACT section 1).
+/// Replaces every character outside `[A-Za-z0-9_-]` with `_` ([contract section 1](crate::contract)).
 ///
 /// ```
 /// assert_eq!(toolnexus::tool::sanitize("get weather!"), "get_weather_");

@@ -9,6 +9,7 @@ use toolnexus::{
     model::ToolSpec,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
+use toolnexus_tests::fixtures::assert_broken_mid_stream;
 
 fn request() -> ModelRequest {
     let spec = ToolSpec::new("book_flight", "Books a flight.", json!({"type": "object"}));
@@ -36,10 +37,7 @@ async fn openai_text_deltas_arrive_in_order_with_usage() {
         11,
         4,
     )));
-    let provider = HttpProvider::openai(fake.url())
-        .api_key("k")
-        .build()
-        .unwrap();
+    let provider = fake.openai("k").build().unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["Hel", "lo", ", wor", "ld"]);
     assert_eq!(
@@ -73,10 +71,7 @@ async fn openai_tool_call_deltas_are_assembled_by_index() {
         40,
         12,
     )));
-    let provider = HttpProvider::openai(fake.url())
-        .api_key("k")
-        .build()
-        .unwrap();
+    let provider = fake.openai("k").build().unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert!(deltas.is_empty(), "{deltas:?}");
     assert_eq!(
@@ -98,10 +93,7 @@ async fn anthropic_text_deltas_arrive_in_order_with_usage() {
         25,
         15,
     )));
-    let provider = HttpProvider::anthropic(fake.url())
-        .api_key("k")
-        .build()
-        .unwrap();
+    let provider = fake.anthropic("k").build().unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["Bon", "jour", "!"]);
     assert_eq!(
@@ -133,10 +125,7 @@ async fn anthropic_tool_use_blocks_are_assembled_from_json_deltas() {
         50,
         21,
     )));
-    let provider = HttpProvider::anthropic(fake.url())
-        .api_key("k")
-        .build()
-        .unwrap();
+    let provider = fake.anthropic("k").build().unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["Let me ", "book."]);
     let mut expected = ModelTurn::tool_calls(vec![
@@ -169,12 +158,7 @@ async fn a_connection_dropped_mid_stream_is_a_transport_error_and_not_retried() 
         let provider = provider.api_key("k").build().unwrap();
         let (result, deltas) = stream(&provider, &request()).await;
         let err = result.unwrap_err();
-        assert!(matches!(err, Error::Transport(_)), "{err:?}");
-        assert!(
-            err.to_string()
-                .starts_with("transport error: the connection broke mid-stream: "),
-            "{err}"
-        );
+        assert_broken_mid_stream(&err);
         assert_eq!(deltas, ["one ", "two "]);
         assert_eq!(fake.requests().len(), 1, "a broken stream is not retried");
     }
@@ -186,10 +170,7 @@ async fn a_stream_closed_cleanly_before_the_end_is_a_transport_error() {
     let mut events = openai::stream_text(&["partial"], 1, 1);
     events.truncate(2); // role chunk and one delta, then a clean end of body
     fake.push(FakeReply::sse(events));
-    let provider = HttpProvider::openai(fake.url())
-        .api_key("k")
-        .build()
-        .unwrap();
+    let provider = fake.openai("k").build().unwrap();
     let (result, deltas) = stream(&provider, &request()).await;
     assert_eq!(
         result.unwrap_err().to_string(),
@@ -210,10 +191,7 @@ async fn an_error_event_mid_stream_is_reported() {
         ),
     );
     fake.push(FakeReply::sse(events));
-    let provider = HttpProvider::anthropic(fake.url())
-        .api_key("k")
-        .build()
-        .unwrap();
+    let provider = fake.anthropic("k").build().unwrap();
     let (result, _) = stream(&provider, &request()).await;
     assert_eq!(
         result.unwrap_err().to_string(),
@@ -225,10 +203,7 @@ async fn an_error_event_mid_stream_is_reported() {
 async fn a_server_that_ignores_stream_true_still_delivers_its_text() {
     let fake = FakeProvider::start().await;
     fake.push(FakeReply::json(openai::text("whole answer", 2, 2)));
-    let provider = HttpProvider::openai(fake.url())
-        .api_key("k")
-        .build()
-        .unwrap();
+    let provider = fake.openai("k").build().unwrap();
     let (turn, deltas) = stream(&provider, &request()).await;
     assert_eq!(deltas, ["whole answer"]);
     assert_eq!(

@@ -1,4 +1,4 @@
-//! CONTRACT section 4, "Durable resume": a halted run persisted as JSON and resumed by a fresh
+//! contract section 4, "Durable resume": a halted run persisted as JSON and resumed by a fresh
 //! client with an answer.
 
 use std::time::{Duration, UNIX_EPOCH};
@@ -8,15 +8,8 @@ use toolnexus::{
     Answer, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role, RunResult, RunStatus,
     ScriptedModel, ToolResult, Toolkit, request::DeclineReason,
 };
+use toolnexus_tests::fixtures::client_for;
 use toolnexus_tests::{Log, asker, echo, tool_results};
-
-fn client(model: &ScriptedModel) -> Client {
-    Client::builder(model.clone())
-        .model_name("m")
-        .system("sys")
-        .build()
-        .unwrap()
-}
 
 fn count(messages: &[Message], role: Role) -> usize {
     messages.iter().filter(|m| m.role == role).count()
@@ -29,7 +22,13 @@ fn tool_call_count(messages: &[Message]) -> usize {
 /// Halts in "process 1" and returns the record as JSON text.
 async fn halt(toolkit: &Toolkit, first: Reply) -> (RunResult, String) {
     let model = ScriptedModel::new([first]);
-    let halted = client(&model).run("plan my trip", toolkit).await.unwrap();
+    let halted = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .run("plan my trip", toolkit)
+        .await
+        .unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
     let json = PendingRun::try_from(&halted).unwrap().to_json();
     (halted, json)
@@ -42,7 +41,7 @@ async fn a_halted_run_resumes_in_a_fresh_client_from_its_json_record() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({"n": 1}))).await;
 
     let record = PendingRun::from_json(&json).unwrap();
-    assert_eq!(record.version(), 1);
+    assert_eq!(record.version(), 2);
     assert_eq!(record.pending().id, "ask-1");
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
     let log = Log::default();
@@ -51,10 +50,8 @@ async fn a_halted_run_resumes_in_a_fresh_client_from_its_json_record() {
         .on_event(log.sink())
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept("Oslo");
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
 
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.text, "Booked to Oslo.");
@@ -94,24 +91,32 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("never")]);
-    let err = client(&model)
-        .resume(&record, Answer::accept("sus-wrong", "Oslo"), &toolkit)
+    let err = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .resume(record, Answer::accept("sus-wrong", "Oslo"), &toolkit)
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::AnswerMismatch { expected, got } if expected == "ask-1" && got == "sus-wrong")
+        matches!(&err, Error::AnswerMismatch { expected, got, .. } if expected == "ask-1" && got == "sus-wrong")
     );
     assert_eq!(
         err.to_string(),
         "answer id `sus-wrong` does not match the pending request `ask-1`; nothing was changed"
     );
+    let record = err.into_pending_run().expect("the record is handed back");
     assert_eq!(record.to_json(), json, "the record is unchanged");
     assert_eq!(calls.get(), 1, "no tool ran");
     assert!(model.requests().is_empty(), "the model was not called");
 
     // the right answer still works afterwards
-    let done = client(&model)
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
+    let answer = record.pending().accept("Oslo");
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
@@ -141,15 +146,25 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
         "{halted_json}"
     );
 
-    // first resume: a is answered; echo's finished result enters; b suspends again, afresh
+    // first resume: a is answered; echo's finished result enters; b's suspension surfaces
+    // with the request it was first made with, and b does not run again
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("all set")]);
-    let second = client(&model)
-        .resume(&record, record.pending().accept(1), &toolkit)
+    let answer = record.pending().accept(1);
+    let second = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(second.status, RunStatus::Pending);
-    assert_eq!(second.pending.as_ref().unwrap().id, "b-2");
+    assert_eq!(
+        second.pending.as_ref().unwrap().id,
+        "b-1",
+        "the first request, kept"
+    );
+    assert_eq!(b_calls.get(), 1, "b ran once, before the first halt");
     assert_eq!(second.text, "B?");
     assert!(
         model.requests().is_empty(),
@@ -166,8 +181,12 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
 
     // second resume: b is answered; the turn is complete and the model answers
     let record = PendingRun::from_json(&PendingRun::try_from(second).unwrap().to_json()).unwrap();
-    let done = client(&model)
-        .resume(&record, record.pending().accept(2), &toolkit)
+    let answer = record.pending().accept(2);
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
@@ -194,8 +213,8 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     );
     assert_eq!(
         b_calls.get(),
-        3,
-        "b: first run, again on the first resume, retry with the answer"
+        2,
+        "b: first run, then the retry with its own answer"
     );
 }
 
@@ -206,12 +225,12 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("ok, not booking")]);
-    let done = client(&model)
-        .resume(
-            &record,
-            record.pending().decline(DeclineReason::Cancelled),
-            &toolkit,
-        )
+    let answer = record.pending().decline(DeclineReason::Cancelled);
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(calls.get(), 1);
@@ -246,8 +265,12 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
         Some("2020-09-13T12:26:40Z")
     );
     let model = ScriptedModel::new([Reply::text("too late")]);
-    let done = client(&model)
-        .resume(&record, record.pending().accept("yes"), &toolkit)
+    let answer = record.pending().accept("yes");
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(
@@ -272,15 +295,12 @@ async fn a_resuming_client_with_wait_for_answers_later_suspensions_in_process() 
     .await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("fine")]);
-    let resumer = Client::builder(model.clone())
-        .model_name("m")
+    let resumer = client_for(model.clone())
         .wait_for(|req: Request| async move { req.accept("in-process") })
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept("durable"), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept("durable");
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(
         tool_results(&done.messages),
@@ -306,10 +326,15 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
         .unwrap();
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
     let (halted, json) = halt(&toolkit, Reply::tool_call("ask", json!({"x": 1}))).await;
+    let record = PendingRun::from_json(&json).unwrap();
+    assert!(record.run_id().starts_with("run-"), "{}", record.run_id());
+    assert_eq!(record.run_id(), halted.run_id);
+    assert_eq!(record.fingerprint().len(), 64);
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&json).unwrap(),
         json!({
-            "version": 1,
+            "version": 2,
+            "runId": halted.run_id,
             "model": "m",
             "pending": {"id": "r1", "kind": "input", "prompt": "Which city?"},
             "messages": [
@@ -322,14 +347,14 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
                            "metadata": {"pending": {"id": "r1", "kind": "input", "prompt": "Which city?"}}}],
             "usage": {"promptTokens": 0, "completionTokens": 0, "totalTokens": 0},
             "turns": 1,
-            "halted": {"callIndex": 0, "args": {"x": 1}, "deferred": []}
+            "halted": {"callIndex": 0, "fingerprint": record.fingerprint(), "deferred": []}
         })
     );
 
-    let v2 = json.replacen("\"version\":1", "\"version\":2", 1);
+    let v3 = json.replacen("\"version\":2", "\"version\":3", 1);
     assert_eq!(
-        PendingRun::from_json(&v2).unwrap_err().to_string(),
-        "invalid persisted run: record version 2 is not supported: this release reads version 1"
+        PendingRun::from_json(&v3).unwrap_err().to_string(),
+        "invalid persisted run: record version 3 is not supported: this release reads version 2"
     );
     assert_eq!(
         PendingRun::from_json("{}").unwrap_err().to_string(),
@@ -338,7 +363,7 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
     let broken = json.replacen("\"callIndex\":0", "\"callIndex\":3", 1);
     assert_eq!(
         PendingRun::from_json(&broken).unwrap_err().to_string(),
-        "invalid persisted run: the halted turn's tool calls and results do not line up with the halted call"
+        "invalid persisted run: `halted.callIndex` is 3 but the halted turn (`messages[2]`) has 1 tool calls"
     );
 
     // a RunResult read back from JSON has no resume state
@@ -350,8 +375,7 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
     ));
 
     // a finished run is not pending
-    let done = Client::builder(ScriptedModel::new([Reply::text("hi")]))
-        .model_name("m")
+    let done = client_for(ScriptedModel::new([Reply::text("hi")]))
         .build()
         .unwrap()
         .run("hello", &toolkit)
@@ -371,13 +395,12 @@ async fn a_streamed_resume_emits_the_rest_of_the_run_and_no_second_pending_event
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
     let log = Log::default();
-    let done = client(&model)
-        .stream_resume(
-            &record,
-            record.pending().accept("Oslo"),
-            &toolkit,
-            log.sink(),
-        )
+    let answer = record.pending().accept("Oslo");
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .stream_resume(record, answer, &toolkit, log.sink())
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);

@@ -1,13 +1,14 @@
-//! CONTRACT section 3, "Suspension, exactly": the loop with and without `wait_for`.
+//! contract section 3, "Suspension, exactly": the loop with and without `wait_for`.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 use toolnexus::{
-    Answer, Client, Error, FnTool, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
+    Answer, Error, FnTool, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
     client::BeforeTool, client::Metric, request::DeclineReason,
 };
+use toolnexus_tests::fixtures::{client_for, host_panic};
 use toolnexus_tests::{Log, asker, echo, stubborn, tool_results};
 
 #[tokio::test]
@@ -22,8 +23,7 @@ async fn pending_event_comes_before_wait_for_and_ok_retries_once_with_the_answer
     let marker = log.clone();
     let hook_calls = Arc::new(Mutex::new(Vec::new()));
     let hook_seen = Arc::clone(&hook_calls);
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .on_event(log.sink())
         .before_tool(move |call| {
             hook_seen.lock().unwrap().push(call.name.clone());
@@ -75,8 +75,7 @@ async fn a_retry_that_suspends_again_is_unresolved_and_never_loops() {
     let model = ScriptedModel::new([Reply::tool_call("approve", json!({})), Reply::text("ok")]);
     let asked = Arc::new(Mutex::new(0));
     let count = Arc::clone(&asked);
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .wait_for(move |req: Request| {
             *count.lock().unwrap() += 1;
             async move { req.accept(json!(true)) }
@@ -102,8 +101,7 @@ async fn a_declined_answer_feeds_back_declined_and_the_run_goes_on() {
         Reply::tool_call("ask", json!({})),
         Reply::text("Understood."),
     ]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .wait_for(|req: Request| async move { req.decline(DeclineReason::Declined) })
         .build()
         .unwrap();
@@ -152,8 +150,7 @@ async fn an_answer_arriving_after_expires_at_counts_as_declined() {
         .build()
         .unwrap();
     let model = ScriptedModel::new([Reply::tool_call("ask", json!({})), Reply::text("late")]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .wait_for(|req: Request| async move { req.accept("Oslo") })
         .build()
         .unwrap();
@@ -187,8 +184,7 @@ async fn several_suspensions_in_one_turn_are_resolved_one_by_one_in_call_order()
     ]);
     let order = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&order);
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .wait_for(move |req: Request| {
             seen.lock().unwrap().push(req.id.clone());
             async move { req.accept(req.prompt.clone()) }
@@ -223,8 +219,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
         Reply::text("never asked"),
     ]);
     let log = Log::default();
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .on_event(log.sink())
         .build()
         .unwrap();
@@ -273,6 +268,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
     assert_eq!(
         serde_json::to_value(&result).unwrap(),
         json!({
+            "runId": result.run_id,
             "text": "First question?",
             "messages": [
                 {"role": "user", "content": "go"},
@@ -314,7 +310,7 @@ async fn the_halt_is_on_the_first_in_call_order_not_the_first_to_finish() {
     let toolkit = Toolkit::builder().tool(slow).tool(fast).build().unwrap();
     let model =
         ScriptedModel::new([Reply::tool_call("slow", json!({})).with_call("fast", json!({}))]);
-    let client = Client::builder(model).model_name("m").build().unwrap();
+    let client = client_for(model).build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.pending.unwrap().id, "slow-1");
 }
@@ -344,8 +340,7 @@ async fn a_suspension_from_before_tool_is_handled_like_the_tools_and_ok_runs_the
     };
     // with wait_for: approved, the real tool runs with the answer
     let model = ScriptedModel::new([Reply::tool_call("delete", json!({})), Reply::text("ok")]);
-    let client = Client::builder(model)
-        .model_name("m")
+    let client = client_for(model)
         .before_tool(guard.clone())
         .wait_for(|req: Request| async move { Answer::ok(req.id) })
         .build()
@@ -358,11 +353,7 @@ async fn a_suspension_from_before_tool_is_handled_like_the_tools_and_ok_runs_the
     // without wait_for: the run halts on it, and the tool has not run
     *seen_answer.lock().unwrap() = None;
     let model = ScriptedModel::new([Reply::tool_call("delete", json!({}))]);
-    let client = Client::builder(model)
-        .model_name("m")
-        .before_tool(guard)
-        .build()
-        .unwrap();
+    let client = client_for(model).before_tool(guard).build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.status, RunStatus::Pending);
     assert_eq!(result.text, "Run delete?");
@@ -378,8 +369,7 @@ async fn a_suspended_call_reports_a_pending_metric_and_after_tool_sees_only_the_
     let m = Arc::clone(&metrics);
     let after = Arc::new(Mutex::new(Vec::new()));
     let a = Arc::clone(&after);
-    let client = Client::builder(model)
-        .model_name("m")
+    let client = client_for(model)
         .on_metric(move |metric| {
             if let Metric::Tool {
                 name,
@@ -422,8 +412,7 @@ async fn a_suspended_call_reports_a_pending_metric_and_after_tool_sees_only_the_
     let m2 = Arc::clone(&metrics2);
     let after2 = Arc::new(Mutex::new(0));
     let a2 = Arc::clone(&after2);
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
-        .model_name("m")
+    let client = client_for(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
         .on_metric(move |metric| {
             if let Metric::Tool {
                 is_error, pending, ..
@@ -448,8 +437,7 @@ async fn a_suspended_call_reports_a_pending_metric_and_after_tool_sees_only_the_
 async fn a_failing_wait_for_ends_with_wait_for_error_and_keeps_the_run_resumable() {
     let (ask, calls) = asker("ask", "Which city?");
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
-        .model_name("m")
+    let client = client_for(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
         .wait_for(|_req: Request| async { Err::<Answer, _>("the inbox is down") })
         .build()
         .unwrap();
@@ -463,14 +451,11 @@ async fn a_failing_wait_for_ends_with_wait_for_error_and_keeps_the_run_resumable
     assert_eq!(halted.pending.as_ref().unwrap().id, "ask-1");
 
     let record = toolnexus::PendingRun::try_from(&halted).unwrap();
-    let resumer = Client::builder(ScriptedModel::new([Reply::text("Booked to Oslo.")]))
-        .model_name("m")
+    let resumer = client_for(ScriptedModel::new([Reply::text("Booked to Oslo.")]))
         .build()
         .unwrap();
-    let done = resumer
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
-        .await
-        .unwrap();
+    let answer = record.pending().accept("Oslo");
+    let done = resumer.resume(record, answer, &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.tool_calls[0].output, "ask got \"Oslo\"");
     assert_eq!(calls.get(), 2);
@@ -480,9 +465,8 @@ async fn a_failing_wait_for_ends_with_wait_for_error_and_keeps_the_run_resumable
 async fn a_panicking_wait_for_is_a_wait_for_error_too() {
     let (ask, _) = asker("ask", "Which city?");
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
-        .model_name("m")
-        .wait_for(|_req: Request| async { fails::<Answer>("host bug") })
+    let client = client_for(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
+        .wait_for(|_req: Request| async { host_panic::<Answer>("host bug") })
         .build()
         .unwrap();
     let err = client.run("go", &toolkit).await.unwrap_err();
@@ -498,8 +482,7 @@ async fn a_panicking_wait_for_is_a_wait_for_error_too() {
 async fn a_wait_for_answering_another_id_is_an_error_not_a_silent_continue() {
     let (ask, calls) = asker("ask", "Which city?");
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
-        .model_name("m")
+    let client = client_for(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
         .wait_for(|_req: Request| async { Answer::accept("other", "Oslo") })
         .build()
         .unwrap();
@@ -522,10 +505,7 @@ async fn unknown_tools_and_unreadable_arguments_are_results_the_model_reads() {
             .with_call("echo", json!({"text": 5})),
         Reply::text("sorry"),
     ]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
-        .build()
-        .unwrap();
+    let client = client_for(model.clone()).build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(
         calls.get(),
@@ -579,8 +559,7 @@ async fn tool_calls_of_one_turn_run_concurrently_and_are_recorded_in_call_order(
         Reply::tool_call("first", json!({})).with_call("second", json!({})),
         Reply::text("both"),
     ]);
-    let client = Client::builder(model)
-        .model_name("m")
+    let client = client_for(model)
         .timeout(Duration::from_secs(5))
         .build()
         .unwrap();
@@ -601,11 +580,7 @@ async fn max_turns_ends_incomplete_with_the_limit() {
         Reply::tool_call("echo", json!({"text": "1"})).with_text("thinking"),
         Reply::tool_call("echo", json!({"text": "2"})),
     ]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
-        .max_turns(2)
-        .build()
-        .unwrap();
+    let client = client_for(model.clone()).max_turns(2).build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.status, RunStatus::Incomplete);
     assert_eq!(result.turns, 2);
@@ -614,8 +589,7 @@ async fn max_turns_ends_incomplete_with_the_limit() {
     assert_eq!(json["limit"], "maxTurns");
     assert!(json.get("pending").is_none());
     assert_eq!(model.remaining(), 0);
-    let done = Client::builder(ScriptedModel::new([Reply::text("hi")]))
-        .model_name("m")
+    let done = client_for(ScriptedModel::new([Reply::text("hi")]))
         .build()
         .unwrap();
     let json = serde_json::to_value(done.run("x", &toolkit).await.unwrap()).unwrap();
@@ -634,11 +608,10 @@ async fn tool_calls_get_the_runs_cancellation_and_timeout() {
         .build()
         .unwrap();
     let toolkit = Toolkit::builder().tool(slow).build().unwrap();
-    let client = Client::builder(ScriptedModel::new([
+    let client = client_for(ScriptedModel::new([
         Reply::tool_call("slow", json!({})),
         Reply::text("gave up"),
     ]))
-    .model_name("m")
     .tool_timeout(Duration::from_millis(20))
     .build()
     .unwrap();
@@ -648,8 +621,7 @@ async fn tool_calls_get_the_runs_cancellation_and_timeout() {
         "tool slow timed out after 20ms"
     );
 
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("slow", json!({}))]))
-        .model_name("m")
+    let client = client_for(ScriptedModel::new([Reply::tool_call("slow", json!({}))]))
         .timeout(Duration::from_millis(30))
         .build()
         .unwrap();
@@ -657,8 +629,7 @@ async fn tool_calls_get_the_runs_cancellation_and_timeout() {
     assert_eq!(err.to_string(), "the run timed out after 30ms");
 
     let token = toolnexus::CancellationToken::new();
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("slow", json!({}))]))
-        .model_name("m")
+    let client = client_for(ScriptedModel::new([Reply::tool_call("slow", json!({}))]))
         .cancellation(token.clone())
         .build()
         .unwrap();
@@ -683,18 +654,13 @@ async fn with_cancellation_cancels_only_the_runs_of_that_client() {
         .unwrap();
     let toolkit = Toolkit::builder().tool(slow).build().unwrap();
     let script = || ScriptedModel::new([Reply::tool_call("slow", json!({})), Reply::text("ok")]);
-    let base = Client::builder(script()).model_name("m").build().unwrap();
+    let base = client_for(script()).build().unwrap();
     let token = toolnexus::CancellationToken::new();
     let cancellable = base.with_cancellation(token.clone());
-    let other = Client::builder(script()).model_name("m").build().unwrap();
+    let other = client_for(script()).build().unwrap();
     token.cancel();
     let err = cancellable.run("go", &toolkit).await.unwrap_err();
     assert_eq!(err.to_string(), "the run was cancelled");
     let ok = other.run("go", &toolkit).await.unwrap();
     assert_eq!(ok.tool_calls[0].output, "woke");
-}
-
-/// A host function that panics (what a bug in `wait_for` looks like).
-fn fails<T>(message: &str) -> T {
-    panic!("{message}")
 }

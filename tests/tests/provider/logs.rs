@@ -1,54 +1,13 @@
 //! What the HTTP providers log (through `tracing`): retries and provider errors are logged,
 //! the API key never is, not even when the provider echoes it back.
 
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use toolnexus::{HttpProvider, Message, Model, ModelRequest};
+use toolnexus::{Message, Model, ModelRequest};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
+use toolnexus_tests::recorder::Recorder;
 
 const KEY: &str = "sk-LOGGED-NEVER-42";
-
-/// Records every event as `target: field=value ...`, at every level.
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<String>>>);
-
-struct Line<'a>(&'a mut String);
-
-impl Visit for Line<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        let _ = write!(self.0, " {}={value:?}", field.name());
-    }
-}
-
-impl Subscriber for Recorder {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, span: &Attributes<'_>) -> Id {
-        let mut line = format!("span {}:", span.metadata().name());
-        span.record(&mut Line(&mut line));
-        self.0.lock().unwrap().push(line);
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, values: &Record<'_>) {
-        let mut line = String::from("record:");
-        values.record(&mut Line(&mut line));
-        self.0.lock().unwrap().push(line);
-    }
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut line = format!("{}:", event.metadata().target());
-        event.record(&mut Line(&mut line));
-        self.0.lock().unwrap().push(line);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
 
 #[tokio::test(flavor = "current_thread")]
 async fn retries_are_logged_and_the_key_is_not() {
@@ -61,8 +20,8 @@ async fn retries_are_logged_and_the_key_is_not() {
         FakeReply::Close,
         FakeReply::error(401, &format!("Incorrect API key provided: {KEY}")),
     ]);
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .backoff_base(Duration::from_millis(5))
         .build()
         .unwrap();
@@ -74,7 +33,7 @@ async fn retries_are_logged_and_the_key_is_not() {
     );
     assert_eq!(fake.requests().len(), 3);
 
-    let lines = recorder.0.lock().unwrap().clone();
+    let lines = recorder.lines();
     let ours: Vec<&String> = lines
         .iter()
         .filter(|l| l.starts_with("toolnexus"))

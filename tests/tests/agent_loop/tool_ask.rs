@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use toolnexus::{
-    Client, Form, PendingRun, Reply, Role, RunStatus, ScriptedModel, Suspension, Toolkit, ask, tool,
+    Form, PendingRun, Reply, Role, RunStatus, ScriptedModel, Suspension, Toolkit, ask, tool,
 };
 
 #[derive(Form, serde::Deserialize)]
@@ -20,13 +20,7 @@ fn book_flight(flight: &str, ctx: &toolnexus::Context) -> Result<String, Suspens
     Ok(format!("booked {flight} to {}", dest.city))
 }
 
-fn client(model: &ScriptedModel) -> Client {
-    Client::builder(model.clone())
-        .model_name("m")
-        .system("sys")
-        .build()
-        .unwrap()
-}
+use toolnexus_tests::fixtures::client_for;
 
 #[tokio::test]
 async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
@@ -34,7 +28,13 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
 
     // process 1: the model calls the tool, which asks; no wait_for, so the run halts
     let model = ScriptedModel::new([Reply::tool_call("book_flight", json!({"flight": "AI-503"}))]);
-    let halted = client(&model).run("book AI-503", &toolkit).await.unwrap();
+    let halted = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .run("book AI-503", &toolkit)
+        .await
+        .unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
     let json = PendingRun::try_from(&halted).unwrap().to_json();
 
@@ -43,8 +43,11 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
     assert_eq!(record.pending().id, "req-1");
     let answer = record.pending().accept(json!({"city": "Oslo"}));
     let model = ScriptedModel::new([Reply::text("Booked: AI-503 to Oslo.")]);
-    let done = client(&model)
-        .resume(&record, answer, &toolkit)
+    let done = client_for(model.clone())
+        .system("sys")
+        .build()
+        .unwrap()
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
 
@@ -95,6 +98,7 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
     assert_eq!(
         serde_json::to_value(&done).unwrap(),
         json!({
+            "runId": done.run_id,
             "text": "Booked: AI-503 to Oslo.",
             "messages": [
                 {"role": "system", "content": "sys"},

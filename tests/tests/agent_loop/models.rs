@@ -8,6 +8,7 @@ use toolnexus::{
     Client, Error, Event, FnModel, Message, ModelRequest, Reply, Request, Role, RunStatus,
     ScriptedModel, Toolkit, Usage,
 };
+use toolnexus_tests::fixtures::{client_for, host_panic};
 use toolnexus_tests::{Log, asker, echo};
 
 #[tokio::test]
@@ -68,13 +69,13 @@ async fn in_process_model_failures_are_final() {
         counted.fetch_add(1, Ordering::SeqCst);
         async { Err::<Reply, _>("quota exhausted") }
     });
-    let client = Client::builder(model).model_name("m").build().unwrap();
+    let client = client_for(model).build().unwrap();
     let err = client.run("hi", &Toolkit::new()).await.unwrap_err();
     assert_eq!(err.to_string(), "model failed: quota exhausted");
     assert_eq!(calls.load(Ordering::SeqCst), 1, "never retried");
 
-    let model = FnModel::new(|_req| async { fails::<Reply>("bad model") });
-    let client = Client::builder(model).model_name("m").build().unwrap();
+    let model = FnModel::new(|_req| async { host_panic::<Reply>("bad model") });
+    let client = client_for(model).build().unwrap();
     let err = client.run("hi", &Toolkit::new()).await.unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -84,8 +85,7 @@ async fn in_process_model_failures_are_final() {
 
 #[tokio::test]
 async fn the_in_process_model_refuses_to_stream() {
-    let client = Client::builder(FnModel::new(|_req| async { Reply::text("x") }))
-        .model_name("m")
+    let client = client_for(FnModel::new(|_req| async { Reply::text("x") }))
         .build()
         .unwrap();
     let err = client
@@ -107,8 +107,7 @@ async fn streaming_yields_text_deltas_and_the_whole_event_sequence() {
         Reply::tool_call("ask", json!({})).with_usage(Usage::new(5, 1)),
         Reply::text("Booked to Oslo.").with_usage(Usage::new(7, 3)),
     ]);
-    let client = Client::builder(model)
-        .model_name("m")
+    let client = client_for(model)
         .wait_for(|req: Request| async move { req.accept("Oslo") })
         .build()
         .unwrap();
@@ -138,10 +137,7 @@ async fn streaming_yields_text_deltas_and_the_whole_event_sequence() {
 #[tokio::test]
 async fn the_scripted_model_says_when_it_runs_out_and_records_what_it_was_shown() {
     let model = ScriptedModel::new([Reply::text("one")]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
-        .build()
-        .unwrap();
+    let client = client_for(model.clone()).build().unwrap();
     client.run("first", &Toolkit::new()).await.unwrap();
     let err = client.run("second", &Toolkit::new()).await.unwrap_err();
     assert_eq!(
@@ -165,8 +161,7 @@ async fn before_llm_replaces_what_the_model_sees_and_after_llm_observes() {
     let model = ScriptedModel::new([Reply::text("hi")]);
     let observed = Arc::new(Mutex::new(Vec::new()));
     let o = Arc::clone(&observed);
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .before_llm(|mut req| {
             req.tools.clear();
             req.messages.push(Message::user("(be polite)"));
@@ -193,11 +188,7 @@ async fn before_llm_replaces_what_the_model_sees_and_after_llm_observes() {
 #[tokio::test]
 async fn run_with_history_continues_a_transcript_without_repeating_the_system_prompt() {
     let model = ScriptedModel::new([Reply::text("first answer"), Reply::text("second answer")]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
-        .system("sys")
-        .build()
-        .unwrap();
+    let client = client_for(model.clone()).system("sys").build().unwrap();
     let first = client.run("one", &Toolkit::new()).await.unwrap();
     let second = client
         .run_with_history(first.messages, "two", &Toolkit::new())
@@ -224,8 +215,7 @@ async fn a_client_needs_a_model_name_and_at_least_one_turn() {
         err.to_string(),
         "a client needs a model name: call `.model_name(..)` (any label for an in-process model)"
     );
-    let err = Client::builder(ScriptedModel::default())
-        .model_name("m")
+    let err = client_for(ScriptedModel::default())
         .max_turns(0)
         .build()
         .unwrap_err();
@@ -275,9 +265,4 @@ fn events_serialize_to_the_contract_shapes() {
     for (event, expected) in shapes {
         assert_eq!(serde_json::to_string(&event).unwrap(), expected);
     }
-}
-
-/// A host function that panics (what a bug in a model function looks like).
-fn fails<T>(message: &str) -> T {
-    panic!("{message}")
 }

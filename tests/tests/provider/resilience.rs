@@ -7,6 +7,7 @@ use toolnexus::{
     CancellationToken, Error, HttpProvider, Message, Model, ModelRequest, Usage, model::ModelTurn,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
+use toolnexus_tests::fixtures::error_chain;
 
 const KEY: &str = "sk-SECRET-0123456789";
 
@@ -25,8 +26,7 @@ fn turn() -> ModelTurn {
 /// A provider whose backoff is long (30 s): a test that finishes quickly proves the wait
 /// came from `Retry-After`, not from backoff.
 fn slow_backoff(fake: &FakeProvider) -> HttpProvider {
-    HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    fake.openai(KEY)
         .backoff_base(Duration::from_secs(30))
         .build()
         .unwrap()
@@ -86,8 +86,8 @@ async fn other_retry_after_forms_fall_back_to_backoff() {
             FakeReply::error(503, "busy").with_header("Retry-After", value),
             ok(),
         ]);
-        let provider = HttpProvider::openai(fake.url())
-            .api_key(KEY)
+        let provider = fake
+            .openai(KEY)
             .backoff_base(Duration::from_millis(400))
             .build()
             .unwrap();
@@ -127,8 +127,8 @@ async fn server_errors_are_retried_then_succeed() {
         FakeReply::error(502, "bad gateway"),
         ok(),
     ]);
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .backoff_base(Duration::from_millis(10))
         .build()
         .unwrap();
@@ -145,8 +145,8 @@ async fn retries_stop_after_the_limit_with_the_last_error() {
         FakeReply::error(504, "third"),
         ok(),
     ]);
-    let provider = HttpProvider::anthropic(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .anthropic(KEY)
         .backoff_base(Duration::from_millis(10))
         .build()
         .unwrap();
@@ -160,11 +160,7 @@ async fn retries_stop_after_the_limit_with_the_last_error() {
 
     let fake = FakeProvider::start().await;
     fake.script([FakeReply::error(500, "only"), ok()]);
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
-        .max_retries(0)
-        .build()
-        .unwrap();
+    let provider = fake.openai(KEY).max_retries(0).build().unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
     assert_eq!(err.to_string(), "provider returned HTTP 500: only");
     assert_eq!(fake.requests().len(), 1);
@@ -177,8 +173,8 @@ async fn a_400_is_not_retried_and_carries_the_provider_message() {
         FakeReply::error(400, "Invalid value for 'model': no such model"),
         ok(),
     ]);
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .backoff_base(Duration::from_millis(10))
         .build()
         .unwrap();
@@ -204,10 +200,7 @@ async fn anthropic_error_bodies_carry_their_message() {
         400,
         serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"}}),
     ));
-    let provider = HttpProvider::anthropic(fake.url())
-        .api_key(KEY)
-        .build()
-        .unwrap();
+    let provider = fake.anthropic(KEY).build().unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -219,8 +212,8 @@ async fn anthropic_error_bodies_carry_their_message() {
 async fn network_errors_are_retried() {
     let fake = FakeProvider::start().await;
     fake.script([FakeReply::Close, ok()]);
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .backoff_base(Duration::from_millis(10))
         .build()
         .unwrap();
@@ -241,11 +234,17 @@ async fn an_unreachable_endpoint_is_a_transport_error_without_the_key() {
         .build()
         .unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
-    assert!(matches!(err, Error::Transport(_)), "{err:?}");
-    let text = err.to_string();
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    assert!(err.is_transport());
+    assert_eq!(
+        err.to_string(),
+        "transport error: the request could not be sent"
+    );
+    // the HTTP client's error is the source
+    let text = error_chain(&err);
     assert!(
         text.starts_with(&format!(
-            "transport error: error sending request for url (http://127.0.0.1:{port}/v1/chat/completions)"
+            "transport error: the request could not be sent: error sending request for url (http://127.0.0.1:{port}/v1/chat/completions)"
         )),
         "{text}"
     );
@@ -256,8 +255,8 @@ async fn an_unreachable_endpoint_is_a_transport_error_without_the_key() {
 async fn the_timeout_aborts_the_request_in_flight_and_is_not_retried() {
     let fake = FakeProvider::start().await;
     fake.script([FakeReply::Hang, ok()]);
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .timeout(Duration::from_millis(300))
         .backoff_base(Duration::from_millis(5))
         .build()
@@ -265,8 +264,13 @@ async fn the_timeout_aborts_the_request_in_flight_and_is_not_retried() {
     let started = Instant::now();
     let err = provider.complete(&request(), None).await.unwrap_err();
     assert!(
-        matches!(err, Error::Timeout(d) if d == Duration::from_millis(300)),
+        matches!(err, Error::ProviderTimeout(d) if d == Duration::from_millis(300)),
         "{err:?}"
+    );
+    assert!(err.is_timeout());
+    assert_eq!(
+        err.to_string(),
+        "the provider did not answer within 300ms (the provider's own request timeout)"
     );
     assert!(
         started.elapsed() < Duration::from_secs(3),
@@ -288,8 +292,8 @@ async fn a_timeout_mid_stream_aborts_it() {
         ))
         .with_delay(Duration::from_millis(200)),
     );
-    let provider = HttpProvider::anthropic(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .anthropic(KEY)
         .timeout(Duration::from_millis(500))
         .build()
         .unwrap();
@@ -298,7 +302,7 @@ async fn a_timeout_mid_stream_aborts_it() {
         .complete(&request(), Some(&sink))
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::Timeout(_)), "{err:?}");
+    assert!(matches!(err, Error::ProviderTimeout(_)), "{err:?}");
     assert_eq!(fake.requests().len(), 1);
 }
 
@@ -307,8 +311,8 @@ async fn cancellation_aborts_the_request_in_flight_and_is_not_retried() {
     let fake = FakeProvider::start().await;
     fake.script([FakeReply::Hang, ok()]);
     let token = CancellationToken::new();
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .cancellation(token.clone())
         .backoff_base(Duration::from_millis(5))
         .build()
@@ -332,8 +336,8 @@ async fn cancellation_also_ends_the_wait_before_a_retry() {
     let fake = FakeProvider::start().await;
     fake.script([FakeReply::error(503, "busy"), ok()]);
     let token = CancellationToken::new();
-    let provider = HttpProvider::openai(fake.url())
-        .api_key(KEY)
+    let provider = fake
+        .openai(KEY)
         .cancellation(token.clone())
         .backoff_base(Duration::from_secs(30))
         .build()

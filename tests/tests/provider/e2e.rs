@@ -4,115 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use toolnexus::{
-    CancellationToken, Client, Error, HttpProvider, PendingRun, Request, RunStatus, Toolkit, Usage,
+    CancellationToken, Error, PendingRun, Request, RunStatus, Toolkit, Usage,
     request::DeclineReason,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
+use toolnexus_tests::fixtures::{MODEL, STYLES, SYSTEM, Style, result};
 use toolnexus_tests::{Log, asker};
-
-const MODEL: &str = "vendor/Model-1:beta";
-const SYSTEM: &str = "You book flights.";
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Style {
-    OpenAi,
-    Anthropic,
-}
-
-const STYLES: [Style; 2] = [Style::OpenAi, Style::Anthropic];
-
-impl Style {
-    fn provider(self, fake: &FakeProvider) -> HttpProvider {
-        match self {
-            Self::OpenAi => HttpProvider::openai(format!("{}/v1", fake.url())),
-            Self::Anthropic => HttpProvider::anthropic(fake.url()),
-        }
-        .api_key("sk-e2e")
-        .backoff_base(Duration::from_millis(5))
-        .build()
-        .unwrap()
-    }
-
-    fn client(self, fake: &FakeProvider) -> toolnexus::client::ClientBuilder {
-        Client::builder(self.provider(fake))
-            .model_name(MODEL)
-            .system(SYSTEM)
-    }
-
-    /// A whole reply calling tools `(id, name, arguments)`.
-    fn calls(self, calls: &[(&str, &str, Value)], usage: (u64, u64)) -> FakeReply {
-        FakeReply::json(match self {
-            Self::OpenAi => {
-                let raw: Vec<(String, String, String)> = calls
-                    .iter()
-                    .map(|(i, n, a)| ((*i).to_owned(), (*n).to_owned(), a.to_string()))
-                    .collect();
-                let refs: Vec<(&str, &str, &str)> = raw
-                    .iter()
-                    .map(|(i, n, a)| (i.as_str(), n.as_str(), a.as_str()))
-                    .collect();
-                openai::tool_calls(&refs, usage.0, usage.1)
-            }
-            Self::Anthropic => {
-                let owned: Vec<(&str, &str, Value)> =
-                    calls.iter().map(|(i, n, a)| (*i, *n, a.clone())).collect();
-                anthropic::tool_uses(None, &owned, usage.0, usage.1)
-            }
-        })
-    }
-
-    fn text(self, text: &str, usage: (u64, u64)) -> FakeReply {
-        FakeReply::json(match self {
-            Self::OpenAi => openai::text(text, usage.0, usage.1),
-            Self::Anthropic => anthropic::text(text, usage.0, usage.1),
-        })
-    }
-
-    /// The tool results of a recorded request body, as `(id, content, is_error)`; OpenAI does
-    /// not send `is_error`, so it reads `None` there.
-    fn tool_results(self, body: &Value) -> Vec<(String, String, Option<bool>)> {
-        let messages = body["messages"].as_array().unwrap();
-        match self {
-            Self::OpenAi => messages
-                .iter()
-                .filter(|m| m["role"] == "tool")
-                .map(|m| {
-                    (
-                        m["tool_call_id"].as_str().unwrap().to_owned(),
-                        m["content"].as_str().unwrap().to_owned(),
-                        None,
-                    )
-                })
-                .collect(),
-            Self::Anthropic => messages
-                .iter()
-                .filter_map(|m| m["content"].as_array())
-                .flatten()
-                .filter(|b| b["type"] == "tool_result")
-                .map(|b| {
-                    (
-                        b["tool_use_id"].as_str().unwrap().to_owned(),
-                        b["content"].as_str().unwrap().to_owned(),
-                        b["is_error"].as_bool(),
-                    )
-                })
-                .collect(),
-        }
-    }
-
-    fn is_error(self, e: bool) -> Option<bool> {
-        match self {
-            Self::OpenAi => None,
-            Self::Anthropic => Some(e),
-        }
-    }
-}
-
-fn result(id: &str, content: &str, is_error: Option<bool>) -> (String, String, Option<bool>) {
-    (id.to_owned(), content.to_owned(), is_error)
-}
 
 fn book_flight_toolkit() -> Toolkit {
     let (tool, _) = asker("book_flight", "Which city?");
@@ -250,7 +149,7 @@ async fn without_wait_for_the_run_halts_and_a_new_client_resumes_it() {
             .client(&fake)
             .build()
             .unwrap()
-            .resume(&record, pending.accept("Rome"), &toolkit)
+            .resume(record, pending.accept("Rome"), &toolkit)
             .await
             .unwrap();
         assert_eq!(resumed.status, RunStatus::Done);
@@ -349,7 +248,7 @@ async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_res
 
         let record = PendingRun::try_from(&first).unwrap();
         let second = client
-            .resume(&record, asked.accept("Oslo"), &toolkit)
+            .resume(record, asked.accept("Oslo"), &toolkit)
             .await
             .unwrap();
         assert_eq!(
@@ -367,7 +266,7 @@ async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_res
 
         let record = PendingRun::try_from(&second).unwrap();
         let done = client
-            .resume(&record, asked.accept("May 1"), &toolkit)
+            .resume(record, asked.accept("May 1"), &toolkit)
             .await
             .unwrap();
         assert_eq!(done.status, RunStatus::Done);

@@ -89,8 +89,8 @@ async fn anthropic_request_body_headers_and_path() {
         FakeReply::json(anthropic::text("ok", 1, 1)),
         FakeReply::json(anthropic::text("ok", 1, 1)),
     ]);
-    let provider = HttpProvider::anthropic(fake.url())
-        .api_key("sk-ant-test")
+    let provider = fake
+        .anthropic("sk-ant-test")
         .max_tokens(1000)
         .build()
         .unwrap();

@@ -11,6 +11,7 @@ use toolnexus::{
     ScriptedModel, ToolResult, Toolkit, tool,
 };
 use toolnexus_tests::asker;
+use toolnexus_tests::fixtures::client_for;
 
 /// The tool results the model was shown on its last turn: (call id, content, isError).
 fn shown(model: &ScriptedModel) -> Vec<(String, String, bool)> {
@@ -59,10 +60,7 @@ async fn a_tool_panicking_in_its_first_or_a_later_poll_is_an_error_result_the_mo
         Reply::tool_call("first", json!({})).with_call("later", json!({})),
         Reply::text("sorry"),
     ]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
-        .build()
-        .unwrap();
+    let client = client_for(model.clone()).build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.status, RunStatus::Done);
     assert_eq!(result.text, "sorry");
@@ -93,8 +91,7 @@ async fn a_tool_that_never_returns_is_cut_by_the_tool_timeout_and_named() {
         Reply::tool_call("hang", json!({})),
         Reply::text("moving on"),
     ]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
+    let client = client_for(model.clone())
         .tool_timeout(Duration::from_millis(20))
         .build()
         .unwrap();
@@ -116,8 +113,7 @@ async fn a_tool_that_never_returns_is_cut_by_the_runs_timeout_and_cancellation()
         .tool(tool("hang", never_returns))
         .build()
         .unwrap();
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("hang", json!({}))]))
-        .model_name("m")
+    let client = client_for(ScriptedModel::new([Reply::tool_call("hang", json!({}))]))
         .timeout(Duration::from_millis(30))
         .build()
         .unwrap();
@@ -126,8 +122,7 @@ async fn a_tool_that_never_returns_is_cut_by_the_runs_timeout_and_cancellation()
     assert_eq!(err.to_string(), "the run timed out after 30ms");
 
     let token = CancellationToken::new();
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("hang", json!({}))]))
-        .model_name("m")
+    let client = client_for(ScriptedModel::new([Reply::tool_call("hang", json!({}))]))
         .cancellation(token.clone())
         .build()
         .unwrap();
@@ -167,11 +162,11 @@ async fn wait_for_failure_keeps_the_request(client: Client, expected: &str) {
     )
     .unwrap();
     let model = ScriptedModel::new([Reply::text("booked")]);
-    let resumed = Client::builder(model.clone())
-        .model_name("m")
+    let answer = record.pending().accept("Oslo");
+    let resumed = client_for(model.clone())
         .build()
         .unwrap()
-        .resume(&record, record.pending().accept("Oslo"), &toolkit)
+        .resume(record, answer, &toolkit)
         .await
         .unwrap();
     assert_eq!(resumed.status, RunStatus::Done);
@@ -193,8 +188,7 @@ fn asking_model() -> ScriptedModel {
 
 #[tokio::test]
 async fn a_wait_for_that_panics_ends_the_run_with_the_request_still_pending() {
-    let client = Client::builder(asking_model())
-        .model_name("m")
+    let client = client_for(asking_model())
         .wait_for(|_req: Request| async move { host_crash() })
         .build()
         .unwrap();
@@ -207,8 +201,7 @@ async fn a_wait_for_that_panics_ends_the_run_with_the_request_still_pending() {
 
 #[tokio::test]
 async fn a_wait_for_that_fails_ends_the_run_with_the_request_still_pending() {
-    let client = Client::builder(asking_model())
-        .model_name("m")
+    let client = client_for(asking_model())
         .wait_for(|_req: Request| async move { Err::<toolnexus::Answer, _>("no human is on call") })
         .build()
         .unwrap();
@@ -221,8 +214,7 @@ async fn a_wait_for_that_fails_ends_the_run_with_the_request_still_pending() {
 
 #[tokio::test]
 async fn the_runs_timeout_while_wait_for_waits_keeps_the_request() {
-    let client = Client::builder(asking_model())
-        .model_name("m")
+    let client = client_for(asking_model())
         .timeout(Duration::from_millis(50))
         .wait_for(|req: Request| async move {
             std::future::pending::<()>().await;
@@ -241,8 +233,7 @@ async fn the_runs_timeout_while_wait_for_waits_keeps_the_request() {
 async fn the_runs_cancellation_while_wait_for_waits_keeps_the_request() {
     let token = CancellationToken::new();
     let cancel = token.clone();
-    let client = Client::builder(asking_model())
-        .model_name("m")
+    let client = client_for(asking_model())
         .cancellation(token)
         .wait_for(move |req: Request| {
             let cancel = cancel.clone();
@@ -265,8 +256,7 @@ async fn the_runs_cancellation_while_wait_for_waits_keeps_the_request() {
 #[tokio::test]
 async fn a_client_cancelled_from_outside_while_waiting_keeps_the_request() {
     let token = CancellationToken::new();
-    let client = Client::builder(asking_model())
-        .model_name("m")
+    let client = client_for(asking_model())
         .wait_for(|req: Request| async move {
             std::future::pending::<()>().await;
             req.accept("never")
@@ -322,10 +312,7 @@ async fn malformed_arguments_become_an_error_result_the_model_can_act_on() {
         Reply::tool_call("book_flight", json!({"flight": "AI-5", "seats": 2})),
         Reply::text("booked"),
     ]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
-        .build()
-        .unwrap();
+    let client = client_for(model.clone()).build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.text, "booked");
     let first_turn: Vec<(String, String, bool)> = {
@@ -386,10 +373,7 @@ async fn a_call_to_a_tool_that_does_not_exist_is_an_error_result() {
             .with_call("book_flight", json!({"flight": "X1"})),
         Reply::text("no hotels"),
     ]);
-    let client = Client::builder(model.clone())
-        .model_name("m")
-        .build()
-        .unwrap();
+    let client = client_for(model.clone()).build().unwrap();
     let result = client.run("go", &toolkit).await.unwrap();
     assert_eq!(result.text, "no hotels");
     assert_eq!(

@@ -1,0 +1,108 @@
+//! The fingerprint of a halted call: what binds an answer to the call a human was asked about.
+//!
+//! SHA-256 (lowercase hex) of the canonical JSON of
+//! `{"args": <the arguments the tool ran with>, "arguments": <the arguments as the model sent
+//! them>, "tool": <the tool's name>}`. Canonical JSON here: object keys sorted by code point
+//! at every level, no whitespace, strings and numbers as `serde_json` writes them. The two
+//! argument values differ only when a `before_tool` hook rewrote the arguments (or the model
+//! sent them as a JSON string); both are bound, so neither copy in a record can be changed.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The fingerprint of the call of `tool` the model made with `arguments` and the tool ran with
+/// `args`.
+pub(crate) fn of(tool: &str, arguments: &Value, args: &Value) -> String {
+    let mut bytes = Vec::with_capacity(128);
+    bytes.extend_from_slice(b"{\"args\":");
+    canonical(args, &mut bytes);
+    bytes.extend_from_slice(b",\"arguments\":");
+    canonical(arguments, &mut bytes);
+    bytes.extend_from_slice(b",\"tool\":");
+    string(tool, &mut bytes);
+    bytes.push(b'}');
+    hex(&Sha256::digest(&bytes))
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+/// Writes `value` as canonical JSON (keys sorted, no whitespace).
+pub(crate) fn canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                string(key, out);
+                out.push(b':');
+                canonical(item, out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        // scalars: serde_json's own text (writing into a Vec cannot fail)
+        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
+    }
+}
+
+fn string(s: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(Value::from(s).to_string().as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::of;
+
+    #[test]
+    fn key_order_and_whitespace_do_not_change_the_fingerprint() {
+        let a: serde_json::Value =
+            serde_json::from_str(r#"{"b": [1, {"y": 2, "x": 1}], "a": "s"}"#).unwrap();
+        let b = json!({"a": "s", "b": [1, {"x": 1, "y": 2}]});
+        assert_eq!(of("t", &a, &a), of("t", &b, &b));
+        assert_eq!(of("t", &a, &a).len(), 64);
+    }
+
+    #[test]
+    fn the_tool_and_both_argument_copies_are_bound() {
+        let args = json!({"path": "/tmp/x"});
+        let base = of("delete", &args, &args);
+        assert_ne!(base, of("delete_all", &args, &args));
+        assert_ne!(base, of("delete", &json!({"path": "/etc"}), &args));
+        assert_ne!(base, of("delete", &args, &json!({"path": "/etc"})));
+        assert_ne!(base, of("delete", &args, &json!({"path": ["/tmp/x"]})));
+    }
+
+    #[test]
+    fn the_fingerprint_is_sha256_of_the_canonical_form() {
+        // sha256 of `{"args":{"a":1},"arguments":{"a":1},"tool":"t"}`, computed independently
+        // (`printf '%s' '{"args":{"a":1},"arguments":{"a":1},"tool":"t"}' | sha256sum`)
+        assert_eq!(
+            of("t", &json!({"a": 1}), &json!({"a": 1})),
+            "75ae5fad9bfa8daadd34ca59bd3651559a175e29cafaf6b57705c08948aa242a"
+        );
+    }
+}

@@ -1,0 +1,497 @@
+//! The turn loop and the tool phase: call the model, run the tool calls of its turn
+//! (concurrently, results in call order), feed the results back, until the model answers
+//! without tool calls or `max_turns` is reached ([contract section 3](crate::contract)).
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures_util::future::join_all;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use super::builder::Config;
+use super::halt::{finish, halt};
+use super::persist::{self, MAX_JSON_DEPTH};
+use super::resume::Resume;
+use super::trace;
+use super::{BeforeTool, Client, Event, Limit, Metric, RunResult, RunStatus, Sink, ToolCallRecord};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::model::{Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
+use crate::request::{Answer, Request};
+use crate::result::ToolResult;
+use crate::toolkit::Toolkit;
+use crate::util::json_kind;
+
+/// The run so far: what the model is sent next, the tool calls recorded, the usage, the
+/// turns taken and the latest text.
+pub(super) struct State {
+    /// The run's id (`run-<ms>-<counter>-<random>`), kept across halts and resumes.
+    pub(super) run_id: String,
+    pub(super) request: ModelRequest,
+    pub(super) records: Vec<ToolCallRecord>,
+    pub(super) usage: Usage,
+    pub(super) turns: u32,
+    pub(super) text: String,
+}
+
+/// One tool call's execution: the arguments it ran with, its result, how long it took.
+pub(super) struct Exec {
+    pub(super) args: Value,
+    pub(super) result: ToolResult,
+    pub(super) duration: Duration,
+}
+
+/// One run in progress: the client's options, the toolkit, the sink and the run's own
+/// cancellation and deadline.
+pub(super) struct Run<'a> {
+    pub(super) client: &'a Config,
+    pub(super) toolkit: &'a Toolkit,
+    pub(super) sink: Option<Sink<'a>>,
+    pub(super) cancel: CancellationToken,
+    /// When the run's timeout elapses, and the timeout.
+    pub(super) deadline: Option<(tokio::time::Instant, Duration)>,
+    /// Whether `wait_for` is waiting (the run's cancellation then ends the wait, not the run).
+    pub(super) waiting: AtomicBool,
+    pub(super) streaming: bool,
+}
+
+impl Client {
+    pub(super) fn fresh_state(
+        &self,
+        mut history: Vec<Message>,
+        prompt: String,
+        toolkit: &Toolkit,
+    ) -> State {
+        if let Some(system) = &self.inner.system
+            && history.first().is_none_or(|m| m.role != Role::System)
+        {
+            history.insert(0, Message::system(system.clone()));
+        }
+        history.push(Message::user(prompt));
+        State {
+            run_id: crate::id::unique("run"),
+            request: ModelRequest::new(self.inner.model_name.clone(), history, toolkit.specs()),
+            records: Vec::new(),
+            usage: Usage::default(),
+            turns: 0,
+            text: String::new(),
+        }
+    }
+
+    pub(super) async fn drive(
+        &self,
+        mut state: State,
+        toolkit: &Toolkit,
+        sink: Option<Sink<'_>>,
+        streaming: bool,
+        resume: Option<Resume>,
+    ) -> Result<RunResult> {
+        let cancel = self
+            .inner
+            .cancel
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        let deadline = self
+            .inner
+            .timeout
+            .map(|limit| (tokio::time::Instant::now() + limit, limit));
+        let run = Run {
+            client: &self.inner,
+            toolkit,
+            sink,
+            cancel: cancel.clone(),
+            deadline,
+            waiting: AtomicBool::new(false),
+            streaming,
+        };
+        let span = trace::run_span(&state.request.model, resume.is_some());
+        // boxed: moved into `timed` and the select, an inline future would be stored thrice
+        let work = Box::pin(
+            async {
+                if let Some(resume) = resume
+                    && let Some(halted) = Box::pin(run.resume_turn(&mut state, resume)).await?
+                {
+                    return Ok(halted);
+                }
+                run.model_loop(&mut state).await
+            }
+            .instrument(span.clone()),
+        );
+        let timed = async {
+            match deadline {
+                Some((at, limit)) => tokio::time::timeout_at(at, work)
+                    .await
+                    .unwrap_or(Err(Error::Timeout(limit))),
+                None => work.await,
+            }
+        };
+        // a cancellation ends the run here, except while `wait_for` waits: then the work
+        // sees it and ends with the halted run (Error::WaitFor), so the request is not lost
+        // (the timeout is handled alike: `timeout_at` polls the work before its deadline)
+        let mut cancelled = std::pin::pin!(cancel.cancelled());
+        let mut timed = std::pin::pin!(timed);
+        let mut fired = false;
+        let result = std::future::poll_fn(|cx| {
+            fired = fired || cancelled.as_mut().poll(cx).is_ready();
+            if fired && !run.waiting.load(Ordering::SeqCst) {
+                return Poll::Ready(Err(Error::Cancelled));
+            }
+            timed.as_mut().poll(cx)
+        })
+        .await?;
+        trace::run_finished(&span, &result);
+        run.emit(|| Event::Done {
+            result: Box::new(result.clone()),
+        });
+        Ok(result)
+    }
+}
+
+impl Run<'_> {
+    pub(super) fn emit(&self, make: impl FnOnce() -> Event) {
+        if self.client.on_event.is_none() && self.sink.is_none() {
+            return;
+        }
+        let event = make();
+        if let Some(on_event) = &self.client.on_event {
+            on_event(&event);
+        }
+        if let Some(sink) = self.sink {
+            sink(&event);
+        }
+    }
+
+    fn metric(&self, make: impl FnOnce() -> Metric) {
+        if let Some(on_metric) = &self.client.on_metric {
+            on_metric(&make());
+        }
+    }
+
+    pub(super) fn tool_metric(
+        &self,
+        call: &ToolCall,
+        duration: Duration,
+        is_error: bool,
+        pending: bool,
+    ) {
+        self.metric(|| Metric::Tool {
+            name: call.name.clone(),
+            call_id: call.id.clone(),
+            duration,
+            is_error,
+            pending,
+        });
+    }
+
+    pub(super) fn ctx(&self, call: &ToolCall) -> Context {
+        let ctx = Context::new()
+            .with_cancellation(self.cancel.clone())
+            .with_call_id(call.id.clone());
+        match self.client.tool_timeout {
+            Some(limit) => ctx.with_timeout(limit),
+            None => ctx,
+        }
+    }
+
+    async fn model_loop(&self, st: &mut State) -> Result<RunResult> {
+        loop {
+            if st.turns >= self.client.max_turns {
+                return Ok(finish(st, RunStatus::Incomplete, Some(Limit::MaxTurns)));
+            }
+            let started = Instant::now();
+            let turn = self.call_model(&st.request).await?;
+            st.turns += 1;
+            self.metric(|| Metric::Llm {
+                model: st.request.model.clone(),
+                turn: st.turns,
+                duration: started.elapsed(),
+                usage: turn.usage,
+                tool_calls: turn.tool_calls.len(),
+            });
+            if let Some(after_llm) = &self.client.hooks.after_llm {
+                after_llm(&turn);
+            }
+            if let Some(usage) = turn.usage {
+                st.usage += usage;
+                self.emit(|| Event::Usage { usage });
+            }
+            let ModelTurn {
+                text, tool_calls, ..
+            } = turn;
+            if !self.streaming
+                && let Some(text) = text.as_deref().filter(|t| !t.is_empty())
+            {
+                self.emit(|| Event::Text {
+                    delta: text.to_owned(),
+                });
+            }
+            st.text = text.clone().unwrap_or_default();
+            if tool_calls.is_empty() {
+                st.request
+                    .messages
+                    .push(Message::assistant(text.unwrap_or_default()));
+                return Ok(finish(st, RunStatus::Done, None));
+            }
+            let calls: Vec<ToolCall> = tool_calls
+                .into_iter()
+                .enumerate()
+                .map(|(i, mut call)| {
+                    if call.id.is_empty() {
+                        call.id = format!("call_{i}");
+                    }
+                    call
+                })
+                .collect();
+            for call in &calls {
+                self.emit(|| Event::ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    args: call.arguments.clone(),
+                });
+            }
+            st.request
+                .messages
+                .push(Message::assistant_tool_calls(text, calls.clone()));
+            let pre = calls.iter().map(|_| None).collect();
+            if let Some(halted) = Box::pin(self.tool_phase(st, &calls, 0, pre)).await? {
+                return Ok(halted);
+            }
+        }
+    }
+
+    async fn call_model(&self, request: &ModelRequest) -> Result<ModelTurn> {
+        let span = trace::chat_span(&request.model);
+        let turn = self
+            .call_model_inner(request)
+            .instrument(span.clone())
+            .await;
+        if let Ok(turn) = &turn {
+            trace::chat_finished(&span, turn);
+        }
+        turn
+    }
+
+    async fn call_model_inner(&self, request: &ModelRequest) -> Result<ModelTurn> {
+        let replaced;
+        let request = match &self.client.hooks.before_llm {
+            Some(before_llm) => {
+                replaced = before_llm(request.clone());
+                &replaced
+            }
+            None => request,
+        };
+        if self.streaming {
+            let delta = |d: &str| {
+                self.emit(|| Event::Text {
+                    delta: d.to_owned(),
+                });
+            };
+            self.client.model.complete(request, Some(&delta)).await
+        } else {
+            self.client.model.complete(request, None).await
+        }
+    }
+
+    /// Runs `calls[start..]` (those without a result in `pre`, concurrently), then handles the
+    /// results in call order. Returns the halted run when one suspends without `wait_for`.
+    pub(super) async fn tool_phase(
+        &self,
+        st: &mut State,
+        calls: &[ToolCall],
+        start: usize,
+        pre: Vec<Option<Exec>>,
+    ) -> Result<Option<RunResult>> {
+        let todo = (0..pre.len()).filter(|&k| pre[k].is_none());
+        let mut fresh = join_all(todo.map(|k| self.execute_call(&calls[start + k])))
+            .await
+            .into_iter();
+        let execs: Vec<Exec> = pre
+            .into_iter()
+            .filter_map(|done| done.or_else(|| fresh.next()))
+            .collect();
+        let mut execs = execs.into_iter().enumerate();
+        while let Some((k, exec)) = execs.next() {
+            let index = start + k;
+            let call = &calls[index];
+            let Some(request) = exec.result.pending().cloned() else {
+                self.tool_metric(call, exec.duration, exec.result.is_error, false);
+                self.record(st, call, exec.args, exec.result);
+                continue;
+            };
+            self.tool_metric(call, exec.duration, false, true);
+            trace::pending(call, &request);
+            self.emit(|| Event::Pending {
+                request: request.clone(),
+            });
+            let Some(wait_for) = &self.client.wait_for else {
+                let rest = execs
+                    .map(|(k, e)| Some(e.defer(&calls[start + k])))
+                    .collect();
+                trace::halted(&request);
+                return Ok(Some(halt(st, call, index, exec, request, rest)));
+            };
+            let failure = match self.answer(wait_for, call, &exec.args, &request).await {
+                Ok(resolved) => {
+                    self.record(st, call, exec.args, resolved);
+                    continue;
+                }
+                Err(failure) => failure,
+            };
+            let rest = execs
+                .map(|(k, e)| Some(e.defer(&calls[start + k])))
+                .collect();
+            let request_id = request.id.clone();
+            let run = halt(st, call, index, exec, request, rest);
+            return Err(Error::WaitFor {
+                request_id,
+                message: failure,
+                run: Box::new(run),
+            });
+        }
+        Ok(None)
+    }
+
+    /// One call, in its `execute_tool` span.
+    async fn execute_call(&self, call: &ToolCall) -> Exec {
+        let span = trace::tool_span(call);
+        let exec = self.execute_call_inner(call).instrument(span.clone()).await;
+        trace::tool_finished(&span, &exec.result);
+        exec
+    }
+
+    /// One call: unknown tool, unreadable arguments, `before_tool`, then the tool.
+    async fn execute_call_inner(&self, call: &ToolCall) -> Exec {
+        let started = Instant::now();
+        let done = |args: Value, result: ToolResult| Exec {
+            args,
+            result,
+            duration: started.elapsed(),
+        };
+        if self.toolkit.get(&call.name).is_none() {
+            let result = ToolResult::error(format!("Unknown tool: {}", call.name));
+            return done(call.arguments.clone(), result);
+        }
+        let mut args = match parse_arguments(&call.name, &call.arguments) {
+            Ok(args) => args,
+            Err(failure) => return done(call.arguments.clone(), failure),
+        };
+        if let Some(before_tool) = &self.client.hooks.before_tool {
+            let seen = ToolCall::new(
+                call.id.clone(),
+                call.name.clone(),
+                Value::Object(args.clone()),
+            );
+            match before_tool(seen).await {
+                BeforeTool::Continue => {}
+                BeforeTool::Rewrite(rewritten) => args = rewritten,
+                BeforeTool::Return(result) => return done(Value::Object(args), result),
+            }
+        }
+        let args = Value::Object(args);
+        let result = self
+            .toolkit
+            .execute(&call.name, args.clone(), &self.ctx(call))
+            .await;
+        done(args, result)
+    }
+
+    /// The answer to a suspension becomes the call's result: declined or expired, or the
+    /// tool's retry with the answer (a second suspension is `unresolved`).
+    pub(super) async fn resolve(
+        &self,
+        call: &ToolCall,
+        args: &Value,
+        request: &Request,
+        answer: Answer,
+    ) -> ToolResult {
+        let started = Instant::now();
+        let result = if !answer.ok || request.is_expired_at(SystemTime::now()) {
+            ToolResult::error(format!("declined/expired: {}", request.prompt))
+        } else {
+            let ctx = self.ctx(call).with_answer(answer);
+            let span = trace::tool_span(call);
+            let retry = self
+                .toolkit
+                .execute(&call.name, args.clone(), &ctx)
+                .instrument(span.clone())
+                .await;
+            trace::tool_finished(&span, &retry);
+            if retry.is_pending() {
+                ToolResult::error(format!("unresolved: {}", request.prompt))
+            } else {
+                retry
+            }
+        };
+        self.tool_metric(call, started.elapsed(), result.is_error, false);
+        result
+    }
+
+    /// A result enters the transcript (after `after_tool`).
+    pub(super) fn record(&self, st: &mut State, call: &ToolCall, args: Value, result: ToolResult) {
+        let result = match &self.client.hooks.after_tool {
+            Some(after_tool) => after_tool(
+                &ToolCall::new(call.id.clone(), call.name.clone(), args.clone()),
+                result,
+            ),
+            None => result,
+        };
+        self.emit(|| Event::ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            output: result.output.clone(),
+            is_error: result.is_error,
+        });
+        st.request.messages.push(Message::tool_result(
+            call.id.clone(),
+            result.output.clone(),
+            result.is_error,
+        ));
+        st.records.push(ToolCallRecord {
+            name: call.name.clone(),
+            args,
+            output: result.output,
+            is_error: result.is_error,
+            metadata: result.metadata,
+        });
+    }
+}
+
+/// The model's arguments as an object, or the failure that tells the model what is wrong:
+/// `invalid arguments for <tool>: not valid JSON: <serde message>` or `... expected a JSON
+/// object, got <kind>`, or `... nested more than 128 levels deep`. `null` and an empty string
+/// read as `{}`.
+fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, ToolResult> {
+    // what the loop accepts it can persist and read back (see `MAX_JSON_DEPTH`)
+    let too_deep = match arguments {
+        Value::String(s) => persist::deeper_than(s, MAX_JSON_DEPTH).is_some(),
+        other => persist::depth(other) > MAX_JSON_DEPTH,
+    };
+    if too_deep {
+        return Err(ToolResult::error(format!(
+            "invalid arguments for {tool}: nested more than {MAX_JSON_DEPTH} levels deep"
+        )));
+    }
+    let not_object = |v: &Value| {
+        ToolResult::error(format!(
+            "invalid arguments for {tool}: expected a JSON object, got {}",
+            json_kind(v)
+        ))
+    };
+    match arguments {
+        Value::Object(map) => Ok(map.clone()),
+        Value::Null => Ok(Map::new()),
+        Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
+        Value::String(s) => match persist::parse_checked(s) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(not_object(&other)),
+            Err(e) => Err(ToolResult::error(format!(
+                "invalid arguments for {tool}: not valid JSON: {e}"
+            ))),
+        },
+        other => Err(not_object(other)),
+    }
+}
