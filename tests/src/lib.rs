@@ -3,9 +3,9 @@
 
 pub mod fake_provider;
 pub mod fixtures;
-pub mod recorder;
 #[cfg(feature = "mcp")]
 pub mod mcp_fixtures;
+pub mod recorder;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
