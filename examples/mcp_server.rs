@@ -2,8 +2,8 @@
 //! coding agents, IDEs). `delete_note` asks for approval; served over MCP, that question is
 //! an elicitation the host shows in its own UI.
 //!
-//! Build it (`cargo build -p toolnexus-examples --example mcp_server`) and point the host at
-//! `target/debug/examples/mcp_server` (see the README's MCP section).
+//! Build it (`cargo build -p toolnexus-examples --features mcp --example mcp_server`) and point
+//! the host at `target/debug/examples/mcp_server` (see the README's MCP section).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -6,7 +6,7 @@
 //! - consuming: a call through the MCP-sourced tool (`Toolkit::execute` of an `McpServer`'s
 //!   `echo`) against calling the same rmcp server with rmcp's client directly.
 //!
-//! `cargo bench -p toolnexus-tests --bench mcp_roundtrip`
+//! `cargo bench -p toolnexus-tests --features mcp --bench mcp_roundtrip`
 
 use divan::Bencher;
 use rmcp::ServiceExt;

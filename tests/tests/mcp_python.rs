@@ -50,7 +50,7 @@ fn example_server() -> Option<PathBuf> {
         return Some(path);
     }
     missing(&format!(
-        "the example binary {}; run cargo build -p toolnexus-examples --example mcp_server",
+        "the example binary {}; run cargo build -p toolnexus-examples --features mcp --example mcp_server",
         path.display()
     ))
 }
