@@ -5,6 +5,8 @@ pub mod fake_provider;
 pub mod fixtures;
 pub mod inbox_support;
 pub mod pg;
+#[cfg(feature = "mcp")]
+pub mod mcp_fixtures;
 pub mod recorder;
 pub mod store_conformance;
 

@@ -57,6 +57,7 @@
 //! - [`providers`]: HTTP providers ([`HttpProvider`], feature `http`);
 //! - [`adapters`]: tool specs in each provider's wire format, and schema lowerings;
 //! - [`testing`]: helpers and assertion macros for testing tools;
+//! - `mcp`: serve a toolkit over MCP and use MCP servers' tools (feature `mcp`);
 //! - [`contract`]: the wire contract shared with the other toolnexus ports, which the docs cite
 //!   as "contract section N".
 //!
@@ -109,6 +110,9 @@ pub mod limits;
 mod lower;
 mod macro_support;
 mod macros;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod model;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

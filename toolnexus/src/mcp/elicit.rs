@@ -1,0 +1,368 @@
+//! The mapping between toolnexus suspensions and MCP elicitations, both directions
+//! (CONTRACT section 8).
+
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
+use serde_json::{Map, Value, json};
+
+use crate::request::{
+    Answer, DeclineReason, KIND_APPROVAL, KIND_AUTHORIZATION, KIND_INPUT, KIND_QUESTION, Request,
+};
+
+/// The property an `input` request without `data.schema` asks for: `output`, the free-text
+/// answer convention (`{"output": "<text>"}` reads as that text).
+pub const FREE_TEXT_FIELD: &str = "output";
+
+/// The `data` key under which a consumed server's URL elicitation keeps its MCP elicitation id.
+pub const ELICITATION_ID_KEY: &str = "elicitationId";
+
+/// The `data` key under which a consumed server's request names the server that asked.
+pub const SERVER_KEY: &str = "mcpServer";
+
+/// Which elicitation mode a suspension needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Form,
+    Url,
+}
+
+/// The elicitation a suspension becomes when served over MCP, or `None` when it has no MCP
+/// form (a custom kind without `data.schema`, an authorization without `url`, a schema that
+/// is not a flat MCP form): then the text fallback applies.
+///
+/// - `input`: a form whose `requestedSchema` is `data.schema`, or one string field
+///   [`FREE_TEXT_FIELD`] when absent;
+/// - `approval`: a form with no fields (accept = approve);
+/// - `question`: one field per question of `data.questions`, keyed by the question's text
+///   (a string enum for its options, an array of that enum when `multiple`);
+/// - `authorization`: a URL-mode elicitation with the request's `url`, whose elicitation id
+///   is the request id;
+/// - any other kind: a form from `data.schema`.
+///
+/// The message is the request's prompt.
+pub(crate) fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
+    let data_schema = request.data.as_ref().and_then(|d| d.get("schema"));
+    let schema = match request.kind.as_str() {
+        KIND_AUTHORIZATION => {
+            let url = request.url.clone()?;
+            return Some((
+                Mode::Url,
+                ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: request.prompt.clone(),
+                    url,
+                    elicitation_id: request.id.clone(),
+                },
+            ));
+        }
+        KIND_INPUT => data_schema.cloned().unwrap_or_else(|| {
+            json!({
+                "type": "object",
+                "properties": {FREE_TEXT_FIELD: {"type": "string"}},
+                "required": [FREE_TEXT_FIELD]
+            })
+        }),
+        KIND_APPROVAL => json!({"type": "object", "properties": {}}),
+        KIND_QUESTION => match data_schema {
+            Some(schema) => schema.clone(),
+            None => question_schema(request.data.as_ref()?.get("questions")?)?,
+        },
+        _ => data_schema?.clone(),
+    };
+    let requested_schema: ElicitationSchema = serde_json::from_value(schema).ok()?;
+    Some((
+        Mode::Form,
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: request.prompt.clone(),
+            requested_schema,
+        },
+    ))
+}
+
+/// One form field per question: `{"type":"string"}`, with `enum` for options (an array of
+/// that enum when `multiple`), `title` from `header`; every question required.
+fn question_schema(questions: &Value) -> Option<Value> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for q in questions.as_array()? {
+        let text = q.get("question")?.as_str()?;
+        let options = q
+            .get("options")
+            .and_then(Value::as_array)
+            .filter(|o| !o.is_empty());
+        let multiple = q.get("multiple").and_then(Value::as_bool).unwrap_or(false);
+        let mut field = match options {
+            Some(options) if multiple => json!({
+                "type": "array",
+                "items": {"type": "string", "enum": options}
+            }),
+            Some(options) => json!({"type": "string", "enum": options}),
+            None => json!({"type": "string"}),
+        };
+        if let Some(header) = q.get("header").and_then(Value::as_str) {
+            field["title"] = Value::String(header.to_owned());
+        }
+        properties.insert(text.to_owned(), field);
+        required.push(Value::String(text.to_owned()));
+    }
+    Some(json!({"type": "object", "properties": properties, "required": required}))
+}
+
+/// The [`Answer`] an elicitation result gives `request`: accept -> `ok:true` with the content
+/// as `data`; decline -> `ok:false`, reason `declined`; cancel -> reason `cancelled`.
+///
+/// Two shapes read as the tool expects them: an empty (or absent) content gives no `data`
+/// (an approval's form has no fields, so `ask!(ctx, approval ..)` reads `()`), and the
+/// `{"output": "<text>"}` of an `input` request asked without a schema gives the text itself
+/// (the free-text convention of CONTRACT section 2).
+pub(crate) fn answer_from_result(request: &Request, result: &ElicitResult) -> Answer {
+    match result.action {
+        ElicitationAction::Accept => match &result.content {
+            Some(Value::Object(o)) if o.is_empty() => Answer::ok(request.id.clone()),
+            Some(Value::Object(o)) if asks_free_text(request) && o.len() == 1 => {
+                match o.get(FREE_TEXT_FIELD) {
+                    Some(text @ Value::String(_)) => Answer::accept(request.id.clone(), text),
+                    _ => Answer::accept(request.id.clone(), o),
+                }
+            }
+            Some(content) => Answer::accept(request.id.clone(), content),
+            None => Answer::ok(request.id.clone()),
+        },
+        ElicitationAction::Decline => Answer::decline(request.id.clone(), DeclineReason::Declined),
+        _ => Answer::decline(request.id.clone(), DeclineReason::Cancelled),
+    }
+}
+
+/// An `input` request without `data.schema`: asked as the one field [`FREE_TEXT_FIELD`].
+fn asks_free_text(request: &Request) -> bool {
+    request.kind == KIND_INPUT
+        && request
+            .data
+            .as_ref()
+            .and_then(|d| d.get("schema"))
+            .is_none()
+}
+
+/// The [`Request`] a consumed server's elicitation becomes: a form -> `input` with
+/// `data.schema` = `requestedSchema`; URL mode -> `authorization` with the `url` and the MCP
+/// elicitation id in `data.elicitationId`. The prompt is the elicitation's message; `data`
+/// also names the server (`data.mcpServer`). `None` for a mode this crate does not know.
+pub(crate) fn request_from_elicitation(
+    server: &str,
+    params: &ElicitRequestParams,
+) -> Option<Request> {
+    Some(match params {
+        ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } => {
+            let schema = serde_json::to_value(requested_schema).unwrap_or(Value::Null);
+            Request::input(message.clone())
+                .with_data_entry("schema", schema)
+                .with_data_entry(SERVER_KEY, Value::String(server.to_owned()))
+        }
+        ElicitRequestParams::UrlElicitationParams {
+            message,
+            url,
+            elicitation_id,
+            ..
+        } => Request::authorization(url.clone())
+            .with_prompt(message.clone())
+            .with_data_entry(ELICITATION_ID_KEY, Value::String(elicitation_id.clone()))
+            .with_data_entry(SERVER_KEY, Value::String(server.to_owned())),
+        _ => return None,
+    })
+}
+
+/// The elicitation result an [`Answer`] gives back: `ok` -> accept (with `data` as the
+/// content when it is an object); reason `declined` -> decline; any other refusal -> cancel.
+pub(crate) fn result_from_answer(answer: &Answer) -> ElicitResult {
+    if answer.ok {
+        let result = ElicitResult::new(ElicitationAction::Accept);
+        match &answer.data {
+            Some(data @ Value::Object(_)) => result.with_content(data.clone()),
+            _ => result,
+        }
+    } else if answer.reason == Some(DeclineReason::Declined) {
+        ElicitResult::new(ElicitationAction::Decline)
+    } else {
+        ElicitResult::new(ElicitationAction::Cancel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(params: &ElicitRequestParams) -> String {
+        serde_json::to_string(params).unwrap()
+    }
+
+    #[test]
+    fn input_without_schema_asks_for_one_string_field() {
+        let (mode, params) = elicitation_for(&Request::input("Which city?").with_id("r1")).unwrap();
+        assert_eq!(mode, Mode::Form);
+        assert_eq!(
+            wire(&params),
+            r#"{"mode":"form","message":"Which city?","requestedSchema":{"type":"object","properties":{"output":{"type":"string"}},"required":["output"]}}"#
+        );
+    }
+
+    #[test]
+    fn approval_is_a_form_without_fields() {
+        let (_, params) = elicitation_for(&Request::approval("Delete x?")).unwrap();
+        assert_eq!(
+            wire(&params),
+            r#"{"mode":"form","message":"Delete x?","requestedSchema":{"type":"object","properties":{}}}"#
+        );
+    }
+
+    #[test]
+    fn question_has_one_field_per_question() {
+        let r = Request::question("Seat?").with_data_entry(
+            "questions",
+            json!([
+                {"question": "Seat?", "header": "Seat", "options": ["aisle", "window"]},
+                {"question": "Meals?", "options": ["veg", "fish"], "multiple": true},
+                {"question": "Note?"}
+            ]),
+        );
+        let (_, params) = elicitation_for(&r).unwrap();
+        assert_eq!(
+            wire(&params),
+            r#"{"mode":"form","message":"Seat?","requestedSchema":{"type":"object","properties":{"Seat?":{"type":"string","title":"Seat","enum":["aisle","window"]},"Meals?":{"type":"array","items":{"type":"string","enum":["veg","fish"]}},"Note?":{"type":"string"}},"required":["Seat?","Meals?","Note?"]}}"#
+        );
+    }
+
+    #[test]
+    fn authorization_is_url_mode_with_the_request_id() {
+        let r = Request::authorization("https://x/login").with_id("r9");
+        let (mode, params) = elicitation_for(&r).unwrap();
+        assert_eq!(mode, Mode::Url);
+        assert_eq!(
+            wire(&params),
+            r#"{"mode":"url","message":"Login required: https://x/login","url":"https://x/login","elicitationId":"r9"}"#
+        );
+    }
+
+    #[test]
+    fn a_schema_that_is_no_flat_form_has_no_elicitation() {
+        let nested = Request::input("p").with_data_entry(
+            "schema",
+            json!({"type": "object", "properties": {"a": {"type": "object"}}}),
+        );
+        assert!(elicitation_for(&nested).is_none());
+        assert!(elicitation_for(&Request::new("authorization", "no url")).is_none());
+    }
+
+    #[test]
+    fn custom_kind_needs_a_schema() {
+        assert!(elicitation_for(&Request::custom("pay", "Pay 5 EUR?")).is_none());
+        let r = Request::custom("pay", "Pay?").with_data_entry(
+            "schema",
+            json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+        );
+        let (_, params) = elicitation_for(&r).unwrap();
+        assert_eq!(
+            wire(&params),
+            r#"{"mode":"form","message":"Pay?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}"#
+        );
+    }
+
+    #[test]
+    fn results_become_answers() {
+        let r = Request::input("p")
+            .with_id("r1")
+            .with_data_entry("schema", json!({"type": "object"}));
+        let accept = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"k": "v"}));
+        assert_eq!(
+            serde_json::to_string(&answer_from_result(&r, &accept)).unwrap(),
+            r#"{"id":"r1","ok":true,"data":{"k":"v"}}"#
+        );
+        let decline = ElicitResult::new(ElicitationAction::Decline);
+        assert_eq!(
+            serde_json::to_string(&answer_from_result(&r, &decline)).unwrap(),
+            r#"{"id":"r1","ok":false,"reason":"declined"}"#
+        );
+        let cancel = ElicitResult::new(ElicitationAction::Cancel);
+        assert_eq!(
+            serde_json::to_string(&answer_from_result(&r, &cancel)).unwrap(),
+            r#"{"id":"r1","ok":false,"reason":"cancelled"}"#
+        );
+        let empty = ElicitResult::new(ElicitationAction::Accept).with_content(json!({}));
+        assert_eq!(
+            serde_json::to_string(&answer_from_result(
+                &Request::approval("ok?").with_id("r2"),
+                &empty
+            ))
+            .unwrap(),
+            r#"{"id":"r2","ok":true}"#
+        );
+        let text =
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"output": "hi"}));
+        assert_eq!(
+            serde_json::to_string(&answer_from_result(
+                &Request::input("note?").with_id("r3"),
+                &text
+            ))
+            .unwrap(),
+            r#"{"id":"r3","ok":true,"data":"hi"}"#
+        );
+    }
+
+    #[test]
+    fn answers_become_results() {
+        let wire = |a: &Answer| serde_json::to_string(&result_from_answer(a)).unwrap();
+        assert_eq!(
+            wire(&Answer::accept("r1", json!({"city": "Oslo"}))),
+            r#"{"action":"accept","content":{"city":"Oslo"}}"#
+        );
+        assert_eq!(wire(&Answer::ok("r1")), r#"{"action":"accept"}"#);
+        assert_eq!(
+            wire(&Answer::decline("r1", DeclineReason::Declined)),
+            r#"{"action":"decline"}"#
+        );
+        assert_eq!(
+            wire(&Answer::decline("r1", DeclineReason::Cancelled)),
+            r#"{"action":"cancel"}"#
+        );
+        assert_eq!(
+            wire(&Answer::decline("r1", DeclineReason::Expired)),
+            r#"{"action":"cancel"}"#
+        );
+    }
+
+    #[test]
+    fn elicitations_become_requests() {
+        let form = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Which city?".into(),
+            requested_schema: serde_json::from_value(json!({
+                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+            }))
+            .unwrap(),
+        };
+        let r = request_from_elicitation("travel", &form).unwrap();
+        assert_eq!(r.kind, "input");
+        assert_eq!(r.prompt, "Which city?");
+        assert_eq!(
+            serde_json::to_string(&r.data).unwrap(),
+            r#"{"schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"mcpServer":"travel"}"#
+        );
+        let url = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: "Log in".into(),
+            url: "https://x/login".into(),
+            elicitation_id: "e-7".into(),
+        };
+        let r = request_from_elicitation("travel", &url).unwrap();
+        assert_eq!(r.kind, "authorization");
+        assert_eq!(r.prompt, "Log in");
+        assert_eq!(r.url.as_deref(), Some("https://x/login"));
+        assert_eq!(
+            serde_json::to_string(&r.data).unwrap(),
+            r#"{"elicitationId":"e-7","mcpServer":"travel"}"#
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! MCP (the Model Context Protocol), on [`rmcp`], the official Rust SDK: serve a
+//! [`Toolkit`](crate::Toolkit) to MCP hosts, and use MCP servers' tools in a toolkit, with
+//! suspensions carried as MCP **elicitations** (CONTRACT section 8). Feature `mcp`.
+//!
+//! # Serving
+//!
+//! [`McpService`] serves a toolkit over stdio ([`McpService::serve_stdio`]), streamable HTTP
+//! ([`McpService::serve_http`]) or any rmcp transport ([`McpService::serve`]). A tool that
+//! suspends asks the host's human in the host's own UI:
+//!
+//! | suspension | elicitation |
+//! |---|---|
+//! | `input` | form, `requestedSchema` = `data.schema` (one string field `output` when absent) |
+//! | `approval` | form with no fields (accept = approve) |
+//! | `question` | form, one field per question (string enum for options) |
+//! | `authorization` | URL mode with the request's `url` (elicitation id = request id) |
+//! | other kinds | form from `data.schema`, else the text fallback |
+//!
+//! Accept becomes `Answer{ok:true, data: content}`, decline `{ok:false, reason:"declined"}`,
+//! cancel `{ok:false, reason:"cancelled"}`; the tool then runs once more with the answer, as
+//! the agent loop would. A client that cannot be asked gets the suspension's output as an
+//! error result with the [`Request`](crate::Request) under `_meta["toolnexus/pending"]`.
+//!
+//! # Consuming
+//!
+//! [`McpServer::stdio`] / [`McpServer::http`] connect a server; its tools (source `"mcp"`) go
+//! into a toolkit like any other. [`McpConfig`] reads an `mcp.json` (`mcpServers`). A consumed
+//! server's elicitation becomes a [`Request`](crate::Request) for the host's
+//! [`on_elicitation`](McpServerBuilder::on_elicitation) handler; see there why a durable halt
+//! cannot answer a live MCP call.
+
+mod config;
+mod consume;
+mod elicit;
+mod serve;
+
+pub use config::{McpConfig, McpServers, ServerEntry};
+pub use consume::{ElicitationHandler, McpServer, McpServerBuilder, SOURCE_MCP};
+pub use elicit::{ELICITATION_ID_KEY, FREE_TEXT_FIELD, SERVER_KEY};
+pub use serve::{
+    DEFAULT_ELICITATION_TIMEOUT, HttpServer, INPUT_REQUEST_KEY, McpService, PENDING_META_KEY,
+};
+
+/// The rmcp crate this module is built on, to name its transports and types.
+pub use rmcp;
+
+/// What can go wrong setting MCP up (never a tool's failure: that is a
+/// [`ToolResult`](crate::ToolResult)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// A server could not be started or reached, or did not complete `initialize`.
+    #[error("MCP server \"{server}\": {message}")]
+    Connect {
+        /// The server's name.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A configuration (`mcp.json`, a key, a header) is invalid.
+    #[error("invalid MCP configuration: {0}")]
+    Config(String),
+    /// Serving failed (binding an address, the client's `initialize`, the transport).
+    #[error("MCP serving failed: {0}")]
+    Serve(String),
+}
+
+/// rustls with the ring provider and the platform's verifier (as the HTTP providers use).
+fn tls_config() -> Result<rustls::ClientConfig, String> {
+    use std::sync::Arc;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+        .map_err(|e| format!("cannot set up TLS certificate verification: {e}"))?;
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("cannot set up TLS: {e}"))?
+        .dangerous() // a custom verifier: the platform's, not a weakened one
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    Ok(config)
+}

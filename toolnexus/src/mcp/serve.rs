@@ -1,0 +1,481 @@
+//! Serving a [`Toolkit`] as an MCP server.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
+    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, RequestStateCodec,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer, RunningService};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::McpError;
+use super::elicit::{Mode, answer_from_result, elicitation_for};
+use crate::context::Context;
+use crate::request::{Answer, DeclineReason, Request};
+use crate::result::ToolResult;
+use crate::toolkit::Toolkit;
+
+/// The `_meta` key of a tool result that carries the suspension's [`Request`] when the client
+/// cannot be asked (it declared no elicitation, or not the mode the request needs).
+pub const PENDING_META_KEY: &str = "toolnexus/pending";
+
+/// The key of the one input request a multi-round-trip `input_required` result carries.
+pub const INPUT_REQUEST_KEY: &str = "toolnexus";
+
+/// How long an elicitation may wait for the human unless set otherwise: ten minutes.
+pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A [`Toolkit`] as an MCP server (an rmcp [`ServerHandler`]).
+///
+/// - `tools/list` lists the toolkit's tools in order, each with the input schema the provider
+///   adapters emit;
+/// - `tools/call` runs [`Toolkit::execute`]: bad arguments, unknown tools and panics are tool
+///   error results (`isError: true`) with the toolkit's text, never a protocol error;
+/// - a call that **suspends** asks the client's human (CONTRACT section 8):
+///   on a `2026-07-28` session as a multi-round-trip `input_required` result (the server keeps
+///   no state: the request, tool and arguments travel sealed in `requestState`), on older
+///   sessions as an `elicitation/create` request. Either way the answer runs the tool once
+///   more with `ctx.answer` (a second suspension gives `unresolved: <prompt>`, a refusal or an
+///   answer after `expiresAt` gives `declined/expired: <prompt>`).
+/// - A client that cannot be asked gets the suspension's `output` as an error result with the
+///   [`Request`] under `_meta["toolnexus/pending"]`; the call never hangs.
+///
+/// An elicitation waits at most [`with_timeout`](Self::with_timeout) (then the request reads
+/// as expired); a client that disconnects or cancels mid-elicitation cancels the call (the
+/// tool is not run again).
+///
+/// ```no_run
+/// use toolnexus::Toolkit;
+/// use toolnexus::mcp::McpService;
+///
+/// # async fn run(toolkit: Toolkit) -> Result<(), toolnexus::mcp::McpError> {
+/// // a desktop host launches this binary and talks to it over stdin/stdout
+/// McpService::new(toolkit).with_name("travel", "1.0.0").serve_stdio().await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpService {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    toolkit: Toolkit,
+    tools: Vec<rmcp::model::Tool>,
+    info: Implementation,
+    instructions: Option<String>,
+    timeout: Duration,
+    codec: RequestStateCodec,
+}
+
+impl fmt::Debug for McpService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpService")
+            .field("tools", &self.inner.tools.len())
+            .field("name", &self.inner.info.name)
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What travels in `requestState` between the rounds of a multi-round-trip call.
+#[derive(Serialize, Deserialize)]
+struct RoundState {
+    tool: String,
+    args: Value,
+    request: Request,
+}
+
+impl McpService {
+    /// Serves `toolkit`, named `toolnexus` with this crate's version, elicitations bounded by
+    /// [`DEFAULT_ELICITATION_TIMEOUT`], `requestState` sealed with a random per-process key.
+    pub fn new(toolkit: Toolkit) -> Self {
+        let tools = toolkit
+            .tools()
+            .iter()
+            .map(|t| {
+                let schema = match t.input_schema() {
+                    Value::Object(o) => o.clone(),
+                    _ => Map::new(),
+                };
+                rmcp::model::Tool::new(t.name().to_owned(), t.description().to_owned(), schema)
+            })
+            .collect();
+        let mut key = [0u8; 32];
+        // the OS's generator; should it fail, sealing still works, with a guessable key
+        let _ = getrandom::fill(&mut key);
+        Self {
+            inner: Arc::new(Inner {
+                toolkit,
+                tools,
+                info: Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+                timeout: DEFAULT_ELICITATION_TIMEOUT,
+                codec: RequestStateCodec::new_unchecked(key.to_vec()),
+            }),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        Arc::get_mut(&mut self.inner).expect("McpService is configured before it is cloned")
+    }
+
+    /// The name and version the server reports in `initialize`.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.inner_mut().info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client's model, sent in `initialize`.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.inner_mut().instructions = Some(instructions.into());
+        self
+    }
+
+    /// How long one elicitation may wait for its answer; after it the request reads as
+    /// expired (`declined/expired: <prompt>`). Also passed to tools as [`Context::timeout`].
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.inner_mut().timeout = timeout;
+        self
+    }
+
+    /// The key sealing `requestState` (HMAC); set the same key on every instance when several
+    /// serve one client statelessly. At least 32 bytes.
+    pub fn with_request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, McpError> {
+        let codec = RequestStateCodec::try_new(key)
+            .map_err(|e| McpError::Config(format!("invalid request state key: {e}")))?;
+        self.inner_mut().codec = codec;
+        Ok(self)
+    }
+
+    /// The toolkit served.
+    pub fn toolkit(&self) -> &Toolkit {
+        &self.inner.toolkit
+    }
+
+    /// Serves one client over any rmcp transport (a `(reader, writer)` pair, a stream, ...)
+    /// and returns the running session once `initialize` is done.
+    pub async fn serve<T, E, A>(
+        self,
+        transport: T,
+    ) -> Result<RunningService<RoleServer, Self>, McpError>
+    where
+        T: rmcp::transport::IntoTransport<RoleServer, E, A> + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        ServiceExt::serve(self, transport)
+            .await
+            .map_err(|e| McpError::Serve(e.to_string()))
+    }
+
+    /// Serves one client over this process's stdin and stdout until it disconnects.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        let running = self.serve(rmcp::transport::stdio()).await?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| McpError::Serve(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Serves streamable HTTP on `addr` (`127.0.0.1:0` picks a free port) in the background,
+    /// each client in its own session. Only loopback `Host` headers are accepted (DNS
+    /// rebinding protection).
+    pub async fn serve_http(
+        self,
+        addr: impl tokio::net::ToSocketAddrs,
+    ) -> Result<HttpServer, McpError> {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| McpError::Serve(format!("cannot bind the MCP HTTP server: {e}")))?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|e| McpError::Serve(e.to_string()))?;
+        let shutdown = CancellationToken::new();
+        let mut config = StreamableHttpServerConfig::default();
+        config.cancellation_token = shutdown.child_token();
+        let service = TowerToHyperService::new(StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        ));
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let stream = tokio::select! {
+                    () = stop.cancelled() => break,
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => {
+                            // small JSON-RPC messages: no Nagle delay
+                            let _ = stream.set_nodelay(true);
+                            stream
+                        }
+                        Err(_) => continue,
+                    },
+                };
+                let service = service.clone();
+                let stop = stop.clone();
+                tokio::spawn(async move {
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service);
+                    let mut conn = std::pin::pin!(conn);
+                    tokio::select! {
+                        _ = conn.as_mut() => {}
+                        () = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+                    }
+                });
+            }
+        });
+        Ok(HttpServer {
+            addr: local_addr,
+            shutdown,
+        })
+    }
+
+    /// One `tools/call`.
+    async fn call(
+        &self,
+        params: CallToolRequestParams,
+        rc: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let inner = &*self.inner;
+        let name = params.name.to_string();
+        let args = Value::Object(params.arguments.unwrap_or_default());
+        let ctx = Context::new()
+            .with_cancellation(rc.ct.child_token())
+            .with_timeout(inner.timeout)
+            .with_call_id(rc.id.to_string());
+
+        if let Some(state) = params.request_state {
+            // the retry round of a multi-round-trip call
+            let state: RoundState = match inner.codec.open_json(&state) {
+                Ok(state) => state,
+                Err(e) => {
+                    return tool_result(&ToolResult::error(format!("invalid requestState: {e}")))
+                        .into();
+                }
+            };
+            if state.tool != name || state.args != args {
+                return tool_result(&ToolResult::error(
+                    "invalid requestState: it belongs to another tool call",
+                ))
+                .into();
+            }
+            let response = params
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get(INPUT_REQUEST_KEY))
+                .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+            let answer = match response {
+                Some(result) => answer_from_result(&state.request, &result),
+                None => Answer::decline(state.request.id.clone(), DeclineReason::Cancelled),
+            };
+            let result = self
+                .resolve(&name, &args, &ctx, &state.request, answer)
+                .await;
+            return tool_result(&result).into();
+        }
+
+        let first = inner.toolkit.execute(&name, args.clone(), &ctx).await;
+        let Some(request) = first.pending() else {
+            return tool_result(&first).into();
+        };
+        let caps = rc.client_capabilities().and_then(|c| c.elicitation);
+        let modes = supported_modes(caps.as_ref());
+        let Some((_, elicitation)) = elicitation_for(request).filter(|(m, _)| modes.contains(m))
+        else {
+            return fallback(&first).into();
+        };
+        if rc
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+        {
+            let state = RoundState {
+                tool: name,
+                args,
+                request: request.clone(),
+            };
+            let Ok(sealed) = inner.codec.seal_json(&state) else {
+                return fallback(&first).into();
+            };
+            let mut requests = InputRequests::new();
+            requests.insert(
+                INPUT_REQUEST_KEY.to_owned(),
+                InputRequest::Elicitation(ElicitRequest::new(elicitation)),
+            );
+            return InputRequiredResult::new(Some(requests), Some(sealed)).into();
+        }
+        let asked = rc
+            .peer
+            .create_elicitation_with_timeout(elicitation, Some(inner.timeout));
+        let answer = tokio::select! {
+            biased;
+            () = rc.ct.cancelled() => {
+                return tool_result(&ToolResult::error(format!("cancelled: {}", request.prompt))).into();
+            }
+            asked = asked => match asked {
+                Ok(result) => answer_from_result(request, &result),
+                Err(rmcp::ServiceError::Timeout { .. }) => {
+                    Answer::decline(request.id.clone(), DeclineReason::Expired)
+                }
+                Err(e) => {
+                    if rc.ct.is_cancelled() || rc.peer.is_transport_closed() {
+                        return tool_result(&ToolResult::error(format!("cancelled: {}", request.prompt))).into();
+                    }
+                    return tool_result(&ToolResult::error(format!(
+                        "{} (the MCP client could not be asked: {e})",
+                        first.output
+                    )))
+                    .into();
+                }
+            },
+        };
+        let request = request.clone();
+        let result = self.resolve(&name, &args, &ctx, &request, answer).await;
+        tool_result(&result).into()
+    }
+
+    /// The loop rule (CONTRACT section 3) for one answered suspension.
+    async fn resolve(
+        &self,
+        name: &str,
+        args: &Value,
+        ctx: &Context,
+        request: &Request,
+        answer: Answer,
+    ) -> ToolResult {
+        if !answer.ok || request.is_expired_at(SystemTime::now()) {
+            return ToolResult::error(format!("declined/expired: {}", request.prompt));
+        }
+        let ctx = ctx.clone().with_answer(answer);
+        let retry = self.inner.toolkit.execute(name, args.clone(), &ctx).await;
+        if retry.is_pending() {
+            ToolResult::error(format!("unresolved: {}", request.prompt))
+        } else {
+            retry
+        }
+    }
+}
+
+fn supported_modes(caps: Option<&rmcp::model::ElicitationCapability>) -> Vec<Mode> {
+    match caps {
+        None => Vec::new(),
+        // a capability that names no mode means form (the 2025-06-18 shape)
+        Some(c) if c.form.is_none() && c.url.is_none() => vec![Mode::Form],
+        Some(c) => {
+            let mut modes = Vec::new();
+            if c.form.is_some() {
+                modes.push(Mode::Form);
+            }
+            if c.url.is_some() {
+                modes.push(Mode::Url);
+            }
+            modes
+        }
+    }
+}
+
+/// A tool result as MCP's: the output as one text block, `isError`, and any metadata other
+/// than `pending` under `_meta["toolnexus/metadata"]`.
+fn tool_result(result: &ToolResult) -> CallToolResult {
+    let content = vec![ContentBlock::text(result.output.clone())];
+    let mut out = if result.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    if let Some(meta) = &result.metadata
+        && !meta.extra.is_empty()
+    {
+        let mut m = Map::new();
+        m.insert(
+            "toolnexus/metadata".to_owned(),
+            Value::Object(meta.extra.clone()),
+        );
+        out.meta = Some(MetaObject(m));
+    }
+    out
+}
+
+/// The text fallback: the suspension's output as an error, the request under
+/// `_meta["toolnexus/pending"]`.
+fn fallback(suspended: &ToolResult) -> CallToolResult {
+    let mut out = CallToolResult::error(vec![ContentBlock::text(suspended.output.clone())]);
+    if let Some(request) = suspended.pending() {
+        let mut m = Map::new();
+        m.insert(
+            PENDING_META_KEY.to_owned(),
+            serde_json::to_value(request).unwrap_or(Value::Null),
+        );
+        out.meta = Some(MetaObject(m));
+    }
+    out
+}
+
+impl ServerHandler for McpService {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.inner.info.clone());
+        if let Some(instructions) = &self.inner.instructions {
+            info = info.with_instructions(instructions.clone());
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.call(request, &context).await)
+    }
+}
+
+/// A running streamable HTTP server (see [`McpService::serve_http`]). Dropping it leaves the
+/// server running; [`shutdown`](Self::shutdown) stops it.
+#[derive(Debug)]
+pub struct HttpServer {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+}
+
+impl HttpServer {
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL a client connects to, `http://<addr>/mcp` (any path is served).
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// Stops accepting connections and ends every session.
+    pub fn shutdown(&self) {
+        self.shutdown.cancel();
+    }
+}
