@@ -6,6 +6,7 @@
 //! (`wait`), halting a run on a suspension (`halt`) and resuming it (`resume`).
 
 mod builder;
+mod checkpoint;
 mod event;
 mod fingerprint;
 mod halt;
