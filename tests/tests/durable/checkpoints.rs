@@ -110,7 +110,7 @@ async fn a_provider_failing_after_an_approved_tool_leaves_a_checkpoint_that_does
 #[tokio::test]
 async fn a_wait_for_run_whose_provider_fails_after_a_tool_ran_resumes_from_its_checkpoint() {
     let (ask, asked) = asker("ask", "Send it?");
-    let (send, sent) = sender();
+    let (send, runs) = sender();
     let toolkit = Toolkit::builder().tool(ask).tool(send).build().unwrap();
     let answered = Arc::new(Mutex::new(Vec::new()));
     let log = answered.clone();
@@ -127,7 +127,7 @@ async fn a_wait_for_run_whose_provider_fails_after_a_tool_ran_resumes_from_its_c
     .unwrap();
     let err = flaky.run("go", &toolkit).await.unwrap_err();
     assert_eq!(*answered.lock().unwrap(), ["ask-1"]);
-    assert_eq!((asked.get(), sent.get()), (2, 1));
+    assert_eq!((asked.get(), runs.get()), (2, 1));
     let checkpoint = persisted(err);
     assert_eq!(checkpoint.turns, 2);
     assert_eq!(
@@ -143,7 +143,7 @@ async fn a_wait_for_run_whose_provider_fails_after_a_tool_ran_resumes_from_its_c
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
-    assert_eq!((asked.get(), sent.get()), (2, 1), "nothing ran again");
+    assert_eq!((asked.get(), runs.get()), (2, 1), "nothing ran again");
     assert_eq!(
         *answered.lock().unwrap(),
         ["ask-1"],
@@ -154,7 +154,7 @@ async fn a_wait_for_run_whose_provider_fails_after_a_tool_ran_resumes_from_its_c
 
 #[tokio::test]
 async fn a_timeout_or_cancellation_after_a_tool_ran_carries_the_checkpoint() {
-    let (send, sent) = sender();
+    let (send, runs) = sender();
     let toolkit = Toolkit::builder().tool(send).build().unwrap();
     // the first turn calls the tool; the second model call never returns
     let hanging = || {
@@ -205,14 +205,14 @@ async fn a_timeout_or_cancellation_after_a_tool_ran_carries_the_checkpoint() {
         matches!(&err, Error::Interrupted { error, .. } if matches!(**error, Error::Cancelled)),
         "{err:?}"
     );
-    assert_eq!(sent.get(), 2, "one run each");
+    assert_eq!(runs.get(), 2, "one run each");
     let second = persisted(err);
     let done = client(vec![Reply::text("ok")])
         .resume_checkpoint(second, &toolkit)
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
-    assert_eq!(sent.get(), 2);
+    assert_eq!(runs.get(), 2);
 }
 
 #[tokio::test]
@@ -225,7 +225,7 @@ async fn an_error_before_any_tool_ran_carries_nothing() {
 
 #[tokio::test]
 async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
-    let (send, sent) = sender();
+    let (send, runs) = sender();
     let (ask, _) = asker("ask", "Sure?");
     let toolkit = Toolkit::builder().tool(send).tool(ask).build().unwrap();
     let refused = |err: Error| match err {
@@ -265,7 +265,7 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
             .await
             .unwrap_err(),
     );
-    assert_eq!(sent.get(), 1);
+    assert_eq!(runs.get(), 1);
 
     // a result removed: the call has none
     let mut edited = checkpoint.clone();
@@ -303,14 +303,14 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
         refused(err),
         "`pending` is \"r1\" in an incomplete run; a checkpoint has no pending request"
     );
-    assert_eq!(sent.get(), 1, "nothing ran on a refused checkpoint");
+    assert_eq!(runs.get(), 1, "nothing ran on a refused checkpoint");
 
     let done = client(vec![Reply::text("ok")])
         .resume_checkpoint(checkpoint, &toolkit)
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
-    assert_eq!(sent.get(), 1);
+    assert_eq!(runs.get(), 1);
 }
 
 /// A tool that suspends once, then succeeds, logging its idempotency key each time.

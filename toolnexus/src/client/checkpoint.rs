@@ -87,7 +87,7 @@ fn check(run: &RunResult) -> Result<()> {
                     .to_owned(),
             );
         }
-        other => {
+        other @ RunStatus::Done => {
             return fail(format!(
                 "`status` is `{other}`: a checkpoint is `incomplete`"
             ));
@@ -102,31 +102,28 @@ fn check(run: &RunResult) -> Result<()> {
     let mut open: Vec<&str> = Vec::new();
     let mut answered: HashSet<&str> = HashSet::new();
     for (i, m) in run.messages.iter().enumerate() {
-        match m.role {
-            Role::Tool => {
-                let id = m.tool_call_id.as_deref().unwrap_or_default();
-                let Some(k) = open.iter().position(|o| *o == id) else {
-                    let why = if answered.contains(id) {
-                        "a second result for"
-                    } else {
-                        "a result for the unknown call"
-                    };
-                    return fail(format!("`messages[{i}]` is {why} {}", show(id)));
+        if m.role == Role::Tool {
+            let id = m.tool_call_id.as_deref().unwrap_or_default();
+            let Some(k) = open.iter().position(|o| *o == id) else {
+                let why = if answered.contains(id) {
+                    "a second result for"
+                } else {
+                    "a result for the unknown call"
                 };
-                answered.insert(open.remove(k));
-            }
-            _ => {
-                if let Some(id) = open.first() {
-                    return fail(format!(
-                        "`messages[{i}]` follows a turn whose call {} has no result",
-                        show(id)
-                    ));
-                }
-                answered.clear();
-                if m.role == Role::Assistant {
-                    open = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
-                }
-            }
+                return fail(format!("`messages[{i}]` is {why} {}", show(id)));
+            };
+            answered.insert(open.remove(k));
+            continue;
+        }
+        if let Some(id) = open.first() {
+            return fail(format!(
+                "`messages[{i}]` follows a turn whose call {} has no result",
+                show(id)
+            ));
+        }
+        answered.clear();
+        if m.role == Role::Assistant {
+            open = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
         }
     }
     if let Some(id) = open.first() {
@@ -250,7 +247,7 @@ mod tests {
         // printf 'toolnexus-idempotency-v1\0run-1\0002\0call_0\0' | sha256sum
         let expected = {
             let mut h = Sha256::new();
-            h.update(b"toolnexus-idempotency-v1\0run-1\02\0call_0\0");
+            h.update(b"toolnexus-idempotency-v1\x00run-1\x002\x00call_0\x00");
             hex(&h.finalize())
         };
         assert_eq!(idempotency_key("run-1", 2, "call_0"), expected);

@@ -61,7 +61,7 @@ pub(super) struct Run<'a> {
     pub(super) waiting: AtomicBool,
     pub(super) streaming: bool,
     /// The run's id and the turn whose calls run now (for `ctx.idempotency_key()`).
-    pub(super) run_id: String,
+    pub(super) id: String,
     pub(super) turn: AtomicU32,
 }
 
@@ -128,7 +128,7 @@ impl Client {
             deadline,
             waiting: AtomicBool::new(false),
             streaming,
-            run_id: state.run_id.clone(),
+            id: state.run_id.clone(),
             turn: AtomicU32::new(state.turns),
         };
         let span = trace::run_span(&state.request.model, resume.is_some());
@@ -215,7 +215,7 @@ impl Run<'_> {
             .with_cancellation(self.cancel.clone())
             .with_call_id(call.id.clone())
             .with_idempotency_key(super::checkpoint::idempotency_key(
-                &self.run_id,
+                &self.id,
                 self.turn.load(Ordering::SeqCst),
                 &call.id,
             ));
