@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use toolnexus::{Answer, Request, ToolResult, request::DeclineReason, result::Metadata};
+use toolnexus::{
+    Answer, ContentPart, Request, ToolResult, request::DeclineReason, result::Metadata,
+};
 
 fn config() -> ProptestConfig {
     ProptestConfig {
@@ -85,7 +87,38 @@ fn reason() -> impl Strategy<Value = DeclineReason> {
         Just(DeclineReason::Declined),
         Just(DeclineReason::Cancelled),
         Just(DeclineReason::Expired),
+        // any other word another port sends; `from` keeps the known words known
+        any::<String>().prop_map(|s| DeclineReason::from(s.as_str())),
     ]
+}
+
+/// A content part: any kind, optional data / mimeType / url, and keys of another port.
+fn part() -> impl Strategy<Value = ContentPart> {
+    (
+        any::<String>(),
+        proptest::option::of(any::<String>()),
+        proptest::option::of(any::<String>()),
+        proptest::option::of(any::<String>()),
+        object(),
+    )
+        .prop_map(|(kind, data, mime, url, extra)| {
+            let mut v = serde_json::json!({"type": kind});
+            if let Some(data) = data {
+                v["data"] = Value::String(data);
+            }
+            if let Some(mime) = mime {
+                v["mimeType"] = Value::String(mime);
+            }
+            if let Some(url) = url {
+                v["url"] = Value::String(url);
+            }
+            for (k, x) in extra {
+                if !["type", "data", "mimeType", "url"].contains(&k.as_str()) {
+                    v[k] = x;
+                }
+            }
+            serde_json::from_value(v).expect("a part")
+        })
 }
 
 fn answer() -> impl Strategy<Value = Answer> {
@@ -116,25 +149,32 @@ fn tool_result() -> impl Strategy<Value = ToolResult> {
         proptest::option::of(request()),
         object(),
         0..3u8,
+        proptest::collection::vec(part(), 0..3),
     )
-        .prop_map(|(output, is_error, pending, extra, shape)| match shape {
-            0 => ToolResult {
-                output,
-                is_error,
-                metadata: None,
-            },
-            1 => pending.map_or_else(|| ToolResult::error(output.clone()), ToolResult::suspended),
-            _ => {
-                let mut metadata = Metadata::default();
-                metadata.pending = pending.map(Box::new);
-                metadata.extra = extra.into_iter().filter(|(k, _)| k != "pending").collect();
-                ToolResult {
+        .prop_map(
+            |(output, is_error, pending, extra, shape, parts)| match shape {
+                0 => ToolResult {
                     output,
                     is_error,
-                    metadata: Some(metadata),
+                    metadata: None,
+                    parts,
+                },
+                1 => {
+                    pending.map_or_else(|| ToolResult::error(output.clone()), ToolResult::suspended)
                 }
-            }
-        })
+                _ => {
+                    let mut metadata = Metadata::default();
+                    metadata.pending = pending.map(Box::new);
+                    metadata.extra = extra.into_iter().filter(|(k, _)| k != "pending").collect();
+                    ToolResult {
+                        output,
+                        is_error,
+                        metadata: Some(metadata),
+                        parts,
+                    }
+                }
+            },
+        )
 }
 
 /// `value` -> JSON -> value -> JSON: equal values, identical bytes.

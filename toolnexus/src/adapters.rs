@@ -4,10 +4,13 @@
 //! The functions here take [`ToolSpec`]s (what a `before_llm` hook may rewrite); the
 //! [`Toolkit`] methods of the same names apply them to the toolkit's tools.
 //!
-//! The plain shapes pass each schema as it is. Two variants also lower the schemas to what a
-//! provider accepts, reporting what cannot be lowered as [`Error::SchemaLowering`](crate::Error::SchemaLowering):
-//! [`openai_strict`] (OpenAI's `"strict": true` function calling) and [`gemini_lowered`]
-//! (Gemini's OpenAPI subset). [`openai_strict_schema`] and [`gemini_schema`] lower one schema.
+//! [`openai`] and [`anthropic`] pass each schema as it is (both providers take JSON Schema).
+//! Two adapters lower the schemas to what a provider accepts, reporting what cannot be lowered
+//! as [`Error::SchemaLowering`](crate::Error::SchemaLowering): [`openai_strict`] (OpenAI's
+//! `"strict": true` function calling) and [`gemini`] (Gemini's OpenAPI subset: Gemini rejects,
+//! say, the `"type":["string","null"]` an `Option` field gets, so the obvious call is the safe
+//! one). [`gemini_raw`] is the Gemini shape with the schemas passed as they are, for a host
+//! that lowers them itself. [`openai_strict_schema`] and [`gemini_schema`] lower one schema.
 
 use serde_json::{Map, Value, json};
 
@@ -59,9 +62,12 @@ pub fn anthropic(specs: &[ToolSpec]) -> Value {
         .collect()
 }
 
-/// Gemini tools, exactly one wrapper element even with no tools:
-/// `[{"functionDeclarations":[{"name","description","parameters"}]}]`.
-pub fn gemini(specs: &[ToolSpec]) -> Value {
+/// Gemini tools with the schemas passed **as they are**, exactly one wrapper element even with
+/// no tools: `[{"functionDeclarations":[{"name","description","parameters"}]}]`.
+///
+/// Gemini rejects parts of JSON Schema that `schemars` emits (`"type":["string","null"]` for
+/// an `Option`, `$ref`, ...); [`gemini`] lowers them first and is what to send.
+pub fn gemini_raw(specs: &[ToolSpec]) -> Value {
     let decls: Vec<Value> = specs.iter().map(|s| declaration(s, "parameters")).collect();
     json!([{ "functionDeclarations": decls }])
 }
@@ -102,7 +108,8 @@ pub fn openai_strict(specs: &[ToolSpec]) -> Result<Value> {
     Ok(Value::Array(tools))
 }
 
-/// Gemini tools with each schema lowered by [`gemini_schema`], in the [`gemini`] shape:
+/// Gemini tools with each schema lowered by [`gemini_schema`] to what Gemini accepts, exactly
+/// one wrapper element even with no tools:
 /// `[{"functionDeclarations":[{"name","description","parameters"}]}]`.
 ///
 /// # Errors
@@ -110,7 +117,21 @@ pub fn openai_strict(specs: &[ToolSpec]) -> Result<Value> {
 /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) for the first tool (in order) whose
 /// schema Gemini cannot take (a recursive type, say), naming the tool, the construct and its
 /// location.
-pub fn gemini_lowered(specs: &[ToolSpec]) -> Result<Value> {
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::model::ToolSpec;
+///
+/// let spec = ToolSpec::new("find", "Finds.", json!({
+///     "type": "object",
+///     "properties": {"near": {"type": ["string", "null"]}},
+/// }));
+/// assert_eq!(
+///     toolnexus::adapters::gemini(&[spec]).unwrap().to_string(),
+///     r#"[{"functionDeclarations":[{"name":"find","description":"Finds.","parameters":{"type":"object","properties":{"near":{"type":"string","nullable":true}}}}]}]"#
+/// );
+/// ```
+pub fn gemini(specs: &[ToolSpec]) -> Result<Value> {
     let mut lowered = Vec::with_capacity(specs.len());
     for spec in specs {
         let parameters = gemini_schema(&spec.name, &spec.parameters)?;
@@ -120,7 +141,7 @@ pub fn gemini_lowered(specs: &[ToolSpec]) -> Result<Value> {
             parameters,
         ));
     }
-    Ok(gemini(&lowered))
+    Ok(gemini_raw(&lowered))
 }
 
 impl Toolkit {
@@ -147,16 +168,27 @@ impl Toolkit {
         anthropic(&self.specs())
     }
 
-    /// Gemini tools (see [`gemini`]); the schemas are passed as they are.
+    /// Gemini tools, their schemas lowered to what Gemini accepts (see [`gemini`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
+    /// schema Gemini cannot take (a recursive type, say), the construct and where it is.
     ///
     /// ```
     /// assert_eq!(
-    ///     toolnexus::Toolkit::new().to_gemini(),
+    ///     toolnexus::Toolkit::new().to_gemini().unwrap(),
     ///     serde_json::json!([{"functionDeclarations": []}])
     /// );
     /// ```
-    pub fn to_gemini(&self) -> Value {
+    pub fn to_gemini(&self) -> Result<Value> {
         gemini(&self.specs())
+    }
+
+    /// Gemini tools with the schemas passed as they are, not lowered (see [`gemini_raw`]):
+    /// Gemini may reject them; [`to_gemini`](Self::to_gemini) is what to send.
+    pub fn to_gemini_raw(&self) -> Value {
+        gemini_raw(&self.specs())
     }
 
     /// OpenAI chat-completions tools in strict mode (see [`openai_strict`]).
@@ -167,15 +199,5 @@ impl Toolkit {
     /// schema strict mode cannot express, the construct and where it is.
     pub fn to_openai_strict(&self) -> Result<Value> {
         openai_strict(&self.specs())
-    }
-
-    /// Gemini tools whose schemas are lowered to what Gemini accepts (see [`gemini_lowered`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
-    /// schema Gemini cannot take (a recursive type, say), the construct and where it is.
-    pub fn to_gemini_lowered(&self) -> Result<Value> {
-        gemini_lowered(&self.specs())
     }
 }

@@ -142,7 +142,7 @@ pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use providers::{ApiKey, HttpProvider};
 pub use request::{Answer, Request};
-pub use result::{IntoToolResult, Json, ToolResult, pending_of};
+pub use result::{ContentPart, IntoToolResult, Json, ToolResult, pending_of};
 pub use suspend::Suspension;
 pub use tool::{BoxFuture, FnTool, SharedTool, Tool};
 pub use toolkit::Toolkit;
@@ -191,9 +191,11 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::macro_support::approval::*;
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;
+    pub use crate::tool::ToolAnnotations;
 
     #[cfg(feature = "http")]
     pub use crate::providers::{parse_event_stream_chunks, parse_reply_body};

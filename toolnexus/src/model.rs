@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::result::ContentPart;
 use crate::tool::BoxFuture;
 
 /// Who said a [`Message`].
@@ -22,7 +23,7 @@ pub enum Role {
 }
 
 /// One entry of a transcript, OpenAI-shaped: `{"role", "content"?, "tool_calls"?,
-/// "tool_call_id"?, "isError"?}`.
+/// "tool_call_id"?, "isError"?, "parts"?}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Message {
@@ -44,6 +45,10 @@ pub struct Message {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub is_error: bool,
+    /// The content parts of a tool result (images, files, audio), in order; each provider
+    /// sends them as its own content blocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ContentPart>,
 }
 
 impl Message {
@@ -70,6 +75,7 @@ impl Message {
             tool_calls,
             tool_call_id: None,
             is_error: false,
+            parts: Vec::new(),
         }
     }
 
@@ -85,7 +91,16 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(tool_call_id.into()),
             is_error,
+            parts: Vec::new(),
         }
+    }
+
+    /// The same message with content parts (what a tool result with
+    /// [`parts`](crate::ToolResult::parts) becomes).
+    #[must_use]
+    pub fn with_parts(mut self, parts: Vec<ContentPart>) -> Self {
+        self.parts = parts;
+        self
     }
 
     fn text(role: Role, content: impl Into<String>) -> Self {
@@ -95,6 +110,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
+            parts: Vec::new(),
         }
     }
 }
@@ -103,7 +119,7 @@ impl Message {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCall {
-    /// The call's id (`call_<index>` when the model gave none).
+    /// The call's id (the agent loop numbers a call the model gave none `call_<turn>_<index>`).
     pub id: String,
     /// The tool's name.
     pub name: String,
@@ -253,6 +269,14 @@ pub trait Model: Send + Sync {
         request: &'a ModelRequest,
         stream: Option<DeltaSink<'a>>,
     ) -> BoxFuture<'a, Result<ModelTurn, Error>>;
+
+    /// The model id this model was built for, if any: what a [`Client`](crate::Client) sends
+    /// when no [`model_name`](crate::client::ClientBuilder::model_name) is given. An
+    /// [`HttpProvider`](crate::HttpProvider) built with `.model(..)` returns it; the default
+    /// is `None`.
+    fn default_model(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A shared model is a model, so a host can keep a handle (say, to a
@@ -264,5 +288,9 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
         stream: Option<DeltaSink<'a>>,
     ) -> BoxFuture<'a, Result<ModelTurn, Error>> {
         (**self).complete(request, stream)
+    }
+
+    fn default_model(&self) -> Option<&str> {
+        (**self).default_model()
     }
 }

@@ -167,6 +167,7 @@ impl Tool for QuestionTool {
                     "{}: {prompt}",
                     answer
                         .reason
+                        .clone()
                         .unwrap_or(crate::request::DeclineReason::Declined)
                 )),
                 None => ToolResult::suspended(

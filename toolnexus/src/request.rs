@@ -263,24 +263,70 @@ pub fn new_request_id() -> String {
 }
 
 /// Why an answer declines (advisory: the loop branches on [`Answer::ok`] only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+///
+/// The contract names three reasons; any other word another port sends (`"timeout"`, say) is
+/// kept as [`DeclineReason::Other`] and written back as it came.
+///
+/// ```
+/// use toolnexus::{Answer, request::DeclineReason};
+///
+/// let raw = r#"{"id":"r1","ok":false,"reason":"timeout"}"#;
+/// let a: Answer = serde_json::from_str(raw).unwrap();
+/// assert_eq!(a.reason, Some(DeclineReason::Other("timeout".into())));
+/// assert_eq!(serde_json::to_string(&a).unwrap(), raw);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DeclineReason {
-    /// The human said no.
+    /// The human said no (`"declined"`).
     Declined,
-    /// The human (or host) cancelled.
+    /// The human (or host) cancelled (`"cancelled"`).
     Cancelled,
-    /// The request expired before it was answered.
+    /// The request expired before it was answered (`"expired"`).
     Expired,
+    /// Any other reason, as it was sent.
+    Other(String),
+}
+
+impl DeclineReason {
+    /// The wire word: `declined`, `cancelled`, `expired`, or the other reason as it came.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Declined => "declined",
+            Self::Cancelled => "cancelled",
+            Self::Expired => "expired",
+            Self::Other(s) => s,
+        }
+    }
+}
+
+impl From<&str> for DeclineReason {
+    fn from(s: &str) -> Self {
+        match s {
+            "declined" => Self::Declined,
+            "cancelled" => Self::Cancelled,
+            "expired" => Self::Expired,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+}
+
+impl Serialize for DeclineReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for DeclineReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(Self::from(s.as_ref()))
+    }
 }
 
 impl fmt::Display for DeclineReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Declined => "declined",
-            Self::Cancelled => "cancelled",
-            Self::Expired => "expired",
-        })
+        f.write_str(self.as_str())
     }
 }
 
@@ -341,6 +387,17 @@ impl Answer {
 
     /// The answer's data deserialized as `T`; an absent `data` reads as `null`.
     ///
+    /// A free-text answer may come in the family's convention, `{"output": "<text>"}`: when the
+    /// data does not read as `T` as it is, that text is tried (so a `String` accepts both
+    /// `"Oslo"` and `{"output":"Oslo"}`).
+    ///
+    /// ```
+    /// let bare = toolnexus::Answer::accept("r1", "Oslo");
+    /// let wrapped = toolnexus::Answer::accept("r1", serde_json::json!({"output": "Oslo"}));
+    /// assert_eq!(bare.data_as::<String>().unwrap(), "Oslo");
+    /// assert_eq!(wrapped.data_as::<String>().unwrap(), "Oslo");
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`AnswerDataError`] names the field path that failed and why.
@@ -356,10 +413,25 @@ impl Answer {
     /// ```
     pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDataError> {
         let value = self.data.clone().unwrap_or(Value::Null);
-        serde_path_to_error::deserialize(value).map_err(|err| AnswerDataError {
-            path: err.path().to_string(),
-            message: err.into_inner().to_string(),
+        let free_text = free_text(&value).map(str::to_owned);
+        serde_path_to_error::deserialize(value).or_else(|err| {
+            // the family's free-text convention, `{"output": "<text>"}`, reads as that text
+            free_text
+                .and_then(|text| serde_json::from_value(Value::String(text)).ok())
+                .ok_or_else(|| AnswerDataError {
+                    path: err.path().to_string(),
+                    message: err.into_inner().to_string(),
+                })
         })
+    }
+}
+
+/// The text of a free-text answer in the family's convention: an object whose only key is
+/// `output`, a string.
+fn free_text(data: &Value) -> Option<&str> {
+    match data.as_object() {
+        Some(map) if map.len() == 1 => map.get("output")?.as_str(),
+        _ => None,
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::request::Request;
 
-/// The outcome of one tool call: `{"output", "isError", "metadata"?}`.
+/// The outcome of one tool call: `{"output", "isError", "metadata"?, "parts"?}`.
 ///
 /// A failure is a `ToolResult` with `is_error: true` handed back to the model. A *suspension*
 /// is a `ToolResult` whose `metadata.pending` is a [`Request`]; its `is_error` is true as
@@ -38,6 +38,133 @@ pub struct ToolResult {
     /// Extra data for the host (never shown to the model); `pending` marks a suspension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// Content parts beside the text (images, files, audio), in order; sent to the model as
+    /// the provider's content blocks. Omitted from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ContentPart>,
+}
+
+/// The kind of a [`ContentPart`] that carries an image.
+pub const PART_IMAGE: &str = "image";
+/// The kind of a [`ContentPart`] that carries a file (a PDF, a text file, ...).
+pub const PART_FILE: &str = "file";
+/// The kind of a [`ContentPart`] that carries audio.
+pub const PART_AUDIO: &str = "audio";
+
+/// One content part of a [`ToolResult`]: `{"type", "data"?, "mimeType"?, "url"?, ...}`.
+///
+/// `type` is `image`, `file` or `audio` (the family's vocabulary; any other kind read from
+/// another port is kept as it is). A part carries its bytes inline (`data`, base64, with its
+/// `mimeType`) or points at them (`url`). Keys this port does not know (a file's `name`, say)
+/// are kept, after the known ones, so a result read from another port loses nothing.
+///
+/// ```
+/// use toolnexus::{ToolResult, result::ContentPart};
+///
+/// let r = ToolResult::success("the chart")
+///     .with_part(ContentPart::image("iVBORw0KGgo=", "image/png"))
+///     .with_part(ContentPart::url("file", "https://example.com/report.pdf"));
+/// assert_eq!(
+///     serde_json::to_string(&r).unwrap(),
+///     r#"{"output":"the chart","isError":false,"parts":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"file","url":"https://example.com/report.pdf"}]}"#
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ContentPart {
+    /// `image`, `file`, `audio` ([`PART_IMAGE`], [`PART_FILE`], [`PART_AUDIO`]), or another
+    /// port's kind.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The bytes, base64-encoded (standard alphabet, padded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// The media type of `data` (or of what `url` points at), e.g. `image/png`.
+    #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Where the content is, instead of inline `data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Every other key, in its original order.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ContentPart {
+    /// A part of any kind with inline base64 `data` of media type `mime_type`.
+    pub fn inline(
+        kind: impl Into<String>,
+        data: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind: kind.into(),
+            data: Some(data.into()),
+            mime_type: Some(mime_type.into()),
+            url: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// A part of any kind that points at `url`.
+    pub fn url(kind: impl Into<String>, url: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            data: None,
+            mime_type: None,
+            url: Some(url.into()),
+            extra: Map::new(),
+        }
+    }
+
+    /// An inline image (`data` is base64).
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::inline(PART_IMAGE, data, mime_type)
+    }
+
+    /// An inline file (`data` is base64).
+    pub fn file(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::inline(PART_FILE, data, mime_type)
+    }
+
+    /// Inline audio (`data` is base64).
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::inline(PART_AUDIO, data, mime_type)
+    }
+
+    /// The same part with its media type set (useful on a `url` part).
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// The same part with one more key (a file's `name`, say).
+    #[must_use]
+    pub fn with_extra(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(key.into(), value);
+        self
+    }
+
+    /// What a provider that has no content block for this part sends instead, as text:
+    /// `[audio part (audio/ogg) not supported by this provider]`.
+    #[cfg(feature = "http")]
+    pub(crate) fn placeholder(&self) -> String {
+        let mime = self
+            .mime_type
+            .as_ref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        let url = self
+            .url
+            .as_ref()
+            .map(|u| format!(" at {u}"))
+            .unwrap_or_default();
+        format!(
+            "[{} part{mime}{url} not supported by this provider]",
+            self.kind
+        )
+    }
 }
 
 /// The `metadata` object of a [`ToolResult`]: the typed `pending` request of a suspension,
@@ -60,6 +187,7 @@ impl ToolResult {
             output: output.into(),
             is_error: false,
             metadata: None,
+            parts: Vec::new(),
         }
     }
 
@@ -69,6 +197,7 @@ impl ToolResult {
             output: output.into(),
             is_error: true,
             metadata: None,
+            parts: Vec::new(),
         }
     }
 
@@ -89,6 +218,7 @@ impl ToolResult {
                 pending: Some(Box::new(request)),
                 extra: Map::new(),
             }),
+            parts: Vec::new(),
         }
     }
 
@@ -99,6 +229,13 @@ impl ToolResult {
             .get_or_insert_with(Metadata::default)
             .extra
             .insert(key.into(), value);
+        self
+    }
+
+    /// Appends a content part (an image, a file, audio) for the model to see beside `output`.
+    #[must_use]
+    pub fn with_part(mut self, part: ContentPart) -> Self {
+        self.parts.push(part);
         self
     }
 

@@ -51,18 +51,22 @@ fn empty_toolkits() {
     assert_eq!(kit.to_openai().to_string(), "[]");
     assert_eq!(kit.to_anthropic().to_string(), "[]");
     assert_eq!(
-        kit.to_gemini().to_string(),
+        kit.to_gemini_raw().to_string(),
         r#"[{"functionDeclarations":[]}]"#
     );
     assert_eq!(kit.to_openai_strict().unwrap().to_string(), "[]");
     assert_eq!(
-        kit.to_gemini_lowered().unwrap().to_string(),
+        kit.to_gemini().unwrap().to_string(),
         r#"[{"functionDeclarations":[]}]"#
     );
     assert_eq!(adapters::openai(&[]).to_string(), "[]");
     assert_eq!(adapters::anthropic(&[]).to_string(), "[]");
     assert_eq!(
-        adapters::gemini(&[]).to_string(),
+        adapters::gemini_raw(&[]).to_string(),
+        r#"[{"functionDeclarations":[]}]"#
+    );
+    assert_eq!(
+        adapters::gemini(&[]).unwrap().to_string(),
         r#"[{"functionDeclarations":[]}]"#
     );
 }
@@ -88,9 +92,9 @@ fn anthropic_shape_in_tool_order() {
 }
 
 #[test]
-fn gemini_shape_has_one_wrapper_in_tool_order() {
+fn gemini_raw_shape_has_one_wrapper_in_tool_order() {
     assert_eq!(
-        two_tools().to_gemini().to_string(),
+        two_tools().to_gemini_raw().to_string(),
         format!(
             r#"[{{"functionDeclarations":[{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","parameters":{PING_SCHEMA}}}]}}]"#
         )
@@ -117,7 +121,7 @@ fn order_follows_the_toolkit_not_the_names() {
         ["zeta", "alpha", "mid"]
     );
     assert_eq!(names(kit.to_anthropic(), "/name"), ["zeta", "alpha", "mid"]);
-    let gemini = kit.to_gemini();
+    let gemini = kit.to_gemini().unwrap();
     assert_eq!(gemini.as_array().unwrap().len(), 1);
     assert_eq!(
         names(gemini[0]["functionDeclarations"].clone(), "/name"),
@@ -203,15 +207,12 @@ fn spec_based_adapters_match_the_toolkit_methods() {
     let specs = kit.specs();
     assert_eq!(adapters::openai(&specs), kit.to_openai());
     assert_eq!(adapters::anthropic(&specs), kit.to_anthropic());
-    assert_eq!(adapters::gemini(&specs), kit.to_gemini());
+    assert_eq!(adapters::gemini_raw(&specs), kit.to_gemini_raw());
     assert_eq!(
         adapters::openai_strict(&specs).unwrap(),
         kit.to_openai_strict().unwrap()
     );
-    assert_eq!(
-        adapters::gemini_lowered(&specs).unwrap(),
-        kit.to_gemini_lowered().unwrap()
-    );
+    assert_eq!(adapters::gemini(&specs).unwrap(), kit.to_gemini().unwrap());
     // a spec rewritten by hand (what a before_llm hook may do) is used as given
     let custom = [ToolSpec::new(
         "x",
@@ -233,9 +234,9 @@ fn openai_strict_shape_in_tool_order() {
 }
 
 #[test]
-fn gemini_lowered_shape_in_tool_order() {
+fn gemini_shape_is_lowered_in_tool_order() {
     assert_eq!(
-        two_tools().to_gemini_lowered().unwrap().to_string(),
+        two_tools().to_gemini().unwrap().to_string(),
         format!(
             r#"[{{"functionDeclarations":[{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","parameters":{{"type":"object"}}}}]}}]"#
         )
@@ -269,7 +270,54 @@ fn a_lowering_error_names_the_first_failing_tool() {
     );
     // Gemini drops `additionalProperties`
     assert_eq!(
-        kit.to_gemini_lowered().unwrap()[0]["functionDeclarations"][1]["parameters"],
+        kit.to_gemini().unwrap()[0]["functionDeclarations"][1]["parameters"],
         json!({"type": "object", "properties": {"counts": {"type": "object"}}})
     );
+}
+
+#[test]
+fn to_gemini_is_the_safe_form_and_the_raw_form_says_so() {
+    #[derive(schemars::JsonSchema, serde::Deserialize)]
+    #[allow(dead_code)] // only the schema is used
+    struct Find {
+        near: Option<String>,
+    }
+    let kit = Toolkit::builder()
+        .tool(
+            FnTool::builder("find")
+                .description("Finds.")
+                .schema_for::<Find>()
+                .handler(|_, _| async { "" })
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let params =
+        |v: Value| v[0]["functionDeclarations"][0]["parameters"]["properties"]["near"].clone();
+    assert_eq!(
+        params(kit.to_gemini_raw()),
+        json!({"type": ["string", "null"]})
+    );
+    assert_eq!(
+        params(kit.to_gemini().unwrap()),
+        json!({"type": "string", "nullable": true})
+    );
+}
+
+#[test]
+fn a_fn_tool_without_a_schema_takes_no_arguments_like_a_parameterless_tool() {
+    /// Pings.
+    #[toolnexus::tool]
+    fn pinger() -> String {
+        String::new()
+    }
+    let by_hand = FnTool::builder("ping")
+        .description("Pings.")
+        .handler(|_, _| async { "" })
+        .build()
+        .unwrap();
+    let expected = r#"{"type":"object","properties":{},"additionalProperties":false}"#;
+    assert_eq!(by_hand.input_schema().to_string(), expected);
+    assert_eq!(Pinger.input_schema().to_string(), expected);
 }

@@ -415,3 +415,116 @@ fn data_as_errors_name_the_field_and_why() {
         "invalid answer data at `.`: invalid type: null, expected struct Trip"
     );
 }
+
+// --- content parts (contract section 1) ---------------------------------------------------
+
+#[test]
+fn a_result_without_parts_keeps_its_bytes_and_parts_come_last() {
+    use toolnexus::ContentPart;
+
+    let plain = ToolResult::success("42");
+    assert_eq!(
+        serde_json::to_string(&plain).unwrap(),
+        r#"{"output":"42","isError":false}"#
+    );
+    let full = ToolResult::success("chart")
+        .with_metadata("k", json!("v"))
+        .with_part(ContentPart::image("aGk=", "image/png"))
+        .with_part(ContentPart::audio("UklGRg==", "audio/wav"))
+        .with_part(ContentPart::url("file", "https://x/r.pdf").with_mime_type("application/pdf"));
+    assert_eq!(
+        serde_json::to_string(&full).unwrap(),
+        r#"{"output":"chart","isError":false,"metadata":{"k":"v"},"parts":[{"type":"image","data":"aGk=","mimeType":"image/png"},{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"},{"type":"file","mimeType":"application/pdf","url":"https://x/r.pdf"}]}"#
+    );
+    // an empty parts array reads as no parts and is omitted again
+    let empty: ToolResult =
+        serde_json::from_str(r#"{"output":"o","isError":false,"parts":[]}"#).unwrap();
+    assert!(empty.parts.is_empty());
+    assert_eq!(
+        serde_json::to_string(&empty).unwrap(),
+        r#"{"output":"o","isError":false}"#
+    );
+}
+
+#[test]
+fn parts_from_another_port_are_kept_with_unknown_kinds_and_keys() {
+    let raw = r#"{"output":"o","isError":false,"parts":[{"type":"file","data":"JVBERg==","mimeType":"application/pdf","name":"r.pdf"},{"type":"video","url":"https://x/v.mp4","durationMs":1200}]}"#;
+    let r: ToolResult = serde_json::from_str(raw).unwrap();
+    assert_eq!(r.parts.len(), 2);
+    assert_eq!(r.parts[0].kind, "file");
+    assert_eq!(r.parts[0].data.as_deref(), Some("JVBERg=="));
+    assert_eq!(r.parts[0].mime_type.as_deref(), Some("application/pdf"));
+    assert_eq!(r.parts[0].extra.get("name"), Some(&json!("r.pdf")));
+    assert_eq!(r.parts[1].kind, "video");
+    assert_eq!(r.parts[1].url.as_deref(), Some("https://x/v.mp4"));
+    assert_eq!(r.parts[1].extra.get("durationMs"), Some(&json!(1200)));
+    assert_eq!(serde_json::to_string(&r).unwrap(), raw);
+}
+
+#[test]
+fn a_part_without_a_type_is_refused() {
+    let err = serde_json::from_str::<ToolResult>(
+        r#"{"output":"o","isError":false,"parts":[{"data":"aGk=","mimeType":"image/png"}]}"#,
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("missing field `type`"), "{err}");
+}
+
+// --- answers: advisory reasons, free text (contract section 2) ----------------------------
+
+#[test]
+fn an_unknown_reason_parses_and_round_trips_byte_identically() {
+    let raw = r#"{"id":"r1","ok":false,"reason":"timeout"}"#;
+    let a: Answer = serde_json::from_str(raw).unwrap();
+    assert!(!a.ok);
+    assert_eq!(a.reason, Some(DeclineReason::Other("timeout".to_owned())));
+    assert_eq!(a.reason.as_ref().unwrap().to_string(), "timeout");
+    assert_eq!(serde_json::to_string(&a).unwrap(), raw);
+    // the three known words still read as themselves
+    for (word, reason) in [
+        ("declined", DeclineReason::Declined),
+        ("cancelled", DeclineReason::Cancelled),
+        ("expired", DeclineReason::Expired),
+    ] {
+        let raw = format!(r#"{{"id":"r1","ok":false,"reason":"{word}"}}"#);
+        let a: Answer = serde_json::from_str(&raw).unwrap();
+        assert_eq!(a.reason, Some(reason));
+        assert_eq!(serde_json::to_string(&a).unwrap(), raw);
+    }
+    // a reason that is not a string is still refused
+    let err = serde_json::from_str::<Answer>(r#"{"id":"r1","ok":false,"reason":7}"#).unwrap_err();
+    assert!(
+        err.to_string().starts_with("invalid type: integer `7`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_free_text_answer_reads_as_its_text_in_either_shape() {
+    let bare = Answer::accept("r1", "Oslo");
+    let wrapped: Answer =
+        serde_json::from_str(r#"{"id":"r1","ok":true,"data":{"output":"Oslo"}}"#).unwrap();
+    assert_eq!(bare.data_as::<String>().unwrap(), "Oslo");
+    assert_eq!(wrapped.data_as::<String>().unwrap(), "Oslo");
+    let ctx = toolnexus::Context::new().with_answer(wrapped.clone());
+    assert_eq!(
+        ctx.answer_data::<String>().unwrap(),
+        Some("Oslo".to_owned())
+    );
+    // the wrapped answer is still the object for a caller that wants the object
+    assert_eq!(
+        wrapped.data_as::<Value>().unwrap(),
+        json!({"output": "Oslo"})
+    );
+    // other objects are not free text: the error is the original one
+    let other = Answer::accept("r1", json!({"output": "Oslo", "extra": 1}));
+    assert_eq!(
+        other.data_as::<String>().unwrap_err().to_string(),
+        "invalid answer data at `.`: invalid type: map, expected a string"
+    );
+    let not_text = Answer::accept("r1", json!({"output": 3}));
+    assert_eq!(
+        not_text.data_as::<String>().unwrap_err().to_string(),
+        "invalid answer data at `.`: invalid type: map, expected a string"
+    );
+}

@@ -329,7 +329,7 @@ fn toolkit_lowerings_name_the_tool() {
         .build()
         .unwrap();
     assert_eq!(
-        kit.to_gemini_lowered().unwrap_err().to_string(),
+        kit.to_gemini().unwrap_err().to_string(),
         "tool `browse` cannot be sent to gemini: recursive type `Category`: a `$ref` to `#/$defs/Category` within itself (Gemini takes no `$ref`, and a recursive type cannot be inlined) at /properties/root/properties/children/items"
     );
     let strict_tools = kit.to_openai_strict().unwrap();

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use toolnexus::{
-    Answer, Context, FnTool, Form, IntoToolResult, Suspension, Tool, ToolResult, ask,
+    Answer, Context, FnTool, Form, IntoToolResult, Request, Suspension, Tool, ToolResult, ask,
     assert_failure, assert_pending, assert_success, request::DeclineReason, testing,
 };
 
@@ -157,4 +157,35 @@ async fn inside_a_tool_fn() {
     )
     .await;
     assert_success!(second, "booked Rome");
+}
+
+#[test]
+fn ask_for_a_string_accepts_the_familys_free_text_shape() {
+    fn city(ctx: &Context) -> Result<String, Suspension> {
+        let city: String = ask!(ctx, input "Which city?");
+        Ok(format!("to {city}"))
+    }
+    let request = Request::input("Which city?").with_id("r1");
+    let wrapped: Answer =
+        serde_json::from_value(json!({"id": "r1", "ok": true, "data": {"output": "Oslo"}}))
+            .unwrap();
+    assert_eq!(
+        city(&Context::new().with_answer(wrapped)).unwrap(),
+        "to Oslo"
+    );
+    let bare = request.accept("Rome");
+    assert_eq!(city(&Context::new().with_answer(bare)).unwrap(), "to Rome");
+}
+
+#[test]
+fn ask_with_an_unknown_decline_reason_fails_with_that_reason() {
+    fn city(ctx: &Context) -> ToolResult {
+        let city: String = ask!(ctx, input "Which city?");
+        ToolResult::success(city)
+    }
+    let answer: Answer =
+        serde_json::from_value(json!({"id": "r1", "ok": false, "reason": "timeout"})).unwrap();
+    let r = city(&Context::new().with_answer(answer));
+    assert!(r.is_failure());
+    assert_eq!(r.output, "timeout: Which city?");
 }

@@ -266,7 +266,7 @@ fn city_tool(
             "{greeting} {}",
             a.data.as_ref().and_then(|d| d.as_str()).unwrap_or("?")
         )),
-        Some(a) => ToolResult::error(format!("no: {}", a.reason.unwrap())),
+        Some(a) => ToolResult::error(format!("no: {}", a.reason.as_ref().unwrap())),
     }
 }
 

@@ -330,7 +330,7 @@ fn builder_errors_say_what_to_add() {
         .unwrap();
     assert_eq!(
         default_schema.input_schema(),
-        &json!({"type": "object", "properties": {}})
+        &json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
     assert_eq!(default_schema.source(), "custom");
     assert_eq!(forecast_tool().source(), "native");

@@ -76,7 +76,7 @@ async fn a_halted_run_resumes_in_a_fresh_client_from_its_json_record() {
     );
     assert_eq!(
         tool_results(&sent.messages),
-        [("call_0".to_owned(), "ask got \"Oslo\"".to_owned(), false)]
+        [("call_1_0".to_owned(), "ask got \"Oslo\"".to_owned(), false)]
     );
     assert_eq!(done.tool_call_count, 1);
     assert_eq!(done.tool_calls[0].output, "ask got \"Oslo\"");
@@ -173,9 +173,9 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     assert_eq!(
         tool_results(&second.messages),
         [
-            ("call_0".to_owned(), "a got 1".to_owned(), false),
-            ("call_1".to_owned(), "middle".to_owned(), false),
-            ("call_2".to_owned(), "B?".to_owned(), true),
+            ("call_1_0".to_owned(), "a got 1".to_owned(), false),
+            ("call_1_1".to_owned(), "middle".to_owned(), false),
+            ("call_1_2".to_owned(), "B?".to_owned(), true),
         ]
     );
 
@@ -198,9 +198,9 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     assert_eq!(
         tool_results(sent),
         [
-            ("call_0".to_owned(), "a got 1".to_owned(), false),
-            ("call_1".to_owned(), "middle".to_owned(), false),
-            ("call_2".to_owned(), "b got 2".to_owned(), false),
+            ("call_1_0".to_owned(), "a got 1".to_owned(), false),
+            ("call_1_1".to_owned(), "middle".to_owned(), false),
+            ("call_1_2".to_owned(), "b got 2".to_owned(), false),
         ]
     );
     assert_eq!(done.tool_call_count, 3);
@@ -237,7 +237,7 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     assert_eq!(
         tool_results(&done.messages),
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "declined/expired: Which city?".to_owned(),
             true
         )]
@@ -276,7 +276,7 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     assert_eq!(
         tool_results(&done.messages),
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "declined/expired: Still there?".to_owned(),
             true
         )]
@@ -305,9 +305,9 @@ async fn a_resuming_client_with_wait_for_answers_later_suspensions_in_process() 
     assert_eq!(
         tool_results(&done.messages),
         [
-            ("call_0".to_owned(), "a got \"durable\"".to_owned(), false),
+            ("call_1_0".to_owned(), "a got \"durable\"".to_owned(), false),
             (
-                "call_1".to_owned(),
+                "call_1_1".to_owned(),
                 "b got \"in-process\"".to_owned(),
                 false
             ),
@@ -340,8 +340,8 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
             "messages": [
                 {"role": "system", "content": "sys"},
                 {"role": "user", "content": "plan my trip"},
-                {"role": "assistant", "tool_calls": [{"id": "call_0", "name": "ask", "arguments": {"x": 1}}]},
-                {"role": "tool", "content": "Which city?", "tool_call_id": "call_0", "isError": true}
+                {"role": "assistant", "tool_calls": [{"id": "call_1_0", "name": "ask", "arguments": {"x": 1}}]},
+                {"role": "tool", "content": "Which city?", "tool_call_id": "call_1_0", "isError": true}
             ],
             "toolCalls": [{"name": "ask", "args": {"x": 1}, "output": "Input required: Which city?", "isError": true,
                            "metadata": {"pending": {"id": "r1", "kind": "input", "prompt": "Which city?"}}}],
@@ -408,7 +408,7 @@ async fn a_streamed_resume_emits_the_rest_of_the_run_and_no_second_pending_event
     assert_eq!(
         events[..4],
         [
-            json!({"type":"tool_result","id":"call_0","name":"ask","output":"ask got \"Oslo\"","isError":false}),
+            json!({"type":"tool_result","id":"call_1_0","name":"ask","output":"ask got \"Oslo\"","isError":false}),
             json!({"type":"text","delta":"Booked "}),
             json!({"type":"text","delta":"to "}),
             json!({"type":"text","delta":"Oslo."}),

@@ -68,12 +68,12 @@ async fn a_tool_panicking_in_its_first_or_a_later_poll_is_an_error_result_the_mo
         shown(&model),
         [
             (
-                "call_0".to_owned(),
+                "call_1_0".to_owned(),
                 "tool first panicked: broke on the first poll".to_owned(),
                 true
             ),
             (
-                "call_1".to_owned(),
+                "call_1_1".to_owned(),
                 "tool later panicked: broke after an await".to_owned(),
                 true
             ),
@@ -100,7 +100,7 @@ async fn a_tool_that_never_returns_is_cut_by_the_tool_timeout_and_named() {
     assert_eq!(
         shown(&model),
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "tool hang timed out after 20ms".to_owned(),
             true
         )]
@@ -174,7 +174,7 @@ async fn wait_for_failure_keeps_the_request(client: Client, expected: &str) {
     assert_eq!(calls.get(), 2, "the tool ran once more, with the answer");
     assert_eq!(
         shown(&model),
-        [("call_0".to_owned(), "ask got \"Oslo\"".to_owned(), false)]
+        [("call_1_0".to_owned(), "ask got \"Oslo\"".to_owned(), false)]
     );
 }
 
@@ -334,34 +334,35 @@ async fn malformed_arguments_become_an_error_result_the_model_can_act_on() {
         first_turn,
         [
             err(
-                "call_0",
+                "call_1_0",
                 "invalid arguments for book_flight: not valid JSON: EOF while parsing a string at line 1 column 16"
             ),
             err(
-                "call_1",
+                "call_1_1",
                 "invalid arguments for book_flight: expected a JSON object, got an array"
             ),
             err(
-                "call_2",
+                "call_1_2",
                 "invalid arguments for book_flight: expected a JSON object, got a number"
             ),
             err(
-                "call_3",
+                "call_1_3",
                 r#"invalid arguments for book_flight: seats: invalid type: string "two", expected u8"#
             ),
             err(
-                "call_4",
+                "call_1_4",
                 "invalid arguments for book_flight: missing field `flight`"
             ),
             err(
-                "call_5",
+                "call_1_5",
                 "invalid arguments for book_flight: unknown field `sets`, expected `flight` or `seats`"
             ),
         ]
     );
     assert_eq!(
         shown(&model),
-        [("call_0".to_owned(), "booked 2 on AI-5".to_owned(), false)]
+        // the corrected call is the second turn's first: its own id
+        [("call_2_0".to_owned(), "booked 2 on AI-5".to_owned(), false)]
     );
 }
 
@@ -380,11 +381,11 @@ async fn a_call_to_a_tool_that_does_not_exist_is_an_error_result() {
         shown(&model),
         [
             (
-                "call_0".to_owned(),
+                "call_1_0".to_owned(),
                 "Unknown tool: book_hotel".to_owned(),
                 true
             ),
-            ("call_1".to_owned(), "booked 1 on X1".to_owned(), false),
+            ("call_1_1".to_owned(), "booked 1 on X1".to_owned(), false),
         ]
     );
     assert_eq!(result.tool_calls[0].name, "book_hotel");

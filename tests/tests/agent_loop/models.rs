@@ -52,11 +52,11 @@ async fn the_in_process_model_sees_openai_shaped_messages_tools_and_the_model_na
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "echo twice"},
             {"role": "assistant", "tool_calls": [
-                {"id": "call_0", "name": "echo", "arguments": {"text": "a"}},
-                {"id": "call_1", "name": "echo", "arguments": {"text": "b"}}
+                {"id": "call_1_0", "name": "echo", "arguments": {"text": "a"}},
+                {"id": "call_1_1", "name": "echo", "arguments": {"text": "b"}}
             ]},
-            {"role": "tool", "content": "a", "tool_call_id": "call_0"},
-            {"role": "tool", "content": "b", "tool_call_id": "call_1"}
+            {"role": "tool", "content": "a", "tool_call_id": "call_1_0"},
+            {"role": "tool", "content": "b", "tool_call_id": "call_1_1"}
         ])
     );
 }
@@ -119,9 +119,9 @@ async fn streaming_yields_text_deltas_and_the_whole_event_sequence() {
         events,
         vec![
             json!({"type":"usage","usage":{"promptTokens":5,"completionTokens":1,"totalTokens":6}}),
-            json!({"type":"tool_call","id":"call_0","name":"ask","args":{}}),
+            json!({"type":"tool_call","id":"call_1_0","name":"ask","args":{}}),
             json!({"type":"pending","request":{"id":"ask-1","kind":"input","prompt":"Which city?"}}),
-            json!({"type":"tool_result","id":"call_0","name":"ask","output":"ask got \"Oslo\"","isError":false}),
+            json!({"type":"tool_result","id":"call_1_0","name":"ask","output":"ask got \"Oslo\"","isError":false}),
             json!({"type":"text","delta":"Booked "}),
             json!({"type":"text","delta":"to "}),
             json!({"type":"text","delta":"Oslo."}),
@@ -213,7 +213,7 @@ async fn a_client_needs_a_model_name_and_at_least_one_turn() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "a client needs a model name: call `.model_name(..)` (any label for an in-process model)"
+        "a client needs a model name: call `.model_name(..)` (any label for an in-process model), or build the provider with `.model(..)`"
     );
     let err = client_for(ScriptedModel::default())
         .max_turns(0)
@@ -265,4 +265,78 @@ fn events_serialize_to_the_contract_shapes() {
     for (event, expected) in shapes {
         assert_eq!(serde_json::to_string(&event).unwrap(), expected);
     }
+}
+
+#[tokio::test]
+async fn content_parts_of_a_tool_result_reach_the_model_and_the_run_record() {
+    use toolnexus::{ContentPart, FnTool, ToolResult};
+
+    let chart = FnTool::builder("chart")
+        .description("Draws a chart.")
+        .handler(|_args, _ctx| async {
+            ToolResult::success("the chart").with_part(ContentPart::image("aGk=", "image/png"))
+        })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder().tool(chart).build().unwrap();
+    let seen: Arc<Mutex<Vec<ModelRequest>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let model = FnModel::new(move |req: ModelRequest| {
+        let first = record.lock().unwrap().is_empty();
+        record.lock().unwrap().push(req);
+        async move {
+            if first {
+                Reply::tool_call("chart", json!({}))
+            } else {
+                Reply::text("drawn")
+            }
+        }
+    });
+    let result = client_for(model)
+        .build()
+        .unwrap()
+        .run("draw", &toolkit)
+        .await
+        .unwrap();
+    assert_eq!(result.text, "drawn");
+    let part = json!({"type": "image", "data": "aGk=", "mimeType": "image/png"});
+    let seen = seen.lock().unwrap();
+    let tool_message = serde_json::to_value(seen[1].messages.last().unwrap()).unwrap();
+    assert_eq!(tool_message["content"], json!("the chart"));
+    assert_eq!(tool_message["parts"], json!([part]));
+    assert_eq!(
+        serde_json::to_value(&result.tool_calls[0]).unwrap(),
+        json!({"name": "chart", "args": {}, "output": "the chart", "isError": false, "parts": [part]})
+    );
+}
+
+#[tokio::test]
+async fn in_process_call_ids_are_unique_per_run_across_turns() {
+    let (e, _) = echo();
+    let toolkit = Toolkit::builder().tool(e).build().unwrap();
+    let model = ScriptedModel::new([
+        Reply::tool_call("echo", json!({"text": "a"})).with_call("echo", json!({"text": "b"})),
+        Reply::tool_call("echo", json!({"text": "c"})),
+        Reply::tool_call("echo", json!({"text": "d"})).with_call_id(
+            "mine",
+            "echo",
+            json!({"text": "e"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let result = client_for(model)
+        .build()
+        .unwrap()
+        .run("go", &toolkit)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = result
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    assert_eq!(
+        ids,
+        ["call_1_0", "call_1_1", "call_2_0", "call_3_0", "mine"]
+    );
 }

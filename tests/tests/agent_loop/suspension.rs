@@ -49,10 +49,10 @@ async fn pending_event_comes_before_wait_for_and_ok_retries_once_with_the_answer
     assert_eq!(
         log.all(),
         vec![
-            json!({"type":"tool_call","id":"call_0","name":"ask","args":{"trip":1}}),
+            json!({"type":"tool_call","id":"call_1_0","name":"ask","args":{"trip":1}}),
             json!({"type":"pending","request":{"id":"ask-1","kind":"input","prompt":"Which city?"}}),
             json!("wait_for ask-1"),
-            json!({"type":"tool_result","id":"call_0","name":"ask","output":"ask got \"Oslo\"","isError":false}),
+            json!({"type":"tool_result","id":"call_1_0","name":"ask","output":"ask got \"Oslo\"","isError":false}),
             json!({"type":"text","delta":"Booked."}),
             log.all()[5].clone(),
         ]
@@ -62,7 +62,7 @@ async fn pending_event_comes_before_wait_for_and_ok_retries_once_with_the_answer
     assert_eq!(seen.len(), 2);
     assert_eq!(
         tool_results(&seen[1].messages),
-        [("call_0".to_owned(), "ask got \"Oslo\"".to_owned(), false)]
+        [("call_1_0".to_owned(), "ask got \"Oslo\"".to_owned(), false)]
     );
     assert_eq!(result.tool_calls.len(), 1);
     assert_eq!(result.tool_calls[0].args, json!({"trip": 1}));
@@ -87,7 +87,11 @@ async fn a_retry_that_suspends_again_is_unresolved_and_never_loops() {
     assert_eq!(*asked.lock().unwrap(), 1);
     assert_eq!(
         tool_results(&result.messages),
-        [("call_0".to_owned(), "unresolved: Ship it?".to_owned(), true)]
+        [(
+            "call_1_0".to_owned(),
+            "unresolved: Ship it?".to_owned(),
+            true
+        )]
     );
     assert_eq!(result.tool_calls[0].output, "unresolved: Ship it?");
     assert!(result.tool_calls[0].is_error);
@@ -112,7 +116,7 @@ async fn a_declined_answer_feeds_back_declined_and_the_run_goes_on() {
     assert_eq!(
         tool_results(&model.requests()[1].messages),
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "declined/expired: Which city?".to_owned(),
             true
         )]
@@ -163,7 +167,7 @@ async fn an_answer_arriving_after_expires_at_counts_as_declined() {
     assert_eq!(
         tool_results(&result.messages),
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "declined/expired: Quick, which city?".to_owned(),
             true
         )]
@@ -197,9 +201,9 @@ async fn several_suspensions_in_one_turn_are_resolved_one_by_one_in_call_order()
     assert_eq!(
         tool_results(&model.requests()[1].messages),
         [
-            ("call_0".to_owned(), "b got \"B?\"".to_owned(), false),
-            ("call_1".to_owned(), "hi".to_owned(), false),
-            ("call_2".to_owned(), "a got \"A?\"".to_owned(), false),
+            ("call_1_0".to_owned(), "b got \"B?\"".to_owned(), false),
+            ("call_1_1".to_owned(), "hi".to_owned(), false),
+            ("call_1_2".to_owned(), "a got \"A?\"".to_owned(), false),
         ]
     );
     assert_eq!(result.tool_call_count, 3);
@@ -242,7 +246,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
     assert_eq!(
         tool_results(&result.messages),
         [
-            ("call_0".to_owned(), "before".to_owned(), false),
+            ("call_1_0".to_owned(), "before".to_owned(), false),
             ("id-a".to_owned(), "First question?".to_owned(), true),
         ]
     );
@@ -263,7 +267,7 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
     );
     assert_eq!(
         log.all()[4],
-        json!({"type":"tool_result","id":"call_0","name":"echo","output":"before","isError":false})
+        json!({"type":"tool_result","id":"call_1_0","name":"echo","output":"before","isError":false})
     );
     assert_eq!(
         serde_json::to_value(&result).unwrap(),
@@ -273,12 +277,12 @@ async fn without_wait_for_the_run_halts_on_the_first_suspension_in_call_order() 
             "messages": [
                 {"role": "user", "content": "go"},
                 {"role": "assistant", "tool_calls": [
-                    {"id": "call_0", "name": "echo", "arguments": {"text": "before"}},
+                    {"id": "call_1_0", "name": "echo", "arguments": {"text": "before"}},
                     {"id": "id-a", "name": "a", "arguments": {}},
                     {"id": "id-b", "name": "b", "arguments": {}},
                     {"id": "id-e", "name": "echo", "arguments": {"text": "after"}}
                 ]},
-                {"role": "tool", "content": "before", "tool_call_id": "call_0"},
+                {"role": "tool", "content": "before", "tool_call_id": "call_1_0"},
                 {"role": "tool", "content": "First question?", "tool_call_id": "id-a", "isError": true}
             ],
             "toolCalls": [
@@ -515,18 +519,18 @@ async fn unknown_tools_and_unreadable_arguments_are_results_the_model_reads() {
     assert_eq!(
         tool_results(&model.requests()[1].messages),
         [
-            ("call_0".to_owned(), "Unknown tool: nope".to_owned(), true),
+            ("call_1_0".to_owned(), "Unknown tool: nope".to_owned(), true),
             (
-                "call_1".to_owned(),
+                "call_1_1".to_owned(),
                 "invalid arguments for echo: not valid JSON: EOF while parsing a value at line 1 column 9".to_owned(),
                 true
             ),
             (
-                "call_2".to_owned(),
+                "call_1_2".to_owned(),
                 "invalid arguments for echo: expected a JSON object, got an array".to_owned(),
                 true
             ),
-            ("call_3".to_owned(), String::new(), false),
+            ("call_1_3".to_owned(), String::new(), false),
         ]
     );
     assert_eq!(result.tool_calls[1].args, json!("{\"text\": "));

@@ -84,7 +84,7 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
             (
                 Role::Tool,
                 Some("booked AI-503 to Oslo"),
-                Some("call_0"),
+                Some("call_1_0"),
                 false
             ),
             (
@@ -104,9 +104,9 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
                 {"role": "system", "content": "sys"},
                 {"role": "user", "content": "book AI-503"},
                 {"role": "assistant", "tool_calls": [
-                    {"id": "call_0", "name": "book_flight", "arguments": {"flight": "AI-503"}}
+                    {"id": "call_1_0", "name": "book_flight", "arguments": {"flight": "AI-503"}}
                 ]},
-                {"role": "tool", "content": "booked AI-503 to Oslo", "tool_call_id": "call_0"},
+                {"role": "tool", "content": "booked AI-503 to Oslo", "tool_call_id": "call_1_0"},
                 {"role": "assistant", "content": "Booked: AI-503 to Oslo."}
             ],
             "toolCalls": [{

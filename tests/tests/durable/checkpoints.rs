@@ -84,7 +84,7 @@ async fn a_provider_failing_after_an_approved_tool_leaves_a_checkpoint_that_does
     assert_eq!(checkpoint.turns, 1);
     assert_eq!(
         tool_results(&checkpoint),
-        [("call_0".to_owned(), "ask got \"yes\"".to_owned())]
+        [("call_1_0".to_owned(), "ask got \"yes\"".to_owned())]
     );
     assert_eq!(checkpoint.tool_calls.len(), 1);
     assert_eq!(checkpoint.tool_calls[0].output, "ask got \"yes\"");
@@ -133,8 +133,8 @@ async fn a_wait_for_run_whose_provider_fails_after_a_tool_ran_resumes_from_its_c
     assert_eq!(
         tool_results(&checkpoint),
         [
-            ("call_0".to_owned(), "ask got \"yes\"".to_owned()),
-            ("call_0".to_owned(), "sent 1".to_owned())
+            ("call_1_0".to_owned(), "ask got \"yes\"".to_owned()),
+            ("call_2_0".to_owned(), "sent 1".to_owned())
         ]
     );
 
@@ -186,7 +186,7 @@ async fn a_timeout_or_cancellation_after_a_tool_ran_carries_the_checkpoint() {
     let checkpoint = persisted(err);
     assert_eq!(
         tool_results(&checkpoint),
-        [("call_0".to_owned(), "sent 1".to_owned())]
+        [("call_1_0".to_owned(), "sent 1".to_owned())]
     );
 
     let token = CancellationToken::new();
@@ -276,7 +276,7 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
         .unwrap_err();
     assert_eq!(
         refused(err),
-        "the last turn's call \"call_0\" has no result"
+        "the last turn's call \"call_1_0\" has no result"
     );
 
     // a result duplicated
@@ -289,7 +289,7 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
         .unwrap_err();
     assert_eq!(
         refused(err),
-        "`messages[3]` is a second result for \"call_0\""
+        "`messages[3]` is a second result for \"call_1_0\""
     );
 
     // a pending request slipped in

@@ -76,7 +76,7 @@ async fn a_500_ms_expiry_answered_at_once_is_accepted_on_resume() {
     let results = resume(record, &toolkit).await;
     assert_eq!(
         results,
-        [("call_0".to_owned(), "deployed".to_owned(), false)]
+        [("call_1_0".to_owned(), "deployed".to_owned(), false)]
     );
     assert_eq!(calls.get(), 2, "the approved tool ran again");
 }
@@ -90,7 +90,7 @@ async fn a_500_ms_expiry_answered_after_600_ms_is_refused_on_resume() {
     assert_eq!(
         results,
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "declined/expired: Deploy?".to_owned(),
             true
         )]
@@ -118,7 +118,7 @@ async fn a_500_ms_expiry_answered_at_once_is_accepted_by_wait_for() {
     let (results, calls) = with_wait_for(Duration::ZERO).await;
     assert_eq!(
         results,
-        [("call_0".to_owned(), "deployed".to_owned(), false)]
+        [("call_1_0".to_owned(), "deployed".to_owned(), false)]
     );
     assert_eq!(calls, 2);
 }
@@ -129,7 +129,7 @@ async fn a_500_ms_expiry_answered_after_600_ms_is_refused_by_wait_for() {
     assert_eq!(
         results,
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "declined/expired: Deploy?".to_owned(),
             true
         )]

@@ -217,14 +217,14 @@ async fn a_changed_pending_request_is_refused_on_load() {
 async fn an_unbalanced_transcript_is_refused_on_load() {
     let (toolkit, _) = toolkit();
     let record = parked(&toolkit).await;
-    assert_eq!(record["messages"][3]["tool_call_id"], "call_0");
+    assert_eq!(record["messages"][3]["tool_call_id"], "call_1_0");
 
     // an earlier turn's result names a call that does not exist
     let mut forged = record.clone();
-    forged["messages"][3]["tool_call_id"] = json!("call_9");
+    forged["messages"][3]["tool_call_id"] = json!("call_1_9");
     assert_eq!(
         refused(&forged),
-        "invalid persisted run: `messages[3].tool_call_id` is \"call_9\" but the calls of `messages[2]` are [\"call_0\"]: it names no call of its turn"
+        "invalid persisted run: `messages[3].tool_call_id` is \"call_1_9\" but the calls of `messages[2]` are [\"call_1_0\"]: it names no call of its turn"
     );
 
     // an earlier turn's result was removed
@@ -232,7 +232,7 @@ async fn an_unbalanced_transcript_is_refused_on_load() {
     forged["messages"].as_array_mut().unwrap().remove(3);
     assert_eq!(
         refused(&forged),
-        "invalid persisted run: `messages[2].tool_calls[0]` (\"call_0\" of \"echo\") has no result: the turn has 0 results for 1 calls"
+        "invalid persisted run: `messages[2].tool_calls[0]` (\"call_1_0\" of \"echo\") has no result: the turn has 0 results for 1 calls"
     );
 
     // an earlier turn's result given twice
@@ -241,7 +241,7 @@ async fn an_unbalanced_transcript_is_refused_on_load() {
     forged["messages"].as_array_mut().unwrap().insert(3, twice);
     assert_eq!(
         refused(&forged),
-        "invalid persisted run: `messages[4].tool_call_id` is \"call_0\" but the calls of `messages[2]` are [\"call_0\"]: that call has a result already"
+        "invalid persisted run: `messages[4].tool_call_id` is \"call_1_0\" but the calls of `messages[2]` are [\"call_1_0\"]: that call has a result already"
     );
 
     // a result with no call before it
@@ -250,7 +250,7 @@ async fn an_unbalanced_transcript_is_refused_on_load() {
     forged["messages"].as_array_mut().unwrap().insert(1, stray);
     assert_eq!(
         refused(&forged),
-        "invalid persisted run: `messages[1].tool_call_id` is \"call_0\" but `messages[0]` is not an assistant turn calling tools: the result answers no call"
+        "invalid persisted run: `messages[1].tool_call_id` is \"call_1_0\" but `messages[0]` is not an assistant turn calling tools: the result answers no call"
     );
 
     // a turn after the halted one

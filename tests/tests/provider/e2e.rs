@@ -47,8 +47,8 @@ async fn wait_for_answers_in_process_and_the_result_goes_back_in_each_wire_forma
 
         let sent = fake.requests();
         assert_eq!(sent.len(), 2);
-        let tools_openai = json!([{"type": "function", "function": {"name": "book_flight", "description": "Asks a human.", "parameters": {"type": "object", "properties": {}}}}]);
-        let tools_anthropic = json!([{"name": "book_flight", "description": "Asks a human.", "input_schema": {"type": "object", "properties": {}}}]);
+        let tools_openai = json!([{"type": "function", "function": {"name": "book_flight", "description": "Asks a human.", "parameters": {"type": "object", "properties": {}, "additionalProperties": false}}}]);
+        let tools_anthropic = json!([{"name": "book_flight", "description": "Asks a human.", "input_schema": {"type": "object", "properties": {}, "additionalProperties": false}}]);
         let expected = match style {
             Style::OpenAi => json!({
                 "model": MODEL,

@@ -283,3 +283,35 @@ async fn a_reply_without_a_message_is_a_transport_error() {
         "transport error: the provider's reply has no `choices[0].message`"
     );
 }
+
+#[tokio::test]
+async fn a_client_without_a_model_name_sends_the_providers_default_model() {
+    let fake = FakeProvider::start().await;
+    fake.script([
+        FakeReply::json(openai::text("ok", 1, 1)),
+        FakeReply::json(openai::text("ok", 1, 1)),
+    ]);
+    let provider = fake.openai("k").model("gpt-default").build().unwrap();
+    assert_eq!(provider.default_model(), Some("gpt-default"));
+    let client = toolnexus::Client::builder(provider.clone())
+        .build()
+        .unwrap();
+    let result = client.run("hi", &toolnexus::Toolkit::new()).await.unwrap();
+    assert_eq!(result.model, "gpt-default");
+    assert_eq!(fake.requests()[0].body["model"], json!("gpt-default"));
+    // a name given on the client wins
+    let client = toolnexus::Client::builder(provider)
+        .model_name("gpt-chosen")
+        .build()
+        .unwrap();
+    client.run("hi", &toolnexus::Toolkit::new()).await.unwrap();
+    assert_eq!(fake.requests()[1].body["model"], json!("gpt-chosen"));
+    // a provider built for no model has no default, and the client says what to do
+    let bare = fake.openai("k").build().unwrap();
+    assert_eq!(bare.default_model(), None);
+    let err = toolnexus::Client::builder(bare).build().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a client needs a model name: call `.model_name(..)` (any label for an in-process model), or build the provider with `.model(..)`"
+    );
+}

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Ident, ReturnType, Type};
 
 use super::known::{is_option, is_scalar, json_string, known};
-use super::parse::{ParamKind, Plain, ToolFn};
+use super::parse::{Hint, ParamKind, Piece, Plain, ToolFn};
 use super::validate::tool_name;
 use crate::docs::{Description, doc_description};
 use crate::ident::unraw;
@@ -58,6 +58,7 @@ pub(crate) fn tool_items(
     let Schema { ty, init, field } = schema(tool, rt);
     let schema_static = format_ident!("__TOOLNEXUS_SCHEMA_{}", index);
     let execute = execute(tool, target, &name, rt, &schema_static);
+    let annotations = annotations(tool, rt);
     quote! {
         static #schema_static: #rt::LazyLock<#ty> = #rt::LazyLock::new(|| #init);
 
@@ -75,9 +76,71 @@ pub(crate) fn tool_items(
                 &#schema_static #field
             }
 
+            #annotations
+
             #execute
         }
     }
+}
+
+/// `fn annotations` when the attribute states any hint (else the trait's default, none).
+fn annotations(tool: &ToolFn, rt: &TokenStream) -> TokenStream {
+    let attr = &tool.attr;
+    let hints = [
+        (quote!(read_only), attr.read_only),
+        (quote!(destructive), attr.destructive),
+        (quote!(idempotent), attr.idempotent),
+        (quote!(open_world), attr.open_world),
+    ];
+    let set: Vec<TokenStream> = hints
+        .iter()
+        .filter_map(|(method, hint)| {
+            let Hint { value, .. } = (*hint)?;
+            Some(quote!(.#method(#value)))
+        })
+        .collect();
+    if set.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        fn annotations(&self) -> #rt::ToolAnnotations {
+            #rt::ToolAnnotations::new() #(#set)*
+        }
+    }
+}
+
+/// For `approval = ".."`: the prompt, formatted from the raw arguments before they are
+/// decoded, and the gate that runs after decoding and before the body.
+fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
+    let Some(approval) = &tool.attr.approval else {
+        return (TokenStream::new(), TokenStream::new());
+    };
+    let pieces = approval.pieces.iter().map(|piece| match piece {
+        Piece::Text(t) => quote!(#rt::PromptPiece::Text(#t)),
+        Piece::Param(name) => {
+            // validated: the name is a plain parameter's; its property key may be renamed
+            let key = tool
+                .params
+                .iter()
+                .find_map(|p| match &p.kind {
+                    ParamKind::Plain(pl) if unraw(&pl.ident) == *name => Some(pl.key.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| name.clone());
+            quote!(#rt::PromptPiece::Arg(#key))
+        }
+    });
+    let prompt = quote! {
+        let __toolnexus_prompt = #rt::approval_prompt(&__toolnexus_args, &[#(#pieces),*]);
+    };
+    let gate = quote! {
+        let __toolnexus_approved = match #rt::approval_gate(__toolnexus_ctx, __toolnexus_prompt) {
+            #rt::Ok(ctx) => ctx,
+            #rt::Err(result) => return result,
+        };
+        let __toolnexus_ctx = &__toolnexus_approved;
+    };
+    (prompt, gate)
 }
 
 /// What a `#[tool]` with a compile error still emits for its struct: an `impl Tool` whose
@@ -368,6 +431,7 @@ fn execute(
     } else {
         call
     };
+    let (prompt, gate) = approval(tool, rt);
     let ret_span = return_span(tool);
     let convert = quote_spanned! {ret_span=>
         {
@@ -387,7 +451,9 @@ fn execute(
             __toolnexus_ctx: &'a #rt::Context,
         ) -> #rt::BoxFuture<'a, #rt::ToolResult> {
             #rt::Box::pin(async move {
+                #prompt
                 #(#decode)*
+                #gate
                 let __toolnexus_ret = #call;
                 #convert
             })

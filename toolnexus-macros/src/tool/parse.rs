@@ -15,12 +15,125 @@ use crate::docs::{DocLine, doc_lines};
 use crate::errors::Errors;
 use crate::ident::unraw;
 
-/// `#[tool(name = "..", description = "..", crate = path)]`.
+/// `#[tool(name = "..", description = "..", crate = path, read_only, destructive, idempotent,
+/// open_world, approval = "..")]`.
 #[derive(Default)]
 pub(crate) struct ToolAttr {
     pub(crate) name: Option<LitStr>,
     pub(crate) description: Option<Expr>,
     pub(crate) krate: Option<Path>,
+    pub(crate) read_only: Option<Hint>,
+    pub(crate) destructive: Option<Hint>,
+    pub(crate) idempotent: Option<Hint>,
+    pub(crate) open_world: Option<Hint>,
+    pub(crate) approval: Option<Approval>,
+}
+
+/// An annotation key (`read_only`, or `read_only = false`): where it was written and its value.
+#[derive(Clone, Copy)]
+pub(crate) struct Hint {
+    pub(crate) span: Span,
+    pub(crate) value: bool,
+}
+
+/// `approval = "Delete {path}?"`: the literal and its pieces.
+pub(crate) struct Approval {
+    pub(crate) lit: LitStr,
+    pub(crate) pieces: Vec<Piece>,
+}
+
+/// One piece of an approval prompt.
+pub(crate) enum Piece {
+    Text(String),
+    /// `{name}`: a parameter's name.
+    Param(String),
+}
+
+impl ToolAttr {
+    /// The slot of an annotation key (`open_world` for any key that is not one of the others).
+    fn hint_mut(&mut self, key: &str) -> &mut Option<Hint> {
+        match key {
+            "read_only" => &mut self.read_only,
+            "destructive" => &mut self.destructive,
+            "idempotent" => &mut self.idempotent,
+            _ => &mut self.open_world,
+        }
+    }
+}
+
+/// An annotation key's value: a flag (`read_only`) or `read_only = true|false`.
+fn hint(meta: &syn::meta::ParseNestedMeta<'_>, key: &str) -> syn::Result<Hint> {
+    let value = if meta.input.peek(Token![=]) {
+        let lit: syn::LitBool = meta.value()?.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `{key}` alone, or `{key} = true` / `{key} = false`"),
+            )
+        })?;
+        lit.value
+    } else {
+        true
+    };
+    Ok(Hint {
+        span: meta.path.span(),
+        value,
+    })
+}
+
+/// The annotation keys, in the order the docs list them.
+const HINT_KEYS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
+
+/// Splits an approval prompt into text and `{parameter}` pieces (`{{` and `}}` are braces).
+fn approval_pieces(text: &str) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut lit = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                lit.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                lit.push('}');
+            }
+            '{' => {
+                let mut name = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some(c) if c != '{' => name.push(c),
+                        _ => {
+                            return Err(format!(
+                                "unclosed `{{{name}` in `approval`; write `{{name}}` for a parameter, or `{{{{` for a brace"
+                            ));
+                        }
+                    }
+                }
+                let plain = !name.is_empty()
+                    && !name.starts_with(|c: char| c.is_ascii_digit())
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+                if !plain {
+                    return Err(format!(
+                        "`{{{name}}}` in `approval` is not a parameter name; placeholders are plain parameter names such as `{{path}}` (no format specs)"
+                    ));
+                }
+                if !lit.is_empty() {
+                    pieces.push(Piece::Text(std::mem::take(&mut lit)));
+                }
+                pieces.push(Piece::Param(name));
+            }
+            '}' => {
+                return Err("unmatched `}` in `approval`; write `}}` for a brace".to_owned());
+            }
+            c => lit.push(c),
+        }
+    }
+    if !lit.is_empty() {
+        pieces.push(Piece::Text(lit));
+    }
+    Ok(pieces)
 }
 
 /// Parses the arguments of `#[tool(..)]` (also used for `#[toolset(..)]`, which only knows
@@ -30,7 +143,16 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
     let allowed: &[&str] = if which == "toolset" {
         &["crate"]
     } else {
-        &["name", "description", "crate"]
+        &[
+            "name",
+            "description",
+            "crate",
+            "read_only",
+            "destructive",
+            "idempotent",
+            "open_world",
+            "approval",
+        ]
     };
     let parser = syn::meta::parser(|meta| {
         let key = meta.path.get_ident().map_or_else(
@@ -56,7 +178,9 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
         let duplicate = match key.as_str() {
             "name" => attr.name.is_some(),
             "description" => attr.description.is_some(),
-            _ => attr.krate.is_some(),
+            "approval" => attr.approval.is_some(),
+            "crate" => attr.krate.is_some(),
+            hint => attr.hint_mut(hint).is_some(),
         };
         if duplicate {
             errors.push(syn::Error::new(
@@ -64,12 +188,27 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 format!("duplicate `#[{which}]` key `{key}`"),
             ));
         }
+        if HINT_KEYS.contains(&key.as_str()) {
+            let hint = hint(&meta, &key)?;
+            if !duplicate {
+                *attr.hint_mut(&key) = Some(hint);
+            }
+            return Ok(());
+        }
         let value = meta.value()?;
         match key.as_str() {
             "name" => {
                 let lit: LitStr = value.parse()?;
                 if !duplicate {
                     attr.name = Some(lit);
+                }
+            }
+            "approval" => {
+                let lit: LitStr = value.parse()?;
+                match approval_pieces(&lit.value()) {
+                    Ok(pieces) if !duplicate => attr.approval = Some(Approval { lit, pieces }),
+                    Ok(_) => {}
+                    Err(message) => errors.push(syn::Error::new(lit.span(), message)),
                 }
             }
             "description" => {

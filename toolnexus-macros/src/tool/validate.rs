@@ -5,7 +5,7 @@
 use syn::spanned::Spanned;
 use syn::{GenericParam, Signature};
 
-use super::parse::{ParamKind, ToolFn};
+use super::parse::{ParamKind, Piece, ToolFn};
 use crate::errors::Errors;
 use crate::ident::unraw;
 
@@ -26,6 +26,52 @@ pub(crate) fn check(tool: &ToolFn, sig: &Signature, place: Place, errors: &mut E
     params(tool, errors);
     name(tool, errors);
     description(tool, errors);
+    annotations(tool, errors);
+    approval(tool, errors);
+}
+
+/// Annotations that contradict each other: a read-only tool destroys nothing.
+fn annotations(tool: &ToolFn, errors: &mut Errors) {
+    if let (Some(read_only), Some(destructive)) = (tool.attr.read_only, tool.attr.destructive)
+        && read_only.value
+        && destructive.value
+    {
+        errors.push(syn::Error::new(
+            destructive.span,
+            "a tool cannot be both `read_only` and `destructive`: a read-only tool changes nothing; remove one",
+        ));
+    }
+}
+
+/// Every `{name}` of `approval = ".."` is a parameter of the function.
+fn approval(tool: &ToolFn, errors: &mut Errors) {
+    let Some(approval) = &tool.attr.approval else {
+        return;
+    };
+    let names: Vec<String> = tool
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Plain(plain) => Some(unraw(&plain.ident)),
+            _ => None,
+        })
+        .collect();
+    for piece in &approval.pieces {
+        let Piece::Param(name) = piece else { continue };
+        if names.contains(name) {
+            continue;
+        }
+        let known = if names.is_empty() {
+            "this tool has no named parameters".to_owned()
+        } else {
+            let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!("the parameters are {}", quoted.join(", "))
+        };
+        errors.push(syn::Error::new(
+            approval.lit.span(),
+            format!("`{{{name}}}` in `approval` is not a parameter of this tool; {known}"),
+        ));
+    }
 }
 
 fn signature(sig: &Signature, errors: &mut Errors) {

@@ -10,7 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::hooks::Hooks;
 use super::wait::IntoAnswer;
-use super::{BeforeTool, Client, DEFAULT_MAX_TURNS, Event, EventFn, Metric, MetricFn, WaitForFn};
+use super::{
+    ApprovalFn, BeforeTool, Client, DEFAULT_MAX_TURNS, Event, EventFn, Metric, MetricFn, WaitForFn,
+};
 use crate::error::{Error, Result};
 use crate::model::{Model, ModelRequest, ModelTurn, ToolCall};
 use crate::request::Request;
@@ -27,11 +29,14 @@ pub struct ClientBuilder {
 #[derive(Clone)]
 pub(super) struct Config {
     pub(super) model: Arc<dyn Model>,
-    /// Empty until set; `build` refuses an empty name.
+    /// Empty until set; `build` takes the model's [`Model::default_model`] then, and refuses
+    /// a client with neither.
     pub(super) model_name: String,
     pub(super) system: Option<String>,
     pub(super) max_turns: u32,
     pub(super) wait_for: Option<WaitForFn>,
+    /// Consulted in order before each call; the first prompt asks for approval.
+    pub(super) approval: Vec<ApprovalFn>,
     pub(super) hooks: Hooks,
     pub(super) on_event: Option<EventFn>,
     pub(super) on_metric: Option<MetricFn>,
@@ -61,6 +66,7 @@ impl ClientBuilder {
                 system: None,
                 max_turns: DEFAULT_MAX_TURNS,
                 wait_for: None,
+                approval: Vec::new(),
                 hooks: Hooks::default(),
                 on_event: None,
                 on_metric: None,
@@ -71,7 +77,9 @@ impl ClientBuilder {
         }
     }
 
-    /// The model id sent with every request (required).
+    /// The model id sent with every request. Without it the client sends the model's own
+    /// default ([`Model::default_model`]: an [`HttpProvider`](crate::HttpProvider) built with
+    /// `.model(..)`); a client with neither fails to build.
     pub fn model_name(mut self, name: impl Into<String>) -> Self {
         self.config.model_name = name.into();
         self
@@ -106,6 +114,63 @@ impl ClientBuilder {
             let fut = f(req);
             Box::pin(async move { fut.await.into_answer() })
         }));
+        self
+    }
+
+    /// Asks for approval before running any tool whose [`annotations`](crate::Tool::annotations)
+    /// say it is destructive (`destructive == Some(true)`; a tool that says nothing is not
+    /// asked about), with the prompt `` Run the destructive tool `<name>` with <arguments>? ``.
+    ///
+    /// The call then suspends with an `approval` request before the tool runs, and the loop
+    /// rule applies as to any suspension: with [`wait_for`](Self::wait_for) an accepted answer
+    /// runs the tool once (with the answer in its context) and a declined one feeds back
+    /// `declined/expired: <prompt>`; without it the run halts and resumes durably.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::{Client, FnTool, Reply, RunStatus, ScriptedModel, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let rm = FnTool::builder("rm").description("Deletes a file.").destructive()
+    ///     .handler(|_, _| async { "deleted" }).build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(rm).build().unwrap();
+    /// let model = ScriptedModel::new([Reply::tool_call("rm", json!({"path": "/tmp/x"}))]);
+    /// let client = Client::builder(model).model_name("m").approve_destructive().build().unwrap();
+    /// let result = client.run("clean up", &toolkit).await.unwrap();
+    /// assert_eq!(result.status, RunStatus::Pending);
+    /// assert_eq!(result.text, r#"Run the destructive tool `rm` with {"path":"/tmp/x"}?"#);
+    /// # });
+    /// ```
+    pub fn approve_destructive(self) -> Self {
+        self.approval_policy(|tool, args| {
+            tool.annotations().is_destructive().then(|| {
+                format!(
+                    "Run the destructive tool `{}` with {}?",
+                    tool.name(),
+                    serde_json::Value::Object(args.clone())
+                )
+            })
+        })
+    }
+
+    /// A client-wide approval policy, for tools the host did not write: before each call
+    /// (after [`before_tool`](Self::before_tool)), `policy` sees the tool and the arguments
+    /// and returns the prompt to ask for approval with, or `None` to run the call as it is.
+    /// Several policies (and [`approve_destructive`](Self::approve_destructive)) are consulted
+    /// in the order they were added; the first prompt wins.
+    ///
+    /// A prompt makes the call suspend with an `approval` request instead of running; the loop
+    /// rule then applies as to any suspension (see
+    /// [`approve_destructive`](Self::approve_destructive)). The retry after an accepted
+    /// answer is not asked about again.
+    pub fn approval_policy<F>(mut self, policy: F) -> Self
+    where
+        F: Fn(&dyn crate::Tool, &serde_json::Map<String, serde_json::Value>) -> Option<String>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.config.approval.push(Arc::new(policy));
         self
     }
 
@@ -194,14 +259,20 @@ impl ClientBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] without a model name, or with `max_turns` 0.
+    /// [`Error::Config`] without a model name (neither [`model_name`](Self::model_name) nor
+    /// the model's [`default_model`](Model::default_model)), or with `max_turns` 0.
     pub fn build(self) -> Result<Client> {
-        let config = self.config;
+        let mut config = self.config;
         if config.model_name.is_empty() {
-            return Err(Error::Config(
-                "a client needs a model name: call `.model_name(..)` (any label for an in-process model)"
-                    .to_owned(),
-            ));
+            match config.model.default_model().filter(|m| !m.is_empty()) {
+                Some(default) => default.clone_into(&mut config.model_name),
+                None => {
+                    return Err(Error::Config(
+                        "a client needs a model name: call `.model_name(..)` (any label for an in-process model), or build the provider with `.model(..)`"
+                            .to_owned(),
+                    ));
+                }
+            }
         }
         if config.max_turns == 0 {
             return Err(Error::Config(

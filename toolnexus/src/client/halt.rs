@@ -61,6 +61,7 @@ pub(super) fn halt(
         output: exec.result.output,
         is_error: exec.result.is_error,
         metadata: exec.result.metadata,
+        parts: exec.result.parts,
     });
     st.text.clone_from(&request.prompt);
     let mut result = finish(st, RunStatus::Pending, None);

@@ -17,8 +17,10 @@ use crate::util::panic_message;
 /// (`{id?, name, arguments}`), plus optional usage.
 ///
 /// Arguments may be a JSON object or a JSON string (as OpenAI sends them); a string that is
-/// not a JSON object reaches the loop as is, and the model is told what is wrong. Call ids
-/// default to `call_<index>` (the call's position in the reply).
+/// not a JSON object reaches the loop as is, and the model is told what is wrong. A call
+/// without an id of its own is left without one here; the agent loop numbers it
+/// `call_<turn>_<index>` (the run's turn, counted from 1, and the call's position in the
+/// reply, from 0), unique within a run.
 ///
 /// ```
 /// use serde_json::json;
@@ -28,7 +30,8 @@ use crate::util::panic_message;
 ///     .with_call_id("c7", "weather", r#"{"city":"Oslo"}"#)
 ///     .with_usage(Usage::new(10, 2));
 /// let turn = reply.into_turn();
-/// assert_eq!(turn.tool_calls[0].id, "call_0");
+/// assert_eq!(turn.tool_calls[0].id, "");
+/// assert_eq!(turn.tool_calls[0].name, "book_flight");
 /// assert_eq!(turn.tool_calls[1].id, "c7");
 /// assert_eq!(turn.tool_calls[1].arguments, json!({"city": "Oslo"}));
 /// ```
@@ -54,7 +57,7 @@ impl Reply {
         Self::default().with_call(name, arguments)
     }
 
-    /// Adds a tool call (id `call_<index>`).
+    /// Adds a tool call (the loop gives it the id `call_<turn>_<index>`).
     pub fn with_call(mut self, name: impl Into<String>, arguments: impl Into<Value>) -> Self {
         self.calls.push((None, name.into(), arguments.into()));
         self
@@ -84,18 +87,14 @@ impl Reply {
         self
     }
 
-    /// The model turn this reply stands for: ids defaulted to `call_<index>`, argument
-    /// strings that hold a JSON object parsed.
+    /// The model turn this reply stands for: ids not given left empty (the loop numbers them),
+    /// argument strings that hold a JSON object parsed.
     pub fn into_turn(self) -> ModelTurn {
         let tool_calls = self
             .calls
             .into_iter()
-            .enumerate()
-            .map(|(i, (id, name, arguments))| {
-                let id = id
-                    .filter(|id| !id.is_empty())
-                    .unwrap_or_else(|| format!("call_{i}"));
-                ToolCall::new(id, name, normalize_arguments(arguments))
+            .map(|(id, name, arguments)| {
+                ToolCall::new(id.unwrap_or_default(), name, normalize_arguments(arguments))
             })
             .collect();
         let mut turn = ModelTurn::tool_calls(tool_calls);

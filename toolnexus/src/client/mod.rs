@@ -50,6 +50,12 @@ pub const DEFAULT_MAX_TURNS: u32 = 10;
 
 type WaitForFn = Arc<dyn Fn(Request) -> BoxFuture<'static, Result<Answer, String>> + Send + Sync>;
 type EventFn = Arc<dyn Fn(&Event) + Send + Sync>;
+/// A client-wide approval policy: the prompt to ask before running a call, or `None`.
+type ApprovalFn = Arc<
+    dyn Fn(&dyn crate::tool::Tool, &serde_json::Map<String, serde_json::Value>) -> Option<String>
+        + Send
+        + Sync,
+>;
 type MetricFn = Arc<dyn Fn(&Metric) + Send + Sync>;
 type Sink<'a> = &'a (dyn Fn(&Event) + Send + Sync);
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::model::{Message, Usage};
 use crate::request::Request;
-use crate::result::Metadata;
+use crate::result::{ContentPart, Metadata};
 
 use super::persist::Halted;
 
@@ -51,7 +51,7 @@ pub enum Limit {
 }
 
 /// One tool call of a run, as its tool answered it: `{name, args, output, isError,
-/// metadata?}`.
+/// metadata?, parts?}`.
 ///
 /// The record of a call that halted the run is the suspension itself (its `metadata.pending`
 /// is the request); a resume replaces it with the resolved result.
@@ -71,6 +71,9 @@ pub struct ToolCallRecord {
     /// The result's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// The result's content parts (omitted when empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ContentPart>,
 }
 
 /// The outcome of a run ([contract section 3](crate::contract)). Serializes to camelCase JSON:

@@ -280,8 +280,9 @@ impl Run<'_> {
                 .into_iter()
                 .enumerate()
                 .map(|(i, mut call)| {
+                    // unique within the run, also across a resume (the turn count is kept)
                     if call.id.is_empty() {
-                        call.id = format!("call_{i}");
+                        call.id = format!("call_{}_{i}", st.turns);
                     }
                     call
                 })
@@ -421,10 +422,10 @@ impl Run<'_> {
             result,
             duration: started.elapsed(),
         };
-        if self.toolkit.get(&call.name).is_none() {
+        let Some(tool) = self.toolkit.get(&call.name) else {
             let result = ToolResult::error(format!("Unknown tool: {}", call.name));
             return done(call.arguments.clone(), result);
-        }
+        };
         let mut args = match parse_arguments(&call.name, &call.arguments) {
             Ok(args) => args,
             Err(failure) => return done(call.arguments.clone(), failure),
@@ -440,6 +441,16 @@ impl Run<'_> {
                 BeforeTool::Rewrite(rewritten) => args = rewritten,
                 BeforeTool::Return(result) => return done(Value::Object(args), result),
             }
+        }
+        // the client's approval policies: the first prompt suspends the call before it runs
+        let prompt = self
+            .client
+            .approval
+            .iter()
+            .find_map(|policy| policy(tool.as_ref(), &args));
+        if let Some(prompt) = prompt {
+            let suspension = ToolResult::suspended(Request::approval(prompt));
+            return done(Value::Object(args), suspension);
         }
         let args = Value::Object(args);
         let result = self
@@ -495,11 +506,10 @@ impl Run<'_> {
             output: result.output.clone(),
             is_error: result.is_error,
         });
-        st.request.messages.push(Message::tool_result(
-            call.id.clone(),
-            result.output.clone(),
-            result.is_error,
-        ));
+        st.request.messages.push(
+            Message::tool_result(call.id.clone(), result.output.clone(), result.is_error)
+                .with_parts(result.parts.clone()),
+        );
         st.ran = true;
         st.records.push(ToolCallRecord {
             name: call.name.clone(),
@@ -507,6 +517,7 @@ impl Run<'_> {
             output: result.output,
             is_error: result.is_error,
             metadata: result.metadata,
+            parts: result.parts,
         });
     }
 }

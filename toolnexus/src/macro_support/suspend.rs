@@ -241,7 +241,7 @@ where
             let suspension = build();
             Err(match suspension.request() {
                 Some(request) => Suspension::failed(SuspendError::Declined {
-                    reason: answer.reason.unwrap_or(DeclineReason::Declined),
+                    reason: answer.reason.clone().unwrap_or(DeclineReason::Declined),
                     prompt: request.prompt.clone(),
                 }),
                 None => suspension,

@@ -13,6 +13,7 @@ use super::wire::{parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
+use crate::result::{ContentPart, PART_FILE, PART_IMAGE};
 
 /// Anthropic messages: `POST {base}/v1/messages` with `x-api-key` and `anthropic-version`.
 pub(crate) struct AnthropicMessages;
@@ -98,6 +99,35 @@ fn body(request: &ModelRequest, model: &str, max_tokens: u32, stream: bool) -> M
     body
 }
 
+/// A `tool_result` block's content: the text alone, or, with content parts, a list of blocks
+/// (the text first, then `image` for an image, `document` for a file; a part that has no such
+/// form, audio say, becomes a text block naming it).
+fn tool_result_content(m: &Message) -> Value {
+    let text = m.content.clone().unwrap_or_default();
+    if m.parts.is_empty() {
+        return Value::String(text);
+    }
+    let mut blocks = vec![json!({"type": "text", "text": text})];
+    blocks.extend(m.parts.iter().map(part_block));
+    Value::Array(blocks)
+}
+
+fn part_block(p: &ContentPart) -> Value {
+    let block = match p.kind.as_str() {
+        PART_IMAGE => "image",
+        PART_FILE => "document",
+        _ => return json!({"type": "text", "text": p.placeholder()}),
+    };
+    let source = match (&p.data, &p.mime_type, &p.url) {
+        (Some(data), Some(mime), _) => {
+            json!({"type": "base64", "media_type": mime, "data": data})
+        }
+        (_, _, Some(url)) => json!({"type": "url", "url": url}),
+        _ => return json!({"type": "text", "text": p.placeholder()}),
+    };
+    json!({"type": block, "source": source})
+}
+
 fn messages(transcript: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
     let mut results: Vec<Value> = Vec::new();
@@ -106,7 +136,7 @@ fn messages(transcript: &[Message]) -> Vec<Value> {
             results.push(json!({
                 "type": "tool_result",
                 "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
-                "content": m.content.clone().unwrap_or_default(),
+                "content": tool_result_content(m),
                 "is_error": m.is_error,
             }));
             continue;

@@ -224,6 +224,10 @@ impl Inner {
 }
 
 impl Model for HttpProvider {
+    fn default_model(&self) -> Option<&str> {
+        self.model()
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ModelRequest,

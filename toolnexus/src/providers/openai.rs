@@ -11,6 +11,7 @@ use super::wire::{arguments_string, parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
+use crate::result::{ContentPart, PART_AUDIO, PART_FILE, PART_IMAGE};
 
 /// OpenAI chat completions: `POST {base}/chat/completions` with `Authorization: Bearer`.
 pub(crate) struct OpenAiChat;
@@ -86,7 +87,7 @@ fn message(m: &Message) -> Value {
         Role::Tool => {
             let id = m.tool_call_id.clone().unwrap_or_default();
             out.insert("tool_call_id".to_owned(), Value::String(id));
-            out.insert("content".to_owned(), text(m));
+            out.insert("content".to_owned(), tool_content(m));
         }
         Role::Assistant if !m.tool_calls.is_empty() => {
             out.insert(
@@ -111,6 +112,67 @@ fn message(m: &Message) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// A tool message's content: the text alone, or, with content parts, an array of content
+/// parts (the text first, then each part: `image_url` for an image, `file` for a file,
+/// `input_audio` for audio; a part that has no such form becomes a text part naming it).
+fn tool_content(m: &Message) -> Value {
+    if m.parts.is_empty() {
+        return text(m);
+    }
+    let mut blocks = vec![json!({"type": "text", "text": m.content.clone().unwrap_or_default()})];
+    blocks.extend(m.parts.iter().map(part_block));
+    Value::Array(blocks)
+}
+
+fn part_block(p: &ContentPart) -> Value {
+    let data_url = || {
+        p.data
+            .as_ref()
+            .map(|d| format!("data:{};base64,{d}", p.mime_type.as_deref().unwrap_or("")))
+    };
+    match p.kind.as_str() {
+        PART_IMAGE => match p.url.clone().or_else(data_url) {
+            Some(url) => json!({"type": "image_url", "image_url": {"url": url}}),
+            None => unsupported_part(p),
+        },
+        PART_FILE => {
+            let mut file = Map::new();
+            if let Some(url) = data_url() {
+                file.insert("file_data".to_owned(), Value::String(url));
+            } else if let Some(id) = p.extra.get("fileId").and_then(Value::as_str) {
+                file.insert("file_id".to_owned(), Value::String(id.to_owned()));
+            } else {
+                return unsupported_part(p);
+            }
+            if let Some(name) = p.extra.get("name").and_then(Value::as_str) {
+                file.insert("filename".to_owned(), Value::String(name.to_owned()));
+            }
+            json!({"type": "file", "file": file})
+        }
+        PART_AUDIO => match (&p.data, audio_format(p.mime_type.as_deref())) {
+            (Some(data), Some(format)) => {
+                json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+            }
+            _ => unsupported_part(p),
+        },
+        _ => unsupported_part(p),
+    }
+}
+
+/// OpenAI's `input_audio.format` for a media type (`wav` and `mp3` only).
+fn audio_format(mime: Option<&str>) -> Option<&'static str> {
+    match mime? {
+        "audio/wav" | "audio/x-wav" | "audio/wave" => Some("wav"),
+        "audio/mpeg" | "audio/mp3" => Some("mp3"),
+        _ => None,
+    }
+}
+
+/// A part the dialect cannot send as content: a text part that says what it was.
+fn unsupported_part(p: &ContentPart) -> Value {
+    json!({"type": "text", "text": p.placeholder()})
 }
 
 fn text(m: &Message) -> Value {

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{BoxFuture, SOURCE_NATIVE, Tool, deserialize_args, validate_tool_name};
+use super::{
+    BoxFuture, SOURCE_NATIVE, Tool, ToolAnnotations, deserialize_args, validate_tool_name,
+};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::result::{IntoToolResult, ToolResult};
@@ -43,6 +45,7 @@ pub struct FnTool {
     description: String,
     schema: Value,
     source: String,
+    annotations: ToolAnnotations,
     handler: Box<Handler>,
 }
 
@@ -53,6 +56,7 @@ impl fmt::Debug for FnTool {
             .field("description", &self.description)
             .field("schema", &self.schema)
             .field("source", &self.source)
+            .field("annotations", &self.annotations)
             .finish_non_exhaustive()
     }
 }
@@ -66,6 +70,7 @@ impl FnTool {
                 description: None,
                 schema: None,
                 source: SOURCE_NATIVE.to_owned(),
+                annotations: ToolAnnotations::new(),
                 handler: None,
             },
         }
@@ -89,6 +94,10 @@ impl Tool for FnTool {
         &self.source
     }
 
+    fn annotations(&self) -> ToolAnnotations {
+        self.annotations
+    }
+
     fn execute<'a>(
         &'a self,
         args: Map<String, Value>,
@@ -110,6 +119,7 @@ struct Config {
     description: Option<String>,
     schema: Option<Value>,
     source: String,
+    annotations: ToolAnnotations,
     handler: Option<Box<Handler>>,
 }
 
@@ -129,6 +139,20 @@ impl FnToolBuilder {
     }
 
     /// The JSON Schema of the arguments (root `"type":"object"`).
+    ///
+    /// Without one, the tool takes no arguments:
+    /// `{"type":"object","properties":{},"additionalProperties":false}`, the schema of a
+    /// `#[tool]` function without parameters.
+    ///
+    /// ```
+    /// use toolnexus::{FnTool, Tool};
+    ///
+    /// let ping = FnTool::builder("ping").description("Pings.").handler(|_, _| async { "pong" }).build().unwrap();
+    /// assert_eq!(
+    ///     ping.input_schema().to_string(),
+    ///     r#"{"type":"object","properties":{},"additionalProperties":false}"#
+    /// );
+    /// ```
     pub fn schema(mut self, schema: Value) -> Self {
         self.config.schema = Some(schema);
         self
@@ -143,6 +167,55 @@ impl FnToolBuilder {
     /// Where the tool comes from (default `native`).
     pub fn source(mut self, source: impl Into<String>) -> Self {
         self.config.source = source.into();
+        self
+    }
+
+    /// All the tool's [`ToolAnnotations`] at once (replacing any set before).
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.config.annotations = annotations;
+        self
+    }
+
+    /// Marks the tool read-only: it changes nothing ([`ToolAnnotations::read_only`]).
+    pub fn read_only(mut self) -> Self {
+        self.config.annotations.read_only = Some(true);
+        self
+    }
+
+    /// Marks the tool destructive: it may delete or overwrite
+    /// ([`ToolAnnotations::destructive`]).
+    ///
+    /// ```
+    /// use toolnexus::{FnTool, Tool};
+    ///
+    /// let rm = FnTool::builder("rm").description("Deletes a file.").destructive().idempotent()
+    ///     .handler(|_, _| async { "" }).build().unwrap();
+    /// assert!(rm.annotations().is_destructive());
+    /// assert_eq!(rm.annotations().idempotent, Some(true));
+    ///
+    /// let both = FnTool::builder("rm").description("Deletes a file.").destructive().read_only()
+    ///     .handler(|_, _| async { "" }).build();
+    /// assert_eq!(
+    ///     both.unwrap_err().to_string(),
+    ///     "tool `rm`: a tool cannot be both `read_only` and `destructive`"
+    /// );
+    /// ```
+    pub fn destructive(mut self) -> Self {
+        self.config.annotations.destructive = Some(true);
+        self
+    }
+
+    /// Marks the tool idempotent: a second call with the same arguments has no further effect
+    /// ([`ToolAnnotations::idempotent`]).
+    pub fn idempotent(mut self) -> Self {
+        self.config.annotations.idempotent = Some(true);
+        self
+    }
+
+    /// States whether the tool reaches an open world, such as the web
+    /// ([`ToolAnnotations::open_world`]).
+    pub fn open_world(mut self, open: bool) -> Self {
+        self.config.annotations.open_world = Some(open);
         self
     }
 
@@ -189,8 +262,8 @@ impl FnToolBuilder {
     ///
     /// # Errors
     ///
-    /// An invalid name ([`Error::InvalidToolName`]), no description or handler
-    /// ([`Error::Config`]), or a schema that is not an object with root `"type":"object"`
+    /// An invalid name ([`Error::InvalidToolName`]), no description or handler, or
+    /// contradicting annotations ([`Error::Config`]), or a schema that is not an object with root `"type":"object"`
     /// ([`Error::InvalidSchema`]).
     pub fn build(self) -> Result<FnTool> {
         let Config {
@@ -198,9 +271,13 @@ impl FnToolBuilder {
             description,
             schema,
             source,
+            annotations,
             handler,
         } = self.config;
         validate_tool_name(&name)?;
+        if let Some(why) = annotations.contradiction() {
+            return Err(Error::Config(format!("tool `{name}`: {why}")));
+        }
         let description = description.ok_or_else(|| {
             Error::Config(format!(
                 "tool `{name}` has no description: call `.description(..)`; models choose tools by their descriptions"
@@ -211,14 +288,16 @@ impl FnToolBuilder {
                 "tool `{name}` has no handler: call `.handler(..)` or `.typed_handler(..)`"
             ))
         })?;
-        let schema =
-            schema.unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        let schema = schema.unwrap_or_else(|| {
+            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+        });
         crate::schema::check_input_schema(&name, &schema)?;
         Ok(FnTool {
             name,
             description,
             schema,
             source,
+            annotations,
             handler,
         })
     }

@@ -2,6 +2,7 @@
 //!
 //! - [`Tool`], [`SharedTool`], [`IntoTool`], [`BoxFuture`]: the trait, and how a
 //!   [`Toolkit`](crate::Toolkit) holds tools;
+//! - [`ToolAnnotations`]: what a tool says about its effects (read-only, destructive, ...);
 //! - [`validate_tool_name`], [`sanitize`]: tool names;
 //! - [`deserialize_args`]: a call's arguments decoded as a Rust type;
 //! - [`FnTool`], [`FnToolBuilder`]: a tool built by hand from a closure;
@@ -9,12 +10,14 @@
 //! - [`IntoToolResult`], [`Json`]: the return mapping, which lives with
 //!   [`ToolResult`](crate::ToolResult) in [`result`](crate::result).
 
+mod annotations;
 mod args;
 mod fn_tool;
 mod name;
 mod traits;
 mod wrap;
 
+pub use annotations::ToolAnnotations;
 pub use args::deserialize_args;
 pub(crate) use args::error_path;
 pub use fn_tool::{FnTool, FnToolBuilder};

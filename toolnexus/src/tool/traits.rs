@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::ToolAnnotations;
 use crate::context::Context;
 use crate::result::ToolResult;
 
@@ -67,6 +68,12 @@ pub trait Tool: Send + Sync {
     /// Where it comes from: `native` for Rust functions, or `custom`, `builtin`, `mcp`, ...
     fn source(&self) -> &str {
         SOURCE_NATIVE
+    }
+
+    /// What the tool says about its effects (read-only, destructive, idempotent, open world);
+    /// none of them by default. `#[tool(read_only)]` and the like set them.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::default()
     }
 
     /// Runs one call.

@@ -45,6 +45,10 @@ impl Tool for Wrapped {
         self.inner.source()
     }
 
+    fn annotations(&self) -> super::ToolAnnotations {
+        self.inner.annotations()
+    }
+
     fn execute<'a>(
         &'a self,
         args: Map<String, Value>,

@@ -1,0 +1,49 @@
+//! What `#[tool(approval = "..")]` expands to: the prompt formatted from the call's arguments,
+//! and the gate that asks for approval before the body runs.
+
+use serde_json::{Map, Value};
+
+use crate::context::Context;
+use crate::request::{DeclineReason, Request};
+use crate::result::ToolResult;
+
+/// One piece of an approval prompt: text as written, or the argument of a property.
+#[derive(Clone, Copy, Debug)]
+pub enum PromptPiece {
+    /// Text, as written.
+    Text(&'static str),
+    /// The argument of this property: a string as its text, anything else as compact JSON,
+    /// an absent argument as `null`.
+    Arg(&'static str),
+}
+
+/// The prompt, from the arguments as the model sent them.
+pub fn approval_prompt(args: &Map<String, Value>, pieces: &[PromptPiece]) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            PromptPiece::Text(t) => out.push_str(t),
+            PromptPiece::Arg(key) => match args.get(*key) {
+                Some(Value::String(s)) => out.push_str(s),
+                Some(v) => out.push_str(&v.to_string()),
+                None => out.push_str("null"),
+            },
+        }
+    }
+    out
+}
+
+/// Before the body: without an answer, the `approval` suspension to return; with a declining
+/// one, `<reason>: <prompt>` (`declined: <prompt>` by default); with an accepting one, the
+/// context the body runs with, without that answer (so an `ask!` in the body asks afresh
+/// instead of reading the approval as its own answer).
+pub fn approval_gate(ctx: &Context, prompt: String) -> Result<Context, ToolResult> {
+    match ctx.answer() {
+        None => Err(ToolResult::suspended(Request::approval(prompt))),
+        Some(answer) if answer.ok => Ok(ctx.clone().without_answer()),
+        Some(answer) => Err(ToolResult::error(format!(
+            "{}: {prompt}",
+            answer.reason.clone().unwrap_or(DeclineReason::Declined)
+        ))),
+    }
+}
