@@ -1,62 +1,91 @@
-//! Durable halt and resume across processes: the first invocation halts on the tool's
-//! question and writes the pending run to a file; a second invocation with the answer
-//! resumes it (in a fresh process, with a fresh client) and finishes.
+//! Durable halt and resume across processes, through a run store: the first invocation halts
+//! on the tool's question and the run parks itself in a SQLite file; a second invocation
+//! answers the pending request by its id (in a fresh process, with a fresh client): the store
+//! hands the run to exactly one resumer, which finishes it.
 //!
 //! ```sh
-//! cargo run -p toolnexus-examples --example durable -- --state /tmp/run.json
-//! cargo run -p toolnexus-examples --example durable -- --state /tmp/run.json --answer Oslo
+//! cargo run -p toolnexus-examples --example durable -- --state /tmp/runs.db
+//! cargo run -p toolnexus-examples --example durable -- --state /tmp/runs.db --answer Oslo
 //! ```
+//!
+//! `--request <id>` answers one request; without it the oldest pending one is answered. Once
+//! no run is left waiting, the second invocation deletes the state file.
+
+use std::sync::Arc;
 
 use serde_json::json;
-use toolnexus::{
-    Client, FnModel, Form, ModelRequest, PendingRun, Reply, Role, RunStatus, Suspension, Toolkit,
-    ask, tool,
-};
+use toolnexus::store::{PendingQuery, RunStore, SqliteStore};
+use toolnexus::{Client, FnModel, Form, ModelRequest, Reply, Role, Suspension, Toolkit, ask, tool};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (state, answer) = parse_args()?;
+    let args = parse_args()?;
     let toolkit = Toolkit::builder().tool(BookFlight).build()?;
-    // no `wait_for`: a suspension halts the run instead of waiting in this process
+    let store = Arc::new(SqliteStore::open(&args.state).await?);
+    // no `wait_for`: a suspension halts the run, and the store keeps it
     let client = Client::builder(FnModel::new(travel_agent))
         .model_name("in-process-travel-agent")
         .system("You book flights.")
+        .store(store.clone())
         .build()?;
 
-    let Some(city) = answer else {
+    let Some(city) = args.answer else {
         let result = client.run("Book flight AI-503 for me.", &toolkit).await?;
-        if result.status != RunStatus::Pending {
+        let Some(request) = &result.pending else {
             println!("finished without asking: {}", result.text);
             return Ok(());
-        }
-        let record = PendingRun::try_from(result)?;
-        std::fs::write(&state, record.to_json())?;
-        let request = record.pending();
+        };
         println!("halted: {} (request {})", request.prompt, request.id);
-        println!("pending run written to {state}; resume with: --state {state} --answer <city>");
+        println!(
+            "the run is parked in {}; answer with: --state {} --answer <city>",
+            args.state, args.state
+        );
         return Ok(());
     };
 
-    let json = std::fs::read_to_string(&state)
-        .map_err(|e| format!("cannot read the pending run at {state}: {e}"))?;
-    let record = PendingRun::from_json(&json)?;
+    // the request a human answers: named, or the oldest one waiting
+    let request_id = match args.request {
+        Some(id) => id,
+        None => {
+            store
+                .list_pending(&PendingQuery::new().limit(1))
+                .await?
+                .runs
+                .into_iter()
+                .next()
+                .ok_or_else(|| format!("no run is waiting in {}", args.state))?
+                .request_id
+        }
+    };
+    let parked = store
+        .get_by_request(&request_id)
+        .await?
+        .ok_or_else(|| format!("no run waits on request {request_id}"))?;
+    let request = parked.record.pending();
     println!(
-        "resuming request {} ({}) with {city:?}",
-        record.pending().id,
-        record.pending().prompt
+        "answering request {} ({}) with {city:?}",
+        request.id, request.prompt
     );
-    let answer = record.pending().accept(Destination { city });
-    // a record is single-use: consume it before resuming, so that a second invocation cannot
-    // run the answered call again (a store would do this atomically)
-    std::fs::remove_file(&state)?;
-    let result = client.resume(record, answer, &toolkit).await?;
-    if result.status == RunStatus::Pending {
-        let record = PendingRun::try_from(result)?;
-        std::fs::write(&state, record.to_json())?;
-        println!("halted again: {}", record.pending().prompt);
-    } else {
-        println!("status: {}, turns: {}", result.status, result.turns);
-        println!("answer: {}", result.text);
+    let answer = request.accept(Destination { city });
+    let result = client.answer(store.as_ref(), answer, &toolkit).await?;
+    if let Some(next) = &result.pending {
+        println!("halted again: {} (request {})", next.prompt, next.id);
+        return Ok(());
+    }
+    println!("status: {}, turns: {}", result.status, result.turns);
+    println!("answer: {}", result.text);
+
+    // done: the finished run is no longer needed, and neither is an empty state file
+    store.delete(&parked.info.run_id).await?;
+    let waiting = store.list_pending(&PendingQuery::new().limit(1)).await?;
+    drop(client);
+    if waiting.runs.is_empty() && Arc::into_inner(store).is_some() {
+        for suffix in ["", "-wal", "-shm"] {
+            let file = format!("{}{suffix}", args.state);
+            if std::path::Path::new(&file).exists() {
+                std::fs::remove_file(&file)?;
+            }
+        }
     }
     Ok(())
 }
@@ -95,21 +124,29 @@ async fn travel_agent(request: ModelRequest) -> Reply {
     }
 }
 
-fn parse_args() -> Result<(String, Option<String>), String> {
-    let mut state = None;
-    let mut answer = None;
+struct Args {
+    state: String,
+    answer: Option<String>,
+    request: Option<String>,
+}
+
+const USAGE: &str = "usage: durable --state <file> [--answer <city> [--request <id>]]";
+
+fn parse_args() -> Result<Args, String> {
+    let (mut state, mut answer, mut request) = (None, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--state" => state = args.next(),
             "--answer" => answer = args.next(),
-            other => {
-                return Err(format!(
-                    "unknown argument {other:?}; usage: durable --state <file> [--answer <city>]"
-                ));
-            }
+            "--request" => request = args.next(),
+            other => return Err(format!("unknown argument {other:?}; {USAGE}")),
         }
     }
-    let state = state.ok_or("usage: durable --state <file> [--answer <city>]")?;
-    Ok((state, answer))
+    let state = state.ok_or(USAGE)?;
+    Ok(Args {
+        state,
+        answer,
+        request,
+    })
 }

@@ -25,7 +25,77 @@ fn main() {
         ToolResult::success(book_flight(a.flight, a.seats, a.window))
     );
     assert_eq!(via_kit.output, "AI-503:2:true");
+    if let Ok(spec) = std::env::var("TOOL_EXECUTE_COUNT") {
+        count_instructions(&spec);
+        return;
+    }
     divan::main();
+}
+
+/// `TOOL_EXECUTE_COUNT=<floor|kit|direct>:<calls>` runs one path `calls` times inside a
+/// function of its own, for an instruction count that is stable on a noisy machine:
+///
+/// ```text
+/// TOOL_EXECUTE_COUNT=kit:10000 valgrind --tool=callgrind --toggle-collect='*measured_*' \
+///     target/release/deps/tool_execute-<hash>
+/// ```
+///
+/// The arguments are built before the measured function runs; the per-call count is the total
+/// divided by `calls`.
+fn count_instructions(spec: &str) {
+    let (mode, n) = spec.split_once(':').expect("<mode>:<calls>");
+    let n: usize = n.parse().expect("a number of calls");
+    let inputs: Vec<Value> = (0..n).map(|_| args()).collect();
+    let kit = Toolkit::builder().tool(BookFlight).build().unwrap();
+    let ctx = Context::new();
+    let outs = match mode {
+        "floor" => measured_floor(inputs),
+        "kit" => measured_kit(&kit, &ctx, inputs),
+        "direct" => measured_direct(&ctx, inputs),
+        other => panic!("unknown mode {other}"),
+    };
+    assert!(outs.iter().all(|r| r.output == "AI-503:2:true"));
+}
+
+#[inline(never)]
+fn measured_floor(inputs: Vec<Value>) -> Vec<ToolResult> {
+    let mut outs = Vec::with_capacity(inputs.len());
+    for v in inputs {
+        let a: BookArgs = serde_json::from_value(black_box(v)).unwrap();
+        outs.push(ToolResult::success(book_flight(
+            a.flight, a.seats, a.window,
+        )));
+    }
+    outs
+}
+
+#[inline(never)]
+fn measured_kit(kit: &Toolkit, ctx: &Context, inputs: Vec<Value>) -> Vec<ToolResult> {
+    let mut outs = Vec::with_capacity(inputs.len());
+    for v in inputs {
+        outs.push(
+            kit.execute("book_flight", black_box(v), ctx)
+                .now_or_never()
+                .unwrap(),
+        );
+    }
+    outs
+}
+
+#[inline(never)]
+fn measured_direct(ctx: &Context, inputs: Vec<Value>) -> Vec<ToolResult> {
+    use toolnexus::Tool;
+    let mut outs = Vec::with_capacity(inputs.len());
+    for v in inputs {
+        let Value::Object(m) = v else { unreachable!() };
+        outs.push(
+            BookFlight
+                .execute(black_box(m), ctx)
+                .now_or_never()
+                .unwrap(),
+        );
+    }
+    outs
 }
 
 /// Book a flight.

@@ -3,7 +3,9 @@
 
 pub mod fake_provider;
 pub mod fixtures;
+pub mod pg;
 pub mod recorder;
+pub mod store_conformance;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -64,3 +64,19 @@ pub fn assert_pending(input: TokenStream) -> TokenStream {
 pub fn derive_form(input: TokenStream) -> TokenStream {
     form::derive(input.into()).into()
 }
+
+/// The credential words of the trust boundary as a `&[&str]` literal, for the runtime's
+/// `toolnexus::boundary` (this crate owns the list; not public API).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __credential_words(_input: TokenStream) -> TokenStream {
+    form::credential_words().into()
+}
+
+/// The shared cases of the credential rule as a `&[(&str, bool)]` literal (`true`: refused),
+/// for the runtime's tests (not public API).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __credential_cases(_input: TokenStream) -> TokenStream {
+    form::credential_cases().into()
+}

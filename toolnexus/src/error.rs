@@ -143,6 +143,9 @@ pub enum Error {
     /// The run, or the provider's request, was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
+    /// A run store refused or failed (see [`StoreError`](crate::store::StoreError)).
+    #[error("{0}")]
+    Store(crate::store::StoreError),
     /// Streaming was asked of a model that cannot stream.
     #[error("{0} does not support streaming")]
     StreamingUnsupported(String),

@@ -278,53 +278,10 @@ fn flat_property(prop: &Value) -> Result<Map<String, Value>, &'static str> {
     }
 }
 
-/// The credential words the trust boundary refuses in `input`/`question` answer schemas, as
-/// word sequences (a field name matches when its words contain one of them, in order).
-const CREDENTIAL_WORDS: &[&[&str]] = &[
-    &["password"],
-    &["passwd"],
-    &["secret"],
-    &["token"],
-    &["api", "key"],
-    &["apikey"],
-    &["private", "key"],
-    &["privatekey"],
-    &["pin"],
-    &["cvv"],
-    &["card", "number"],
-    &["cardnumber"],
-    &["ssn"],
-];
-
-/// Splits a field name into lowercase words at `_`, `-`, `.`, spaces and camelCase humps.
-fn words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// Whether a field name collects a credential: its words (split at `_`, `-`, `.`, spaces and
-/// camelCase, compared case-insensitively) contain `password`, `passwd`, `secret`, `token`,
-/// `api key`/`apikey`, `private key`/`privatekey`, `pin`, `cvv`, `card number`/`cardnumber`
-/// or `ssn`.
+/// Whether a field name collects a credential, by the trust boundary's rule
+/// ([`boundary`](crate::boundary)): its words (split at separators, camelCase humps, acronyms
+/// and digits, with Unicode confusables folded) contain a credential word, as a whole word, a
+/// plural, a compound of adjacent words, or (for long words) inside a word.
 ///
 /// ```
 /// use toolnexus::form::is_credential_field;
@@ -333,29 +290,14 @@ fn words(name: &str) -> Vec<String> {
 /// assert!(is_credential_field("API_KEY"));
 /// assert!(is_credential_field("apiKey"));
 /// assert!(is_credential_field("github-access-token"));
+/// assert!(is_credential_field("NEWPASSWORD"));
+/// assert!(is_credential_field("aws_access_key_id"));
+/// assert!(is_credential_field("p\u{430}ssword")); // a Cyrillic `а`
 /// assert!(!is_credential_field("city"));
 /// assert!(!is_credential_field("shipping_address"));
 /// assert!(!is_credential_field("spinner"));
+/// assert!(!is_credential_field("tokenizer_name"));
 /// ```
 pub fn is_credential_field(name: &str) -> bool {
-    let words = words(name);
-    CREDENTIAL_WORDS.iter().any(|seq| {
-        words
-            .windows(seq.len())
-            .any(|w| w.iter().zip(*seq).all(|(a, b)| a == b))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::words;
-
-    #[test]
-    fn words_split_at_separators_and_humps() {
-        assert_eq!(words("apiKey"), ["api", "key"]);
-        assert_eq!(words("API_KEY"), ["api", "key"]);
-        assert_eq!(words("card-number"), ["card", "number"]);
-        assert_eq!(words("CardNumber2"), ["card", "number2"]);
-        assert_eq!(words("user.pin"), ["user", "pin"]);
-    }
+    crate::boundary::credential_in(name).is_some()
 }

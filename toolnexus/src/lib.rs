@@ -52,6 +52,8 @@
 //! - [`schema`]: input schemas from `schemars` types, and their checks;
 //! - [`model`]: the [`Model`] trait and the messages it exchanges;
 //! - [`client`]: the agent loop ([`Client`]), its runs and durable resume;
+//! - [`store`]: run stores ([`RunStore`](store::RunStore)) that keep parked runs and hand
+//!   each answer to exactly one worker (memory; SQLite and PostgreSQL behind features);
 //! - [`providers`]: HTTP providers ([`HttpProvider`], feature `http`);
 //! - [`adapters`]: tool specs in each provider's wire format, and schema lowerings;
 //! - [`testing`]: helpers and assertion macros for testing tools;
@@ -108,11 +110,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;
+pub mod boundary;
 pub mod client;
 mod context;
 mod error;
 pub mod form;
 mod id;
+pub mod limits;
 mod lower;
 mod macro_support;
 mod macros;
@@ -124,6 +128,7 @@ pub mod question;
 pub mod request;
 pub mod result;
 pub mod schema;
+pub mod store;
 pub mod suspend;
 pub mod testing;
 pub mod tool;

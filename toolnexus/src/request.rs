@@ -400,7 +400,9 @@ impl Answer {
     ///
     /// # Errors
     ///
-    /// [`AnswerDataError`] names the field path that failed and why.
+    /// [`AnswerDataError`] names the field path that failed and why (long values quoted as a
+    /// short prefix and their length); data nesting deeper than
+    /// [`MAX_DEPTH`](crate::limits::MAX_DEPTH) is refused at the root.
     ///
     /// ```
     /// #[derive(Debug, serde::Deserialize)]
@@ -412,6 +414,12 @@ impl Answer {
     /// assert_eq!(err.to_string(), r#"invalid answer data at `nights`: invalid type: string "two", expected u8"#);
     /// ```
     pub fn data_as<T: DeserializeOwned>(&self) -> Result<T, AnswerDataError> {
+        if self.data.as_ref().is_some_and(crate::limits::too_deep) {
+            return Err(AnswerDataError {
+                path: ".".to_owned(),
+                message: crate::limits::too_deep_message("the data nests"),
+            });
+        }
         let value = self.data.clone().unwrap_or(Value::Null);
         let free_text = free_text(&value).map(str::to_owned);
         serde_path_to_error::deserialize(value).or_else(|err| {
@@ -419,8 +427,8 @@ impl Answer {
             free_text
                 .and_then(|text| serde_json::from_value(Value::String(text)).ok())
                 .ok_or_else(|| AnswerDataError {
-                    path: err.path().to_string(),
-                    message: err.into_inner().to_string(),
+                    path: crate::limits::excerpt(&err.path().to_string()).into_owned(),
+                    message: crate::limits::shorten(err.into_inner().to_string()),
                 })
         })
     }

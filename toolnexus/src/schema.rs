@@ -46,7 +46,8 @@ pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
     value
 }
 
-/// Checks that `schema` is a JSON Schema object with root `"type":"object"`.
+/// Checks that `schema` is a JSON Schema object with root `"type":"object"`, nesting at most
+/// [`MAX_DEPTH`](crate::limits::MAX_DEPTH) levels.
 ///
 /// # Errors
 ///
@@ -61,6 +62,9 @@ pub fn check_input_schema(tool: &str, schema: &Value) -> Result<()> {
     let Some(obj) = schema.as_object() else {
         return fail("a schema must be a JSON object");
     };
+    if crate::limits::too_deep(schema) {
+        return fail(&crate::limits::too_deep_message("the schema nests"));
+    }
     match obj.get("type") {
         Some(Value::String(t)) if t == "object" => Ok(()),
         Some(other) => fail(&format!(

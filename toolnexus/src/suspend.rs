@@ -3,9 +3,8 @@
 
 use std::fmt;
 
-use serde_json::Value;
-
-use crate::request::{AnswerDataError, DeclineReason, KIND_INPUT, KIND_QUESTION, Request};
+use crate::boundary::BoundaryError;
+use crate::request::{AnswerDataError, DeclineReason, Request};
 use crate::result::ToolResult;
 use crate::tool::IntoToolResult;
 
@@ -76,7 +75,7 @@ impl Suspension {
     pub fn new(request: Request) -> Self {
         match request.check_trust_boundary() {
             Ok(()) => Self(Box::new(Inner::Parked(request))),
-            Err(e) => Self(Box::new(Inner::Failed(e))),
+            Err(e) => Self(Box::new(Inner::Failed(e.into()))),
         }
     }
 
@@ -197,16 +196,10 @@ pub enum SuspendError {
         /// Which field is not flat, and why.
         reason: String,
     },
-    /// An `input` or `question` request's answer schema asks for a credential.
-    #[error(
-        "invalid suspension: the `{kind}` request's answer schema has a field `{field}` that collects a credential; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
-    )]
-    CredentialField {
-        /// The request's kind.
-        kind: String,
-        /// The offending field.
-        field: String,
-    },
+    /// An `input` or `question` request collects a credential (the trust boundary,
+    /// [`check_request`](crate::boundary::check_request)).
+    #[error(transparent)]
+    CredentialField(#[from] BoundaryError),
     /// `ask!` found an answer that did not accept the request.
     #[error("{reason}: {prompt}")]
     Declined {
@@ -221,18 +214,19 @@ pub enum SuspendError {
 }
 
 impl Request {
-    /// Checks the trust boundary of [contract section 2](crate::contract): an `input` or `question` request must
-    /// never collect a credential. Every property name of `data.schema` (and every name in its
-    /// `required` list) is checked with [`is_credential_field`](crate::form::is_credential_field).
+    /// Checks the trust boundary of [contract section 2](crate::contract): an `input` or
+    /// `question` request must never collect a credential. The same as
+    /// [`boundary::check_request(self)`](crate::boundary::check_request), which says what is
+    /// read and how.
     ///
     /// Enforced wherever a request becomes a suspension: [`Suspension::new`],
-    /// [`ToolResult::suspended`] and [`Toolkit::execute`](crate::Toolkit::execute) (for a
-    /// result built field by field) turn a violating request into a failure carrying this
-    /// error.
+    /// [`ToolResult::suspended`], [`Toolkit::execute`](crate::Toolkit::execute) (for a result
+    /// built field by field) and the loop (for a `before_tool` hook's result) turn a violating
+    /// request into a failure carrying this error.
     ///
     /// # Errors
     ///
-    /// [`SuspendError::CredentialField`] naming the first offending field.
+    /// [`BoundaryError`] naming the first offending place.
     ///
     /// ```
     /// use serde_json::json;
@@ -246,37 +240,10 @@ impl Request {
     ///     .with_data_entry("schema", json!({"type": "object", "properties": {"apiKey": {"type": "string"}}}));
     /// assert_eq!(
     ///     bad.check_trust_boundary().unwrap_err().to_string(),
-    ///     "invalid suspension: the `input` request's answer schema has a field `apiKey` that collects a credential; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
+    ///     "invalid suspension: `data.schema.properties.apiKey` of the `input` request has the name `apiKey`, which reads as the credential word `apikey`; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
     /// );
     /// ```
-    pub fn check_trust_boundary(&self) -> Result<(), SuspendError> {
-        if self.kind != KIND_INPUT && self.kind != KIND_QUESTION {
-            return Ok(());
-        }
-        let Some(schema) = self.data.as_ref().and_then(|d| d.get("schema")) else {
-            return Ok(());
-        };
-        let names = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flat_map(|p| p.keys().map(String::as_str))
-            .chain(
-                schema
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str),
-            );
-        for name in names {
-            if crate::form::is_credential_field(name) {
-                return Err(SuspendError::CredentialField {
-                    kind: self.kind.clone(),
-                    field: name.to_owned(),
-                });
-            }
-        }
-        Ok(())
+    pub fn check_trust_boundary(&self) -> Result<(), BoundaryError> {
+        crate::boundary::check_request(self)
     }
 }

@@ -125,8 +125,10 @@ impl Toolkit {
 
     /// Runs the tool called `name` with `args`.
     ///
-    /// - unknown name: `Unknown tool: <name>` (`is_error`);
-    /// - `null` arguments read as `{}`; arguments that are not a JSON object fail, saying so;
+    /// - unknown name: `Unknown tool: <name>` (`is_error`; a name longer than 64 characters is
+    ///   quoted as its first 64 and its length in bytes);
+    /// - `null` arguments read as `{}`; arguments that are not a JSON object, or that nest
+    ///   deeper than [`MAX_DEPTH`](crate::limits::MAX_DEPTH), fail, saying so;
     /// - a tool that panics fails with `tool <name> panicked: <message>`, and the toolkit
     ///   keeps working;
     /// - `ctx`'s timeout and cancellation end the call with `tool <name> timed out after
@@ -141,9 +143,18 @@ impl Toolkit {
     /// returned [`Execution`] runs it when awaited.
     pub fn execute<'a>(&'a self, name: &'a str, args: Value, ctx: &'a Context) -> Execution<'a> {
         let Some(tool) = self.get(name) else {
-            return Execution::done(ToolResult::error(format!("Unknown tool: {name}")));
+            return Execution::done(ToolResult::error(format!(
+                "Unknown tool: {}",
+                crate::limits::excerpt(name)
+            )));
         };
         let args = match args {
+            Value::Object(map) if crate::limits::too_deep_map(&map) => {
+                return Execution::done(ToolResult::error(format!(
+                    "invalid arguments for {name}: {}",
+                    crate::limits::too_deep_message("the arguments nest")
+                )));
+            }
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
@@ -168,7 +179,7 @@ enum State<'a> {
     /// The result is known without running anything (or was already taken).
     Done(Option<ToolResult>),
     /// The tool runs.
-    Running(Guarded<'a>),
+    Running(Box<Guarded<'a>>),
 }
 
 struct Guarded<'a> {
@@ -232,20 +243,27 @@ impl<'a> Execution<'a> {
         if ctx.is_cancelled() {
             return Self::done(ToolResult::error(format!("tool {name} was cancelled")));
         }
+        // a tool that never waits runs here, without a boxed future
+        let args = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(args, ctx)))
+        {
+            Ok(Ok(result)) => return Self::done(enforce_trust_boundary(result)),
+            Ok(Err(args)) => args,
+            Err(panic) => return Self::done(panicked(name, panic.as_ref())),
+        };
         let call = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
             Ok(call) => call,
             Err(panic) => return Self::done(panicked(name, panic.as_ref())),
         };
         let limit = ctx.timeout();
         Self {
-            state: State::Running(Guarded {
+            state: State::Running(Box::new(Guarded {
                 name,
                 ctx,
                 call,
                 limit,
                 deadline: limit.map(|l| Box::pin(tokio::time::sleep(l))),
                 cancelled: None,
-            }),
+            })),
         }
     }
 }
@@ -284,10 +302,18 @@ fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
     ToolResult::error(format!("tool {name} panicked: {}", panic_message(payload)))
 }
 
-/// A suspension built field by field (not through [`ToolResult::suspended`]) still passes the
-/// trust boundary: one that violates it becomes a failure.
+/// A suspension built field by field (not through [`ToolResult::suspended`]), or returned by a
+/// `before_tool` hook, still passes the trust boundary: one that violates it becomes a failure.
 #[inline]
-fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
+pub(crate) fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
+    if result.metadata.is_none() {
+        return result;
+    }
+    check_pending(result)
+}
+
+#[cold]
+fn check_pending(result: ToolResult) -> ToolResult {
     match result.metadata.as_ref().and_then(|m| m.pending.as_deref()) {
         None => result,
         Some(request) => match request.check_trust_boundary() {

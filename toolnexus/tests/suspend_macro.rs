@@ -234,7 +234,7 @@ fn credential_fields_are_refused_for_input_and_question() {
     ] {
         assert!(r.is_failure(), "{r:?}");
         assert!(
-            r.output.ends_with("has a field `password` that collects a credential; secrets must never pass through answer data: use an `authorization` request with a `url` instead"),
+            r.output.ends_with("request has the name `password`, which reads as the credential word `password`; secrets must never pass through answer data: use an `authorization` request with a `url` instead"),
             "{}",
             r.output
         );
@@ -252,7 +252,7 @@ fn hand_built_requests_pass_the_trust_boundary_too() {
     assert!(r.is_failure());
     assert_eq!(
         r.output,
-        "invalid suspension: the `input` request's answer schema has a field `card_number` that collects a credential; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
+        "invalid suspension: `data.schema.properties.card_number` of the `input` request has the name `card_number`, which reads as the credential word `cardnumber`; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
     );
     // through Suspension::new / From<Request>
     assert!(Suspension::from(req.clone()).request().is_none());
@@ -284,8 +284,9 @@ async fn a_result_built_field_by_field_is_checked_by_the_toolkit() {
     let r = toolkit.execute("sneaky", json!({}), &Context::new()).await;
     assert!(r.is_failure());
     assert!(
-        r.output
-            .contains("field `apiKey` that collects a credential"),
+        r.output.contains(
+            "`data.schema.properties.apiKey` of the `input` request has the name `apiKey`"
+        ),
         "{}",
         r.output
     );

@@ -668,3 +668,47 @@ async fn with_cancellation_cancels_only_the_runs_of_that_client() {
     let ok = other.run("go", &toolkit).await.unwrap();
     assert_eq!(ok.tool_calls[0].output, "woke");
 }
+
+#[tokio::test]
+async fn a_before_tool_suspension_that_collects_a_password_is_refused_and_wait_for_never_asked() {
+    let (tool, calls) = echo();
+    let toolkit = Toolkit::builder().tool(tool).build().unwrap();
+    let model = ScriptedModel::new([
+        Reply::tool_call("echo", json!({"text": "hi"})),
+        Reply::text("ok"),
+    ]);
+    let asked = Arc::new(Mutex::new(0));
+    let count = Arc::clone(&asked);
+    let client = client_for(model.clone())
+        .before_tool(|_call| async {
+            // built field by field, past ToolResult::suspended's own check
+            let mut r = ToolResult::suspended(Request::input("Log in").with_id("h1"));
+            let pending = r.metadata.as_mut().unwrap().pending.as_mut().unwrap();
+            pending.data = json!({"form": {"user": {"properties": {"pwd": {}}}}})
+                .as_object()
+                .cloned();
+            BeforeTool::Return(r)
+        })
+        .wait_for(move |req: Request| {
+            *count.lock().unwrap() += 1;
+            async move { req.accept(json!({"pwd": "hunter2"})) }
+        })
+        .build()
+        .unwrap();
+    let result = client.run("go", &toolkit).await.unwrap();
+    assert_eq!(result.status, RunStatus::Done);
+    assert_eq!(
+        *asked.lock().unwrap(),
+        0,
+        "wait_for is never asked for a password"
+    );
+    assert_eq!(calls.get(), 0, "the tool does not run");
+    assert_eq!(
+        tool_results(&model.requests()[1].messages),
+        [(
+            "call_0".to_owned(),
+            "invalid suspension: `data.form.user.properties.pwd` of the `input` request has the name `pwd`, which reads as the credential word `pwd`; secrets must never pass through answer data: use an `authorization` request with a `url` instead".to_owned(),
+            true
+        )]
+    );
+}

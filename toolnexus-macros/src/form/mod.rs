@@ -29,3 +29,11 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         quote::quote!(#stub #err)
     }
 }
+
+pub(crate) fn credential_words() -> TokenStream {
+    credential::words_literal()
+}
+
+pub(crate) fn credential_cases() -> TokenStream {
+    credential::cases_literal()
+}

@@ -444,6 +444,24 @@ fn execute(
             __toolnexus_kind.convert(__toolnexus_ret)
         }
     };
+    if tool.is_async {
+        return quote! {
+            fn execute<'a>(
+                &'a self,
+                __toolnexus_args: #rt::Args,
+                __toolnexus_ctx: &'a #rt::Context,
+            ) -> #rt::BoxFuture<'a, #rt::ToolResult> {
+                #rt::Box::pin(async move {
+                    #prompt
+                    #(#decode)*
+                    #gate
+                    let __toolnexus_ret = #call;
+                    #convert
+                })
+            }
+        };
+    }
+    // a plain `fn` runs at once: `execute_now` holds the body, `execute` polls it
     quote! {
         fn execute<'a>(
             &'a self,
@@ -451,12 +469,27 @@ fn execute(
             __toolnexus_ctx: &'a #rt::Context,
         ) -> #rt::BoxFuture<'a, #rt::ToolResult> {
             #rt::Box::pin(async move {
+                #rt::now_or_failure(
+                    #name,
+                    <Self as #rt::Tool>::execute_now(self, __toolnexus_args, __toolnexus_ctx),
+                )
+            })
+        }
+
+        // the closure gives the body's early `return`s a `ToolResult` to return
+        #[allow(clippy::redundant_closure_call)]
+        fn execute_now(
+            &self,
+            __toolnexus_args: #rt::Args,
+            __toolnexus_ctx: &#rt::Context,
+        ) -> #rt::Result<#rt::ToolResult, #rt::Args> {
+            #rt::Ok((move || -> #rt::ToolResult {
                 #prompt
                 #(#decode)*
                 #gate
                 let __toolnexus_ret = #call;
                 #convert
-            })
+            })())
         }
     }
 }

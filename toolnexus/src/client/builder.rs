@@ -21,7 +21,7 @@ use crate::result::ToolResult;
 /// Builds a [`Client`]; see [`Client::builder`].
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct ClientBuilder {
-    config: Config,
+    pub(super) config: Config,
 }
 
 /// Every option of a [`Client`], declared once: the builder fills it, `build` checks it and
@@ -43,6 +43,8 @@ pub(super) struct Config {
     pub(super) timeout: Option<Duration>,
     pub(super) tool_timeout: Option<Duration>,
     pub(super) cancel: Option<CancellationToken>,
+    /// Where halted runs park themselves ([`ClientBuilder::store`]).
+    pub(super) store: Option<Arc<dyn crate::store::RunStore>>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -73,6 +75,7 @@ impl ClientBuilder {
                 timeout: None,
                 tool_timeout: None,
                 cancel: None,
+                store: None,
             },
         }
     }

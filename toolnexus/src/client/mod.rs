@@ -18,6 +18,7 @@ mod resume;
 mod run;
 mod scripted;
 mod seal;
+mod store;
 mod trace;
 mod verify;
 mod wait;
@@ -182,7 +183,8 @@ impl Client {
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
         let state = self.fresh_state(history, prompt.into(), toolkit);
-        self.drive(state, toolkit, None, false, None).await
+        let run = self.drive(state, toolkit, None, false, None).await;
+        self.park_halted(run).await
     }
 
     /// As [`Client::run`], streaming: the model is asked to stream, and `sink` receives every
@@ -203,7 +205,8 @@ impl Client {
         F: Fn(&Event) + Send + Sync,
     {
         let state = self.fresh_state(Vec::new(), prompt.into(), toolkit);
-        self.drive(state, toolkit, Some(&sink), true, None).await
+        let run = self.drive(state, toolkit, Some(&sink), true, None).await;
+        self.park_halted(run).await
     }
 
     /// Resumes a halted run with the answer to its pending request ([contract section 4](crate::contract)).

@@ -2,6 +2,8 @@
 //! (concurrently, results in call order), feed the results back, until the model answers
 //! without tool calls or `max_turns` is reached ([contract section 3](crate::contract)).
 
+use crate::limits::excerpt;
+use crate::toolkit::enforce_trust_boundary;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Poll;
@@ -423,7 +425,7 @@ impl Run<'_> {
             duration: started.elapsed(),
         };
         let Some(tool) = self.toolkit.get(&call.name) else {
-            let result = ToolResult::error(format!("Unknown tool: {}", call.name));
+            let result = ToolResult::error(format!("Unknown tool: {}", excerpt(&call.name)));
             return done(call.arguments.clone(), result);
         };
         let mut args = match parse_arguments(&call.name, &call.arguments) {
@@ -439,7 +441,9 @@ impl Run<'_> {
             match before_tool(seen).await {
                 BeforeTool::Continue => {}
                 BeforeTool::Rewrite(rewritten) => args = rewritten,
-                BeforeTool::Return(result) => return done(Value::Object(args), result),
+                BeforeTool::Return(result) => {
+                    return done(Value::Object(args), enforce_trust_boundary(result));
+                }
             }
         }
         // the client's approval policies: the first prompt suspends the call before it runs

@@ -80,12 +80,19 @@ const GEMINI_KEPT: &[&str] = &[
 /// );
 /// ```
 pub fn gemini_schema(tool: &str, schema: &Value) -> Result<Value> {
-    let mut lowering = Lowering::new(tool, TARGET_GEMINI, schema);
+    let mut lowering = Lowering::new(tool, TARGET_GEMINI, schema)?;
     lowering.gemini(schema, "")
 }
 
 impl Lowering<'_> {
     fn gemini(&mut self, schema: &Value, path: &str) -> Result<Value> {
+        self.enter(path)?;
+        let lowered = self.gemini_node(schema, path);
+        self.leave();
+        lowered
+    }
+
+    fn gemini_node(&mut self, schema: &Value, path: &str) -> Result<Value> {
         let obj = match schema {
             Value::Object(obj) => obj,
             Value::Bool(true) => return Ok(Value::Object(Map::new())),
@@ -293,6 +300,7 @@ impl Lowering<'_> {
         if self.inlining.contains(&def_name) {
             return Err(self.fail(&format!("recursive type {name}"), path));
         }
+        self.charge_inline(&def_name, path)?;
         let siblings: Map<String, Value> = obj
             .iter()
             .filter(|(k, _)| k.as_str() != "$ref")

@@ -107,7 +107,7 @@ const STRICT_KEPT: &[&str] = &[
 /// );
 /// ```
 pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
-    let mut lowering = Lowering::new(tool, TARGET_OPENAI_STRICT, schema);
+    let mut lowering = Lowering::new(tool, TARGET_OPENAI_STRICT, schema)?;
     let Value::Object(mut root) = lowering.strict(schema, "")? else {
         return Err(lowering.fail("a root schema that is not an object", ""));
     };
@@ -140,6 +140,13 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
 
 impl Lowering<'_> {
     fn strict(&mut self, schema: &Value, path: &str) -> Result<Value> {
+        self.enter(path)?;
+        let lowered = self.strict_node(schema, path);
+        self.leave();
+        lowered
+    }
+
+    fn strict_node(&mut self, schema: &Value, path: &str) -> Result<Value> {
         let obj = match schema {
             Value::Object(obj) => obj,
             Value::Bool(true) => {
@@ -295,6 +302,7 @@ impl Lowering<'_> {
             let Target::Def(name) = target else {
                 return Err(self.fail("a `$ref` to `#` outside the root's own tree", path));
             };
+            self.charge_inline(&name, path)?;
             let merged = merge_over(self.def(&name).cloned(), siblings);
             return self.strict(&merged, path);
         }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::pointer::{escape_pointer, percent_decode, unescape_pointer};
 use crate::error::{Error, Result};
+use crate::limits::{MAX_DEPTH, too_deep};
 
 /// Both providers need the element schema of an array.
 pub(super) const ARRAY_WITHOUT_ITEMS: &str = "an array without `items` (elements of any type)";
@@ -34,10 +35,34 @@ pub(super) struct Lowering<'a> {
     pub(super) referenced: BTreeSet<String>,
     /// Definitions being inlined (Gemini), a guard against cycles.
     pub(super) inlining: Vec<String>,
+    /// What inlining may still copy (see [`Lowering::charge_inline`]).
+    budget: usize,
+    /// The weight of each definition, computed when first inlined.
+    weights: HashMap<String, usize>,
+    /// How deep the walk is (in the output, `$ref`s inlined).
+    depth: usize,
 }
 
+/// Inlining `$ref`s may copy at most this many weight units (nodes plus string bytes) ...
+pub(super) const BUDGET_BASE: usize = 1 << 18;
+/// ... plus this many times the weight of the whole input schema.
+pub(super) const BUDGET_FACTOR: usize = 8;
+
 impl<'a> Lowering<'a> {
-    pub(super) fn new(tool: &'a str, target: &'static str, root: &Value) -> Self {
+    /// The walk's state for `root`.
+    ///
+    /// # Errors
+    ///
+    /// A schema that nests deeper than [`MAX_DEPTH`] is refused before it is walked.
+    pub(super) fn new(tool: &'a str, target: &'static str, root: &Value) -> Result<Self> {
+        if too_deep(root) {
+            return Err(Error::SchemaLowering {
+                tool: tool.to_owned(),
+                target,
+                construct: format!("a schema nesting deeper than {MAX_DEPTH} levels"),
+                pointer: String::new(),
+            });
+        }
         let mut defs = Map::new();
         let mut def_paths = HashMap::new();
         if let Some(obj) = root.as_object() {
@@ -61,9 +86,58 @@ impl<'a> Lowering<'a> {
             recursive: HashSet::new(),
             referenced: BTreeSet::new(),
             inlining: Vec::new(),
+            budget: BUDGET_BASE.saturating_add(BUDGET_FACTOR.saturating_mul(weight(root))),
+            weights: HashMap::new(),
+            depth: 0,
         };
         lowering.recursive = lowering.find_recursive(root);
-        lowering
+        Ok(lowering)
+    }
+
+    /// Charges the budget for inlining definition `name` once more: a schema whose `$ref`s
+    /// would copy more than [`BUDGET_BASE`] plus [`BUDGET_FACTOR`] times its own weight (a
+    /// lattice of definitions each used twice by the next grows exponentially) fails here,
+    /// before the copy is made.
+    pub(super) fn charge_inline(&mut self, name: &str, path: &str) -> Result<()> {
+        let w = if let Some(&w) = self.weights.get(name) {
+            w
+        } else {
+            let w = self.defs.get(name).map_or(1, weight);
+            self.weights.insert(name.to_owned(), w);
+            w
+        };
+        match self.budget.checked_sub(w) {
+            Some(left) => {
+                self.budget = left;
+                Ok(())
+            }
+            None => Err(self.fail(
+                &format!(
+                    "a schema that grows too large when its `$ref`s are inlined (`{name}` is inlined too often; the budget is {BUDGET_FACTOR} times the schema's size plus {BUDGET_BASE} bytes)"
+                ),
+                path,
+            )),
+        }
+    }
+
+    /// One level deeper into the output; past [`MAX_DEPTH`] (reachable through a chain of
+    /// inlined `$ref`s) the lowering fails instead of overflowing the stack. Pair with
+    /// [`Lowering::leave`].
+    pub(super) fn enter(&mut self, path: &str) -> Result<()> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.fail(
+                &format!(
+                    "a schema nesting deeper than {MAX_DEPTH} levels once its `$ref`s are inlined"
+                ),
+                path,
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    pub(super) fn leave(&mut self) {
+        self.depth -= 1;
     }
 
     /// The first keyword of `unsupported` that `obj` uses, as an error at `path`.
@@ -233,4 +307,26 @@ fn collect_refs(schema: &Value, out: &mut Vec<String>, skip_defs: bool) {
         }
         _ => {}
     }
+}
+
+/// The weight of a value: its nodes plus the bytes of its strings and keys (what copying it
+/// costs). Iterative.
+pub(super) fn weight(value: &Value) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(1);
+        match v {
+            Value::String(s) => total = total.saturating_add(s.len()),
+            Value::Array(a) => stack.extend(a),
+            Value::Object(o) => {
+                for (k, v) in o {
+                    total = total.saturating_add(k.len());
+                    stack.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    total
 }

@@ -19,6 +19,8 @@ pub use std::string::String;
 pub use std::sync::{Arc, LazyLock};
 pub use std::vec::Vec;
 
+use crate::limits::{excerpt, shorten};
+
 pub use crate::context::Context;
 pub use crate::result::ToolResult;
 pub use crate::tool::{BoxFuture, IntoToolResult, SharedTool, Tool};
@@ -54,8 +56,9 @@ pub fn scalar<T: for<'de> Deserialize<'de>>(
     value: Option<Value>,
 ) -> Result<T, ToolResult> {
     match value {
-        Some(value) => T::deserialize(value)
-            .map_err(|e| ToolResult::error(format!("invalid arguments for {tool}: {key}: {e}"))),
+        Some(value) => T::deserialize(value).map_err(|e| {
+            ToolResult::error(shorten(format!("invalid arguments for {tool}: {key}: {e}")))
+        }),
         None => T::deserialize(Missing(key)).map_err(|e| fail(tool, &e)),
     }
 }
@@ -75,11 +78,17 @@ pub fn arg_value<T: for<'de> Deserialize<'de>>(
         } else {
             format!("{key}.{inner}")
         };
-        ToolResult::error(format!(
-            "invalid arguments for {tool}: {path}: {}",
+        ToolResult::error(shorten(format!(
+            "invalid arguments for {tool}: {}: {}",
+            excerpt(&path),
             err.into_inner()
-        ))
+        )))
     })
+}
+
+/// The result of a generated `execute_now` (which always answers `Ok`), for `execute`.
+pub fn now_or_failure(tool: &str, now: Result<ToolResult, Args>) -> ToolResult {
+    now.unwrap_or_else(|_| ToolResult::error(format!("tool {tool} did not run")))
 }
 
 /// The failure for a key the tool does not take, listing the accepted ones (serde's
@@ -90,7 +99,7 @@ pub fn unknown_field(tool: &str, key: &str, fields: &'static [&'static str]) -> 
 }
 
 fn fail(tool: &str, err: &dyn fmt::Display) -> ToolResult {
-    ToolResult::error(format!("invalid arguments for {tool}: {err}"))
+    ToolResult::error(shorten(format!("invalid arguments for {tool}: {err}")))
 }
 
 /// Decodes a whole arguments struct (a `#[args]` parameter). When the struct's own schema does

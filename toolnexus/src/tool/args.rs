@@ -4,10 +4,12 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::limits::{excerpt, shorten};
 use crate::result::ToolResult;
 
 /// Deserializes a tool's arguments, or explains to the model what is wrong:
-/// `invalid arguments for <tool>: <field path>: <serde's message>`.
+/// `invalid arguments for <tool>: <field path>: <serde's message>`, with any long value quoted
+/// as its first 64 characters and its length (`"xxxx…" (52428800 bytes)`).
 ///
 /// # Errors
 ///
@@ -19,11 +21,12 @@ pub fn deserialize_args<T: DeserializeOwned>(
     serde_path_to_error::deserialize(Value::Object(args)).map_err(|err| {
         let path = error_path(&err);
         let inner = err.into_inner();
-        if path.is_empty() {
-            ToolResult::error(format!("invalid arguments for {tool}: {inner}"))
+        let message = if path.is_empty() {
+            format!("invalid arguments for {tool}: {inner}")
         } else {
-            ToolResult::error(format!("invalid arguments for {tool}: {path}: {inner}"))
-        }
+            format!("invalid arguments for {tool}: {}: {inner}", excerpt(&path))
+        };
+        ToolResult::error(shorten(message))
     })
 }
 

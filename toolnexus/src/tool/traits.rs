@@ -82,6 +82,33 @@ pub trait Tool: Send + Sync {
         args: Map<String, Value>,
         ctx: &'a Context,
     ) -> BoxFuture<'a, ToolResult>;
+
+    /// Runs one call to the end at once, for a tool that never waits: `Ok` with the same
+    /// result [`Tool::execute`] would give, or `Err(args)`, handing the arguments back, when
+    /// the tool needs its future. [`Toolkit::execute`](crate::Toolkit::execute) asks this first
+    /// and so spares a boxed future per call; `#[tool]` on a plain (not `async`) `fn` answers
+    /// `Ok`. The default answers `Err`.
+    ///
+    /// ```
+    /// use toolnexus::{Context, Tool};
+    ///
+    /// /// Adds one.
+    /// #[toolnexus::tool]
+    /// fn inc(n: i64) -> i64 {
+    ///     n + 1
+    /// }
+    ///
+    /// let args = serde_json::json!({"n": 1}).as_object().unwrap().clone();
+    /// assert_eq!(Inc.execute_now(args, &Context::new()).unwrap().output, "2");
+    /// ```
+    fn execute_now(
+        &self,
+        args: Map<String, Value>,
+        ctx: &Context,
+    ) -> Result<ToolResult, Map<String, Value>> {
+        let _ = ctx;
+        Err(args)
+    }
 }
 
 impl fmt::Debug for dyn Tool {

@@ -1,0 +1,282 @@
+//! `PostgresStore` against bare SQL on the same server (`TOOLNEXUS_PG_URL`; see
+//! `scripts/postgres.sh`; without it this prints a notice and measures nothing):
+//!
+//! - park + claim + finish of one run, against a bare `INSERT` + `UPDATE` (and `INSERT` + two
+//!   `UPDATE`s, one per store transaction) of a row of the same size;
+//! - `list_pending` latency with 100,000 parked runs (first page, a rare kind, a deep page);
+//! - bytes per parked run on disk (printed before the benchmarks).
+//!
+//! `cargo bench -p toolnexus-tests --bench store_postgres`
+
+use std::sync::OnceLock;
+
+use divan::Bencher;
+use toolnexus::store::{PendingQuery, PostgresStore, RunStore};
+use toolnexus::{PendingRun, RunResult};
+use toolnexus_tests::pg::{SchemaGuard, fresh_schema};
+use toolnexus_tests::store_conformance::Agent;
+
+const PARKED: i64 = 100_000;
+
+fn url() -> Option<String> {
+    std::env::var("TOOLNEXUS_PG_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+fn main() {
+    let Some(url) = url() else {
+        eprintln!("notice: store_postgres measures nothing: TOOLNEXUS_PG_URL is not set");
+        return;
+    };
+    let big = big(&url);
+    let rt = runtime();
+    let bytes: i64 = rt.block_on(async {
+        let db = connect(&url).await;
+        db.batch_execute(&format!("VACUUM ANALYZE \"{}\".runs", big.guard.schema))
+            .await
+            .expect("vacuum");
+        db.query_one(
+            &format!(
+                "SELECT pg_total_relation_size('\"{}\".runs')",
+                big.guard.schema
+            ),
+            &[],
+        )
+        .await
+        .expect("size")
+        .get(0)
+    });
+    println!(
+        "store_postgres: {PARKED} parked runs: {} MB on disk (table, TOAST and indexes), {} bytes per run",
+        mb(bytes),
+        bytes / PARKED
+    );
+    divan::main();
+    // the static's guard is never dropped: drop the schema through a guard of the same name
+    drop(SchemaGuard {
+        url,
+        schema: big.guard.schema.clone(),
+    });
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    client
+}
+
+fn sample() -> &'static (PendingRun, RunResult) {
+    static SAMPLE: OnceLock<(PendingRun, RunResult)> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        runtime().block_on(async {
+            let agent = Agent::once();
+            let record = agent.halt().await;
+            let done = agent.resume(&record, record.pending().accept("Ada")).await;
+            (record, done)
+        })
+    })
+}
+
+struct Big {
+    guard: SchemaGuard,
+}
+
+/// A schema with `PARKED` parked runs, each a real record with its own request id.
+fn big(url: &str) -> &'static Big {
+    static BIG: OnceLock<Big> = OnceLock::new();
+    BIG.get_or_init(|| {
+        let schema = fresh_schema("bench_big");
+        let (record, _) = sample();
+        let rt = runtime();
+        rt.block_on(async {
+            drop(
+                PostgresStore::connect_in_schema(url, &schema)
+                    .await
+                    .expect("store"),
+            );
+            let db = connect(url).await;
+            db.execute(
+                &format!(
+                    "INSERT INTO \"{schema}\".runs (run_id, request_id, kind, prompt, created_at,
+                         state, version, claims, record)
+                     SELECT 'run-sus-bench-' || lpad(i::text, 6, '0'), 'sus-bench-' || lpad(i::text, 6, '0'),
+                         CASE WHEN i % 100 = 0 THEN 'approval' ELSE 'input' END,
+                         'What is your name?', 1800000000000 + i, 'parked', 1, 0,
+                         replace($1, $2, 'sus-bench-' || lpad(i::text, 6, '0'))
+                     FROM generate_series(0::bigint, $3::bigint - 1) AS i"
+                ),
+                &[&record.to_json(), &record.pending().id, &PARKED],
+            )
+            .await
+            .expect("rows");
+        });
+        Big {
+            guard: SchemaGuard {
+                url: url.to_owned(),
+                schema,
+            },
+        }
+    })
+}
+
+/// The store: park a fresh record, claim it with the answer, finish it.
+#[divan::bench(sample_count = 20, sample_size = 10)]
+fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
+    let url = url().expect("url");
+    let rt = runtime();
+    let schema = fresh_schema("bench_cycle");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let store = rt
+        .block_on(PostgresStore::connect_in_schema(&url, &schema))
+        .expect("store");
+    let (_, done) = sample();
+    let agent = Agent::once();
+    bencher
+        .with_inputs(|| rt.block_on(agent.halt()))
+        .bench_local_values(|record| {
+            rt.block_on(async {
+                let answer = record.pending().accept("Ada");
+                store.park(record).await.expect("park");
+                let claim = store.claim(&answer, "bench").await.expect("claim");
+                store.finish(&claim, done.clone()).await.expect("finish");
+            });
+        });
+}
+
+fn floor(bencher: Bencher<'_, '_>, updates: usize) {
+    let url = url().expect("url");
+    let rt = runtime();
+    let schema = fresh_schema("bench_floor");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let db = rt.block_on(async {
+        // the store's own schema, made by the store
+        drop(
+            PostgresStore::connect_in_schema(&url, &schema)
+                .await
+                .expect("store"),
+        );
+        connect(&url).await
+    });
+    let (record, done) = sample();
+    let json = record.to_json();
+    let answer = serde_json::to_string(&record.pending().accept("Ada")).expect("answer");
+    let result = serde_json::to_string(done).expect("result");
+    let (insert, claim, finish, both) = rt.block_on(async {
+        (
+            db.prepare(&format!(
+                "INSERT INTO \"{schema}\".runs (run_id, request_id, kind, prompt, created_at, state,
+                     version, claims, record)
+                 VALUES ($1, $2, 'input', 'What is your name?', $3, 'parked', 1, 0, $4)"
+            ))
+            .await
+            .expect("insert"),
+            db.prepare(&format!(
+                "UPDATE \"{schema}\".runs SET state = 'claimed', answer = $2, lease_owner = 'bench'
+                 WHERE run_id = $1"
+            ))
+            .await
+            .expect("claim"),
+            db.prepare(&format!(
+                "UPDATE \"{schema}\".runs SET state = 'finished', result = $2 WHERE run_id = $1"
+            ))
+            .await
+            .expect("finish"),
+            db.prepare(&format!(
+                "UPDATE \"{schema}\".runs SET state = 'finished', answer = $2, result = $3
+                 WHERE run_id = $1"
+            ))
+            .await
+            .expect("update"),
+        )
+    });
+    let mut n = 0_i64;
+    bencher.bench_local(|| {
+        n += 1;
+        let id = format!("run-{n}");
+        rt.block_on(async {
+            db.execute(&insert, &[&id, &format!("sus-{n}"), &n, &json])
+                .await
+                .expect("insert");
+            if updates == 1 {
+                db.execute(&both, &[&id, &answer, &result])
+                    .await
+                    .expect("update");
+            } else {
+                db.execute(&claim, &[&id, &answer]).await.expect("update");
+                db.execute(&finish, &[&id, &result]).await.expect("update");
+            }
+        });
+    });
+}
+
+/// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.
+#[divan::bench(sample_count = 20, sample_size = 10)]
+fn floor_insert_update(bencher: Bencher<'_, '_>) {
+    floor(bencher, 1);
+}
+
+/// The floor with one statement per store transaction: `INSERT`, `UPDATE`, `UPDATE`.
+#[divan::bench(sample_count = 20, sample_size = 10)]
+fn floor_insert_two_updates(bencher: Bencher<'_, '_>) {
+    floor(bencher, 2);
+}
+
+fn list(bencher: Bencher<'_, '_>, query: &PendingQuery) {
+    let url = url().expect("url");
+    let rt = runtime();
+    let store = rt
+        .block_on(PostgresStore::connect_in_schema(
+            &url,
+            &big(&url).guard.schema,
+        ))
+        .expect("store");
+    bencher.bench_local(|| {
+        let page = rt.block_on(store.list_pending(query)).expect("list");
+        assert_eq!(page.runs.len(), 100);
+        divan::black_box(page);
+    });
+}
+
+/// `list_pending`, first page of 100, with 100,000 parked.
+#[divan::bench(sample_count = 20, sample_size = 5)]
+fn list_pending_first_page(bencher: Bencher<'_, '_>) {
+    list(bencher, &PendingQuery::new().limit(100));
+}
+
+/// `list_pending` of a kind 1 in 100 runs have, first page of 100.
+#[divan::bench(sample_count = 20, sample_size = 5)]
+fn list_pending_rare_kind(bencher: Bencher<'_, '_>) {
+    list(bencher, &PendingQuery::new().kind("approval").limit(100));
+}
+
+/// `list_pending`, a page of 100 in the middle (cursor after run 50,000).
+#[divan::bench(sample_count = 20, sample_size = 5)]
+fn list_pending_deep_page(bencher: Bencher<'_, '_>) {
+    list(
+        bencher,
+        &PendingQuery::new()
+            .limit(100)
+            .after("1800000050000:run-sus-bench-050000"),
+    );
+}
+
+/// Bytes as megabytes with one decimal.
+fn mb(bytes: i64) -> String {
+    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
+}

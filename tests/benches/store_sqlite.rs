@@ -1,0 +1,276 @@
+//! `SqliteStore` against bare SQL on the same kind of database file:
+//!
+//! - park + claim + finish of one run, against a bare `INSERT` + `UPDATE` (and `INSERT` + two
+//!   `UPDATE`s, one per store transaction) of a row of the same size;
+//! - `list_pending` latency with 100,000 parked runs (first page, a rare kind, a deep page);
+//! - bytes per parked run on disk (printed before the benchmarks).
+//!
+//! `cargo bench -p toolnexus-tests --bench store_sqlite`
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use divan::Bencher;
+use toolnexus::store::{PendingQuery, RunStore, SqliteStore};
+use toolnexus::{PendingRun, RunResult};
+use toolnexus_tests::store_conformance::Agent;
+
+const PARKED: usize = 100_000;
+
+fn main() {
+    let big = big();
+    let bytes = std::fs::metadata(&big.path).expect("db file").len();
+    println!(
+        "store_sqlite: {PARKED} parked runs: {} MB on disk, {} bytes per run (record JSON {} bytes)",
+        mb(bytes),
+        bytes / PARKED as u64,
+        big.record_len
+    );
+    divan::main();
+    for name in [
+        "sqlite-big",
+        "sqlite-cycle",
+        "sqlite-floor1",
+        "sqlite-floor2",
+    ] {
+        let _ = std::fs::remove_dir_all(bench_dir(name));
+    }
+}
+
+fn bench_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("toolnexus-bench-{name}-{}", std::process::id()))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let dir = bench_dir(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    dir
+}
+
+/// A halted record and a finished result of the agent, made once.
+fn sample() -> &'static (PendingRun, RunResult) {
+    static SAMPLE: OnceLock<(PendingRun, RunResult)> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        runtime().block_on(async {
+            let agent = Agent::once();
+            let record = agent.halt().await;
+            let done = agent.resume(&record, record.pending().accept("Ada")).await;
+            (record, done)
+        })
+    })
+}
+
+struct Big {
+    path: PathBuf,
+    record_len: usize,
+}
+
+/// A store file with `PARKED` parked runs (rows written in one transaction, each a real record
+/// with its own request id), checkpointed so the file holds them all.
+fn big() -> &'static Big {
+    static BIG: OnceLock<Big> = OnceLock::new();
+    BIG.get_or_init(|| {
+        let path = dir("sqlite-big").join("runs.db");
+        runtime().block_on(async {
+            drop(SqliteStore::open(&path).await.expect("store"));
+        });
+        let (record, _) = sample();
+        let json = record.to_json();
+        let id = record.pending().id.clone();
+        let mut conn = rusqlite::Connection::open(&path).expect("db");
+        let tx = conn.transaction().expect("tx");
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version,
+                         claims, record)
+                     VALUES (?1, ?2, ?3, 'What is your name?', ?4, 'parked', 1, 0, ?5)",
+                )
+                .expect("insert");
+            for i in 0..PARKED {
+                let request = format!("sus-bench-{i:06}");
+                let kind = if i % 100 == 0 { "approval" } else { "input" };
+                insert
+                    .execute((
+                        format!("run-{request}"),
+                        &request,
+                        kind,
+                        1_800_000_000_000_i64 + i64::try_from(i).expect("small"),
+                        json.replace(&id, &request),
+                    ))
+                    .expect("row");
+            }
+        }
+        tx.commit().expect("commit");
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .expect("checkpoint");
+        Big {
+            path,
+            record_len: json.len(),
+        }
+    })
+}
+
+/// The store: park a fresh record, claim it with the answer, finish it.
+#[divan::bench(sample_count = 30, sample_size = 10)]
+fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    let store = rt
+        .block_on(SqliteStore::open(dir("sqlite-cycle").join("runs.db")))
+        .expect("store");
+    let (_, done) = sample();
+    let agent = Agent::once();
+    bencher
+        .with_inputs(|| rt.block_on(agent.halt()))
+        .bench_local_values(|record| {
+            rt.block_on(async {
+                let answer = record.pending().accept("Ada");
+                store.park(record).await.expect("park");
+                let claim = store.claim(&answer, "bench").await.expect("claim");
+                store.finish(&claim, done.clone()).await.expect("finish");
+            });
+        });
+}
+
+/// What the store pays for running its blocking driver off the async threads: three empty
+/// `spawn_blocking` round trips (one per store call of a cycle).
+#[divan::bench(sample_count = 30, sample_size = 10)]
+fn spawn_blocking_hops_x3(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    bencher.bench_local(|| {
+        rt.block_on(async {
+            for _ in 0..3 {
+                tokio::task::spawn_blocking(|| divan::black_box(1))
+                    .await
+                    .expect("hop");
+            }
+        });
+    });
+}
+
+/// The record work of a cycle without the database: encode at park, decode and check at
+/// claim, encode the result at finish.
+#[divan::bench(sample_count = 30, sample_size = 10)]
+fn record_json_of_a_cycle(bencher: Bencher<'_, '_>) {
+    let (record, done) = sample();
+    bencher.bench_local(|| {
+        let json = record.to_json();
+        let back = PendingRun::from_json(&json).expect("record");
+        let result = serde_json::to_string(done).expect("result");
+        divan::black_box((back, result));
+    });
+}
+
+fn floor_connection(name: &str) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(dir(name).join("floor.db")).expect("db");
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .expect("wal");
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .expect("sync");
+    conn.execute_batch(
+        "CREATE TABLE runs (run_id TEXT PRIMARY KEY, request_id TEXT NOT NULL UNIQUE,
+             kind TEXT NOT NULL, prompt TEXT NOT NULL, created_at INTEGER NOT NULL,
+             expires_at INTEGER, state TEXT NOT NULL, lease_owner TEXT, lease_until INTEGER,
+             version INTEGER NOT NULL, claims INTEGER NOT NULL, record TEXT NOT NULL,
+             answer TEXT, checkpoint TEXT, result TEXT);
+         CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
+         CREATE INDEX runs_by_lease ON runs (state, lease_until);",
+    )
+    .expect("schema");
+    conn
+}
+
+fn floor(bencher: Bencher<'_, '_>, name: &str, updates: usize) {
+    let conn = floor_connection(name);
+    let (record, done) = sample();
+    let json = record.to_json();
+    let answer = serde_json::to_string(&record.pending().accept("Ada")).expect("answer");
+    let result = serde_json::to_string(done).expect("result");
+    let mut n = 0_u64;
+    bencher.bench_local(|| {
+        n += 1;
+        let id = format!("run-{n}");
+        conn.execute(
+            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version,
+                 claims, record) VALUES (?1, ?2, 'input', 'What is your name?', ?3, 'parked', 1, 0, ?4)",
+            (&id, format!("sus-{n}"), i64::try_from(n).expect("small"), &json),
+        )
+        .expect("insert");
+        if updates == 1 {
+            conn.execute(
+                "UPDATE runs SET state = 'finished', answer = ?2, result = ?3 WHERE run_id = ?1",
+                (&id, &answer, &result),
+            )
+            .expect("update");
+        } else {
+            conn.execute(
+                "UPDATE runs SET state = 'claimed', answer = ?2, lease_owner = 'bench' WHERE run_id = ?1",
+                (&id, &answer),
+            )
+            .expect("update");
+            conn.execute(
+                "UPDATE runs SET state = 'finished', result = ?2 WHERE run_id = ?1",
+                (&id, &result),
+            )
+            .expect("update");
+        }
+    });
+}
+
+/// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.
+#[divan::bench(sample_count = 30, sample_size = 10)]
+fn floor_insert_update(bencher: Bencher<'_, '_>) {
+    floor(bencher, "sqlite-floor1", 1);
+}
+
+/// The floor with one statement per store transaction: `INSERT`, `UPDATE`, `UPDATE`.
+#[divan::bench(sample_count = 30, sample_size = 10)]
+fn floor_insert_two_updates(bencher: Bencher<'_, '_>) {
+    floor(bencher, "sqlite-floor2", 2);
+}
+
+fn list(bencher: Bencher<'_, '_>, query: &PendingQuery) {
+    let rt = runtime();
+    let store = rt.block_on(SqliteStore::open(&big().path)).expect("store");
+    bencher.bench_local(|| {
+        let page = rt.block_on(store.list_pending(query)).expect("list");
+        assert_eq!(page.runs.len(), 100);
+        divan::black_box(page);
+    });
+}
+
+/// `list_pending`, first page of 100, with 100,000 parked.
+#[divan::bench(sample_count = 30, sample_size = 5)]
+fn list_pending_first_page(bencher: Bencher<'_, '_>) {
+    list(bencher, &PendingQuery::new().limit(100));
+}
+
+/// `list_pending` of a kind 1 in 100 runs have, first page of 100.
+#[divan::bench(sample_count = 30, sample_size = 5)]
+fn list_pending_rare_kind(bencher: Bencher<'_, '_>) {
+    list(bencher, &PendingQuery::new().kind("approval").limit(100));
+}
+
+/// `list_pending`, a page of 100 in the middle (cursor after run 50,000).
+#[divan::bench(sample_count = 30, sample_size = 5)]
+fn list_pending_deep_page(bencher: Bencher<'_, '_>) {
+    list(
+        bencher,
+        &PendingQuery::new()
+            .limit(100)
+            .after("1800000050000:run-sus-bench-050000"),
+    );
+}
+
+/// Bytes as megabytes with one decimal.
+fn mb(bytes: u64) -> String {
+    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
+}

@@ -1,0 +1,73 @@
+//! The PostgreSQL server the Postgres tests use: `TOOLNEXUS_PG_URL` (started by
+//! `scripts/postgres.sh`). Without it a test prints a notice and skips; under `CI=true` a
+//! missing URL fails the test.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The server's URL, or `None` (after a notice) when there is none outside CI.
+///
+/// # Panics
+///
+/// Under `CI=true` when `TOOLNEXUS_PG_URL` is not set: CI must run these tests.
+pub fn url(test: &str) -> Option<String> {
+    match std::env::var("TOOLNEXUS_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!(
+                "TOOLNEXUS_PG_URL is not set, but CI=true: .ci/run starts PostgreSQL with scripts/postgres.sh"
+            )
+        }
+        _ => {
+            eprintln!(
+                "notice: {test} skipped: TOOLNEXUS_PG_URL is not set (eval \"$(scripts/postgres.sh start)\" to run it)"
+            );
+            None
+        }
+    }
+}
+
+/// A schema name no other test of any process uses.
+pub fn fresh_schema(prefix: &str) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// Drops a schema (and everything in it) when dropped.
+#[derive(Debug)]
+pub struct SchemaGuard {
+    /// The server.
+    pub url: String,
+    /// The schema.
+    pub schema: String,
+}
+
+impl Drop for SchemaGuard {
+    fn drop(&mut self) {
+        let (url, schema) = (self.url.clone(), self.schema.clone());
+        // dropped inside a runtime: drop the schema from a thread of its own
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            rt.block_on(async {
+                let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                    .await
+                    .ok()?;
+                tokio::spawn(conn);
+                client
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+                    .await
+                    .ok()
+            })
+        })
+        .join();
+    }
+}

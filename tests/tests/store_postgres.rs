@@ -1,0 +1,110 @@
+//! The run-store conformance suite against `PostgresStore`, on a real server
+//! (`TOOLNEXUS_PG_URL`; see `scripts/postgres.sh`): three pools onto one schema.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolnexus::BoxFuture;
+use toolnexus::store::{PostgresStore, RunStore};
+use toolnexus_tests::pg::{SchemaGuard, fresh_schema, url};
+use toolnexus_tests::store_conformance::Subject;
+
+fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    Box::pin(async move {
+        let url = url("store_postgres")?;
+        let schema = fresh_schema("conf");
+        let mut handles: Vec<Arc<dyn RunStore>> = Vec::new();
+        for _ in 0..3 {
+            let store = PostgresStore::connect_in_schema(&url, &schema)
+                .await
+                .unwrap()
+                .with_lease(lease);
+            handles.push(Arc::new(store));
+        }
+        let (raw_url, raw_schema) = (url.clone(), schema.clone());
+        Some(Subject {
+            handles,
+            write_raw: Box::new(move |run_id, text| {
+                let (url, schema) = (raw_url.clone(), raw_schema.clone());
+                Box::pin(async move {
+                    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                        .await
+                        .unwrap();
+                    tokio::spawn(conn);
+                    let n = client
+                        .execute(
+                            &format!("UPDATE \"{schema}\".runs SET record = $1 WHERE run_id = $2"),
+                            &[&text, &run_id],
+                        )
+                        .await
+                        .unwrap();
+                    assert_eq!(n, 1, "no run {run_id}");
+                })
+            }),
+            guard: Some(Box::new(SchemaGuard { url, schema })),
+        })
+    })
+}
+
+toolnexus_tests::store_conformance!(make);
+
+/// Concurrent connects migrate once; a schema newer than this release's is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn migrations_run_once_and_refuse_newer() {
+    let Some(url) = url("migrations_run_once_and_refuse_newer") else {
+        return;
+    };
+    let schema = fresh_schema("mig");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let mut connects = Vec::new();
+    for _ in 0..8 {
+        let (url, schema) = (url.clone(), schema.clone());
+        connects.push(tokio::spawn(async move {
+            PostgresStore::connect_in_schema(&url, &schema)
+                .await
+                .map(drop)
+        }));
+    }
+    for c in connects {
+        c.await.unwrap().unwrap();
+    }
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let versions: Vec<i64> = client
+        .query(
+            &format!("SELECT version FROM \"{schema}\".schema_version"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, vec![1]);
+    client
+        .execute(
+            &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
+            &[],
+        )
+        .await
+        .unwrap();
+    let err = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "run store database error: the database's schema is version 7, newer than this release's 1: upgrade toolnexus"
+    );
+    let err = PostgresStore::connect_in_schema(&url, "bad-name")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`bad-name` is not a schema name this store accepts: use 1 to 40 ASCII letters, digits or `_`"
+    );
+}

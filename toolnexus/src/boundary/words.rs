@@ -1,0 +1,156 @@
+//! Reading a name or a text as words, and finding a credential word among them.
+//!
+//! The word list itself belongs to `toolnexus-macros` (its compile-time check of form fields
+//! uses the same list), which hands it over as a literal.
+
+/// The credential words, normalised (lowercase letters and digits, no separators). A word
+/// matches a whole word of a name, also as the plural (`s`/`es`); one of six or more letters
+/// also matches two or three adjacent words joined (`api key`, `session_id`); one of eight or
+/// more letters also matches inside a word (`NEWPASSWORD`).
+pub(crate) const CREDENTIAL_WORDS: &[&str] = toolnexus_macros::__credential_words!();
+
+/// Folds what can disguise a letter: every non-ASCII character becomes what `decancer` reads
+/// it as (a Cyrillic `а` reads as `a`, a fullwidth `ｐ` as `p`, `ñ` as `n`); a non-ASCII space
+/// becomes a space, and every other non-ASCII character that does not read as a letter or digit
+/// (marks, zero-width and format characters, symbols) becomes nothing, so it cannot split a word.
+fn fold(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        if c.is_whitespace() {
+            out.push(' ');
+            continue;
+        }
+        match decancer::cure_char(c, decancer::Options::default()) {
+            decancer::Translation::Character(t) if t.is_alphanumeric() => out.push(t),
+            decancer::Translation::String(t) => {
+                out.extend(t.chars().filter(|t| t.is_alphanumeric()));
+            }
+            // zero-width and format characters, marks, controls, symbols: nothing
+            decancer::Translation::Character(_) | decancer::Translation::None => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The lowercase words of a name or text: split at anything not a letter or digit, at
+/// camelCase humps (`newPassword`), before the last capital of an acronym (`APIToken`) and
+/// where digits follow letters (`password1`), after folding confusables.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let text = fold(text);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.chars().peekable();
+    let mut prev: Option<char> = None;
+    while let Some(c) = chars.next() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev = None;
+            continue;
+        }
+        if let Some(p) = prev {
+            let hump = p.is_lowercase() && c.is_uppercase();
+            let acronym_end = p.is_uppercase()
+                && c.is_uppercase()
+                && chars.peek().is_some_and(|n| n.is_lowercase());
+            let digits = p.is_alphabetic() && c.is_numeric();
+            if (hump || acronym_end || digits) && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.extend(c.to_lowercase());
+        prev = Some(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `candidate` is `word` or its plural; `tokens` alone is no plural here: in this library's
+/// world it counts model tokens (`max_tokens`, `tokens_used`).
+fn is_word(candidate: &str, word: &str) -> bool {
+    candidate == word
+        || (word != "token"
+            && (candidate.strip_suffix('s') == Some(word)
+                || candidate.strip_suffix("es") == Some(word)))
+}
+
+/// The credential word that `words` contain, if any (see [`CREDENTIAL_WORDS`] for the rule).
+pub(crate) fn credential_word(words: &[String]) -> Option<&'static str> {
+    let mut joined = String::new();
+    for (i, first) in words.iter().enumerate() {
+        for &w in CREDENTIAL_WORDS {
+            if is_word(first, w) || (w.len() >= 8 && first.contains(w)) {
+                return Some(w);
+            }
+        }
+        if first.len() < 2 {
+            continue;
+        }
+        joined.clear();
+        joined.push_str(first);
+        for next in words.iter().skip(i + 1).take(2) {
+            if next.len() < 2 {
+                break;
+            }
+            joined.push_str(next);
+            if let Some(&w) = CREDENTIAL_WORDS
+                .iter()
+                .find(|w| w.len() >= 6 && is_word(&joined, w))
+            {
+                return Some(w);
+            }
+        }
+    }
+    None
+}
+
+/// The credential word a name or text contains, if any: among its words, or among its
+/// separator-delimited chunks read whole (so a stray capital, `sEcret`, splits nothing).
+pub(crate) fn credential_in(text: &str) -> Option<&'static str> {
+    credential_word(&words(text)).or_else(|| {
+        fold(text)
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|chunk| chunk.chars().any(char::is_uppercase))
+            .find_map(|chunk| {
+                let chunk = chunk.to_lowercase();
+                CREDENTIAL_WORDS
+                    .iter()
+                    .find(|&&w| is_word(&chunk, w) || (w.len() >= 8 && chunk.contains(w)))
+                    .copied()
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_at_separators_humps_acronyms_and_digits() {
+        assert_eq!(words("apiKey"), ["api", "key"]);
+        assert_eq!(words("APIToken"), ["api", "token"]);
+        assert_eq!(words("API_KEY"), ["api", "key"]);
+        assert_eq!(words("NEWPASSWORD"), ["newpassword"]);
+        assert_eq!(words("password1"), ["password", "1"]);
+        assert_eq!(words("2fa-code"), ["2fa", "code"]);
+        assert_eq!(words("pа\u{200b}ssword"), ["password"]);
+        assert_eq!(words("Contraseña"), ["contrasena"]);
+    }
+
+    #[test]
+    fn single_letters_do_not_join_into_a_word() {
+        // "i" + "ban" is not an IBAN
+        assert_eq!(credential_in("Should I ban this user?"), None);
+        assert_eq!(credential_in("my iban"), Some("iban"));
+    }
+}

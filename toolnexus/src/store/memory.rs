@@ -1,0 +1,488 @@
+//! [`MemoryStore`]: a run store in this process's memory.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::client::{PendingRun, RunResult};
+use crate::request::Answer;
+use crate::tool::BoxFuture;
+
+use super::{
+    Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
+    RunStore, StoreError, StoreResult, StoredRun, answer_json, expired_answer, lease_ms, now_ms,
+    refusal, run_id_of, takeover_claim, token_i64,
+};
+
+/// A [`RunStore`] in this process's memory: for tests and single-process hosts (its runs end
+/// with the process). Cheap to clone; clones share the runs.
+///
+/// Rows are kept as the SQL stores keep them (indexed columns plus the record as JSON), so a
+/// run behaves the same in every store.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolnexus::store::{MemoryStore, PendingQuery, RunStore};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let store = MemoryStore::new().with_lease(Duration::from_secs(5));
+/// let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+/// assert!(page.runs.is_empty());
+/// # });
+/// ```
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    shared: Arc<Shared>,
+    lease: Option<Duration>,
+}
+
+#[derive(Default)]
+struct Shared {
+    rows: Mutex<Rows>,
+    changed: Notify,
+}
+
+#[derive(Default)]
+struct Rows {
+    by_id: HashMap<String, RawRow>,
+    by_request: HashMap<String, String>,
+    /// `(created_at, run_id)` of every parked run, for listing in order.
+    parked: BTreeSet<(i64, String)>,
+}
+
+impl fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let runs = self.rows().by_id.len();
+        f.debug_struct("MemoryStore")
+            .field("runs", &runs)
+            .field("lease", &self.lease())
+            .finish()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store with the [default lease](DEFAULT_LEASE).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets how long a claim holds a run unless renewed.
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    fn lease(&self) -> Duration {
+        self.lease.unwrap_or(DEFAULT_LEASE)
+    }
+
+    fn rows(&self) -> MutexGuard<'_, Rows> {
+        // a panic while holding the lock leaves whole rows behind (every change is one
+        // assignment), so the data is still consistent
+        self.shared
+            .rows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Not public API: replaces a run's stored record text, to test how a damaged row reads.
+    #[doc(hidden)]
+    pub fn __write_raw_record(&self, run_id: &str, record: &str) -> bool {
+        let mut rows = self.rows();
+        rows.by_id
+            .get_mut(run_id)
+            .map(|row| record.clone_into(&mut row.record))
+            .is_some()
+    }
+
+    fn changed(&self) {
+        self.shared.changed.notify_waiters();
+    }
+
+    fn park_now(&self, record: &PendingRun) -> StoreResult<RunInfo> {
+        let cols = Columns::of(run_id_of(record), record);
+        let mut rows = self.rows();
+        if rows.by_id.contains_key(&cols.run_id) {
+            return Err(StoreError::Conflict(format!(
+                "run `{}` is already stored: a parked run is parked once",
+                cols.run_id
+            )));
+        }
+        check_request_free(&rows, &cols.request_id, None)?;
+        let row = RawRow {
+            run_id: cols.run_id.clone(),
+            request_id: cols.request_id,
+            kind: cols.kind,
+            prompt: cols.prompt,
+            created_at: now_ms(),
+            expires_at: cols.expires_at,
+            state: RunState::Parked.as_str().to_owned(),
+            lease_owner: None,
+            lease_until: None,
+            version: 1,
+            claims: 0,
+            record: cols.record,
+            answer: None,
+            checkpoint: None,
+            result: None,
+        };
+        let info = row.info()?;
+        rows.insert(row);
+        drop(rows);
+        self.changed();
+        Ok(info)
+    }
+
+    fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
+        let now = now_ms();
+        let mut rows = self.rows();
+        let not_found = || StoreError::NotFound {
+            key: answer.id.clone(),
+        };
+        let run_id = rows
+            .by_request
+            .get(&answer.id)
+            .cloned()
+            .ok_or_else(not_found)?;
+        let row = rows.by_id.get(&run_id).cloned().ok_or_else(not_found)?;
+        let state = row.info()?.state;
+        if state != RunState::Parked {
+            return Err(refusal(&run_id, state));
+        }
+        if row.expires_at.is_some_and(|at| at <= now) {
+            let mut expired = row;
+            RunState::Expired.as_str().clone_into(&mut expired.state);
+            expired.answer = Some(expired_answer(&expired.request_id));
+            expired.version += 1;
+            rows.insert(expired);
+            drop(rows);
+            self.changed();
+            return Err(StoreError::Expired { run_id });
+        }
+        let until = now.saturating_add(lease_ms(self.lease()));
+        // decoded before the row changes: a corrupt record leaves the run parked
+        let claim = row.claim(owner, until, answer.clone(), false)?;
+        let mut claimed = row;
+        RunState::Claimed.as_str().clone_into(&mut claimed.state);
+        claimed.lease_owner = Some(owner.to_owned());
+        claimed.lease_until = Some(until);
+        claimed.answer = Some(answer_json(answer));
+        claimed.claims += 1;
+        claimed.version += 1;
+        rows.insert(claimed);
+        drop(rows);
+        self.changed();
+        Ok(claim)
+    }
+
+    fn take_over_now(&self, owner: &str) -> Option<Claim> {
+        let now = now_ms();
+        let mut rows = self.rows();
+        let mut candidates: Vec<&RawRow> = rows
+            .by_id
+            .values()
+            .filter(|r| {
+                r.state == RunState::Expired.as_str()
+                    || (r.state == RunState::Claimed.as_str()
+                        && r.lease_until.is_some_and(|until| until <= now))
+            })
+            .collect();
+        candidates.sort_by_key(|r| (r.created_at, r.run_id.clone()));
+        let until = now.saturating_add(lease_ms(self.lease()));
+        let (row, claim) = candidates
+            .into_iter()
+            .find_map(|r| takeover_claim(r, owner, until).map(|c| (r.clone(), c)))?;
+        let mut claimed = row;
+        RunState::Claimed.as_str().clone_into(&mut claimed.state);
+        claimed.lease_owner = Some(owner.to_owned());
+        claimed.lease_until = Some(until);
+        claimed.claims += 1;
+        claimed.version += 1;
+        rows.insert(claimed);
+        drop(rows);
+        self.changed();
+        Some(claim)
+    }
+
+    /// Runs `change` on the claim's row when the claim still holds it.
+    fn with_claim<T>(
+        &self,
+        claim: &Claim,
+        change: impl FnOnce(&mut Rows, RawRow) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let mut rows = self.rows();
+        let lost = || StoreError::LeaseLost {
+            run_id: claim.run_id.clone(),
+        };
+        let row = rows.by_id.get(&claim.run_id).cloned().ok_or_else(lost)?;
+        if row.state != RunState::Claimed.as_str() || row.claims != token_i64(claim) {
+            return Err(lost());
+        }
+        let out = change(&mut rows, row)?;
+        drop(rows);
+        self.changed();
+        Ok(out)
+    }
+
+    fn list_now(&self, query: &PendingQuery) -> StoreResult<Page> {
+        let size = query.page_size();
+        let cursor = query.cursor()?;
+        let rows = self.rows();
+        let mut runs = Vec::with_capacity(size.min(1024) + 1);
+        let start = match &cursor {
+            Some((ms, id)) => std::ops::Bound::Excluded((*ms, id.clone())),
+            None => std::ops::Bound::Unbounded,
+        };
+        for (created, id) in rows.parked.range((start, std::ops::Bound::Unbounded)) {
+            if query.created_before_ms().is_some_and(|at| *created >= at) {
+                break;
+            }
+            let Some(row) = rows.by_id.get(id) else {
+                continue;
+            };
+            if query.kind_filter().is_some_and(|k| k != row.kind)
+                || query
+                    .expiring_before_ms()
+                    .is_some_and(|at| row.expires_at.is_none_or(|e| e >= at))
+            {
+                continue;
+            }
+            runs.push(row.info()?);
+            if runs.len() > size {
+                break;
+            }
+        }
+        Ok(Page::new(runs, size))
+    }
+
+    fn expire_now(&self) -> Vec<String> {
+        let now = now_ms();
+        let mut rows = self.rows();
+        let due: Vec<RawRow> = rows
+            .by_id
+            .values()
+            .filter(|r| {
+                r.state == RunState::Parked.as_str() && r.expires_at.is_some_and(|at| at <= now)
+            })
+            .cloned()
+            .collect();
+        let mut ids = Vec::with_capacity(due.len());
+        for mut row in due {
+            RunState::Expired.as_str().clone_into(&mut row.state);
+            row.answer = Some(expired_answer(&row.request_id));
+            row.version += 1;
+            ids.push(row.run_id.clone());
+            rows.insert(row);
+        }
+        drop(rows);
+        if !ids.is_empty() {
+            self.changed();
+        }
+        ids.sort();
+        ids
+    }
+
+    fn delete_now(&self, run_id: &str) -> bool {
+        let mut rows = self.rows();
+        let Some(row) = rows.by_id.remove(run_id) else {
+            return false;
+        };
+        rows.parked.remove(&(row.created_at, row.run_id.clone()));
+        if rows.by_request.get(&row.request_id) == Some(&row.run_id) {
+            rows.by_request.remove(&row.request_id);
+        }
+        drop(rows);
+        self.changed();
+        true
+    }
+
+    fn decoded(
+        &self,
+        run_id: Option<&str>,
+        request_id: Option<&str>,
+    ) -> StoreResult<Option<StoredRun>> {
+        let rows = self.rows();
+        let id = match (run_id, request_id) {
+            (Some(id), _) => Some(id.to_owned()),
+            (None, Some(req)) => rows.by_request.get(req).cloned(),
+            (None, None) => None,
+        };
+        id.and_then(|id| rows.by_id.get(&id))
+            .map(RawRow::decode)
+            .transpose()
+    }
+}
+
+impl Rows {
+    /// Stores a row, keeping the indexes in step.
+    fn insert(&mut self, row: RawRow) {
+        if let Some(old) = self.by_id.get(&row.run_id) {
+            let key = (old.created_at, old.run_id.clone());
+            let old_request = old.request_id.clone();
+            self.parked.remove(&key);
+            if old_request != row.request_id
+                && self.by_request.get(&old_request) == Some(&row.run_id)
+            {
+                self.by_request.remove(&old_request);
+            }
+        }
+        if row.state == RunState::Parked.as_str() {
+            self.parked.insert((row.created_at, row.run_id.clone()));
+        }
+        self.by_request
+            .insert(row.request_id.clone(), row.run_id.clone());
+        self.by_id.insert(row.run_id.clone(), row);
+    }
+}
+
+/// Refuses a request id another live run already waits on.
+fn check_request_free(rows: &Rows, request_id: &str, this_run: Option<&str>) -> StoreResult<()> {
+    match rows.by_request.get(request_id) {
+        Some(other) if Some(other.as_str()) != this_run => Err(StoreError::Conflict(format!(
+            "request `{request_id}` is already the request of run `{other}`: request ids name one run"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl RunStore for MemoryStore {
+    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
+        Box::pin(async move { self.park_now(&record) })
+    }
+
+    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        Box::pin(async move { self.decoded(Some(run_id), None) })
+    }
+
+    fn get_by_request<'a>(
+        &'a self,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        Box::pin(async move { self.decoded(None, Some(request_id)) })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        answer: &'a Answer,
+        owner: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Claim>> {
+        Box::pin(async move { self.claim_now(answer, owner) })
+    }
+
+    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        Box::pin(async move { Ok(self.take_over_now(owner)) })
+    }
+
+    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let until = now_ms().saturating_add(lease_ms(self.lease()));
+            self.with_claim(claim, |rows, mut row| {
+                row.lease_until = Some(until);
+                row.version += 1;
+                rows.insert(row);
+                Ok(())
+            })?;
+            claim.lease.until = super::from_millis(until);
+            Ok(())
+        })
+    }
+
+    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let until = now_ms().saturating_add(lease_ms(self.lease()));
+            self.with_claim(claim, |rows, mut row| {
+                row.checkpoint = Some(state.to_string());
+                row.lease_until = Some(until);
+                row.version += 1;
+                rows.insert(row);
+                Ok(())
+            })
+        })
+    }
+
+    fn finish<'a>(
+        &'a self,
+        claim: &'a Claim,
+        result: RunResult,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let outcome = Outcome::of(&claim.run_id, result)?;
+            self.with_claim(claim, |rows, mut row| {
+                match outcome {
+                    Outcome::Parked(cols) => {
+                        check_request_free(rows, &cols.request_id, Some(&row.run_id))?;
+                        row.request_id = cols.request_id;
+                        row.kind = cols.kind;
+                        row.prompt = cols.prompt;
+                        row.expires_at = cols.expires_at;
+                        row.record = cols.record;
+                        row.created_at = now_ms();
+                        RunState::Parked.as_str().clone_into(&mut row.state);
+                        row.answer = None;
+                        row.checkpoint = None;
+                    }
+                    Outcome::Finished(json) => {
+                        RunState::Finished.as_str().clone_into(&mut row.state);
+                        row.result = Some(json);
+                    }
+                }
+                row.lease_owner = None;
+                row.lease_until = None;
+                row.version += 1;
+                let info = row.info()?;
+                rows.insert(row);
+                Ok(info)
+            })
+        })
+    }
+
+    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Box::pin(async move { self.list_now(query) })
+    }
+
+    fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
+        Box::pin(async move { Ok(self.expire_now()) })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(async move { Ok(self.delete_now(run_id)) })
+    }
+
+    fn wait_change<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: u64,
+        timeout: Duration,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let notified = self.shared.changed.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                let info = {
+                    let rows = self.rows();
+                    match rows.by_id.get(run_id) {
+                        Some(row) => row.info()?,
+                        None => {
+                            return Err(StoreError::NotFound {
+                                key: run_id.to_owned(),
+                            });
+                        }
+                    }
+                };
+                if info.version > version {
+                    return Ok(Some(info));
+                }
+                if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                    return Ok(None);
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,713 @@
+//! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
+//! many machines.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::{OnceCell, broadcast};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{AsyncMessage, NoTls, Row};
+
+use crate::client::{PendingRun, RunResult};
+use crate::request::Answer;
+use crate::tool::BoxFuture;
+
+use super::{
+    COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
+    RunStore, SCHEMA_VERSION, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
+    expired_answer, from_millis, lease_ms, now_ms, pending_sql, refusal, run_id_of, takeover_claim,
+    token_i64,
+};
+
+/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
+        run_id      TEXT PRIMARY KEY,
+        request_id  TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        prompt      TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        expires_at  BIGINT,
+        state       TEXT NOT NULL,
+        lease_owner TEXT,
+        lease_until BIGINT,
+        version     BIGINT NOT NULL,
+        claims      BIGINT NOT NULL,
+        record      TEXT NOT NULL,
+        answer      TEXT,
+        checkpoint  TEXT,
+        result      TEXT
+    );
+    CREATE UNIQUE INDEX runs_by_request ON runs (request_id);
+    CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
+    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
+    CREATE INDEX runs_by_lease ON runs (lease_until) WHERE state = 'claimed';"];
+
+/// How often a waiter re-reads its run even without a notification (a lost listener
+/// connection degrades to this).
+const WAIT_RECHECK: Duration = Duration::from_secs(1);
+
+/// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
+///
+/// A claim is one conditional `UPDATE` (concurrent claimants queue on the row lock and all but
+/// one find it no longer parked); [`take_over`](RunStore::take_over) picks runs with
+/// `FOR UPDATE SKIP LOCKED`, so workers never wait on each other; request ids are indexed.
+/// Every change sends a `NOTIFY`, so [`wait_change`](RunStore::wait_change) and
+/// [`wait_finished`](RunStore::wait_finished) wake when an answer arrives instead of polling.
+/// The schema is created and migrated on connect (versions in a `schema_version` table, under
+/// an advisory lock so concurrent connects migrate once).
+///
+/// ```no_run
+/// use toolnexus::store::{PendingQuery, PostgresStore, RunStore};
+///
+/// # async fn demo() -> Result<(), toolnexus::store::StoreError> {
+/// let store = PostgresStore::connect("postgres://toolnexus@127.0.0.1:5432/toolnexus").await?;
+/// let page = store.list_pending(&PendingQuery::new().kind("approval")).await?;
+/// println!("{} approvals waiting", page.runs.len());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    config: Arc<tokio_postgres::Config>,
+    schema: Arc<str>,
+    channel: Arc<str>,
+    listener: Arc<OnceCell<Listener>>,
+    lease: Duration,
+}
+
+struct Listener {
+    // kept alive: dropping the client ends the LISTEN session
+    _client: tokio_postgres::Client,
+    changes: broadcast::Sender<String>,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("schema", &self.schema)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+fn backend(e: impl fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn pg(e: &tokio_postgres::Error) -> StoreError {
+    match e.as_db_error() {
+        Some(db) => StoreError::Backend(format!("{}: {}", db.code().code(), db.message())),
+        None => StoreError::Backend(e.to_string()),
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/db`) and
+    /// migrates its schema, keeping the runs in the `public` schema.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the URL is malformed, the server cannot be reached, or the
+    /// database holds a schema newer than this release's.
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        Self::connect_in_schema(url, "public").await
+    }
+
+    /// As [`connect`](Self::connect), keeping the runs in the named schema (created when
+    /// absent): one database can hold several independent stores.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect); [`StoreError::Invalid`] when `schema` is not made of
+    /// ASCII letters, digits and `_` (at most 40 characters).
+    pub async fn connect_in_schema(url: &str, schema: &str) -> StoreResult<Self> {
+        if schema.is_empty()
+            || schema.len() > 40
+            || !schema
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(StoreError::Invalid(format!(
+                "`{schema}` is not a schema name this store accepts: use 1 to 40 ASCII letters, digits or `_`"
+            )));
+        }
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::Backend(format!("invalid PostgreSQL URL: {e}")))?;
+        config.options(format!("-c search_path={schema}"));
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(8)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(backend)?;
+        let store = Self {
+            pool,
+            config: Arc::new(config),
+            schema: schema.into(),
+            channel: format!("toolnexus_runs_{schema}").into(),
+            listener: Arc::new(OnceCell::new()),
+            lease: DEFAULT_LEASE,
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Sets how long a claim holds a run unless renewed.
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The schema the runs are kept in.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    async fn client(&self) -> StoreResult<deadpool_postgres::Object> {
+        self.pool.get().await.map_err(backend)
+    }
+
+    async fn migrate(&self) -> StoreResult<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(|e| pg(&e))?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))",
+            &[&format!("toolnexus-migrate-{}", self.schema)],
+        )
+        .await
+        .map_err(|e| pg(&e))?;
+        tx.batch_execute(&format!(
+            "CREATE SCHEMA IF NOT EXISTS \"{0}\";
+             CREATE TABLE IF NOT EXISTS \"{0}\".schema_version (version BIGINT NOT NULL);",
+            self.schema
+        ))
+        .await
+        .map_err(|e| pg(&e))?;
+        let current: i64 = tx
+            .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+            .await
+            .map_err(|e| pg(&e))?
+            .get(0);
+        if current > SCHEMA_VERSION {
+            return Err(StoreError::Backend(format!(
+                "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
+            )));
+        }
+        for (from, sql) in MIGRATIONS
+            .iter()
+            .enumerate()
+            .skip(usize::try_from(current).unwrap_or(0))
+        {
+            tx.batch_execute(sql).await.map_err(|e| pg(&e))?;
+            tx.execute(
+                "INSERT INTO schema_version (version) VALUES ($1)",
+                &[&i64::try_from(from + 1).unwrap_or(i64::MAX)],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+        }
+        tx.commit().await.map_err(|e| pg(&e))
+    }
+
+    /// The LISTEN connection, started on first use.
+    async fn listener(&self) -> StoreResult<&Listener> {
+        self.listener
+            .get_or_try_init(|| async {
+                let (client, mut connection) =
+                    self.config.connect(NoTls).await.map_err(|e| pg(&e))?;
+                let (changes, _) = broadcast::channel(4096);
+                let sender = changes.clone();
+                tokio::spawn(async move {
+                    let mut messages =
+                        futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                    while let Some(message) = messages.next().await {
+                        match message {
+                            Ok(AsyncMessage::Notification(n)) => {
+                                let _ = sender.send(n.payload().to_owned());
+                            }
+                            Ok(_) => {}
+                            Err(_) => break,
+                        }
+                    }
+                });
+                client
+                    .batch_execute(&format!("LISTEN \"{}\"", self.channel))
+                    .await
+                    .map_err(|e| pg(&e))?;
+                Ok(Listener {
+                    _client: client,
+                    changes,
+                })
+            })
+            .await
+    }
+
+    async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE run_id = $1"))
+            .await
+            .map_err(|e| pg(&e))?;
+        let row = client
+            .query_opt(&stmt, &[&run_id])
+            .await
+            .map_err(|e| pg(&e))?
+            .ok_or_else(|| StoreError::NotFound {
+                key: run_id.to_owned(),
+            })?;
+        raw(&row).info()
+    }
+
+    async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<StoredRun>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE {column} = $1"))
+            .await
+            .map_err(|e| pg(&e))?;
+        client
+            .query_opt(&stmt, &[&key])
+            .await
+            .map_err(|e| pg(&e))?
+            .map(|r| raw(&r).decode())
+            .transpose()
+    }
+
+    fn notify_sql(&self) -> String {
+        format!("SELECT pg_notify('{}', $1)", self.channel)
+    }
+
+    async fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
+        let mut client = self.client().await?;
+        let now = now_ms();
+        let until = now.saturating_add(lease_ms(self.lease));
+        // one statement: concurrent claimants queue on the row lock, and all but the first
+        // find the row no longer parked
+        let stmt = client
+            .prepare_cached(&format!(
+                "WITH u AS (UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
+                     answer = $4, claims = claims + 1, version = version + 1
+                 WHERE request_id = $1 AND state = 'parked'
+                   AND (expires_at IS NULL OR expires_at > $5)
+                 RETURNING {COLUMNS})
+                 SELECT u.*, pg_notify('{}', u.run_id) FROM u",
+                self.channel
+            ))
+            .await
+            .map_err(|e| pg(&e))?;
+        let claimed = client
+            .query_opt(
+                &stmt,
+                &[&answer.id, &owner, &until, &answer_json(answer), &now],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+        if let Some(row) = claimed {
+            let mut row = raw(&row);
+            // the row as it was before this claim counted
+            row.claims -= 1;
+            return match row.claim(owner, until, answer.clone(), false) {
+                Ok(claim) => Ok(claim),
+                Err(corrupt) => {
+                    // an unreadable record: hand the run back, parked as it was
+                    client
+                        .execute(
+                            "UPDATE runs SET state = 'parked', lease_owner = NULL,
+                                 lease_until = NULL, answer = NULL, claims = claims - 1,
+                                 version = version + 1
+                             WHERE run_id = $1 AND state = 'claimed' AND claims = $2",
+                            &[&row.run_id, &(row.claims + 1)],
+                        )
+                        .await
+                        .map_err(|e| pg(&e))?;
+                    Err(corrupt)
+                }
+            };
+        }
+        let tx = client.transaction().await.map_err(|e| pg(&e))?;
+        let current = tx
+            .query_opt(
+                "SELECT run_id, state, expires_at FROM runs WHERE request_id = $1 FOR UPDATE",
+                &[&answer.id],
+            )
+            .await
+            .map_err(|e| pg(&e))?
+            .ok_or_else(|| StoreError::NotFound {
+                key: answer.id.clone(),
+            })?;
+        let run_id: String = current.get(0);
+        let state_text: String = current.get(1);
+        let state = RunState::parse(&state_text).ok_or_else(|| StoreError::Corrupt {
+            run_id: run_id.clone(),
+            message: format!("unknown state `{state_text}`"),
+        })?;
+        if state == RunState::Parked {
+            // parked but past `expiresAt`: the answer becomes declined/expired
+            tx.execute(
+                "UPDATE runs SET state = 'expired', answer = $2, version = version + 1
+                 WHERE run_id = $1",
+                &[&run_id, &expired_answer(&answer.id)],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+            tx.execute(&self.notify_sql(), &[&run_id])
+                .await
+                .map_err(|e| pg(&e))?;
+            tx.commit().await.map_err(|e| pg(&e))?;
+            return Err(StoreError::Expired { run_id });
+        }
+        Err(refusal(&run_id, state))
+    }
+
+    async fn take_over_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(|e| pg(&e))?;
+        let now = now_ms();
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM runs
+                     WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= $1)
+                     ORDER BY created_at, run_id LIMIT 16 FOR UPDATE SKIP LOCKED"
+                ),
+                &[&now],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+        let until = now.saturating_add(lease_ms(self.lease));
+        for row in rows {
+            let row = raw(&row);
+            let Some(claim) = takeover_claim(&row, owner, until) else {
+                continue;
+            };
+            tx.execute(
+                "UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
+                     claims = claims + 1, version = version + 1
+                 WHERE run_id = $1",
+                &[&row.run_id, &owner, &until],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+            tx.execute(&self.notify_sql(), &[&row.run_id])
+                .await
+                .map_err(|e| pg(&e))?;
+            tx.commit().await.map_err(|e| pg(&e))?;
+            return Ok(Some(claim));
+        }
+        Ok(None)
+    }
+
+    /// Changes the claim's row with `set` (a `SET` list whose parameters start at `$3`) when
+    /// the claim still holds it, and notifies waiters: one statement, one round trip.
+    async fn with_claim(
+        &self,
+        claim: &Claim,
+        set: &str,
+        more: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Row> {
+        let client = self.client().await?;
+        let sql = format!(
+            "WITH u AS (UPDATE runs SET {set}, version = version + 1
+                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2 RETURNING {COLUMNS})
+             SELECT u.*, pg_notify('{}', u.run_id) FROM u",
+            self.channel
+        );
+        let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
+        let token = token_i64(claim);
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&claim.run_id, &token];
+        params.extend_from_slice(more);
+        let row = client.query_opt(&stmt, &params).await.map_err(|e| {
+            if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                StoreError::Conflict(format!(
+                    "the new request of run `{}` is already the request of another run: request ids name one run",
+                    claim.run_id
+                ))
+            } else {
+                pg(&e)
+            }
+        })?;
+        row.ok_or_else(|| StoreError::LeaseLost {
+            run_id: claim.run_id.clone(),
+        })
+    }
+}
+
+fn raw(r: &Row) -> RawRow {
+    RawRow {
+        run_id: r.get(0),
+        request_id: r.get(1),
+        kind: r.get(2),
+        prompt: r.get(3),
+        created_at: r.get(4),
+        expires_at: r.get(5),
+        state: r.get(6),
+        lease_owner: r.get(7),
+        lease_until: r.get(8),
+        version: r.get(9),
+        claims: r.get(10),
+        record: r.get(11),
+        answer: r.get(12),
+        checkpoint: r.get(13),
+        result: r.get(14),
+    }
+}
+
+impl RunStore for PostgresStore {
+    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let cols = Columns::of(run_id_of(&record), &record);
+            let now = now_ms();
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached(&format!(
+                    "WITH ins AS (INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
+                         expires_at, state, version, claims, record)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)
+                     ON CONFLICT DO NOTHING RETURNING run_id)
+                     SELECT pg_notify('{}', ins.run_id) FROM ins",
+                    self.channel
+                ))
+                .await
+                .map_err(|e| pg(&e))?;
+            let inserted = client
+                .query_opt(
+                    &stmt,
+                    &[
+                        &cols.run_id,
+                        &cols.request_id,
+                        &cols.kind,
+                        &cols.prompt,
+                        &now,
+                        &cols.expires_at,
+                        &cols.record,
+                    ],
+                )
+                .await
+                .map_err(|e| pg(&e))?;
+            if inserted.is_none() {
+                let exists = client
+                    .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&cols.run_id])
+                    .await
+                    .map_err(|e| pg(&e))?
+                    .is_some();
+                return Err(super::park_conflict(&cols, exists));
+            }
+            Ok(RunInfo {
+                run_id: cols.run_id,
+                request_id: cols.request_id,
+                kind: cols.kind,
+                prompt: cols.prompt,
+                created_at: from_millis(now),
+                expires_at: cols.expires_at.map(from_millis),
+                state: RunState::Parked,
+                lease: None,
+                version: 1,
+            })
+        })
+    }
+
+    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        Box::pin(self.row_where("run_id", run_id))
+    }
+
+    fn get_by_request<'a>(
+        &'a self,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        Box::pin(self.row_where("request_id", request_id))
+    }
+
+    fn claim<'a>(
+        &'a self,
+        answer: &'a Answer,
+        owner: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Claim>> {
+        Box::pin(self.claim_now(answer, owner))
+    }
+
+    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        Box::pin(self.take_over_now(owner))
+    }
+
+    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let until = now_ms().saturating_add(lease_ms(self.lease));
+            self.with_claim(claim, "lease_until = $3", &[&until])
+                .await?;
+            claim.lease.until = from_millis(until);
+            Ok(())
+        })
+    }
+
+    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let until = now_ms().saturating_add(lease_ms(self.lease));
+            self.with_claim(
+                claim,
+                "checkpoint = $3, lease_until = $4",
+                &[&state.to_string(), &until],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn finish<'a>(
+        &'a self,
+        claim: &'a Claim,
+        result: RunResult,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let row = match Outcome::of(&claim.run_id, result)? {
+                Outcome::Parked(cols) => {
+                    self.with_claim(
+                        claim,
+                        "request_id = $3, kind = $4, prompt = $5, expires_at = $6, record = $7,
+                         created_at = $8, state = 'parked', answer = NULL, checkpoint = NULL,
+                         lease_owner = NULL, lease_until = NULL",
+                        &[
+                            &cols.request_id,
+                            &cols.kind,
+                            &cols.prompt,
+                            &cols.expires_at,
+                            &cols.record,
+                            &now_ms(),
+                        ],
+                    )
+                    .await?
+                }
+                Outcome::Finished(json) => {
+                    self.with_claim(
+                        claim,
+                        "state = 'finished', result = $3, lease_owner = NULL, lease_until = NULL",
+                        &[&json],
+                    )
+                    .await?
+                }
+            };
+            raw(&row).info()
+        })
+    }
+
+    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Box::pin(async move {
+            let size = query.page_size();
+            let (sql, params) = pending_sql(query, |n| format!("${n}"))?;
+            let params: Vec<Box<dyn ToSql + Sync + Send>> = params
+                .into_iter()
+                .map(|p| -> Box<dyn ToSql + Sync + Send> {
+                    match p {
+                        SqlParam::Text(s) => Box::new(s),
+                        SqlParam::Int(i) => Box::new(i),
+                    }
+                })
+                .collect();
+            let refs: Vec<&(dyn ToSql + Sync)> = params
+                .iter()
+                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+                .collect();
+            let client = self.client().await?;
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
+            let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
+            let runs = rows
+                .iter()
+                .map(|r| raw(r).info())
+                .collect::<StoreResult<Vec<_>>>()?;
+            Ok(Page::new(runs, size))
+        })
+    }
+
+    fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(|e| pg(&e))?;
+            let due = tx
+                .query(
+                    "SELECT run_id, request_id FROM runs
+                     WHERE state = 'parked' AND expires_at <= $1
+                     ORDER BY run_id FOR UPDATE SKIP LOCKED",
+                    &[&now_ms()],
+                )
+                .await
+                .map_err(|e| pg(&e))?;
+            let mut ids = Vec::with_capacity(due.len());
+            for row in due {
+                let (run_id, request_id): (String, String) = (row.get(0), row.get(1));
+                tx.execute(
+                    "UPDATE runs SET state = 'expired', answer = $2, version = version + 1
+                     WHERE run_id = $1",
+                    &[&run_id, &expired_answer(&request_id)],
+                )
+                .await
+                .map_err(|e| pg(&e))?;
+                tx.execute(&self.notify_sql(), &[&run_id])
+                    .await
+                    .map_err(|e| pg(&e))?;
+                ids.push(run_id);
+            }
+            tx.commit().await.map_err(|e| pg(&e))?;
+            Ok(ids)
+        })
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(|e| pg(&e))?;
+            let n = tx
+                .execute("DELETE FROM runs WHERE run_id = $1", &[&run_id])
+                .await
+                .map_err(|e| pg(&e))?;
+            tx.execute(&self.notify_sql(), &[&run_id])
+                .await
+                .map_err(|e| pg(&e))?;
+            tx.commit().await.map_err(|e| pg(&e))?;
+            Ok(n == 1)
+        })
+    }
+
+    fn wait_change<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: u64,
+        timeout: Duration,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            // subscribe before reading, so a change between the read and the wait is not missed
+            let mut changes = self.listener().await?.changes.subscribe();
+            loop {
+                let info = self.info(run_id).await?;
+                if info.version > version {
+                    return Ok(Some(info));
+                }
+                loop {
+                    let now = tokio::time::Instant::now();
+                    if now >= deadline {
+                        return Ok(None);
+                    }
+                    let wait = WAIT_RECHECK.min(deadline - now);
+                    match tokio::time::timeout(wait, changes.recv()).await {
+                        Ok(Ok(id)) if id != run_id => {}
+                        // this run changed, notifications were dropped, or time to re-read
+                        _ => break,
+                    }
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,579 @@
+//! [`SqliteStore`]: a run store in one SQLite file (rusqlite, SQLite compiled in).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use crate::client::{PendingRun, RunResult};
+use crate::request::Answer;
+use crate::tool::BoxFuture;
+
+use super::{
+    COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
+    RunStore, SCHEMA_VERSION, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
+    expired_answer, from_millis, lease_ms, now_ms, pending_sql, refusal, run_id_of, token_i64,
+};
+
+/// How long a statement waits for another process's write lock before it fails.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
+        run_id      TEXT PRIMARY KEY,
+        request_id  TEXT NOT NULL UNIQUE,
+        kind        TEXT NOT NULL,
+        prompt      TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        expires_at  INTEGER,
+        state       TEXT NOT NULL,
+        lease_owner TEXT,
+        lease_until INTEGER,
+        version     INTEGER NOT NULL,
+        claims      INTEGER NOT NULL,
+        record      TEXT NOT NULL,
+        answer      TEXT,
+        checkpoint  TEXT,
+        result      TEXT
+    );
+    CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
+    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
+    CREATE INDEX runs_by_lease ON runs (state, lease_until);"];
+
+/// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
+///
+/// The file is opened in WAL mode with a busy timeout, so several processes on one machine can
+/// share it; every change is one `IMMEDIATE` transaction (a claim is one conditional `UPDATE`
+/// in it), so of any number of claimants, in any number of processes, exactly one wins. The
+/// schema is created and migrated on [`open`](SqliteStore::open) (versions in a
+/// `schema_version` table). Calls run on tokio's blocking pool.
+///
+/// ```
+/// use toolnexus::store::{PendingQuery, RunStore, SqliteStore};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("toolnexus-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let store = SqliteStore::open(dir.join("runs.db")).await.unwrap();
+/// assert!(store.list_pending(&PendingQuery::new()).await.unwrap().runs.is_empty());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    path: Arc<PathBuf>,
+    lease: Duration,
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+fn backend(e: impl fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn is_constraint(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation)
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store in the file at `path`, migrating its schema.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the file cannot be opened, is not a SQLite database, or
+    /// holds a schema newer than this release's.
+    pub async fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
+        let path = path.as_ref().to_path_buf();
+        let opened = path.clone();
+        let conn = tokio::task::spawn_blocking(move || open_blocking(&opened))
+            .await
+            .map_err(backend)??;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            path: Arc::new(path),
+            lease: DEFAULT_LEASE,
+        })
+    }
+
+    /// Sets how long a claim holds a run unless renewed.
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn call<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            // a panic inside a statement rolls its transaction back: the connection is fine
+            let mut conn = conn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            f(&mut conn)
+        })
+        .await
+        .map_err(backend)?
+    }
+}
+
+fn open_blocking(path: &Path) -> StoreResult<Connection> {
+    let mut conn = Connection::open(path)
+        .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(backend)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(backend)?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+fn migrate(conn: &mut Connection) -> StoreResult<()> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    tx.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        .map_err(backend)?;
+    let current: i64 = tx
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(backend)?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::Backend(format!(
+            "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
+        )));
+    }
+    for (from, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(current).unwrap_or(0))
+    {
+        tx.execute_batch(sql).map_err(backend)?;
+        tx.execute(
+            "INSERT INTO schema_version (version) VALUES (?1)",
+            [i64::try_from(from + 1).unwrap_or(i64::MAX)],
+        )
+        .map_err(backend)?;
+    }
+    tx.commit().map_err(backend)
+}
+
+fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        run_id: r.get(0)?,
+        request_id: r.get(1)?,
+        kind: r.get(2)?,
+        prompt: r.get(3)?,
+        created_at: r.get(4)?,
+        expires_at: r.get(5)?,
+        state: r.get(6)?,
+        lease_owner: r.get(7)?,
+        lease_until: r.get(8)?,
+        version: r.get(9)?,
+        claims: r.get(10)?,
+        record: r.get(11)?,
+        answer: r.get(12)?,
+        checkpoint: r.get(13)?,
+        result: r.get(14)?,
+    })
+}
+
+fn row_where(conn: &Connection, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM runs WHERE {column} = ?1"),
+        [key],
+        raw,
+    )
+    .optional()
+    .map_err(backend)
+}
+
+fn conflict(conn: &Connection, cols: &Columns) -> StoreError {
+    let exists = conn
+        .query_row(
+            "SELECT 1 FROM runs WHERE run_id = ?1",
+            [&cols.run_id],
+            |_| Ok(()),
+        )
+        .optional()
+        .is_ok_and(|r| r.is_some());
+    super::park_conflict(cols, exists)
+}
+
+fn claim_blocking(
+    conn: &mut Connection,
+    answer: &Answer,
+    owner: &str,
+    lease: Duration,
+) -> StoreResult<Claim> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let now = now_ms();
+    let until = now.saturating_add(lease_ms(lease));
+    let claimed = tx
+        .prepare_cached(&format!(
+            "UPDATE runs SET state = 'claimed', lease_owner = ?2, lease_until = ?3, answer = ?4,
+                 claims = claims + 1, version = version + 1
+             WHERE request_id = ?1 AND state = 'parked' AND (expires_at IS NULL OR expires_at > ?5)
+             RETURNING {COLUMNS}"
+        ))
+        .map_err(backend)?
+        .query_row(
+            params![answer.id, owner, until, answer_json(answer), now],
+            raw,
+        )
+        .optional()
+        .map_err(backend)?;
+    if let Some(mut row) = claimed {
+        // the row as it was before this claim counted
+        row.claims -= 1;
+        // decoded before committing: a corrupt record rolls the claim back (the run stays
+        // parked)
+        let claim = row.claim(owner, until, answer.clone(), false)?;
+        tx.commit().map_err(backend)?;
+        return Ok(claim);
+    }
+    let row = row_where(&tx, "request_id", &answer.id)?.ok_or_else(|| StoreError::NotFound {
+        key: answer.id.clone(),
+    })?;
+    let state = row.info()?.state;
+    if state != RunState::Parked {
+        return Err(refusal(&row.run_id, state));
+    }
+    // parked but past `expiresAt`: the answer becomes declined/expired
+    tx.execute(
+        "UPDATE runs SET state = 'expired', answer = ?2, version = version + 1
+         WHERE run_id = ?1 AND state = 'parked'",
+        params![row.run_id, expired_answer(&row.request_id)],
+    )
+    .map_err(backend)?;
+    tx.commit().map_err(backend)?;
+    Err(StoreError::Expired { run_id: row.run_id })
+}
+
+fn take_over_blocking(
+    conn: &mut Connection,
+    owner: &str,
+    lease: Duration,
+) -> StoreResult<Option<Claim>> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let now = now_ms();
+    let candidates = {
+        let mut stmt = tx
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM runs
+                 WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= ?1)
+                 ORDER BY created_at, run_id LIMIT 64"
+            ))
+            .map_err(backend)?;
+        stmt.query_map([now], raw)
+            .map_err(backend)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(backend)?
+    };
+    let until = now.saturating_add(lease_ms(lease));
+    for row in candidates {
+        // a run whose row cannot be read is left where it is (reported by `get`); the others
+        // are taken over as usual
+        let Some(claim) = super::takeover_claim(&row, owner, until) else {
+            continue;
+        };
+        tx.execute(
+            "UPDATE runs SET state = 'claimed', lease_owner = ?2, lease_until = ?3,
+                 claims = claims + 1, version = version + 1
+             WHERE run_id = ?1 AND claims = ?4",
+            params![row.run_id, owner, until, row.claims],
+        )
+        .map_err(backend)?;
+        tx.commit().map_err(backend)?;
+        return Ok(Some(claim));
+    }
+    Ok(None)
+}
+
+fn finish_blocking(
+    conn: &mut Connection,
+    claim: &Claim,
+    outcome: &Outcome,
+) -> StoreResult<RunInfo> {
+    let token = token_i64(claim);
+    let row = match outcome {
+        Outcome::Parked(cols) => conn
+            .prepare_cached(&format!(
+                "UPDATE runs SET request_id = ?3, kind = ?4, prompt = ?5, expires_at = ?6,
+                     record = ?7, created_at = ?8, state = 'parked', answer = NULL,
+                     checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
+                     version = version + 1
+                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
+                 RETURNING {COLUMNS}"
+            ))
+            .map_err(backend)?
+            .query_row(
+                params![
+                    claim.run_id,
+                    token,
+                    cols.request_id,
+                    cols.kind,
+                    cols.prompt,
+                    cols.expires_at,
+                    cols.record,
+                    now_ms()
+                ],
+                raw,
+            )
+            .optional()
+            .map_err(|e| {
+                if is_constraint(&e) {
+                    conflict(conn, cols)
+                } else {
+                    backend(e)
+                }
+            })?,
+        Outcome::Finished(json) => conn
+            .prepare_cached(&format!(
+                "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
+                     lease_until = NULL, version = version + 1
+                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
+                 RETURNING {COLUMNS}"
+            ))
+            .map_err(backend)?
+            .query_row(params![claim.run_id, token, json], raw)
+            .optional()
+            .map_err(backend)?,
+    };
+    row.ok_or_else(|| StoreError::LeaseLost {
+        run_id: claim.run_id.clone(),
+    })?
+    .info()
+}
+
+fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
+    match p {
+        SqlParam::Text(s) => rusqlite::types::Value::Text(s.clone()),
+        SqlParam::Int(i) => rusqlite::types::Value::Integer(*i),
+    }
+}
+
+impl RunStore for SqliteStore {
+    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let cols = Columns::of(run_id_of(&record), &record);
+            self.call(move |conn| {
+                let now = now_ms();
+                conn.prepare_cached(
+                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
+                         state, version, claims, record)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7)",
+                )
+                .and_then(|mut insert| {
+                    insert.execute(params![
+                        cols.run_id,
+                        cols.request_id,
+                        cols.kind,
+                        cols.prompt,
+                        now,
+                        cols.expires_at,
+                        cols.record
+                    ])
+                })
+                .map_err(|e| {
+                    if is_constraint(&e) {
+                        conflict(conn, &cols)
+                    } else {
+                        backend(e)
+                    }
+                })?;
+                Ok(RunInfo {
+                    run_id: cols.run_id,
+                    request_id: cols.request_id,
+                    kind: cols.kind,
+                    prompt: cols.prompt,
+                    created_at: from_millis(now),
+                    expires_at: cols.expires_at.map(from_millis),
+                    state: RunState::Parked,
+                    lease: None,
+                    version: 1,
+                })
+            })
+            .await
+        })
+    }
+
+    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.call(move |conn| {
+            row_where(conn, "run_id", &run_id)?
+                .map(|r| r.decode())
+                .transpose()
+        }))
+    }
+
+    fn get_by_request<'a>(
+        &'a self,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        let request_id = request_id.to_owned();
+        Box::pin(self.call(move |conn| {
+            row_where(conn, "request_id", &request_id)?
+                .map(|r| r.decode())
+                .transpose()
+        }))
+    }
+
+    fn claim<'a>(
+        &'a self,
+        answer: &'a Answer,
+        owner: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Claim>> {
+        let (answer, owner, lease) = (answer.clone(), owner.to_owned(), self.lease);
+        Box::pin(self.call(move |conn| claim_blocking(conn, &answer, &owner, lease)))
+    }
+
+    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        let (owner, lease) = (owner.to_owned(), self.lease);
+        Box::pin(self.call(move |conn| take_over_blocking(conn, &owner, lease)))
+    }
+
+    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
+            let until = self
+                .call(move |conn| {
+                    let until = now_ms().saturating_add(lease_ms(lease));
+                    let changed = conn
+                        .execute(
+                            "UPDATE runs SET lease_until = ?3, version = version + 1
+                             WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
+                            params![run_id, token, until],
+                        )
+                        .map_err(backend)?;
+                    if changed == 1 {
+                        Ok(until)
+                    } else {
+                        Err(StoreError::LeaseLost { run_id })
+                    }
+                })
+                .await?;
+            claim.lease.until = from_millis(until);
+            Ok(())
+        })
+    }
+
+    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
+        let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
+        Box::pin(self.call(move |conn| {
+            let until = now_ms().saturating_add(lease_ms(lease));
+            let changed = conn
+                .execute(
+                    "UPDATE runs SET checkpoint = ?3, lease_until = ?4, version = version + 1
+                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
+                    params![run_id, token, state.to_string(), until],
+                )
+                .map_err(backend)?;
+            if changed == 1 {
+                Ok(())
+            } else {
+                Err(StoreError::LeaseLost { run_id })
+            }
+        }))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        claim: &'a Claim,
+        result: RunResult,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let outcome = Outcome::of(&claim.run_id, result)?;
+            let claim = claim.clone();
+            self.call(move |conn| finish_blocking(conn, &claim, &outcome))
+                .await
+        })
+    }
+
+    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Box::pin(async move {
+            let size = query.page_size();
+            let (sql, params) = pending_sql(query, |n| format!("?{n}"))?;
+            self.call(move |conn| {
+                let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+                let rows = stmt
+                    .query_map(rusqlite::params_from_iter(params.iter().map(to_sql)), raw)
+                    .map_err(backend)?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(backend)?;
+                let runs = rows
+                    .iter()
+                    .map(RawRow::info)
+                    .collect::<StoreResult<Vec<_>>>()?;
+                Ok(Page::new(runs, size))
+            })
+            .await
+        })
+    }
+
+    fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
+        Box::pin(self.call(|conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            let due = {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "SELECT run_id, request_id FROM runs
+                         WHERE state = 'parked' AND expires_at <= ?1 ORDER BY run_id",
+                    )
+                    .map_err(backend)?;
+                stmt.query_map([now_ms()], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))
+                    .map_err(backend)?
+                    .collect::<rusqlite::Result<Vec<(String, String)>>>()
+                    .map_err(backend)?
+            };
+            for (run_id, request_id) in &due {
+                tx.execute(
+                    "UPDATE runs SET state = 'expired', answer = ?2, version = version + 1
+                     WHERE run_id = ?1",
+                    params![run_id, expired_answer(request_id)],
+                )
+                .map_err(backend)?;
+            }
+            tx.commit().map_err(backend)?;
+            Ok(due.into_iter().map(|(id, _)| id).collect())
+        }))
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.call(move |conn| {
+            conn.execute("DELETE FROM runs WHERE run_id = ?1", [run_id])
+                .map(|n| n == 1)
+                .map_err(backend)
+        }))
+    }
+}
