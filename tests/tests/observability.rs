@@ -20,14 +20,14 @@ fn book(
     flight: &str,
     ctx: &toolnexus::Context,
 ) -> ToolResult {
-    let trip = ask!(ctx, input "PROMPT-SECRET where to?", schema = Trip);
-    ToolResult::success(format!("OUTPUT-SECRET {flight} to {}", trip.city))
+    let trip = ask!(ctx, input "PROMPT-MARK-7 where to?", schema = Trip);
+    ToolResult::success(format!("OUTPUT-MARK-7 {flight} to {}", trip.city))
 }
 
 fn script() -> ScriptedModel {
     ScriptedModel::new([
         Reply::text("")
-            .with_call_id("c1", "book", json!({"flight": "ARG-SECRET"}))
+            .with_call_id("c1", "book", json!({"flight": "ARG-MARK-7"}))
             .with_usage(Usage::new(11, 3)),
         Reply::text("booked").with_usage(Usage::new(20, 2)),
     ])
@@ -37,19 +37,19 @@ fn toolkit() -> Toolkit {
     Toolkit::builder().tool(Book).build().unwrap()
 }
 
-const SECRETS: [&str; 4] = [
-    "ARG-SECRET",
-    "OUTPUT-SECRET",
-    "PROMPT-SECRET",
-    "ANSWER-SECRET",
+const MARKS: [&str; 4] = [
+    "ARG-MARK-7",
+    "OUTPUT-MARK-7",
+    "PROMPT-MARK-7",
+    "ANSWER-MARK-7",
 ];
 
 fn assert_no_secret(lines: &[String]) {
     for line in lines {
-        for secret in SECRETS {
+        for mark in MARKS {
             assert!(
-                !line.contains(secret),
-                "{secret} leaked into tracing: {line}"
+                !line.contains(mark),
+                "{mark} leaked into tracing: {line}"
             );
         }
     }
@@ -98,7 +98,7 @@ async fn a_run_with_wait_for_has_genai_spans_and_a_pending_event_and_no_user_dat
         .model_name("m-1")
         .wait_for(move |request: toolnexus::Request| {
             seen.lock().unwrap().clone_from(&request.id);
-            async move { request.accept(json!({"city": "ANSWER-SECRET"})) }
+            async move { request.accept(json!({"city": "ANSWER-MARK-7"})) }
         })
         .build()
         .unwrap();

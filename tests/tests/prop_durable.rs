@@ -70,8 +70,11 @@ fn ask(calls: Calls) -> Toolkit {
             let reply = match ctx.accepted() {
                 Some(answer) => ToolResult::success("noted")
                     .with_metadata("answer", answer.data.clone().unwrap_or_default()),
+                // an approval: the trust boundary refuses `input` data nested past the depth
+                // limit (it cannot be checked for credentials), and `args` sits one level
+                // below `data`
                 None => ToolResult::suspended(
-                    Request::input("More?").with_data_entry("args", Value::Object(args)),
+                    Request::approval("More?").with_data_entry("args", Value::Object(args)),
                 ),
             };
             async move { reply }

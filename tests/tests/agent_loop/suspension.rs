@@ -706,7 +706,7 @@ async fn a_before_tool_suspension_that_collects_a_password_is_refused_and_wait_f
     assert_eq!(
         tool_results(&model.requests()[1].messages),
         [(
-            "call_0".to_owned(),
+            "call_1_0".to_owned(),
             "invalid suspension: `data.form.user.properties.pwd` of the `input` request has the name `pwd`, which reads as the credential word `pwd`; secrets must never pass through answer data: use an `authorization` request with a `url` instead".to_owned(),
             true
         )]
