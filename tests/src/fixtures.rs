@@ -197,7 +197,7 @@ pub fn assert_interrupted(err: &toolnexus::Error) -> &toolnexus::RunResult {
     assert_broken_mid_stream(error);
     assert_eq!(
         err.to_string(),
-        "the model's reply broke off after part of it was streamed: transport error: the connection broke mid-stream"
+        "the run was interrupted: transport error: the connection broke mid-stream"
     );
     assert!(
         err.halted_run()

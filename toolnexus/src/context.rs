@@ -26,6 +26,7 @@ pub struct Context {
     cancel: CancellationToken,
     timeout: Option<Duration>,
     call_id: Option<String>,
+    idempotency_key: Option<String>,
 }
 
 impl Context {
@@ -70,6 +71,14 @@ impl Context {
         self
     }
 
+    /// The same context carrying `key` as its [idempotency key](Context::idempotency_key)
+    /// (the agent loop sets it on every call it runs).
+    #[must_use]
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
     /// The answer, present only on the retry after a suspension was answered.
     pub fn answer(&self) -> Option<&Answer> {
         self.answer.as_ref()
@@ -107,5 +116,51 @@ impl Context {
     /// The model's id for this tool call, when run by the agent loop.
     pub fn call_id(&self) -> Option<&str> {
         self.call_id.as_deref()
+    }
+
+    /// A key naming this tool call of this run, for deduplicating its side effect; `None`
+    /// outside the agent loop (unless set with [`Context::with_idempotency_key`]).
+    ///
+    /// The loop derives it from the run id, the turn and the model's tool-call id: 64
+    /// lowercase hex digits (SHA-256 of `toolnexus-idempotency-v1`, the run id, the turn and
+    /// the call id, NUL-separated). It is the same on every execution of one call: the first
+    /// run, the retry after its suspension was answered (in this process or, after
+    /// [`Client::resume`](crate::Client::resume), in another), and a resume of an older record
+    /// or checkpoint that runs the call again. It differs for every other call.
+    ///
+    /// # The crash window
+    ///
+    /// A result enters the run's state (a [checkpoint](crate#durable-runs-guarantees)) when
+    /// the tool returns; persisting that state is the host's write, after it. If the process
+    /// dies *after the side effect and before the host has persisted the checkpoint* (or the
+    /// next [`PendingRun`](crate::PendingRun)), the only durable state is the previous one,
+    /// and resuming it runs this call again, with the same key. A tool with side effects
+    /// makes that harmless by recording the key atomically with the effect (a unique column,
+    /// an `Idempotency-Key` header of the API it calls) and, when the key is already there,
+    /// returning the recorded outcome instead of acting again:
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use std::sync::Mutex;
+    /// use toolnexus::Context;
+    ///
+    /// // stands in for a table with a unique key column
+    /// let charges: Mutex<HashMap<String, String>> = Mutex::default();
+    /// let charge = |ctx: &Context, amount: u32| -> String {
+    ///     let key = ctx.idempotency_key().expect("run by the agent loop").to_owned();
+    ///     charges
+    ///         .lock()
+    ///         .unwrap()
+    ///         .entry(key)
+    ///         .or_insert_with(|| format!("charged {amount}"))
+    ///         .clone()
+    /// };
+    /// let ctx = Context::new().with_idempotency_key("k1");
+    /// assert_eq!(charge(&ctx, 5), "charged 5");
+    /// assert_eq!(charge(&ctx, 5), "charged 5"); // the re-run after a crash: no second charge
+    /// assert_eq!(charges.lock().unwrap().len(), 1);
+    /// ```
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
     }
 }

@@ -115,13 +115,21 @@ pub enum Error {
         /// The limit that elapsed.
         limit: std::time::Duration,
     },
-    /// A streamed model reply failed after part of it had reached the caller (text deltas
-    /// were already shown), so it was not retried. `run` is the run as it stood before that
-    /// turn (status `incomplete`): its `messages` keep every tool result so far, so nothing
-    /// is lost; continue it with
-    /// [`Client::run_with_history`](crate::client::Client::run_with_history). See
-    /// [`Error::halted_run`].
-    #[error("the model's reply broke off after part of it was streamed: {error}")]
+    /// The run stopped on `error` after its state had moved on, and `run` is its checkpoint
+    /// (status `incomplete`), resumable with
+    /// [`Client::resume_checkpoint`](crate::client::Client::resume_checkpoint) (which runs
+    /// none of its recorded tools again) or continued with
+    /// [`Client::run_with_history`](crate::client::Client::run_with_history). Two cases:
+    ///
+    /// - a streamed model reply failed after part of it had reached the caller (text deltas
+    ///   were already shown), so it was not retried; `run` is the run before that turn;
+    /// - any error (the next model call failing, the run's timeout or cancellation) after a
+    ///   tool result entered the run's state in this call; `run` holds every result of the
+    ///   turns whose calls all have their result (a turn cut short is left out with its
+    ///   results, keeping the transcript balanced).
+    ///
+    /// See [`Error::halted_run`].
+    #[error("the run was interrupted: {error}")]
     Interrupted {
         /// The provider's error.
         #[source]
@@ -204,8 +212,9 @@ impl Error {
 
     /// The run a failed `wait_for` left pending ([`Error::WaitFor`]): persist it as a
     /// [`PendingRun`](crate::client::PendingRun) or answer its `pending` request and
-    /// [`Client::resume`](crate::client::Client::resume) it. For a stream broken after part
-    /// of a reply ([`Error::Interrupted`]), the run before that turn.
+    /// [`Client::resume`](crate::client::Client::resume) it. For [`Error::Interrupted`],
+    /// the run's checkpoint: persist it (it is JSON) and go on with
+    /// [`Client::resume_checkpoint`](crate::client::Client::resume_checkpoint).
     pub fn halted_run(&self) -> Option<&crate::client::RunResult> {
         match self {
             Self::WaitFor { run, .. } | Self::Interrupted { run, .. } => Some(run),

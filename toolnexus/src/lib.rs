@@ -81,12 +81,26 @@
 //!   own answer). A record is data, though: a *copy* resumes again. Keeping it single-use is
 //!   the host's part: delete or mark it atomically, keyed by its run id and request id, before
 //!   resuming (see [`PendingRun`]).
-//! - **At least once across a crash.** The tool's side effect and the next record are two
-//!   writes to two systems, and nothing makes them atomic. If the process dies, or the next
-//!   model call fails, after the approved tool ran and before the next record is persisted,
-//!   the only record left is the previous one, and resuming it runs the tool again. A tool
-//!   with side effects dedupes on the answer's id ([`Context::answer`]), the same on every
-//!   resume of one record.
+//! - **Checkpoints: a recorded result never runs again.** Every time a tool result enters a
+//!   run's state, the run is resumable from there. An error after a tool ran in that call (the
+//!   next model call failing, the run's timeout or cancellation) is [`Error::Interrupted`]
+//!   carrying the checkpoint ([`Error::halted_run`], a [`RunResult`] with status
+//!   `incomplete`, plain JSON); [`Client::resume_checkpoint`] goes on with the next model call
+//!   and runs none of the recorded tools again. A failing `wait_for` is [`Error::WaitFor`],
+//!   carrying the run halted on its request (resume it with the answer). The checkpoint holds
+//!   every turn whose calls all have their result; a turn cut short mid-way (a timeout while a
+//!   call runs) is left out with its results, so the transcript stays balanced.
+//! - **At least once across a crash.** The tool's side effect and the persisted checkpoint (or
+//!   the next record) are two writes to two systems, and nothing makes them atomic. The crash
+//!   window is *after the side effect, before the host has persisted the state that records
+//!   it*: if the process dies there, the only durable state is the previous checkpoint or
+//!   record, and resuming it runs the tool again. Within a process nothing runs twice (the
+//!   error carries the checkpoint). A tool with side effects dedupes on
+//!   [`Context::idempotency_key`]: SHA-256 of the run id, turn and tool-call id, the same on
+//!   every execution of one call (the first, the retry after an answer, a re-run after a
+//!   crash, in any process) and different for every other call; it stores the key atomically
+//!   with the effect and returns the recorded outcome when the key is already there. With
+//!   that, each side effect happens exactly once.
 //! - **What the loop accepts reads back.** Tool arguments are accepted up to
 //!   [`MAX_JSON_DEPTH`](client::MAX_JSON_DEPTH) (128) levels deep, and records holding them
 //!   read back at that depth. Records are versioned ([`client::PENDING_RUN_VERSION`] 2); a

@@ -6,6 +6,7 @@
 //! (`wait`), halting a run on a suspension (`halt`) and resuming it (`resume`).
 
 mod builder;
+mod checkpoint;
 mod event;
 mod fingerprint;
 mod halt;
@@ -161,6 +162,9 @@ impl Client {
     /// The model's failure ([`Error::Model`](crate::error::Error::Model), [`Error::Provider`](crate::error::Error::Provider), ...), [`Error::WaitFor`](crate::error::Error::WaitFor)
     /// (the halted run is in the error: [`Error::halted_run`](crate::error::Error::halted_run)), [`Error::Timeout`](crate::error::Error::Timeout),
     /// [`Error::Cancelled`](crate::error::Error::Cancelled). A tool's failure or suspension is never an error.
+    /// Once a tool result has entered the run's state, any of these comes wrapped in
+    /// [`Error::Interrupted`](crate::error::Error::Interrupted) with the run's checkpoint (see
+    /// [`Client::resume_checkpoint`]).
     pub async fn run(&self, prompt: impl Into<String>, toolkit: &Toolkit) -> Result<RunResult> {
         self.run_with_history(Vec::new(), prompt, toolkit).await
     }

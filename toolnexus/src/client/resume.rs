@@ -42,6 +42,7 @@ impl Client {
             usage: result.usage,
             turns: result.turns,
             text: String::new(),
+            ran: false,
         };
         let resume = Resume {
             assistant_at: at,

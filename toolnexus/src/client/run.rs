@@ -5,7 +5,7 @@
 use crate::limits::excerpt;
 use crate::toolkit::enforce_trust_boundary;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -38,6 +38,9 @@ pub(super) struct State {
     pub(super) usage: Usage,
     pub(super) turns: u32,
     pub(super) text: String,
+    /// Whether a tool result entered the state in this call (an error then carries the
+    /// checkpoint, see `checkpoint.rs`).
+    pub(super) ran: bool,
 }
 
 /// One tool call's execution: the arguments it ran with, its result, how long it took.
@@ -59,6 +62,9 @@ pub(super) struct Run<'a> {
     /// Whether `wait_for` is waiting (the run's cancellation then ends the wait, not the run).
     pub(super) waiting: AtomicBool,
     pub(super) streaming: bool,
+    /// The run's id and the turn whose calls run now (for `ctx.idempotency_key()`).
+    pub(super) id: String,
+    pub(super) turn: AtomicU32,
 }
 
 impl Client {
@@ -81,12 +87,27 @@ impl Client {
             usage: Usage::default(),
             turns: 0,
             text: String::new(),
+            ran: false,
         }
     }
 
     pub(super) async fn drive(
         &self,
         mut state: State,
+        toolkit: &Toolkit,
+        sink: Option<Sink<'_>>,
+        streaming: bool,
+        resume: Option<Resume>,
+    ) -> Result<RunResult> {
+        // the run stops: after a tool result entered its state, the error carries it
+        Box::pin(self.drive_state(&mut state, toolkit, sink, streaming, resume))
+            .await
+            .map_err(|error| super::checkpoint::attach(error, &mut state))
+    }
+
+    async fn drive_state(
+        &self,
+        state: &mut State,
         toolkit: &Toolkit,
         sink: Option<Sink<'_>>,
         streaming: bool,
@@ -109,17 +130,19 @@ impl Client {
             deadline,
             waiting: AtomicBool::new(false),
             streaming,
+            id: state.run_id.clone(),
+            turn: AtomicU32::new(state.turns),
         };
         let span = trace::run_span(&state.request.model, resume.is_some());
         // boxed: moved into `timed` and the select, an inline future would be stored thrice
         let work = Box::pin(
             async {
                 if let Some(resume) = resume
-                    && let Some(halted) = Box::pin(run.resume_turn(&mut state, resume)).await?
+                    && let Some(halted) = Box::pin(run.resume_turn(state, resume)).await?
                 {
                     return Ok(halted);
                 }
-                run.model_loop(&mut state).await
+                run.model_loop(state).await
             }
             .instrument(span.clone()),
         );
@@ -192,7 +215,12 @@ impl Run<'_> {
     pub(super) fn ctx(&self, call: &ToolCall) -> Context {
         let ctx = Context::new()
             .with_cancellation(self.cancel.clone())
-            .with_call_id(call.id.clone());
+            .with_call_id(call.id.clone())
+            .with_idempotency_key(super::checkpoint::idempotency_key(
+                &self.id,
+                self.turn.load(Ordering::SeqCst),
+                &call.id,
+            ));
         match self.client.tool_timeout {
             Some(limit) => ctx.with_timeout(limit),
             None => ctx,
@@ -218,6 +246,7 @@ impl Run<'_> {
                 Err(error) => return Err(error),
             };
             st.turns += 1;
+            self.turn.store(st.turns, Ordering::SeqCst);
             self.metric(|| Metric::Llm {
                 model: st.request.model.clone(),
                 turn: st.turns,
@@ -485,6 +514,7 @@ impl Run<'_> {
             Message::tool_result(call.id.clone(), result.output.clone(), result.is_error)
                 .with_parts(result.parts.clone()),
         );
+        st.ran = true;
         st.records.push(ToolCallRecord {
             name: call.name.clone(),
             args,
