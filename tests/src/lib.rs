@@ -4,9 +4,9 @@
 pub mod fake_provider;
 pub mod fixtures;
 pub mod inbox_support;
-pub mod pg;
 #[cfg(feature = "mcp")]
 pub mod mcp_fixtures;
+pub mod pg;
 pub mod recorder;
 pub mod store_conformance;
 

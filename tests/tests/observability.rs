@@ -47,10 +47,7 @@ const MARKS: [&str; 4] = [
 fn assert_no_secret(lines: &[String]) {
     for line in lines {
         for mark in MARKS {
-            assert!(
-                !line.contains(mark),
-                "{mark} leaked into tracing: {line}"
-            );
+            assert!(!line.contains(mark), "{mark} leaked into tracing: {line}");
         }
     }
 }
