@@ -1,5 +1,5 @@
 //! One conformance suite for every [`RunStore`]: each store's test file calls
-//! [`store_conformance!`](crate::store_conformance) with a function that makes a fresh, empty
+//! [`store_conformance!`](macro@crate::store_conformance) with a function that makes a fresh, empty
 //! store (several handles onto the same data, so claims race across connections too).
 //!
 //! Every case and fixture here panics when the store misbehaves: that is how a test fails.
