@@ -33,7 +33,7 @@ pub struct Payment {
 }
 
 /// Echo the text back.
-#[tn_tool]
+#[tn_tool(read_only, idempotent, open_world = false)]
 pub fn echo(
     /// What to echo.
     text: String,
@@ -56,7 +56,7 @@ pub fn take_note(ctx: &toolnexus::Context) -> Result<String, Suspension> {
 }
 
 /// Delete a file, after the user approves.
-#[tn_tool]
+#[tn_tool(destructive)]
 pub fn delete_file(
     /// The file.
     path: &str,
@@ -267,7 +267,10 @@ pub struct RmcpPeer;
 #[tool_router(server_handler)]
 impl RmcpPeer {
     /// Echo the text back.
-    #[tool(description = "Echo the text back.")]
+    #[tool(
+        description = "Echo the text back.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     pub fn echo(&self, Parameters(EchoArgs { text }): Parameters<EchoArgs>) -> String {
         text
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolnexus::mcp::{McpConfig, McpError, McpServer, McpServerBuilder, SOURCE_MCP};
 use toolnexus::request::DeclineReason;
+use toolnexus::tool::ToolAnnotations;
 use toolnexus::{Answer, Context, Request, Toolkit, adapters};
 use toolnexus_tests::mcp_fixtures::{Echo, RmcpPeer, serve_rmcp_http};
 
@@ -77,6 +78,13 @@ async fn elicitations_become_requests(builder: McpServerBuilder) {
         ["peer_ask_city", "peer_die", "peer_echo", "peer_login"]
     );
     assert!(toolkit.tools().iter().all(|t| t.source() == SOURCE_MCP));
+    // the server's tool annotations, as listed; none stated for the others
+    let hints = |name: &str| toolkit.get(name).unwrap().annotations();
+    assert_eq!(
+        hints("peer_echo"),
+        ToolAnnotations::new().read_only(true).open_world(false)
+    );
+    assert_eq!(hints("peer_login"), ToolAnnotations::new());
     let spec = adapters::spec_of(&**toolkit.get("peer_echo").unwrap());
     assert_eq!(spec.description, "Echo the text back.");
     assert_eq!(spec.parameters["properties"]["text"]["type"], "string");

@@ -140,6 +140,22 @@ async fn mappings(via: Via) {
         assert_eq!(Value::Object((*tool.input_schema).clone()), spec.parameters);
         assert_eq!(tool.description.as_deref(), Some(spec.description.as_str()));
     }
+    // tool annotations: the stated hints only, none for a tool that states nothing
+    let annotations = |name: &str| {
+        let tool = listed.iter().find(|t| t.name == name).expect("listed");
+        tool.annotations
+            .as_ref()
+            .map(|a| serde_json::to_value(a).expect("serializes"))
+    };
+    assert_eq!(
+        annotations("echo"),
+        Some(json!({"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}))
+    );
+    assert_eq!(
+        annotations("delete_file"),
+        Some(json!({"destructiveHint": true}))
+    );
+    assert_eq!(annotations("book_trip"), None);
 
     // plain calls, failures as tool errors with the toolkit's own text
     assert_eq!(

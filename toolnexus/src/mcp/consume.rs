@@ -18,11 +18,12 @@ use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Map, Value};
 
 use super::McpError;
+use super::annotations::hints_from_mcp;
 use super::elicit::{request_from_elicitation, result_from_answer};
 use crate::context::Context;
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
-use crate::tool::{BoxFuture, MAX_TOOL_NAME_LEN, SharedTool, Tool, sanitize};
+use crate::tool::{BoxFuture, MAX_TOOL_NAME_LEN, SharedTool, Tool, ToolAnnotations, sanitize};
 
 /// `source` of tools that come from an MCP server.
 pub const SOURCE_MCP: &str = "mcp";
@@ -236,6 +237,7 @@ impl McpServerBuilder {
                     remote: t.name.to_string(),
                     description: t.description.map(|d| d.to_string()).unwrap_or_default(),
                     schema: Value::Object((*t.input_schema).clone()),
+                    annotations: hints_from_mcp(t.annotations.as_ref()),
                     conn: Arc::clone(&conn),
                 }) as SharedTool
             })
@@ -245,7 +247,10 @@ impl McpServerBuilder {
 }
 
 /// A connected MCP server whose tools go into a [`Toolkit`](crate::Toolkit) like any other
-/// (source `"mcp"`).
+/// (source `"mcp"`). Each tool's [`annotations`](crate::Tool::annotations) are the hints the
+/// server listed for it: the server's claims, so a host that does not trust the server gates
+/// its tools with an [`approval_policy`](crate::client::ClientBuilder::approval_policy) on
+/// `tool.source() == SOURCE_MCP` rather than on their hints.
 ///
 /// ```no_run
 /// use toolnexus::Toolkit;
@@ -398,6 +403,8 @@ struct McpTool {
     remote: String,
     description: String,
     schema: Value,
+    /// The hints the server listed for it (its claims, not guarantees).
+    annotations: ToolAnnotations,
     conn: Arc<Conn>,
 }
 
@@ -416,6 +423,10 @@ impl Tool for McpTool {
 
     fn source(&self) -> &str {
         SOURCE_MCP
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        self.annotations
     }
 
     fn execute<'a>(

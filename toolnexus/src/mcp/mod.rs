@@ -29,6 +29,7 @@
 //! [`on_elicitation`](McpServerBuilder::on_elicitation) handler; see there why a durable halt
 //! cannot answer a live MCP call.
 
+mod annotations;
 mod config;
 mod consume;
 mod elicit;

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::McpError;
+use super::annotations::hints_to_mcp;
 use super::elicit::{Mode, answer_from_result, elicitation_for};
 use crate::context::Context;
 use crate::request::{Answer, DeclineReason, Request};
@@ -42,7 +43,9 @@ pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 /// A [`Toolkit`] as an MCP server (an rmcp [`ServerHandler`]).
 ///
 /// - `tools/list` lists the toolkit's tools in order, each with the input schema the provider
-///   adapters emit;
+///   adapters emit and, when the tool states any, its [`ToolAnnotations`](crate::tool::ToolAnnotations)
+///   as MCP `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+///   `openWorldHint`; the unstated ones left out);
 /// - `tools/call` runs [`Toolkit::execute`]: bad arguments, unknown tools and panics are tool
 ///   error results (`isError: true`) with the toolkit's text, never a protocol error;
 /// - a call that **suspends** asks the client's human (CONTRACT section 8):
@@ -111,7 +114,12 @@ impl McpService {
                     Value::Object(o) => o.clone(),
                     _ => Map::new(),
                 };
-                rmcp::model::Tool::new(t.name().to_owned(), t.description().to_owned(), schema)
+                let tool =
+                    rmcp::model::Tool::new(t.name().to_owned(), t.description().to_owned(), schema);
+                match hints_to_mcp(t.annotations()) {
+                    Some(annotations) => tool.with_annotations(annotations),
+                    None => tool,
+                }
             })
             .collect();
         let mut key = [0u8; 32];
