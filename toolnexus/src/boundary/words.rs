@@ -10,10 +10,13 @@
 pub(crate) const CREDENTIAL_WORDS: &[&str] = toolnexus_macros::__credential_words!();
 
 /// Folds what can disguise a letter: every non-ASCII character becomes what `decancer` reads
-/// it as (a Cyrillic `а` reads as `a`, a fullwidth `ｐ` as `p`, `ñ` as `n`); a non-ASCII space
-/// becomes a space, and every other non-ASCII character that does not read as a letter or digit
-/// (marks, zero-width and format characters, symbols) becomes nothing, so it cannot split a word.
+/// it as (a Cyrillic `а` reads as `a`, a fullwidth `ｐ` as `p`, `ñ` as `n`). One that does not
+/// read as a letter or digit becomes nothing when a reader cannot see it (format characters
+/// such as zero-width spaces, and combining marks), so it cannot split a word; every other one
+/// (spaces, controls, symbols, punctuation) becomes a space, as it separates words for a
+/// reader (`bearer→token`, a C1 control between two words).
 fn fold(text: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_general_category::{GeneralCategory, get_general_category};
     if text.is_ascii() {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -23,17 +26,18 @@ fn fold(text: &str) -> std::borrow::Cow<'_, str> {
             out.push(c);
             continue;
         }
-        if c.is_whitespace() {
-            out.push(' ');
-            continue;
-        }
         match decancer::cure_char(c, decancer::Options::default()) {
             decancer::Translation::Character(t) if t.is_alphanumeric() => out.push(t),
-            decancer::Translation::String(t) => {
+            decancer::Translation::String(t) if t.chars().any(char::is_alphanumeric) => {
                 out.extend(t.chars().filter(|t| t.is_alphanumeric()));
             }
-            // zero-width and format characters, marks, controls, symbols: nothing
-            decancer::Translation::Character(_) | decancer::Translation::None => {}
+            _ => match get_general_category(c) {
+                GeneralCategory::Format
+                | GeneralCategory::NonspacingMark
+                | GeneralCategory::SpacingMark
+                | GeneralCategory::EnclosingMark => {}
+                _ => out.push(' '),
+            },
         }
     }
     std::borrow::Cow::Owned(out)
@@ -145,6 +149,18 @@ mod tests {
         assert_eq!(words("2fa-code"), ["2fa", "code"]);
         assert_eq!(words("pа\u{200b}ssword"), ["password"]);
         assert_eq!(words("Contraseña"), ["contrasena"]);
+    }
+
+    #[test]
+    fn visible_non_letters_separate_words_and_invisible_ones_do_not() {
+        // found by the `lowering` fuzz target: a C1 control between two words
+        assert_eq!(words("bearer\u{88}uhreEiU"), ["bearer", "uhre", "ei", "u"]);
+        assert_eq!(credential_in("bearer\u{88}uhreEiU"), Some("bearer"));
+        assert_eq!(credential_in("api→key"), Some("apikey"));
+        assert_eq!(words("bearer→token"), ["bearer", "token"]);
+        // zero-width, format and combining characters join what they sit in
+        assert_eq!(words("pass\u{200b}\u{2060}wo\u{301}rd"), ["password"]);
+        assert_eq!(credential_in("pass\u{feff}word"), Some("password"));
     }
 
     #[test]
