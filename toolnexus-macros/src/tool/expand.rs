@@ -9,7 +9,7 @@ use syn::{Ident, ReturnType, Type};
 use super::known::{is_option, is_scalar, json_string, known};
 use super::parse::{Hint, ParamKind, Piece, Plain, ToolFn};
 use super::validate::tool_name;
-use crate::docs::{Description, doc_description};
+use crate::docs::{Description, doc_text};
 use crate::ident::unraw;
 
 /// How the generated `execute` reaches the function.
@@ -49,7 +49,7 @@ pub(crate) fn tool_items(
     let name = tool_name(tool);
     let description = match &tool.attr.description {
         Some(e) => quote!(#e),
-        None => match doc_description(&tool.docs) {
+        None => match doc_text(&tool.docs) {
             Some(Description::Text(t)) => quote!(#t),
             Some(Description::Tokens(t)) => t,
             None => quote!(""),
@@ -248,7 +248,7 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
                 return None;
             }
             let k = known(&p.stored)?;
-            let json = match doc_description(&p.docs) {
+            let json = match doc_text(&p.docs) {
                 None => k,
                 Some(Description::Text(d)) => {
                     format!(r#"{{"description":{},{}"#, json_string(&d), &k[1..])
@@ -277,7 +277,7 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
     let mut steps = Vec::new();
     for p in &plains {
         let key = &p.key;
-        let desc = match doc_description(&p.docs) {
+        let desc = match doc_text(&p.docs) {
             None => quote!(#rt::None),
             Some(Description::Text(d)) => quote!(#rt::Some(#d)),
             Some(Description::Tokens(t)) => quote!(#rt::Some(#t)),
