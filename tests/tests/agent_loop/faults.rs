@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolnexus::{
-    CancellationToken, Client, Error, FnTool, PendingRun, Reply, Request, Role, RunStatus,
+    Answer, CancellationToken, Client, Error, FnTool, PendingRun, Reply, Request, Role, RunStatus,
     ScriptedModel, ToolResult, Toolkit, tool,
 };
 use toolnexus_tests::asker;
@@ -47,6 +47,12 @@ fn panics_later() -> toolnexus::BoxFuture<'static, ToolResult> {
 
 fn never_returns() -> toolnexus::BoxFuture<'static, ToolResult> {
     Box::pin(std::future::pending())
+}
+
+/// A `wait_for` whose human never answers.
+async fn never_answers(req: Request) -> Answer {
+    std::future::pending::<()>().await;
+    req.accept("never")
 }
 
 #[tokio::test]
@@ -216,10 +222,7 @@ async fn a_wait_for_that_fails_ends_the_run_with_the_request_still_pending() {
 async fn the_runs_timeout_while_wait_for_waits_keeps_the_request() {
     let client = client_for(asking_model())
         .timeout(Duration::from_millis(50))
-        .wait_for(|req: Request| async move {
-            std::future::pending::<()>().await;
-            req.accept("never")
-        })
+        .wait_for(never_answers)
         .build()
         .unwrap();
     wait_for_failure_keeps_the_request(
@@ -257,10 +260,7 @@ async fn the_runs_cancellation_while_wait_for_waits_keeps_the_request() {
 async fn a_client_cancelled_from_outside_while_waiting_keeps_the_request() {
     let token = CancellationToken::new();
     let client = client_for(asking_model())
-        .wait_for(|req: Request| async move {
-            std::future::pending::<()>().await;
-            req.accept("never")
-        })
+        .wait_for(never_answers)
         .build()
         .unwrap()
         .with_cancellation(token.clone());

@@ -18,17 +18,23 @@ fn book_flight_toolkit() -> Toolkit {
     Toolkit::builder().tool(tool).build().unwrap()
 }
 
+/// A fake of `style` that first calls `book_flight` for AI-503 (`call_1`, usage 10 + 2),
+/// then says `text` (usage 20 + 3).
+async fn booking(style: Style, text: &str) -> FakeProvider {
+    FakeProvider::scripted([
+        style.calls(
+            &[("call_1", "book_flight", json!({"flight": "AI-503"}))],
+            (10, 2),
+        ),
+        style.text(text, (20, 3)),
+    ])
+    .await
+}
+
 #[tokio::test]
 async fn wait_for_answers_in_process_and_the_result_goes_back_in_each_wire_format() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([
-            style.calls(
-                &[("call_1", "book_flight", json!({"flight": "AI-503"}))],
-                (10, 2),
-            ),
-            style.text("Booked to Oslo.", (20, 3)),
-        ]);
+        let fake = booking(style, "Booked to Oslo.").await;
         let client = style
             .client(&fake)
             .wait_for(|req: Request| async move { req.accept("Oslo") })
@@ -88,11 +94,11 @@ async fn wait_for_answers_in_process_and_the_result_goes_back_in_each_wire_forma
 #[tokio::test]
 async fn a_declined_answer_reaches_the_model_as_an_error_result() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([
+        let fake = FakeProvider::scripted([
             style.calls(&[("call_1", "book_flight", json!({}))], (1, 1)),
             style.text("Maybe later.", (1, 1)),
-        ]);
+        ])
+        .await;
         let client = style
             .client(&fake)
             .wait_for(|req: Request| async move { req.decline(DeclineReason::Declined) })
@@ -116,14 +122,7 @@ async fn a_declined_answer_reaches_the_model_as_an_error_result() {
 #[tokio::test]
 async fn without_wait_for_the_run_halts_and_a_new_client_resumes_it() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([
-            style.calls(
-                &[("call_1", "book_flight", json!({"flight": "AI-503"}))],
-                (10, 2),
-            ),
-            style.text("Booked to Rome.", (20, 3)),
-        ]);
+        let fake = booking(style, "Booked to Rome.").await;
         let toolkit = book_flight_toolkit();
         let halted = style
             .client(&fake)
@@ -190,8 +189,7 @@ fn two_calls(style: Style) -> FakeReply {
 #[tokio::test]
 async fn two_suspensions_in_one_turn_with_wait_for() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([two_calls(style), style.text("Booked.", (5, 5))]);
+        let fake = FakeProvider::scripted([two_calls(style), style.text("Booked.", (5, 5))]).await;
         let client = style
             .client(&fake)
             .wait_for(|req: Request| async move {
@@ -233,8 +231,7 @@ async fn two_suspensions_in_one_turn_with_wait_for() {
 #[tokio::test]
 async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_resume_twice() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([two_calls(style), style.text("Booked.", (5, 5))]);
+        let fake = FakeProvider::scripted([two_calls(style), style.text("Booked.", (5, 5))]).await;
         let toolkit = two_askers();
         let client = style.client(&fake).build().unwrap();
 
@@ -346,8 +343,8 @@ async fn streaming_yields_real_deltas_in_event_order_over_both_styles() {
 #[tokio::test]
 async fn the_run_timeout_and_cancellation_abort_the_request_in_flight() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([FakeReply::Hang, style.text("never read", (1, 1))]);
+        let fake =
+            FakeProvider::scripted([FakeReply::Hang, style.text("never read", (1, 1))]).await;
         let client = style
             .client(&fake)
             .timeout(Duration::from_millis(300))
@@ -363,8 +360,8 @@ async fn the_run_timeout_and_cancellation_abort_the_request_in_flight() {
         assert_eq!(fake.requests().len(), 1);
         assert_eq!(fake.remaining(), 1, "not retried");
 
-        let fake = FakeProvider::start().await;
-        fake.script([FakeReply::Hang, style.text("never read", (1, 1))]);
+        let fake =
+            FakeProvider::scripted([FakeReply::Hang, style.text("never read", (1, 1))]).await;
         let token = CancellationToken::new();
         let client = style
             .client(&fake)
@@ -388,11 +385,11 @@ async fn the_run_timeout_and_cancellation_abort_the_request_in_flight() {
 #[tokio::test]
 async fn a_provider_error_ends_the_run_with_status_and_message() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.push(FakeReply::error(
+        let fake = FakeProvider::scripted([FakeReply::error(
             404,
             "model `vendor/Model-1:beta` not found",
-        ));
+        )])
+        .await;
         let client = style.client(&fake).build().unwrap();
         let err = client
             .run("Book", &book_flight_toolkit())
