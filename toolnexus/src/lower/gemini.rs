@@ -86,10 +86,7 @@ pub fn gemini_schema(tool: &str, schema: &Value) -> Result<Value> {
 
 impl Lowering<'_> {
     fn gemini(&mut self, schema: &Value, path: &str) -> Result<Value> {
-        self.enter(path)?;
-        let lowered = self.gemini_node(schema, path);
-        self.leave();
-        lowered
+        self.deeper(path, |l| l.gemini_node(schema, path))
     }
 
     fn gemini_node(&mut self, schema: &Value, path: &str) -> Result<Value> {

@@ -140,10 +140,7 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
 
 impl Lowering<'_> {
     fn strict(&mut self, schema: &Value, path: &str) -> Result<Value> {
-        self.enter(path)?;
-        let lowered = self.strict_node(schema, path);
-        self.leave();
-        lowered
+        self.deeper(path, |l| l.strict_node(schema, path))
     }
 
     fn strict_node(&mut self, schema: &Value, path: &str) -> Result<Value> {

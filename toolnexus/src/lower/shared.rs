@@ -134,10 +134,13 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// One level deeper into the output; past [`MAX_DEPTH`] (reachable through a chain of
-    /// inlined `$ref`s) the lowering fails instead of overflowing the stack. Pair with
-    /// [`Lowering::leave`].
-    pub(super) fn enter(&mut self, path: &str) -> Result<()> {
+    /// `lower` one level deeper into the output; past [`MAX_DEPTH`] (reachable through a chain
+    /// of inlined `$ref`s) the lowering fails instead of overflowing the stack.
+    pub(super) fn deeper(
+        &mut self,
+        path: &str,
+        lower: impl FnOnce(&mut Self) -> Result<Value>,
+    ) -> Result<Value> {
         if self.depth >= MAX_DEPTH {
             return Err(self.fail(
                 &format!(
@@ -147,11 +150,9 @@ impl<'a> Lowering<'a> {
             ));
         }
         self.depth += 1;
-        Ok(())
-    }
-
-    pub(super) fn leave(&mut self) {
+        let lowered = lower(self);
         self.depth -= 1;
+        lowered
     }
 
     /// The first keyword of `unsupported` that `obj` uses, as an error at `path`.
