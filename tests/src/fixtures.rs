@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use toolnexus::{
-    Client, Error, Event, HttpProvider, Message, Model, ModelRequest, client::ClientBuilder,
-    model::ModelTurn, providers::HttpProviderBuilder,
+    CancellationToken, Client, Error, Event, HttpProvider, Message, Model, ModelRequest, Toolkit,
+    client::ClientBuilder, model::ModelTurn, providers::HttpProviderBuilder,
 };
 
 use crate::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
@@ -249,4 +249,24 @@ pub async fn stream_hi(provider: &HttpProvider) -> (Result<ModelTurn, Error>, Ve
     let result = provider.complete(&hi(), Some(&sink)).await;
     let deltas = seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
     (result, deltas)
+}
+
+/// Runs `go` on `model` with `toolkit` and cancels the run 20 ms in: the error it ends with.
+///
+/// # Panics
+///
+/// When the run ends without an error.
+pub async fn cancelled_run(model: impl Model + 'static, toolkit: &Toolkit) -> Error {
+    let token = CancellationToken::new();
+    let client = client_for(model)
+        .cancellation(token.clone())
+        .build()
+        .expect("a valid client");
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        token.cancel();
+    });
+    let err = client.run("go", toolkit).await.expect_err("the run fails");
+    cancel.await.expect("the canceller finishes");
+    err
 }

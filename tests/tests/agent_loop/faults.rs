@@ -11,7 +11,7 @@ use toolnexus::{
     ScriptedModel, ToolResult, Toolkit, tool,
 };
 use toolnexus_tests::asker;
-use toolnexus_tests::fixtures::client_for;
+use toolnexus_tests::fixtures::{cancelled_run, client_for};
 
 /// The tool results the model was shown on its last turn: (call id, content, isError).
 fn shown(model: &ScriptedModel) -> Vec<(String, String, bool)> {
@@ -127,17 +127,11 @@ async fn a_tool_that_never_returns_is_cut_by_the_runs_timeout_and_cancellation()
     assert!(matches!(err, Error::Timeout(d) if d == Duration::from_millis(30)));
     assert_eq!(err.to_string(), "the run timed out after 30ms");
 
-    let token = CancellationToken::new();
-    let client = client_for(ScriptedModel::new([Reply::tool_call("hang", json!({}))]))
-        .cancellation(token.clone())
-        .build()
-        .unwrap();
-    let cancel = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        token.cancel();
-    });
-    let err = client.run("go", &toolkit).await.unwrap_err();
-    cancel.await.unwrap();
+    let err = cancelled_run(
+        ScriptedModel::new([Reply::tool_call("hang", json!({}))]),
+        &toolkit,
+    )
+    .await;
     assert!(matches!(err, Error::Cancelled), "{err}");
 }
 

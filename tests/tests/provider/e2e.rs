@@ -9,13 +9,29 @@ use toolnexus::{
     CancellationToken, Error, PendingRun, Request, RunStatus, Toolkit, Usage,
     request::DeclineReason,
 };
-use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
+use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, RecordedRequest, anthropic, openai};
 use toolnexus_tests::fixtures::{MODEL, STYLES, SYSTEM, Style, result};
 use toolnexus_tests::{Log, asker};
 
 fn book_flight_toolkit() -> Toolkit {
     let (tool, _) = asker("book_flight", "Which city?");
     Toolkit::builder().tool(tool).build().unwrap()
+}
+
+/// What `fake` received: two requests, the second carrying both askers' answered results.
+#[track_caller]
+fn both_answered(style: Style, fake: &FakeProvider) -> Vec<RecordedRequest> {
+    let sent = fake.requests();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        style.tool_results(&sent[1].body),
+        [
+            result("call_c", "ask_city got \"Oslo\"", style.is_error(false)),
+            result("call_d", "ask_date got \"May 1\"", style.is_error(false)),
+        ],
+        "{style:?}"
+    );
+    sent
 }
 
 /// A fake of `style` that first calls `book_flight` for AI-503 (`call_1`, usage 10 + 2),
@@ -204,16 +220,7 @@ async fn two_suspensions_in_one_turn_with_wait_for() {
             .unwrap();
         let run = client.run("Book", &two_askers()).await.unwrap();
         assert_eq!(run.status, RunStatus::Done);
-        let sent = fake.requests();
-        assert_eq!(sent.len(), 2);
-        assert_eq!(
-            style.tool_results(&sent[1].body),
-            [
-                result("call_c", "ask_city got \"Oslo\"", style.is_error(false)),
-                result("call_d", "ask_date got \"May 1\"", style.is_error(false)),
-            ],
-            "{style:?}"
-        );
+        let sent = both_answered(style, &fake);
         if style == Style::Anthropic {
             // both results in ONE user message
             let last = sent[1].body["messages"]
@@ -268,16 +275,7 @@ async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_res
             .unwrap();
         assert_eq!(done.status, RunStatus::Done);
         assert_eq!(done.text, "Booked.");
-        let sent = fake.requests();
-        assert_eq!(sent.len(), 2);
-        assert_eq!(
-            style.tool_results(&sent[1].body),
-            [
-                result("call_c", "ask_city got \"Oslo\"", style.is_error(false)),
-                result("call_d", "ask_date got \"May 1\"", style.is_error(false)),
-            ],
-            "{style:?}"
-        );
+        both_answered(style, &fake);
     }
 }
 
