@@ -197,7 +197,7 @@ pub fn assert_broken_mid_stream(err: &toolnexus::Error) {
     );
 }
 
-/// The run an [`Error::Interrupted`](toolnexus::Error::Interrupted) carries, after checking
+/// The run an [`Error::Interrupted`] carries, after checking
 /// that the stream under it broke mid-stream (see [`assert_broken_mid_stream`]).
 ///
 /// # Panics
