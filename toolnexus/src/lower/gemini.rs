@@ -11,17 +11,8 @@ use crate::error::Result;
 const TARGET_GEMINI: &str = "gemini";
 
 /// Keywords Gemini cannot express and that cannot be dropped without changing which arguments
-/// are valid.
-const GEMINI_UNSUPPORTED: &[(&str, &str)] = &[
-    ("dependentRequired", "`dependentRequired`"),
-    ("dependentSchemas", "`dependentSchemas`"),
-    ("not", "`not` (a negated schema)"),
-    ("if", "`if`/`then`/`else` (a conditional schema)"),
-    ("then", "`if`/`then`/`else` (a conditional schema)"),
-    ("else", "`if`/`then`/`else` (a conditional schema)"),
-    ("prefixItems", "a tuple (`prefixItems`)"),
-    ("contains", "`contains`"),
-];
+/// are valid, besides those neither target can ([`UNSUPPORTED`](super::shared::UNSUPPORTED)).
+const GEMINI_UNSUPPORTED: &[(&str, &str)] = &[];
 
 /// Keywords kept as they are by the Gemini lowering (besides the structural ones it rewrites).
 const GEMINI_KEPT: &[&str] = &[

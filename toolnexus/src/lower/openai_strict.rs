@@ -26,21 +26,14 @@ const OPENAI_STRING_FORMATS: &[&str] = &[
 ];
 
 /// Keywords strict mode cannot express and that cannot be dropped without changing which
-/// arguments are valid.
+/// arguments are valid, besides those neither target can
+/// ([`UNSUPPORTED`](super::shared::UNSUPPORTED)).
 const STRICT_UNSUPPORTED: &[(&str, &str)] = &[
     (
         "patternProperties",
         "`patternProperties` (keys matched by pattern)",
     ),
     ("propertyNames", "`propertyNames` (constrained keys)"),
-    ("dependentRequired", "`dependentRequired`"),
-    ("dependentSchemas", "`dependentSchemas`"),
-    ("not", "`not` (a negated schema)"),
-    ("if", "`if`/`then`/`else` (a conditional schema)"),
-    ("then", "`if`/`then`/`else` (a conditional schema)"),
-    ("else", "`if`/`then`/`else` (a conditional schema)"),
-    ("prefixItems", "a tuple (`prefixItems`)"),
-    ("contains", "`contains`"),
 ];
 
 /// Keywords kept as they are by the OpenAI strict lowering (besides the structural ones it

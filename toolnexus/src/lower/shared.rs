@@ -14,6 +14,19 @@ use crate::limits::{MAX_DEPTH, too_deep};
 /// Both providers need the element schema of an array.
 pub(super) const ARRAY_WITHOUT_ITEMS: &str = "an array without `items` (elements of any type)";
 
+/// Keywords neither target can express and that cannot be dropped without changing which
+/// arguments are valid; each target checks its own list first.
+pub(super) const UNSUPPORTED: &[(&str, &str)] = &[
+    ("dependentRequired", "`dependentRequired`"),
+    ("dependentSchemas", "`dependentSchemas`"),
+    ("not", "`not` (a negated schema)"),
+    ("if", "`if`/`then`/`else` (a conditional schema)"),
+    ("then", "`if`/`then`/`else` (a conditional schema)"),
+    ("else", "`if`/`then`/`else` (a conditional schema)"),
+    ("prefixItems", "a tuple (`prefixItems`)"),
+    ("contains", "`contains`"),
+];
+
 /// Where a `$ref` points.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Target {
@@ -245,7 +258,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// The checks every node goes through first: an object (or `true`), no keyword of
-    /// `unsupported`, then a `$ref` or a one-branch `allOf` taken apart, and not both `anyOf`
+    /// `unsupported` (the target's own) or [`UNSUPPORTED`], then a `$ref` or a one-branch `allOf` taken apart, and not both `anyOf`
     /// and `oneOf`.
     pub(super) fn node<'s>(
         &self,
@@ -260,6 +273,7 @@ impl<'a> Lowering<'a> {
             _ => return Err(self.fail("a schema that is not an object", path)),
         };
         self.reject_unsupported(obj, unsupported, path)?;
+        self.reject_unsupported(obj, UNSUPPORTED, path)?;
         if let Some(Value::String(reference)) = obj.get("$ref") {
             return Ok(Node::Ref(obj, reference));
         }
