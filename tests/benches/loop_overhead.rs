@@ -4,7 +4,7 @@
 //! `cargo bench -p toolnexus-tests --bench loop_overhead`
 
 use divan::Bencher;
-use serde_json::json;
+use serde_json::{Value, json};
 use toolnexus::{Client, Context, PendingRun, Request, Toolkit};
 use toolnexus_tests::{InstantModel, asker, echo};
 
@@ -19,6 +19,15 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("runtime")
+}
+
+/// A model that calls `tool` with `args` on each of its first `tool_turns` turns, then answers.
+fn instant(tool: &str, args: Value, tool_turns: usize) -> InstantModel {
+    InstantModel {
+        tool: tool.to_owned(),
+        args,
+        tool_turns,
+    }
 }
 
 fn echo_kit() -> Toolkit {
@@ -46,11 +55,7 @@ fn baseline_direct_tool_calls(bencher: Bencher<'_, '_>) {
 fn loop_turns_one_call_each(bencher: Bencher<'_, '_>) {
     let rt = runtime();
     let toolkit = echo_kit();
-    let model = InstantModel {
-        tool: "echo".to_owned(),
-        args: json!({"text": "hi"}),
-        tool_turns: TURNS,
-    };
+    let model = instant("echo", json!({"text": "hi"}), TURNS);
     let client = Client::builder(model)
         .model_name("instant")
         .max_turns(u32::try_from(TURNS).expect("small") + 1)
@@ -68,11 +73,7 @@ fn loop_turns_one_call_each(bencher: Bencher<'_, '_>) {
 fn loop_single_turn(bencher: Bencher<'_, '_>) {
     let rt = runtime();
     let toolkit = echo_kit();
-    let model = InstantModel {
-        tool: "echo".to_owned(),
-        args: json!({}),
-        tool_turns: 0,
-    };
+    let model = instant("echo", json!({}), 0);
     let client = Client::builder(model)
         .model_name("instant")
         .build()
@@ -81,11 +82,7 @@ fn loop_single_turn(bencher: Bencher<'_, '_>) {
 }
 
 fn ask_model() -> InstantModel {
-    InstantModel {
-        tool: "ask".to_owned(),
-        args: json!({}),
-        tool_turns: 1,
-    }
+    instant("ask", json!({}), 1)
 }
 
 /// Baseline for durability: suspend and answer in-process through `wait_for`.

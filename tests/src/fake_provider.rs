@@ -279,6 +279,17 @@ impl FakeProvider {
         Self { addr, shared, task }
     }
 
+    /// [`start`](Self::start)s a fake that answers with `replies`, in order.
+    ///
+    /// # Panics
+    ///
+    /// When no local port can be bound.
+    pub async fn scripted(replies: impl IntoIterator<Item = FakeReply>) -> Self {
+        let fake = Self::start().await;
+        fake.script(replies);
+        fake
+    }
+
     /// `http://127.0.0.1:<port>`: the base URL for either style (append `/v1` for OpenAI-style
     /// clients if you like; the fake answers on any path).
     pub fn url(&self) -> String {

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use toolnexus::{
-    Client, Event, HttpProvider, Model, client::ClientBuilder, providers::HttpProviderBuilder,
+    CancellationToken, Client, Error, Event, HttpProvider, Message, Model, ModelRequest, Toolkit,
+    client::ClientBuilder, model::ModelTurn, providers::HttpProviderBuilder,
 };
 
 use crate::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
@@ -138,6 +139,18 @@ pub fn client_for(model: impl Model + 'static) -> ClientBuilder {
     Client::builder(model).model_name("m")
 }
 
+/// A client for an in-process `model` ([`client_for`]) with the system prompt `sys`, built.
+///
+/// # Panics
+///
+/// Never (the options are valid).
+pub fn sys_client(model: impl Model + 'static) -> Client {
+    client_for(model)
+        .system("sys")
+        .build()
+        .expect("a valid client")
+}
+
 /// A sink for `Client::stream` collecting the text deltas, and what it collected.
 pub fn text_deltas() -> (Arc<Mutex<Vec<String>>>, impl Fn(&Event) + Send + Sync) {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -184,7 +197,7 @@ pub fn assert_broken_mid_stream(err: &toolnexus::Error) {
     );
 }
 
-/// The run an [`Error::Interrupted`](toolnexus::Error::Interrupted) carries, after checking
+/// The run an [`Error::Interrupted`] carries, after checking
 /// that the stream under it broke mid-stream (see [`assert_broken_mid_stream`]).
 ///
 /// # Panics
@@ -214,4 +227,46 @@ pub fn assert_interrupted(err: &toolnexus::Error) -> &toolnexus::RunResult {
 /// Always, with `message`.
 pub fn host_panic<T>(message: &str) -> T {
     panic!("{message}")
+}
+
+/// A request to model `m-1` saying `hi`, offering no tools.
+#[must_use]
+pub fn hi() -> ModelRequest {
+    ModelRequest::new("m-1", vec![Message::user("hi")], vec![])
+}
+
+/// One streamed turn of `provider` on [`hi`]: its result and the text deltas it streamed, in
+/// order.
+pub async fn stream_hi(provider: &HttpProvider) -> (Result<ModelTurn, Error>, Vec<String>) {
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink_seen = seen.clone();
+    let sink = move |d: &str| {
+        sink_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(d.to_owned());
+    };
+    let result = provider.complete(&hi(), Some(&sink)).await;
+    let deltas = seen.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    (result, deltas)
+}
+
+/// Runs `go` on `model` with `toolkit` and cancels the run 20 ms in: the error it ends with.
+///
+/// # Panics
+///
+/// When the run ends without an error.
+pub async fn cancelled_run(model: impl Model + 'static, toolkit: &Toolkit) -> Error {
+    let token = CancellationToken::new();
+    let client = client_for(model)
+        .cancellation(token.clone())
+        .build()
+        .expect("a valid client");
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        token.cancel();
+    });
+    let err = client.run("go", toolkit).await.expect_err("the run fails");
+    cancel.await.expect("the canceller finishes");
+    err
 }

@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::http::{Request as HttpRequest, StatusCode, header};
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
+use toolnexus::inbox::Inbox;
 use toolnexus::store::RunState;
 use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 use tower::ServiceExt as _;
@@ -30,6 +31,26 @@ async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
         cookie,
         body: String::from_utf8(bytes.to_vec()).expect("utf-8"),
     }
+}
+
+impl Reply {
+    /// The reply has `status`, and its body contains `text`.
+    #[track_caller]
+    fn says(&self, status: StatusCode, text: &str) {
+        assert_eq!(self.status, status, "{}", self.body);
+        self.shows(text);
+    }
+
+    /// The body contains `text`.
+    #[track_caller]
+    fn shows(&self, text: &str) {
+        assert!(self.body.contains(text), "{}", self.body);
+    }
+}
+
+/// The status `req` gets.
+async fn status(app: &axum::Router, req: HttpRequest<Body>) -> StatusCode {
+    send(app, req).await.status
 }
 
 fn get(uri: &str) -> HttpRequest<Body> {
@@ -83,7 +104,24 @@ async fn open(app: &axum::Router, link: &str) -> (String, String, String) {
     (cookie_pair(&set), csrf_of(&page.body), page.body)
 }
 
-fn link(fx: &Fixture, inbox: &toolnexus::inbox::Inbox, id: &str) -> String {
+/// A fixture with one run parked on a tool call with `args`, the run's request, the router of
+/// an inbox over the fixture's store, and the request's signed link.
+async fn parked(args: Value) -> (Fixture, toolnexus::Request, axum::Router, String) {
+    let fx = Fixture::new().await;
+    let req = fx.park(args).await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(&fx, &inbox, &req.id);
+    (fx, req, app, url)
+}
+
+/// The state of the run parked under request `id`.
+async fn state_of(fx: &Fixture, id: &str) -> RunState {
+    let run = fx.store.get_by_request(id).await.expect("store");
+    run.expect("run").info.state
+}
+
+fn link(fx: &Fixture, inbox: &Inbox, id: &str) -> String {
     let _ = fx;
     inbox
         .link(id, Duration::from_secs(600))
@@ -97,32 +135,25 @@ async fn without_a_capability_everything_is_forbidden() {
     let inbox = fx.inbox();
     let app = inbox.router();
 
-    assert_eq!(send(&app, get("/")).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(status(&app, get("/")).await, StatusCode::FORBIDDEN);
     assert_eq!(
-        send(&app, get("/api/requests")).await.status,
+        status(&app, get("/api/requests")).await,
         StatusCode::FORBIDDEN
     );
     let bare = format!("/r/{}", req.id);
     let page = send(&app, get(&bare)).await;
-    assert_eq!(page.status, StatusCode::FORBIDDEN);
-    assert!(
-        page.body
-            .contains("You need a link or permission to see this."),
-        "{}",
-        page.body
+    page.says(
+        StatusCode::FORBIDDEN,
+        "You need a link or permission to see this.",
     );
     assert!(!page.body.contains("Plan the trip"));
     assert_eq!(
-        send(&app, post_form(&bare, None, "f.city=Oslo&f.nights=2"))
-            .await
-            .status,
+        status(&app, post_form(&bare, None, "f.city=Oslo&f.nights=2")).await,
         StatusCode::FORBIDDEN
     );
     let api = format!("/api/requests/{}/answer", req.id);
     assert_eq!(
-        send(&app, post_json(&api, &json!({"ok": true})))
-            .await
-            .status,
+        status(&app, post_json(&api, &json!({"ok": true}))).await,
         StatusCode::FORBIDDEN
     );
 
@@ -130,12 +161,9 @@ async fn without_a_capability_everything_is_forbidden() {
     let other = link(&fx, &inbox, "sus-other");
     let forged = format!("/r/{}?{}", req.id, other.split_once('?').expect("query").1);
     let page = send(&app, get(&forged)).await;
-    assert_eq!(page.status, StatusCode::FORBIDDEN);
-    assert!(
-        page.body
-            .contains("This link is not valid: its signature does not match."),
-        "{}",
-        page.body
+    page.says(
+        StatusCode::FORBIDDEN,
+        "This link is not valid: its signature does not match.",
     );
     let good = link(&fx, &inbox, &req.id);
     let (path, q) = good.split_once('?').expect("query");
@@ -148,41 +176,27 @@ async fn without_a_capability_everything_is_forbidden() {
         .expect("number");
     let sig = q.split_once("&sig=").expect("sig").1;
     let edited = format!("{path}?exp={}&sig={sig}", exp + 3600);
-    assert_eq!(send(&app, get(&edited)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(status(&app, get(&edited)).await, StatusCode::FORBIDDEN);
     // a link past its own expiry
     let stale = inbox.link(&req.id, Duration::ZERO).expect("link");
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let page = send(&app, get(&stale)).await;
-    assert_eq!(page.status, StatusCode::FORBIDDEN);
-    assert!(
-        page.body.contains("This link has expired."),
-        "{}",
-        page.body
-    );
+    page.says(StatusCode::FORBIDDEN, "This link has expired.");
 
     // an inbox with no capability configured grants nothing, not even with a signed link
     let closed =
         toolnexus::inbox::Inbox::builder(fx.store.clone(), fx.client.clone(), fx.toolkit.clone())
             .build();
     let closed_app = closed.router();
+    assert_eq!(status(&closed_app, get(&good)).await, StatusCode::FORBIDDEN);
     assert_eq!(
-        send(&closed_app, get(&good)).await.status,
-        StatusCode::FORBIDDEN
-    );
-    assert_eq!(
-        send(&closed_app, get_admin("/")).await.status,
+        status(&closed_app, get_admin("/")).await,
         StatusCode::FORBIDDEN
     );
     assert_eq!(closed.link(&req.id, Duration::from_secs(60)), None);
 
     assert_eq!(fx.retries(), 0);
-    let run = fx
-        .store
-        .get_by_request(&req.id)
-        .await
-        .expect("store")
-        .expect("run");
-    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(state_of(&fx, &req.id).await, RunState::Parked);
 }
 
 #[tokio::test]
@@ -231,18 +245,14 @@ async fn the_list_shows_pending_requests_newest_first_with_signed_links() {
             .router();
     let p1 = send(&paged, get("/")).await;
     assert!(p1.body.contains("second: deploy?") && !p1.body.contains("first trip"));
-    assert!(p1.body.contains(r#"href="/?page=2""#), "{}", p1.body);
+    p1.shows(r#"href="/?page=2""#);
     let p2 = send(&paged, get("/?page=2")).await;
     assert!(p2.body.contains("first trip") && !p2.body.contains("second: deploy?"));
 }
 
 #[tokio::test]
 async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothing() {
-    let fx = Fixture::new().await;
-    let req = fx.park(trip_args("Plan the trip")).await;
-    let inbox = fx.inbox();
-    let app = inbox.router();
-    let url = link(&fx, &inbox, &req.id);
+    let (fx, req, app, url) = parked(trip_args("Plan the trip")).await;
     let (cookie, csrf, page) = open(&app, &url).await;
     for part in [
         r#"<input type="text" id="i-f.city" name="f.city" value="" required aria-invalid="false">"#,
@@ -264,26 +274,16 @@ async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothin
         ),
     )
     .await;
-    assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(
-        wrong.body.contains(
-            r#"<p class="error" role="alert">`nights` must be a whole number, not `three`</p>"#
-        ),
-        "{}",
-        wrong.body
+    wrong.says(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        r#"<p class="error" role="alert">`nights` must be a whole number, not `three`</p>"#,
     );
     assert!(
         wrong.body.contains(r#"value="Oslo""#),
         "the form keeps what was typed"
     );
     assert_eq!(fx.retries(), 0);
-    let run = fx
-        .store
-        .get_by_request(&req.id)
-        .await
-        .expect("store")
-        .expect("run");
-    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(state_of(&fx, &req.id).await, RunState::Parked);
 
     let right = send(
         &app,
@@ -294,20 +294,9 @@ async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothin
         ),
     )
     .await;
-    assert_eq!(right.status, StatusCode::OK, "{}", right.body);
-    assert!(
-        right.body.contains(r#"<div class="done" id="outcome">final: answered: {&quot;city&quot;:&quot;Oslo&quot;,&quot;nights&quot;:3,&quot;seat&quot;:&quot;aisle&quot;,&quot;bags&quot;:true}</div>"#),
-        "{}",
-        right.body
-    );
+    right.says(StatusCode::OK, r#"<div class="done" id="outcome">final: answered: {&quot;city&quot;:&quot;Oslo&quot;,&quot;nights&quot;:3,&quot;seat&quot;:&quot;aisle&quot;,&quot;bags&quot;:true}</div>"#);
     assert_eq!(fx.retries(), 1);
-    let run = fx
-        .store
-        .get_by_request(&req.id)
-        .await
-        .expect("store")
-        .expect("run");
-    assert_eq!(run.info.state, RunState::Finished);
+    assert_eq!(state_of(&fx, &req.id).await, RunState::Finished);
 }
 
 #[tokio::test]
@@ -340,11 +329,7 @@ async fn csrf_needs_the_cookie_and_the_token_of_this_request() {
     for (c, body) in cases {
         let r = send(&app, post_form(&url, c, &body)).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{c:?} {body}");
-        assert!(
-            r.body.contains("its CSRF token does not match"),
-            "{}",
-            r.body
-        );
+        r.shows("its CSRF token does not match");
     }
     assert_eq!(fx.retries(), 0);
 
@@ -353,8 +338,7 @@ async fn csrf_needs_the_cookie_and_the_token_of_this_request() {
         post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
     )
     .await;
-    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
-    assert!(ok.body.contains("final: answered: null"), "{}", ok.body);
+    ok.says(StatusCode::OK, "final: answered: null");
 }
 
 #[tokio::test]
@@ -375,13 +359,7 @@ async fn prompts_and_values_are_escaped() {
 
     let list = send(&app, get_admin("/")).await;
     assert!(!list.body.contains("<script>"), "{}", list.body);
-    assert!(
-        list.body.contains(
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"
-        ),
-        "{}",
-        list.body
-    );
+    list.shows("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;");
 
     let url = link(&fx, &inbox, &req.id);
     let (cookie, csrf, page) = open(&app, &url).await;
@@ -410,18 +388,8 @@ async fn prompts_and_values_are_escaped() {
     .await;
     assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(!bad.body.contains("<script>"), "{}", bad.body);
-    assert!(
-        bad.body
-            .contains(r#"value="&quot;&gt;&lt;script&gt;2&lt;/script&gt;""#),
-        "{}",
-        bad.body
-    );
-    assert!(
-        bad.body
-            .contains("`pick` must be one of: &quot;&gt;&lt;script&gt;1&lt;/script&gt;"),
-        "{}",
-        bad.body
-    );
+    bad.shows(r#"value="&quot;&gt;&lt;script&gt;2&lt;/script&gt;""#);
+    bad.shows("`pick` must be one of: &quot;&gt;&lt;script&gt;1&lt;/script&gt;");
 }
 
 #[tokio::test]
@@ -471,20 +439,14 @@ async fn a_credential_field_is_never_rendered() {
     ] {
         let url = link(&fx, &inbox, &req.id);
         let page = send(&app, get(&url)).await;
-        assert_eq!(
-            page.status,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "{}",
-            page.body
-        );
-        assert!(page.body.contains(&why), "{}", page.body);
+        page.says(StatusCode::UNPROCESSABLE_ENTITY, &why);
         assert!(!page.body.contains("<form"), "no form: {}", page.body);
         assert!(!page.body.contains("<input"));
         let post = send(&app, post_form(&url, None, "action=accept")).await;
         assert_eq!(post.status, StatusCode::UNPROCESSABLE_ENTITY);
         let api = url.replacen("/r/", "/api/requests/", 1);
         assert_eq!(
-            send(&app, get(&api)).await.status,
+            status(&app, get(&api)).await,
             StatusCode::UNPROCESSABLE_ENTITY
         );
     }
@@ -502,33 +464,22 @@ async fn an_expired_request_shows_as_expired_and_cannot_be_answered() {
     let url = link(&fx, &inbox, &req.id);
 
     let list = send(&app, get_admin("/")).await;
-    assert!(
-        list.body.contains(r#"<td class="when">expired</td>"#),
-        "{}",
-        list.body
-    );
+    list.shows(r#"<td class="when">expired</td>"#);
     let page = send(&app, get(&url)).await;
-    assert_eq!(page.status, StatusCode::GONE);
-    assert!(
-        page.body
-            .contains("This request has expired; it can no longer be answered."),
-        "{}",
-        page.body
+    page.says(
+        StatusCode::GONE,
+        "This request has expired; it can no longer be answered.",
     );
     assert!(!page.body.contains("<form"));
     assert_eq!(
-        send(&app, post_form(&url, None, "action=accept"))
-            .await
-            .status,
+        status(&app, post_form(&url, None, "action=accept")).await,
         StatusCode::GONE
     );
     let api = url
         .replacen("/r/", "/api/requests/", 1)
         .replacen('?', "/answer?", 1);
     assert_eq!(
-        send(&app, post_json(&api, &json!({"ok": true})))
-            .await
-            .status,
+        status(&app, post_json(&api, &json!({"ok": true}))).await,
         StatusCode::GONE
     );
     assert_eq!(fx.retries(), 0);
@@ -536,11 +487,7 @@ async fn an_expired_request_shows_as_expired_and_cannot_be_answered() {
 
 #[tokio::test]
 async fn a_double_submit_resumes_once() {
-    let fx = Fixture::new().await;
-    let req = fx.park(approval_args("Ship it?")).await;
-    let inbox = fx.inbox();
-    let app = inbox.router();
-    let url = link(&fx, &inbox, &req.id);
+    let (fx, _, app, url) = parked(approval_args("Ship it?")).await;
     let (cookie, csrf, _) = open(&app, &url).await;
     let body = format!("csrf={csrf}&action=accept");
     let (a, b) = tokio::join!(
@@ -561,11 +508,7 @@ async fn a_double_submit_resumes_once() {
     } else {
         &b
     };
-    assert!(
-        loser.body.contains("This request was already answered."),
-        "{}",
-        loser.body
-    );
+    loser.shows("This request was already answered.");
     let third = send(&app, post_form(&url, Some(&cookie), &body)).await;
     assert_eq!(third.status, StatusCode::CONFLICT);
     assert_eq!(fx.retries(), 1);
@@ -573,11 +516,7 @@ async fn a_double_submit_resumes_once() {
 
 #[tokio::test]
 async fn the_json_api_lists_gets_and_answers() {
-    let fx = Fixture::new().await;
-    let req = fx.park(trip_args("Plan the trip")).await;
-    let inbox = fx.inbox();
-    let app = inbox.router();
-    let url = link(&fx, &inbox, &req.id);
+    let (fx, req, app, url) = parked(trip_args("Plan the trip")).await;
     let (path, q) = url.split_once('?').expect("query");
     let one = format!("/api/requests/{}?{q}", &path[3..]);
     let got = send(&app, get(&one)).await;
@@ -594,10 +533,7 @@ async fn the_json_api_lists_gets_and_answers() {
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .body(Body::from("ok=true"))
         .expect("request");
-    assert_eq!(
-        send(&app, form).await.status,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE
-    );
+    assert_eq!(status(&app, form).await, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let wrong = send(
         &app,
         post_json(
@@ -667,11 +603,7 @@ async fn declining_and_other_kinds() {
         post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=decline")),
     )
     .await;
-    assert!(
-        r.body.contains("final: declined/expired: Deploy?"),
-        "{}",
-        r.body
-    );
+    r.shows("final: declined/expired: Deploy?");
     assert_eq!(fx.retries(), 0);
 
     // authorization: a link out and "done, continue"; a javascript: url is no link
@@ -702,8 +634,7 @@ async fn declining_and_other_kinds() {
         ),
     )
     .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert!(r.body.contains("final: answered: {&quot;Seat?&quot;:&quot;window&quot;,&quot;Meals?&quot;:[&quot;veg&quot;,&quot;fish&quot;]}"), "{}", r.body);
+    r.says(StatusCode::OK, "final: answered: {&quot;Seat?&quot;:&quot;window&quot;,&quot;Meals?&quot;:[&quot;veg&quot;,&quot;fish&quot;]}");
 }
 
 #[tokio::test]
@@ -713,29 +644,20 @@ async fn mounted_under_a_prefix_links_follow_the_mount_point() {
     let inbox = fx.inbox();
     let app = axum::Router::new().nest("/inbox", inbox.router());
     let list = send(&app, get_admin("/inbox")).await;
-    assert_eq!(list.status, StatusCode::OK);
-    assert!(
-        list.body
-            .contains(&format!(r#"href="/inbox/r/{}?exp="#, req.id)),
-        "{}",
-        list.body
+    list.says(
+        StatusCode::OK,
+        &format!(r#"href="/inbox/r/{}?exp="#, req.id),
     );
     let url = format!("/inbox{}", link(&fx, &inbox, &req.id));
     let page = send(&app, get(&url)).await;
-    assert_eq!(page.status, StatusCode::OK);
-    assert!(
-        page.body.contains(&format!(
+    page.says(
+        StatusCode::OK,
+        &format!(
             r#"<form method="post" action="{}">"#,
             url.replace('&', "&amp;")
-        )),
-        "{}",
-        page.body
+        ),
     );
-    assert!(
-        page.body.contains(r#"<a href="/inbox">← all requests</a>"#),
-        "{}",
-        page.body
-    );
+    page.shows(r#"<a href="/inbox">← all requests</a>"#);
     assert!(page.cookie.expect("cookie").contains("Path=/inbox;"));
 }
 
@@ -754,24 +676,15 @@ async fn a_run_that_asks_again_links_to_its_next_request() {
         post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
     )
     .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert!(
-        r.body.contains("The run goes on and asks again:"),
-        "{}",
-        r.body
-    );
-    assert!(r.body.contains("Step two?"), "{}", r.body);
+    r.says(StatusCode::OK, "The run goes on and asks again:");
+    r.shows("Step two?");
     let list = send(&app, get_admin("/api/requests")).await;
     let v: Value = serde_json::from_str(&list.body).expect("json");
     assert_eq!(v["requests"].as_array().expect("list").len(), 1);
     assert_eq!(v["requests"][0]["prompt"], "Step two?");
     let next_href = v["requests"][0]["link"].as_str().expect("link").to_owned();
     let next_path = next_href.split("?exp=").next().expect("path");
-    assert!(
-        r.body.contains(&format!(r#"href="{next_path}?exp="#)),
-        "{}",
-        r.body
-    );
+    r.shows(&format!(r#"href="{next_path}?exp="#));
 
     // the next one, answered through the JSON API
     let (path, q) = next_href.split_once('?').expect("query");
@@ -784,12 +697,9 @@ async fn a_run_that_asks_again_links_to_its_next_request() {
     );
     // the store forgets a request once its run moved on: the old link finds nothing
     let old = send(&app, get(&url)).await;
-    assert_eq!(old.status, StatusCode::NOT_FOUND);
-    assert!(
-        old.body
-            .contains("No request waits under this id: it was answered already, or never existed."),
-        "{}",
-        old.body
+    old.says(
+        StatusCode::NOT_FOUND,
+        "No request waits under this id: it was answered already, or never existed.",
     );
     assert_eq!(fx.retries(), 2);
 }

@@ -1,11 +1,10 @@
-//! Doc comments: one reader for every macro, and the two renderings the runtime pins.
+//! Doc comments: one reader and one rendering for every macro.
 //!
 //! [`doc_lines`] reads `///` and `#[doc = ..]` attributes (text, or a macro call such as
-//! `include_str!(..)` whose value is only known once compiled). A tool's description and its
-//! parameters' descriptions render them the way `schemars` does ([`doc_description`]), so a
-//! `#[tool]` with plain parameters and one with an `#[args]` struct describe alike. An answer
-//! form's field renders them as prose ([`doc_prose`]): an MCP elicitation form shows one line
-//! per field, so a paragraph's lines are joined by a space.
+//! `include_str!(..)` whose value is only known once compiled). [`doc_text`] renders them the
+//! way rustdoc reads markdown, for a tool's description, its parameters' descriptions and an
+//! answer form's field help alike: a paragraph's lines make one line (an MCP elicitation form
+//! shows one line per field), paragraphs stay apart.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -21,6 +20,15 @@ pub(crate) enum DocLine {
 pub(crate) enum Description {
     Text(String),
     Tokens(TokenStream),
+}
+
+impl quote::ToTokens for Description {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        match self {
+            Self::Text(t) => t.to_tokens(tokens),
+            Self::Tokens(t) => t.to_tokens(tokens),
+        }
+    }
 }
 
 /// The doc attributes, in order.
@@ -40,62 +48,140 @@ pub(crate) fn doc_lines(attrs: &[Attribute]) -> Vec<DocLine> {
         .collect()
 }
 
-/// Doc comment lines as one description, the way `schemars` reads them: one leading space
-/// stripped per line, lines joined with `\n` (so a blank `///` line is a paragraph break),
-/// the whole trimmed. `None` when there is no text.
-pub(crate) fn doc_description(lines: &[DocLine]) -> Option<Description> {
-    if lines.iter().all(|l| matches!(l, DocLine::Text(_))) {
-        let mut text = String::new();
-        for (i, line) in lines.iter().enumerate() {
-            if let DocLine::Text(t) = line {
-                if i > 0 {
-                    text.push('\n');
-                }
-                text.push_str(t.strip_prefix(' ').unwrap_or(t));
-            }
-        }
-        let text = text.trim();
-        return (!text.is_empty()).then(|| Description::Text(text.to_owned()));
+/// Doc comment lines as one text, with markdown's (and rustdoc's) reading: the lines of a
+/// paragraph joined by a space (each trimmed), paragraphs (split at blank lines) joined by
+/// `\n\n`, a fenced code block kept line for line (one leading space stripped from each), the
+/// whole trimmed. A `#[doc = expr]` line (`include_str!(..)`) is a paragraph of its own, taken
+/// as it is once compiled. `None` when there is no text.
+pub(crate) fn doc_text(lines: &[DocLine]) -> Option<Description> {
+    enum Part<'a> {
+        Text(String),
+        Expr(&'a Expr),
     }
-    let mut parts = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
-            parts.push(quote!("\n"));
-        }
-        match line {
-            DocLine::Text(t) => {
-                let t = t.strip_prefix(' ').unwrap_or(t);
-                parts.push(quote!(#t));
-            }
-            DocLine::Expr(e) => parts.push(quote!(#e)),
-        }
-    }
-    Some(Description::Tokens(quote!(::core::concat!(#(#parts),*))))
-}
-
-/// Doc comment lines as prose: each line trimmed, a paragraph's lines joined by a space,
-/// paragraphs by `\n\n`. `None` when there is no text. A `#[doc = include_str!(..)]` line
-/// has no text yet and is skipped.
-pub(crate) fn doc_prose(lines: &[DocLine]) -> Option<String> {
-    let mut paragraphs: Vec<String> = Vec::new();
+    let mut parts: Vec<Part<'_>> = Vec::new();
     let mut current = String::new();
+    let mut fence: Option<&str> = None;
+    let end = |current: &mut String, parts: &mut Vec<Part<'_>>| {
+        if !current.is_empty() {
+            parts.push(Part::Text(std::mem::take(current)));
+        }
+    };
     for line in lines {
-        let DocLine::Text(line) = line else { continue };
-        let line = line.trim();
-        if line.is_empty() {
-            if !current.is_empty() {
-                paragraphs.push(std::mem::take(&mut current));
+        let line = match line {
+            DocLine::Text(t) => t,
+            DocLine::Expr(e) => {
+                end(&mut current, &mut parts);
+                parts.push(Part::Expr(e));
+                continue;
             }
+        };
+        let trimmed = line.trim();
+        if let Some(open) = fence {
+            current.push('\n');
+            current.push_str(line.strip_prefix(' ').unwrap_or(line).trim_end());
+            if trimmed.starts_with(open) {
+                fence = None;
+                end(&mut current, &mut parts);
+            }
+        } else if let Some(open) = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f)) {
+            end(&mut current, &mut parts);
+            fence = Some(open);
+            current.push_str(line.strip_prefix(' ').unwrap_or(line).trim_end());
+        } else if trimmed.is_empty() {
+            end(&mut current, &mut parts);
         } else {
             if !current.is_empty() {
                 current.push(' ');
             }
-            current.push_str(line);
+            current.push_str(trimmed);
         }
     }
-    if !current.is_empty() {
-        paragraphs.push(current);
+    end(&mut current, &mut parts);
+    if parts.iter().all(|p| matches!(p, Part::Text(_))) {
+        let text: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(t) => Some(t.as_str()),
+                Part::Expr(_) => None,
+            })
+            .collect();
+        return (!text.is_empty()).then(|| Description::Text(text.join("\n\n")));
     }
-    let text = paragraphs.join("\n\n");
-    (!text.is_empty()).then_some(text)
+    let mut tokens = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            tokens.push(quote!("\n\n"));
+        }
+        tokens.push(match part {
+            Part::Text(t) => quote!(#t),
+            Part::Expr(e) => quote!(#e),
+        });
+    }
+    Some(Description::Tokens(quote!(::core::concat!(#(#tokens),*))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(attrs: &[Attribute]) -> Option<String> {
+        match doc_text(&doc_lines(attrs))? {
+            Description::Text(t) => Some(t),
+            Description::Tokens(t) => Some(t.to_string()),
+        }
+    }
+
+    #[test]
+    fn paragraphs_join_their_lines_and_stay_apart() {
+        let attrs: Vec<Attribute> = syn::parse_quote! {
+            ///
+            ///  Ship a parcel
+            /// to a city.
+            ///
+            ///
+            /// Second paragraph.
+            ///
+        };
+        assert_eq!(
+            text(&attrs).as_deref(),
+            Some("Ship a parcel to a city.\n\nSecond paragraph.")
+        );
+        let blank: Vec<Attribute> = syn::parse_quote! {
+            ///
+            ///
+        };
+        assert_eq!(text(&blank), None);
+    }
+
+    #[test]
+    fn a_fenced_block_keeps_its_lines() {
+        let attrs: Vec<Attribute> = syn::parse_quote! {
+            /// Runs a query:
+            /// ```sql
+            /// SELECT *
+            ///   FROM t
+            /// ```
+            /// Then returns.
+        };
+        assert_eq!(
+            text(&attrs).as_deref(),
+            Some("Runs a query:\n\n```sql\nSELECT *\n  FROM t\n```\n\nThen returns.")
+        );
+    }
+
+    #[test]
+    fn an_expression_line_is_a_paragraph_of_its_own() {
+        let attrs: Vec<Attribute> = syn::parse_quote! {
+            /// Before
+            /// it.
+            #[doc = include_str!("x.md")]
+            /// After.
+        };
+        assert_eq!(
+            text(&attrs).as_deref(),
+            Some(
+                r#":: core :: concat ! ("Before it." , "\n\n" , include_str ! ("x.md") , "\n\n" , "After.")"#
+            )
+        );
+    }
 }

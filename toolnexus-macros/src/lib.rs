@@ -80,3 +80,12 @@ pub fn __credential_words(_input: TokenStream) -> TokenStream {
 pub fn __credential_cases(_input: TokenStream) -> TokenStream {
     form::credential_cases().into()
 }
+
+/// The credential rule (how a name splits into words, which word of a list it contains) as a
+/// module `rule`, for the runtime's `toolnexus::boundary` (the same source as this crate's own
+/// check; not public API).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __credential_rule(_input: TokenStream) -> TokenStream {
+    form::credential_rule().into()
+}

@@ -21,10 +21,13 @@ pub(crate) fn too_deep(value: &Value) -> bool {
         Value::Object(o) => o.values().any(|c| c.is_array() || c.is_object()),
         _ => false,
     };
-    if !children(value) {
-        return false;
-    }
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+    children(value) && deeper_than_max(value, 1)
+}
+
+/// Whether `value`, itself at `depth`, reaches past [`MAX_DEPTH`]: a walk with a stack of its
+/// own, so it cannot overflow the thread's.
+fn deeper_than_max(value: &Value, depth: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, depth)];
     while let Some((v, depth)) = stack.pop() {
         if depth > MAX_DEPTH {
             return true;
@@ -56,20 +59,8 @@ pub(crate) fn too_deep_map(map: &serde_json::Map<String, Value>) -> bool {
 
 #[cold]
 fn nested_too_deep(map: &serde_json::Map<String, Value>) -> bool {
-    map.values().any(|v| {
-        let mut stack: Vec<(&Value, usize)> = vec![(v, 2)];
-        while let Some((v, depth)) = stack.pop() {
-            if depth > MAX_DEPTH {
-                return true;
-            }
-            match v {
-                Value::Array(a) => stack.extend(containers(a.iter(), depth)),
-                Value::Object(o) => stack.extend(containers(o.values(), depth)),
-                _ => {}
-            }
-        }
-        false
-    })
+    // the map itself is level 1
+    map.values().any(|v| deeper_than_max(v, 2))
 }
 
 /// The error text for a value deeper than [`MAX_DEPTH`]; `what` says what nests

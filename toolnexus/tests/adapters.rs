@@ -1,9 +1,12 @@
 //! Provider tool schemas (contract section 5): exact bytes, tool order, empty toolkits, and
 //! what every schema handed to an adapter looks like.
 
-use serde_json::{Map, Value, json};
+mod support;
+
+use serde_json::{Value, json};
+use support::RawTool;
 use toolnexus::adapters::{self, spec_of};
-use toolnexus::{BoxFuture, Context, FnTool, Tool, ToolResult, Toolkit, model::ToolSpec};
+use toolnexus::{FnTool, Tool, Toolkit, model::ToolSpec};
 
 fn tool(name: &str, description: &str, schema: Value) -> FnTool {
     FnTool::builder(name)
@@ -133,25 +136,12 @@ fn order_follows_the_toolkit_not_the_names() {
     );
 }
 
-/// A hand-written tool whose schema carries `$schema` and `title`, as generators emit them.
-struct Titled(Value);
-
-impl Tool for Titled {
-    fn name(&self) -> &'static str {
-        "titled"
-    }
-    fn description(&self) -> &'static str {
-        "Has a title."
-    }
-    fn input_schema(&self) -> &Value {
-        &self.0
-    }
-    fn execute<'a>(
-        &'a self,
-        _args: Map<String, Value>,
-        _ctx: &'a Context,
-    ) -> BoxFuture<'a, ToolResult> {
-        Box::pin(async { ToolResult::success("") })
+/// A [`RawTool`] whose schema carries `$schema` and `title`, as generators emit them.
+fn titled(schema: Value) -> RawTool {
+    RawTool {
+        name: "titled",
+        description: "Has a title.",
+        schema,
     }
 }
 
@@ -163,7 +153,7 @@ struct Args {
 
 #[test]
 fn every_schema_handed_to_an_adapter_is_a_root_object_without_schema_or_title() {
-    let titled = Titled(json!({
+    let titled = titled(json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Args",
         "type": "object",

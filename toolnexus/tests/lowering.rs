@@ -32,6 +32,17 @@ fn gemini_err(schema: &Value) -> String {
     gemini_schema("t", schema).unwrap_err().to_string()
 }
 
+/// Each schema of `cases` fails to `lower`, for `target`, naming the case's construct.
+fn assert_refused(cases: &[(Value, &str)], lower: fn(&Value) -> String, target: &str) {
+    for (schema, construct) in cases {
+        assert_eq!(
+            lower(schema),
+            format!("tool `t` cannot be sent to {target}: {construct}"),
+            "for {schema}"
+        );
+    }
+}
+
 // ---- real Rust types ----
 
 #[derive(Deserialize, JsonSchema)]
@@ -544,13 +555,7 @@ fn strict_reports_what_it_cannot_express_with_its_location() {
             "a `$ref` to `#/$defs/Missing`, which is not defined at /properties/a",
         ),
     ];
-    for (schema, construct) in cases {
-        assert_eq!(
-            strict_err(&schema),
-            format!("tool `t` cannot be sent to openai strict: {construct}"),
-            "for {schema}"
-        );
-    }
+    assert_refused(&cases, strict_err, "openai strict");
 }
 
 #[test]
@@ -706,13 +711,7 @@ fn gemini_reports_what_it_cannot_express_with_its_location() {
             "a `$ref` to `other.json#/x` (only `#`, `#/$defs/<name>` and `#/definitions/<name>` are supported) at /properties/v",
         ),
     ];
-    for (schema, construct) in cases {
-        assert_eq!(
-            gemini_err(&schema),
-            format!("tool `t` cannot be sent to gemini: {construct}"),
-            "for {schema}"
-        );
-    }
+    assert_refused(&cases, gemini_err, "gemini");
 }
 
 #[test]

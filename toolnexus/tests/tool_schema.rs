@@ -230,7 +230,7 @@ fn user_types_are_inlined_and_documented() {
     assert_eq!(t.name(), "ship-parcel");
     assert_eq!(
         t.description(),
-        "Ship a parcel.\n\nSecond paragraph: the parcel is insured.\nSame paragraph, next line."
+        "Ship a parcel.\n\nSecond paragraph: the parcel is insured. Same paragraph, next line."
     );
     assert_eq!(
         serde_json::to_string_pretty(t.input_schema()).unwrap(),

@@ -1,13 +1,15 @@
 //! `Toolkit`: construction, lookup, and every edge of `execute`.
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+use support::RawTool;
 use toolnexus::{
-    BoxFuture, CancellationToken, Context, Error, FnTool, Request, SharedTool, Tool, ToolResult,
-    Toolkit, pending_of,
+    CancellationToken, Context, Error, FnTool, Request, SharedTool, ToolResult, Toolkit, pending_of,
 };
 
 /// A tool that echoes its arguments as compact JSON.
@@ -265,25 +267,12 @@ fn tools_keep_registration_order_and_get_finds_by_name() {
     assert!(Toolkit::new().is_empty());
 }
 
-/// A hand-written tool with a schema no builder checked.
-struct BadSchema(Value);
-
-impl Tool for BadSchema {
-    fn name(&self) -> &'static str {
-        "bad"
-    }
-    fn description(&self) -> &'static str {
-        "Bad schema."
-    }
-    fn input_schema(&self) -> &Value {
-        &self.0
-    }
-    fn execute<'a>(
-        &'a self,
-        _args: Map<String, Value>,
-        _ctx: &'a Context,
-    ) -> BoxFuture<'a, ToolResult> {
-        Box::pin(async { ToolResult::success("") })
+/// A [`RawTool`] with a schema no builder checked.
+fn bad_schema(schema: Value) -> RawTool {
+    RawTool {
+        name: "bad",
+        description: "Bad schema.",
+        schema,
     }
 }
 
@@ -304,7 +293,7 @@ fn a_schema_without_a_root_object_type_is_rejected() {
         ),
     ];
     for (schema, expected) in cases {
-        let err = Toolkit::from_tools([BadSchema(schema.clone())]).unwrap_err();
+        let err = Toolkit::from_tools([bad_schema(schema.clone())]).unwrap_err();
         assert_eq!(err.to_string(), expected);
         let built = FnTool::builder("bad")
             .description("Bad schema.")

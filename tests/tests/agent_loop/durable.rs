@@ -8,7 +8,7 @@ use toolnexus::{
     Answer, Client, Error, FnTool, Message, PendingRun, Reply, Request, Role, RunResult, RunStatus,
     ScriptedModel, ToolResult, Toolkit, request::DeclineReason,
 };
-use toolnexus_tests::fixtures::client_for;
+use toolnexus_tests::fixtures::{client_for, sys_client};
 use toolnexus_tests::{Log, asker, echo, tool_results};
 
 fn count(messages: &[Message], role: Role) -> usize {
@@ -22,10 +22,7 @@ fn tool_call_count(messages: &[Message]) -> usize {
 /// Halts in "process 1" and returns the record as JSON text.
 async fn halt(toolkit: &Toolkit, first: Reply) -> (RunResult, String) {
     let model = ScriptedModel::new([first]);
-    let halted = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let halted = sys_client(model.clone())
         .run("plan my trip", toolkit)
         .await
         .unwrap();
@@ -34,13 +31,17 @@ async fn halt(toolkit: &Toolkit, first: Reply) -> (RunResult, String) {
     (halted, json)
 }
 
+/// [`halt`]'s record, read back from its JSON.
+async fn halted_record(toolkit: &Toolkit, first: Reply) -> PendingRun {
+    let (_, json) = halt(toolkit, first).await;
+    PendingRun::from_json(&json).unwrap()
+}
+
 #[tokio::test]
 async fn a_halted_run_resumes_in_a_fresh_client_from_its_json_record() {
     let (ask, calls) = asker("ask", "Which city?");
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
-    let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({"n": 1}))).await;
-
-    let record = PendingRun::from_json(&json).unwrap();
+    let record = halted_record(&toolkit, Reply::tool_call("ask", json!({"n": 1}))).await;
     assert_eq!(record.version(), 2);
     assert_eq!(record.pending().id, "ask-1");
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
@@ -91,10 +92,7 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
     let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("never")]);
-    let err = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let err = sys_client(model.clone())
         .resume(record, Answer::accept("sus-wrong", "Oslo"), &toolkit)
         .await
         .unwrap_err();
@@ -112,10 +110,7 @@ async fn a_resume_with_a_wrong_id_errors_naming_both_and_changes_nothing() {
 
     // the right answer still works afterwards
     let answer = record.pending().accept("Oslo");
-    let done = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let done = sys_client(model.clone())
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -151,10 +146,7 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("all set")]);
     let answer = record.pending().accept(1);
-    let second = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let second = sys_client(model.clone())
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -182,10 +174,7 @@ async fn several_suspensions_of_one_turn_are_resolved_across_successive_resumes(
     // second resume: b is answered; the turn is complete and the model answers
     let record = PendingRun::from_json(&PendingRun::try_from(second).unwrap().to_json()).unwrap();
     let answer = record.pending().accept(2);
-    let done = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let done = sys_client(model.clone())
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -226,10 +215,7 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
     let record = PendingRun::from_json(&json).unwrap();
     let model = ScriptedModel::new([Reply::text("ok, not booking")]);
     let answer = record.pending().decline(DeclineReason::Cancelled);
-    let done = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let done = sys_client(model.clone())
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -258,18 +244,14 @@ async fn a_declined_or_expired_resume_feeds_back_declined_and_does_not_retry() {
         .build()
         .unwrap();
     let toolkit = Toolkit::builder().tool(expiring).build().unwrap();
-    let (_, json) = halt(&toolkit, Reply::tool_call("late", json!({}))).await;
-    let record = PendingRun::from_json(&json).unwrap();
+    let record = halted_record(&toolkit, Reply::tool_call("late", json!({}))).await;
     assert_eq!(
         record.pending().expires_at.as_deref(),
         Some("2020-09-13T12:26:40Z")
     );
     let model = ScriptedModel::new([Reply::text("too late")]);
     let answer = record.pending().accept("yes");
-    let done = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let done = sys_client(model.clone())
         .resume(record, answer, &toolkit)
         .await
         .unwrap();
@@ -391,15 +373,11 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
 async fn a_streamed_resume_emits_the_rest_of_the_run_and_no_second_pending_event() {
     let (ask, _) = asker("ask", "Which city?");
     let toolkit = Toolkit::builder().tool(ask).build().unwrap();
-    let (_, json) = halt(&toolkit, Reply::tool_call("ask", json!({}))).await;
-    let record = PendingRun::from_json(&json).unwrap();
+    let record = halted_record(&toolkit, Reply::tool_call("ask", json!({}))).await;
     let model = ScriptedModel::new([Reply::text("Booked to Oslo.")]);
     let log = Log::default();
     let answer = record.pending().accept("Oslo");
-    let done = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let done = sys_client(model.clone())
         .stream_resume(record, answer, &toolkit, log.sink())
         .await
         .unwrap();

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolnexus::{
-    CancellationToken, Client, Error, FnTool, PendingRun, Reply, Request, Role, RunStatus,
+    Answer, CancellationToken, Client, Error, FnTool, PendingRun, Reply, Request, Role, RunStatus,
     ScriptedModel, ToolResult, Toolkit, tool,
 };
 use toolnexus_tests::asker;
-use toolnexus_tests::fixtures::client_for;
+use toolnexus_tests::fixtures::{cancelled_run, client_for};
 
 /// The tool results the model was shown on its last turn: (call id, content, isError).
 fn shown(model: &ScriptedModel) -> Vec<(String, String, bool)> {
@@ -47,6 +47,12 @@ fn panics_later() -> toolnexus::BoxFuture<'static, ToolResult> {
 
 fn never_returns() -> toolnexus::BoxFuture<'static, ToolResult> {
     Box::pin(std::future::pending())
+}
+
+/// A `wait_for` whose human never answers.
+async fn never_answers(req: Request) -> Answer {
+    std::future::pending::<()>().await;
+    req.accept("never")
 }
 
 #[tokio::test]
@@ -121,17 +127,11 @@ async fn a_tool_that_never_returns_is_cut_by_the_runs_timeout_and_cancellation()
     assert!(matches!(err, Error::Timeout(d) if d == Duration::from_millis(30)));
     assert_eq!(err.to_string(), "the run timed out after 30ms");
 
-    let token = CancellationToken::new();
-    let client = client_for(ScriptedModel::new([Reply::tool_call("hang", json!({}))]))
-        .cancellation(token.clone())
-        .build()
-        .unwrap();
-    let cancel = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        token.cancel();
-    });
-    let err = client.run("go", &toolkit).await.unwrap_err();
-    cancel.await.unwrap();
+    let err = cancelled_run(
+        ScriptedModel::new([Reply::tool_call("hang", json!({}))]),
+        &toolkit,
+    )
+    .await;
     assert!(matches!(err, Error::Cancelled), "{err}");
 }
 
@@ -216,10 +216,7 @@ async fn a_wait_for_that_fails_ends_the_run_with_the_request_still_pending() {
 async fn the_runs_timeout_while_wait_for_waits_keeps_the_request() {
     let client = client_for(asking_model())
         .timeout(Duration::from_millis(50))
-        .wait_for(|req: Request| async move {
-            std::future::pending::<()>().await;
-            req.accept("never")
-        })
+        .wait_for(never_answers)
         .build()
         .unwrap();
     wait_for_failure_keeps_the_request(
@@ -257,10 +254,7 @@ async fn the_runs_cancellation_while_wait_for_waits_keeps_the_request() {
 async fn a_client_cancelled_from_outside_while_waiting_keeps_the_request() {
     let token = CancellationToken::new();
     let client = client_for(asking_model())
-        .wait_for(|req: Request| async move {
-            std::future::pending::<()>().await;
-            req.accept("never")
-        })
+        .wait_for(never_answers)
         .build()
         .unwrap()
         .with_cancellation(token.clone());

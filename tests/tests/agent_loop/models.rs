@@ -8,7 +8,7 @@ use toolnexus::{
     Client, Error, Event, FnModel, Message, ModelRequest, Reply, Request, Role, RunStatus,
     ScriptedModel, Toolkit, Usage,
 };
-use toolnexus_tests::fixtures::{client_for, host_panic};
+use toolnexus_tests::fixtures::{client_for, host_panic, sys_client};
 use toolnexus_tests::{Log, asker, echo};
 
 #[tokio::test]
@@ -188,7 +188,7 @@ async fn before_llm_replaces_what_the_model_sees_and_after_llm_observes() {
 #[tokio::test]
 async fn run_with_history_continues_a_transcript_without_repeating_the_system_prompt() {
     let model = ScriptedModel::new([Reply::text("first answer"), Reply::text("second answer")]);
-    let client = client_for(model.clone()).system("sys").build().unwrap();
+    let client = sys_client(model.clone());
     let first = client.run("one", &Toolkit::new()).await.unwrap();
     let second = client
         .run_with_history(first.messages, "two", &Toolkit::new())

@@ -8,7 +8,7 @@ use toolnexus::{
     Answer, Error, FnTool, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
     client::BeforeTool, client::Metric, request::DeclineReason,
 };
-use toolnexus_tests::fixtures::{client_for, host_panic};
+use toolnexus_tests::fixtures::{cancelled_run, client_for, host_panic};
 use toolnexus_tests::{Log, asker, echo, stubborn, tool_results};
 
 #[tokio::test]
@@ -632,17 +632,11 @@ async fn tool_calls_get_the_runs_cancellation_and_timeout() {
     let err = client.run("go", &toolkit).await.unwrap_err();
     assert_eq!(err.to_string(), "the run timed out after 30ms");
 
-    let token = toolnexus::CancellationToken::new();
-    let client = client_for(ScriptedModel::new([Reply::tool_call("slow", json!({}))]))
-        .cancellation(token.clone())
-        .build()
-        .unwrap();
-    let cancel = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        token.cancel();
-    });
-    let err = client.run("go", &toolkit).await.unwrap_err();
-    cancel.await.unwrap();
+    let err = cancelled_run(
+        ScriptedModel::new([Reply::tool_call("slow", json!({}))]),
+        &toolkit,
+    )
+    .await;
     assert!(matches!(err, Error::Cancelled), "{err}");
 }
 

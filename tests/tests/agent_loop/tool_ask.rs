@@ -20,7 +20,7 @@ fn book_flight(flight: &str, ctx: &toolnexus::Context) -> Result<String, Suspens
     Ok(format!("booked {flight} to {}", dest.city))
 }
 
-use toolnexus_tests::fixtures::client_for;
+use toolnexus_tests::fixtures::sys_client;
 
 #[tokio::test]
 async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
@@ -28,10 +28,7 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
 
     // process 1: the model calls the tool, which asks; no wait_for, so the run halts
     let model = ScriptedModel::new([Reply::tool_call("book_flight", json!({"flight": "AI-503"}))]);
-    let halted = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let halted = sys_client(model.clone())
         .run("book AI-503", &toolkit)
         .await
         .unwrap();
@@ -43,10 +40,7 @@ async fn a_tool_fn_that_asks_halts_persists_and_resumes_from_a_fresh_client() {
     assert_eq!(record.pending().id, "req-1");
     let answer = record.pending().accept(json!({"city": "Oslo"}));
     let model = ScriptedModel::new([Reply::text("Booked: AI-503 to Oslo.")]);
-    let done = client_for(model.clone())
-        .system("sys")
-        .build()
-        .unwrap()
+    let done = sys_client(model.clone())
         .resume(record, answer, &toolkit)
         .await
         .unwrap();

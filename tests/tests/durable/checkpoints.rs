@@ -43,6 +43,18 @@ fn persisted(err: Error) -> RunResult {
     serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap()
 }
 
+/// Why resuming `run` as a checkpoint is refused: the message of its [`Error::Persist`].
+async fn refusal(run: RunResult, toolkit: &Toolkit) -> String {
+    let err = client(vec![Reply::text("x")])
+        .resume_checkpoint(run, toolkit)
+        .await
+        .unwrap_err();
+    match err {
+        Error::Persist(message) => message,
+        other => panic!("expected Error::Persist, got {other:?}"),
+    }
+}
+
 fn tool_results(run: &RunResult) -> Vec<(String, String)> {
     run.messages
         .iter()
@@ -228,21 +240,13 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
     let (send, runs) = sender();
     let (ask, _) = asker("ask", "Sure?");
     let toolkit = Toolkit::builder().tool(send).tool(ask).build().unwrap();
-    let refused = |err: Error| match err {
-        Error::Persist(message) => message,
-        other => panic!("expected Error::Persist, got {other:?}"),
-    };
 
     let done = client(vec![Reply::text("hi")])
         .run("go", &toolkit)
         .await
         .unwrap();
-    let err = client(vec![Reply::text("again")])
-        .resume_checkpoint(done, &toolkit)
-        .await
-        .unwrap_err();
     assert_eq!(
-        refused(err),
+        refusal(done, &toolkit).await,
         "`status` is `done`: a checkpoint is `incomplete`"
     );
 
@@ -250,12 +254,8 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
         .run("go", &toolkit)
         .await
         .unwrap();
-    let err = client(vec![Reply::text("x")])
-        .resume_checkpoint(halted, &toolkit)
-        .await
-        .unwrap_err();
     assert_eq!(
-        refused(err),
+        refusal(halted, &toolkit).await,
         "`status` is `pending`: a halted run resumes with its answer (`Client::resume`)"
     );
 
@@ -270,12 +270,8 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
     // a result removed: the call has none
     let mut edited = checkpoint.clone();
     edited.messages.pop();
-    let err = client(vec![Reply::text("x")])
-        .resume_checkpoint(edited, &toolkit)
-        .await
-        .unwrap_err();
     assert_eq!(
-        refused(err),
+        refusal(edited, &toolkit).await,
         "the last turn's call \"call_1_0\" has no result"
     );
 
@@ -283,24 +279,16 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
     let mut edited = checkpoint.clone();
     let last = edited.messages.last().unwrap().clone();
     edited.messages.push(last);
-    let err = client(vec![Reply::text("x")])
-        .resume_checkpoint(edited, &toolkit)
-        .await
-        .unwrap_err();
     assert_eq!(
-        refused(err),
+        refusal(edited, &toolkit).await,
         "`messages[3]` is a second result for \"call_1_0\""
     );
 
     // a pending request slipped in
     let mut edited = checkpoint.clone();
     edited.pending = Some(toolnexus::Request::input("?").with_id("r1"));
-    let err = client(vec![Reply::text("x")])
-        .resume_checkpoint(edited, &toolkit)
-        .await
-        .unwrap_err();
     assert_eq!(
-        refused(err),
+        refusal(edited, &toolkit).await,
         "`pending` is \"r1\" in an incomplete run; a checkpoint has no pending request"
     );
     assert_eq!(runs.get(), 1, "nothing ran on a refused checkpoint");

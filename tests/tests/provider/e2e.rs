@@ -9,7 +9,7 @@ use toolnexus::{
     CancellationToken, Error, PendingRun, Request, RunStatus, Toolkit, Usage,
     request::DeclineReason,
 };
-use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
+use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, RecordedRequest, anthropic, openai};
 use toolnexus_tests::fixtures::{MODEL, STYLES, SYSTEM, Style, result};
 use toolnexus_tests::{Log, asker};
 
@@ -18,17 +18,39 @@ fn book_flight_toolkit() -> Toolkit {
     Toolkit::builder().tool(tool).build().unwrap()
 }
 
+/// What `fake` received: two requests, the second carrying both askers' answered results.
+#[track_caller]
+fn both_answered(style: Style, fake: &FakeProvider) -> Vec<RecordedRequest> {
+    let sent = fake.requests();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        style.tool_results(&sent[1].body),
+        [
+            result("call_c", "ask_city got \"Oslo\"", style.is_error(false)),
+            result("call_d", "ask_date got \"May 1\"", style.is_error(false)),
+        ],
+        "{style:?}"
+    );
+    sent
+}
+
+/// A fake of `style` that first calls `book_flight` for AI-503 (`call_1`, usage 10 + 2),
+/// then says `text` (usage 20 + 3).
+async fn booking(style: Style, text: &str) -> FakeProvider {
+    FakeProvider::scripted([
+        style.calls(
+            &[("call_1", "book_flight", json!({"flight": "AI-503"}))],
+            (10, 2),
+        ),
+        style.text(text, (20, 3)),
+    ])
+    .await
+}
+
 #[tokio::test]
 async fn wait_for_answers_in_process_and_the_result_goes_back_in_each_wire_format() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([
-            style.calls(
-                &[("call_1", "book_flight", json!({"flight": "AI-503"}))],
-                (10, 2),
-            ),
-            style.text("Booked to Oslo.", (20, 3)),
-        ]);
+        let fake = booking(style, "Booked to Oslo.").await;
         let client = style
             .client(&fake)
             .wait_for(|req: Request| async move { req.accept("Oslo") })
@@ -88,11 +110,11 @@ async fn wait_for_answers_in_process_and_the_result_goes_back_in_each_wire_forma
 #[tokio::test]
 async fn a_declined_answer_reaches_the_model_as_an_error_result() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([
+        let fake = FakeProvider::scripted([
             style.calls(&[("call_1", "book_flight", json!({}))], (1, 1)),
             style.text("Maybe later.", (1, 1)),
-        ]);
+        ])
+        .await;
         let client = style
             .client(&fake)
             .wait_for(|req: Request| async move { req.decline(DeclineReason::Declined) })
@@ -116,14 +138,7 @@ async fn a_declined_answer_reaches_the_model_as_an_error_result() {
 #[tokio::test]
 async fn without_wait_for_the_run_halts_and_a_new_client_resumes_it() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([
-            style.calls(
-                &[("call_1", "book_flight", json!({"flight": "AI-503"}))],
-                (10, 2),
-            ),
-            style.text("Booked to Rome.", (20, 3)),
-        ]);
+        let fake = booking(style, "Booked to Rome.").await;
         let toolkit = book_flight_toolkit();
         let halted = style
             .client(&fake)
@@ -190,8 +205,7 @@ fn two_calls(style: Style) -> FakeReply {
 #[tokio::test]
 async fn two_suspensions_in_one_turn_with_wait_for() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([two_calls(style), style.text("Booked.", (5, 5))]);
+        let fake = FakeProvider::scripted([two_calls(style), style.text("Booked.", (5, 5))]).await;
         let client = style
             .client(&fake)
             .wait_for(|req: Request| async move {
@@ -206,16 +220,7 @@ async fn two_suspensions_in_one_turn_with_wait_for() {
             .unwrap();
         let run = client.run("Book", &two_askers()).await.unwrap();
         assert_eq!(run.status, RunStatus::Done);
-        let sent = fake.requests();
-        assert_eq!(sent.len(), 2);
-        assert_eq!(
-            style.tool_results(&sent[1].body),
-            [
-                result("call_c", "ask_city got \"Oslo\"", style.is_error(false)),
-                result("call_d", "ask_date got \"May 1\"", style.is_error(false)),
-            ],
-            "{style:?}"
-        );
+        let sent = both_answered(style, &fake);
         if style == Style::Anthropic {
             // both results in ONE user message
             let last = sent[1].body["messages"]
@@ -233,8 +238,7 @@ async fn two_suspensions_in_one_turn_with_wait_for() {
 #[tokio::test]
 async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_resume_twice() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([two_calls(style), style.text("Booked.", (5, 5))]);
+        let fake = FakeProvider::scripted([two_calls(style), style.text("Booked.", (5, 5))]).await;
         let toolkit = two_askers();
         let client = style.client(&fake).build().unwrap();
 
@@ -271,16 +275,7 @@ async fn two_suspensions_in_one_turn_without_wait_for_halt_in_call_order_and_res
             .unwrap();
         assert_eq!(done.status, RunStatus::Done);
         assert_eq!(done.text, "Booked.");
-        let sent = fake.requests();
-        assert_eq!(sent.len(), 2);
-        assert_eq!(
-            style.tool_results(&sent[1].body),
-            [
-                result("call_c", "ask_city got \"Oslo\"", style.is_error(false)),
-                result("call_d", "ask_date got \"May 1\"", style.is_error(false)),
-            ],
-            "{style:?}"
-        );
+        both_answered(style, &fake);
     }
 }
 
@@ -346,8 +341,8 @@ async fn streaming_yields_real_deltas_in_event_order_over_both_styles() {
 #[tokio::test]
 async fn the_run_timeout_and_cancellation_abort_the_request_in_flight() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.script([FakeReply::Hang, style.text("never read", (1, 1))]);
+        let fake =
+            FakeProvider::scripted([FakeReply::Hang, style.text("never read", (1, 1))]).await;
         let client = style
             .client(&fake)
             .timeout(Duration::from_millis(300))
@@ -363,8 +358,8 @@ async fn the_run_timeout_and_cancellation_abort_the_request_in_flight() {
         assert_eq!(fake.requests().len(), 1);
         assert_eq!(fake.remaining(), 1, "not retried");
 
-        let fake = FakeProvider::start().await;
-        fake.script([FakeReply::Hang, style.text("never read", (1, 1))]);
+        let fake =
+            FakeProvider::scripted([FakeReply::Hang, style.text("never read", (1, 1))]).await;
         let token = CancellationToken::new();
         let client = style
             .client(&fake)
@@ -388,11 +383,11 @@ async fn the_run_timeout_and_cancellation_abort_the_request_in_flight() {
 #[tokio::test]
 async fn a_provider_error_ends_the_run_with_status_and_message() {
     for style in STYLES {
-        let fake = FakeProvider::start().await;
-        fake.push(FakeReply::error(
+        let fake = FakeProvider::scripted([FakeReply::error(
             404,
             "model `vendor/Model-1:beta` not found",
-        ));
+        )])
+        .await;
         let client = style.client(&fake).build().unwrap();
         let err = client
             .run("Book", &book_flight_toolkit())

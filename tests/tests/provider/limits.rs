@@ -2,29 +2,14 @@
 //! each stream event (keep-alive comments do not count), and capped bodies read
 //! incrementally.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolnexus::{Error, HttpProvider, Message, Model, ModelRequest};
+use toolnexus::{Error, Model};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, openai};
+use toolnexus_tests::fixtures::{hi as request, stream_hi as stream};
 
 const LIMIT: Duration = Duration::from_millis(300);
-
-fn request() -> ModelRequest {
-    ModelRequest::new("m-1", vec![Message::user("hi")], vec![])
-}
-
-async fn stream(
-    provider: &HttpProvider,
-) -> (Result<toolnexus::model::ModelTurn, Error>, Vec<String>) {
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let sink_seen = seen.clone();
-    let sink = move |d: &str| sink_seen.lock().unwrap().push(d.to_owned());
-    let result = provider.complete(&request(), Some(&sink)).await;
-    let deltas = seen.lock().unwrap().clone();
-    (result, deltas)
-}
 
 fn assert_idle(err: &Error, waiting_for: &str) {
     assert!(
@@ -40,8 +25,7 @@ fn assert_idle(err: &Error, waiting_for: &str) {
 
 #[tokio::test]
 async fn a_provider_that_never_sends_a_head_times_out_and_is_retried() {
-    let fake = FakeProvider::start().await;
-    fake.script([FakeReply::Hang, FakeReply::Hang]);
+    let fake = FakeProvider::scripted([FakeReply::Hang, FakeReply::Hang]).await;
     let provider = fake
         .openai("k")
         .first_byte_timeout(LIMIT)
@@ -119,14 +103,14 @@ async fn keep_alive_comments_forever_time_out_a_stream() {
 
 #[tokio::test]
 async fn a_stream_silent_from_the_start_is_retried() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::drip(
+    let fake = FakeProvider::scripted([FakeReply::drip(
         200,
         "text/event-stream",
         ": keep-alive\n\n",
         None,
         Duration::from_millis(20),
-    ));
+    )])
+    .await;
     fake.push(FakeReply::sse(openai::stream_text(&["ok"], 1, 1)));
     let provider = fake
         .openai("k")
@@ -185,8 +169,7 @@ fn assert_not_read_whole(fake: &FakeProvider) {
 
 #[tokio::test]
 async fn a_300_mb_reply_fails_at_the_limit_without_being_read() {
-    let fake = FakeProvider::start().await;
-    fake.push(huge(200, "application/json"));
+    let fake = FakeProvider::scripted([huge(200, "application/json")]).await;
     let provider = fake.openai("k").max_reply_bytes(1 << 20).build().unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
     assert_eq!(
@@ -200,14 +183,14 @@ async fn a_300_mb_reply_fails_at_the_limit_without_being_read() {
 
 #[tokio::test]
 async fn a_300_mb_stream_fails_at_the_limit() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::drip(
+    let fake = FakeProvider::scripted([FakeReply::drip(
         200,
         "text/event-stream",
         &format!(": {}\n\n", "x".repeat(PIECE)),
         Some(HUGE / PIECE as u64),
         Duration::ZERO,
-    ));
+    )])
+    .await;
     let provider = fake.openai("k").max_reply_bytes(1 << 20).build().unwrap();
     let (result, _) = stream(&provider).await;
     assert_eq!(
@@ -220,8 +203,7 @@ async fn a_300_mb_stream_fails_at_the_limit() {
 
 #[tokio::test]
 async fn a_300_mb_error_body_is_read_to_its_limit_only() {
-    let fake = FakeProvider::start().await;
-    fake.push(huge(500, "text/plain"));
+    let fake = FakeProvider::scripted([huge(500, "text/plain")]).await;
     let provider = fake.openai("k").max_retries(0).build().unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
     assert_eq!(err.provider_status(), Some(500));
@@ -241,8 +223,7 @@ async fn a_300_mb_error_body_is_read_to_its_limit_only() {
 
 #[tokio::test]
 async fn an_unknown_json_shape_is_unaffected_by_the_limits() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::json(json!({"choices": []})));
+    let fake = FakeProvider::scripted([FakeReply::json(json!({"choices": []}))]).await;
     let provider = fake.openai("k").build().unwrap();
     let err = provider.complete(&request(), None).await.unwrap_err();
     assert_eq!(

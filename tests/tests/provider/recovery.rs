@@ -2,28 +2,13 @@
 //! stream that breaks before any of its reply arrived; and what the Anthropic parser makes of
 //! replies it cannot take as they are (issue 14).
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use toolnexus::{Client, Error, HttpProvider, Message, Model, ModelRequest, RunStatus, Toolkit};
+use toolnexus::{Client, HttpProvider, Model, RunStatus, Toolkit};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
+use toolnexus_tests::fixtures::{hi as request, stream_hi as stream};
 use toolnexus_tests::{echo, tool_results};
-
-fn request() -> ModelRequest {
-    ModelRequest::new("m-1", vec![Message::user("hi")], vec![])
-}
-
-async fn stream(
-    provider: &HttpProvider,
-) -> (Result<toolnexus::model::ModelTurn, Error>, Vec<String>) {
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let sink_seen = seen.clone();
-    let sink = move |d: &str| sink_seen.lock().unwrap().push(d.to_owned());
-    let result = provider.complete(&request(), Some(&sink)).await;
-    let deltas = seen.lock().unwrap().clone();
-    (result, deltas)
-}
 
 fn fast(builder: toolnexus::providers::HttpProviderBuilder) -> HttpProvider {
     builder
@@ -34,14 +19,13 @@ fn fast(builder: toolnexus::providers::HttpProviderBuilder) -> HttpProvider {
 
 #[tokio::test]
 async fn anthropic_529_overloaded_is_retried_by_default() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::status(
             529,
             json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         ),
         FakeReply::json(anthropic::text("fine", 1, 1)),
-    ]);
+    ]).await;
     let turn = fast(fake.anthropic("k"))
         .complete(&request(), None)
         .await
@@ -52,11 +36,11 @@ async fn anthropic_529_overloaded_is_retried_by_default() {
 
 #[tokio::test]
 async fn the_host_adds_statuses_to_retry() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::error(418, "brewing"),
         FakeReply::json(openai::text("tea", 1, 1)),
-    ]);
+    ])
+    .await;
     let turn = fast(fake.openai("k").retry_statuses([418]))
         .complete(&request(), None)
         .await
@@ -65,8 +49,7 @@ async fn the_host_adds_statuses_to_retry() {
     assert_eq!(fake.requests().len(), 2);
 
     // without it, 418 is final
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::error(418, "brewing"));
+    let fake = FakeProvider::scripted([FakeReply::error(418, "brewing")]).await;
     let err = fast(fake.openai("k"))
         .complete(&request(), None)
         .await
@@ -123,8 +106,11 @@ async fn a_stream_cut_inside_a_tool_call_is_retried() {
 
 #[tokio::test]
 async fn a_stream_cut_after_a_text_delta_is_not_retried() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::sse(openai::stream_text(&["one ", "two"], 1, 1)).break_after(2));
+    let fake =
+        FakeProvider::scripted([
+            FakeReply::sse(openai::stream_text(&["one ", "two"], 1, 1)).break_after(2)
+        ])
+        .await;
     let (result, deltas) = stream(&fast(fake.openai("k"))).await;
     toolnexus_tests::fixtures::assert_broken_mid_stream(&result.unwrap_err());
     assert_eq!(deltas, ["one "]);
@@ -186,11 +172,11 @@ async fn an_invalid_anthropic_tool_input_goes_back_to_the_model() {
             "",
         ),
     ] {
-        let fake = FakeProvider::start().await;
-        fake.script([
+        let fake = FakeProvider::scripted([
             raw_tool_use(&raw),
             FakeReply::json(anthropic::text("sorry", 1, 1)),
-        ]);
+        ])
+        .await;
         let (tool, calls) = echo();
         let toolkit = Toolkit::builder().tool(tool).build().unwrap();
         let client = Client::builder(fake.anthropic("k").build().unwrap())
@@ -221,11 +207,11 @@ async fn an_invalid_anthropic_tool_input_goes_back_to_the_model() {
 
 #[tokio::test]
 async fn a_reply_invalid_outside_tool_input_is_still_a_transport_error() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::text(
+    let fake = FakeProvider::scripted([FakeReply::text(
         200,
         r#"{"content":[{"type":"text","text":"\ud800"}]}"#,
-    ));
+    )])
+    .await;
     let err = fast(fake.anthropic("k"))
         .complete(&request(), None)
         .await

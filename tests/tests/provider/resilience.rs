@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use toolnexus::{
     CancellationToken, Error, HttpProvider, Message, Model, ModelRequest, Usage, model::ModelTurn,
+    providers::HttpProviderBuilder,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 use toolnexus_tests::fixtures::error_chain;
@@ -13,6 +14,11 @@ const KEY: &str = "sk-SECRET-0123456789";
 
 fn request() -> ModelRequest {
     ModelRequest::new("m", vec![Message::user("hi")], vec![])
+}
+
+/// One turn of `provider` on [`request`].
+async fn complete(provider: &HttpProvider) -> Result<ModelTurn, Error> {
+    provider.complete(&request(), None).await
 }
 
 fn ok() -> FakeReply {
@@ -32,6 +38,14 @@ fn slow_backoff(fake: &FakeProvider) -> HttpProvider {
         .unwrap()
 }
 
+/// `builder` with a 10 ms backoff, built.
+fn fast(builder: HttpProviderBuilder) -> HttpProvider {
+    builder
+        .backoff_base(Duration::from_millis(10))
+        .build()
+        .unwrap()
+}
+
 fn gap(fake: &FakeProvider, i: usize) -> Duration {
     let r = fake.requests();
     r[i + 1].received_at - r[i].received_at
@@ -39,16 +53,13 @@ fn gap(fake: &FakeProvider, i: usize) -> Duration {
 
 #[tokio::test]
 async fn retry_after_zero_retries_at_once() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::error(429, "slow down").with_header("Retry-After", "0"),
         ok(),
-    ]);
+    ])
+    .await;
     let started = Instant::now();
-    let turn_ = slow_backoff(&fake)
-        .complete(&request(), None)
-        .await
-        .unwrap();
+    let turn_ = complete(&slow_backoff(&fake)).await.unwrap();
     assert_eq!(turn_, turn());
     assert_eq!(fake.requests().len(), 2);
     assert!(
@@ -60,15 +71,12 @@ async fn retry_after_zero_retries_at_once() {
 
 #[tokio::test]
 async fn retry_after_one_waits_one_second() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::error(429, "slow down").with_header("Retry-After", "1"),
         ok(),
-    ]);
-    let turn_ = slow_backoff(&fake)
-        .complete(&request(), None)
-        .await
-        .unwrap();
+    ])
+    .await;
+    let turn_ = complete(&slow_backoff(&fake)).await.unwrap();
     assert_eq!(turn_, turn());
     assert_eq!(fake.requests().len(), 2);
     let waited = gap(&fake, 0);
@@ -81,17 +89,17 @@ async fn retry_after_one_waits_one_second() {
 #[tokio::test]
 async fn other_retry_after_forms_fall_back_to_backoff() {
     for value in ["Wed, 21 Oct 2015 07:28:00 GMT", "-5", "1.5", "soon"] {
-        let fake = FakeProvider::start().await;
-        fake.script([
+        let fake = FakeProvider::scripted([
             FakeReply::error(503, "busy").with_header("Retry-After", value),
             ok(),
-        ]);
+        ])
+        .await;
         let provider = fake
             .openai(KEY)
             .backoff_base(Duration::from_millis(400))
             .build()
             .unwrap();
-        assert_eq!(provider.complete(&request(), None).await.unwrap(), turn());
+        assert_eq!(complete(&provider).await.unwrap(), turn());
         let waited = gap(&fake, 0);
         // the first backoff step is a random point in [200 ms, 400 ms]
         assert!(
@@ -103,15 +111,12 @@ async fn other_retry_after_forms_fall_back_to_backoff() {
 
 #[tokio::test]
 async fn a_retry_after_longer_than_the_limit_ends_the_request() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::error(429, "come back tomorrow").with_header("Retry-After", "86400"),
         ok(),
-    ]);
-    let err = slow_backoff(&fake)
-        .complete(&request(), None)
-        .await
-        .unwrap_err();
+    ])
+    .await;
+    let err = complete(&slow_backoff(&fake)).await.unwrap_err();
     assert_eq!(
         err.to_string(),
         "provider returned HTTP 429: come back tomorrow"
@@ -121,36 +126,28 @@ async fn a_retry_after_longer_than_the_limit_ends_the_request() {
 
 #[tokio::test]
 async fn server_errors_are_retried_then_succeed() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::error(500, "oops"),
         FakeReply::error(502, "bad gateway"),
         ok(),
-    ]);
-    let provider = fake
-        .openai(KEY)
-        .backoff_base(Duration::from_millis(10))
-        .build()
-        .unwrap();
-    assert_eq!(provider.complete(&request(), None).await.unwrap(), turn());
+    ])
+    .await;
+    let provider = fast(fake.openai(KEY));
+    assert_eq!(complete(&provider).await.unwrap(), turn());
     assert_eq!(fake.requests().len(), 3);
 }
 
 #[tokio::test]
 async fn retries_stop_after_the_limit_with_the_last_error() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::error(500, "first"),
         FakeReply::error(503, "second"),
         FakeReply::error(504, "third"),
         ok(),
-    ]);
-    let provider = fake
-        .anthropic(KEY)
-        .backoff_base(Duration::from_millis(10))
-        .build()
-        .unwrap();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    ])
+    .await;
+    let provider = fast(fake.anthropic(KEY));
+    let err = complete(&provider).await.unwrap_err();
     assert!(
         matches!(err, Error::Provider { status: 504, .. }),
         "{err:?}"
@@ -158,27 +155,22 @@ async fn retries_stop_after_the_limit_with_the_last_error() {
     assert_eq!(err.to_string(), "provider returned HTTP 504: third");
     assert_eq!(fake.requests().len(), 3, "1 attempt + 2 retries by default");
 
-    let fake = FakeProvider::start().await;
-    fake.script([FakeReply::error(500, "only"), ok()]);
+    let fake = FakeProvider::scripted([FakeReply::error(500, "only"), ok()]).await;
     let provider = fake.openai(KEY).max_retries(0).build().unwrap();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    let err = complete(&provider).await.unwrap_err();
     assert_eq!(err.to_string(), "provider returned HTTP 500: only");
     assert_eq!(fake.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn a_400_is_not_retried_and_carries_the_provider_message() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::error(400, "Invalid value for 'model': no such model"),
         ok(),
-    ]);
-    let provider = fake
-        .openai(KEY)
-        .backoff_base(Duration::from_millis(10))
-        .build()
-        .unwrap();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    ])
+    .await;
+    let provider = fast(fake.openai(KEY));
+    let err = complete(&provider).await.unwrap_err();
     match &err {
         Error::Provider { status, message } => {
             assert_eq!(*status, 400);
@@ -195,13 +187,12 @@ async fn a_400_is_not_retried_and_carries_the_provider_message() {
 
 #[tokio::test]
 async fn anthropic_error_bodies_carry_their_message() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::status(
+    let fake = FakeProvider::scripted([FakeReply::status(
         400,
         serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"}}),
-    ));
+    )]).await;
     let provider = fake.anthropic(KEY).build().unwrap();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    let err = complete(&provider).await.unwrap_err();
     assert_eq!(
         err.to_string(),
         "provider returned HTTP 400: max_tokens: Field required"
@@ -210,14 +201,9 @@ async fn anthropic_error_bodies_carry_their_message() {
 
 #[tokio::test]
 async fn network_errors_are_retried() {
-    let fake = FakeProvider::start().await;
-    fake.script([FakeReply::Close, ok()]);
-    let provider = fake
-        .openai(KEY)
-        .backoff_base(Duration::from_millis(10))
-        .build()
-        .unwrap();
-    assert_eq!(provider.complete(&request(), None).await.unwrap(), turn());
+    let fake = FakeProvider::scripted([FakeReply::Close, ok()]).await;
+    let provider = fast(fake.openai(KEY));
+    assert_eq!(complete(&provider).await.unwrap(), turn());
     assert_eq!(fake.requests().len(), 2);
 }
 
@@ -233,7 +219,7 @@ async fn an_unreachable_endpoint_is_a_transport_error_without_the_key() {
         .backoff_base(Duration::from_millis(5))
         .build()
         .unwrap();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    let err = complete(&provider).await.unwrap_err();
     assert!(matches!(err, Error::Transport { .. }), "{err:?}");
     assert!(err.is_transport());
     assert_eq!(
@@ -253,8 +239,7 @@ async fn an_unreachable_endpoint_is_a_transport_error_without_the_key() {
 
 #[tokio::test]
 async fn the_timeout_aborts_the_request_in_flight_and_is_not_retried() {
-    let fake = FakeProvider::start().await;
-    fake.script([FakeReply::Hang, ok()]);
+    let fake = FakeProvider::scripted([FakeReply::Hang, ok()]).await;
     let provider = fake
         .openai(KEY)
         .timeout(Duration::from_millis(300))
@@ -262,7 +247,7 @@ async fn the_timeout_aborts_the_request_in_flight_and_is_not_retried() {
         .build()
         .unwrap();
     let started = Instant::now();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    let err = complete(&provider).await.unwrap_err();
     assert!(
         matches!(err, Error::ProviderTimeout(d) if d == Duration::from_millis(300)),
         "{err:?}"
@@ -283,15 +268,13 @@ async fn the_timeout_aborts_the_request_in_flight_and_is_not_retried() {
 
 #[tokio::test]
 async fn a_timeout_mid_stream_aborts_it() {
-    let fake = FakeProvider::start().await;
-    fake.push(
-        FakeReply::sse(anthropic::stream_text(
-            &["a", "b", "c", "d", "e", "f"],
-            1,
-            1,
-        ))
-        .with_delay(Duration::from_millis(200)),
-    );
+    let fake = FakeProvider::scripted([FakeReply::sse(anthropic::stream_text(
+        &["a", "b", "c", "d", "e", "f"],
+        1,
+        1,
+    ))
+    .with_delay(Duration::from_millis(200))])
+    .await;
     let provider = fake
         .anthropic(KEY)
         .timeout(Duration::from_millis(500))
@@ -308,8 +291,7 @@ async fn a_timeout_mid_stream_aborts_it() {
 
 #[tokio::test]
 async fn cancellation_aborts_the_request_in_flight_and_is_not_retried() {
-    let fake = FakeProvider::start().await;
-    fake.script([FakeReply::Hang, ok()]);
+    let fake = FakeProvider::scripted([FakeReply::Hang, ok()]).await;
     let token = CancellationToken::new();
     let provider = fake
         .openai(KEY)
@@ -322,7 +304,7 @@ async fn cancellation_aborts_the_request_in_flight_and_is_not_retried() {
         token.cancel();
     });
     let started = Instant::now();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    let err = complete(&provider).await.unwrap_err();
     cancel.await.unwrap();
     assert!(matches!(err, Error::Cancelled), "{err:?}");
     assert_eq!(err.to_string(), "the run was cancelled");
@@ -333,8 +315,7 @@ async fn cancellation_aborts_the_request_in_flight_and_is_not_retried() {
 
 #[tokio::test]
 async fn cancellation_also_ends_the_wait_before_a_retry() {
-    let fake = FakeProvider::start().await;
-    fake.script([FakeReply::error(503, "busy"), ok()]);
+    let fake = FakeProvider::scripted([FakeReply::error(503, "busy"), ok()]).await;
     let token = CancellationToken::new();
     let provider = fake
         .openai(KEY)
@@ -348,7 +329,7 @@ async fn cancellation_also_ends_the_wait_before_a_retry() {
         canceller.cancel();
     });
     let started = Instant::now();
-    let err = provider.complete(&request(), None).await.unwrap_err();
+    let err = complete(&provider).await.unwrap_err();
     assert!(matches!(err, Error::Cancelled), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(fake.requests().len(), 1);
@@ -382,7 +363,7 @@ async fn the_key_appears_nowhere_but_in_its_header() {
             "{debug}"
         );
 
-        let err = provider.complete(&request(), None).await.unwrap_err();
+        let err = complete(&provider).await.unwrap_err();
         assert_eq!(
             err.to_string(),
             "provider returned HTTP 401: Incorrect API key provided: [redacted]."
@@ -390,7 +371,7 @@ async fn the_key_appears_nowhere_but_in_its_header() {
         assert!(!format!("{err:?}").contains(KEY));
         assert_eq!(fake.requests().len(), 1, "401 is not retried");
 
-        provider.complete(&request(), None).await.unwrap();
+        complete(&provider).await.unwrap();
         for sent in fake.requests() {
             let (name, expected) = if anthropic_style {
                 ("x-api-key", KEY.to_owned())

@@ -4,7 +4,7 @@
 use serde_json::json;
 use toolnexus::{
     HttpProvider, Message, Model, ModelRequest, Usage, model::ModelTurn, model::ToolCall,
-    model::ToolSpec,
+    model::ToolSpec, providers::HttpProviderBuilder,
 };
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 
@@ -37,10 +37,27 @@ fn transcript() -> Vec<Message> {
     ]
 }
 
+/// `builder` without a key (none from the environment either), built.
+fn keyless(builder: HttpProviderBuilder) -> HttpProvider {
+    builder.key_from_env(false).build().unwrap()
+}
+
+/// Two turns of `provider` on [`hi_with_spec`].
+async fn two_turns(provider: &HttpProvider) -> [ModelTurn; 2] {
+    let request = hi_with_spec();
+    let first = provider.complete(&request, None).await.unwrap();
+    let second = provider.complete(&request, None).await.unwrap();
+    [first, second]
+}
+
+/// A request saying `hi`, offering the tool of [`spec`].
+fn hi_with_spec() -> ModelRequest {
+    ModelRequest::new("m", vec![Message::user("hi")], vec![spec()])
+}
+
 #[tokio::test]
 async fn openai_request_body_headers_and_path() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::json(openai::text("ok", 1, 1)));
+    let fake = FakeProvider::scripted([FakeReply::json(openai::text("ok", 1, 1))]).await;
     let provider = HttpProvider::openai(format!("{}/v1", fake.url()))
         .api_key("sk-test-openai")
         .header("HTTP-Referer", "https://example.test")
@@ -84,11 +101,11 @@ async fn openai_request_body_headers_and_path() {
 
 #[tokio::test]
 async fn anthropic_request_body_headers_and_path() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::json(anthropic::text("ok", 1, 1)),
         FakeReply::json(anthropic::text("ok", 1, 1)),
-    ]);
+    ])
+    .await;
     let provider = fake
         .anthropic("sk-ant-test")
         .max_tokens(1000)
@@ -179,10 +196,7 @@ async fn the_model_id_is_sent_verbatim_on_every_turn_and_body_fields_are_merged(
 #[tokio::test]
 async fn a_request_without_any_model_id_is_a_config_error() {
     let fake = FakeProvider::start().await;
-    let provider = HttpProvider::openai(fake.url())
-        .key_from_env(false)
-        .build()
-        .unwrap();
+    let provider = keyless(HttpProvider::openai(fake.url()));
     let request = ModelRequest::new("", vec![Message::user("hi")], vec![]);
     let err = provider.complete(&request, None).await.unwrap_err();
     assert_eq!(
@@ -194,8 +208,7 @@ async fn a_request_without_any_model_id_is_a_config_error() {
 
 #[tokio::test]
 async fn openai_replies_parse_into_turns() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::json(openai::text("Hello there", 12, 3)),
         FakeReply::json(openai::tool_calls(
             &[
@@ -206,20 +219,14 @@ async fn openai_replies_parse_into_turns() {
             20,
             7,
         )),
-    ]);
-    let provider = HttpProvider::openai(fake.url())
-        .key_from_env(false)
-        .build()
-        .unwrap();
-    let request = ModelRequest::new("m", vec![Message::user("hi")], vec![spec()]);
-
-    let turn = provider.complete(&request, None).await.unwrap();
+    ])
+    .await;
+    let [hello, turn] = two_turns(&keyless(HttpProvider::openai(fake.url()))).await;
     assert_eq!(
-        turn,
+        hello,
         ModelTurn::text("Hello there").with_usage(Usage::new(12, 3))
     );
 
-    let turn = provider.complete(&request, None).await.unwrap();
     assert_eq!(
         turn,
         ModelTurn::tool_calls(vec![
@@ -233,8 +240,7 @@ async fn openai_replies_parse_into_turns() {
 
 #[tokio::test]
 async fn anthropic_replies_parse_into_turns() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::json(anthropic::text("Hello there", 12, 3)),
         FakeReply::json(anthropic::tool_uses(
             Some("Booking."),
@@ -245,20 +251,14 @@ async fn anthropic_replies_parse_into_turns() {
             30,
             9,
         )),
-    ]);
-    let provider = HttpProvider::anthropic(fake.url())
-        .key_from_env(false)
-        .build()
-        .unwrap();
-    let request = ModelRequest::new("m", vec![Message::user("hi")], vec![spec()]);
-
-    let turn = provider.complete(&request, None).await.unwrap();
+    ])
+    .await;
+    let [hello, turn] = two_turns(&keyless(HttpProvider::anthropic(fake.url()))).await;
     assert_eq!(
-        turn,
+        hello,
         ModelTurn::text("Hello there").with_usage(Usage::new(12, 3))
     );
 
-    let turn = provider.complete(&request, None).await.unwrap();
     let mut expected = ModelTurn::tool_calls(vec![
         ToolCall::new("toolu_1", "book_flight", json!({"city": "Oslo"})),
         ToolCall::new("toolu_2", "book_flight", json!({"city": "Rome"})),
@@ -270,12 +270,8 @@ async fn anthropic_replies_parse_into_turns() {
 
 #[tokio::test]
 async fn a_reply_without_a_message_is_a_transport_error() {
-    let fake = FakeProvider::start().await;
-    fake.push(FakeReply::json(json!({"choices": []})));
-    let provider = HttpProvider::openai(fake.url())
-        .key_from_env(false)
-        .build()
-        .unwrap();
+    let fake = FakeProvider::scripted([FakeReply::json(json!({"choices": []}))]).await;
+    let provider = keyless(HttpProvider::openai(fake.url()));
     let request = ModelRequest::new("m", vec![Message::user("hi")], vec![]);
     let err = provider.complete(&request, None).await.unwrap_err();
     assert_eq!(
@@ -286,11 +282,11 @@ async fn a_reply_without_a_message_is_a_transport_error() {
 
 #[tokio::test]
 async fn a_client_without_a_model_name_sends_the_providers_default_model() {
-    let fake = FakeProvider::start().await;
-    fake.script([
+    let fake = FakeProvider::scripted([
         FakeReply::json(openai::text("ok", 1, 1)),
         FakeReply::json(openai::text("ok", 1, 1)),
-    ]);
+    ])
+    .await;
     let provider = fake.openai("k").model("gpt-default").build().unwrap();
     assert_eq!(provider.default_model(), Some("gpt-default"));
     let client = toolnexus::Client::builder(provider.clone())

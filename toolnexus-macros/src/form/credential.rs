@@ -3,8 +3,13 @@
 //! This file owns the word list: the runtime (`toolnexus::boundary`) reads it through the
 //! hidden `__credential_words!()` macro, so both sides refuse the same words. Both also test
 //! against the same cases, `credential_cases.txt` beside this file (the runtime reads it
-//! through `__credential_cases!()`). The runtime additionally folds Unicode confusables
-//! (this crate depends on syn/quote/proc-macro2 only), so here non-ASCII names are not folded.
+//! through `__credential_cases!()`). The rule itself, how a name splits into words and which
+//! word it contains, is one file, `credential/rule.rs`: a module here, and emitted as the
+//! runtime's module by the hidden `__credential_rule!()` macro. The runtime additionally folds
+//! Unicode confusables first (this crate depends on syn/quote/proc-macro2 only), so here
+//! non-ASCII names are not folded.
+
+mod rule;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -101,6 +106,22 @@ pub(crate) fn cases_literal() -> TokenStream {
     quote!(&[#((#names, #refuse)),*])
 }
 
+/// The source of [`rule`], for the runtime.
+const RULE: &str = include_str!("credential/rule.rs");
+
+/// `__credential_rule!()`: the module `rule { .. }`, from the same source as this crate's
+/// [`rule`].
+pub(crate) fn rule_module() -> TokenStream {
+    // the file is this crate's own module, so it always parses
+    match RULE.parse::<TokenStream>() {
+        Ok(body) => quote!(mod rule { #body }),
+        Err(e) => {
+            let message = format!("`credential/rule.rs` does not parse: {e}");
+            quote!(::core::compile_error!(#message);)
+        }
+    }
+}
+
 /// The shared cases: `(name, refused)`.
 fn cases() -> impl Iterator<Item = (&'static str, bool)> {
     CASES.lines().filter_map(|line| {
@@ -113,79 +134,9 @@ fn cases() -> impl Iterator<Item = (&'static str, bool)> {
     })
 }
 
-/// The lowercase words of a name: split at anything not a letter or digit, at camelCase humps,
-/// before the last capital of an acronym (`APIToken`) and where digits follow letters.
-fn words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = name.chars().peekable();
-    let mut prev: Option<char> = None;
-    while let Some(c) = chars.next() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev = None;
-            continue;
-        }
-        if let Some(p) = prev {
-            let hump = p.is_lowercase() && c.is_uppercase();
-            let acronym_end = p.is_uppercase()
-                && c.is_uppercase()
-                && chars.peek().is_some_and(|n| n.is_lowercase());
-            let digits = p.is_alphabetic() && c.is_numeric();
-            if (hump || acronym_end || digits) && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-        cur.extend(c.to_lowercase());
-        prev = Some(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// `candidate` is `word` or its plural; `tokens` alone is no plural here: in this library's
-/// world it counts model tokens (`max_tokens`, `tokens_used`).
-fn is_word(candidate: &str, word: &str) -> bool {
-    candidate == word
-        || (word != "token"
-            && (candidate.strip_suffix('s') == Some(word)
-                || candidate.strip_suffix("es") == Some(word)))
-}
-
 /// Whether a field name collects a credential (the runtime's rule, without confusable folding).
 pub(crate) fn is_credential_field(name: &str) -> bool {
-    // each separator-delimited chunk read whole too, so a stray capital (`sEcret`) splits nothing
-    let chunk_matches = name.split(|c: char| !c.is_alphanumeric()).any(|chunk| {
-        let chunk = chunk.to_lowercase();
-        CREDENTIAL_WORDS
-            .iter()
-            .any(|w| is_word(&chunk, w) || (w.len() >= 8 && chunk.contains(w)))
-    });
-    if chunk_matches {
-        return true;
-    }
-    let words = words(name);
-    words.iter().enumerate().any(|(i, first)| {
-        CREDENTIAL_WORDS
-            .iter()
-            .any(|w| is_word(first, w) || (w.len() >= 8 && first.contains(w)))
-            || (first.len() >= 2 && {
-                let mut joined = first.clone();
-                words.iter().skip(i + 1).take(2).any(|next| {
-                    if next.len() < 2 {
-                        return false;
-                    }
-                    joined.push_str(next);
-                    CREDENTIAL_WORDS
-                        .iter()
-                        .any(|w| w.len() >= 6 && is_word(&joined, w))
-                })
-            })
-    })
+    rule::find(name, CREDENTIAL_WORDS).is_some()
 }
 
 #[cfg(test)]

@@ -37,3 +37,7 @@ pub(crate) fn credential_words() -> TokenStream {
 pub(crate) fn credential_cases() -> TokenStream {
     credential::cases_literal()
 }
+
+pub(crate) fn credential_rule() -> TokenStream {
+    credential::rule_module()
+}

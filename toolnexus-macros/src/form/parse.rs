@@ -6,7 +6,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Expr, Fields, Generics, Ident, Lit, Meta, Token, Type};
 
-use crate::docs::{doc_lines, doc_prose};
+use crate::docs::{Description, doc_lines, doc_text};
 use crate::errors::Errors;
 use crate::ident::unraw;
 
@@ -37,7 +37,7 @@ pub(crate) struct Field<'a> {
     /// The property name (after serde's renames).
     pub(crate) name: String,
     pub(crate) ty: &'a Type,
-    pub(crate) description: Option<String>,
+    pub(crate) description: Option<Description>,
     pub(crate) has_default: bool,
     /// `#[serde(flatten)]`, where it is written.
     pub(crate) flatten: Option<Span>,
@@ -134,7 +134,7 @@ fn fields<'a>(
             rust_name,
             name,
             ty: &field.ty,
-            description: doc_prose(&doc_lines(&field.attrs)),
+            description: doc_text(&doc_lines(&field.attrs)),
             has_default: attrs.default,
             flatten: attrs.flatten,
         });

@@ -9,7 +9,7 @@ use syn::{Ident, ReturnType, Type};
 use super::known::{is_option, is_scalar, json_string, known};
 use super::parse::{Hint, ParamKind, Piece, Plain, ToolFn};
 use super::validate::tool_name;
-use crate::docs::{Description, doc_description};
+use crate::docs::{Description, doc_text};
 use crate::ident::unraw;
 
 /// How the generated `execute` reaches the function.
@@ -49,7 +49,7 @@ pub(crate) fn tool_items(
     let name = tool_name(tool);
     let description = match &tool.attr.description {
         Some(e) => quote!(#e),
-        None => match doc_description(&tool.docs) {
+        None => match doc_text(&tool.docs) {
             Some(Description::Text(t)) => quote!(#t),
             Some(Description::Tokens(t)) => t,
             None => quote!(""),
@@ -59,9 +59,37 @@ pub(crate) fn tool_items(
     let schema_static = format_ident!("__TOOLNEXUS_SCHEMA_{}", index);
     let execute = execute(tool, target, &name, rt, &schema_static);
     let annotations = annotations(tool, rt);
+    let methods = Methods {
+        name: quote!(#name),
+        description,
+        input_schema: quote!(&#schema_static #field),
+        rest: quote!(#annotations #execute),
+    };
+    let tool_impl = impl_tool(rt, strukt, methods);
     quote! {
         static #schema_static: #rt::LazyLock<#ty> = #rt::LazyLock::new(|| #init);
 
+        #tool_impl
+    }
+}
+
+/// The bodies of an `impl Tool`'s required accessors, and its further methods (`rest`).
+struct Methods {
+    name: TokenStream,
+    description: TokenStream,
+    input_schema: TokenStream,
+    rest: TokenStream,
+}
+
+/// `impl Tool for #strukt`, for a tool and for the stub of a failed one.
+fn impl_tool(rt: &TokenStream, strukt: &TokenStream, methods: Methods) -> TokenStream {
+    let Methods {
+        name,
+        description,
+        input_schema,
+        rest,
+    } = methods;
+    quote! {
         #[automatically_derived]
         impl #rt::Tool for #strukt {
             fn name(&self) -> &str {
@@ -73,12 +101,10 @@ pub(crate) fn tool_items(
             }
 
             fn input_schema(&self) -> &#rt::JsonValue {
-                &#schema_static #field
+                #input_schema
             }
 
-            #annotations
-
-            #execute
+            #rest
         }
     }
 }
@@ -148,21 +174,11 @@ fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
 /// second error.
 pub(crate) fn stub_tool(rt: &TokenStream, strukt: &TokenStream) -> TokenStream {
     let never = quote!(::core::unreachable!("`#[tool]` reported a compile error"));
-    quote! {
-        #[automatically_derived]
-        impl #rt::Tool for #strukt {
-            fn name(&self) -> &str {
-                #never
-            }
-
-            fn description(&self) -> &str {
-                #never
-            }
-
-            fn input_schema(&self) -> &#rt::JsonValue {
-                #never
-            }
-
+    let methods = Methods {
+        name: never.clone(),
+        description: never.clone(),
+        input_schema: never.clone(),
+        rest: quote! {
             fn execute<'a>(
                 &'a self,
                 _: #rt::Args,
@@ -170,8 +186,9 @@ pub(crate) fn stub_tool(rt: &TokenStream, strukt: &TokenStream) -> TokenStream {
             ) -> #rt::BoxFuture<'a, #rt::ToolResult> {
                 #never
             }
-        }
-    }
+        },
+    };
+    impl_tool(rt, strukt, methods)
 }
 
 /// What a `#[toolset]` with a compile error still emits: its `tools()` constructor, never
@@ -231,7 +248,7 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
                 return None;
             }
             let k = known(&p.stored)?;
-            let json = match doc_description(&p.docs) {
+            let json = match doc_text(&p.docs) {
                 None => k,
                 Some(Description::Text(d)) => {
                     format!(r#"{{"description":{},{}"#, json_string(&d), &k[1..])
@@ -260,7 +277,7 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
     let mut steps = Vec::new();
     for p in &plains {
         let key = &p.key;
-        let desc = match doc_description(&p.docs) {
+        let desc = match doc_text(&p.docs) {
             None => quote!(#rt::None),
             Some(Description::Text(d)) => quote!(#rt::Some(#d)),
             Some(Description::Tokens(t)) => quote!(#rt::Some(#t)),

@@ -231,7 +231,7 @@ fn description(tool: &ToolFn, errors: &mut Errors) {
         }
         return;
     }
-    if crate::docs::doc_description(&tool.docs).is_none() {
+    if crate::docs::doc_text(&tool.docs).is_none() {
         errors.push(syn::Error::new(
             tool.ident.span(),
             format!(

@@ -1,7 +1,10 @@
 //! Reading a name or a text as words, and finding a credential word among them.
 //!
-//! The word list itself belongs to `toolnexus-macros` (its compile-time check of form fields
-//! uses the same list), which hands it over as a literal.
+//! The word list and the rule over words belong to `toolnexus-macros` (its compile-time check
+//! of form fields uses the same ones), which hands them over: the list as a literal
+//! (`__credential_words!()`), the rule as the module `rule` (`__credential_rule!()`, from
+//! `toolnexus-macros/src/form/credential/rule.rs`). What is added here is the folding of
+//! Unicode confusables.
 
 /// The credential words, normalised (lowercase letters and digits, no separators). A word
 /// matches a whole word of a name, also as the plural (`s`/`es`); one of six or more letters
@@ -43,96 +46,20 @@ fn fold(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+toolnexus_macros::__credential_rule!();
+
 /// The lowercase words of a name or text: split at anything not a letter or digit, at
 /// camelCase humps (`newPassword`), before the last capital of an acronym (`APIToken`) and
 /// where digits follow letters (`password1`), after folding confusables.
 pub(crate) fn words(text: &str) -> Vec<String> {
-    let text = fold(text);
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = text.chars().peekable();
-    let mut prev: Option<char> = None;
-    while let Some(c) = chars.next() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev = None;
-            continue;
-        }
-        if let Some(p) = prev {
-            let hump = p.is_lowercase() && c.is_uppercase();
-            let acronym_end = p.is_uppercase()
-                && c.is_uppercase()
-                && chars.peek().is_some_and(|n| n.is_lowercase());
-            let digits = p.is_alphabetic() && c.is_numeric();
-            if (hump || acronym_end || digits) && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-        cur.extend(c.to_lowercase());
-        prev = Some(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// `candidate` is `word` or its plural; `tokens` alone is no plural here: in this library's
-/// world it counts model tokens (`max_tokens`, `tokens_used`).
-fn is_word(candidate: &str, word: &str) -> bool {
-    candidate == word
-        || (word != "token"
-            && (candidate.strip_suffix('s') == Some(word)
-                || candidate.strip_suffix("es") == Some(word)))
-}
-
-/// The credential word that `words` contain, if any (see [`CREDENTIAL_WORDS`] for the rule).
-pub(crate) fn credential_word(words: &[String]) -> Option<&'static str> {
-    let mut joined = String::new();
-    for (i, first) in words.iter().enumerate() {
-        for &w in CREDENTIAL_WORDS {
-            if is_word(first, w) || (w.len() >= 8 && first.contains(w)) {
-                return Some(w);
-            }
-        }
-        if first.len() < 2 {
-            continue;
-        }
-        joined.clear();
-        joined.push_str(first);
-        for next in words.iter().skip(i + 1).take(2) {
-            if next.len() < 2 {
-                break;
-            }
-            joined.push_str(next);
-            if let Some(&w) = CREDENTIAL_WORDS
-                .iter()
-                .find(|w| w.len() >= 6 && is_word(&joined, w))
-            {
-                return Some(w);
-            }
-        }
-    }
-    None
+    rule::split(&fold(text))
 }
 
 /// The credential word a name or text contains, if any: among its words, or among its
-/// separator-delimited chunks read whole (so a stray capital, `sEcret`, splits nothing).
+/// separator-delimited chunks read whole (so a stray capital, `sEcret`, splits nothing), after
+/// folding confusables (see [`CREDENTIAL_WORDS`] for the rule).
 pub(crate) fn credential_in(text: &str) -> Option<&'static str> {
-    credential_word(&words(text)).or_else(|| {
-        fold(text)
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|chunk| chunk.chars().any(char::is_uppercase))
-            .find_map(|chunk| {
-                let chunk = chunk.to_lowercase();
-                CREDENTIAL_WORDS
-                    .iter()
-                    .find(|&&w| is_word(&chunk, w) || (w.len() >= 8 && chunk.contains(w)))
-                    .copied()
-            })
-    })
+    rule::find(&fold(text), CREDENTIAL_WORDS)
 }
 
 #[cfg(test)]

@@ -4,24 +4,15 @@
 use serde_json::{Map, Value};
 
 use super::pointer::escape_pointer;
-use super::shared::{ARRAY_WITHOUT_ITEMS, Lowering, Target, merge_over};
+use super::shared::{ARRAY_WITHOUT_ITEMS, Lowering, Node, Target};
 use crate::error::Result;
 
 /// The target name of the Gemini lowering, as `Error::SchemaLowering` reports it.
 const TARGET_GEMINI: &str = "gemini";
 
 /// Keywords Gemini cannot express and that cannot be dropped without changing which arguments
-/// are valid.
-const GEMINI_UNSUPPORTED: &[(&str, &str)] = &[
-    ("dependentRequired", "`dependentRequired`"),
-    ("dependentSchemas", "`dependentSchemas`"),
-    ("not", "`not` (a negated schema)"),
-    ("if", "`if`/`then`/`else` (a conditional schema)"),
-    ("then", "`if`/`then`/`else` (a conditional schema)"),
-    ("else", "`if`/`then`/`else` (a conditional schema)"),
-    ("prefixItems", "a tuple (`prefixItems`)"),
-    ("contains", "`contains`"),
-];
+/// are valid, besides those neither target can ([`UNSUPPORTED`](super::shared::UNSUPPORTED)).
+const GEMINI_UNSUPPORTED: &[(&str, &str)] = &[];
 
 /// Keywords kept as they are by the Gemini lowering (besides the structural ones it rewrites).
 const GEMINI_KEPT: &[&str] = &[
@@ -86,29 +77,16 @@ pub fn gemini_schema(tool: &str, schema: &Value) -> Result<Value> {
 
 impl Lowering<'_> {
     fn gemini(&mut self, schema: &Value, path: &str) -> Result<Value> {
-        self.enter(path)?;
-        let lowered = self.gemini_node(schema, path);
-        self.leave();
-        lowered
+        self.deeper(path, |l| l.gemini_node(schema, path))
     }
 
     fn gemini_node(&mut self, schema: &Value, path: &str) -> Result<Value> {
-        let obj = match schema {
-            Value::Object(obj) => obj,
-            Value::Bool(true) => return Ok(Value::Object(Map::new())),
-            Value::Bool(false) => return Err(self.fail("a `false` schema (no valid value)", path)),
-            _ => return Err(self.fail("a schema that is not an object", path)),
+        let obj = match self.node(schema, GEMINI_UNSUPPORTED, path)? {
+            Node::Object(obj) => obj,
+            Node::Any => return Ok(Value::Object(Map::new())),
+            Node::Ref(obj, reference) => return self.gemini_ref(obj, reference, path),
+            Node::Merged(merged) => return self.gemini(&Value::Object(merged), path),
         };
-        self.reject_unsupported(obj, GEMINI_UNSUPPORTED, path)?;
-        if let Some(Value::String(reference)) = obj.get("$ref") {
-            return self.gemini_ref(obj, reference, path);
-        }
-        if let Some(merged) = self.merge_all_of(obj, path)? {
-            return self.gemini(&Value::Object(merged), path);
-        }
-        if obj.contains_key("anyOf") && obj.contains_key("oneOf") {
-            return Err(self.fail("both `anyOf` and `oneOf` on one schema", path));
-        }
 
         // one type, plus whether `null` is allowed
         let (mut single_type, type_nullable) = self.gemini_type(obj, path)?;
@@ -300,13 +278,7 @@ impl Lowering<'_> {
         if self.inlining.contains(&def_name) {
             return Err(self.fail(&format!("recursive type {name}"), path));
         }
-        self.charge_inline(&def_name, path)?;
-        let siblings: Map<String, Value> = obj
-            .iter()
-            .filter(|(k, _)| k.as_str() != "$ref")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let merged = merge_over(self.def(&def_name).cloned(), siblings);
+        let merged = self.inline(&def_name, obj, path)?;
         self.inlining.push(def_name);
         let result = self.gemini(&merged, path);
         self.inlining.pop();

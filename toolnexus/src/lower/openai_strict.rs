@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashSet};
 use serde_json::{Map, Value, json};
 
 use super::pointer::escape_pointer;
-use super::shared::{ARRAY_WITHOUT_ITEMS, Lowering, Target, merge_over};
+use super::shared::{ARRAY_WITHOUT_ITEMS, Lowering, Node, Target, siblings};
 use crate::error::Result;
 
 /// The target name of the OpenAI strict lowering, as `Error::SchemaLowering` reports it.
@@ -26,21 +26,14 @@ const OPENAI_STRING_FORMATS: &[&str] = &[
 ];
 
 /// Keywords strict mode cannot express and that cannot be dropped without changing which
-/// arguments are valid.
+/// arguments are valid, besides those neither target can
+/// ([`UNSUPPORTED`](super::shared::UNSUPPORTED)).
 const STRICT_UNSUPPORTED: &[(&str, &str)] = &[
     (
         "patternProperties",
         "`patternProperties` (keys matched by pattern)",
     ),
     ("propertyNames", "`propertyNames` (constrained keys)"),
-    ("dependentRequired", "`dependentRequired`"),
-    ("dependentSchemas", "`dependentSchemas`"),
-    ("not", "`not` (a negated schema)"),
-    ("if", "`if`/`then`/`else` (a conditional schema)"),
-    ("then", "`if`/`then`/`else` (a conditional schema)"),
-    ("else", "`if`/`then`/`else` (a conditional schema)"),
-    ("prefixItems", "a tuple (`prefixItems`)"),
-    ("contains", "`contains`"),
 ];
 
 /// Keywords kept as they are by the OpenAI strict lowering (besides the structural ones it
@@ -140,34 +133,21 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
 
 impl Lowering<'_> {
     fn strict(&mut self, schema: &Value, path: &str) -> Result<Value> {
-        self.enter(path)?;
-        let lowered = self.strict_node(schema, path);
-        self.leave();
-        lowered
+        self.deeper(path, |l| l.strict_node(schema, path))
     }
 
     fn strict_node(&mut self, schema: &Value, path: &str) -> Result<Value> {
-        let obj = match schema {
-            Value::Object(obj) => obj,
-            Value::Bool(true) => {
+        let obj = match self.node(schema, STRICT_UNSUPPORTED, path)? {
+            Node::Object(obj) => obj,
+            Node::Any => {
                 return Err(self.fail(
                     "a value of any type (`true`: strict mode needs a `type`)",
                     path,
                 ));
             }
-            Value::Bool(false) => return Err(self.fail("a `false` schema (no valid value)", path)),
-            _ => return Err(self.fail("a schema that is not an object", path)),
+            Node::Ref(obj, reference) => return self.strict_ref(obj, reference, path),
+            Node::Merged(merged) => return self.strict(&Value::Object(merged), path),
         };
-        self.reject_unsupported(obj, STRICT_UNSUPPORTED, path)?;
-        if let Some(Value::String(reference)) = obj.get("$ref") {
-            return self.strict_ref(obj, reference, path);
-        }
-        if let Some(merged) = self.merge_all_of(obj, path)? {
-            return self.strict(&Value::Object(merged), path);
-        }
-        if obj.contains_key("anyOf") && obj.contains_key("oneOf") {
-            return Err(self.fail("both `anyOf` and `oneOf` on one schema", path));
-        }
 
         if has_type(obj, "array") && !obj.contains_key("items") {
             return Err(self.fail(ARRAY_WITHOUT_ITEMS, path));
@@ -292,18 +272,12 @@ impl Lowering<'_> {
         path: &str,
     ) -> Result<Value> {
         let target = self.parse_ref(reference, path)?;
-        let siblings: Map<String, Value> = obj
-            .iter()
-            .filter(|(k, _)| k.as_str() != "$ref")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
         if !self.recursive.contains(&target) {
             // inline: the definition with the use site's own keywords on top
             let Target::Def(name) = target else {
                 return Err(self.fail("a `$ref` to `#` outside the root's own tree", path));
             };
-            self.charge_inline(&name, path)?;
-            let merged = merge_over(self.def(&name).cloned(), siblings);
+            let merged = self.inline(&name, obj, path)?;
             return self.strict(&merged, path);
         }
         let canonical = match &target {
@@ -316,7 +290,7 @@ impl Lowering<'_> {
         let bare = json!({ "$ref": canonical });
         // OpenAI takes no keywords next to `$ref`: annotations go on a one-branch `anyOf`
         let mut kept = Map::new();
-        for (k, v) in &siblings {
+        for (k, v) in &siblings(obj) {
             if ["description", "title"].contains(&k.as_str()) {
                 kept.insert(k.clone(), v.clone());
             }

@@ -1,6 +1,7 @@
 //! What the two lowerings share: the walk's state ([`Lowering`]: the tool, the target, the
 //! root's definitions and which of them are recursive), `$ref` resolution, the error naming
-//! the construct and its JSON pointer, and the `allOf`/`$ref` merges both apply.
+//! the construct and its JSON pointer, the checks every node goes through first ([`Node`]),
+//! and the `allOf`/`$ref` merges both apply.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -13,6 +14,19 @@ use crate::limits::{MAX_DEPTH, too_deep};
 /// Both providers need the element schema of an array.
 pub(super) const ARRAY_WITHOUT_ITEMS: &str = "an array without `items` (elements of any type)";
 
+/// Keywords neither target can express and that cannot be dropped without changing which
+/// arguments are valid; each target checks its own list first.
+pub(super) const UNSUPPORTED: &[(&str, &str)] = &[
+    ("dependentRequired", "`dependentRequired`"),
+    ("dependentSchemas", "`dependentSchemas`"),
+    ("not", "`not` (a negated schema)"),
+    ("if", "`if`/`then`/`else` (a conditional schema)"),
+    ("then", "`if`/`then`/`else` (a conditional schema)"),
+    ("else", "`if`/`then`/`else` (a conditional schema)"),
+    ("prefixItems", "a tuple (`prefixItems`)"),
+    ("contains", "`contains`"),
+];
+
 /// Where a `$ref` points.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Target {
@@ -20,6 +34,19 @@ pub(super) enum Target {
     Root,
     /// `#/$defs/<name>` or `#/definitions/<name>`.
     Def(String),
+}
+
+/// A schema node once the checks both lowerings make first are through
+/// ([`Lowering::node`]).
+pub(super) enum Node<'s> {
+    /// `true`: a value of any type.
+    Any,
+    /// An object schema to lower.
+    Object(&'s Map<String, Value>),
+    /// A `$ref`, with the keywords next to it in the object.
+    Ref(&'s Map<String, Value>, &'s str),
+    /// A one-branch `allOf` merged into its parent: lower this instead.
+    Merged(Map<String, Value>),
 }
 
 pub(super) struct Lowering<'a> {
@@ -120,10 +147,13 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// One level deeper into the output; past [`MAX_DEPTH`] (reachable through a chain of
-    /// inlined `$ref`s) the lowering fails instead of overflowing the stack. Pair with
-    /// [`Lowering::leave`].
-    pub(super) fn enter(&mut self, path: &str) -> Result<()> {
+    /// `lower` one level deeper into the output; past [`MAX_DEPTH`] (reachable through a chain
+    /// of inlined `$ref`s) the lowering fails instead of overflowing the stack.
+    pub(super) fn deeper(
+        &mut self,
+        path: &str,
+        lower: impl FnOnce(&mut Self) -> Result<Value>,
+    ) -> Result<Value> {
         if self.depth >= MAX_DEPTH {
             return Err(self.fail(
                 &format!(
@@ -133,11 +163,9 @@ impl<'a> Lowering<'a> {
             ));
         }
         self.depth += 1;
-        Ok(())
-    }
-
-    pub(super) fn leave(&mut self) {
+        let lowered = lower(self);
         self.depth -= 1;
+        lowered
     }
 
     /// The first keyword of `unsupported` that `obj` uses, as an error at `path`.
@@ -229,6 +257,47 @@ impl<'a> Lowering<'a> {
         recursive
     }
 
+    /// The checks every node goes through first: an object (or `true`), no keyword of
+    /// `unsupported` (the target's own) or [`UNSUPPORTED`], then a `$ref` or a one-branch `allOf` taken apart, and not both `anyOf`
+    /// and `oneOf`.
+    pub(super) fn node<'s>(
+        &self,
+        schema: &'s Value,
+        unsupported: &[(&str, &str)],
+        path: &str,
+    ) -> Result<Node<'s>> {
+        let obj = match schema {
+            Value::Object(obj) => obj,
+            Value::Bool(true) => return Ok(Node::Any),
+            Value::Bool(false) => return Err(self.fail("a `false` schema (no valid value)", path)),
+            _ => return Err(self.fail("a schema that is not an object", path)),
+        };
+        self.reject_unsupported(obj, unsupported, path)?;
+        self.reject_unsupported(obj, UNSUPPORTED, path)?;
+        if let Some(Value::String(reference)) = obj.get("$ref") {
+            return Ok(Node::Ref(obj, reference));
+        }
+        if let Some(merged) = self.merge_all_of(obj, path)? {
+            return Ok(Node::Merged(merged));
+        }
+        if obj.contains_key("anyOf") && obj.contains_key("oneOf") {
+            return Err(self.fail("both `anyOf` and `oneOf` on one schema", path));
+        }
+        Ok(Node::Object(obj))
+    }
+
+    /// The definition `name` inlined at a `$ref` in `obj`: the definition with the use site's
+    /// own keywords on top, charged to the inlining budget.
+    pub(super) fn inline(
+        &mut self,
+        name: &str,
+        obj: &Map<String, Value>,
+        path: &str,
+    ) -> Result<Value> {
+        self.charge_inline(name, path)?;
+        Ok(merge_over(self.def(name).cloned(), siblings(obj)))
+    }
+
     /// A one-branch `allOf` merged into its parent; several branches are an error.
     pub(super) fn merge_all_of(
         &self,
@@ -259,8 +328,16 @@ impl<'a> Lowering<'a> {
     }
 }
 
+/// The keywords next to the `$ref` of `obj`.
+pub(super) fn siblings(obj: &Map<String, Value>) -> Map<String, Value> {
+    obj.iter()
+        .filter(|(k, _)| k.as_str() != "$ref")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// `base` (a definition) with `over` (the keywords next to its `$ref`) on top.
-pub(super) fn merge_over(base: Option<Value>, over: Map<String, Value>) -> Value {
+fn merge_over(base: Option<Value>, over: Map<String, Value>) -> Value {
     match base {
         Some(Value::Object(mut base)) => {
             for (k, v) in over {

@@ -1,0 +1,186 @@
+//! The JSON API: the list, one request, and an answer sent as JSON.
+
+use std::time::SystemTime;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request as HttpRequest, State};
+use axum::http::{StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::load::{Flavor, Loaded, load, resume};
+use super::{
+    BODY_LIMIT, Inbox, json_err, json_out, newest_first, page_of, prefix, query, request_href,
+    store_failed,
+};
+use crate::client::RunStatus;
+use crate::inbox::fields::{self, Invalid, Shape};
+use crate::inbox::{Access, Target, unix_secs};
+use crate::request::{Answer, DeclineReason, Request};
+
+pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
+    let (parts, _) = req.into_parts();
+    let q = query(&parts);
+    if shared.access(&parts, Target::List, &q) != Access::Granted {
+        return json_err(StatusCode::FORBIDDEN, "not allowed");
+    }
+    let runs = match newest_first(&shared).await {
+        Ok(r) => r,
+        Err(e) => return json_err(StatusCode::INTERNAL_SERVER_ERROR, &store_failed(&e).1),
+    };
+    let prefix = prefix(&parts);
+    let page = page_of(&q);
+    let size = shared.page_size;
+    let items: Vec<Value> = runs
+        .iter()
+        .skip((page - 1) * size)
+        .take(size)
+        .map(|r| {
+            json!({
+                "id": r.request_id,
+                "runId": r.run_id,
+                "kind": r.kind,
+                "prompt": r.prompt,
+                "createdAt": rfc3339(r.created_at),
+                "expiresAt": r.expires_at.map(rfc3339),
+                "link": request_href(&shared, &prefix, &r.request_id),
+            })
+        })
+        .collect();
+    let next = (runs.len() > page * size).then_some(page + 1);
+    json_out(
+        StatusCode::OK,
+        &json!({ "requests": items, "page": page, "next": next }),
+    )
+}
+
+pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
+    let (parts, _) = req.into_parts();
+    match load(&shared, &parts, Flavor::Json).await {
+        Loaded::Closed(r) => r,
+        Loaded::Open(run, request, _) => json_out(
+            StatusCode::OK,
+            &json!({ "request": request, "runId": run.info.run_id, "state": run.info.state.as_str() }),
+        ),
+    }
+}
+
+/// The answer a JSON body makes, checked against the request's form.
+fn answer_from_json(request: &Request, shape: &Shape, body: &Value) -> Result<Answer, Invalid> {
+    let bad = |m: &str| Invalid {
+        field: "ok".to_owned(),
+        message: m.to_owned(),
+    };
+    let ok = body
+        .get("ok")
+        .and_then(Value::as_bool)
+        .ok_or_else(|| bad("the body needs `ok`: true or false"))?;
+    if let Some(id) = body
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| *id != request.id)
+    {
+        return Err(Invalid {
+            field: "id".to_owned(),
+            message: format!("the answer's id `{id}` is not this request's"),
+        });
+    }
+    if !ok {
+        let reason = match body.get("reason").and_then(Value::as_str) {
+            None | Some("declined") => DeclineReason::Declined,
+            Some("cancelled") => DeclineReason::Cancelled,
+            Some(other) => {
+                return Err(Invalid {
+                    field: "reason".to_owned(),
+                    message: format!("`{other}` is not a reason: use declined or cancelled"),
+                });
+            }
+        };
+        return Ok(request.decline(reason));
+    }
+    let data = body.get("data");
+    match shape {
+        Shape::Fields(f) => Ok(request.accept(Value::Object(fields::from_json(f, data)?))),
+        Shape::FreeText => match data {
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(request.accept(s)),
+            Some(Value::Object(o)) if o.get("output").and_then(Value::as_str).is_some() => {
+                Ok(request.accept(Value::Object(o.clone())))
+            }
+            _ => Err(Invalid {
+                field: "data".to_owned(),
+                message: "the answer's data must be the text".to_owned(),
+            }),
+        },
+        Shape::Approval | Shape::Authorization(_) | Shape::AcceptDecline => {
+            Ok(Answer::ok(&request.id))
+        }
+    }
+}
+
+pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
+    let (parts, body) = req.into_parts();
+    let is_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        });
+    let (_, request, shape) = match load(&shared, &parts, Flavor::Json).await {
+        Loaded::Closed(r) => return r,
+        Loaded::Open(run, request, shape) => (run, request, shape),
+    };
+    if !is_json {
+        return json_err(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the answer must be sent as application/json",
+        );
+    }
+    let Ok(bytes) = to_bytes(Body::new(body), BODY_LIMIT).await else {
+        return json_err(StatusCode::PAYLOAD_TOO_LARGE, "the answer is too large");
+    };
+    let body: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return json_err(
+                StatusCode::BAD_REQUEST,
+                &format!("the answer is not JSON: {e}"),
+            );
+        }
+    };
+    let answer = match answer_from_json(&request, &shape, &body) {
+        Ok(a) => a,
+        Err(invalid) => {
+            return json_out(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &json!({ "error": invalid.message, "field": invalid.field }),
+            );
+        }
+    };
+    match resume(&shared, answer).await {
+        Err((status, text)) => json_err(status, &text),
+        Ok(result) => {
+            let mut out = json!({ "status": result.status.as_str(), "text": result.text });
+            if let Some(next) = result
+                .pending
+                .as_ref()
+                .filter(|_| result.status == RunStatus::Pending)
+            {
+                out["request"] = serde_json::to_value(next).unwrap_or(Value::Null);
+                out["link"] = Value::String(request_href(&shared, &prefix(&parts), &next.id));
+            }
+            json_out(StatusCode::OK, &out)
+        }
+    }
+}
+
+/// RFC 3339 UTC with whole seconds.
+fn rfc3339(at: SystemTime) -> String {
+    let secs = i64::try_from(unix_secs(at)).unwrap_or(i64::MAX);
+    time::OffsetDateTime::from_unix_timestamp(secs)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

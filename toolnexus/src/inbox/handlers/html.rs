@@ -1,0 +1,147 @@
+//! The HTML pages: the list of pending requests and one request as a form.
+
+use axum::extract::{OriginalUri, Request as HttpRequest, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::load::{Flavor, Loaded, load};
+use super::{
+    COOKIE, Inbox, denied_text, html, msg, newest_first, page_of, prefix, query, request_href,
+    root, store_failed,
+};
+use crate::inbox::fields::{Invalid, Shape};
+use crate::inbox::pages::{self, FormPage, Row};
+use crate::inbox::{Access, Shared, Target};
+use crate::request::Request;
+
+pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
+    let (parts, _) = req.into_parts();
+    let q = query(&parts);
+    let access = shared.access(&parts, Target::List, &q);
+    if access != Access::Granted {
+        return msg(
+            StatusCode::FORBIDDEN,
+            "Not allowed",
+            "error",
+            denied_text(access),
+            None,
+        );
+    }
+    let runs = match newest_first(&shared).await {
+        Ok(r) => r,
+        Err(e) => {
+            let (s, m) = store_failed(&e);
+            return msg(s, "Error", "error", &m, None);
+        }
+    };
+    let prefix = prefix(&parts);
+    let page = page_of(&q);
+    let size = shared.page_size;
+    let rows: Vec<Row> = runs
+        .iter()
+        .skip((page - 1) * size)
+        .take(size)
+        .map(|r| Row {
+            href: request_href(&shared, &prefix, &r.request_id),
+            kind: r.kind.clone(),
+            prompt: r.prompt.clone(),
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+        })
+        .collect();
+    // keep the caller's own query (it may carry what `authorize` checks), but the page
+    let mut keep = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in q.iter().filter(|(k, _)| k != "page") {
+        keep.append_pair(k, v);
+    }
+    let keep = keep.finish();
+    let keep = if keep.is_empty() {
+        keep
+    } else {
+        format!("&{keep}")
+    };
+    let root = root(&parts);
+    let at = |p: usize| format!("{root}?page={p}{keep}");
+    let prev = (page > 1).then(|| at(page - 1));
+    let next = (runs.len() > page * size).then(|| at(page + 1));
+    html(
+        StatusCode::OK,
+        pages::list(&shared.title, &rows, page, prev, next),
+    )
+}
+
+pub(super) fn session(parts: &Parts) -> Option<String> {
+    parts
+        .headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, v)| *k == COOKIE && v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(|(_, v)| v.to_owned())
+}
+
+fn action(parts: &Parts) -> String {
+    let path = parts
+        .extensions
+        .get::<OriginalUri>()
+        .map_or_else(|| parts.uri.path().to_owned(), |o| o.0.path().to_owned());
+    match parts.uri.query() {
+        Some(q) => format!("{path}?{q}"),
+        None => path,
+    }
+}
+
+pub(super) fn render_form(
+    shared: &Shared,
+    parts: &Parts,
+    request: &Request,
+    shape: &Shape,
+    error: Option<&Invalid>,
+    submitted: pages::Submitted<'_>,
+) -> Response {
+    let (sess, fresh) = match session(parts) {
+        Some(s) => (s, false),
+        None => (crate::inbox::hex(&crate::inbox::random_bytes()), true),
+    };
+    let page = FormPage {
+        request,
+        shape,
+        action: action(parts),
+        csrf: shared.csrf_token(&sess, &request.id),
+        error,
+        submitted,
+        back: root(parts),
+    };
+    let status = if error.is_some() {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::OK
+    };
+    let mut r = html(status, pages::form(&page));
+    if fresh {
+        let path = prefix(parts);
+        let path = if path.is_empty() {
+            "/".to_owned()
+        } else {
+            path
+        };
+        let cookie = format!("{COOKIE}={sess}; Path={path}; HttpOnly; SameSite=Strict");
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+    }
+    r
+}
+
+pub(super) async fn request(State(shared): Inbox, req: HttpRequest) -> Response {
+    let (parts, _) = req.into_parts();
+    match load(&shared, &parts, Flavor::Html).await {
+        Loaded::Closed(r) => r,
+        Loaded::Open(_, request, shape) => {
+            render_form(&shared, &parts, &request, &shape, None, None)
+        }
+    }
+}

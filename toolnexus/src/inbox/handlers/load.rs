@@ -1,0 +1,148 @@
+//! One request, loaded for a page or the API: whether it can be answered now, and resuming
+//! its run with an answer.
+
+use std::time::SystemTime;
+
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::Response;
+
+use super::{denied_text, json_err, msg, query, request_id, root, store_failed};
+use crate::error::Error;
+use crate::inbox::fields::{Refusal, Shape};
+use crate::inbox::{Access, Shared, Target};
+use crate::request::{Answer, Request};
+use crate::store::{RunState, StoreError, StoredRun};
+
+/// Why a request cannot be answered now, or its request and form.
+pub(super) enum Loaded {
+    Open(Box<StoredRun>, Request, Shape),
+    Closed(Response),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flavor {
+    Html,
+    Json,
+}
+
+pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Loaded {
+    let id = request_id(parts);
+    let q = query(parts);
+    let back = root(parts);
+    let fail = |status: StatusCode, title: &str, class: &str, text: &str| {
+        Loaded::Closed(match flavor {
+            Flavor::Html => msg(status, title, class, text, Some(&back)),
+            Flavor::Json => json_err(status, text),
+        })
+    };
+    // the capability first: without it, say nothing about whether the request exists
+    let access = shared.access(parts, Target::Request(&id), &q);
+    if access != Access::Granted {
+        return fail(
+            StatusCode::FORBIDDEN,
+            "Not allowed",
+            "error",
+            denied_text(access),
+        );
+    }
+    let run = match shared.store.get_by_request(&id).await {
+        Ok(Some(run)) => run,
+        Ok(None) => {
+            return fail(
+                StatusCode::NOT_FOUND,
+                "Not found",
+                "error",
+                "No request waits under this id: it was answered already, or never existed.",
+            );
+        }
+        Err(e) => {
+            let (s, m) = store_failed(&e);
+            return fail(s, "Error", "error", &m);
+        }
+    };
+    let request = run.record.pending().clone();
+    if request.id != id {
+        // the run has moved on to a later request: this one was answered
+        return fail(
+            StatusCode::CONFLICT,
+            "Already answered",
+            "notice",
+            "This request was already answered.",
+        );
+    }
+    match run.info.state {
+        RunState::Parked => {}
+        RunState::Expired => {
+            return fail(
+                StatusCode::GONE,
+                "Expired",
+                "notice",
+                "This request has expired; it can no longer be answered.",
+            );
+        }
+        _ => {
+            return fail(
+                StatusCode::CONFLICT,
+                "Already answered",
+                "notice",
+                "This request was already answered.",
+            );
+        }
+    }
+    if request.is_expired_at(SystemTime::now()) {
+        return fail(
+            StatusCode::GONE,
+            "Expired",
+            "notice",
+            "This request has expired; it can no longer be answered.",
+        );
+    }
+    match Shape::of(&request) {
+        Ok(shape) => Loaded::Open(Box::new(run), request, shape),
+        Err(Refusal::Credential(why)) => fail(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Refused",
+            "error",
+            &format!(
+                "This request cannot be answered here: {why}. Secrets must go through an authorization link, never a form."
+            ),
+        ),
+        Err(Refusal::Unsupported(why)) => fail(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Cannot show this request",
+            "error",
+            &format!("This request cannot be shown as a form: {why}."),
+        ),
+    }
+}
+
+/// Claims and resumes the run; the outcome, or why not.
+pub(super) async fn resume(
+    shared: &Shared,
+    answer: Answer,
+) -> Result<crate::client::RunResult, (StatusCode, String)> {
+    shared
+        .client
+        .answer(shared.store.as_ref(), answer, &shared.toolkit)
+        .await
+        .map_err(|e| match e {
+            Error::Store(StoreError::AlreadyClaimed { .. }) => (
+                StatusCode::CONFLICT,
+                "This request was already answered.".to_owned(),
+            ),
+            Error::Store(StoreError::Expired { .. }) => (
+                StatusCode::GONE,
+                "This request has expired; it can no longer be answered.".to_owned(),
+            ),
+            Error::Store(StoreError::NotFound { .. }) => (
+                StatusCode::NOT_FOUND,
+                "No request waits under this id: it was answered already, or never existed."
+                    .to_owned(),
+            ),
+            other => (
+                StatusCode::BAD_GATEWAY,
+                format!("The answer was taken, but the run failed to go on: {other}"),
+            ),
+        })
+}

@@ -1,0 +1,31 @@
+//! What several test binaries of this crate share (each includes it with `mod support;`).
+
+use serde_json::{Map, Value};
+use toolnexus::{BoxFuture, Context, Tool, ToolResult};
+
+/// A hand-written tool: a fixed name and description, and a schema no builder checked. It
+/// succeeds with an empty text.
+pub(crate) struct RawTool {
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) schema: Value,
+}
+
+impl Tool for RawTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        self.description
+    }
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+    fn execute<'a>(
+        &'a self,
+        _args: Map<String, Value>,
+        _ctx: &'a Context,
+    ) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async { ToolResult::success("") })
+    }
+}
