@@ -710,6 +710,24 @@ fn gemini_reports_what_it_cannot_express_with_its_location() {
             json!({"type": "object", "properties": {"v": {"$ref": "other.json#/x"}}}),
             "a `$ref` to `other.json#/x` (only `#`, `#/$defs/<name>` and `#/definitions/<name>` are supported) at /properties/v",
         ),
+        // kept keywords are copied as they are: a schema hidden in one would reach Gemini
+        // (found by the `lowering` fuzz target: a `$ref` inside an inlined def's `required`)
+        (
+            json!({"type": "object", "properties": {"home": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "object", "required": {"street": {"$ref": "#/x"}}}}}),
+            "a `required` that is not a list of names at /properties/home",
+        ),
+        (
+            json!({"type": "object", "properties": {"v": {"type": "string", "description": {"$ref": "#/x"}}}}),
+            "a `description` that is not a string at /properties/v",
+        ),
+        (
+            json!({"type": "object", "properties": {"v": {"type": "string", "maxLength": "5"}}}),
+            "a `maxLength` that is not a number at /properties/v",
+        ),
+        (
+            json!({"type": "object", "propertyOrdering": ["a", 1], "properties": {"a": {"type": "string"}}}),
+            "a `propertyOrdering` that is not a list of names at the root",
+        ),
     ];
     assert_refused(&cases, gemini_err, "gemini");
 }

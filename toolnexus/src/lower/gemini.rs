@@ -118,6 +118,9 @@ impl Lowering<'_> {
                     out.insert(key.clone(), Value::Object(lowered));
                 }
                 "required" => {
+                    if !is_names(value) {
+                        return Err(self.fail("a `required` that is not a list of names", path));
+                    }
                     out.insert(key.clone(), value.clone());
                 }
                 "items" => {
@@ -140,6 +143,9 @@ impl Lowering<'_> {
                     out.insert(key.clone(), value.clone());
                 }
                 k if GEMINI_KEPT.contains(&k) => {
+                    if let Some(expected) = kept_mismatch(k, value) {
+                        return Err(self.fail(&format!("a `{k}` that is not {expected}"), path));
+                    }
                     out.insert(key.clone(), value.clone());
                 }
                 // `anyOf`/`oneOf` (below), `nullable` (placed at the end), `$schema`,
@@ -314,6 +320,26 @@ fn gemini_finish(mut out: Map<String, Value>, obj: &Map<String, Value>) -> Map<S
         out = typed;
     }
     out
+}
+
+/// Whether `value` is a list of names (strings), as `required` and `propertyOrdering` are.
+fn is_names(value: &Value) -> bool {
+    value
+        .as_array()
+        .is_some_and(|names| names.iter().all(Value::is_string))
+}
+
+/// What a kept keyword's value must be, when `value` is not that: a text (`description`,
+/// `pattern`), a list of names (`propertyOrdering`) or a number (the bounds). Kept keywords
+/// are copied as they are, so a schema (or a `$ref`) hidden in one would reach Gemini.
+fn kept_mismatch(key: &str, value: &Value) -> Option<&'static str> {
+    match key {
+        "description" | "pattern" if !value.is_string() => Some("a string"),
+        "propertyOrdering" if !is_names(value) => Some("a list of names"),
+        "description" | "pattern" | "propertyOrdering" => None,
+        _ if !value.is_number() => Some("a number"),
+        _ => None,
+    }
 }
 
 /// The one JSON type of an `enum`'s non-null values, if they share one.
