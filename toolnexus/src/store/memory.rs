@@ -14,8 +14,8 @@ use crate::tool::BoxFuture;
 
 use super::{
     Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, StoreError, StoreResult, StoredRun, answer_json, expired_answer, lease_ms, now_ms,
-    refusal, run_id_of, takeover_claim, token_i64,
+    RunStore, StoreError, StoreResult, StoredRun, answer_json, expired_answer, lease_ms,
+    lease_until, now_ms, refusal, run_id_of, takeover_claim, token_i64,
 };
 
 /// A [`RunStore`] in this process's memory: for tests and single-process hosts (its runs end
@@ -229,6 +229,20 @@ impl MemoryStore {
         Ok(out)
     }
 
+    /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
+    fn touch(&self, claim: &Claim, checkpoint: Option<String>) -> StoreResult<i64> {
+        let until = lease_until(self.lease());
+        self.with_claim(claim, |rows, mut row| {
+            if checkpoint.is_some() {
+                row.checkpoint = checkpoint;
+            }
+            row.lease_until = Some(until);
+            row.version += 1;
+            rows.insert(row);
+            Ok(until)
+        })
+    }
+
     fn list_now(&self, query: &PendingQuery) -> StoreResult<Page> {
         let size = query.page_size();
         let cursor = query.cursor()?;
@@ -380,29 +394,14 @@ impl RunStore for MemoryStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease()));
-            self.with_claim(claim, |rows, mut row| {
-                row.lease_until = Some(until);
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })?;
+            let until = self.touch(claim, None)?;
             claim.lease.until = super::from_millis(until);
             Ok(())
         })
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease()));
-            self.with_claim(claim, |rows, mut row| {
-                row.checkpoint = Some(state.to_string());
-                row.lease_until = Some(until);
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })
-        })
+        Box::pin(async move { self.touch(claim, Some(state.to_string())).map(drop) })
     }
 
     fn finish<'a>(

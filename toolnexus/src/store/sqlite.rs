@@ -14,8 +14,9 @@ use crate::tool::BoxFuture;
 
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, SCHEMA_VERSION, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
-    expired_answer, from_millis, lease_ms, now_ms, pending_sql, refusal, run_id_of, token_i64,
+    RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend, due_migrations,
+    expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of,
+    token_i64,
 };
 
 /// How long a statement waits for another process's write lock before it fails.
@@ -76,10 +77,6 @@ impl fmt::Debug for SqliteStore {
             .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
-}
-
-fn backend(e: impl fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
 }
 
 fn is_constraint(e: &rusqlite::Error) -> bool {
@@ -161,20 +158,11 @@ fn migrate(conn: &mut Connection) -> StoreResult<()> {
             |r| r.get(0),
         )
         .map_err(backend)?;
-    if current > SCHEMA_VERSION {
-        return Err(StoreError::Backend(format!(
-            "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
-        )));
-    }
-    for (from, sql) in MIGRATIONS
-        .iter()
-        .enumerate()
-        .skip(usize::try_from(current).unwrap_or(0))
-    {
+    for (version, sql) in due_migrations(current, MIGRATIONS)? {
         tx.execute_batch(sql).map_err(backend)?;
         tx.execute(
             "INSERT INTO schema_version (version) VALUES (?1)",
-            [i64::try_from(from + 1).unwrap_or(i64::MAX)],
+            [version],
         )
         .map_err(backend)?;
     }
@@ -409,17 +397,7 @@ impl RunStore for SqliteStore {
                         backend(e)
                     }
                 })?;
-                Ok(RunInfo {
-                    run_id: cols.run_id,
-                    request_id: cols.request_id,
-                    kind: cols.kind,
-                    prompt: cols.prompt,
-                    created_at: from_millis(now),
-                    expires_at: cols.expires_at.map(from_millis),
-                    state: RunState::Parked,
-                    lease: None,
-                    version: 1,
-                })
+                Ok(cols.parked(now))
             })
             .await
         })
@@ -465,7 +443,7 @@ impl RunStore for SqliteStore {
             let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
             let until = self
                 .call(move |conn| {
-                    let until = now_ms().saturating_add(lease_ms(lease));
+                    let until = lease_until(lease);
                     let changed = conn
                         .execute(
                             "UPDATE runs SET lease_until = ?3, version = version + 1
@@ -488,7 +466,7 @@ impl RunStore for SqliteStore {
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
         let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
         Box::pin(self.call(move |conn| {
-            let until = now_ms().saturating_add(lease_ms(lease));
+            let until = lease_until(lease);
             let changed = conn
                 .execute(
                     "UPDATE runs SET checkpoint = ?3, lease_until = ?4, version = version + 1

@@ -1,55 +1,32 @@
 //! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
 //! many machines.
 
+mod listen;
+mod schema;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use futures_util::StreamExt;
 use serde_json::Value;
-use tokio::sync::{OnceCell, broadcast};
+use tokio::sync::OnceCell;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{AsyncMessage, NoTls, Row};
+use tokio_postgres::{NoTls, Row};
 
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
 
+use listen::Listener;
+
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, SCHEMA_VERSION, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
-    expired_answer, from_millis, lease_ms, now_ms, pending_sql, refusal, run_id_of, takeover_claim,
+    RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend, expired_answer,
+    from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of, takeover_claim,
     token_i64,
 };
-
-/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
-        run_id      TEXT PRIMARY KEY,
-        request_id  TEXT NOT NULL,
-        kind        TEXT NOT NULL,
-        prompt      TEXT NOT NULL,
-        created_at  BIGINT NOT NULL,
-        expires_at  BIGINT,
-        state       TEXT NOT NULL,
-        lease_owner TEXT,
-        lease_until BIGINT,
-        version     BIGINT NOT NULL,
-        claims      BIGINT NOT NULL,
-        record      TEXT NOT NULL,
-        answer      TEXT,
-        checkpoint  TEXT,
-        result      TEXT
-    );
-    CREATE UNIQUE INDEX runs_by_request ON runs (request_id);
-    CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
-    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-    CREATE INDEX runs_by_lease ON runs (lease_until) WHERE state = 'claimed';"];
-
-/// How often a waiter re-reads its run even without a notification (a lost listener
-/// connection degrades to this).
-const WAIT_RECHECK: Duration = Duration::from_secs(1);
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
 ///
@@ -80,12 +57,6 @@ pub struct PostgresStore {
     lease: Duration,
 }
 
-struct Listener {
-    // kept alive: dropping the client ends the LISTEN session
-    _client: tokio_postgres::Client,
-    changes: broadcast::Sender<String>,
-}
-
 impl fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresStore")
@@ -93,10 +64,6 @@ impl fmt::Debug for PostgresStore {
             .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
-}
-
-fn backend(e: impl fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
 }
 
 fn pg(e: &tokio_postgres::Error) -> StoreError {
@@ -180,81 +147,6 @@ impl PostgresStore {
 
     async fn client(&self) -> StoreResult<deadpool_postgres::Object> {
         self.pool.get().await.map_err(backend)
-    }
-
-    async fn migrate(&self) -> StoreResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext($1))",
-            &[&format!("toolnexus-migrate-{}", self.schema)],
-        )
-        .await
-        .map_err(|e| pg(&e))?;
-        tx.batch_execute(&format!(
-            "CREATE SCHEMA IF NOT EXISTS \"{0}\";
-             CREATE TABLE IF NOT EXISTS \"{0}\".schema_version (version BIGINT NOT NULL);",
-            self.schema
-        ))
-        .await
-        .map_err(|e| pg(&e))?;
-        let current: i64 = tx
-            .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
-            .await
-            .map_err(|e| pg(&e))?
-            .get(0);
-        if current > SCHEMA_VERSION {
-            return Err(StoreError::Backend(format!(
-                "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
-            )));
-        }
-        for (from, sql) in MIGRATIONS
-            .iter()
-            .enumerate()
-            .skip(usize::try_from(current).unwrap_or(0))
-        {
-            tx.batch_execute(sql).await.map_err(|e| pg(&e))?;
-            tx.execute(
-                "INSERT INTO schema_version (version) VALUES ($1)",
-                &[&i64::try_from(from + 1).unwrap_or(i64::MAX)],
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-        }
-        tx.commit().await.map_err(|e| pg(&e))
-    }
-
-    /// The LISTEN connection, started on first use.
-    async fn listener(&self) -> StoreResult<&Listener> {
-        self.listener
-            .get_or_try_init(|| async {
-                let (client, mut connection) =
-                    self.config.connect(NoTls).await.map_err(|e| pg(&e))?;
-                let (changes, _) = broadcast::channel(4096);
-                let sender = changes.clone();
-                tokio::spawn(async move {
-                    let mut messages =
-                        futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-                    while let Some(message) = messages.next().await {
-                        match message {
-                            Ok(AsyncMessage::Notification(n)) => {
-                                let _ = sender.send(n.payload().to_owned());
-                            }
-                            Ok(_) => {}
-                            Err(_) => break,
-                        }
-                    }
-                });
-                client
-                    .batch_execute(&format!("LISTEN \"{}\"", self.channel))
-                    .await
-                    .map_err(|e| pg(&e))?;
-                Ok(Listener {
-                    _client: client,
-                    changes,
-                })
-            })
-            .await
     }
 
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
@@ -506,17 +398,7 @@ impl RunStore for PostgresStore {
                     .is_some();
                 return Err(super::park_conflict(&cols, exists));
             }
-            Ok(RunInfo {
-                run_id: cols.run_id,
-                request_id: cols.request_id,
-                kind: cols.kind,
-                prompt: cols.prompt,
-                created_at: from_millis(now),
-                expires_at: cols.expires_at.map(from_millis),
-                state: RunState::Parked,
-                lease: None,
-                version: 1,
-            })
+            Ok(cols.parked(now))
         })
     }
 
@@ -545,7 +427,7 @@ impl RunStore for PostgresStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease));
+            let until = lease_until(self.lease);
             self.with_claim(claim, "lease_until = $3", &[&until])
                 .await?;
             claim.lease.until = from_millis(until);
@@ -555,7 +437,7 @@ impl RunStore for PostgresStore {
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease));
+            let until = lease_until(self.lease);
             self.with_claim(
                 claim,
                 "checkpoint = $3, lease_until = $4",
@@ -686,28 +568,6 @@ impl RunStore for PostgresStore {
         version: u64,
         timeout: Duration,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            // subscribe before reading, so a change between the read and the wait is not missed
-            let mut changes = self.listener().await?.changes.subscribe();
-            loop {
-                let info = self.info(run_id).await?;
-                if info.version > version {
-                    return Ok(Some(info));
-                }
-                loop {
-                    let now = tokio::time::Instant::now();
-                    if now >= deadline {
-                        return Ok(None);
-                    }
-                    let wait = WAIT_RECHECK.min(deadline - now);
-                    match tokio::time::timeout(wait, changes.recv()).await {
-                        Ok(Ok(id)) if id != run_id => {}
-                        // this run changed, notifications were dropped, or time to re-read
-                        _ => break,
-                    }
-                }
-            }
-        })
+        Box::pin(self.wait_change_now(run_id, version, timeout))
     }
 }
