@@ -6,7 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::{Claim, Lease, RunInfo, RunState, SCHEMA_VERSION, StoreError, StoreResult, StoredRun};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use super::SCHEMA_VERSION;
+use super::{Claim, Lease, RunInfo, RunState, StoreError, StoreResult, StoredRun};
 use crate::client::{PendingRun, RunResult, RunStatus};
 use crate::request::{Answer, DeclineReason};
 
@@ -100,6 +102,7 @@ pub(crate) struct Columns {
 
 impl Columns {
     /// The columns of the run as parked now (at `now` ms, version 1).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn parked(self, now: i64) -> RunInfo {
         RunInfo {
             run_id: self.run_id,
