@@ -68,7 +68,11 @@ impl Run<'_> {
             return Ok(());
         };
         let (ack, stored) = oneshot::channel();
-        let gone = || Error::Store(StoreError::Backend("the checkpoint writer stopped".to_owned()));
+        let gone = || {
+            Error::Store(StoreError::Backend(
+                "the checkpoint writer stopped".to_owned(),
+            ))
+        };
         checkpoints
             .send((checkpoint_of(st), ack))
             .await
