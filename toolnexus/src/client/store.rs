@@ -273,6 +273,8 @@ impl Client {
         let (result, ()) = tokio::join!(run, writer);
         let result = result?;
         store.finish(claim, result.clone()).await?;
+        // a conversation whose turn waited on this run takes its outcome
+        Self::settle_conversation(store, &claim.run_id).await?;
         Ok(result)
     }
 }

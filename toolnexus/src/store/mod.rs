@@ -75,6 +75,7 @@
 
 use std::time::Duration;
 
+mod conversation;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -85,6 +86,9 @@ mod run_store;
 mod sqlite;
 mod types;
 
+pub use conversation::{
+    Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
+};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
@@ -109,5 +113,6 @@ pub(crate) use row::{
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// The version of the stores' database schema this release writes (kept in a
-/// `schema_version` table; a store migrates an older database on connect).
-pub const SCHEMA_VERSION: i64 = 1;
+/// `schema_version` table; a store migrates an older database on connect). Version 1 holds
+/// the runs; version 2 adds the conversations.
+pub const SCHEMA_VERSION: i64 = 2;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Claim, Page, PendingQuery, RunInfo, RunState, StoreError, StoreResult, StoredRun};
+use super::{Claim, ConversationStore, Page, PendingQuery, RunInfo, RunState, StoreError, StoreResult, StoredRun};
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
@@ -102,6 +102,13 @@ pub trait RunStore: Send + Sync + fmt::Debug {
 
     /// Deletes the run; `false` when there was none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// The conversations kept beside the runs, when this store keeps them (the three stores of
+    /// this crate do). [`Client::answer`](crate::Client::answer) completes a conversation's
+    /// turn through it.
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        None
+    }
 
     /// Waits until the run's row changes past `version` (an answer claimed it, it finished,
     /// parked again, expired or was deleted) or `timeout` passes. Returns the run's new

@@ -52,6 +52,15 @@ pub enum StoreError {
         /// What could not be read.
         message: String,
     },
+    /// A stored conversation whose transcript cannot be read. Other conversations are
+    /// unaffected.
+    #[error("conversation `{id}` has an unreadable transcript: {message}")]
+    CorruptConversation {
+        /// The conversation.
+        id: String,
+        /// What could not be read.
+        message: String,
+    },
     /// A record or result the store cannot keep (for example a pending result without its
     /// resume state).
     #[error("{0}")]
