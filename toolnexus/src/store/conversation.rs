@@ -224,12 +224,10 @@ pub trait ConversationStore: Send + Sync + std::fmt::Debug {
         keep: usize,
     ) -> BoxFuture<'a, StoreResult<ConversationInfo>> {
         Box::pin(async move {
-            let mut conversation =
-                self.get_conversation(id)
-                    .await?
-                    .ok_or_else(|| StoreError::NotFound {
-                        key: id.to_owned(),
-                    })?;
+            let mut conversation = self
+                .get_conversation(id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound { key: id.to_owned() })?;
             if let Some(waiting) = &conversation.waiting {
                 return Err(StoreError::Conflict(format!(
                     "conversation `{id}` waits on request `{}`: trim it once the turn is answered",
@@ -320,9 +318,8 @@ impl ConversationRow {
     /// The row `conversation` is saved as (version bumped), after checking its transcript.
     pub(crate) fn of(conversation: &Conversation) -> StoreResult<Self> {
         check_balanced(&conversation.id, &conversation.messages)?;
-        let messages = serde_json::to_string(&conversation.messages).map_err(|e| {
-            StoreError::Invalid(format!("conversation `{}`: {e}", conversation.id))
-        })?;
+        let messages = serde_json::to_string(&conversation.messages)
+            .map_err(|e| StoreError::Invalid(format!("conversation `{}`: {e}", conversation.id)))?;
         let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         Ok(Self {
             id: conversation.id.clone(),
@@ -408,7 +405,10 @@ mod tests {
             Message::user("u1"),
             Message::assistant("a1"),
             Message::user("u2"),
-            Message::assistant_tool_calls(None, vec![ToolCall::new("c1", "t", serde_json::json!({}))]),
+            Message::assistant_tool_calls(
+                None,
+                vec![ToolCall::new("c1", "t", serde_json::json!({}))],
+            ),
             Message::tool_result("c1", "r", false),
             Message::assistant("a2"),
             Message::user("u3"),
@@ -420,7 +420,10 @@ mod tests {
     fn trim_keeps_the_system_message_and_whole_turns() {
         let mut m = chat();
         trim(&mut m, 2);
-        let roles: Vec<_> = m.iter().map(|m| m.content.clone().unwrap_or_default()).collect();
+        let roles: Vec<_> = m
+            .iter()
+            .map(|m| m.content.clone().unwrap_or_default())
+            .collect();
         assert_eq!(roles, ["s", "u2", "", "r", "a2", "u3", "a3"]);
         check_balanced("c", &m).unwrap();
         let mut m = chat();

@@ -14,9 +14,10 @@ use crate::tool::BoxFuture;
 
 use super::conversation::{ConversationRow, changed};
 use super::{
-    Claim, Conversation, ConversationInfo, ConversationPage, ConversationStore, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, StoreError, StoreResult, StoredRun, answer_json, expired_answer, lease_ms,
-    lease_until, now_ms, refusal, run_id_of, takeover_claim, token_i64,
+    Claim, Columns, Conversation, ConversationInfo, ConversationPage, ConversationStore,
+    DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState, RunStore, StoreError,
+    StoreResult, StoredRun, answer_json, expired_answer, lease_ms, lease_until, now_ms, refusal,
+    run_id_of, takeover_claim, token_i64,
 };
 
 /// A [`RunStore`] in this process's memory: for tests and single-process hosts (its runs end

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Claim, ConversationStore, Page, PendingQuery, RunInfo, RunState, StoreError, StoreResult, StoredRun};
+use super::{
+    Claim, ConversationStore, Page, PendingQuery, RunInfo, RunState, StoreError, StoreResult,
+    StoredRun,
+};
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;

@@ -1,6 +1,7 @@
 //! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
 //! many machines.
 
+mod conversations;
 mod listen;
 mod schema;
 
@@ -359,6 +360,10 @@ fn raw(r: &Row) -> RawRow {
 }
 
 impl RunStore for PostgresStore {
+    fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
+        Some(self)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record);

@@ -3,8 +3,10 @@
 use super::{PostgresStore, pg};
 use crate::store::{StoreResult, due_migrations};
 
-/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
+/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
+/// runs, 2: the conversations).
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE runs (
         run_id      TEXT PRIMARY KEY,
         request_id  TEXT NOT NULL,
         kind        TEXT NOT NULL,
@@ -24,7 +26,20 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
     CREATE UNIQUE INDEX runs_by_request ON runs (request_id);
     CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
     CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-    CREATE INDEX runs_by_lease ON runs (lease_until) WHERE state = 'claimed';"];
+    CREATE INDEX runs_by_lease ON runs (lease_until) WHERE state = 'claimed';",
+    "CREATE TABLE conversations (
+        id              TEXT PRIMARY KEY,
+        messages        TEXT NOT NULL,
+        turns           BIGINT NOT NULL,
+        message_count   BIGINT NOT NULL,
+        waiting_run     TEXT,
+        waiting_request TEXT,
+        updated_at      BIGINT NOT NULL,
+        version         BIGINT NOT NULL
+    );
+    CREATE INDEX conversations_by_run ON conversations (waiting_run)
+        WHERE waiting_run IS NOT NULL;",
+];
 
 impl PostgresStore {
     pub(super) async fn migrate(&self) -> StoreResult<()> {

@@ -1,5 +1,8 @@
 //! [`SqliteStore`]: a run store in one SQLite file (rusqlite, SQLite compiled in).
 
+mod conversations;
+mod schema;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -14,35 +17,12 @@ use crate::tool::BoxFuture;
 
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend, due_migrations,
-    expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of,
-    token_i64,
+    RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend, expired_answer,
+    from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of, token_i64,
 };
 
 /// How long a statement waits for another process's write lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
-        run_id      TEXT PRIMARY KEY,
-        request_id  TEXT NOT NULL UNIQUE,
-        kind        TEXT NOT NULL,
-        prompt      TEXT NOT NULL,
-        created_at  INTEGER NOT NULL,
-        expires_at  INTEGER,
-        state       TEXT NOT NULL,
-        lease_owner TEXT,
-        lease_until INTEGER,
-        version     INTEGER NOT NULL,
-        claims      INTEGER NOT NULL,
-        record      TEXT NOT NULL,
-        answer      TEXT,
-        checkpoint  TEXT,
-        result      TEXT
-    );
-    CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
-    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-    CREATE INDEX runs_by_lease ON runs (state, lease_until);"];
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
 ///
@@ -141,32 +121,8 @@ fn open_blocking(path: &Path) -> StoreResult<Connection> {
         .map_err(backend)?;
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(backend)?;
-    migrate(&mut conn)?;
+    schema::migrate(&mut conn)?;
     Ok(conn)
-}
-
-fn migrate(conn: &mut Connection) -> StoreResult<()> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
-    tx.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        .map_err(backend)?;
-    let current: i64 = tx
-        .query_row(
-            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(backend)?;
-    for (version, sql) in due_migrations(current, MIGRATIONS)? {
-        tx.execute_batch(sql).map_err(backend)?;
-        tx.execute(
-            "INSERT INTO schema_version (version) VALUES (?1)",
-            [version],
-        )
-        .map_err(backend)?;
-    }
-    tx.commit().map_err(backend)
 }
 
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -369,6 +325,10 @@ fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
 }
 
 impl RunStore for SqliteStore {
+    fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
+        Some(self)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record);
