@@ -133,7 +133,7 @@ async fn a_v1_database_migrates() {
     tokio::spawn(conn);
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".conversations; DELETE FROM \"{schema}\".schema_version WHERE version = 2"
+            "DROP TABLE \"{schema}\".conversations, \"{schema}\".run_waiters; DELETE FROM \"{schema}\".schema_version WHERE version = 2"
         ))
         .await
         .unwrap();

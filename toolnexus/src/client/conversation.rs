@@ -88,17 +88,14 @@ fn no_conversations() -> Error {
 /// The conversation after `ended`: the run's transcript when it ended, or waiting on its
 /// request when it halted.
 fn apply(conversation: &mut Conversation, ended: &RunResult) {
-    match &ended.pending {
-        Some(request) => {
-            conversation.waiting = Some(Waiting {
-                run_id: ended.run_id.clone(),
-                request_id: request.id.clone(),
-            });
-        }
-        None => {
-            conversation.messages.clone_from(&ended.messages);
-            conversation.waiting = None;
-        }
+    if let Some(request) = &ended.pending {
+        conversation.waiting = Some(Waiting {
+            run_id: ended.run_id.clone(),
+            request_id: request.id.clone(),
+        });
+    } else {
+        conversation.messages.clone_from(&ended.messages);
+        conversation.waiting = None;
     }
 }
 

@@ -103,7 +103,7 @@ pub use types::{Claim, Lease, RunInfo, RunState, StoreError, StoreResult, Stored
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use query::{SqlParam, pending_sql};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use row::{COLUMNS, backend, due_migrations, park_conflict};
+pub(crate) use row::{COLUMNS, INFO_COLUMNS, backend, due_migrations, park_conflict};
 pub(crate) use row::{
     Columns, Outcome, RawRow, answer_json, expired_answer, from_millis, lease_ms, lease_until,
     now_ms, refusal, run_id_of, takeover_claim, token_i64,

@@ -24,12 +24,13 @@ fn decode_record(json: &str) -> crate::error::Result<PendingRun> {
     struct Version {
         version: Option<u32>,
     }
-    // a row is the store's own: a version-1 record in it (written before records carried a
-    // run id and a fingerprint) is trusted and migrated; anything else is read as written
-    match serde_json::from_str::<Version>(json) {
+    // read as written (the common case parses the text once); a row is the store's own, so a
+    // version-1 record in it (written before records carried a run id and a fingerprint) is
+    // trusted and migrated
+    PendingRun::from_json(json).or_else(|e| match serde_json::from_str::<Version>(json) {
         Ok(Version { version: Some(1) }) => PendingRun::migrate_v1(json),
-        _ => PendingRun::from_json(json),
-    }
+        _ => Err(e),
+    })
 }
 
 /// Milliseconds since the Unix epoch (negative before it).
@@ -311,6 +312,12 @@ pub(crate) fn refusal(run_id: &str, state: RunState) -> StoreError {
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, state, \
      lease_owner, lease_until, version, claims, record, answer, checkpoint, result";
+
+/// The SQL columns of a row without its JSON blobs, in [`RawRow`] order: what a change that
+/// returns only the run's [`RunInfo`] reads back.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const INFO_COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, \
+     state, lease_owner, lease_until, version, claims";
 
 /// The claim a takeover makes of `row`; `None` (logged) when its row cannot be read, so one
 /// damaged run never blocks the others.

@@ -8,7 +8,7 @@ use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::{PostgresStore, pg};
-use crate::store::{RunInfo, StoreResult};
+use crate::store::{RunInfo, StoreResult, now_ms};
 
 /// How often a waiter re-reads its run even without a notification (a lost listener
 /// connection degrades to this).
@@ -54,9 +54,39 @@ impl PostgresStore {
             .await
     }
 
-    /// The body of [`RunStore::wait_change`](crate::store::RunStore::wait_change): subscribe,
-    /// read, then wait for this run's notification (re-reading now and then).
+    /// The body of [`RunStore::wait_change`](crate::store::RunStore::wait_change): registers
+    /// as a waiter of the run (so its changes notify), waits, and deregisters. A waiter whose
+    /// future is dropped leaves its row behind: the run's changes then notify for nothing
+    /// until the run is deleted, which costs time, never correctness.
     pub(super) async fn wait_change_now(
+        &self,
+        run_id: &str,
+        version: u64,
+        timeout: Duration,
+    ) -> StoreResult<Option<RunInfo>> {
+        let waiter = crate::id::unique("wait");
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO run_waiters (run_id, waiter, since) VALUES ($1, $2, $3)",
+                &[&run_id, &waiter, &now_ms()],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+        let changed = self.wait_registered(run_id, version, timeout).await;
+        self.client()
+            .await?
+            .execute(
+                "DELETE FROM run_waiters WHERE run_id = $1 AND waiter = $2",
+                &[&run_id, &waiter],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+        changed
+    }
+
+    /// Subscribes, reads, then waits for this run's notification (re-reading now and then).
+    async fn wait_registered(
         &self,
         run_id: &str,
         version: u64,

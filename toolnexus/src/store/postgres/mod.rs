@@ -23,10 +23,10 @@ use crate::tool::BoxFuture;
 use listen::Listener;
 
 use super::{
-    COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend, expired_answer,
-    from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of, takeover_claim,
-    token_i64,
+    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
+    RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
+    backend, expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal,
+    run_id_of, takeover_claim, token_i64,
 };
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
@@ -34,8 +34,10 @@ use super::{
 /// A claim is one conditional `UPDATE` (concurrent claimants queue on the row lock and all but
 /// one find it no longer parked); [`take_over`](RunStore::take_over) picks runs with
 /// `FOR UPDATE SKIP LOCKED`, so workers never wait on each other; request ids are indexed.
-/// Every change sends a `NOTIFY`, so [`wait_change`](RunStore::wait_change) and
-/// [`wait_finished`](RunStore::wait_finished) wake when an answer arrives instead of polling.
+/// A change of a run that a host waits on sends a `NOTIFY`, so
+/// [`wait_change`](RunStore::wait_change) and [`wait_finished`](RunStore::wait_finished) wake
+/// when an answer arrives instead of polling (a waiter registers in a `run_waiters` table, so
+/// changes nobody waits for send nothing).
 /// The schema is created and migrated on connect (versions in a `schema_version` table, under
 /// an advisory lock so concurrent connects migrate once).
 ///
@@ -153,7 +155,9 @@ impl PostgresStore {
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
         let client = self.client().await?;
         let stmt = client
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE run_id = $1"))
+            .prepare_cached(&format!(
+                "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = $1"
+            ))
             .await
             .map_err(|e| pg(&e))?;
         let row = client
@@ -163,7 +167,7 @@ impl PostgresStore {
             .ok_or_else(|| StoreError::NotFound {
                 key: run_id.to_owned(),
             })?;
-        raw(&row).info()
+        raw_info(&row).info()
     }
 
     async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<StoredRun>> {
@@ -180,8 +184,18 @@ impl PostgresStore {
             .transpose()
     }
 
+    /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
+    /// run (`run_waiters`): a change nobody waits for costs no notification.
+    fn notify_expr(&self, run_id: &str) -> String {
+        format!(
+            "CASE WHEN EXISTS (SELECT 1 FROM run_waiters w WHERE w.run_id = {run_id})
+                  THEN pg_notify('{}', {run_id}) END",
+            self.channel
+        )
+    }
+
     fn notify_sql(&self) -> String {
-        format!("SELECT pg_notify('{}', $1)", self.channel)
+        format!("SELECT {}", self.notify_expr("$1"))
     }
 
     async fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
@@ -197,8 +211,8 @@ impl PostgresStore {
                  WHERE request_id = $1 AND state = 'parked'
                    AND (expires_at IS NULL OR expires_at > $5)
                  RETURNING {COLUMNS})
-                 SELECT u.*, pg_notify('{}', u.run_id) FROM u",
-                self.channel
+                 SELECT u.*, {} FROM u",
+                self.notify_expr("u.run_id")
             ))
             .await
             .map_err(|e| pg(&e))?;
@@ -315,9 +329,10 @@ impl PostgresStore {
         let client = self.client().await?;
         let sql = format!(
             "WITH u AS (UPDATE runs SET {set}, version = version + 1
-                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2 RETURNING {COLUMNS})
-             SELECT u.*, pg_notify('{}', u.run_id) FROM u",
-            self.channel
+                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2
+                 RETURNING {INFO_COLUMNS})
+             SELECT u.*, {} FROM u",
+            self.notify_expr("u.run_id")
         );
         let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
         let token = token_i64(claim);
@@ -336,6 +351,27 @@ impl PostgresStore {
         row.ok_or_else(|| StoreError::LeaseLost {
             run_id: claim.run_id.clone(),
         })
+    }
+}
+
+/// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
+fn raw_info(r: &Row) -> RawRow {
+    RawRow {
+        run_id: r.get(0),
+        request_id: r.get(1),
+        kind: r.get(2),
+        prompt: r.get(3),
+        created_at: r.get(4),
+        expires_at: r.get(5),
+        state: r.get(6),
+        lease_owner: r.get(7),
+        lease_until: r.get(8),
+        version: r.get(9),
+        claims: r.get(10),
+        record: String::new(),
+        answer: None,
+        checkpoint: None,
+        result: None,
     }
 }
 
@@ -370,14 +406,12 @@ impl RunStore for PostgresStore {
             let now = now_ms();
             let client = self.client().await?;
             let stmt = client
-                .prepare_cached(&format!(
-                    "WITH ins AS (INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
-                         expires_at, state, version, claims, record)
+                .prepare_cached(
+                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
+                         state, version, claims, record)
                      VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)
-                     ON CONFLICT DO NOTHING RETURNING run_id)
-                     SELECT pg_notify('{}', ins.run_id) FROM ins",
-                    self.channel
-                ))
+                     ON CONFLICT DO NOTHING RETURNING run_id",
+                )
                 .await
                 .map_err(|e| pg(&e))?;
             let inserted = client
@@ -486,7 +520,7 @@ impl RunStore for PostgresStore {
                     .await?
                 }
             };
-            raw(&row).info()
+            raw_info(&row).info()
         })
     }
 
@@ -560,6 +594,9 @@ impl RunStore for PostgresStore {
                 .await
                 .map_err(|e| pg(&e))?;
             tx.execute(&self.notify_sql(), &[&run_id])
+                .await
+                .map_err(|e| pg(&e))?;
+            tx.execute("DELETE FROM run_waiters WHERE run_id = $1", &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;

@@ -4,7 +4,7 @@ use super::{PostgresStore, pg};
 use crate::store::{StoreResult, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
-/// runs, 2: the conversations).
+/// runs, 2: the conversations and the hosts waiting on runs, whose changes notify).
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE runs (
         run_id      TEXT PRIMARY KEY,
@@ -38,7 +38,13 @@ const MIGRATIONS: &[&str] = &[
         version         BIGINT NOT NULL
     );
     CREATE INDEX conversations_by_run ON conversations (waiting_run)
-        WHERE waiting_run IS NOT NULL;",
+        WHERE waiting_run IS NOT NULL;
+    CREATE TABLE run_waiters (
+        run_id TEXT NOT NULL,
+        waiter TEXT NOT NULL,
+        since  BIGINT NOT NULL,
+        PRIMARY KEY (run_id, waiter)
+    );",
 ];
 
 impl PostgresStore {

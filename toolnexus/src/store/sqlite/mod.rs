@@ -16,9 +16,10 @@ use crate::request::Answer;
 use crate::tool::BoxFuture;
 
 use super::{
-    COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend, expired_answer,
-    from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of, token_i64,
+    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
+    RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
+    backend, expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal,
+    run_id_of, token_i64,
 };
 
 /// How long a statement waits for another process's write lock before it fails.
@@ -95,6 +96,28 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
+    async fn touch(&self, claim: &Claim, checkpoint: Option<String>) -> StoreResult<i64> {
+        let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
+        self.call(move |conn| {
+            let until = lease_until(lease);
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE runs SET checkpoint = COALESCE(?3, checkpoint), lease_until = ?4,
+                         version = version + 1
+                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
+                )
+                .and_then(|mut stmt| stmt.execute(params![run_id, token, checkpoint, until]))
+                .map_err(backend)?;
+            if changed == 1 {
+                Ok(until)
+            } else {
+                Err(StoreError::LeaseLost { run_id })
+            }
+        })
+        .await
+    }
+
     async fn call<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
@@ -142,6 +165,27 @@ fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         answer: r.get(12)?,
         checkpoint: r.get(13)?,
         result: r.get(14)?,
+    })
+}
+
+/// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
+fn raw_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        run_id: r.get(0)?,
+        request_id: r.get(1)?,
+        kind: r.get(2)?,
+        prompt: r.get(3)?,
+        created_at: r.get(4)?,
+        expires_at: r.get(5)?,
+        state: r.get(6)?,
+        lease_owner: r.get(7)?,
+        lease_until: r.get(8)?,
+        version: r.get(9)?,
+        claims: r.get(10)?,
+        record: String::new(),
+        answer: None,
+        checkpoint: None,
+        result: None,
     })
 }
 
@@ -263,10 +307,10 @@ fn take_over_blocking(
 
 fn finish_blocking(
     conn: &mut Connection,
-    claim: &Claim,
+    run_id: String,
+    token: i64,
     outcome: &Outcome,
 ) -> StoreResult<RunInfo> {
-    let token = token_i64(claim);
     let row = match outcome {
         Outcome::Parked(cols) => conn
             .prepare_cached(&format!(
@@ -275,12 +319,12 @@ fn finish_blocking(
                      checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
                      version = version + 1
                  WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {COLUMNS}"
+                 RETURNING {INFO_COLUMNS}"
             ))
             .map_err(backend)?
             .query_row(
                 params![
-                    claim.run_id,
+                    run_id,
                     token,
                     cols.request_id,
                     cols.kind,
@@ -289,7 +333,7 @@ fn finish_blocking(
                     cols.record,
                     now_ms()
                 ],
-                raw,
+                raw_info,
             )
             .optional()
             .map_err(|e| {
@@ -304,17 +348,14 @@ fn finish_blocking(
                 "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
                      lease_until = NULL, version = version + 1
                  WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {COLUMNS}"
+                 RETURNING {INFO_COLUMNS}"
             ))
             .map_err(backend)?
-            .query_row(params![claim.run_id, token, json], raw)
+            .query_row(params![run_id, token, json], raw_info)
             .optional()
             .map_err(backend)?,
     };
-    row.ok_or_else(|| StoreError::LeaseLost {
-        run_id: claim.run_id.clone(),
-    })?
-    .info()
+    row.ok_or(StoreError::LeaseLost { run_id })?.info()
 }
 
 fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
@@ -400,46 +441,13 @@ impl RunStore for SqliteStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
-            let until = self
-                .call(move |conn| {
-                    let until = lease_until(lease);
-                    let changed = conn
-                        .execute(
-                            "UPDATE runs SET lease_until = ?3, version = version + 1
-                             WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
-                            params![run_id, token, until],
-                        )
-                        .map_err(backend)?;
-                    if changed == 1 {
-                        Ok(until)
-                    } else {
-                        Err(StoreError::LeaseLost { run_id })
-                    }
-                })
-                .await?;
-            claim.lease.until = from_millis(until);
+            claim.lease.until = from_millis(self.touch(claim, None).await?);
             Ok(())
         })
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
-        Box::pin(self.call(move |conn| {
-            let until = lease_until(lease);
-            let changed = conn
-                .execute(
-                    "UPDATE runs SET checkpoint = ?3, lease_until = ?4, version = version + 1
-                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
-                    params![run_id, token, state.to_string(), until],
-                )
-                .map_err(backend)?;
-            if changed == 1 {
-                Ok(())
-            } else {
-                Err(StoreError::LeaseLost { run_id })
-            }
-        }))
+        Box::pin(async move { self.touch(claim, Some(state.to_string())).await.map(drop) })
     }
 
     fn finish<'a>(
@@ -449,8 +457,8 @@ impl RunStore for SqliteStore {
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result)?;
-            let claim = claim.clone();
-            self.call(move |conn| finish_blocking(conn, &claim, &outcome))
+            let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
+            self.call(move |conn| finish_blocking(conn, run_id, token, &outcome))
                 .await
         })
     }
