@@ -6,7 +6,11 @@
 //!
 //! Three implementations: [`MemoryStore`] (always available), `SqliteStore` (feature `sqlite`:
 //! one file, several processes on one machine) and `PostgresStore` (feature `postgres`: many
-//! machines).
+//! machines). Each also keeps [conversations](ConversationStore) by id.
+//!
+//! The module, one concept a file: the stored run's types (`types`), the [`RunStore`] trait
+//! (`run_store`), listing ([`PendingQuery`], `query`), the row codec the stores share (`row`),
+//! conversations (`conversation`), and one file or folder per store.
 //!
 //! # The life of a stored run
 //!
@@ -27,11 +31,16 @@
 //!   [`checkpoint`](RunStore::checkpoint), to another worker. A worker whose lease was taken
 //!   over gets [`StoreError::LeaseLost`] from `checkpoint`, `renew` and `finish`, so a run is
 //!   finished exactly once.
+//! - **Checkpoints.** [`Client::resume_claim`](crate::Client::resume_claim) (and so
+//!   [`Client::answer`](crate::Client::answer)) saves the run's state as the claim's checkpoint
+//!   each time the tool results of a turn are all in; a claim that took a run over goes on from
+//!   its checkpoint, and the tools it records do not run again.
 //! - **The crash window.** A tool that ran after the last checkpoint, in a worker that died
 //!   before the next one (or before `finish`), runs again in the worker that takes over: that
-//!   window, between a tool's side effect and the next checkpoint, is the only place a side
-//!   effect can happen twice. A tool with side effects dedupes it with a key that is stable per
-//!   run and call.
+//!   window, between a tool's side effect and the next checkpoint (at most the tools of one
+//!   turn), is the only place a side effect can happen twice. A tool with side effects dedupes
+//!   it with [`Context::idempotency_key`](crate::Context::idempotency_key), stable per run and
+//!   call.
 //! - **Expiry.** An answer that arrives after the request's `expiresAt` is refused
 //!   ([`StoreError::Expired`]); the run's answer becomes `declined/expired`, and a worker that
 //!   takes it over resumes it with that answer, so the model learns the request expired.

@@ -3,6 +3,7 @@
 
 mod conversations;
 mod listen;
+mod rows;
 mod schema;
 
 use std::fmt;
@@ -21,12 +22,13 @@ use crate::request::Answer;
 use crate::tool::BoxFuture;
 
 use listen::Listener;
+use rows::{raw, raw_info};
 
 use super::{
-    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
-    RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
-    backend, expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal,
-    run_id_of, takeover_claim, token_i64,
+    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RunInfo,
+    RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend,
+    expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of,
+    takeover_claim, token_i64,
 };
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
@@ -351,47 +353,6 @@ impl PostgresStore {
         row.ok_or_else(|| StoreError::LeaseLost {
             run_id: claim.run_id.clone(),
         })
-    }
-}
-
-/// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
-fn raw_info(r: &Row) -> RawRow {
-    RawRow {
-        run_id: r.get(0),
-        request_id: r.get(1),
-        kind: r.get(2),
-        prompt: r.get(3),
-        created_at: r.get(4),
-        expires_at: r.get(5),
-        state: r.get(6),
-        lease_owner: r.get(7),
-        lease_until: r.get(8),
-        version: r.get(9),
-        claims: r.get(10),
-        record: String::new(),
-        answer: None,
-        checkpoint: None,
-        result: None,
-    }
-}
-
-fn raw(r: &Row) -> RawRow {
-    RawRow {
-        run_id: r.get(0),
-        request_id: r.get(1),
-        kind: r.get(2),
-        prompt: r.get(3),
-        created_at: r.get(4),
-        expires_at: r.get(5),
-        state: r.get(6),
-        lease_owner: r.get(7),
-        lease_until: r.get(8),
-        version: r.get(9),
-        claims: r.get(10),
-        record: r.get(11),
-        answer: r.get(12),
-        checkpoint: r.get(13),
-        result: r.get(14),
     }
 }
 
