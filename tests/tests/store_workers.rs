@@ -197,6 +197,34 @@ async fn four_workers_one_killed_every_run_ends_once() {
     let unreported = RUNS - finished.len();
     assert!(unreported <= 1, "{unreported} finishes unreported");
 
+    let (twice, from_checkpoint) =
+        side_effects(&db, &schema, &taken_over, &request_of, &outputs).await;
+    let by_victim = outputs[0]
+        .iter()
+        .filter(|l| l.starts_with("finished "))
+        .count();
+    println!(
+        "store_workers: {RUNS} runs, {WORKERS} workers, worker-0 killed inside its claim #{KILL_AT_CLAIM} \
+         ({killed_at} side effects in, {by_victim} runs finished by it); {} runs taken over ({} from a checkpoint); {} side effects ran twice (the \
+         crash window); {lost} stale finishes refused; {:.1?} in all ({:.0} runs/s)",
+        taken_over.len(),
+        from_checkpoint,
+        twice.len(),
+        elapsed,
+        f64::from(u32::try_from(RUNS).unwrap()) / elapsed.as_secs_f64()
+    );
+}
+
+/// Side effects: one per run, two only where the victim died in the crash window, never two
+/// in a run taken over from its checkpoint. Returns the requests whose effect ran twice and how
+/// many runs were taken over from a checkpoint.
+async fn side_effects(
+    db: &tokio_postgres::Client,
+    schema: &str,
+    taken_over: &BTreeSet<String>,
+    request_of: &BTreeMap<String, String>,
+    outputs: &[Vec<String>],
+) -> (BTreeSet<String>, usize) {
     // side effects: one per run, two only where the victim died in the crash window
     let counts = db
         .query(
@@ -217,7 +245,7 @@ async fn four_workers_one_killed_every_run_ends_once() {
         "a side effect ran three times"
     );
     assert!(
-        twice.is_subset(&taken_over),
+        twice.is_subset(taken_over),
         "a side effect ran twice in a run nobody took over"
     );
     // a run taken over from its checkpoint never ran its side effect again
@@ -233,20 +261,7 @@ async fn four_workers_one_killed_every_run_ends_once() {
             "request {request}: resumed from its checkpoint"
         );
     }
-    let by_victim = outputs[0]
-        .iter()
-        .filter(|l| l.starts_with("finished "))
-        .count();
-    println!(
-        "store_workers: {RUNS} runs, {WORKERS} workers, worker-0 killed inside its claim #{KILL_AT_CLAIM} \
-         ({killed_at} side effects in, {by_victim} runs finished by it); {} runs taken over ({} from a checkpoint); {} side effects ran twice (the \
-         crash window); {lost} stale finishes refused; {:.1?} in all ({:.0} runs/s)",
-        taken_over.len(),
-        from_checkpoint.len(),
-        twice.len(),
-        elapsed,
-        f64::from(u32::try_from(RUNS).unwrap()) / elapsed.as_secs_f64()
-    );
+    (twice, from_checkpoint.len())
 }
 
 /// A delay of 0 to 2 pauses, from the clock: the kill lands before or after the side effect.
