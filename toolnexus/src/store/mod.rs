@@ -1,6 +1,6 @@
 //! Run stores: where parked and in-flight runs live between a halt and its answer.
 //!
-//! A [`RunStore`] keeps each halted run's [`PendingRun`] record with its request id, kind,
+//! A [`RunStore`] keeps each halted run's [`PendingRun`](crate::PendingRun) record with its request id, kind,
 //! prompt and expiry in indexed columns, hands it to exactly one worker when the answer arrives
 //! ([`RunStore::claim`]), and records how the resumed run ended ([`RunStore::finish`]).
 //!

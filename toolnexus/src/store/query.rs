@@ -8,7 +8,7 @@ use super::row::COLUMNS;
 use super::row::millis;
 use super::{RunInfo, StoreError, StoreResult};
 
-/// Which pending runs [`RunStore::list_pending`] returns, oldest first.
+/// Which pending runs [`RunStore::list_pending`](super::RunStore::list_pending) returns, oldest first.
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
@@ -111,7 +111,7 @@ impl PendingQuery {
     }
 }
 
-/// One page of [`RunStore::list_pending`].
+/// One page of [`RunStore::list_pending`](super::RunStore::list_pending).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Page {

@@ -15,7 +15,7 @@ use crate::tool::BoxFuture;
 
 /// A store of parked and in-flight runs. Object-safe: hold one as `Arc<dyn RunStore>`.
 ///
-/// Every method is atomic on its own; see the [module docs](self) for the guarantees.
+/// Every method is atomic on its own; see the [module docs](super) for the guarantees.
 pub trait RunStore: Send + Sync + fmt::Debug {
     /// Parks a halted run. The run id comes from the record; the run waits on
     /// `record.pending()`.

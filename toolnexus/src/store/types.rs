@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 
-/// What went wrong in a [`RunStore`]. Messages are lowercase and name the run.
+/// What went wrong in a [`RunStore`](super::RunStore). Messages are lowercase and name the run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
@@ -168,7 +168,7 @@ pub struct StoredRun {
 
 /// A worker's claim on a run: the record and answer to resume it with, and the lease.
 ///
-/// Hand it back to [`RunStore::checkpoint`], [`RunStore::renew`] and [`RunStore::finish`];
+/// Hand it back to [`RunStore::checkpoint`](super::RunStore::checkpoint), [`RunStore::renew`](super::RunStore::renew) and [`RunStore::finish`](super::RunStore::finish);
 /// each checks that the lease is still this claim's.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
