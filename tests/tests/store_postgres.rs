@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolnexus::BoxFuture;
-use toolnexus::store::{Conversation, ConversationStore, PostgresStore, RunState, RunStore};
+use toolnexus::store::{PostgresStore, RunStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema, url};
 use toolnexus_tests::store_conformance::{Agent, Subject};
 
@@ -152,19 +152,5 @@ async fn a_v1_database_migrates() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(versions, vec![1, 2]);
-    let run = store.get(&parked.run_id).await.unwrap().unwrap();
-    assert_eq!(run.info.state, RunState::Parked);
-    assert_eq!(run.info, parked);
-    let info = store
-        .put_conversation(&Conversation::new("after-migration"))
-        .await
-        .unwrap();
-    assert_eq!(info.version, 1);
-    assert!(
-        store
-            .get_conversation("after-migration")
-            .await
-            .unwrap()
-            .is_some()
-    );
+    toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }

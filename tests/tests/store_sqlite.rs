@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use toolnexus::BoxFuture;
-use toolnexus::store::{Conversation, ConversationStore, RunState, RunStore, SqliteStore};
+use toolnexus::store::{RunStore, SqliteStore};
 use toolnexus_tests::store_conformance::{Agent, Subject};
 
 /// A temporary directory, removed on drop.
@@ -105,19 +105,5 @@ async fn a_v1_database_migrates() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(versions, vec![1, 2]);
-    let run = store.get(&parked.run_id).await.unwrap().unwrap();
-    assert_eq!(run.info.state, RunState::Parked);
-    assert_eq!(run.info, parked);
-    let info = store
-        .put_conversation(&Conversation::new("after-migration"))
-        .await
-        .unwrap();
-    assert_eq!(info.version, 1);
-    assert!(
-        store
-            .get_conversation("after-migration")
-            .await
-            .unwrap()
-            .is_some()
-    );
+    toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }

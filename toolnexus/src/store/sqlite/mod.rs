@@ -148,24 +148,14 @@ fn open_blocking(path: &Path) -> StoreResult<Connection> {
     Ok(conn)
 }
 
+/// A row read with [`COLUMNS`]: the info columns, then the blobs.
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok(RawRow {
-        run_id: r.get(0)?,
-        request_id: r.get(1)?,
-        kind: r.get(2)?,
-        prompt: r.get(3)?,
-        created_at: r.get(4)?,
-        expires_at: r.get(5)?,
-        state: r.get(6)?,
-        lease_owner: r.get(7)?,
-        lease_until: r.get(8)?,
-        version: r.get(9)?,
-        claims: r.get(10)?,
-        record: r.get(11)?,
-        answer: r.get(12)?,
-        checkpoint: r.get(13)?,
-        result: r.get(14)?,
-    })
+    let mut row = raw_info(r)?;
+    row.record = r.get(11)?;
+    row.answer = r.get(12)?;
+    row.checkpoint = r.get(13)?;
+    row.result = r.get(14)?;
+    Ok(row)
 }
 
 /// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
