@@ -11,12 +11,12 @@
 use std::sync::OnceLock;
 
 use divan::Bencher;
-use toolnexus::store::{PendingQuery, PostgresStore, RunStore};
-use toolnexus::{PendingRun, RunResult};
+use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema};
-use toolnexus_tests::store_conformance::Agent;
-
-const PARKED: i64 = 100_000;
+use toolnexus_tests::store_bench::{
+    PARKED, deep_page, first_page, fresh_record, list_page, mb, park_claim_finish, rare_kind,
+    runtime, sample,
+};
 
 fn url() -> Option<String> {
     std::env::var("TOOLNEXUS_PG_URL")
@@ -49,8 +49,8 @@ fn main() {
     });
     println!(
         "store_postgres: {PARKED} parked runs: {} MB on disk (table, TOAST and indexes), {} bytes per run",
-        mb(bytes),
-        bytes / PARKED
+        mb(u64::try_from(bytes).unwrap_or(0)),
+        bytes / i64::try_from(PARKED).unwrap_or(1)
     );
     divan::main();
     // the static's guard is never dropped: drop the schema through a guard of the same name
@@ -60,31 +60,12 @@ fn main() {
     });
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 async fn connect(url: &str) -> tokio_postgres::Client {
     let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .expect("connect");
     tokio::spawn(conn);
     client
-}
-
-fn sample() -> &'static (PendingRun, RunResult) {
-    static SAMPLE: OnceLock<(PendingRun, RunResult)> = OnceLock::new();
-    SAMPLE.get_or_init(|| {
-        runtime().block_on(async {
-            let agent = Agent::once();
-            let record = agent.halt().await;
-            let done = agent.resume(&record, record.pending().accept("Ada")).await;
-            (record, done)
-        })
-    })
 }
 
 struct Big {
@@ -115,7 +96,11 @@ fn big(url: &str) -> &'static Big {
                          replace($1, $2, 'sus-bench-' || lpad(i::text, 6, '0'))
                      FROM generate_series(0::bigint, $3::bigint - 1) AS i"
                 ),
-                &[&record.to_json(), &record.pending().id, &PARKED],
+                &[
+                    &record.to_json(),
+                    &record.pending().id,
+                    &i64::try_from(PARKED).expect("small"),
+                ],
             )
             .await
             .expect("rows");
@@ -142,18 +127,9 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
     let store = rt
         .block_on(PostgresStore::connect_in_schema(&url, &schema))
         .expect("store");
-    let (_, done) = sample();
-    let agent = Agent::once();
     bencher
-        .with_inputs(|| rt.block_on(agent.halt()))
-        .bench_local_values(|record| {
-            rt.block_on(async {
-                let answer = record.pending().accept("Ada");
-                store.park(record).await.expect("park");
-                let claim = store.claim(&answer, "bench").await.expect("claim");
-                store.finish(&claim, done.clone()).await.expect("finish");
-            });
-        });
+        .with_inputs(|| fresh_record(&rt))
+        .bench_local_values(|record| park_claim_finish(&rt, &store, record));
 }
 
 fn floor(bencher: Bencher<'_, '_>, updates: usize) {
@@ -246,37 +222,23 @@ fn list(bencher: Bencher<'_, '_>, query: &PendingQuery) {
             &big(&url).guard.schema,
         ))
         .expect("store");
-    bencher.bench_local(|| {
-        let page = rt.block_on(store.list_pending(query)).expect("list");
-        assert_eq!(page.runs.len(), 100);
-        divan::black_box(page);
-    });
+    bencher.bench_local(|| list_page(&rt, &store, query));
 }
 
 /// `list_pending`, first page of 100, with 100,000 parked.
 #[divan::bench(sample_count = 20, sample_size = 5)]
 fn list_pending_first_page(bencher: Bencher<'_, '_>) {
-    list(bencher, &PendingQuery::new().limit(100));
+    list(bencher, &first_page());
 }
 
 /// `list_pending` of a kind 1 in 100 runs have, first page of 100.
 #[divan::bench(sample_count = 20, sample_size = 5)]
 fn list_pending_rare_kind(bencher: Bencher<'_, '_>) {
-    list(bencher, &PendingQuery::new().kind("approval").limit(100));
+    list(bencher, &rare_kind());
 }
 
 /// `list_pending`, a page of 100 in the middle (cursor after run 50,000).
 #[divan::bench(sample_count = 20, sample_size = 5)]
 fn list_pending_deep_page(bencher: Bencher<'_, '_>) {
-    list(
-        bencher,
-        &PendingQuery::new()
-            .limit(100)
-            .after("1800000050000:run-sus-bench-050000"),
-    );
-}
-
-/// Bytes as megabytes with one decimal.
-fn mb(bytes: i64) -> String {
-    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
+    list(bencher, &deep_page());
 }

@@ -11,11 +11,12 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use divan::Bencher;
-use toolnexus::store::{PendingQuery, RunStore, SqliteStore};
-use toolnexus::{PendingRun, RunResult};
-use toolnexus_tests::store_conformance::Agent;
-
-const PARKED: usize = 100_000;
+use toolnexus::PendingRun;
+use toolnexus::store::{PendingQuery, SqliteStore};
+use toolnexus_tests::store_bench::{
+    PARKED, bench_request, deep_page, first_page, fresh_record, list_page, mb, park_claim_finish,
+    rare_kind, runtime, sample,
+};
 
 fn main() {
     let big = big();
@@ -41,31 +42,11 @@ fn bench_dir(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("toolnexus-bench-{name}-{}", std::process::id()))
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 fn dir(name: &str) -> PathBuf {
     let dir = bench_dir(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("bench dir");
     dir
-}
-
-/// A halted record and a finished result of the agent, made once.
-fn sample() -> &'static (PendingRun, RunResult) {
-    static SAMPLE: OnceLock<(PendingRun, RunResult)> = OnceLock::new();
-    SAMPLE.get_or_init(|| {
-        runtime().block_on(async {
-            let agent = Agent::once();
-            let record = agent.halt().await;
-            let done = agent.resume(&record, record.pending().accept("Ada")).await;
-            (record, done)
-        })
-    })
 }
 
 struct Big {
@@ -96,7 +77,7 @@ fn big() -> &'static Big {
                 )
                 .expect("insert");
             for i in 0..PARKED {
-                let request = format!("sus-bench-{i:06}");
+                let request = bench_request(i);
                 let kind = if i % 100 == 0 { "approval" } else { "input" };
                 insert
                     .execute((
@@ -126,18 +107,9 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
     let store = rt
         .block_on(SqliteStore::open(dir("sqlite-cycle").join("runs.db")))
         .expect("store");
-    let (_, done) = sample();
-    let agent = Agent::once();
     bencher
-        .with_inputs(|| rt.block_on(agent.halt()))
-        .bench_local_values(|record| {
-            rt.block_on(async {
-                let answer = record.pending().accept("Ada");
-                store.park(record).await.expect("park");
-                let claim = store.claim(&answer, "bench").await.expect("claim");
-                store.finish(&claim, done.clone()).await.expect("finish");
-            });
-        });
+        .with_inputs(|| fresh_record(&rt))
+        .bench_local_values(|record| park_claim_finish(&rt, &store, record));
 }
 
 /// What the store pays for running its blocking driver off the async threads: three empty
@@ -240,37 +212,23 @@ fn floor_insert_two_updates(bencher: Bencher<'_, '_>) {
 fn list(bencher: Bencher<'_, '_>, query: &PendingQuery) {
     let rt = runtime();
     let store = rt.block_on(SqliteStore::open(&big().path)).expect("store");
-    bencher.bench_local(|| {
-        let page = rt.block_on(store.list_pending(query)).expect("list");
-        assert_eq!(page.runs.len(), 100);
-        divan::black_box(page);
-    });
+    bencher.bench_local(|| list_page(&rt, &store, query));
 }
 
 /// `list_pending`, first page of 100, with 100,000 parked.
 #[divan::bench(sample_count = 30, sample_size = 5)]
 fn list_pending_first_page(bencher: Bencher<'_, '_>) {
-    list(bencher, &PendingQuery::new().limit(100));
+    list(bencher, &first_page());
 }
 
 /// `list_pending` of a kind 1 in 100 runs have, first page of 100.
 #[divan::bench(sample_count = 30, sample_size = 5)]
 fn list_pending_rare_kind(bencher: Bencher<'_, '_>) {
-    list(bencher, &PendingQuery::new().kind("approval").limit(100));
+    list(bencher, &rare_kind());
 }
 
 /// `list_pending`, a page of 100 in the middle (cursor after run 50,000).
 #[divan::bench(sample_count = 30, sample_size = 5)]
 fn list_pending_deep_page(bencher: Bencher<'_, '_>) {
-    list(
-        bencher,
-        &PendingQuery::new()
-            .limit(100)
-            .after("1800000050000:run-sus-bench-050000"),
-    );
-}
-
-/// Bytes as megabytes with one decimal.
-fn mb(bytes: u64) -> String {
-    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
+    list(bencher, &deep_page());
 }

@@ -8,6 +8,7 @@ pub mod inbox_support;
 pub mod mcp_fixtures;
 pub mod pg;
 pub mod recorder;
+pub mod store_bench;
 pub mod store_conformance;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -25,3 +25,36 @@ fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
 }
 
 toolnexus_tests::store_conformance!(make);
+
+/// A conversation whose stored transcript cannot be read is a clear error naming it; the
+/// others, and listing, are unaffected.
+#[tokio::test]
+async fn a_damaged_conversation_stays_local() {
+    use toolnexus::store::{Conversation, ConversationStore, StoreError};
+    let store = MemoryStore::new();
+    store
+        .put_conversation(&Conversation::new("bad"))
+        .await
+        .unwrap();
+    store
+        .put_conversation(&Conversation::new("good"))
+        .await
+        .unwrap();
+    assert!(store.__write_raw_conversation("bad", "[{\"role\":"));
+    match store.get_conversation("bad").await {
+        Err(StoreError::CorruptConversation { id, message }) => {
+            assert_eq!(id, "bad");
+            assert!(message.starts_with("EOF while parsing"), "{message}");
+        }
+        other => panic!("expected CorruptConversation, got {other:?}"),
+    }
+    assert!(store.get_conversation("good").await.unwrap().is_some());
+    let page = store.list_conversations(None, 10).await.unwrap();
+    assert_eq!(
+        page.conversations
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
+        ["bad", "good"]
+    );
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema, url};
-use toolnexus_tests::store_conformance::Subject;
+use toolnexus_tests::store_conformance::{Agent, Subject};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
@@ -85,7 +85,7 @@ async fn migrations_run_once_and_refuse_newer() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -98,7 +98,7 @@ async fn migrations_run_once_and_refuse_newer() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 7, newer than this release's 1: upgrade toolnexus"
+        "run store database error: the database's schema is version 7, newer than this release's 2: upgrade toolnexus"
     );
     let err = PostgresStore::connect_in_schema(&url, "bad-name")
         .await
@@ -107,4 +107,50 @@ async fn migrations_run_once_and_refuse_newer() {
         err.to_string(),
         "`bad-name` is not a schema name this store accepts: use 1 to 40 ASCII letters, digits or `_`"
     );
+}
+
+/// A version-1 database (runs only) migrates to version 2 on connect: its runs are kept and it
+/// keeps conversations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1_database_migrates() {
+    let Some(url) = url("a_v1_database_migrates") else {
+        return;
+    };
+    let schema = fresh_schema("v1");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    let parked = store.park(Agent::once().halt().await).await.unwrap();
+    drop(store);
+    // back to version 1, as the first release left it
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".conversations, \"{schema}\".run_waiters; DELETE FROM \"{schema}\".schema_version WHERE version = 2"
+        ))
+        .await
+        .unwrap();
+
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    let versions: Vec<i64> = client
+        .query(
+            &format!("SELECT version FROM \"{schema}\".schema_version ORDER BY version"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, vec![1, 2]);
+    toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }

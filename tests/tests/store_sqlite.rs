@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{RunStore, SqliteStore};
-use toolnexus_tests::store_conformance::Subject;
+use toolnexus_tests::store_conformance::{Agent, Subject};
 
 /// A temporary directory, removed on drop.
 struct TempDir(PathBuf);
@@ -76,6 +76,34 @@ async fn newer_schema_is_refused() {
     let err = SqliteStore::open(&path).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 99, newer than this release's 1: upgrade toolnexus"
+        "run store database error: the database's schema is version 99, newer than this release's 2: upgrade toolnexus"
     );
+}
+
+/// A version-1 database (runs only) migrates to version 2 on open: its runs are kept and it
+/// keeps conversations.
+#[tokio::test]
+async fn a_v1_database_migrates() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-sqlite-v1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _guard = TempDir(dir.clone());
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let parked = store.park(Agent::once().halt().await).await.unwrap();
+    drop(store);
+    // back to version 1, as the first release left it
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE conversations; DELETE FROM schema_version WHERE version = 2")
+        .unwrap();
+
+    let store = SqliteStore::open(&path).await.unwrap();
+    let versions: Vec<i64> = conn
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, vec![1, 2]);
+    toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }

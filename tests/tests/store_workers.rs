@@ -1,8 +1,10 @@
 //! 1,000 parked runs, 4 worker processes (`store_worker`) answering and resuming them
-//! concurrently on one PostgreSQL schema, one of them killed mid-run: every run ends exactly
-//! once, and every tool side effect (a row in `effects`) happens once, except for runs whose
-//! worker died inside the crash window (after the side effect, before `finish`), which the
-//! worker that takes them over runs again. The test prints how many.
+//! concurrently on one PostgreSQL schema (`Client::resume_claim`, which checkpoints after the
+//! tool result), one of them killed mid-run: every run ends exactly once, and every tool side
+//! effect (a row in `effects`) happens once, except for runs whose worker died inside the
+//! crash window (after the side effect, before its checkpoint), which the worker that takes
+//! them over runs again; a run taken over after its checkpoint does not. The test prints how
+//! many of each.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -18,7 +20,8 @@ const RUNS: usize = 1000;
 const WORKERS: usize = 4;
 const LEASE_MS: u64 = 1500;
 /// The victim is killed right after its claim number this (it pauses after each claim and
-/// before each finish, so the kill lands inside a run, before or after its side effect).
+/// after each side effect, before its checkpoint, so the kill lands inside a run, before or
+/// after its side effect).
 const KILL_AT_CLAIM: usize = 10;
 const VICTIM_PAUSE_MS: u64 = 15;
 
@@ -164,7 +167,9 @@ async fn four_workers_one_killed_every_run_ends_once() {
         .unwrap();
     assert_eq!(rows.len(), RUNS);
     let mut taken_over = BTreeSet::new();
+    let mut request_of = BTreeMap::new();
     for row in &rows {
+        request_of.insert(row.get::<_, String>(0), row.get::<_, String>(1));
         let (run_id, state, claims): (String, String, i64) = (row.get(0), row.get(2), row.get(3));
         assert_eq!(state, "finished", "run {run_id}");
         let result: serde_json::Value = serde_json::from_str(row.get::<_, &str>(4)).unwrap();
@@ -192,6 +197,34 @@ async fn four_workers_one_killed_every_run_ends_once() {
     let unreported = RUNS - finished.len();
     assert!(unreported <= 1, "{unreported} finishes unreported");
 
+    let (twice, from_checkpoint) =
+        side_effects(&db, &schema, &taken_over, &request_of, &outputs).await;
+    let by_victim = outputs[0]
+        .iter()
+        .filter(|l| l.starts_with("finished "))
+        .count();
+    println!(
+        "store_workers: {RUNS} runs, {WORKERS} workers, worker-0 killed inside its claim #{KILL_AT_CLAIM} \
+         ({killed_at} side effects in, {by_victim} runs finished by it); {} runs taken over ({} from a checkpoint); {} side effects ran twice (the \
+         crash window); {lost} stale finishes refused; {:.1?} in all ({:.0} runs/s)",
+        taken_over.len(),
+        from_checkpoint,
+        twice.len(),
+        elapsed,
+        f64::from(u32::try_from(RUNS).unwrap()) / elapsed.as_secs_f64()
+    );
+}
+
+/// Side effects: one per run, two only where the victim died in the crash window, never two
+/// in a run taken over from its checkpoint. Returns the requests whose effect ran twice and how
+/// many runs were taken over from a checkpoint.
+async fn side_effects(
+    db: &tokio_postgres::Client,
+    schema: &str,
+    taken_over: &BTreeSet<String>,
+    request_of: &BTreeMap<String, String>,
+    outputs: &[Vec<String>],
+) -> (BTreeSet<String>, usize) {
     // side effects: one per run, two only where the victim died in the crash window
     let counts = db
         .query(
@@ -212,22 +245,23 @@ async fn four_workers_one_killed_every_run_ends_once() {
         "a side effect ran three times"
     );
     assert!(
-        twice.is_subset(&taken_over),
+        twice.is_subset(taken_over),
         "a side effect ran twice in a run nobody took over"
     );
-    let by_victim = outputs[0]
+    // a run taken over from its checkpoint never ran its side effect again
+    let from_checkpoint: BTreeSet<&String> = outputs
         .iter()
-        .filter(|l| l.starts_with("finished "))
-        .count();
-    println!(
-        "store_workers: {RUNS} runs, {WORKERS} workers, worker-0 killed inside its claim #{KILL_AT_CLAIM} \
-         ({killed_at} side effects in, {by_victim} runs finished by it); {} runs taken over; {} side effects ran twice (the crash \
-         window); {lost} stale finishes refused; {:.1?} in all ({:.0} runs/s)",
-        taken_over.len(),
-        twice.len(),
-        elapsed,
-        f64::from(u32::try_from(RUNS).unwrap()) / elapsed.as_secs_f64()
-    );
+        .flatten()
+        .filter_map(|l| l.strip_prefix("taken ")?.strip_suffix(" from checkpoint"))
+        .map(|run| &request_of[run])
+        .collect();
+    for request in &from_checkpoint {
+        assert_eq!(
+            per_run[*request], 1,
+            "request {request}: resumed from its checkpoint"
+        );
+    }
+    (twice, from_checkpoint.len())
 }
 
 /// A delay of 0 to 2 pauses, from the clock: the kill lands before or after the side effect.

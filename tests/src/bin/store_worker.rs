@@ -6,17 +6,19 @@
 //! store_worker <postgres url> <schema> <worker name> <lease ms>
 //! ```
 //!
-//! The resumed tool's side effect is a row in `<schema>.effects`. With `STORE_WORKER_PAUSE_MS`
-//! set, the worker pauses that long after each claim and again after each resume (before
-//! `finish`), so a test that kills it lands inside a run. Prints one line per event:
-//! `claimed <run>`, `taken <run>`, `finished <run>`, `lost <run>`.
+//! Runs are resumed with `Client::resume_claim`, which checkpoints the run once the resumed
+//! tool's result is in. That tool's side effect is a row in `<schema>.effects`. With
+//! `STORE_WORKER_PAUSE_MS` set, the worker pauses that long after each claim and again right
+//! after each side effect (before its checkpoint: the crash window), so a test that kills it
+//! lands inside a run. Prints one line per event: `claimed <run>`, `taken <run>`,
+//! `finished <run>`, `lost <run>`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use toolnexus::store::{Claim, PendingQuery, PostgresStore, RunStore, StoreError};
-use toolnexus::{Answer, FnTool, ToolResult, Toolkit};
+use toolnexus::{Answer, Error, FnTool, ToolResult, Toolkit};
 use toolnexus_tests::store_conformance::Agent;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -67,7 +69,12 @@ async fn work(url: &str, schema: &str, name: &str, lease: Duration) -> Result<()
             }
         }
         if let Some(claim) = store.take_over(name).await? {
-            println!("taken {}", claim.run_id);
+            let from = if claim.checkpoint.is_some() {
+                "checkpoint"
+            } else {
+                "record"
+            };
+            println!("taken {} from {from}", claim.run_id);
             resume(&store, &agent, &toolkit, claim).await?;
             progressed = true;
         }
@@ -88,33 +95,38 @@ async fn work(url: &str, schema: &str, name: &str, lease: Duration) -> Result<()
     }
 }
 
+fn pause() -> Option<Duration> {
+    std::env::var("STORE_WORKER_PAUSE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis)
+}
+
 async fn resume(
     store: &PostgresStore,
     agent: &Agent,
     toolkit: &Toolkit,
     claim: Claim,
 ) -> Result<(), StoreError> {
-    let pause = std::env::var("STORE_WORKER_PAUSE_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map(Duration::from_millis);
-    if let Some(pause) = pause {
+    if let Some(pause) = pause() {
         tokio::time::sleep(pause).await;
     }
-    let result = agent
-        .client()
-        .resume(claim.record.clone(), claim.answer.clone(), toolkit)
-        .await
-        .map_err(|e| StoreError::Backend(format!("resume failed: {e}")))?;
-    if let Some(pause) = pause {
-        tokio::time::sleep(pause).await;
-    }
-    match store.finish(&claim, result).await {
+    match agent.client().resume_claim(store, &claim, toolkit).await {
         Ok(_) => println!("finished {}", claim.run_id),
-        Err(StoreError::LeaseLost { .. }) => println!("lost {}", claim.run_id),
-        Err(e) => return Err(e),
+        Err(e) => match cause(e) {
+            Error::Store(StoreError::LeaseLost { .. }) => println!("lost {}", claim.run_id),
+            e => return Err(StoreError::Backend(format!("resume failed: {e}"))),
+        },
     }
     Ok(())
+}
+
+/// The error itself, out of the [`Error::Interrupted`] that wraps it after a tool result.
+fn cause(e: Error) -> Error {
+    match e {
+        Error::Interrupted { error, .. } => *error,
+        other => other,
+    }
 }
 
 /// The `ask` tool of [`Agent`], whose answered retry has a side effect: one row in `effects`.
@@ -128,7 +140,11 @@ fn toolkit(db: Arc<tokio_postgres::Client>, schema: &str, name: String) -> Toolk
                 let Some(answer) = ctx.answer() else {
                     return ToolResult::error("the worker only resumes answered runs");
                 };
-                match db.execute(&sql, &[&answer.id, &name]).await {
+                let effect = db.execute(&sql, &[&answer.id, &name]).await;
+                if let Some(pause) = pause() {
+                    tokio::time::sleep(pause).await;
+                }
+                match effect {
                     Ok(_) => ToolResult::success(format!(
                         "hello {}",
                         answer.data.clone().unwrap_or_default()

@@ -45,6 +45,8 @@ pub(super) struct Config {
     pub(super) cancel: Option<CancellationToken>,
     /// Where halted runs park themselves ([`ClientBuilder::store`]).
     pub(super) store: Option<Arc<dyn crate::store::RunStore>>,
+    /// Where a claimed run's checkpoints go while [`Client::resume_claim`] resumes it.
+    pub(super) checkpoints: Option<super::store::Checkpoints>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -76,6 +78,7 @@ impl ClientBuilder {
                 tool_timeout: None,
                 cancel: None,
                 store: None,
+                checkpoints: None,
             },
         }
     }

@@ -7,6 +7,7 @@
 
 mod builder;
 mod checkpoint;
+mod conversation;
 mod event;
 mod fingerprint;
 mod halt;

@@ -405,6 +405,8 @@ impl Run<'_> {
                 run: Box::new(run),
             });
         }
+        // every call of the turn has its result: a claimed run saves its checkpoint
+        self.save_checkpoint(st).await?;
         Ok(None)
     }
 

@@ -1,13 +1,86 @@
-//! A [`Client`] with a [`RunStore`]: halts park themselves, answers resume exactly once.
+//! A [`Client`] with a [`RunStore`]: halts park themselves, answers resume exactly once, and a
+//! claimed run saves a checkpoint each time a turn's tool results are all in, so a worker that
+//! takes it over goes on from there.
 
 use std::sync::Arc;
 
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::run::{Run, State};
+use super::{Client, ClientBuilder, PendingRun, RunResult, RunStatus};
 use crate::error::{Error, Result};
 use crate::request::Answer;
-use crate::store::{Claim, RunStore, StoreError};
+use crate::store::{Claim, RunStore, StoreError, StoreResult};
 use crate::toolkit::Toolkit;
 
-use super::{Client, ClientBuilder, PendingRun, RunResult};
+/// The checkpoint format tag: a checkpoint is `{"toolnexus":"checkpoint-v1","run":<RunResult>}`.
+const CHECKPOINT_TAG: &str = "checkpoint-v1";
+
+/// Where a resumed run sends its checkpoints: the state, and where the store's verdict goes
+/// (the run waits for it, so a checkpoint is stored before any later tool runs).
+pub(super) type Checkpoints = mpsc::Sender<(Value, oneshot::Sender<StoreResult<()>>)>;
+
+/// The run's state as a checkpoint: a [`RunResult`] with status incomplete, tagged.
+fn checkpoint_of(st: &State) -> Value {
+    let run = RunResult {
+        run_id: st.run_id.clone(),
+        text: st.text.clone(),
+        messages: st.request.messages.clone(),
+        tool_calls: st.records.clone(),
+        tool_call_count: st.records.len(),
+        turns: st.turns,
+        usage: st.usage,
+        model: st.request.model.clone(),
+        status: RunStatus::Incomplete,
+        limit: None,
+        pending: None,
+        halted: None,
+    };
+    serde_json::json!({"toolnexus": CHECKPOINT_TAG, "run": run})
+}
+
+/// The run a claim's checkpoint holds; an error when it is not one this client wrote for that
+/// run (nothing runs then).
+fn run_of(claim: &Claim, checkpoint: &Value) -> Result<RunResult> {
+    let bad = |why: &str| {
+        Error::Persist(format!(
+            "the checkpoint of run `{}` is not a run checkpoint: {why}",
+            claim.run_id
+        ))
+    };
+    if checkpoint.get("toolnexus").and_then(Value::as_str) != Some(CHECKPOINT_TAG) {
+        return Err(bad(&format!("no `\"toolnexus\":\"{CHECKPOINT_TAG}\"` tag")));
+    }
+    let run: RunResult = serde_json::from_value(checkpoint.get("run").cloned().unwrap_or_default())
+        .map_err(|e| bad(&e.to_string()))?;
+    if run.run_id != claim.run_id {
+        return Err(bad(&format!("it holds run `{}`", run.run_id)));
+    }
+    Ok(run)
+}
+
+impl Run<'_> {
+    /// Saves the run's state as the claim's checkpoint, when the run is a claimed one
+    /// ([`Client::resume_claim`]); waits until the store has it.
+    pub(super) async fn save_checkpoint(&self, st: &State) -> Result<()> {
+        let Some(checkpoints) = &self.client.checkpoints else {
+            return Ok(());
+        };
+        let (ack, stored) = oneshot::channel();
+        let gone = || {
+            Error::Store(StoreError::Backend(
+                "the checkpoint writer stopped".to_owned(),
+            ))
+        };
+        checkpoints
+            .send((checkpoint_of(st), ack))
+            .await
+            .map_err(|_| gone())?;
+        stored.await.map_err(|_| gone())??;
+        Ok(())
+    }
+}
 
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Self {
@@ -108,23 +181,100 @@ impl Client {
         self.resume_claim(store, &claim, toolkit).await
     }
 
-    /// Resumes a claimed run (from [`RunStore::claim`] or [`RunStore::take_over`]) with its
-    /// answer and records the outcome in `store`.
+    /// Resumes a claimed run (from [`RunStore::claim`] or [`RunStore::take_over`]) and records
+    /// the outcome in `store`.
+    ///
+    /// A claim without a checkpoint resumes its parked record with its answer
+    /// ([`Client::resume`]). While the run goes on, each time the tool results of a turn are
+    /// all in, the run's state is saved as the claim's [checkpoint](RunStore::checkpoint)
+    /// (which also renews the lease) before the next model call. A claim that took a run over
+    /// with a checkpoint goes on from it ([`Client::resume_checkpoint`]): the tools whose
+    /// results it holds do not run again. So a worker that dies re-runs, in the worker that
+    /// takes over, at most the tools of the turn it died in (the crash window).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use toolnexus::store::{MemoryStore, RunStore};
+    /// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ask = FnTool::builder("ask").description("Asks.")
+    ///     .handler(|_, ctx| async move {
+    ///         match ctx.answer_data::<String>() {
+    ///             Ok(Some(name)) => ToolResult::success(format!("hello {name}")),
+    ///             _ => ToolResult::suspended(Request::input("Your name?")),
+    ///         }
+    ///     })
+    ///     .build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    /// let store = Arc::new(MemoryStore::new().with_lease(Duration::from_millis(50)));
+    /// let script = [Reply::tool_call("ask", serde_json::json!({}))];
+    /// let client = Client::builder(ScriptedModel::new(script)).model_name("m")
+    ///     .store(store.clone()).build().unwrap();
+    /// let request = client.run("greet me", &toolkit).await.unwrap().pending.unwrap();
+    ///
+    /// // worker 1 claims the run; its model fails after the tool result was checkpointed
+    /// let claim = store.claim(&request.accept("Ada"), "worker-1").await.unwrap();
+    /// assert!(client.resume_claim(store.as_ref(), &claim, &toolkit).await.is_err());
+    ///
+    /// // its lease runs out: worker 2 goes on from the checkpoint, with the next model call
+    /// tokio::time::sleep(Duration::from_millis(80)).await;
+    /// let taken = store.take_over("worker-2").await.unwrap().unwrap();
+    /// assert!(taken.checkpoint.is_some());
+    /// let healthy = Client::builder(ScriptedModel::new([Reply::text("hi Ada")]))
+    ///     .model_name("m").build().unwrap();
+    /// let done = healthy.resume_claim(store.as_ref(), &taken, &toolkit).await.unwrap();
+    /// assert_eq!(done.text, "hi Ada");
+    /// assert_eq!(done.tool_calls[0].output, "hello Ada");
+    /// # });
+    /// ```
     ///
     /// # Errors
     ///
-    /// As [`Client::resume`]; [`Error::Store`] with [`StoreError::LeaseLost`] when another
-    /// worker took the run over meanwhile (its outcome is that worker's to record).
+    /// As [`Client::resume`] (or [`Client::resume_checkpoint`]); [`Error::Persist`] for a
+    /// checkpoint this client cannot go on from (nothing runs); [`Error::Store`] with
+    /// [`StoreError::LeaseLost`] (after a tool result, inside [`Error::Interrupted`]) when
+    /// another worker took the run over meanwhile: its outcome is that worker's to record.
     pub async fn resume_claim(
         &self,
         store: &dyn RunStore,
         claim: &Claim,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        let result = self
-            .resume(claim.record.clone(), claim.answer.clone(), toolkit)
-            .await?;
+        let from = claim
+            .checkpoint
+            .as_ref()
+            .map(|checkpoint| run_of(claim, checkpoint))
+            .transpose()?;
+        let (checkpoints, mut saved) = mpsc::channel(1);
+        let mut config = (*self.inner).clone();
+        config.checkpoints = Some(checkpoints);
+        let client = Self {
+            inner: Arc::new(config),
+        };
+        // the run, and beside it the writer of its checkpoints, which ends when the run (and
+        // with it the only sender) is done
+        let run = async move {
+            match from {
+                Some(run) => client.resume_checkpoint(run, toolkit).await,
+                None => {
+                    client
+                        .resume(claim.record.clone(), claim.answer.clone(), toolkit)
+                        .await
+                }
+            }
+        };
+        let writer = async {
+            while let Some((state, ack)) = saved.recv().await {
+                let _ = ack.send(store.checkpoint(claim, state).await);
+            }
+        };
+        let (result, ()) = tokio::join!(run, writer);
+        let result = result?;
         store.finish(claim, result.clone()).await?;
+        // a conversation whose turn waited on this run takes its outcome
+        Self::settle_conversation(store, &claim.run_id).await?;
         Ok(result)
     }
 }

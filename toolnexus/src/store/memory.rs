@@ -1,6 +1,6 @@
 //! [`MemoryStore`]: a run store in this process's memory.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -12,10 +12,12 @@ use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
 
+use super::conversation::{ConversationRow, changed};
 use super::{
-    Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, StoreError, StoreResult, StoredRun, answer_json, expired_answer, lease_ms, now_ms,
-    refusal, run_id_of, takeover_claim, token_i64,
+    Claim, Columns, Conversation, ConversationInfo, ConversationPage, ConversationStore,
+    DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState, RunStore, StoreError,
+    StoreResult, StoredRun, answer_json, expired_answer, lease_ms, lease_until, now_ms, refusal,
+    run_id_of, takeover_claim, token_i64,
 };
 
 /// A [`RunStore`] in this process's memory: for tests and single-process hosts (its runs end
@@ -44,6 +46,8 @@ pub struct MemoryStore {
 struct Shared {
     rows: Mutex<Rows>,
     changed: Notify,
+    /// The conversations, by id.
+    conversations: Mutex<BTreeMap<String, ConversationRow>>,
 }
 
 #[derive(Default)]
@@ -88,6 +92,24 @@ impl MemoryStore {
             .rows
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn conversation_rows(&self) -> MutexGuard<'_, BTreeMap<String, ConversationRow>> {
+        // every change is one insert or remove: a poisoned map is still consistent
+        self.shared
+            .conversations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Not public API: replaces a conversation's stored transcript text, to test how a damaged
+    /// row reads.
+    #[doc(hidden)]
+    pub fn __write_raw_conversation(&self, id: &str, messages: &str) -> bool {
+        self.conversation_rows()
+            .get_mut(id)
+            .map(|row| messages.clone_into(&mut row.messages))
+            .is_some()
     }
 
     /// Not public API: replaces a run's stored record text, to test how a damaged row reads.
@@ -229,6 +251,20 @@ impl MemoryStore {
         Ok(out)
     }
 
+    /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
+    fn touch(&self, claim: &Claim, checkpoint: Option<String>) -> StoreResult<i64> {
+        let until = lease_until(self.lease());
+        self.with_claim(claim, |rows, mut row| {
+            if checkpoint.is_some() {
+                row.checkpoint = checkpoint;
+            }
+            row.lease_until = Some(until);
+            row.version += 1;
+            rows.insert(row);
+            Ok(until)
+        })
+    }
+
     fn list_now(&self, query: &PendingQuery) -> StoreResult<Page> {
         let size = query.page_size();
         let cursor = query.cursor()?;
@@ -351,6 +387,10 @@ fn check_request_free(rows: &Rows, request_id: &str, this_run: Option<&str>) -> 
 }
 
 impl RunStore for MemoryStore {
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        Some(self)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move { self.park_now(&record) })
     }
@@ -380,29 +420,14 @@ impl RunStore for MemoryStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease()));
-            self.with_claim(claim, |rows, mut row| {
-                row.lease_until = Some(until);
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })?;
+            let until = self.touch(claim, None)?;
             claim.lease.until = super::from_millis(until);
             Ok(())
         })
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease()));
-            self.with_claim(claim, |rows, mut row| {
-                row.checkpoint = Some(state.to_string());
-                row.lease_until = Some(until);
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })
-        })
+        Box::pin(async move { self.touch(claim, Some(state.to_string())).map(drop) })
     }
 
     fn finish<'a>(
@@ -484,5 +509,74 @@ impl RunStore for MemoryStore {
                 }
             }
         })
+    }
+}
+
+impl ConversationStore for MemoryStore {
+    fn get_conversation<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
+        Box::pin(async move {
+            self.conversation_rows()
+                .get(id)
+                .map(ConversationRow::decode)
+                .transpose()
+        })
+    }
+
+    fn conversation_of_run<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
+        Box::pin(async move {
+            self.conversation_rows()
+                .values()
+                .find(|row| row.waiting_run.as_deref() == Some(run_id))
+                .map(ConversationRow::decode)
+                .transpose()
+        })
+    }
+
+    fn put_conversation<'a>(
+        &'a self,
+        conversation: &'a Conversation,
+    ) -> BoxFuture<'a, StoreResult<ConversationInfo>> {
+        Box::pin(async move {
+            let row = ConversationRow::of(conversation)?;
+            let mut rows = self.conversation_rows();
+            let stored = rows.get(&row.id).map_or(0, |r| r.version);
+            if stored != row.expected() {
+                return Err(changed(&row));
+            }
+            let info = row.info();
+            rows.insert(row.id.clone(), row);
+            Ok(info)
+        })
+    }
+
+    fn list_conversations<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> BoxFuture<'a, StoreResult<ConversationPage>> {
+        Box::pin(async move {
+            let limit = limit.max(1);
+            let rows = self.conversation_rows();
+            let start = match after {
+                Some(id) => std::ops::Bound::Excluded(id.to_owned()),
+                None => std::ops::Bound::Unbounded,
+            };
+            let page = rows
+                .range((start, std::ops::Bound::Unbounded))
+                .take(limit + 1)
+                .map(|(_, row)| row.info())
+                .collect();
+            Ok(ConversationPage::new(page, limit))
+        })
+    }
+
+    fn delete_conversation<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+        Box::pin(async move { Ok(self.conversation_rows().remove(id).is_some()) })
     }
 }

@@ -1,11 +1,5 @@
-//! One conformance suite for every [`RunStore`]: each store's test file calls
-//! [`store_conformance!`](macro@crate::store_conformance) with a function that makes a fresh, empty
-//! store (several handles onto the same data, so claims race across connections too).
-//!
-//! Every case and fixture here panics when the store misbehaves: that is how a test fails.
-
-// the panics are the assertions of a test suite, documented once above
-#![allow(clippy::missing_panics_doc)]
+//! The run cases: park, claim, lease, expiry, paging, halts again, damaged and older rows,
+//! waiting for a change.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -13,185 +7,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use toolnexus::request::DeclineReason;
-use toolnexus::store::{PendingQuery, RunState, RunStore, StoreError};
-use toolnexus::{
-    Answer, BoxFuture, Client, FnModel, FnTool, ModelRequest, PendingRun, Reply, Request, Role,
-    RunResult, RunStatus, ToolResult, Toolkit,
-};
+use toolnexus::store::{PendingQuery, RunState, StoreError};
+use toolnexus::{Answer, PendingRun, RunStatus};
 
-/// A store under test.
-pub struct Subject {
-    /// Handles onto one store's data (at least one; more for stores with connections, so
-    /// concurrent claims come from different connections or processes' worth of state).
-    pub handles: Vec<Arc<dyn RunStore>>,
-    /// Replaces the stored record text of a run, as a damaged or older row would hold it.
-    pub write_raw: Box<dyn Fn(String, String) -> BoxFuture<'static, ()> + Send + Sync>,
-    /// Kept until the subject is dropped (temporary files, a schema to drop).
-    pub guard: Option<Box<dyn std::any::Any + Send + Sync>>,
-}
-
-impl std::fmt::Debug for Subject {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Subject")
-            .field("handles", &self.handles)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Subject {
-    /// The first handle.
-    pub fn store(&self) -> &dyn RunStore {
-        self.handles[0].as_ref()
-    }
-}
-
-/// How a store test file builds its subjects: `make(lease)` gives a fresh, empty store, or
-/// `None` when the store is not available here (the test then skips, saying why).
-pub type Make = fn(Duration) -> BoxFuture<'static, Option<Subject>>;
-
-/// The lease the suite runs with, except where a case sets its own.
-pub const LEASE: Duration = Duration::from_secs(30);
-
-/// Generates one `#[tokio::test]` per conformance case for the store `make` builds.
-#[macro_export]
-macro_rules! store_conformance {
-    ($make:path) => {
-        $crate::store_conformance!(@cases $make;
-            park_get_claim_finish, park_twice_is_a_conflict, concurrent_claims_one_winner,
-            lease_expiry_and_takeover, renewed_lease_is_kept, expiry, paging_and_filters,
-            halts_again_after_its_claim, corrupt_rows_stay_local, older_record_version,
-            wait_change_wakes_on_claim);
-    };
-    (@cases $make:path; $($case:ident),*) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                $crate::store_conformance::$case($make).await;
-            }
-        )*
-    };
-}
-
-/// A scripted agent: the model calls `ask` until `halts` tool results are in the transcript,
-/// then answers `done: <last tool result>`.
-#[derive(Clone, Debug)]
-pub struct Agent {
-    /// How many times the run halts in all.
-    pub halts: usize,
-    /// The kind of the requests.
-    pub kind: String,
-    /// `expiresAt` relative to the halt, in ms (negative: already expired).
-    pub expires_ms: Option<i64>,
-}
-
-impl Agent {
-    /// An agent that halts once on an `input` request.
-    pub fn once() -> Self {
-        Self {
-            halts: 1,
-            kind: "input".to_owned(),
-            expires_ms: None,
-        }
-    }
-
-    /// The toolkit with the `ask` tool.
-    pub fn toolkit() -> Toolkit {
-        let ask = FnTool::builder("ask")
-            .description("Asks the user a question.")
-            .handler(|args, ctx| async move {
-                if let Some(answer) = ctx.answer() {
-                    let data = answer.data.clone().unwrap_or(json!(null));
-                    return ToolResult::success(format!("hello {data}"));
-                }
-                let kind = args
-                    .get("kind")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or("input")
-                    .to_owned();
-                let mut request = Request::new(kind, "What is your name?");
-                if let Some(ms) = args.get("expires_ms").and_then(serde_json::Value::as_i64) {
-                    let now = SystemTime::now();
-                    let delta = Duration::from_millis(ms.unsigned_abs());
-                    let at = if ms < 0 { now - delta } else { now + delta };
-                    request = request.with_expires_at(at);
-                }
-                ToolResult::suspended(request)
-            })
-            .build()
-            .expect("the ask tool builds");
-        Toolkit::builder()
-            .tool(ask)
-            .build()
-            .expect("the toolkit builds")
-    }
-
-    /// A client for this agent (no `wait_for`: a suspension halts the run).
-    pub fn client(&self) -> Client {
-        Client::builder(self.model())
-            .model_name("conformance")
-            .build()
-            .expect("the client builds")
-    }
-
-    /// The agent's model: stateless, it decides from the transcript alone.
-    pub fn model(&self) -> FnModel {
-        let (halts, kind, expires_ms) = (self.halts, self.kind.clone(), self.expires_ms);
-        FnModel::new(move |req: ModelRequest| {
-            let kind = kind.clone();
-            async move {
-                let results: Vec<_> = req
-                    .messages
-                    .iter()
-                    .filter(|m| m.role == Role::Tool)
-                    .collect();
-                if results.len() < halts {
-                    Reply::tool_call("ask", json!({"kind": kind, "expires_ms": expires_ms}))
-                } else {
-                    let last = results
-                        .last()
-                        .and_then(|m| m.content.clone())
-                        .unwrap_or_default();
-                    Reply::text(format!("done: {last}"))
-                }
-            }
-        })
-    }
-
-    /// Runs the agent until it halts; returns the parked record.
-    pub async fn halt(&self) -> PendingRun {
-        let result = self
-            .client()
-            .run("Greet me.", &Self::toolkit())
-            .await
-            .expect("the run halts");
-        assert_eq!(result.status, RunStatus::Pending, "{result:?}");
-        PendingRun::try_from(result).expect("a halted run makes a record")
-    }
-
-    /// Resumes a claimed record with its answer.
-    pub async fn resume(&self, record: &PendingRun, answer: Answer) -> RunResult {
-        self.client()
-            .resume(record.clone(), answer, &Self::toolkit())
-            .await
-            .expect("the resume runs")
-    }
-}
-
-async fn make_subject(make: Make, lease: Duration) -> Option<Subject> {
-    make(lease).await
-}
-
-macro_rules! subject {
-    ($make:expr) => {
-        subject!($make, LEASE)
-    };
-    ($make:expr, $lease:expr) => {
-        match make_subject($make, $lease).await {
-            Some(s) => s,
-            None => return,
-        }
-    };
-}
+use super::{Agent, LEASE, Make, make_subject};
 
 /// Park, look up by run id and request id, claim, resume, finish, delete.
 pub async fn park_get_claim_finish(make: Make) {
@@ -709,7 +528,7 @@ pub async fn corrupt_rows_stay_local(make: Make) {
 }
 
 /// A version-1 record, as the first release wrote it.
-pub const RECORD_V1: &str = include_str!("../fixtures/pending_run_v1.json");
+pub const RECORD_V1: &str = include_str!("../../fixtures/pending_run_v1.json");
 
 /// A record written by an older release is read, claimed and resumed.
 pub async fn older_record_version(make: Make) {

@@ -1,5 +1,8 @@
 //! [`SqliteStore`]: a run store in one SQLite file (rusqlite, SQLite compiled in).
 
+mod conversations;
+mod schema;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -13,35 +16,14 @@ use crate::request::Answer;
 use crate::tool::BoxFuture;
 
 use super::{
-    COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, SCHEMA_VERSION, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
-    expired_answer, from_millis, lease_ms, now_ms, pending_sql, refusal, run_id_of, token_i64,
+    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
+    RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
+    backend, expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal,
+    run_id_of, token_i64,
 };
 
 /// How long a statement waits for another process's write lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
-        run_id      TEXT PRIMARY KEY,
-        request_id  TEXT NOT NULL UNIQUE,
-        kind        TEXT NOT NULL,
-        prompt      TEXT NOT NULL,
-        created_at  INTEGER NOT NULL,
-        expires_at  INTEGER,
-        state       TEXT NOT NULL,
-        lease_owner TEXT,
-        lease_until INTEGER,
-        version     INTEGER NOT NULL,
-        claims      INTEGER NOT NULL,
-        record      TEXT NOT NULL,
-        answer      TEXT,
-        checkpoint  TEXT,
-        result      TEXT
-    );
-    CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
-    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-    CREATE INDEX runs_by_lease ON runs (state, lease_until);"];
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
 ///
@@ -76,10 +58,6 @@ impl fmt::Debug for SqliteStore {
             .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
-}
-
-fn backend(e: impl fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
 }
 
 fn is_constraint(e: &rusqlite::Error) -> bool {
@@ -118,6 +96,28 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
+    async fn touch(&self, claim: &Claim, checkpoint: Option<String>) -> StoreResult<i64> {
+        let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
+        self.call(move |conn| {
+            let until = lease_until(lease);
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE runs SET checkpoint = COALESCE(?3, checkpoint), lease_until = ?4,
+                         version = version + 1
+                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
+                )
+                .and_then(|mut stmt| stmt.execute(params![run_id, token, checkpoint, until]))
+                .map_err(backend)?;
+            if changed == 1 {
+                Ok(until)
+            } else {
+                Err(StoreError::LeaseLost { run_id })
+            }
+        })
+        .await
+    }
+
     async fn call<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
@@ -144,44 +144,22 @@ fn open_blocking(path: &Path) -> StoreResult<Connection> {
         .map_err(backend)?;
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(backend)?;
-    migrate(&mut conn)?;
+    schema::migrate(&mut conn)?;
     Ok(conn)
 }
 
-fn migrate(conn: &mut Connection) -> StoreResult<()> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
-    tx.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        .map_err(backend)?;
-    let current: i64 = tx
-        .query_row(
-            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(backend)?;
-    if current > SCHEMA_VERSION {
-        return Err(StoreError::Backend(format!(
-            "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
-        )));
-    }
-    for (from, sql) in MIGRATIONS
-        .iter()
-        .enumerate()
-        .skip(usize::try_from(current).unwrap_or(0))
-    {
-        tx.execute_batch(sql).map_err(backend)?;
-        tx.execute(
-            "INSERT INTO schema_version (version) VALUES (?1)",
-            [i64::try_from(from + 1).unwrap_or(i64::MAX)],
-        )
-        .map_err(backend)?;
-    }
-    tx.commit().map_err(backend)
+/// A row read with [`COLUMNS`]: the info columns, then the blobs.
+fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    let mut row = raw_info(r)?;
+    row.record = r.get(11)?;
+    row.answer = r.get(12)?;
+    row.checkpoint = r.get(13)?;
+    row.result = r.get(14)?;
+    Ok(row)
 }
 
-fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+/// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
+fn raw_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     Ok(RawRow {
         run_id: r.get(0)?,
         request_id: r.get(1)?,
@@ -194,10 +172,10 @@ fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         lease_until: r.get(8)?,
         version: r.get(9)?,
         claims: r.get(10)?,
-        record: r.get(11)?,
-        answer: r.get(12)?,
-        checkpoint: r.get(13)?,
-        result: r.get(14)?,
+        record: String::new(),
+        answer: None,
+        checkpoint: None,
+        result: None,
     })
 }
 
@@ -319,10 +297,10 @@ fn take_over_blocking(
 
 fn finish_blocking(
     conn: &mut Connection,
-    claim: &Claim,
+    run_id: String,
+    token: i64,
     outcome: &Outcome,
 ) -> StoreResult<RunInfo> {
-    let token = token_i64(claim);
     let row = match outcome {
         Outcome::Parked(cols) => conn
             .prepare_cached(&format!(
@@ -331,12 +309,12 @@ fn finish_blocking(
                      checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
                      version = version + 1
                  WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {COLUMNS}"
+                 RETURNING {INFO_COLUMNS}"
             ))
             .map_err(backend)?
             .query_row(
                 params![
-                    claim.run_id,
+                    run_id,
                     token,
                     cols.request_id,
                     cols.kind,
@@ -345,7 +323,7 @@ fn finish_blocking(
                     cols.record,
                     now_ms()
                 ],
-                raw,
+                raw_info,
             )
             .optional()
             .map_err(|e| {
@@ -360,17 +338,14 @@ fn finish_blocking(
                 "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
                      lease_until = NULL, version = version + 1
                  WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {COLUMNS}"
+                 RETURNING {INFO_COLUMNS}"
             ))
             .map_err(backend)?
-            .query_row(params![claim.run_id, token, json], raw)
+            .query_row(params![run_id, token, json], raw_info)
             .optional()
             .map_err(backend)?,
     };
-    row.ok_or_else(|| StoreError::LeaseLost {
-        run_id: claim.run_id.clone(),
-    })?
-    .info()
+    row.ok_or(StoreError::LeaseLost { run_id })?.info()
 }
 
 fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
@@ -381,6 +356,10 @@ fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
 }
 
 impl RunStore for SqliteStore {
+    fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
+        Some(self)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record);
@@ -409,17 +388,7 @@ impl RunStore for SqliteStore {
                         backend(e)
                     }
                 })?;
-                Ok(RunInfo {
-                    run_id: cols.run_id,
-                    request_id: cols.request_id,
-                    kind: cols.kind,
-                    prompt: cols.prompt,
-                    created_at: from_millis(now),
-                    expires_at: cols.expires_at.map(from_millis),
-                    state: RunState::Parked,
-                    lease: None,
-                    version: 1,
-                })
+                Ok(cols.parked(now))
             })
             .await
         })
@@ -462,46 +431,13 @@ impl RunStore for SqliteStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
-            let until = self
-                .call(move |conn| {
-                    let until = now_ms().saturating_add(lease_ms(lease));
-                    let changed = conn
-                        .execute(
-                            "UPDATE runs SET lease_until = ?3, version = version + 1
-                             WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
-                            params![run_id, token, until],
-                        )
-                        .map_err(backend)?;
-                    if changed == 1 {
-                        Ok(until)
-                    } else {
-                        Err(StoreError::LeaseLost { run_id })
-                    }
-                })
-                .await?;
-            claim.lease.until = from_millis(until);
+            claim.lease.until = from_millis(self.touch(claim, None).await?);
             Ok(())
         })
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
-        Box::pin(self.call(move |conn| {
-            let until = now_ms().saturating_add(lease_ms(lease));
-            let changed = conn
-                .execute(
-                    "UPDATE runs SET checkpoint = ?3, lease_until = ?4, version = version + 1
-                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
-                    params![run_id, token, state.to_string(), until],
-                )
-                .map_err(backend)?;
-            if changed == 1 {
-                Ok(())
-            } else {
-                Err(StoreError::LeaseLost { run_id })
-            }
-        }))
+        Box::pin(async move { self.touch(claim, Some(state.to_string())).await.map(drop) })
     }
 
     fn finish<'a>(
@@ -511,8 +447,8 @@ impl RunStore for SqliteStore {
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result)?;
-            let claim = claim.clone();
-            self.call(move |conn| finish_blocking(conn, &claim, &outcome))
+            let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
+            self.call(move |conn| finish_blocking(conn, run_id, token, &outcome))
                 .await
         })
     }

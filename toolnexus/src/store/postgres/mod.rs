@@ -1,63 +1,45 @@
 //! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
 //! many machines.
 
+mod conversations;
+mod listen;
+mod rows;
+mod schema;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use futures_util::StreamExt;
 use serde_json::Value;
-use tokio::sync::{OnceCell, broadcast};
+use tokio::sync::OnceCell;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{AsyncMessage, NoTls, Row};
+use tokio_postgres::{NoTls, Row};
 
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
 
+use listen::Listener;
+use rows::{raw, raw_info};
+
 use super::{
-    COLUMNS, Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, SCHEMA_VERSION, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
-    expired_answer, from_millis, lease_ms, now_ms, pending_sql, refusal, run_id_of, takeover_claim,
-    token_i64,
+    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RunInfo,
+    RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend,
+    expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of,
+    takeover_claim, token_i64,
 };
-
-/// The schema, one entry per version: entry `n` migrates version `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
-        run_id      TEXT PRIMARY KEY,
-        request_id  TEXT NOT NULL,
-        kind        TEXT NOT NULL,
-        prompt      TEXT NOT NULL,
-        created_at  BIGINT NOT NULL,
-        expires_at  BIGINT,
-        state       TEXT NOT NULL,
-        lease_owner TEXT,
-        lease_until BIGINT,
-        version     BIGINT NOT NULL,
-        claims      BIGINT NOT NULL,
-        record      TEXT NOT NULL,
-        answer      TEXT,
-        checkpoint  TEXT,
-        result      TEXT
-    );
-    CREATE UNIQUE INDEX runs_by_request ON runs (request_id);
-    CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
-    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-    CREATE INDEX runs_by_lease ON runs (lease_until) WHERE state = 'claimed';"];
-
-/// How often a waiter re-reads its run even without a notification (a lost listener
-/// connection degrades to this).
-const WAIT_RECHECK: Duration = Duration::from_secs(1);
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
 ///
 /// A claim is one conditional `UPDATE` (concurrent claimants queue on the row lock and all but
 /// one find it no longer parked); [`take_over`](RunStore::take_over) picks runs with
 /// `FOR UPDATE SKIP LOCKED`, so workers never wait on each other; request ids are indexed.
-/// Every change sends a `NOTIFY`, so [`wait_change`](RunStore::wait_change) and
-/// [`wait_finished`](RunStore::wait_finished) wake when an answer arrives instead of polling.
+/// A change of a run that a host waits on sends a `NOTIFY`, so
+/// [`wait_change`](RunStore::wait_change) and [`wait_finished`](RunStore::wait_finished) wake
+/// when an answer arrives instead of polling (a waiter registers in a `run_waiters` table, so
+/// changes nobody waits for send nothing).
 /// The schema is created and migrated on connect (versions in a `schema_version` table, under
 /// an advisory lock so concurrent connects migrate once).
 ///
@@ -80,12 +62,6 @@ pub struct PostgresStore {
     lease: Duration,
 }
 
-struct Listener {
-    // kept alive: dropping the client ends the LISTEN session
-    _client: tokio_postgres::Client,
-    changes: broadcast::Sender<String>,
-}
-
 impl fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresStore")
@@ -93,10 +69,6 @@ impl fmt::Debug for PostgresStore {
             .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
-}
-
-fn backend(e: impl fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
 }
 
 fn pg(e: &tokio_postgres::Error) -> StoreError {
@@ -182,85 +154,12 @@ impl PostgresStore {
         self.pool.get().await.map_err(backend)
     }
 
-    async fn migrate(&self) -> StoreResult<()> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext($1))",
-            &[&format!("toolnexus-migrate-{}", self.schema)],
-        )
-        .await
-        .map_err(|e| pg(&e))?;
-        tx.batch_execute(&format!(
-            "CREATE SCHEMA IF NOT EXISTS \"{0}\";
-             CREATE TABLE IF NOT EXISTS \"{0}\".schema_version (version BIGINT NOT NULL);",
-            self.schema
-        ))
-        .await
-        .map_err(|e| pg(&e))?;
-        let current: i64 = tx
-            .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
-            .await
-            .map_err(|e| pg(&e))?
-            .get(0);
-        if current > SCHEMA_VERSION {
-            return Err(StoreError::Backend(format!(
-                "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
-            )));
-        }
-        for (from, sql) in MIGRATIONS
-            .iter()
-            .enumerate()
-            .skip(usize::try_from(current).unwrap_or(0))
-        {
-            tx.batch_execute(sql).await.map_err(|e| pg(&e))?;
-            tx.execute(
-                "INSERT INTO schema_version (version) VALUES ($1)",
-                &[&i64::try_from(from + 1).unwrap_or(i64::MAX)],
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-        }
-        tx.commit().await.map_err(|e| pg(&e))
-    }
-
-    /// The LISTEN connection, started on first use.
-    async fn listener(&self) -> StoreResult<&Listener> {
-        self.listener
-            .get_or_try_init(|| async {
-                let (client, mut connection) =
-                    self.config.connect(NoTls).await.map_err(|e| pg(&e))?;
-                let (changes, _) = broadcast::channel(4096);
-                let sender = changes.clone();
-                tokio::spawn(async move {
-                    let mut messages =
-                        futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-                    while let Some(message) = messages.next().await {
-                        match message {
-                            Ok(AsyncMessage::Notification(n)) => {
-                                let _ = sender.send(n.payload().to_owned());
-                            }
-                            Ok(_) => {}
-                            Err(_) => break,
-                        }
-                    }
-                });
-                client
-                    .batch_execute(&format!("LISTEN \"{}\"", self.channel))
-                    .await
-                    .map_err(|e| pg(&e))?;
-                Ok(Listener {
-                    _client: client,
-                    changes,
-                })
-            })
-            .await
-    }
-
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
         let client = self.client().await?;
         let stmt = client
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE run_id = $1"))
+            .prepare_cached(&format!(
+                "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = $1"
+            ))
             .await
             .map_err(|e| pg(&e))?;
         let row = client
@@ -270,7 +169,7 @@ impl PostgresStore {
             .ok_or_else(|| StoreError::NotFound {
                 key: run_id.to_owned(),
             })?;
-        raw(&row).info()
+        raw_info(&row).info()
     }
 
     async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<StoredRun>> {
@@ -287,8 +186,18 @@ impl PostgresStore {
             .transpose()
     }
 
+    /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
+    /// run (`run_waiters`): a change nobody waits for costs no notification.
+    fn notify_expr(&self, run_id: &str) -> String {
+        format!(
+            "CASE WHEN EXISTS (SELECT 1 FROM run_waiters w WHERE w.run_id = {run_id})
+                  THEN pg_notify('{}', {run_id}) END",
+            self.channel
+        )
+    }
+
     fn notify_sql(&self) -> String {
-        format!("SELECT pg_notify('{}', $1)", self.channel)
+        format!("SELECT {}", self.notify_expr("$1"))
     }
 
     async fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
@@ -304,8 +213,8 @@ impl PostgresStore {
                  WHERE request_id = $1 AND state = 'parked'
                    AND (expires_at IS NULL OR expires_at > $5)
                  RETURNING {COLUMNS})
-                 SELECT u.*, pg_notify('{}', u.run_id) FROM u",
-                self.channel
+                 SELECT u.*, {} FROM u",
+                self.notify_expr("u.run_id")
             ))
             .await
             .map_err(|e| pg(&e))?;
@@ -422,9 +331,10 @@ impl PostgresStore {
         let client = self.client().await?;
         let sql = format!(
             "WITH u AS (UPDATE runs SET {set}, version = version + 1
-                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2 RETURNING {COLUMNS})
-             SELECT u.*, pg_notify('{}', u.run_id) FROM u",
-            self.channel
+                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2
+                 RETURNING {INFO_COLUMNS})
+             SELECT u.*, {} FROM u",
+            self.notify_expr("u.run_id")
         );
         let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
         let token = token_i64(claim);
@@ -446,41 +356,23 @@ impl PostgresStore {
     }
 }
 
-fn raw(r: &Row) -> RawRow {
-    RawRow {
-        run_id: r.get(0),
-        request_id: r.get(1),
-        kind: r.get(2),
-        prompt: r.get(3),
-        created_at: r.get(4),
-        expires_at: r.get(5),
-        state: r.get(6),
-        lease_owner: r.get(7),
-        lease_until: r.get(8),
-        version: r.get(9),
-        claims: r.get(10),
-        record: r.get(11),
-        answer: r.get(12),
-        checkpoint: r.get(13),
-        result: r.get(14),
-    }
-}
-
 impl RunStore for PostgresStore {
+    fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
+        Some(self)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record);
             let now = now_ms();
             let client = self.client().await?;
             let stmt = client
-                .prepare_cached(&format!(
-                    "WITH ins AS (INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
-                         expires_at, state, version, claims, record)
+                .prepare_cached(
+                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
+                         state, version, claims, record)
                      VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)
-                     ON CONFLICT DO NOTHING RETURNING run_id)
-                     SELECT pg_notify('{}', ins.run_id) FROM ins",
-                    self.channel
-                ))
+                     ON CONFLICT DO NOTHING RETURNING run_id",
+                )
                 .await
                 .map_err(|e| pg(&e))?;
             let inserted = client
@@ -506,17 +398,7 @@ impl RunStore for PostgresStore {
                     .is_some();
                 return Err(super::park_conflict(&cols, exists));
             }
-            Ok(RunInfo {
-                run_id: cols.run_id,
-                request_id: cols.request_id,
-                kind: cols.kind,
-                prompt: cols.prompt,
-                created_at: from_millis(now),
-                expires_at: cols.expires_at.map(from_millis),
-                state: RunState::Parked,
-                lease: None,
-                version: 1,
-            })
+            Ok(cols.parked(now))
         })
     }
 
@@ -545,7 +427,7 @@ impl RunStore for PostgresStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease));
+            let until = lease_until(self.lease);
             self.with_claim(claim, "lease_until = $3", &[&until])
                 .await?;
             claim.lease.until = from_millis(until);
@@ -555,7 +437,7 @@ impl RunStore for PostgresStore {
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let until = now_ms().saturating_add(lease_ms(self.lease));
+            let until = lease_until(self.lease);
             self.with_claim(
                 claim,
                 "checkpoint = $3, lease_until = $4",
@@ -599,7 +481,7 @@ impl RunStore for PostgresStore {
                     .await?
                 }
             };
-            raw(&row).info()
+            raw_info(&row).info()
         })
     }
 
@@ -675,6 +557,9 @@ impl RunStore for PostgresStore {
             tx.execute(&self.notify_sql(), &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
+            tx.execute("DELETE FROM run_waiters WHERE run_id = $1", &[&run_id])
+                .await
+                .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;
             Ok(n == 1)
         })
@@ -686,28 +571,6 @@ impl RunStore for PostgresStore {
         version: u64,
         timeout: Duration,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            // subscribe before reading, so a change between the read and the wait is not missed
-            let mut changes = self.listener().await?.changes.subscribe();
-            loop {
-                let info = self.info(run_id).await?;
-                if info.version > version {
-                    return Ok(Some(info));
-                }
-                loop {
-                    let now = tokio::time::Instant::now();
-                    if now >= deadline {
-                        return Ok(None);
-                    }
-                    let wait = WAIT_RECHECK.min(deadline - now);
-                    match tokio::time::timeout(wait, changes.recv()).await {
-                        Ok(Ok(id)) if id != run_id => {}
-                        // this run changed, notifications were dropped, or time to re-read
-                        _ => break,
-                    }
-                }
-            }
-        })
+        Box::pin(self.wait_change_now(run_id, version, timeout))
     }
 }

@@ -1,0 +1,92 @@
+//! What the store benchmarks (`benches/store_{sqlite,postgres}.rs`) share: the runtime, the
+//! sample record and result, the measured cycle and listing, the queries over 100,000 parked
+//! runs, and how sizes print.
+//!
+//! Every helper panics when the store under measurement fails: a benchmark has no other way
+//! to stop.
+
+// the panics are how a benchmark stops on a failing store, documented once above
+#![allow(clippy::missing_panics_doc)]
+
+use std::sync::OnceLock;
+
+use toolnexus::store::{PendingQuery, RunStore};
+use toolnexus::{PendingRun, RunResult};
+
+use crate::store_conformance::Agent;
+
+/// How many runs the listing benchmarks park.
+pub const PARKED: usize = 100_000;
+
+/// A current-thread runtime, as a benchmark drives one call at a time.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// A halted record and the finished result of resuming it, made once.
+pub fn sample() -> &'static (PendingRun, RunResult) {
+    static SAMPLE: OnceLock<(PendingRun, RunResult)> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        runtime().block_on(async {
+            let agent = Agent::once();
+            let record = agent.halt().await;
+            let done = agent.resume(&record, record.pending().accept("Ada")).await;
+            (record, done)
+        })
+    })
+}
+
+/// A fresh halted record (the input of one measured cycle).
+pub fn fresh_record(rt: &tokio::runtime::Runtime) -> PendingRun {
+    rt.block_on(Agent::once().halt())
+}
+
+/// One measured cycle: park `record`, claim it with the answer, finish it with the sample
+/// result.
+pub fn park_claim_finish(rt: &tokio::runtime::Runtime, store: &dyn RunStore, record: PendingRun) {
+    let (_, done) = sample();
+    rt.block_on(async {
+        let answer = record.pending().accept("Ada");
+        store.park(record).await.expect("park");
+        let claim = store.claim(&answer, "bench").await.expect("claim");
+        store.finish(&claim, done.clone()).await.expect("finish");
+    });
+}
+
+/// One measured listing: a page of 100 of `query`.
+pub fn list_page(rt: &tokio::runtime::Runtime, store: &dyn RunStore, query: &PendingQuery) {
+    let page = rt.block_on(store.list_pending(query)).expect("list");
+    assert_eq!(page.runs.len(), 100);
+    std::hint::black_box(page);
+}
+
+/// The listing queries: the first page, a kind 1 in 100 runs have, a page in the middle
+/// (the parked runs' `created_at` is `1_800_000_000_000 + i`, their ids `run-sus-bench-<i>`).
+pub fn first_page() -> PendingQuery {
+    PendingQuery::new().limit(100)
+}
+
+/// A kind 1 in 100 of the parked runs have (`i % 100 == 0`), first page of 100.
+pub fn rare_kind() -> PendingQuery {
+    PendingQuery::new().kind("approval").limit(100)
+}
+
+/// A page of 100 after run 50,000.
+pub fn deep_page() -> PendingQuery {
+    PendingQuery::new()
+        .limit(100)
+        .after("1800000050000:run-sus-bench-050000")
+}
+
+/// The request id of parked run `i` (`sus-bench-000042`).
+pub fn bench_request(i: usize) -> String {
+    format!("sus-bench-{i:06}")
+}
+
+/// Bytes as megabytes with one decimal.
+pub fn mb(bytes: u64) -> String {
+    format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
+}

@@ -1,0 +1,187 @@
+//! Listing pending runs: [`PendingQuery`], its [`Page`]s, and the `list_pending` statement the
+//! SQL stores share.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use super::row::COLUMNS;
+use super::row::millis;
+use super::{RunInfo, StoreError, StoreResult};
+
+/// Which pending runs [`RunStore::list_pending`](super::RunStore::list_pending) returns, oldest first.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use toolnexus::store::PendingQuery;
+///
+/// let q = PendingQuery::new()
+///     .kind("approval")
+///     .older_than(Duration::from_secs(3600))
+///     .expiring_before(SystemTime::now() + Duration::from_secs(600))
+///     .limit(50);
+/// assert_eq!(q.page_size(), 50);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PendingQuery {
+    kind: Option<String>,
+    created_before: Option<SystemTime>,
+    expiring_before: Option<SystemTime>,
+    limit: Option<usize>,
+    cursor: Option<String>,
+}
+
+/// The default page size of [`PendingQuery`].
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+impl PendingQuery {
+    /// Every pending run, [`DEFAULT_PAGE_SIZE`] at a time.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Only runs waiting on requests of this kind.
+    #[must_use]
+    pub fn kind(mut self, kind: impl Into<String>) -> Self {
+        self.kind = Some(kind.into());
+        self
+    }
+
+    /// Only runs parked before this instant.
+    #[must_use]
+    pub fn created_before(mut self, at: SystemTime) -> Self {
+        self.created_before = Some(at);
+        self
+    }
+
+    /// Only runs parked at least `age` ago.
+    #[must_use]
+    pub fn older_than(self, age: Duration) -> Self {
+        let at = SystemTime::now().checked_sub(age).unwrap_or(UNIX_EPOCH);
+        self.created_before(at)
+    }
+
+    /// Only runs whose request expires before this instant (runs without `expiresAt` are left
+    /// out).
+    #[must_use]
+    pub fn expiring_before(mut self, at: SystemTime) -> Self {
+        self.expiring_before = Some(at);
+        self
+    }
+
+    /// At most this many runs per page (at least one).
+    #[must_use]
+    pub fn limit(mut self, n: usize) -> Self {
+        self.limit = Some(n.max(1));
+        self
+    }
+
+    /// Continue after the page that returned this cursor ([`Page::next`]).
+    #[must_use]
+    pub fn after(mut self, cursor: impl Into<String>) -> Self {
+        self.cursor = Some(cursor.into());
+        self
+    }
+
+    /// The page size.
+    pub fn page_size(&self) -> usize {
+        self.limit.unwrap_or(DEFAULT_PAGE_SIZE)
+    }
+
+    pub(crate) fn kind_filter(&self) -> Option<&str> {
+        self.kind.as_deref()
+    }
+
+    pub(crate) fn created_before_ms(&self) -> Option<i64> {
+        self.created_before.map(millis)
+    }
+
+    pub(crate) fn expiring_before_ms(&self) -> Option<i64> {
+        self.expiring_before.map(millis)
+    }
+
+    /// The decoded cursor: the last run's `(created_at ms, run id)`.
+    pub(crate) fn cursor(&self) -> StoreResult<Option<(i64, String)>> {
+        let Some(raw) = &self.cursor else {
+            return Ok(None);
+        };
+        let bad = || StoreError::Invalid(format!("`{raw}` is not a cursor a page returned"));
+        let (ms, id) = raw.split_once(':').ok_or_else(bad)?;
+        let ms = ms.parse::<i64>().map_err(|_| bad())?;
+        Ok(Some((ms, id.to_owned())))
+    }
+}
+
+/// One page of [`RunStore::list_pending`](super::RunStore::list_pending).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Page {
+    /// The runs, oldest first (by `created_at`, then run id).
+    pub runs: Vec<RunInfo>,
+    /// The cursor of the next page ([`PendingQuery::after`]); `None` on the last page.
+    pub next: Option<String>,
+}
+
+impl Page {
+    pub(crate) fn new(mut runs: Vec<RunInfo>, size: usize) -> Self {
+        let next = if runs.len() > size {
+            runs.truncate(size);
+            runs.last()
+                .map(|r| format!("{}:{}", millis(r.created_at), r.run_id))
+        } else {
+            None
+        };
+        Self { runs, next }
+    }
+}
+
+/// A parameter of a SQL statement built at run time.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[derive(Clone, Debug)]
+pub(crate) enum SqlParam {
+    Text(String),
+    Int(i64),
+}
+
+/// The `list_pending` statement for `query` (one row more than a page, to know whether another
+/// follows), with `placeholder(n)` naming the n-th parameter (from 1).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn pending_sql(
+    query: &PendingQuery,
+    placeholder: fn(usize) -> String,
+) -> StoreResult<(String, Vec<SqlParam>)> {
+    let mut sql = format!("SELECT {COLUMNS} FROM runs WHERE state = 'parked'");
+    let mut params = Vec::new();
+    let mut push = |sql: &mut String, clause: &str, values: Vec<SqlParam>| {
+        sql.push_str(" AND ");
+        let mut values = values.into_iter();
+        for (i, piece) in clause.split('?').enumerate() {
+            if i > 0 {
+                if let Some(v) = values.next() {
+                    params.push(v);
+                }
+                sql.push_str(&placeholder(params.len()));
+            }
+            sql.push_str(piece);
+        }
+    };
+    if let Some(kind) = query.kind_filter() {
+        push(&mut sql, "kind = ?", vec![SqlParam::Text(kind.to_owned())]);
+    }
+    if let Some(at) = query.created_before_ms() {
+        push(&mut sql, "created_at < ?", vec![SqlParam::Int(at)]);
+    }
+    if let Some(at) = query.expiring_before_ms() {
+        push(&mut sql, "expires_at < ?", vec![SqlParam::Int(at)]);
+    }
+    if let Some((ms, id)) = query.cursor()? {
+        push(
+            &mut sql,
+            "(created_at, run_id) > (?, ?)",
+            vec![SqlParam::Int(ms), SqlParam::Text(id)],
+        );
+    }
+    let limit = i64::try_from(query.page_size().saturating_add(1)).unwrap_or(i64::MAX);
+    sql.push_str(" ORDER BY created_at, run_id LIMIT ");
+    sql.push_str(&limit.to_string());
+    Ok((sql, params))
+}

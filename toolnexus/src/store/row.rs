@@ -1,0 +1,339 @@
+//! The row codec every store shares: a stored run as indexed columns plus JSON text
+//! ([`RawRow`]), what a park or finish writes ([`Columns`], [`Outcome`]), and how a row becomes
+//! a [`RunInfo`], a [`StoredRun`] or a [`Claim`].
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use super::SCHEMA_VERSION;
+use super::{Claim, Lease, RunInfo, RunState, StoreError, StoreResult, StoredRun};
+use crate::client::{PendingRun, RunResult, RunStatus};
+use crate::request::{Answer, DeclineReason};
+
+/// The run id a record is stored under.
+pub(crate) fn run_id_of(record: &PendingRun) -> String {
+    record.run_id().to_owned()
+}
+
+/// Reads a stored record. A store's rows are its own, written by this or an earlier release,
+/// so this is where a record of an older version is read.
+fn decode_record(json: &str) -> crate::error::Result<PendingRun> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        version: Option<u32>,
+    }
+    // read as written (the common case parses the text once); a row is the store's own, so a
+    // version-1 record in it (written before records carried a run id and a fingerprint) is
+    // trusted and migrated
+    PendingRun::from_json(json).or_else(|e| match serde_json::from_str::<Version>(json) {
+        Ok(Version { version: Some(1) }) => PendingRun::migrate_v1(json),
+        _ => Err(e),
+    })
+}
+
+/// Milliseconds since the Unix epoch (negative before it).
+pub(crate) fn millis(at: SystemTime) -> i64 {
+    match at.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+pub(crate) fn from_millis(ms: i64) -> SystemTime {
+    if ms >= 0 {
+        UNIX_EPOCH + Duration::from_millis(ms.unsigned_abs())
+    } else {
+        UNIX_EPOCH - Duration::from_millis(ms.unsigned_abs())
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    millis(SystemTime::now())
+}
+
+pub(crate) fn lease_ms(lease: Duration) -> i64 {
+    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// When a lease of `lease` taken now runs out, in ms.
+pub(crate) fn lease_until(lease: Duration) -> i64 {
+    now_ms().saturating_add(lease_ms(lease))
+}
+
+/// A database failure, as its message.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
+/// a database newer than this release is refused.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn due_migrations<'m>(
+    current: i64,
+    migrations: &'m [&'m str],
+) -> StoreResult<impl Iterator<Item = (i64, &'m str)>> {
+    debug_assert_eq!(
+        migrations.len(),
+        usize::try_from(SCHEMA_VERSION).unwrap_or(0)
+    );
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::Backend(format!(
+            "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
+        )));
+    }
+    Ok(migrations
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(current).unwrap_or(0))
+        .map(|(from, sql)| (i64::try_from(from + 1).unwrap_or(i64::MAX), *sql)))
+}
+
+/// The indexed columns of a record about to be parked.
+pub(crate) struct Columns {
+    pub(crate) run_id: String,
+    pub(crate) request_id: String,
+    pub(crate) kind: String,
+    pub(crate) prompt: String,
+    pub(crate) expires_at: Option<i64>,
+    pub(crate) record: String,
+}
+
+impl Columns {
+    /// The columns of the run as parked now (at `now` ms, version 1).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn parked(self, now: i64) -> RunInfo {
+        RunInfo {
+            run_id: self.run_id,
+            request_id: self.request_id,
+            kind: self.kind,
+            prompt: self.prompt,
+            created_at: from_millis(now),
+            expires_at: self.expires_at.map(from_millis),
+            state: RunState::Parked,
+            lease: None,
+            version: 1,
+        }
+    }
+
+    pub(crate) fn of(run_id: String, record: &PendingRun) -> Self {
+        let pending = record.pending();
+        Self {
+            run_id,
+            request_id: pending.id.clone(),
+            kind: pending.kind.clone(),
+            prompt: pending.prompt.clone(),
+            // an `expiresAt` that cannot be read is expired already (the request cannot be
+            // honoured)
+            expires_at: pending
+                .expires_at
+                .as_ref()
+                .map(|_| pending.expires_at_time().map_or(i64::MIN, millis)),
+            record: record.to_json(),
+        }
+    }
+}
+
+/// The conflict a refused insert of `cols` is: the run is stored already, or its request id
+/// names another run.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn park_conflict(cols: &Columns, run_exists: bool) -> StoreError {
+    if run_exists {
+        StoreError::Conflict(format!(
+            "run `{}` is already stored: a parked run is parked once",
+            cols.run_id
+        ))
+    } else {
+        StoreError::Conflict(format!(
+            "request `{}` is already the request of another run: request ids name one run",
+            cols.request_id
+        ))
+    }
+}
+
+/// The result of a finish: either the run parks again or it is done.
+pub(crate) enum Outcome {
+    Parked(Columns),
+    Finished(String),
+}
+
+impl Outcome {
+    pub(crate) fn of(run_id: &str, result: RunResult) -> StoreResult<Self> {
+        if result.status == RunStatus::Pending {
+            let record = PendingRun::try_from(result).map_err(|e| {
+                StoreError::Invalid(format!("cannot park run `{run_id}` again: {e}"))
+            })?;
+            Ok(Self::Parked(Columns::of(run_id.to_owned(), &record)))
+        } else {
+            let json = serde_json::to_string(&result).map_err(|e| {
+                StoreError::Invalid(format!("cannot keep the result of run `{run_id}`: {e}"))
+            })?;
+            Ok(Self::Finished(json))
+        }
+    }
+}
+
+/// A row as a store keeps it: indexed columns and JSON blobs.
+#[derive(Clone, Debug)]
+pub(crate) struct RawRow {
+    pub(crate) run_id: String,
+    pub(crate) request_id: String,
+    pub(crate) kind: String,
+    pub(crate) prompt: String,
+    pub(crate) created_at: i64,
+    pub(crate) expires_at: Option<i64>,
+    pub(crate) state: String,
+    pub(crate) lease_owner: Option<String>,
+    pub(crate) lease_until: Option<i64>,
+    pub(crate) version: i64,
+    pub(crate) claims: i64,
+    pub(crate) record: String,
+    pub(crate) answer: Option<String>,
+    pub(crate) checkpoint: Option<String>,
+    pub(crate) result: Option<String>,
+}
+
+impl RawRow {
+    pub(crate) fn info(&self) -> StoreResult<RunInfo> {
+        let state = RunState::parse(&self.state)
+            .ok_or_else(|| self.corrupt(format!("unknown state `{}`", self.state)))?;
+        let lease = match (&self.lease_owner, self.lease_until) {
+            (Some(owner), Some(until)) if state == RunState::Claimed => Some(Lease {
+                owner: owner.clone(),
+                until: from_millis(until),
+            }),
+            _ => None,
+        };
+        Ok(RunInfo {
+            run_id: self.run_id.clone(),
+            request_id: self.request_id.clone(),
+            kind: self.kind.clone(),
+            prompt: self.prompt.clone(),
+            created_at: from_millis(self.created_at),
+            expires_at: self.expires_at.map(from_millis),
+            state,
+            lease,
+            version: u64::try_from(self.version).unwrap_or(0),
+        })
+    }
+
+    fn corrupt(&self, message: String) -> StoreError {
+        StoreError::Corrupt {
+            run_id: self.run_id.clone(),
+            message,
+        }
+    }
+
+    pub(crate) fn record(&self) -> StoreResult<PendingRun> {
+        decode_record(&self.record).map_err(|e| self.corrupt(e.to_string()))
+    }
+
+    pub(crate) fn answer(&self) -> StoreResult<Option<Answer>> {
+        self.answer
+            .as_deref()
+            .map(|a| serde_json::from_str(a).map_err(|e| self.corrupt(format!("answer: {e}"))))
+            .transpose()
+    }
+
+    pub(crate) fn checkpoint(&self) -> StoreResult<Option<Value>> {
+        self.checkpoint
+            .as_deref()
+            .map(|c| serde_json::from_str(c).map_err(|e| self.corrupt(format!("checkpoint: {e}"))))
+            .transpose()
+    }
+
+    pub(crate) fn decode(&self) -> StoreResult<StoredRun> {
+        let result = self
+            .result
+            .as_deref()
+            .map(|r| serde_json::from_str(r).map_err(|e| self.corrupt(format!("result: {e}"))))
+            .transpose()?;
+        Ok(StoredRun {
+            info: self.info()?,
+            record: self.record()?,
+            answer: self.answer()?,
+            checkpoint: self.checkpoint()?,
+            result,
+        })
+    }
+
+    /// The claim this row becomes once claimed by `owner` until `until`.
+    pub(crate) fn claim(
+        &self,
+        owner: &str,
+        until: i64,
+        answer: Answer,
+        taken_over: bool,
+    ) -> StoreResult<Claim> {
+        Ok(Claim {
+            run_id: self.run_id.clone(),
+            record: self.record()?,
+            answer,
+            checkpoint: self.checkpoint()?,
+            lease: Lease {
+                owner: owner.to_owned(),
+                until: from_millis(until),
+            },
+            taken_over,
+            token: u64::try_from(self.claims + 1).unwrap_or(0),
+        })
+    }
+}
+
+/// The JSON of the answer an expired run is resumed with.
+pub(crate) fn expired_answer(request_id: &str) -> String {
+    serde_json::to_string(&Answer::decline(request_id, DeclineReason::Expired)).unwrap_or_default()
+}
+
+pub(crate) fn answer_json(answer: &Answer) -> String {
+    serde_json::to_string(answer).unwrap_or_default()
+}
+
+pub(crate) fn token_i64(claim: &Claim) -> i64 {
+    i64::try_from(claim.token).unwrap_or(i64::MAX)
+}
+
+/// Why a claim failed, from the run's current columns.
+pub(crate) fn refusal(run_id: &str, state: RunState) -> StoreError {
+    match state {
+        RunState::Expired => StoreError::Expired {
+            run_id: run_id.to_owned(),
+        },
+        other => StoreError::AlreadyClaimed {
+            run_id: run_id.to_owned(),
+            state: other,
+        },
+    }
+}
+
+/// The SQL columns every store query reads, in [`RawRow`] order.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, state, \
+     lease_owner, lease_until, version, claims, record, answer, checkpoint, result";
+
+/// The SQL columns of a row without its JSON blobs, in [`RawRow`] order: what a change that
+/// returns only the run's [`RunInfo`] reads back.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const INFO_COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, \
+     state, lease_owner, lease_until, version, claims";
+
+/// The claim a takeover makes of `row`; `None` (logged) when its row cannot be read, so one
+/// damaged run never blocks the others.
+pub(crate) fn takeover_claim(row: &RawRow, owner: &str, until: i64) -> Option<Claim> {
+    let claim = row.answer().and_then(|answer| {
+        let answer = answer.ok_or_else(|| StoreError::Corrupt {
+            run_id: row.run_id.clone(),
+            message: "a claimed or expired run has no answer".to_owned(),
+        })?;
+        row.claim(owner, until, answer, true)
+    });
+    match claim {
+        Ok(claim) => Some(claim),
+        Err(e) => {
+            tracing::warn!(run_id = %row.run_id, error = %e, "run store: skipping a run that cannot be taken over");
+            None
+        }
+    }
+}

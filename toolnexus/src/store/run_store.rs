@@ -1,0 +1,187 @@
+//! The [`RunStore`] trait.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{
+    Claim, ConversationStore, Page, PendingQuery, RunInfo, RunState, StoreError, StoreResult,
+    StoredRun,
+};
+use crate::client::{PendingRun, RunResult};
+use crate::request::Answer;
+use crate::tool::BoxFuture;
+
+/// A store of parked and in-flight runs. Object-safe: hold one as `Arc<dyn RunStore>`.
+///
+/// Every method is atomic on its own; see the [module docs](super) for the guarantees.
+pub trait RunStore: Send + Sync + fmt::Debug {
+    /// Parks a halted run. The run id comes from the record; the run waits on
+    /// `record.pending()`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Conflict`] when the run or a parked run with the same request id is
+    /// already stored.
+    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>>;
+
+    /// The run with this id.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] when its row cannot be read.
+    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>>;
+
+    /// The run that waits (or last waited) on this request id.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] when its row cannot be read.
+    fn get_by_request<'a>(
+        &'a self,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>>;
+
+    /// Claims the run whose request the answer echoes (`answer.id`), for `owner`, with a lease.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] when no run waits on that request; [`StoreError::AlreadyClaimed`]
+    /// when it was answered already; [`StoreError::Expired`] when the request expired (the run's
+    /// answer becomes `declined/expired`); [`StoreError::Corrupt`] when the record cannot be
+    /// read (the run stays parked).
+    fn claim<'a>(&'a self, answer: &'a Answer, owner: &'a str)
+    -> BoxFuture<'a, StoreResult<Claim>>;
+
+    /// Claims one run that needs a worker: a claimed run whose lease ran out (resumed from its
+    /// last checkpoint with its answer), or an expired one (resumed with `declined/expired`).
+    /// `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] when the chosen run's record cannot be read.
+    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>>;
+
+    /// Extends the claim's lease by the store's lease time from now.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LeaseLost`] when the claim is no longer the run's.
+    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Saves the resumed run's progress; a worker that takes the run over gets it in
+    /// [`Claim::checkpoint`]. Also renews the lease.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LeaseLost`] when the claim is no longer the run's.
+    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// Records how the resumed run ended: a pending result parks the run again on its new
+    /// request (same run id); any other is kept as the run's result.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LeaseLost`] when the claim is no longer the run's; [`StoreError::Invalid`]
+    /// for a pending result without its resume state; [`StoreError::Conflict`] when another
+    /// parked run already waits on the new request id.
+    fn finish<'a>(
+        &'a self,
+        claim: &'a Claim,
+        result: RunResult,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>>;
+
+    /// Parked runs matching the query, oldest first, one page at a time.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Invalid`] for a cursor no page returned.
+    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>>;
+
+    /// Marks every parked run whose request is past `expiresAt` as expired (its answer becomes
+    /// `declined/expired`, for [`take_over`](RunStore::take_over)); returns their ids.
+    fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>>;
+
+    /// Deletes the run; `false` when there was none.
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// The conversations kept beside the runs, when this store keeps them (the three stores of
+    /// this crate do). [`Client::answer`](crate::Client::answer) completes a conversation's
+    /// turn through it.
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        None
+    }
+
+    /// Waits until the run's row changes past `version` (an answer claimed it, it finished,
+    /// parked again, expired or was deleted) or `timeout` passes. Returns the run's new
+    /// columns, `None` on timeout, [`StoreError::NotFound`] once it is gone.
+    ///
+    /// Stores that can be told of a change wait for it (MemoryStore in-process, PostgresStore
+    /// by LISTEN/NOTIFY); others poll every 50 ms.
+    fn wait_change<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: u64,
+        timeout: Duration,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Box::pin(poll_change(self, run_id, version, timeout))
+    }
+
+    /// Waits until the run is finished, for at most `timeout`; `None` on timeout.
+    fn wait_finished<'a>(
+        &'a self,
+        run_id: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let run = self
+                    .get(run_id)
+                    .await?
+                    .ok_or_else(|| StoreError::NotFound {
+                        key: run_id.to_owned(),
+                    })?;
+                if run.info.state == RunState::Finished {
+                    return Ok(Some(run));
+                }
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                if left.is_zero()
+                    || self
+                        .wait_change(run_id, run.info.version, left)
+                        .await?
+                        .is_none()
+                {
+                    return Ok(None);
+                }
+            }
+        })
+    }
+}
+
+async fn poll_change<S: RunStore + ?Sized>(
+    store: &S,
+    run_id: &str,
+    version: u64,
+    timeout: Duration,
+) -> StoreResult<Option<RunInfo>> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let info = store
+            .get(run_id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound {
+                key: run_id.to_owned(),
+            })?
+            .info;
+        if info.version > version {
+            return Ok(Some(info));
+        }
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(50).min(deadline - now)).await;
+    }
+}

@@ -1,0 +1,191 @@
+//! The types of a stored run: its state, its indexed columns, a worker's claim on it, and the
+//! store's errors.
+
+use std::fmt;
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::client::{PendingRun, RunResult};
+use crate::request::Answer;
+
+/// What went wrong in a [`RunStore`](super::RunStore). Messages are lowercase and name the run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No run has that id, or no parked run waits on that request id.
+    #[error("no run found for `{key}`")]
+    NotFound {
+        /// The run id or request id looked up.
+        key: String,
+    },
+    /// The run's request was already answered: another claimant won, or the run finished.
+    #[error("run `{run_id}` is already {state}: its request was answered")]
+    AlreadyClaimed {
+        /// The run.
+        run_id: String,
+        /// Its state (`claimed` or `finished`).
+        state: RunState,
+    },
+    /// The request expired before the answer arrived; the run's answer is `declined/expired`.
+    #[error("the request of run `{run_id}` expired before the answer arrived")]
+    Expired {
+        /// The run.
+        run_id: String,
+    },
+    /// The claim is no longer this worker's: its lease ran out and another worker took the run
+    /// over, or the run was finished or deleted. Stop working on the run.
+    #[error("the claim on run `{run_id}` was lost: another worker took it over or it ended")]
+    LeaseLost {
+        /// The run.
+        run_id: String,
+    },
+    /// A run with that id, or a parked run waiting on that request id, is already stored.
+    #[error("{0}")]
+    Conflict(String),
+    /// A stored row that cannot be read (an edited or damaged record). Other runs are
+    /// unaffected.
+    #[error("run `{run_id}` has an unreadable record: {message}")]
+    Corrupt {
+        /// The run.
+        run_id: String,
+        /// What could not be read.
+        message: String,
+    },
+    /// A stored conversation whose transcript cannot be read. Other conversations are
+    /// unaffected.
+    #[error("conversation `{id}` has an unreadable transcript: {message}")]
+    CorruptConversation {
+        /// The conversation.
+        id: String,
+        /// What could not be read.
+        message: String,
+    },
+    /// A record or result the store cannot keep (for example a pending result without its
+    /// resume state).
+    #[error("{0}")]
+    Invalid(String),
+    /// The store's database failed (connection, I/O, SQL).
+    #[error("run store database error: {0}")]
+    Backend(String),
+}
+
+/// `Result<T, StoreError>`.
+pub type StoreResult<T> = std::result::Result<T, StoreError>;
+
+/// Where a stored run is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RunState {
+    /// Halted, waiting for the answer to its request.
+    Parked,
+    /// Answered and held by a worker's lease while it resumes.
+    Claimed,
+    /// Its request expired unanswered; waiting for a worker to resume it with
+    /// `declined/expired`.
+    Expired,
+    /// Ended (done or incomplete); its [`RunResult`] is kept.
+    Finished,
+}
+
+impl RunState {
+    /// The state's name, as stored: `parked`, `claimed`, `expired`, `finished`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Parked => "parked",
+            Self::Claimed => "claimed",
+            Self::Expired => "expired",
+            Self::Finished => "finished",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "parked" => Self::Parked,
+            "claimed" => Self::Claimed,
+            "expired" => Self::Expired,
+            "finished" => Self::Finished,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for RunState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A worker's hold on a claimed run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// The worker that holds it (the `owner` given to `claim` or `take_over`).
+    pub owner: String,
+    /// When it runs out unless renewed.
+    pub until: SystemTime,
+}
+
+/// The indexed columns of a stored run: what listing and lookups read without decoding the
+/// record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunInfo {
+    /// The run's id (stable across halts of the same run).
+    pub run_id: String,
+    /// The id of the request the run waits (or last waited) on.
+    pub request_id: String,
+    /// That request's kind.
+    pub kind: String,
+    /// That request's prompt.
+    pub prompt: String,
+    /// When the run was parked on that request.
+    pub created_at: SystemTime,
+    /// When that request stops accepting answers.
+    pub expires_at: Option<SystemTime>,
+    /// Where the run is.
+    pub state: RunState,
+    /// The worker's lease, while claimed.
+    pub lease: Option<Lease>,
+    /// Bumped by every change of the row.
+    pub version: u64,
+}
+
+/// A stored run, decoded.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct StoredRun {
+    /// The indexed columns.
+    pub info: RunInfo,
+    /// The run's last parked record.
+    pub record: PendingRun,
+    /// The answer it was claimed with (or `declined/expired` once expired).
+    pub answer: Option<Answer>,
+    /// The last checkpoint a worker saved while resuming it.
+    pub checkpoint: Option<Value>,
+    /// How it ended, once finished.
+    pub result: Option<RunResult>,
+}
+
+/// A worker's claim on a run: the record and answer to resume it with, and the lease.
+///
+/// Hand it back to [`RunStore::checkpoint`](super::RunStore::checkpoint), [`RunStore::renew`](super::RunStore::renew) and [`RunStore::finish`](super::RunStore::finish);
+/// each checks that the lease is still this claim's.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Claim {
+    /// The run.
+    pub run_id: String,
+    /// The parked record to resume.
+    pub record: PendingRun,
+    /// The answer to resume it with.
+    pub answer: Answer,
+    /// The last checkpoint of an earlier worker, when this claim took the run over.
+    pub checkpoint: Option<Value>,
+    /// The lease this claim holds.
+    pub lease: Lease,
+    /// Whether the run was taken over from a worker whose lease ran out (or, for an expired
+    /// request, from nobody).
+    pub taken_over: bool,
+    /// The fencing token: how many claims the run has had, this one included.
+    pub token: u64,
+}
