@@ -12,13 +12,22 @@
 /// more letters also matches inside a word (`NEWPASSWORD`).
 pub(crate) const CREDENTIAL_WORDS: &[&str] = toolnexus_macros::__credential_words!();
 
+/// What an invisible character (a format character such as a zero-width space, or a
+/// combining mark) does in [`fold`]: join the letters around it (`pass\u{200b}word` reads as
+/// `password`) or separate them (`bearer\u{488}token` reads as `bearer`, `token` to a reader
+/// who sees the mark as a break). The boundary looks for a credential word both ways.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Invisible {
+    Joins,
+    Separates,
+}
+
 /// Folds what can disguise a letter: every non-ASCII character becomes what `decancer` reads
 /// it as (a Cyrillic `а` reads as `a`, a fullwidth `ｐ` as `p`, `ñ` as `n`). One that does not
-/// read as a letter or digit becomes nothing when a reader cannot see it (format characters
-/// such as zero-width spaces, and combining marks), so it cannot split a word; every other one
-/// (spaces, controls, symbols, punctuation) becomes a space, as it separates words for a
-/// reader (`bearer→token`, a C1 control between two words).
-fn fold(text: &str) -> std::borrow::Cow<'_, str> {
+/// read as a letter or digit becomes a space when a reader sees it (spaces, controls, symbols,
+/// punctuation: `bearer→token`), and, when a reader cannot see it (format characters, marks),
+/// nothing or a space as `invisible` says.
+fn fold(text: &str, invisible: Invisible) -> std::borrow::Cow<'_, str> {
     use unicode_general_category::{GeneralCategory, get_general_category};
     if text.is_ascii() {
         return std::borrow::Cow::Borrowed(text);
@@ -38,7 +47,8 @@ fn fold(text: &str) -> std::borrow::Cow<'_, str> {
                 GeneralCategory::Format
                 | GeneralCategory::NonspacingMark
                 | GeneralCategory::SpacingMark
-                | GeneralCategory::EnclosingMark => {}
+                | GeneralCategory::EnclosingMark
+                    if invisible == Invisible::Joins => {}
                 _ => out.push(' '),
             },
         }
@@ -52,14 +62,21 @@ toolnexus_macros::__credential_rule!();
 /// camelCase humps (`newPassword`), before the last capital of an acronym (`APIToken`) and
 /// where digits follow letters (`password1`), after folding confusables.
 pub(crate) fn words(text: &str) -> Vec<String> {
-    rule::split(&fold(text))
+    rule::split(&fold(text, Invisible::Joins))
 }
 
 /// The credential word a name or text contains, if any: among its words, or among its
 /// separator-delimited chunks read whole (so a stray capital, `sEcret`, splits nothing), after
-/// folding confusables (see [`CREDENTIAL_WORDS`] for the rule).
+/// folding confusables, with invisible characters read as joining and as separating (see
+/// [`CREDENTIAL_WORDS`] for the rule).
 pub(crate) fn credential_in(text: &str) -> Option<&'static str> {
-    rule::find(&fold(text), CREDENTIAL_WORDS)
+    let joined = fold(text, Invisible::Joins);
+    rule::find(&joined, CREDENTIAL_WORDS).or_else(|| {
+        let separated = fold(text, Invisible::Separates);
+        (separated != joined)
+            .then(|| rule::find(&separated, CREDENTIAL_WORDS))
+            .flatten()
+    })
 }
 
 #[cfg(test)]
@@ -85,9 +102,14 @@ mod tests {
         assert_eq!(credential_in("bearer\u{88}uhreEiU"), Some("bearer"));
         assert_eq!(credential_in("api→key"), Some("apikey"));
         assert_eq!(words("bearer→token"), ["bearer", "token"]);
-        // zero-width, format and combining characters join what they sit in
+        // zero-width, format and combining characters join what they sit in...
         assert_eq!(words("pass\u{200b}\u{2060}wo\u{301}rd"), ["password"]);
         assert_eq!(credential_in("pass\u{feff}word"), Some("password"));
+        // ...and are also read as a break, as a reader may see them (found by the fuzz target:
+        // an enclosing mark after `bearer`)
+        assert_eq!(credential_in("bearer\u{488}uhreEiU"), Some("bearer"));
+        assert_eq!(credential_in("token\u{200b}s"), Some("token"));
+        assert_eq!(credential_in("cafe\u{301} menu"), None);
     }
 
     #[test]
