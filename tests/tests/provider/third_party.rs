@@ -288,7 +288,39 @@ async fn llmock_faults_are_survived_and_judged() {
         assert_eq!(booking(&result), Some("booked flight AI-503 to mock-city"));
         let verdict = server.admin("GET", "/_llmock/verdict", &Value::Null).await;
         eprintln!("llmock verdict on {kind} once: {verdict}");
-        assert_eq!(verdict["findings"], json!([]), "{verdict}");
+        // the faulted attempt and its retry: the same body again, and no fault on it
+        let requests = journal["requests"]
+            .as_array()
+            .expect("the journal's requests");
+        assert_eq!(
+            requests[0]["fault"]
+                .as_str()
+                .map(|f| f.starts_with(&format!("stream:{kind}@"))),
+            Some(true),
+            "{journal}"
+        );
+        assert_eq!(
+            requests[1]["fingerprint"], requests[0]["fingerprint"],
+            "{journal}"
+        );
+        assert_eq!(requests[1]["fault"], Value::Null, "{journal}");
+        // llmock groups a retry with the attempt before it only when that attempt failed in
+        // its eyes; an attempt it finished sending (`completed`) counts as a success, so
+        // when the whole corrupted stream was out before the client hung up (a race on a
+        // fast loopback) it judges the retry a new call and the chunk ignored. The journal
+        // above shows the retry; any other finding fails.
+        let expected = if kind == "malformed" && requests[0]["completed"] == true {
+            json!([{"code": "malformed_chunk_ignored", "requests": [1]}])
+        } else {
+            json!([])
+        };
+        let findings: Vec<Value> = verdict["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| json!({"code": f["code"], "requests": f["requests"]}))
+            .collect();
+        assert_eq!(Value::Array(findings), expected, "{verdict}\n{journal}");
     }
 
     // the same faults on every attempt: never taken as a reply
