@@ -19,6 +19,7 @@ use super::halt::{finish, halt};
 use super::persist::{self, MAX_JSON_DEPTH};
 use super::resume::Resume;
 use super::trace;
+use super::wait::{Parked, Stop};
 use super::{BeforeTool, Client, Event, Limit, Metric, RunResult, RunStatus, Sink, ToolCallRecord};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -59,8 +60,6 @@ pub(super) struct Run<'a> {
     pub(super) cancel: CancellationToken,
     /// When the run's timeout elapses, and the timeout.
     pub(super) deadline: Option<(tokio::time::Instant, Duration)>,
-    /// Whether `wait_for` is waiting (the run's cancellation then ends the wait, not the run).
-    pub(super) waiting: AtomicBool,
     pub(super) streaming: bool,
     /// The run's id and the turn whose calls run now (for `ctx.idempotency_key()`).
     pub(super) id: String,
@@ -97,7 +96,7 @@ impl Client {
         toolkit: &Toolkit,
         sink: Option<Sink<'_>>,
         streaming: bool,
-        resume: Option<Resume>,
+        resume: Option<Box<Resume>>,
     ) -> Result<RunResult> {
         // the run stops: after a tool result entered its state, the error carries it
         Box::pin(self.drive_state(&mut state, toolkit, sink, streaming, resume))
@@ -111,7 +110,7 @@ impl Client {
         toolkit: &Toolkit,
         sink: Option<Sink<'_>>,
         streaming: bool,
-        resume: Option<Resume>,
+        resume: Option<Box<Resume>>,
     ) -> Result<RunResult> {
         let cancel = self
             .inner
@@ -128,46 +127,46 @@ impl Client {
             sink,
             cancel: cancel.clone(),
             deadline,
-            waiting: AtomicBool::new(false),
             streaming,
             id: state.run_id.clone(),
             turn: AtomicU32::new(state.turns),
         };
         let span = trace::run_span(&state.request.model, resume.is_some());
-        // boxed: moved into `timed` and the select, an inline future would be stored thrice
-        let work = Box::pin(
-            async {
-                if let Some(resume) = resume
-                    && let Some(halted) = Box::pin(run.resume_turn(state, resume)).await?
-                {
-                    return Ok(halted);
-                }
-                run.model_loop(state).await
-            }
-            .instrument(span.clone()),
-        );
-        let timed = async {
-            match deadline {
-                Some((at, limit)) => tokio::time::timeout_at(at, work)
-                    .await
-                    .unwrap_or(Err(Error::Timeout(limit))),
-                None => work.await,
+        // a cancellation ends the run, except while `wait_for` waits: then the run halts on
+        // the request with Error::WaitFor, so the request is not lost (the timeout alike)
+        let mut cancelled = std::pin::pin!(cancel.cancelled());
+        let mut step = Step::Start(resume);
+        let result = loop {
+            // boxed: moved into `timed` and the poll below, an inline future would be stored
+            // twice; and dropped, with everything the turn held, before `wait_for` waits
+            let stop = {
+                let work = Box::pin(run.step(state, step).instrument(span.clone()));
+                let timed = async {
+                    match deadline {
+                        Some((at, limit)) => tokio::time::timeout_at(at, work)
+                            .await
+                            .unwrap_or(Err(Error::Timeout(limit))),
+                        None => work.await,
+                    }
+                };
+                let mut timed = std::pin::pin!(timed);
+                std::future::poll_fn(|cx| {
+                    if cancelled.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Err(Error::Cancelled));
+                    }
+                    timed.as_mut().poll(cx)
+                })
+                .await?
+            };
+            match stop {
+                Stop::Done(result) => break result,
+                // only the request, the call's execution and the rest of its turn are kept
+                Stop::Parked(parked) => match run.wait(&parked, cancelled.as_mut()).await {
+                    Ok(answer) => step = Step::Answered(parked, answer),
+                    Err(message) => return Err(run.wait_failed(state, *parked, message)),
+                },
             }
         };
-        // a cancellation ends the run here, except while `wait_for` waits: then the work
-        // sees it and ends with the halted run (Error::WaitFor), so the request is not lost
-        // (the timeout is handled alike: `timeout_at` polls the work before its deadline)
-        let mut cancelled = std::pin::pin!(cancel.cancelled());
-        let mut timed = std::pin::pin!(timed);
-        let mut fired = false;
-        let result = std::future::poll_fn(|cx| {
-            fired = fired || cancelled.as_mut().poll(cx).is_ready();
-            if fired && !run.waiting.load(Ordering::SeqCst) {
-                return Poll::Ready(Err(Error::Cancelled));
-            }
-            timed.as_mut().poll(cx)
-        })
-        .await?;
         trace::run_finished(&span, &result);
         run.emit(|| Event::Done {
             result: Box::new(result.clone()),
@@ -176,7 +175,33 @@ impl Client {
     }
 }
 
+/// What the next piece of a run's work starts from.
+enum Step {
+    /// A fresh run, or a resume of a halted one.
+    Start(Option<Box<Resume>>),
+    /// `wait_for`'s answer to the parked call.
+    Answered(Box<Parked>, crate::request::Answer),
+}
+
 impl Run<'_> {
+    /// The run's work until it ends or parks on a suspension for `wait_for`.
+    async fn step(&self, state: &mut State, step: Step) -> Result<Stop> {
+        match step {
+            Step::Start(Some(resume)) => {
+                if let Some(stop) = Box::pin(self.resume_turn(state, resume)).await? {
+                    return Ok(stop);
+                }
+            }
+            Step::Start(None) => {}
+            Step::Answered(parked, answer) => {
+                if let Some(stop) = Box::pin(self.go_on(state, *parked, answer)).await? {
+                    return Ok(stop);
+                }
+            }
+        }
+        self.model_loop(state).await
+    }
+
     pub(super) fn emit(&self, make: impl FnOnce() -> Event) {
         if self.client.on_event.is_none() && self.sink.is_none() {
             return;
@@ -227,10 +252,14 @@ impl Run<'_> {
         }
     }
 
-    async fn model_loop(&self, st: &mut State) -> Result<RunResult> {
+    async fn model_loop(&self, st: &mut State) -> Result<Stop> {
         loop {
             if st.turns >= self.client.max_turns {
-                return Ok(finish(st, RunStatus::Incomplete, Some(Limit::MaxTurns)));
+                return Ok(Stop::Done(finish(
+                    st,
+                    RunStatus::Incomplete,
+                    Some(Limit::MaxTurns),
+                )));
             }
             let started = Instant::now();
             let delivered = AtomicBool::new(false);
@@ -276,7 +305,7 @@ impl Run<'_> {
                 st.request
                     .messages
                     .push(Message::assistant(text.unwrap_or_default()));
-                return Ok(finish(st, RunStatus::Done, None));
+                return Ok(Stop::Done(finish(st, RunStatus::Done, None)));
             }
             let calls: Vec<ToolCall> = tool_calls
                 .into_iter()
@@ -300,8 +329,8 @@ impl Run<'_> {
                 .messages
                 .push(Message::assistant_tool_calls(text, calls.clone()));
             let pre = calls.iter().map(|_| None).collect();
-            if let Some(halted) = Box::pin(self.tool_phase(st, &calls, 0, pre)).await? {
-                return Ok(halted);
+            if let Some(stop) = Box::pin(self.tool_phase(st, &calls, 0, pre)).await? {
+                return Ok(stop);
             }
         }
     }
@@ -350,14 +379,15 @@ impl Run<'_> {
     }
 
     /// Runs `calls[start..]` (those without a result in `pre`, concurrently), then handles the
-    /// results in call order. Returns the halted run when one suspends without `wait_for`.
+    /// results in call order. Returns the halted run when one suspends without `wait_for`, or
+    /// the parked call when `wait_for` is to answer it.
     pub(super) async fn tool_phase(
         &self,
         st: &mut State,
         calls: &[ToolCall],
         start: usize,
         pre: Vec<Option<Exec>>,
-    ) -> Result<Option<RunResult>> {
+    ) -> Result<Option<Stop>> {
         let todo = (0..pre.len()).filter(|&k| pre[k].is_none());
         let mut fresh = join_all(todo.map(|k| self.execute_call(&calls[start + k])))
             .await
@@ -370,40 +400,27 @@ impl Run<'_> {
         while let Some((k, exec)) = execs.next() {
             let index = start + k;
             let call = &calls[index];
-            let Some(request) = exec.result.pending().cloned() else {
+            let Some(request) = exec.result.pending() else {
                 self.tool_metric(call, exec.duration, exec.result.is_error, false);
                 self.record(st, call, exec.args, exec.result);
                 continue;
             };
             self.tool_metric(call, exec.duration, false, true);
-            trace::pending(call, &request);
+            trace::pending(call, request);
             self.emit(|| Event::Pending {
                 request: request.clone(),
             });
-            let Some(wait_for) = &self.client.wait_for else {
-                let rest = execs
-                    .map(|(k, e)| Some(e.defer(&calls[start + k])))
-                    .collect();
-                trace::halted(&request);
-                return Ok(Some(halt(st, call, index, exec, request, rest)));
-            };
-            let failure = match self.answer(wait_for, call, &exec.args, &request).await {
-                Ok(resolved) => {
-                    self.record(st, call, exec.args, resolved);
-                    continue;
-                }
-                Err(failure) => failure,
-            };
+            let request = request.clone();
+            if self.client.wait_for.is_some() {
+                let rest = execs.map(|(_, e)| e).collect();
+                let parked = Parked::new(index, exec, request, rest);
+                return Ok(Some(Stop::Parked(Box::new(parked))));
+            }
             let rest = execs
                 .map(|(k, e)| Some(e.defer(&calls[start + k])))
                 .collect();
-            let request_id = request.id.clone();
-            let run = halt(st, call, index, exec, request, rest);
-            return Err(Error::WaitFor {
-                request_id,
-                message: failure,
-                run: Box::new(run),
-            });
+            trace::halted(&request);
+            return Ok(Some(Stop::Done(halt(st, call, index, exec, request, rest))));
         }
         Ok(None)
     }

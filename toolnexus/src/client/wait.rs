@@ -1,19 +1,26 @@
 //! In-process answers: what a `wait_for` function may return, and waiting for it under the
 //! run's timeout and cancellation without losing the request.
+//!
+//! A call that suspends parks the run: the turn's future is dropped and only the request, the
+//! call's execution and the rest of its turn are kept ([`Parked`]) while `wait_for` waits; the
+//! answer then goes on from there (the same order of results, events and retries as if the
+//! turn had waited in place).
 
+use std::any::Any;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::Ordering;
+use std::pin::Pin;
+use std::task::Poll;
 
 use futures_util::FutureExt;
-use serde_json::Value;
+use tokio_util::sync::WaitForCancellationFuture;
 
-use super::WaitForFn;
-use super::run::Run;
-use crate::error::Result;
-use crate::model::ToolCall;
+use super::halt::{finish, halt};
+use super::run::{Exec, Run, State};
+use super::{RunResult, RunStatus};
+use crate::error::{Error, Result};
+use crate::model::{Role, ToolCall};
 use crate::request::{Answer, Request};
-use crate::result::ToolResult;
 use crate::util::panic_message;
 
 /// What a `wait_for` function may return: an [`Answer`], or a `Result` of one whose error is
@@ -39,20 +46,101 @@ impl<E: fmt::Display> IntoAnswer for Result<Answer, E> {
     }
 }
 
+/// How a piece of a run's work stops: the run ended (finished, or halted on a suspension
+/// without `wait_for`), or a call suspended and `wait_for` is to answer it.
+pub(super) enum Stop {
+    /// The run's result.
+    Done(RunResult),
+    /// The parked call: the future that ran the turn is dropped while `wait_for` waits.
+    Parked(Box<Parked>),
+}
+
+/// A call parked on its suspension while `wait_for` waits: what is kept of its turn (the run's
+/// state keeps the rest; the turn's calls are its last assistant message's).
+pub(super) struct Parked {
+    /// The call's position in its turn.
+    pub(super) index: usize,
+    /// Its execution (the request taken out of its result).
+    pub(super) exec: Exec,
+    /// The request the call suspended on.
+    pub(super) request: Box<Request>,
+    /// The executions of the later calls of the turn, in call order.
+    pub(super) rest: Vec<Exec>,
+}
+
+impl Parked {
+    /// Parks the suspended call `index` on `request` (its result's copy is dropped while it
+    /// waits).
+    pub(super) fn new(index: usize, mut exec: Exec, request: Request, rest: Vec<Exec>) -> Self {
+        if let Some(metadata) = exec.result.metadata.as_mut() {
+            metadata.pending = None;
+        }
+        Self {
+            index,
+            exec,
+            request: Box::new(request),
+            rest,
+        }
+    }
+}
+
+/// The tool calls of the state's current turn (its last assistant message with tool calls).
+fn turn_calls(st: &State) -> Vec<ToolCall> {
+    st.request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+        .map(|m| m.tool_calls.clone())
+        .unwrap_or_default()
+}
+
 impl Run<'_> {
-    /// The host's answer to a suspended call, resolved into the call's result; or why there
-    /// is none (the caller then halts the run on the request, which stays pending).
-    pub(super) async fn answer(
+    /// The host's answer to the parked call's request, or why there is none: `wait_for`
+    /// failed or panicked, answered another request, or the run's timeout or cancellation
+    /// (`cancelled`) interrupted it (the caller then halts the run on the request, which stays
+    /// pending: [`Run::wait_failed`]).
+    pub(super) async fn wait(
         &self,
-        wait_for: &WaitForFn,
-        call: &ToolCall,
-        args: &Value,
-        request: &Request,
-    ) -> Result<ToolResult, String> {
-        match self.wait(wait_for, request).await {
-            Ok(answer) if answer.id == request.id => {
-                Ok(Box::pin(self.resolve(call, args, request, answer)).await)
+        parked: &Parked,
+        mut cancelled: Pin<&mut WaitForCancellationFuture<'_>>,
+    ) -> Result<Answer, String> {
+        let Some(wait_for) = &self.client.wait_for else {
+            return Err("no wait_for is set".to_owned());
+        };
+        let request = &*parked.request;
+        let panicked =
+            |panic: Box<dyn Any + Send>| format!("wait_for panicked: {}", panic_message(&*panic));
+        let mut waiting =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| wait_for(request.clone()))) {
+                Ok(waiting) => AssertUnwindSafe(waiting).catch_unwind(),
+                Err(panic) => return Err(panicked(panic)),
+            };
+        // boxed: only a run with a timeout pays for its timer while parked
+        let mut deadline = self
+            .deadline
+            .map(|(at, limit)| (Box::pin(tokio::time::sleep_until(at)), limit));
+        let outcome = std::future::poll_fn(|cx| {
+            if let Poll::Ready(outcome) = waiting.poll_unpin(cx) {
+                return Poll::Ready(outcome.unwrap_or_else(|panic| Err(panicked(panic))));
             }
+            if cancelled.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(
+                    "the run was cancelled while waiting for the answer".to_owned()
+                ));
+            }
+            if let Some((sleep, limit)) = &mut deadline
+                && sleep.as_mut().poll(cx).is_ready()
+            {
+                return Poll::Ready(Err(format!(
+                    "the run timed out after {limit:?} while waiting for the answer"
+                )));
+            }
+            Poll::Pending
+        })
+        .await;
+        match outcome {
+            Ok(answer) if answer.id == request.id => Ok(answer),
             Ok(answer) => Err(format!(
                 "it answered request `{}`; an answer must echo the pending request's id",
                 answer.id
@@ -61,41 +149,62 @@ impl Run<'_> {
         }
     }
 
-    /// The host's answer to `request`, or why there is none: `wait_for` failed or panicked,
-    /// or the run's timeout or cancellation interrupted it (the request stays pending either
-    /// way: the caller returns the halted run with the failure).
-    async fn wait(&self, wait_for: &WaitForFn, request: &Request) -> Result<Answer, String> {
-        let waiting = AssertUnwindSafe(async { wait_for(request.clone()).await })
-            .catch_unwind()
-            .map(|outcome| {
-                outcome.unwrap_or_else(|panic| {
-                    Err(format!(
-                        "wait_for panicked: {}",
-                        panic_message(panic.as_ref())
-                    ))
-                })
-            });
-        let timeout = async {
-            match self.deadline {
-                Some((at, limit)) => {
-                    tokio::time::sleep_until(at).await;
-                    limit
-                }
-                None => std::future::pending().await,
-            }
+    /// `wait_for` gave no answer (`message` says why): the run halts on the parked call's
+    /// request ([`Error::WaitFor`], the halted run in the error), the rest of its turn kept.
+    pub(super) fn wait_failed(&self, st: &mut State, parked: Parked, message: String) -> Error {
+        let Parked {
+            index,
+            mut exec,
+            request,
+            rest,
+        } = parked;
+        let calls = turn_calls(st);
+        let rest = rest
+            .into_iter()
+            .zip(calls.iter().skip(index + 1))
+            .map(|(e, call)| Some(e.defer(call)))
+            .collect();
+        let request_id = request.id.clone();
+        let pending = (*request).clone();
+        if let Some(metadata) = exec.result.metadata.as_mut() {
+            metadata.pending = Some(request);
+        }
+        let Some(call) = calls.get(index) else {
+            return Error::WaitFor {
+                request_id,
+                message,
+                run: Box::new(finish(st, RunStatus::Incomplete, None)),
+            };
         };
-        self.waiting.store(true, Ordering::SeqCst);
-        let outcome = tokio::select! {
-            biased;
-            answer = waiting => answer,
-            () = self.cancel.cancelled() => {
-                Err("the run was cancelled while waiting for the answer".to_owned())
-            }
-            limit = timeout => Err(format!(
-                "the run timed out after {limit:?} while waiting for the answer"
-            )),
+        let run = halt(st, call, index, exec, pending, rest);
+        Error::WaitFor {
+            request_id,
+            message,
+            run: Box::new(run),
+        }
+    }
+
+    /// Goes on after `wait_for`'s answer: the parked call's result (resolved with the answer),
+    /// then the rest of its turn.
+    pub(super) async fn go_on(
+        &self,
+        st: &mut State,
+        parked: Parked,
+        answer: Answer,
+    ) -> crate::error::Result<Option<Stop>> {
+        let Parked {
+            index,
+            exec,
+            request,
+            rest,
+        } = parked;
+        let calls = turn_calls(st);
+        let Some(call) = calls.get(index) else {
+            return Ok(None);
         };
-        self.waiting.store(false, Ordering::SeqCst);
-        outcome
+        let resolved = Box::pin(self.resolve(call, &exec.args, &request, answer)).await;
+        self.record(st, call, exec.args, resolved);
+        let pre = rest.into_iter().map(Some).collect();
+        Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
     }
 }
