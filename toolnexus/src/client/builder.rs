@@ -6,6 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use super::hooks::Hooks;
@@ -113,9 +114,9 @@ impl ClientBuilder {
         Fut: Future<Output = A> + Send + 'static,
         A: IntoAnswer,
     {
+        // `map`, not an async block: the host's future is stored once, not twice
         self.config.wait_for = Some(Arc::new(move |req| {
-            let fut = f(req);
-            Box::pin(async move { fut.await.into_answer() })
+            Box::pin(f(req).map(|answer| answer.into_answer()))
         }));
         self
     }

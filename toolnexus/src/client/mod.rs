@@ -123,15 +123,6 @@ impl fmt::Debug for Client {
 }
 
 impl Client {
-    /// `run`, a halted run parked in the client's store first (when there is one). Boxed: the
-    /// store's future is not carried, as part of every run's future, by runs without a store.
-    async fn parked_in_store(&self, run: Result<RunResult>) -> Result<RunResult> {
-        if self.inner.store.is_none() {
-            return run;
-        }
-        Box::pin(self.park_halted(run)).await
-    }
-
     /// Starts a client for `model` (an HTTP provider, a [`FnModel`], a [`ScriptedModel`], or
     /// an `Arc<dyn Model>`).
     pub fn builder(model: impl Model + 'static) -> ClientBuilder {
@@ -193,7 +184,11 @@ impl Client {
     ) -> Result<RunResult> {
         let state = self.fresh_state(history, prompt.into(), toolkit);
         let run = self.drive(state, toolkit, None, false, None).await;
-        self.parked_in_store(run).await
+        if self.inner.store.is_none() {
+            return run;
+        }
+        // boxed: a run without a store does not carry the store's future in its own
+        Box::pin(self.park_halted(run)).await
     }
 
     /// As [`Client::run`], streaming: the model is asked to stream, and `sink` receives every
@@ -215,7 +210,11 @@ impl Client {
     {
         let state = self.fresh_state(Vec::new(), prompt.into(), toolkit);
         let run = self.drive(state, toolkit, Some(&sink), true, None).await;
-        self.parked_in_store(run).await
+        if self.inner.store.is_none() {
+            return run;
+        }
+        // boxed: a run without a store does not carry the store's future in its own
+        Box::pin(self.park_halted(run)).await
     }
 
     /// Resumes a halted run with the answer to its pending request ([contract section 4](crate::contract)).

@@ -90,18 +90,22 @@ impl Client {
         }
     }
 
-    pub(super) async fn drive(
-        &self,
+    /// The run, in one box: its state and the future that drives it (a caller's future holds
+    /// a pointer, and the state is not moved into a second place).
+    pub(super) fn drive<'a>(
+        &'a self,
         mut state: State,
-        toolkit: &Toolkit,
-        sink: Option<Sink<'_>>,
+        toolkit: &'a Toolkit,
+        sink: Option<Sink<'a>>,
         streaming: bool,
         resume: Option<Box<Resume>>,
-    ) -> Result<RunResult> {
-        // the run stops: after a tool result entered its state, the error carries it
-        Box::pin(self.drive_state(&mut state, toolkit, sink, streaming, resume))
-            .await
-            .map_err(|error| super::checkpoint::attach(error, &mut state))
+    ) -> crate::tool::BoxFuture<'a, Result<RunResult>> {
+        Box::pin(async move {
+            // the run stops: after a tool result entered its state, the error carries it
+            self.drive_state(&mut state, toolkit, sink, streaming, resume)
+                .await
+                .map_err(|error| super::checkpoint::attach(error, &mut state))
+        })
     }
 
     async fn drive_state(
@@ -143,7 +147,8 @@ impl Client {
                 let work = Box::pin(run.step(state, step).instrument(span.clone()));
                 let timed = async {
                     match deadline {
-                        Some((at, limit)) => tokio::time::timeout_at(at, work)
+                        // boxed: only a run with a timeout pays for its timer
+                        Some((at, limit)) => Box::pin(tokio::time::timeout_at(at, work))
                             .await
                             .unwrap_or(Err(Error::Timeout(limit))),
                         None => work.await,
@@ -160,18 +165,24 @@ impl Client {
             };
             match stop {
                 Stop::Done(result) => break result,
-                // only the request, the call's execution and the rest of its turn are kept
-                Stop::Parked(parked) => match run.wait(&parked, cancelled.as_mut()).await {
-                    Ok(answer) => step = Step::Answered(parked, answer),
-                    Err(message) => return Err(run.wait_failed(state, *parked, message)),
-                },
+                // only the request, the call's execution and the rest of its turn are kept, and
+                // the transcript without the tools' specs (the toolkit's, made again after)
+                Stop::Parked(parked) => {
+                    state.request.tools = Vec::new();
+                    state.request.messages.shrink_to_fit();
+                    match run.wait(&parked, cancelled.as_mut()).await {
+                        Ok(answer) => step = Step::Answered(parked, Box::new(answer)),
+                        Err(message) => return Err(run.wait_failed(state, *parked, message)),
+                    }
+                    state.request.tools = toolkit.specs();
+                }
             }
         };
         trace::run_finished(&span, &result);
         run.emit(|| Event::Done {
-            result: Box::new(result.clone()),
+            result: result.clone(),
         });
-        Ok(result)
+        Ok(*result)
     }
 }
 
@@ -180,7 +191,7 @@ enum Step {
     /// A fresh run, or a resume of a halted one.
     Start(Option<Box<Resume>>),
     /// `wait_for`'s answer to the parked call.
-    Answered(Box<Parked>, crate::request::Answer),
+    Answered(Box<Parked>, Box<crate::request::Answer>),
 }
 
 impl Run<'_> {
@@ -194,7 +205,7 @@ impl Run<'_> {
             }
             Step::Start(None) => {}
             Step::Answered(parked, answer) => {
-                if let Some(stop) = Box::pin(self.go_on(state, *parked, answer)).await? {
+                if let Some(stop) = Box::pin(self.go_on(state, *parked, *answer)).await? {
                     return Ok(stop);
                 }
             }
@@ -255,11 +266,8 @@ impl Run<'_> {
     async fn model_loop(&self, st: &mut State) -> Result<Stop> {
         loop {
             if st.turns >= self.client.max_turns {
-                return Ok(Stop::Done(finish(
-                    st,
-                    RunStatus::Incomplete,
-                    Some(Limit::MaxTurns),
-                )));
+                let done = finish(st, RunStatus::Incomplete, Some(Limit::MaxTurns));
+                return Ok(Stop::Done(Box::new(done)));
             }
             let started = Instant::now();
             let delivered = AtomicBool::new(false);
@@ -305,7 +313,7 @@ impl Run<'_> {
                 st.request
                     .messages
                     .push(Message::assistant(text.unwrap_or_default()));
-                return Ok(Stop::Done(finish(st, RunStatus::Done, None)));
+                return Ok(Stop::Done(Box::new(finish(st, RunStatus::Done, None))));
             }
             let calls: Vec<ToolCall> = tool_calls
                 .into_iter()
@@ -412,7 +420,8 @@ impl Run<'_> {
             });
             let request = request.clone();
             if self.client.wait_for.is_some() {
-                let rest = execs.map(|(_, e)| e).collect();
+                let mut rest: Vec<Exec> = execs.map(|(_, e)| e).collect();
+                rest.shrink_to_fit(); // collected in place: it would keep the whole turn's room
                 let parked = Parked::new(index, exec, request, rest);
                 return Ok(Some(Stop::Parked(Box::new(parked))));
             }
@@ -420,7 +429,8 @@ impl Run<'_> {
                 .map(|(k, e)| Some(e.defer(&calls[start + k])))
                 .collect();
             trace::halted(&request);
-            return Ok(Some(Stop::Done(halt(st, call, index, exec, request, rest))));
+            let halted = halt(st, call, index, exec, request, rest);
+            return Ok(Some(Stop::Done(Box::new(halted))));
         }
         Ok(None)
     }
@@ -578,3 +588,4 @@ fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, 
         other => Err(not_object(other)),
     }
 }
+

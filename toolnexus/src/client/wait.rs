@@ -49,8 +49,8 @@ impl<E: fmt::Display> IntoAnswer for Result<Answer, E> {
 /// How a piece of a run's work stops: the run ended (finished, or halted on a suspension
 /// without `wait_for`), or a call suspended and `wait_for` is to answer it.
 pub(super) enum Stop {
-    /// The run's result.
-    Done(RunResult),
+    /// The run's result (boxed: a future that awaits a `Stop` keeps room for one).
+    Done(Box<RunResult>),
     /// The parked call: the future that ran the turn is dropped while `wait_for` waits.
     Parked(Box<Parked>),
 }
