@@ -18,7 +18,10 @@ pub(crate) fn unique(prefix: &str) -> String {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{millis}-{n}-{:016x}", random_u64(n))
+    let mut id = format!("{prefix}-{millis}-{n}-{:016x}", random_u64(n));
+    // ids live as long as their run or request (parked ones too): no spare capacity
+    id.shrink_to_fit();
+    id
 }
 
 /// 64 bits from the OS entropy source. Should the OS refuse (it practically never does on the

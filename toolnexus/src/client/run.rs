@@ -116,21 +116,19 @@ impl Client {
         streaming: bool,
         resume: Option<Box<Resume>>,
     ) -> Result<RunResult> {
-        let cancel = self
-            .inner
-            .cancel
-            .as_ref()
-            .map_or_else(CancellationToken::new, CancellationToken::child_token);
-        let deadline = self
-            .inner
-            .timeout
-            .map(|limit| (tokio::time::Instant::now() + limit, limit));
         let run = Run {
             client: &self.inner,
             toolkit,
             sink,
-            cancel: cancel.clone(),
-            deadline,
+            cancel: self
+                .inner
+                .cancel
+                .as_ref()
+                .map_or_else(CancellationToken::new, CancellationToken::child_token),
+            deadline: self
+                .inner
+                .timeout
+                .map(|limit| (tokio::time::Instant::now() + limit, limit)),
             streaming,
             id: state.run_id.clone(),
             turn: AtomicU32::new(state.turns),
@@ -138,7 +136,7 @@ impl Client {
         let span = trace::run_span(&state.request.model, resume.is_some());
         // a cancellation ends the run, except while `wait_for` waits: then the run halts on
         // the request with Error::WaitFor, so the request is not lost (the timeout alike)
-        let mut cancelled = std::pin::pin!(cancel.cancelled());
+        let mut cancelled = std::pin::pin!(run.cancel.cancelled());
         let mut step = Step::Start(resume);
         let result = loop {
             // boxed: moved into `timed` and the poll below, an inline future would be stored
@@ -146,7 +144,7 @@ impl Client {
             let stop = {
                 let work = Box::pin(run.step(state, step).instrument(span.clone()));
                 let timed = async {
-                    match deadline {
+                    match run.deadline {
                         // boxed: only a run with a timeout pays for its timer
                         Some((at, limit)) => Box::pin(tokio::time::timeout_at(at, work))
                             .await
@@ -588,4 +586,5 @@ fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, 
         other => Err(not_object(other)),
     }
 }
+
 

@@ -21,6 +21,7 @@ use super::{RunResult, RunStatus};
 use crate::error::{Error, Result};
 use crate::model::{Role, ToolCall};
 use crate::request::{Answer, Request};
+use crate::result::{Metadata, ToolResult};
 use crate::util::panic_message;
 
 /// What a `wait_for` function may return: an [`Answer`], or a `Result` of one whose error is
@@ -59,28 +60,67 @@ pub(super) enum Stop {
 /// state keeps the rest; the turn's calls are its last assistant message's).
 pub(super) struct Parked {
     /// The call's position in its turn.
-    pub(super) index: usize,
-    /// Its execution (the request taken out of its result).
-    pub(super) exec: Exec,
+    index: usize,
+    /// The arguments it ran with.
+    args: serde_json::Value,
+    /// How long it ran.
+    duration: std::time::Duration,
+    /// Its result without the request, when it is not the plain suspension on the request
+    /// (as [`ToolResult::suspended`] makes it; made again on a halt).
+    result: Option<Box<ToolResult>>,
     /// The request the call suspended on.
-    pub(super) request: Box<Request>,
+    request: Box<Request>,
     /// The executions of the later calls of the turn, in call order.
-    pub(super) rest: Vec<Exec>,
+    rest: Vec<Exec>,
 }
 
 impl Parked {
     /// Parks the suspended call `index` on `request` (its result's copy is dropped while it
     /// waits).
-    pub(super) fn new(index: usize, mut exec: Exec, request: Request, rest: Vec<Exec>) -> Self {
-        if let Some(metadata) = exec.result.metadata.as_mut() {
+    pub(super) fn new(index: usize, exec: Exec, request: Request, rest: Vec<Exec>) -> Self {
+        let Exec {
+            args,
+            mut result,
+            duration,
+        } = exec;
+        if let Some(metadata) = result.metadata.as_mut() {
             metadata.pending = None;
         }
+        let plain = result.is_error
+            && result.parts.is_empty()
+            && result.metadata.as_ref().is_some_and(|m| m.extra.is_empty())
+            && result.output == request.display_output();
         Self {
             index,
-            exec,
+            args,
+            duration,
+            result: (!plain).then(|| Box::new(result)),
             request: Box::new(request),
             rest,
         }
+    }
+
+    /// The call's execution as it was, with its request.
+    fn into_exec(self) -> (usize, Exec, Request, Vec<Exec>) {
+        let request = *self.request;
+        let mut result = match self.result {
+            Some(result) => *result,
+            None => ToolResult {
+                output: request.display_output(),
+                is_error: true,
+                metadata: Some(Metadata::default()),
+                parts: Vec::new(),
+            },
+        };
+        if let Some(metadata) = result.metadata.as_mut() {
+            metadata.pending = Some(Box::new(request.clone()));
+        }
+        let exec = Exec {
+            args: self.args,
+            result,
+            duration: self.duration,
+        };
+        (self.index, exec, request, self.rest)
     }
 }
 
@@ -152,12 +192,7 @@ impl Run<'_> {
     /// `wait_for` gave no answer (`message` says why): the run halts on the parked call's
     /// request ([`Error::WaitFor`], the halted run in the error), the rest of its turn kept.
     pub(super) fn wait_failed(&self, st: &mut State, parked: Parked, message: String) -> Error {
-        let Parked {
-            index,
-            mut exec,
-            request,
-            rest,
-        } = parked;
+        let (index, exec, request, rest) = parked.into_exec();
         let calls = turn_calls(st);
         let rest = rest
             .into_iter()
@@ -165,10 +200,6 @@ impl Run<'_> {
             .map(|(e, call)| Some(e.defer(call)))
             .collect();
         let request_id = request.id.clone();
-        let pending = (*request).clone();
-        if let Some(metadata) = exec.result.metadata.as_mut() {
-            metadata.pending = Some(request);
-        }
         let Some(call) = calls.get(index) else {
             return Error::WaitFor {
                 request_id,
@@ -176,7 +207,7 @@ impl Run<'_> {
                 run: Box::new(finish(st, RunStatus::Incomplete, None)),
             };
         };
-        let run = halt(st, call, index, exec, pending, rest);
+        let run = halt(st, call, index, exec, request, rest);
         Error::WaitFor {
             request_id,
             message,
@@ -194,16 +225,17 @@ impl Run<'_> {
     ) -> crate::error::Result<Option<Stop>> {
         let Parked {
             index,
-            exec,
+            args,
             request,
             rest,
+            ..
         } = parked;
         let calls = turn_calls(st);
         let Some(call) = calls.get(index) else {
             return Ok(None);
         };
-        let resolved = Box::pin(self.resolve(call, &exec.args, &request, answer)).await;
-        self.record(st, call, exec.args, resolved);
+        let resolved = Box::pin(self.resolve(call, &args, &request, answer)).await;
+        self.record(st, call, args, resolved);
         let pre = rest.into_iter().map(Some).collect();
         Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
     }
