@@ -586,5 +586,3 @@ fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, 
         other => Err(not_object(other)),
     }
 }
-
-

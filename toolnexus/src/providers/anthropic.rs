@@ -9,7 +9,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::ANTHROPIC_VERSION;
 use super::dialect::{Dialect, EventParser};
-use super::wire::{parse_arguments, require_finished, usage};
+use super::wire::{filled_call_id, parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
@@ -190,6 +190,7 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
         .ok_or_else(|| Error::transport("the provider's reply has no `content`"))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let stem = std::cell::OnceCell::new();
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
@@ -198,7 +199,7 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
                     .get("id")
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
-                    .map_or_else(|| format!("call_{}", tool_calls.len()), str::to_owned);
+                    .map_or_else(|| filled_call_id(&stem, tool_calls.len()), str::to_owned);
                 tool_calls.push(ToolCall::new(
                     id,
                     block
@@ -382,6 +383,7 @@ impl EventParser for StreamState {
         let this = *self;
         require_finished(this.finished)?;
         let mut tool_calls = Vec::new();
+        let stem = std::cell::OnceCell::new();
         for block in this.blocks.into_values() {
             if let Block::ToolUse {
                 id,
@@ -396,7 +398,7 @@ impl EventParser for StreamState {
                     parse_arguments(&json)
                 };
                 let id = if id.is_empty() {
-                    format!("call_{}", tool_calls.len())
+                    filled_call_id(&stem, tool_calls.len())
                 } else {
                     id
                 };
