@@ -277,6 +277,9 @@ enum Block {
         name: String,
         start_input: Value,
         json: String,
+        /// The start's `input` as raw text, when `serde_json` cannot read it (a lone
+        /// surrogate, nesting past its depth limit): the loop tells the model what is wrong.
+        raw_input: Option<String>,
     },
     Other,
 }
@@ -295,8 +298,17 @@ struct StreamState {
 impl EventParser for StreamState {
     /// Takes one SSE `data` payload (dispatching on its `type`, which repeats the event name).
     fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
-        let event: Value = serde_json::from_str(data)
-            .map_err(|e| Error::transport_from("the provider streamed an invalid JSON event", e))?;
+        let event: Value = match serde_json::from_str(data) {
+            Ok(event) => event,
+            Err(e) => {
+                return self.raw_tool_use_start(data).unwrap_or_else(|| {
+                    Err(Error::transport_from(
+                        "the provider streamed an invalid JSON event",
+                        e,
+                    ))
+                });
+            }
+        };
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
@@ -324,14 +336,11 @@ impl EventParser for StreamState {
                             .to_owned(),
                         start_input: block.get("input").cloned().unwrap_or(Value::Null),
                         json: String::new(),
+                        raw_input: None,
                     },
                     _ => Block::Other,
                 };
-                if self.blocks.insert(index, new).is_some() {
-                    return Err(Error::transport(format!(
-                        "the provider streamed two content blocks with index {index}"
-                    )));
-                }
+                self.open_block(index, new)?;
             }
             "content_block_delta" => {
                 let delta = event.get("delta").unwrap_or(&Value::Null);
@@ -390,12 +399,14 @@ impl EventParser for StreamState {
                 name,
                 start_input,
                 json,
+                raw_input,
             } = block
             {
-                let arguments = if json.trim().is_empty() && start_input.is_object() {
-                    start_input
-                } else {
-                    parse_arguments(&json)
+                let arguments = match raw_input {
+                    // the loop parses the raw text again and tells the model what is wrong
+                    Some(raw) if json.trim().is_empty() => Value::String(raw),
+                    _ if json.trim().is_empty() && start_input.is_object() => start_input,
+                    _ => parse_arguments(&json),
                 };
                 let id = if id.is_empty() {
                     filled_call_id(&stem, tool_calls.len())
@@ -425,7 +436,48 @@ impl EventParser for StreamState {
     }
 }
 
+/// A `content_block_start` event with its `tool_use` block's `input` left raw.
+#[derive(serde::Deserialize)]
+struct RawBlockStart<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(default)]
+    index: u64,
+    #[serde(borrow)]
+    content_block: RawToolUse<'a>,
+}
+
 impl StreamState {
+    fn open_block(&mut self, index: u64, block: Block) -> Result<(), Error> {
+        if self.blocks.insert(index, block).is_some() {
+            return Err(Error::transport(format!(
+                "the provider streamed two content blocks with index {index}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// An event `serde_json` cannot read: a `tool_use` block's start whose `input` is invalid
+    /// to it (a lone surrogate, nesting past its depth limit) opens the block with that input
+    /// raw, as a whole reply's would be (`None` for anything else: the stream is corrupt).
+    fn raw_tool_use_start(&mut self, data: &str) -> Option<Result<(), Error>> {
+        let start: RawBlockStart<'_> = serde_json::from_str(data).ok()?;
+        if start.kind != "content_block_start" || start.content_block.kind != "tool_use" {
+            return None;
+        }
+        let block = start.content_block;
+        Some(self.open_block(
+            start.index,
+            Block::ToolUse {
+                id: block.id,
+                name: block.name,
+                start_input: Value::Null,
+                json: String::new(),
+                raw_input: Some(block.input.get().to_owned()),
+            },
+        ))
+    }
+
     fn push_text(&mut self, text: &str, sink: DeltaSink<'_>) {
         if !text.is_empty() {
             self.text.push_str(text);
