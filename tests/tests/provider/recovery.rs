@@ -315,7 +315,11 @@ async fn an_invalid_streamed_anthropic_tool_input_goes_back_to_the_model() {
         assert_eq!(result.status, RunStatus::Done, "{case}");
         assert_eq!(result.text, "sorry", "{case}");
         assert_eq!(calls.get(), 0, "{case}: the tool never ran");
-        assert_eq!(fake.requests().len(), 2, "{case}: no retry, the reply was read");
+        assert_eq!(
+            fake.requests().len(),
+            2,
+            "{case}: no retry, the reply was read"
+        );
         let results = tool_results(&result.messages);
         assert_eq!(results.len(), 1, "{case}");
         let (id, content, is_error) = &results[0];
