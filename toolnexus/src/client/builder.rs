@@ -108,13 +108,15 @@ impl ClientBuilder {
     /// that panics, or that the run's [`timeout`](Self::timeout) or
     /// [`cancellation`](Self::cancellation) interrupts, ends the run the same way: a request
     /// is never lost.
+    #[allow(clippy::redundant_closure_for_method_calls)] // see `map` below
     pub fn wait_for<F, Fut, A>(mut self, f: F) -> Self
     where
         F: Fn(Request) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = A> + Send + 'static,
         A: IntoAnswer,
     {
-        // `map`, not an async block: the host's future is stored once, not twice
+        // `map`, not an async block: the host's future is stored once, not twice (a closure,
+        // not the method's path, which would need `A: 'static`)
         self.config.wait_for = Some(Arc::new(move |req| {
             Box::pin(f(req).map(|answer| answer.into_answer()))
         }));

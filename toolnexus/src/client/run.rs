@@ -141,7 +141,7 @@ impl Client {
         let result = loop {
             // boxed: moved into `timed` and the poll below, an inline future would be stored
             // twice; and dropped, with everything the turn held, before `wait_for` waits
-            let stop = {
+            let outcome = {
                 let work = Box::pin(run.step(state, step).instrument(span.clone()));
                 let timed = async {
                     match run.deadline {
@@ -161,7 +161,7 @@ impl Client {
                 })
                 .await?
             };
-            match stop {
+            match outcome {
                 Stop::Done(result) => break result,
                 // only the request, the call's execution and the rest of its turn are kept, and
                 // the transcript without the tools' specs (the toolkit's, made again after)
@@ -170,7 +170,7 @@ impl Client {
                     state.request.messages.shrink_to_fit();
                     match run.wait(&parked, cancelled.as_mut()).await {
                         Ok(answer) => step = Step::Answered(parked, Box::new(answer)),
-                        Err(message) => return Err(run.wait_failed(state, *parked, message)),
+                        Err(message) => return Err(parked.fail(state, message)),
                     }
                     state.request.tools = toolkit.specs();
                 }

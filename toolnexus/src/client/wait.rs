@@ -122,6 +122,32 @@ impl Parked {
         };
         (self.index, exec, request, self.rest)
     }
+
+    /// `wait_for` gave no answer (`message` says why): the run halts on the parked call's
+    /// request ([`Error::WaitFor`], the halted run in the error), the rest of its turn kept.
+    pub(super) fn fail(self, st: &mut State, message: String) -> Error {
+        let (index, exec, request, rest) = self.into_exec();
+        let calls = turn_calls(st);
+        let rest = rest
+            .into_iter()
+            .zip(calls.iter().skip(index + 1))
+            .map(|(e, call)| Some(e.defer(call)))
+            .collect();
+        let request_id = request.id.clone();
+        let Some(call) = calls.get(index) else {
+            return Error::WaitFor {
+                request_id,
+                message,
+                run: Box::new(finish(st, RunStatus::Incomplete, None)),
+            };
+        };
+        let run = halt(st, call, index, exec, request, rest);
+        Error::WaitFor {
+            request_id,
+            message,
+            run: Box::new(run),
+        }
+    }
 }
 
 /// The tool calls of the state's current turn (its last assistant message with tool calls).
@@ -139,7 +165,7 @@ impl Run<'_> {
     /// The host's answer to the parked call's request, or why there is none: `wait_for`
     /// failed or panicked, answered another request, or the run's timeout or cancellation
     /// (`cancelled`) interrupted it (the caller then halts the run on the request, which stays
-    /// pending: [`Run::wait_failed`]).
+    /// pending: [`Parked::fail`]).
     pub(super) async fn wait(
         &self,
         parked: &Parked,
@@ -186,32 +212,6 @@ impl Run<'_> {
                 answer.id
             )),
             Err(message) => Err(message),
-        }
-    }
-
-    /// `wait_for` gave no answer (`message` says why): the run halts on the parked call's
-    /// request ([`Error::WaitFor`], the halted run in the error), the rest of its turn kept.
-    pub(super) fn wait_failed(&self, st: &mut State, parked: Parked, message: String) -> Error {
-        let (index, exec, request, rest) = parked.into_exec();
-        let calls = turn_calls(st);
-        let rest = rest
-            .into_iter()
-            .zip(calls.iter().skip(index + 1))
-            .map(|(e, call)| Some(e.defer(call)))
-            .collect();
-        let request_id = request.id.clone();
-        let Some(call) = calls.get(index) else {
-            return Error::WaitFor {
-                request_id,
-                message,
-                run: Box::new(finish(st, RunStatus::Incomplete, None)),
-            };
-        };
-        let run = halt(st, call, index, exec, request, rest);
-        Error::WaitFor {
-            request_id,
-            message,
-            run: Box::new(run),
         }
     }
 
