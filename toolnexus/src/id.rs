@@ -24,6 +24,7 @@ pub(crate) fn unique(prefix: &str) -> String {
     id
 }
 
+#[cfg(feature = "http")]
 static REPLIES: AtomicU64 = AtomicU64::new(0);
 
 /// The stem of the ids a provider's reply gives the tool calls that came without one:
@@ -32,6 +33,7 @@ static REPLIES: AtomicU64 = AtomicU64::new(0);
 /// through a bijective 64-bit mix keyed once per process from the OS entropy source), so ids
 /// filled on different turns of a run, or in different runs, never repeat; and, keyed
 /// randomly, unlikely to meet another process's.
+#[cfg(feature = "http")]
 pub(crate) fn call_stem() -> String {
     static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     let key = *KEY.get_or_init(|| random_u64(0));
@@ -40,6 +42,7 @@ pub(crate) fn call_stem() -> String {
 }
 
 /// SplitMix64's finalizer: a bijection of `u64`, so distinct inputs give distinct outputs.
+#[cfg(feature = "http")]
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -74,6 +77,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn call_stems_are_distinct_and_well_formed() {
         let stems: std::collections::HashSet<String> =
