@@ -57,7 +57,9 @@ pub(super) struct Run<'a> {
     pub(super) client: &'a Config,
     pub(super) toolkit: &'a Toolkit,
     pub(super) sink: Option<Sink<'a>>,
-    pub(super) cancel: CancellationToken,
+    /// The run's token, a child of the client's (none when the client has none: nobody
+    /// could cancel the run, and a parked run does not keep a token for nothing).
+    pub(super) cancel: Option<CancellationToken>,
     /// When the run's timeout elapses, and the timeout.
     pub(super) deadline: Option<(tokio::time::Instant, Duration)>,
     pub(super) streaming: bool,
@@ -124,7 +126,7 @@ impl Client {
                 .inner
                 .cancel
                 .as_ref()
-                .map_or_else(CancellationToken::new, CancellationToken::child_token),
+                .map(CancellationToken::child_token),
             deadline: self
                 .inner
                 .timeout
@@ -136,7 +138,7 @@ impl Client {
         let span = trace::run_span(&state.request.model, resume.is_some());
         // a cancellation ends the run, except while `wait_for` waits: then the run halts on
         // the request with Error::WaitFor, so the request is not lost (the timeout alike)
-        let mut cancelled = std::pin::pin!(run.cancel.cancelled());
+        let mut cancelled = std::pin::pin!(run.cancel.as_ref().map(CancellationToken::cancelled));
         let mut step = Step::Start(resume);
         let result = loop {
             // boxed: moved into `timed` and the poll below, an inline future would be stored
@@ -154,7 +156,7 @@ impl Client {
                 };
                 let mut timed = std::pin::pin!(timed);
                 std::future::poll_fn(|cx| {
-                    if cancelled.as_mut().poll(cx).is_ready() {
+                    if super::wait::fired(cancelled.as_mut(), cx) {
                         return Poll::Ready(Err(Error::Cancelled));
                     }
                     timed.as_mut().poll(cx)
@@ -247,8 +249,12 @@ impl Run<'_> {
     }
 
     pub(super) fn ctx(&self, call: &ToolCall) -> Context {
-        let ctx = Context::new()
-            .with_cancellation(self.cancel.clone())
+        let ctx = Context::new();
+        let ctx = match &self.cancel {
+            Some(token) => ctx.with_cancellation(token.clone()),
+            None => ctx,
+        };
+        let ctx = ctx
             .with_call_id(call.id.clone())
             .with_idempotency_key(super::checkpoint::idempotency_key(
                 &self.id,

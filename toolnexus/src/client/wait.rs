@@ -150,6 +150,16 @@ impl Parked {
     }
 }
 
+/// Whether the run's cancellation fired (never, for a run without a token).
+pub(super) fn fired(
+    cancelled: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
+    cx: &mut std::task::Context<'_>,
+) -> bool {
+    cancelled
+        .as_pin_mut()
+        .is_some_and(|cancelled| cancelled.poll(cx).is_ready())
+}
+
 /// The tool calls of the state's current turn (its last assistant message with tool calls).
 fn turn_calls(st: &State) -> Vec<ToolCall> {
     st.request
@@ -169,7 +179,7 @@ impl Run<'_> {
     pub(super) async fn wait(
         &self,
         parked: &Parked,
-        mut cancelled: Pin<&mut WaitForCancellationFuture<'_>>,
+        mut cancelled: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
     ) -> Result<Answer, String> {
         let Some(wait_for) = &self.client.wait_for else {
             return Err("no wait_for is set".to_owned());
@@ -190,7 +200,7 @@ impl Run<'_> {
             if let Poll::Ready(outcome) = waiting.poll_unpin(cx) {
                 return Poll::Ready(outcome.unwrap_or_else(|panic| Err(panicked(panic))));
             }
-            if cancelled.as_mut().poll(cx).is_ready() {
+            if fired(cancelled.as_mut(), cx) {
                 return Poll::Ready(Err(
                     "the run was cancelled while waiting for the answer".to_owned()
                 ));
