@@ -426,7 +426,7 @@ impl Run<'_> {
             if self.client.wait_for.is_some() {
                 let mut rest: Vec<Exec> = execs.map(|(_, e)| e).collect();
                 rest.shrink_to_fit(); // collected in place: it would keep the whole turn's room
-                let parked = Parked::new(index, exec, request, rest);
+                let parked = Parked::new(index, call, exec, request, rest);
                 return Ok(Some(Stop::Parked(Box::new(parked))));
             }
             let rest = execs

@@ -61,8 +61,9 @@ pub(super) enum Stop {
 pub(super) struct Parked {
     /// The call's position in its turn.
     index: usize,
-    /// The arguments it ran with.
-    args: serde_json::Value,
+    /// The arguments it ran with, unless they are the call's own (the usual case: no hook
+    /// rewrote them, the model sent an object).
+    args: Option<Box<serde_json::Value>>,
     /// How long it ran.
     duration: std::time::Duration,
     /// Its result without the request, when it is not the plain suspension on the request
@@ -77,7 +78,13 @@ pub(super) struct Parked {
 impl Parked {
     /// Parks the suspended call `index` on `request` (its result's copy is dropped while it
     /// waits).
-    pub(super) fn new(index: usize, exec: Exec, request: Request, rest: Vec<Exec>) -> Self {
+    pub(super) fn new(
+        index: usize,
+        call: &ToolCall,
+        exec: Exec,
+        request: Request,
+        rest: Vec<Exec>,
+    ) -> Self {
         let Exec {
             args,
             mut result,
@@ -92,7 +99,7 @@ impl Parked {
             && result.output == request.display_output();
         Self {
             index,
-            args,
+            args: (args != call.arguments).then(|| Box::new(args)),
             duration,
             result: (!plain).then(|| Box::new(result)),
             request: Box::new(request),
@@ -100,8 +107,13 @@ impl Parked {
         }
     }
 
+    /// The arguments the call ran with.
+    fn args(args: Option<Box<serde_json::Value>>, call: &ToolCall) -> serde_json::Value {
+        args.map_or_else(|| call.arguments.clone(), |args| *args)
+    }
+
     /// The call's execution as it was, with its request.
-    fn into_exec(self) -> (usize, Exec, Request, Vec<Exec>) {
+    fn into_exec(self, call: &ToolCall) -> (usize, Exec, Request, Vec<Exec>) {
         let request = *self.request;
         let mut result = match self.result {
             Some(result) => *result,
@@ -116,7 +128,7 @@ impl Parked {
             metadata.pending = Some(Box::new(request.clone()));
         }
         let exec = Exec {
-            args: self.args,
+            args: Self::args(self.args, call),
             result,
             duration: self.duration,
         };
@@ -126,21 +138,21 @@ impl Parked {
     /// `wait_for` gave no answer (`message` says why): the run halts on the parked call's
     /// request ([`Error::WaitFor`], the halted run in the error), the rest of its turn kept.
     pub(super) fn fail(self, st: &mut State, message: String) -> Error {
-        let (index, exec, request, rest) = self.into_exec();
         let calls = turn_calls(st);
-        let rest = rest
-            .into_iter()
-            .zip(calls.iter().skip(index + 1))
-            .map(|(e, call)| Some(e.defer(call)))
-            .collect();
-        let request_id = request.id.clone();
-        let Some(call) = calls.get(index) else {
+        let request_id = self.request.id.clone();
+        let Some(call) = calls.get(self.index) else {
             return Error::WaitFor {
                 request_id,
                 message,
                 run: Box::new(finish(st, RunStatus::Incomplete, None)),
             };
         };
+        let (index, exec, request, rest) = self.into_exec(call);
+        let rest = rest
+            .into_iter()
+            .zip(calls.iter().skip(index + 1))
+            .map(|(e, call)| Some(e.defer(call)))
+            .collect();
         let run = halt(st, call, index, exec, request, rest);
         Error::WaitFor {
             request_id,
@@ -244,6 +256,7 @@ impl Run<'_> {
         let Some(call) = calls.get(index) else {
             return Ok(None);
         };
+        let args = Parked::args(args, call);
         let resolved = Box::pin(self.resolve(call, &args, &request, answer)).await;
         self.record(st, call, args, resolved);
         let pre = rest.into_iter().map(Some).collect();
