@@ -254,13 +254,13 @@ impl Run<'_> {
             Some(token) => ctx.with_cancellation(token.clone()),
             None => ctx,
         };
-        let ctx = ctx
-            .with_call_id(call.id.clone())
-            .with_idempotency_key(super::checkpoint::idempotency_key(
+        let ctx = ctx.with_call_id(call.id.clone()).with_idempotency_key(
+            super::checkpoint::idempotency_key(
                 &self.id,
                 self.turn.load(Ordering::SeqCst),
                 &call.id,
-            ));
+            ),
+        );
         match self.client.tool_timeout {
             Some(limit) => ctx.with_timeout(limit),
             None => ctx,
