@@ -8,6 +8,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::Poll;
@@ -162,6 +163,11 @@ impl Parked {
     }
 }
 
+/// The failure of a `wait_for` that panicked.
+fn panicked(panic: &Box<dyn Any + Send>) -> String {
+    format!("wait_for panicked: {}", panic_message(&**panic))
+}
+
 /// Whether the run's cancellation fired (never, for a run without a token).
 pub(super) fn fired(
     cancelled: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
@@ -188,29 +194,42 @@ impl Run<'_> {
     /// failed or panicked, answered another request, or the run's timeout or cancellation
     /// (`cancelled`) interrupted it (the caller then halts the run on the request, which stays
     /// pending: [`Parked::fail`]).
-    pub(super) async fn wait(
+    pub(super) fn wait<'w>(
         &self,
-        parked: &Parked,
-        mut cancelled: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
-    ) -> Result<Answer, String> {
-        let Some(wait_for) = &self.client.wait_for else {
-            return Err("no wait_for is set".to_owned());
-        };
+        parked: &'w Parked,
+        mut cancelled: Pin<&'w mut Option<WaitForCancellationFuture<'_>>>,
+    ) -> impl Future<Output = Result<Answer, String>> + 'w {
+        // a plain `poll_fn` owning what it polls, not an `async fn`: a parked run keeps no
+        // more than this while it waits
         let request = &*parked.request;
-        let panicked =
-            |panic: Box<dyn Any + Send>| format!("wait_for panicked: {}", panic_message(&*panic));
-        let mut waiting =
-            match std::panic::catch_unwind(AssertUnwindSafe(|| wait_for(request.clone()))) {
-                Ok(waiting) => AssertUnwindSafe(waiting).catch_unwind(),
-                Err(panic) => return Err(panicked(panic)),
-            };
+        let mut waiting = match &self.client.wait_for {
+            Some(wait_for) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| wait_for(request.clone()))) {
+                    Ok(waiting) => Ok(AssertUnwindSafe(waiting).catch_unwind()),
+                    Err(panic) => Err(panicked(&panic)),
+                }
+            }
+            None => Err("no wait_for is set".to_owned()),
+        };
         // boxed: only a run with a timeout pays for its timer while parked
         let mut deadline = self
             .deadline
             .map(|(at, limit)| (Box::pin(tokio::time::sleep_until(at)), limit));
-        let outcome = std::future::poll_fn(|cx| {
+        std::future::poll_fn(move |cx| {
+            let waiting = match &mut waiting {
+                Ok(waiting) => waiting,
+                Err(failure) => return Poll::Ready(Err(std::mem::take(failure))),
+            };
             if let Poll::Ready(outcome) = waiting.poll_unpin(cx) {
-                return Poll::Ready(outcome.unwrap_or_else(|panic| Err(panicked(panic))));
+                let outcome = outcome.unwrap_or_else(|panic| Err(panicked(&panic)));
+                return Poll::Ready(match outcome {
+                    Ok(answer) if answer.id == request.id => Ok(answer),
+                    Ok(answer) => Err(format!(
+                        "it answered request `{}`; an answer must echo the pending request's id",
+                        answer.id
+                    )),
+                    Err(message) => Err(message),
+                });
             }
             if fired(cancelled.as_mut(), cx) {
                 return Poll::Ready(Err(
@@ -226,15 +245,6 @@ impl Run<'_> {
             }
             Poll::Pending
         })
-        .await;
-        match outcome {
-            Ok(answer) if answer.id == request.id => Ok(answer),
-            Ok(answer) => Err(format!(
-                "it answered request `{}`; an answer must echo the pending request's id",
-                answer.id
-            )),
-            Err(message) => Err(message),
-        }
     }
 
     /// Goes on after `wait_for`'s answer: the parked call's result (resolved with the answer),
