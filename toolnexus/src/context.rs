@@ -1,5 +1,6 @@
 //! [`Context`]: what a tool call knows besides its arguments.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -23,7 +24,9 @@ use crate::request::{Answer, AnswerDataError};
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     answer: Option<Answer>,
-    cancel: CancellationToken,
+    /// The token, made on first use when none was given (shared by the clones either way): a
+    /// context nobody can cancel answers `is_cancelled` without locking a token.
+    cancel: Arc<OnceLock<CancellationToken>>,
     timeout: Option<Duration>,
     call_id: Option<String>,
     idempotency_key: Option<String>,
@@ -52,7 +55,7 @@ impl Context {
     /// The same context observing `token` for cancellation.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancel = token;
+        self.cancel = Arc::new(OnceLock::from(token));
         self
     }
 
@@ -100,12 +103,14 @@ impl Context {
 
     /// The cancellation token of this call (cancelled when the run is cancelled).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.get_or_init(CancellationToken::new)
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.cancel
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// The timeout for the call, if any.

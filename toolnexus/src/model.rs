@@ -119,7 +119,9 @@ impl Message {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolCall {
-    /// The call's id (the agent loop numbers a call the model gave none `call_<turn>_<index>`).
+    /// The call's id. An HTTP provider fills one the model left out as
+    /// `call_<16 hex digits>_<index>` (the digits distinct for every reply of the process); the
+    /// agent loop numbers one still empty `call_<turn>_<index>`.
     pub id: String,
     /// The tool's name.
     pub name: String,

@@ -105,6 +105,7 @@ impl Toolkit {
     }
 
     /// The tool called `name`.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&SharedTool> {
         // a few string comparisons beat hashing the name for the toolkits most runs have
         if self.tools.len() <= SCAN_UP_TO {
@@ -141,31 +142,33 @@ impl Toolkit {
     ///
     /// The name is looked up and the tool's future is made when `execute` is called; the
     /// returned [`Execution`] runs it when awaited.
+    #[inline] // the common path is short: inlined, the result is built where it is used
     pub fn execute<'a>(&'a self, name: &'a str, args: Value, ctx: &'a Context) -> Execution<'a> {
         let Some(tool) = self.get(name) else {
-            return Execution::done(ToolResult::error(format!(
-                "Unknown tool: {}",
-                crate::limits::excerpt(name)
-            )));
+            return Execution::done(unknown_tool(name));
         };
         let args = match args {
-            Value::Object(map) if crate::limits::too_deep_map(&map) => {
-                return Execution::done(ToolResult::error(format!(
-                    "invalid arguments for {name}: {}",
-                    crate::limits::too_deep_message("the arguments nest")
-                )));
-            }
-            Value::Object(map) => map,
+            Value::Object(map) if !crate::limits::too_deep_map(&map) => map,
             Value::Null => Map::new(),
-            other => {
-                return Execution::done(ToolResult::error(format!(
-                    "invalid arguments for {name}: expected a JSON object, got {}",
-                    json_kind(&other)
-                )));
-            }
+            other => return Execution::done(invalid_arguments(name, &other)),
         };
         Execution::guarded(tool.as_ref(), args, ctx)
     }
+}
+
+#[cold]
+fn unknown_tool(name: &str) -> ToolResult {
+    ToolResult::error(format!("Unknown tool: {}", crate::limits::excerpt(name)))
+}
+
+/// Arguments that are not a JSON object, or nest too deep.
+#[cold]
+fn invalid_arguments(name: &str, args: &Value) -> ToolResult {
+    let why = match args {
+        Value::Object(_) => crate::limits::too_deep_message("the arguments nest"),
+        other => format!("expected a JSON object, got {}", json_kind(other)),
+    };
+    ToolResult::error(format!("invalid arguments for {name}: {why}"))
 }
 
 /// The future of one [`Toolkit::execute`] call: the tool's own future, guarded against
@@ -234,22 +237,31 @@ impl<'a> Execution<'a> {
 
     /// Starts one tool call; a context cancelled before the call never runs the tool, and a
     /// tool that panics while building its future (before its first `.await`) is caught too.
+    #[inline]
     pub(crate) fn guarded(
         tool: &'a dyn crate::tool::Tool,
         args: Map<String, Value>,
         ctx: &'a Context,
     ) -> Self {
-        let name = tool.name();
         if ctx.is_cancelled() {
-            return Self::done(ToolResult::error(format!("tool {name} was cancelled")));
+            return Self::done(cancelled(tool.name()));
         }
         // a tool that never waits runs here, without a boxed future
-        let args = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(args, ctx)))
-        {
-            Ok(Ok(result)) => return Self::done(enforce_trust_boundary(result)),
-            Ok(Err(args)) => args,
-            Err(panic) => return Self::done(panicked(name, panic.as_ref())),
-        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute_now(args, ctx))) {
+            Ok(Ok(result)) => Self::done(enforce_trust_boundary(result)),
+            Ok(Err(args)) => Self::running(tool, args, ctx),
+            Err(panic) => Self::done(panicked(tool.name(), panic.as_ref())),
+        }
+    }
+
+    /// A tool that needs its future.
+    #[inline(never)]
+    fn running(
+        tool: &'a dyn crate::tool::Tool,
+        args: Map<String, Value>,
+        ctx: &'a Context,
+    ) -> Self {
+        let name = tool.name();
         let call = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(args, ctx))) {
             Ok(call) => call,
             Err(panic) => return Self::done(panicked(name, panic.as_ref())),
@@ -273,15 +285,32 @@ impl Future for Execution<'_> {
 
     /// One hand-written poll: the call first (a panic inside it caught), then the deadline,
     /// then cancellation.
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<ToolResult> {
         let this = self.get_mut();
-        let g = match &mut this.state {
-            State::Done(result) => {
-                return Poll::Ready(result.take().unwrap_or_else(|| {
-                    ToolResult::error("the tool call was polled after it finished")
-                }));
-            }
-            State::Running(g) => g,
+        match &mut this.state {
+            State::Done(result) => Poll::Ready(result.take().unwrap_or_else(polled_again)),
+            State::Running(_) => this.poll_running(cx),
+        }
+    }
+}
+
+#[cold]
+fn polled_again() -> ToolResult {
+    ToolResult::error("the tool call was polled after it finished")
+}
+
+#[cold]
+fn cancelled(name: &str) -> ToolResult {
+    ToolResult::error(format!("tool {name} was cancelled"))
+}
+
+impl Execution<'_> {
+    #[inline(never)]
+    fn poll_running(&mut self, cx: &mut std::task::Context<'_>) -> Poll<ToolResult> {
+        let this = self;
+        let State::Running(g) = &mut this.state else {
+            return Poll::Ready(polled_again());
         };
         let ready = match std::panic::catch_unwind(AssertUnwindSafe(|| g.call.as_mut().poll(cx))) {
             Ok(Poll::Ready(result)) => Some(enforce_trust_boundary(result)),

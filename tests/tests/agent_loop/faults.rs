@@ -385,3 +385,78 @@ async fn a_call_to_a_tool_that_does_not_exist_is_an_error_result() {
     assert_eq!(result.tool_calls[0].name, "book_hotel");
     assert!(result.tool_calls[0].is_error);
 }
+
+/// A turn of three calls: `first` (rewritten by `before_tool`) suspends with its own output and
+/// metadata, `second` suspends plainly, `third` answers.
+async fn halted_on_a_rich_suspension(wait_for: bool) -> toolnexus::RunResult {
+    let first = FnTool::builder("first")
+        .description("Suspends with extras.")
+        .handler(|args, _ctx| async move {
+            let mut result = ToolResult::suspended(Request::input("Which city?").with_id("r-1"));
+            result.output = format!("waiting for a city, given {}", Value::Object(args));
+            result.with_metadata("trace", json!("t-7"))
+        })
+        .build()
+        .unwrap();
+    let (second, _) = asker("second", "Which seat?");
+    let third = FnTool::builder("third")
+        .description("Answers.")
+        .handler(|_, _| async { "three" })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder()
+        .tools([first, second, third])
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new([Reply::tool_call("first", json!({"city": "?"}))
+        .with_call("second", json!({}))
+        .with_call("third", json!({}))]);
+    let client = client_for(model).before_tool(|call| async move {
+        if call.name == "first" {
+            let mut args = serde_json::Map::new();
+            args.insert("city".to_owned(), json!("rewritten"));
+            toolnexus::client::BeforeTool::Rewrite(args)
+        } else {
+            toolnexus::client::BeforeTool::Continue
+        }
+    });
+    if wait_for {
+        let client = client
+            .wait_for(|_req: Request| async { Err::<toolnexus::Answer, _>("the inbox is down") })
+            .build()
+            .unwrap();
+        let err = client.run("go", &toolkit).await.unwrap_err();
+        assert!(matches!(&err, Error::WaitFor { request_id, .. } if request_id == "r-1"));
+        err.into_halted_run().unwrap()
+    } else {
+        client.build().unwrap().run("go", &toolkit).await.unwrap()
+    }
+}
+
+#[tokio::test]
+async fn a_failing_wait_for_halts_the_run_exactly_as_a_run_without_wait_for() {
+    // the parked call keeps what it must: rewritten arguments, its own output and metadata,
+    // the rest of its turn (a suspension and a result)
+    let mut via_wait_for = halted_on_a_rich_suspension(true).await;
+    let halted = halted_on_a_rich_suspension(false).await;
+    assert_eq!(halted.status, RunStatus::Pending);
+    assert_eq!(halted.tool_calls[0].args, json!({"city": "rewritten"}));
+    assert_eq!(
+        halted.tool_calls[0].output,
+        "waiting for a city, given {\"city\":\"rewritten\"}"
+    );
+    via_wait_for.run_id.clone_from(&halted.run_id);
+    assert_eq!(via_wait_for, halted);
+    // the same records, but for how long the later calls took
+    let record = |run: &toolnexus::RunResult| {
+        let json = PendingRun::try_from(run).unwrap().to_json();
+        let mut record: Value = serde_json::from_str(&json).unwrap();
+        let deferred = record["halted"]["deferred"].as_array_mut().unwrap();
+        assert_eq!(deferred.len(), 2);
+        for d in deferred {
+            d.as_object_mut().unwrap().remove("duration").unwrap();
+        }
+        record
+    };
+    assert_eq!(record(&via_wait_for), record(&halted));
+}

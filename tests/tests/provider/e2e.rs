@@ -400,3 +400,105 @@ async fn a_provider_error_ends_the_run_with_status_and_message() {
         );
     }
 }
+
+/// Whether `id` is an id a provider filled: `call_<16 lowercase hex digits>_<index>`.
+fn filled(id: &str, index: usize) -> bool {
+    id.strip_prefix("call_")
+        .and_then(|rest| rest.strip_suffix(&format!("_{index}")))
+        .is_some_and(|hex| {
+            hex.len() == 16
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        })
+}
+
+#[tokio::test]
+async fn calls_without_ids_get_ids_unique_across_turns_in_both_styles() {
+    for style in STYLES {
+        for streamed in [false, true] {
+            let fake = FakeProvider::start().await;
+            // two tool turns whose calls carry no id (an empty one reads as none), then text
+            let turn = |text: &str| -> FakeReply {
+                let args = format!("{{\"text\":\"{text}\"}}");
+                match (style, streamed) {
+                    (_, false) => style.calls(
+                        &[
+                            ("", "echo", json!({"text": text})),
+                            ("", "echo", json!({"text": "z"})),
+                        ],
+                        (1, 1),
+                    ),
+                    (Style::OpenAi, true) => FakeReply::sse(openai::stream_tool_calls(
+                        &[
+                            ("", "echo", &[args.as_str()]),
+                            ("", "echo", &["{\"text\":\"z\"}"]),
+                        ],
+                        1,
+                        1,
+                    )),
+                    (Style::Anthropic, true) => FakeReply::sse(anthropic::stream_tool_uses(
+                        &[],
+                        &[
+                            ("", "echo", &[args.as_str()]),
+                            ("", "echo", &["{\"text\":\"z\"}"]),
+                        ],
+                        1,
+                        1,
+                    )),
+                }
+            };
+            let last = if streamed {
+                match style {
+                    Style::OpenAi => FakeReply::sse(openai::stream_text(&["done"], 1, 1)),
+                    Style::Anthropic => FakeReply::sse(anthropic::stream_text(&["done"], 1, 1)),
+                }
+            } else {
+                style.text("done", (1, 1))
+            };
+            fake.script([turn("a"), turn("b"), last]);
+            let (tool, calls) = toolnexus_tests::echo();
+            let toolkit = Toolkit::builder().tool(tool).build().unwrap();
+            let client = style.client(&fake).build().unwrap();
+            let run = if streamed {
+                client.stream("echo twice", &toolkit, |_| {}).await
+            } else {
+                client.run("echo twice", &toolkit).await
+            }
+            .unwrap();
+            let case = format!("{style:?}, streamed: {streamed}");
+            assert_eq!(run.status, RunStatus::Done, "{case}");
+            assert_eq!(calls.get(), 4, "{case}");
+            let ids: Vec<Vec<String>> = run
+                .messages
+                .iter()
+                .filter(|m| !m.tool_calls.is_empty())
+                .map(|m| m.tool_calls.iter().map(|c| c.id.clone()).collect())
+                .collect();
+            assert_eq!(ids.len(), 2, "{case}");
+            for turn in &ids {
+                assert!(
+                    filled(&turn[0], 0) && filled(&turn[1], 1),
+                    "{case}: {turn:?}"
+                );
+                // one stem per reply
+                assert_eq!(
+                    turn[0].rsplit_once('_').unwrap().0,
+                    turn[1].rsplit_once('_').unwrap().0,
+                    "{case}"
+                );
+            }
+            let all: std::collections::HashSet<&String> = ids.iter().flatten().collect();
+            assert_eq!(all.len(), 4, "{case}: ids repeat across turns: {ids:?}");
+            // each result answers its own call, on the wire too
+            let sent = style.tool_results(&fake.requests()[2].body);
+            let expected = [
+                result(&ids[0][0], "a", style.is_error(false)),
+                result(&ids[0][1], "z", style.is_error(false)),
+                result(&ids[1][0], "b", style.is_error(false)),
+                result(&ids[1][1], "z", style.is_error(false)),
+            ];
+            assert_eq!(sent, expected, "{case}");
+        }
+    }
+}

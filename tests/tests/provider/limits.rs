@@ -48,6 +48,56 @@ async fn a_provider_that_never_sends_a_head_times_out_and_is_retried() {
     );
 }
 
+/// A listener on 127.0.0.1 that never accepts, its accept queue (backlog 1) filled, so the
+/// kernel drops any further SYN and a new connection never opens; or `None`, saying why, where
+/// the kernel refuses instead (`tcp_abort_on_overflow`) or never fills the queue.
+async fn unopenable() -> Option<(tokio::net::TcpListener, Vec<tokio::net::TcpStream>)> {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(1).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut held = Vec::new();
+    while held.len() < 64 {
+        let connect = tokio::net::TcpStream::connect(addr);
+        match tokio::time::timeout(Duration::from_millis(200), connect).await {
+            Ok(Ok(stream)) => held.push(stream),
+            Ok(Err(e)) => {
+                eprintln!("skipped: a full accept queue refuses connections here ({e})");
+                return None;
+            }
+            // the queue is full: this SYN was dropped
+            Err(_) => return Some((listener, held)),
+        }
+    }
+    eprintln!("skipped: 64 connections and the accept queue is not full");
+    None
+}
+
+#[tokio::test]
+async fn a_connection_that_never_opens_times_out_and_is_retried() {
+    let Some((listener, _held)) = unopenable().await else {
+        return;
+    };
+    let addr = listener.local_addr().unwrap();
+    let provider = HttpProvider::openai(format!("http://{addr}/v1"))
+        .api_key("k")
+        .connect_timeout(LIMIT)
+        .first_byte_timeout(Duration::from_secs(30))
+        .max_retries(1)
+        .backoff_base(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = provider.complete(&request(), None).await.unwrap_err();
+    let took = started.elapsed();
+    assert_idle(&err, "the connection");
+    // two attempts, each cut at the limit (not at the 30 s first-byte limit)
+    assert!(
+        took >= 2 * LIMIT && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_trickled_body_times_out() {
     let fake = FakeProvider::start().await;

@@ -221,3 +221,110 @@ async fn a_reply_invalid_outside_tool_input_is_still_a_transport_error() {
         "transport error: the provider's reply (HTTP 200) is not valid JSON"
     );
 }
+
+#[tokio::test]
+async fn an_invalid_streamed_anthropic_tool_input_goes_back_to_the_model() {
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    // (the input_json_delta pieces, how the model is told: a prefix and a part of the
+    // parser's message); the event stream itself is valid JSON throughout
+    let pieces: [(Vec<String>, &str, &str); 4] = [
+        (
+            vec![r#"{"text":"\ud8"#.to_owned(), r#"00"}"#.to_owned()],
+            "invalid arguments for echo: not valid JSON: ",
+            "hex escape",
+        ),
+        (
+            vec![r#"{"text":"#.to_owned(), deep.clone(), "}".to_owned()],
+            "invalid arguments for echo: nested more than 128 levels deep",
+            "",
+        ),
+        (
+            vec![r#"{"text":"#.to_owned(), r#""a"#.to_owned()],
+            "invalid arguments for echo: not valid JSON: ",
+            "EOF",
+        ),
+        (
+            vec!["[1,".to_owned(), "2]".to_owned()],
+            "invalid arguments for echo: expected a JSON object, got an array",
+            "",
+        ),
+    ];
+    // the whole input in the block's start, invalid to serde_json there: the event itself
+    // does not parse, yet only the tool input is wrong
+    let starts = [
+        (
+            r#"{"text":"\ud800"}"#.to_owned(),
+            "invalid arguments for echo: not valid JSON: ",
+            "hex escape",
+        ),
+        (
+            format!(r#"{{"text":{deep}}}"#),
+            "invalid arguments for echo: nested more than 128 levels deep",
+            "",
+        ),
+    ];
+    let cases = pieces
+        .into_iter()
+        .map(|(pieces, prefix, why)| (pieces, None, prefix, why))
+        .chain(
+            starts
+                .into_iter()
+                .map(|(input, prefix, why)| (Vec::new(), Some(input), prefix, why)),
+        );
+    for (pieces, start_input, prefix, why) in cases {
+        let case = format!("{pieces:?} {start_input:?}");
+        let fake = FakeProvider::start().await;
+        let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        let mut events =
+            anthropic::stream_tool_uses(&["calling"], &[("toolu_1", "echo", &refs)], 3, 2);
+        if let Some(input) = &start_input {
+            let start = events
+                .iter_mut()
+                .find(|e| e.data.contains("toolu_1"))
+                .unwrap();
+            assert!(start.data.contains(r#""input":{}"#));
+            start.data = start
+                .data
+                .replace(r#""input":{}"#, &format!(r#""input":{input}"#));
+        }
+        fake.script([
+            FakeReply::sse(events),
+            FakeReply::sse(anthropic::stream_text(&["sorry"], 1, 1)),
+        ]);
+        let (tool, calls) = echo();
+        let toolkit = Toolkit::builder().tool(tool).build().unwrap();
+        let client = Client::builder(fake.anthropic("k").build().unwrap())
+            .model_name("m-1")
+            .build()
+            .unwrap();
+        let result = client.stream("echo this", &toolkit, |_| {}).await.unwrap();
+        assert_eq!(result.status, RunStatus::Done, "{case}");
+        assert_eq!(result.text, "sorry", "{case}");
+        assert_eq!(calls.get(), 0, "{case}: the tool never ran");
+        assert_eq!(
+            fake.requests().len(),
+            2,
+            "{case}: no retry, the reply was read"
+        );
+        let results = tool_results(&result.messages);
+        assert_eq!(results.len(), 1, "{case}");
+        let (id, content, is_error) = &results[0];
+        assert_eq!(id, "toolu_1");
+        assert!(is_error);
+        assert!(
+            content.starts_with(prefix) && content.contains(why),
+            "{case}: {content}"
+        );
+        // the model was told, in a tool_result block, and its tool_use went back as `{}`
+        let sent = &fake.requests()[1].body;
+        let messages = sent["messages"].as_array().unwrap();
+        let blocks = messages.last().unwrap()["content"].clone();
+        assert_eq!(blocks[0]["type"], "tool_result");
+        assert_eq!(blocks[0]["tool_use_id"], "toolu_1");
+        assert_eq!(blocks[0]["is_error"], true);
+        assert_eq!(blocks[0]["content"].as_str(), Some(content.as_str()));
+        let assistant = &messages[messages.len() - 2]["content"];
+        assert_eq!(assistant[1]["type"], "tool_use");
+        assert_eq!(assistant[1]["input"], json!({}));
+    }
+}

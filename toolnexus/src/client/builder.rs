@@ -6,6 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use super::hooks::Hooks;
@@ -110,15 +111,17 @@ impl ClientBuilder {
     /// that panics, or that the run's [`timeout`](Self::timeout) or
     /// [`cancellation`](Self::cancellation) interrupts, ends the run the same way: a request
     /// is never lost.
+    #[allow(clippy::redundant_closure_for_method_calls)] // see `map` below
     pub fn wait_for<F, Fut, A>(mut self, f: F) -> Self
     where
         F: Fn(Request) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = A> + Send + 'static,
         A: IntoAnswer,
     {
+        // `map`, not an async block: the host's future is stored once, not twice (a closure,
+        // not the method's path, which would need `A: 'static`)
         self.config.wait_for = Some(Arc::new(move |req| {
-            let fut = f(req);
-            Box::pin(async move { fut.await.into_answer() })
+            Box::pin(f(req).map(|answer| answer.into_answer()))
         }));
         self
     }

@@ -185,7 +185,11 @@ impl Client {
     ) -> Result<RunResult> {
         let state = self.fresh_state(history, prompt.into(), toolkit);
         let run = self.drive(state, toolkit, None, false, None).await;
-        self.park_halted(run).await
+        if self.inner.store.is_none() {
+            return run;
+        }
+        // boxed: a run without a store does not carry the store's future in its own
+        Box::pin(self.park_halted(run)).await
     }
 
     /// As [`Client::run`], streaming: the model is asked to stream, and `sink` receives every
@@ -207,7 +211,11 @@ impl Client {
     {
         let state = self.fresh_state(Vec::new(), prompt.into(), toolkit);
         let run = self.drive(state, toolkit, Some(&sink), true, None).await;
-        self.park_halted(run).await
+        if self.inner.store.is_none() {
+            return run;
+        }
+        // boxed: a run without a store does not carry the store's future in its own
+        Box::pin(self.park_halted(run)).await
     }
 
     /// Resumes a halted run with the answer to its pending request ([contract section 4](crate::contract)).

@@ -2,6 +2,7 @@
 
 use super::persist::Halted;
 use super::run::{Exec, Run, State};
+use super::wait::Stop;
 use super::{Client, PendingRun, RunResult, Sink};
 use crate::error::{Error, Result};
 use crate::model::ModelRequest;
@@ -50,7 +51,7 @@ impl Client {
             pending,
             answer,
         };
-        self.drive(state, toolkit, sink, sink.is_some(), Some(resume))
+        self.drive(state, toolkit, sink, sink.is_some(), Some(Box::new(resume)))
             .await
     }
 }
@@ -60,14 +61,14 @@ impl Run<'_> {
     pub(super) async fn resume_turn(
         &self,
         st: &mut State,
-        resume: Resume,
-    ) -> Result<Option<RunResult>> {
+        resume: Box<Resume>,
+    ) -> Result<Option<Stop>> {
         let Resume {
             assistant_at,
             halted,
             pending,
             answer,
-        } = resume;
+        } = *resume;
         let calls = st.request.messages[assistant_at].tool_calls.clone();
         let index = halted.call_index;
         let call = &calls[index];

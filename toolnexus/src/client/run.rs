@@ -19,6 +19,7 @@ use super::halt::{finish, halt};
 use super::persist::{self, MAX_JSON_DEPTH};
 use super::resume::Resume;
 use super::trace;
+use super::wait::{Parked, Stop};
 use super::{BeforeTool, Client, Event, Limit, Metric, RunResult, RunStatus, Sink, ToolCallRecord};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -56,11 +57,11 @@ pub(super) struct Run<'a> {
     pub(super) client: &'a Config,
     pub(super) toolkit: &'a Toolkit,
     pub(super) sink: Option<Sink<'a>>,
-    pub(super) cancel: CancellationToken,
+    /// The run's token, a child of the client's (none when the client has none: nobody
+    /// could cancel the run, and a parked run does not keep a token for nothing).
+    pub(super) cancel: Option<CancellationToken>,
     /// When the run's timeout elapses, and the timeout.
     pub(super) deadline: Option<(tokio::time::Instant, Duration)>,
-    /// Whether `wait_for` is waiting (the run's cancellation then ends the wait, not the run).
-    pub(super) waiting: AtomicBool,
     pub(super) streaming: bool,
     /// The run's id and the turn whose calls run now (for `ctx.idempotency_key()`).
     pub(super) id: String,
@@ -91,18 +92,22 @@ impl Client {
         }
     }
 
-    pub(super) async fn drive(
-        &self,
+    /// The run, in one box: its state and the future that drives it (a caller's future holds
+    /// a pointer, and the state is not moved into a second place).
+    pub(super) fn drive<'a>(
+        &'a self,
         mut state: State,
-        toolkit: &Toolkit,
-        sink: Option<Sink<'_>>,
+        toolkit: &'a Toolkit,
+        sink: Option<Sink<'a>>,
         streaming: bool,
-        resume: Option<Resume>,
-    ) -> Result<RunResult> {
-        // the run stops: after a tool result entered its state, the error carries it
-        Box::pin(self.drive_state(&mut state, toolkit, sink, streaming, resume))
-            .await
-            .map_err(|error| super::checkpoint::attach(error, &mut state))
+        resume: Option<Box<Resume>>,
+    ) -> crate::tool::BoxFuture<'a, Result<RunResult>> {
+        Box::pin(async move {
+            // the run stops: after a tool result entered its state, the error carries it
+            self.drive_state(&mut state, toolkit, sink, streaming, resume)
+                .await
+                .map_err(|error| super::checkpoint::attach(error, &mut state))
+        })
     }
 
     async fn drive_state(
@@ -111,72 +116,103 @@ impl Client {
         toolkit: &Toolkit,
         sink: Option<Sink<'_>>,
         streaming: bool,
-        resume: Option<Resume>,
+        resume: Option<Box<Resume>>,
     ) -> Result<RunResult> {
-        let cancel = self
-            .inner
-            .cancel
-            .as_ref()
-            .map_or_else(CancellationToken::new, CancellationToken::child_token);
-        let deadline = self
-            .inner
-            .timeout
-            .map(|limit| (tokio::time::Instant::now() + limit, limit));
         let run = Run {
             client: &self.inner,
             toolkit,
             sink,
-            cancel: cancel.clone(),
-            deadline,
-            waiting: AtomicBool::new(false),
+            cancel: self
+                .inner
+                .cancel
+                .as_ref()
+                .map(CancellationToken::child_token),
+            deadline: self
+                .inner
+                .timeout
+                .map(|limit| (tokio::time::Instant::now() + limit, limit)),
             streaming,
             id: state.run_id.clone(),
             turn: AtomicU32::new(state.turns),
         };
         let span = trace::run_span(&state.request.model, resume.is_some());
-        // boxed: moved into `timed` and the select, an inline future would be stored thrice
-        let work = Box::pin(
-            async {
-                if let Some(resume) = resume
-                    && let Some(halted) = Box::pin(run.resume_turn(state, resume)).await?
-                {
-                    return Ok(halted);
+        // a cancellation ends the run, except while `wait_for` waits: then the run halts on
+        // the request with Error::WaitFor, so the request is not lost (the timeout alike)
+        let mut cancelled = std::pin::pin!(run.cancel.as_ref().map(CancellationToken::cancelled));
+        let mut step = Step::Start(resume);
+        let result = loop {
+            // boxed: moved into `timed` and the poll below, an inline future would be stored
+            // twice; and dropped, with everything the turn held, before `wait_for` waits
+            let outcome = {
+                let work = Box::pin(run.step(state, step).instrument(span.clone()));
+                let timed = async {
+                    match run.deadline {
+                        // boxed: only a run with a timeout pays for its timer
+                        Some((at, limit)) => Box::pin(tokio::time::timeout_at(at, work))
+                            .await
+                            .unwrap_or(Err(Error::Timeout(limit))),
+                        None => work.await,
+                    }
+                };
+                let mut timed = std::pin::pin!(timed);
+                std::future::poll_fn(|cx| {
+                    if super::wait::fired(cancelled.as_mut(), cx) {
+                        return Poll::Ready(Err(Error::Cancelled));
+                    }
+                    timed.as_mut().poll(cx)
+                })
+                .await?
+            };
+            match outcome {
+                Stop::Done(result) => break result,
+                // only the request, the call's execution and the rest of its turn are kept, and
+                // the transcript without the tools' specs (the toolkit's, made again after)
+                Stop::Parked(parked) => {
+                    state.request.tools = Vec::new();
+                    state.request.messages.shrink_to_fit();
+                    match run.wait(&parked, cancelled.as_mut()).await {
+                        Ok(answer) => step = Step::Answered(parked, Box::new(answer)),
+                        Err(message) => return Err(parked.fail(state, message)),
+                    }
+                    state.request.tools = toolkit.specs();
                 }
-                run.model_loop(state).await
-            }
-            .instrument(span.clone()),
-        );
-        let timed = async {
-            match deadline {
-                Some((at, limit)) => tokio::time::timeout_at(at, work)
-                    .await
-                    .unwrap_or(Err(Error::Timeout(limit))),
-                None => work.await,
             }
         };
-        // a cancellation ends the run here, except while `wait_for` waits: then the work
-        // sees it and ends with the halted run (Error::WaitFor), so the request is not lost
-        // (the timeout is handled alike: `timeout_at` polls the work before its deadline)
-        let mut cancelled = std::pin::pin!(cancel.cancelled());
-        let mut timed = std::pin::pin!(timed);
-        let mut fired = false;
-        let result = std::future::poll_fn(|cx| {
-            fired = fired || cancelled.as_mut().poll(cx).is_ready();
-            if fired && !run.waiting.load(Ordering::SeqCst) {
-                return Poll::Ready(Err(Error::Cancelled));
-            }
-            timed.as_mut().poll(cx)
-        })
-        .await?;
         trace::run_finished(&span, &result);
         run.emit(|| Event::Done {
-            result: Box::new(result.clone()),
+            result: result.clone(),
         });
-        Ok(result)
+        Ok(*result)
     }
 }
 
+/// What the next piece of a run's work starts from.
+enum Step {
+    /// A fresh run, or a resume of a halted one.
+    Start(Option<Box<Resume>>),
+    /// `wait_for`'s answer to the parked call.
+    Answered(Box<Parked>, Box<crate::request::Answer>),
+}
+
 impl Run<'_> {
+    /// The run's work until it ends or parks on a suspension for `wait_for`.
+    async fn step(&self, state: &mut State, step: Step) -> Result<Stop> {
+        match step {
+            Step::Start(Some(resume)) => {
+                if let Some(stop) = Box::pin(self.resume_turn(state, resume)).await? {
+                    return Ok(stop);
+                }
+            }
+            Step::Start(None) => {}
+            Step::Answered(parked, answer) => {
+                if let Some(stop) = Box::pin(self.go_on(state, *parked, *answer)).await? {
+                    return Ok(stop);
+                }
+            }
+        }
+        self.model_loop(state).await
+    }
+
     pub(super) fn emit(&self, make: impl FnOnce() -> Event) {
         if self.client.on_event.is_none() && self.sink.is_none() {
             return;
@@ -213,24 +249,29 @@ impl Run<'_> {
     }
 
     pub(super) fn ctx(&self, call: &ToolCall) -> Context {
-        let ctx = Context::new()
-            .with_cancellation(self.cancel.clone())
-            .with_call_id(call.id.clone())
-            .with_idempotency_key(super::checkpoint::idempotency_key(
+        let ctx = Context::new();
+        let ctx = match &self.cancel {
+            Some(token) => ctx.with_cancellation(token.clone()),
+            None => ctx,
+        };
+        let ctx = ctx.with_call_id(call.id.clone()).with_idempotency_key(
+            super::checkpoint::idempotency_key(
                 &self.id,
                 self.turn.load(Ordering::SeqCst),
                 &call.id,
-            ));
+            ),
+        );
         match self.client.tool_timeout {
             Some(limit) => ctx.with_timeout(limit),
             None => ctx,
         }
     }
 
-    async fn model_loop(&self, st: &mut State) -> Result<RunResult> {
+    async fn model_loop(&self, st: &mut State) -> Result<Stop> {
         loop {
             if st.turns >= self.client.max_turns {
-                return Ok(finish(st, RunStatus::Incomplete, Some(Limit::MaxTurns)));
+                let done = finish(st, RunStatus::Incomplete, Some(Limit::MaxTurns));
+                return Ok(Stop::Done(Box::new(done)));
             }
             let started = Instant::now();
             let delivered = AtomicBool::new(false);
@@ -276,7 +317,7 @@ impl Run<'_> {
                 st.request
                     .messages
                     .push(Message::assistant(text.unwrap_or_default()));
-                return Ok(finish(st, RunStatus::Done, None));
+                return Ok(Stop::Done(Box::new(finish(st, RunStatus::Done, None))));
             }
             let calls: Vec<ToolCall> = tool_calls
                 .into_iter()
@@ -300,8 +341,8 @@ impl Run<'_> {
                 .messages
                 .push(Message::assistant_tool_calls(text, calls.clone()));
             let pre = calls.iter().map(|_| None).collect();
-            if let Some(halted) = Box::pin(self.tool_phase(st, &calls, 0, pre)).await? {
-                return Ok(halted);
+            if let Some(stop) = Box::pin(self.tool_phase(st, &calls, 0, pre)).await? {
+                return Ok(stop);
             }
         }
     }
@@ -350,14 +391,15 @@ impl Run<'_> {
     }
 
     /// Runs `calls[start..]` (those without a result in `pre`, concurrently), then handles the
-    /// results in call order. Returns the halted run when one suspends without `wait_for`.
+    /// results in call order. Returns the halted run when one suspends without `wait_for`, or
+    /// the parked call when `wait_for` is to answer it.
     pub(super) async fn tool_phase(
         &self,
         st: &mut State,
         calls: &[ToolCall],
         start: usize,
         pre: Vec<Option<Exec>>,
-    ) -> Result<Option<RunResult>> {
+    ) -> Result<Option<Stop>> {
         let todo = (0..pre.len()).filter(|&k| pre[k].is_none());
         let mut fresh = join_all(todo.map(|k| self.execute_call(&calls[start + k])))
             .await
@@ -370,40 +412,29 @@ impl Run<'_> {
         while let Some((k, exec)) = execs.next() {
             let index = start + k;
             let call = &calls[index];
-            let Some(request) = exec.result.pending().cloned() else {
+            let Some(request) = exec.result.pending() else {
                 self.tool_metric(call, exec.duration, exec.result.is_error, false);
                 self.record(st, call, exec.args, exec.result);
                 continue;
             };
             self.tool_metric(call, exec.duration, false, true);
-            trace::pending(call, &request);
+            trace::pending(call, request);
             self.emit(|| Event::Pending {
                 request: request.clone(),
             });
-            let Some(wait_for) = &self.client.wait_for else {
-                let rest = execs
-                    .map(|(k, e)| Some(e.defer(&calls[start + k])))
-                    .collect();
-                trace::halted(&request);
-                return Ok(Some(halt(st, call, index, exec, request, rest)));
-            };
-            let failure = match self.answer(wait_for, call, &exec.args, &request).await {
-                Ok(resolved) => {
-                    self.record(st, call, exec.args, resolved);
-                    continue;
-                }
-                Err(failure) => failure,
-            };
+            let request = request.clone();
+            if self.client.wait_for.is_some() {
+                let mut rest: Vec<Exec> = execs.map(|(_, e)| e).collect();
+                rest.shrink_to_fit(); // collected in place: it would keep the whole turn's room
+                let parked = Parked::new(index, call, exec, request, rest);
+                return Ok(Some(Stop::Parked(Box::new(parked))));
+            }
             let rest = execs
                 .map(|(k, e)| Some(e.defer(&calls[start + k])))
                 .collect();
-            let request_id = request.id.clone();
-            let run = halt(st, call, index, exec, request, rest);
-            return Err(Error::WaitFor {
-                request_id,
-                message: failure,
-                run: Box::new(run),
-            });
+            trace::halted(&request);
+            let halted = halt(st, call, index, exec, request, rest);
+            return Ok(Some(Stop::Done(Box::new(halted))));
         }
         // every call of the turn has its result: a claimed run saves its checkpoint
         self.save_checkpoint(st).await?;

@@ -1,19 +1,28 @@
 //! In-process answers: what a `wait_for` function may return, and waiting for it under the
 //! run's timeout and cancellation without losing the request.
+//!
+//! A call that suspends parks the run: the turn's future is dropped and only the request, the
+//! call's execution and the rest of its turn are kept ([`Parked`]) while `wait_for` waits; the
+//! answer then goes on from there (the same order of results, events and retries as if the
+//! turn had waited in place).
 
+use std::any::Any;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::Ordering;
+use std::pin::Pin;
+use std::task::Poll;
 
 use futures_util::FutureExt;
-use serde_json::Value;
+use tokio_util::sync::WaitForCancellationFuture;
 
-use super::WaitForFn;
-use super::run::Run;
-use crate::error::Result;
-use crate::model::ToolCall;
+use super::halt::{finish, halt};
+use super::run::{Exec, Run, State};
+use super::{RunResult, RunStatus};
+use crate::error::{Error, Result};
+use crate::model::{Role, ToolCall};
 use crate::request::{Answer, Request};
-use crate::result::ToolResult;
+use crate::result::{Metadata, ToolResult};
 use crate::util::panic_message;
 
 /// What a `wait_for` function may return: an [`Answer`], or a `Result` of one whose error is
@@ -39,63 +48,228 @@ impl<E: fmt::Display> IntoAnswer for Result<Answer, E> {
     }
 }
 
-impl Run<'_> {
-    /// The host's answer to a suspended call, resolved into the call's result; or why there
-    /// is none (the caller then halts the run on the request, which stays pending).
-    pub(super) async fn answer(
-        &self,
-        wait_for: &WaitForFn,
+/// How a piece of a run's work stops: the run ended (finished, or halted on a suspension
+/// without `wait_for`), or a call suspended and `wait_for` is to answer it.
+pub(super) enum Stop {
+    /// The run's result (boxed: a future that awaits a `Stop` keeps room for one).
+    Done(Box<RunResult>),
+    /// The parked call: the future that ran the turn is dropped while `wait_for` waits.
+    Parked(Box<Parked>),
+}
+
+/// A call parked on its suspension while `wait_for` waits: what is kept of its turn (the run's
+/// state keeps the rest; the turn's calls are its last assistant message's).
+pub(super) struct Parked {
+    /// The call's position in its turn.
+    index: usize,
+    /// The arguments it ran with, unless they are the call's own (the usual case: no hook
+    /// rewrote them, the model sent an object).
+    args: Option<Box<serde_json::Value>>,
+    /// How long it ran.
+    duration: std::time::Duration,
+    /// Its result without the request, when it is not the plain suspension on the request
+    /// (as [`ToolResult::suspended`] makes it; made again on a halt).
+    result: Option<Box<ToolResult>>,
+    /// The request the call suspended on.
+    request: Box<Request>,
+    /// The executions of the later calls of the turn, in call order.
+    rest: Vec<Exec>,
+}
+
+impl Parked {
+    /// Parks the suspended call `index` on `request` (its result's copy is dropped while it
+    /// waits).
+    pub(super) fn new(
+        index: usize,
         call: &ToolCall,
-        args: &Value,
-        request: &Request,
-    ) -> Result<ToolResult, String> {
-        match self.wait(wait_for, request).await {
-            Ok(answer) if answer.id == request.id => {
-                Ok(Box::pin(self.resolve(call, args, request, answer)).await)
-            }
-            Ok(answer) => Err(format!(
-                "it answered request `{}`; an answer must echo the pending request's id",
-                answer.id
-            )),
-            Err(message) => Err(message),
+        exec: Exec,
+        request: Request,
+        rest: Vec<Exec>,
+    ) -> Self {
+        let Exec {
+            args,
+            mut result,
+            duration,
+        } = exec;
+        if let Some(metadata) = result.metadata.as_mut() {
+            metadata.pending = None;
+        }
+        let plain = result.is_error
+            && result.parts.is_empty()
+            && result.metadata.as_ref().is_some_and(|m| m.extra.is_empty())
+            && result.output == request.display_output();
+        Self {
+            index,
+            args: (args != call.arguments).then(|| Box::new(args)),
+            duration,
+            result: (!plain).then(|| Box::new(result)),
+            request: Box::new(request),
+            rest,
         }
     }
 
-    /// The host's answer to `request`, or why there is none: `wait_for` failed or panicked,
-    /// or the run's timeout or cancellation interrupted it (the request stays pending either
-    /// way: the caller returns the halted run with the failure).
-    async fn wait(&self, wait_for: &WaitForFn, request: &Request) -> Result<Answer, String> {
-        let waiting = AssertUnwindSafe(async { wait_for(request.clone()).await })
-            .catch_unwind()
-            .map(|outcome| {
-                outcome.unwrap_or_else(|panic| {
-                    Err(format!(
-                        "wait_for panicked: {}",
-                        panic_message(panic.as_ref())
-                    ))
-                })
-            });
-        let timeout = async {
-            match self.deadline {
-                Some((at, limit)) => {
-                    tokio::time::sleep_until(at).await;
-                    limit
+    /// The arguments the call ran with.
+    fn args(args: Option<Box<serde_json::Value>>, call: &ToolCall) -> serde_json::Value {
+        args.map_or_else(|| call.arguments.clone(), |args| *args)
+    }
+
+    /// The call's execution as it was, with its request.
+    fn into_exec(self, call: &ToolCall) -> (usize, Exec, Request, Vec<Exec>) {
+        let request = *self.request;
+        let mut result = match self.result {
+            Some(result) => *result,
+            None => ToolResult {
+                output: request.display_output(),
+                is_error: true,
+                metadata: Some(Metadata::default()),
+                parts: Vec::new(),
+            },
+        };
+        if let Some(metadata) = result.metadata.as_mut() {
+            metadata.pending = Some(Box::new(request.clone()));
+        }
+        let exec = Exec {
+            args: Self::args(self.args, call),
+            result,
+            duration: self.duration,
+        };
+        (self.index, exec, request, self.rest)
+    }
+
+    /// `wait_for` gave no answer (`message` says why): the run halts on the parked call's
+    /// request ([`Error::WaitFor`], the halted run in the error), the rest of its turn kept.
+    pub(super) fn fail(self, st: &mut State, message: String) -> Error {
+        let calls = turn_calls(st);
+        let request_id = self.request.id.clone();
+        let Some(call) = calls.get(self.index) else {
+            return Error::WaitFor {
+                request_id,
+                message,
+                run: Box::new(finish(st, RunStatus::Incomplete, None)),
+            };
+        };
+        let (index, exec, request, rest) = self.into_exec(call);
+        let rest = rest
+            .into_iter()
+            .zip(calls.iter().skip(index + 1))
+            .map(|(e, call)| Some(e.defer(call)))
+            .collect();
+        let run = halt(st, call, index, exec, request, rest);
+        Error::WaitFor {
+            request_id,
+            message,
+            run: Box::new(run),
+        }
+    }
+}
+
+/// The failure of a `wait_for` that panicked.
+fn panicked(panic: &Box<dyn Any + Send>) -> String {
+    format!("wait_for panicked: {}", panic_message(&**panic))
+}
+
+/// Whether the run's cancellation fired (never, for a run without a token).
+pub(super) fn fired(
+    cancelled: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
+    cx: &mut std::task::Context<'_>,
+) -> bool {
+    cancelled
+        .as_pin_mut()
+        .is_some_and(|cancelled| cancelled.poll(cx).is_ready())
+}
+
+/// The tool calls of the state's current turn (its last assistant message with tool calls).
+fn turn_calls(st: &State) -> Vec<ToolCall> {
+    st.request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+        .map(|m| m.tool_calls.clone())
+        .unwrap_or_default()
+}
+
+impl Run<'_> {
+    /// The host's answer to the parked call's request, or why there is none: `wait_for`
+    /// failed or panicked, answered another request, or the run's timeout or cancellation
+    /// (`cancelled`) interrupted it (the caller then halts the run on the request, which stays
+    /// pending: [`Parked::fail`]).
+    pub(super) fn wait<'w>(
+        &self,
+        parked: &'w Parked,
+        mut cancelled: Pin<&'w mut Option<WaitForCancellationFuture<'_>>>,
+    ) -> impl Future<Output = Result<Answer, String>> + 'w {
+        // a plain `poll_fn` owning what it polls, not an `async fn`: a parked run keeps no
+        // more than this while it waits
+        let request = &*parked.request;
+        let mut waiting = match &self.client.wait_for {
+            Some(wait_for) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| wait_for(request.clone()))) {
+                    Ok(waiting) => Ok(AssertUnwindSafe(waiting).catch_unwind()),
+                    Err(panic) => Err(panicked(&panic)),
                 }
-                None => std::future::pending().await,
             }
+            None => Err("no wait_for is set".to_owned()),
         };
-        self.waiting.store(true, Ordering::SeqCst);
-        let outcome = tokio::select! {
-            biased;
-            answer = waiting => answer,
-            () = self.cancel.cancelled() => {
-                Err("the run was cancelled while waiting for the answer".to_owned())
+        // boxed: only a run with a timeout pays for its timer while parked
+        let mut deadline = self
+            .deadline
+            .map(|(at, limit)| (Box::pin(tokio::time::sleep_until(at)), limit));
+        std::future::poll_fn(move |cx| {
+            let waiting = match &mut waiting {
+                Ok(waiting) => waiting,
+                Err(failure) => return Poll::Ready(Err(std::mem::take(failure))),
+            };
+            if let Poll::Ready(outcome) = waiting.poll_unpin(cx) {
+                let outcome = outcome.unwrap_or_else(|panic| Err(panicked(&panic)));
+                return Poll::Ready(match outcome {
+                    Ok(answer) if answer.id == request.id => Ok(answer),
+                    Ok(answer) => Err(format!(
+                        "it answered request `{}`; an answer must echo the pending request's id",
+                        answer.id
+                    )),
+                    Err(message) => Err(message),
+                });
             }
-            limit = timeout => Err(format!(
-                "the run timed out after {limit:?} while waiting for the answer"
-            )),
+            if fired(cancelled.as_mut(), cx) {
+                return Poll::Ready(Err(
+                    "the run was cancelled while waiting for the answer".to_owned()
+                ));
+            }
+            if let Some((sleep, limit)) = &mut deadline
+                && sleep.as_mut().poll(cx).is_ready()
+            {
+                return Poll::Ready(Err(format!(
+                    "the run timed out after {limit:?} while waiting for the answer"
+                )));
+            }
+            Poll::Pending
+        })
+    }
+
+    /// Goes on after `wait_for`'s answer: the parked call's result (resolved with the answer),
+    /// then the rest of its turn.
+    pub(super) async fn go_on(
+        &self,
+        st: &mut State,
+        parked: Parked,
+        answer: Answer,
+    ) -> crate::error::Result<Option<Stop>> {
+        let Parked {
+            index,
+            args,
+            request,
+            rest,
+            ..
+        } = parked;
+        let calls = turn_calls(st);
+        let Some(call) = calls.get(index) else {
+            return Ok(None);
         };
-        self.waiting.store(false, Ordering::SeqCst);
-        outcome
+        let args = Parked::args(args, call);
+        let resolved = Box::pin(self.resolve(call, &args, &request, answer)).await;
+        self.record(st, call, args, resolved);
+        let pre = rest.into_iter().map(Some).collect();
+        Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
     }
 }

@@ -9,7 +9,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::ANTHROPIC_VERSION;
 use super::dialect::{Dialect, EventParser};
-use super::wire::{parse_arguments, require_finished, usage};
+use super::wire::{filled_call_id, parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
@@ -190,6 +190,7 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
         .ok_or_else(|| Error::transport("the provider's reply has no `content`"))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let stem = std::cell::OnceCell::new();
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
@@ -198,7 +199,7 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
                     .get("id")
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
-                    .map_or_else(|| format!("call_{}", tool_calls.len()), str::to_owned);
+                    .map_or_else(|| filled_call_id(&stem, tool_calls.len()), str::to_owned);
                 tool_calls.push(ToolCall::new(
                     id,
                     block
@@ -276,6 +277,9 @@ enum Block {
         name: String,
         start_input: Value,
         json: String,
+        /// The start's `input` as raw text, when `serde_json` cannot read it (a lone
+        /// surrogate, nesting past its depth limit): the loop tells the model what is wrong.
+        raw_input: Option<String>,
     },
     Other,
 }
@@ -294,8 +298,17 @@ struct StreamState {
 impl EventParser for StreamState {
     /// Takes one SSE `data` payload (dispatching on its `type`, which repeats the event name).
     fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
-        let event: Value = serde_json::from_str(data)
-            .map_err(|e| Error::transport_from("the provider streamed an invalid JSON event", e))?;
+        let event: Value = match serde_json::from_str(data) {
+            Ok(event) => event,
+            Err(e) => {
+                return self.raw_tool_use_start(data).unwrap_or_else(|| {
+                    Err(Error::transport_from(
+                        "the provider streamed an invalid JSON event",
+                        e,
+                    ))
+                });
+            }
+        };
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
@@ -323,14 +336,11 @@ impl EventParser for StreamState {
                             .to_owned(),
                         start_input: block.get("input").cloned().unwrap_or(Value::Null),
                         json: String::new(),
+                        raw_input: None,
                     },
                     _ => Block::Other,
                 };
-                if self.blocks.insert(index, new).is_some() {
-                    return Err(Error::transport(format!(
-                        "the provider streamed two content blocks with index {index}"
-                    )));
-                }
+                self.open_block(index, new)?;
             }
             "content_block_delta" => {
                 let delta = event.get("delta").unwrap_or(&Value::Null);
@@ -382,21 +392,24 @@ impl EventParser for StreamState {
         let this = *self;
         require_finished(this.finished)?;
         let mut tool_calls = Vec::new();
+        let stem = std::cell::OnceCell::new();
         for block in this.blocks.into_values() {
             if let Block::ToolUse {
                 id,
                 name,
                 start_input,
                 json,
+                raw_input,
             } = block
             {
-                let arguments = if json.trim().is_empty() && start_input.is_object() {
-                    start_input
-                } else {
-                    parse_arguments(&json)
+                let arguments = match raw_input {
+                    // the loop parses the raw text again and tells the model what is wrong
+                    Some(raw) if json.trim().is_empty() => Value::String(raw),
+                    _ if json.trim().is_empty() && start_input.is_object() => start_input,
+                    _ => parse_arguments(&json),
                 };
                 let id = if id.is_empty() {
-                    format!("call_{}", tool_calls.len())
+                    filled_call_id(&stem, tool_calls.len())
                 } else {
                     id
                 };
@@ -423,7 +436,48 @@ impl EventParser for StreamState {
     }
 }
 
+/// A `content_block_start` event with its `tool_use` block's `input` left raw.
+#[derive(serde::Deserialize)]
+struct RawBlockStart<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(default)]
+    index: u64,
+    #[serde(borrow)]
+    content_block: RawToolUse<'a>,
+}
+
 impl StreamState {
+    fn open_block(&mut self, index: u64, block: Block) -> Result<(), Error> {
+        if self.blocks.insert(index, block).is_some() {
+            return Err(Error::transport(format!(
+                "the provider streamed two content blocks with index {index}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// An event `serde_json` cannot read: a `tool_use` block's start whose `input` is invalid
+    /// to it (a lone surrogate, nesting past its depth limit) opens the block with that input
+    /// raw, as a whole reply's would be (`None` for anything else: the stream is corrupt).
+    fn raw_tool_use_start(&mut self, data: &str) -> Option<Result<(), Error>> {
+        let start: RawBlockStart<'_> = serde_json::from_str(data).ok()?;
+        if start.kind != "content_block_start" || start.content_block.kind != "tool_use" {
+            return None;
+        }
+        let block = start.content_block;
+        Some(self.open_block(
+            start.index,
+            Block::ToolUse {
+                id: block.id,
+                name: block.name,
+                start_input: Value::Null,
+                json: String::new(),
+                raw_input: Some(block.input.get().to_owned()),
+            },
+        ))
+    }
+
     fn push_text(&mut self, text: &str, sink: DeltaSink<'_>) {
         if !text.is_empty() {
             self.text.push_str(text);

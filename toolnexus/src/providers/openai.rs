@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 
 use super::dialect::{Dialect, EventParser};
-use super::wire::{arguments_string, parse_arguments, require_finished, usage};
+use super::wire::{arguments_string, filled_call_id, parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
@@ -189,6 +189,7 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
+    let stem = std::cell::OnceCell::new();
     let tool_calls = message
         .get("tool_calls")
         .and_then(Value::as_array)
@@ -205,7 +206,7 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
                         })
                         .unwrap_or_default();
                     ToolCall::new(
-                        call_id(c.get("id"), i),
+                        call_id(c.get("id"), &stem, i),
                         c.pointer("/function/name")
                             .and_then(Value::as_str)
                             .unwrap_or_default(),
@@ -222,10 +223,12 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
     })
 }
 
-fn call_id(id: Option<&Value>, index: usize) -> String {
+/// The call's own id, or `<stem>_<index>` for a call that came without one (the stem made once
+/// per reply, distinct for every reply: see [`filled_call_id`]).
+fn call_id(id: Option<&Value>, stem: &std::cell::OnceCell<String>, index: usize) -> String {
     id.and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .map_or_else(|| format!("call_{index}"), str::to_owned)
+        .map_or_else(|| filled_call_id(stem, index), str::to_owned)
 }
 
 #[derive(Default)]
@@ -308,12 +311,13 @@ impl EventParser for StreamState {
     fn finish(self: Box<Self>) -> Result<ModelTurn, Error> {
         let this = *self;
         require_finished(this.finished)?;
+        let stem = std::cell::OnceCell::new();
         let tool_calls = this
             .calls
             .into_values()
             .enumerate()
             .map(|(i, c)| {
-                let id = c.id.unwrap_or_else(|| format!("call_{i}"));
+                let id = c.id.unwrap_or_else(|| filled_call_id(&stem, i));
                 ToolCall::new(id, c.name, parse_arguments(&c.arguments))
             })
             .collect();

@@ -15,6 +15,14 @@ pub(crate) fn parse_arguments(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
 }
 
+/// The id of the reply's call `index` that came without one: `call_<16 hex digits>_<index>`,
+/// the hex digits the same for every call of one reply and distinct for every reply of the
+/// process, so filled ids never repeat across turns (a transcript's tool results match their
+/// calls by id).
+pub(crate) fn filled_call_id(stem: &std::cell::OnceCell<String>, index: usize) -> String {
+    format!("{}_{index}", stem.get_or_init(crate::id::call_stem))
+}
+
 /// Arguments as OpenAI wants them: a JSON string (a raw, unparsable string is sent back as it
 /// came).
 pub(crate) fn arguments_string(arguments: &Value) -> String {
