@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolnexus::{Error, Model};
+use toolnexus::{Error, HttpProvider, Model};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, openai};
 use toolnexus_tests::fixtures::{hi as request, stream_hi as stream};
 
