@@ -12,10 +12,11 @@
 /// more letters also matches inside a word (`NEWPASSWORD`).
 pub(crate) const CREDENTIAL_WORDS: &[&str] = toolnexus_macros::__credential_words!();
 
-/// What an invisible character (a format character such as a zero-width space, or a
-/// combining mark) does in [`fold`]: join the letters around it (`pass\u{200b}word` reads as
-/// `password`) or separate them (`bearer\u{488}token` reads as `bearer`, `token` to a reader
-/// who sees the mark as a break). The boundary looks for a credential word both ways.
+/// What a character that is no letter or digit does in [`fold`] when it is invisible (a
+/// format character such as a zero-width space, or a combining mark) or resembles a letter
+/// (a symbol `decancer` reads as one): join the letters around it (`pass\u{200b}word` reads
+/// as `password`) or separate them (`bearer\u{488}token` reads as `bearer`, `token` to a
+/// reader who sees a break). The boundary looks for a credential word both ways.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Invisible {
     Joins,
@@ -26,7 +27,8 @@ enum Invisible {
 /// it as (a Cyrillic `а` reads as `a`, a fullwidth `ｐ` as `p`, `ñ` as `n`). One that does not
 /// read as a letter or digit becomes a space when a reader sees it (spaces, controls, symbols,
 /// punctuation: `bearer→token`), and, when a reader cannot see it (format characters, marks),
-/// nothing or a space as `invisible` says.
+/// nothing or a space as `invisible` says. With [`Invisible::Separates`] every non-ASCII
+/// character that is no letter or digit becomes a space, whatever letter it resembles.
 fn fold(text: &str, invisible: Invisible) -> std::borrow::Cow<'_, str> {
     use unicode_general_category::{GeneralCategory, get_general_category};
     if text.is_ascii() {
@@ -36,6 +38,11 @@ fn fold(text: &str, invisible: Invisible) -> std::borrow::Cow<'_, str> {
     for c in text.chars() {
         if c.is_ascii() {
             out.push(c);
+            continue;
+        }
+        if invisible == Invisible::Separates && !c.is_alphanumeric() {
+            // read as what it is, not as the letter it resembles (`؈` is no `x` here)
+            out.push(' ');
             continue;
         }
         match decancer::cure_char(c, decancer::Options::default()) {
@@ -110,6 +117,8 @@ mod tests {
         assert_eq!(credential_in("bearer\u{488}uhreEiU"), Some("bearer"));
         assert_eq!(credential_in("token\u{200b}s"), Some("token"));
         assert_eq!(credential_in("cafe\u{301} menu"), None);
+        // a symbol that resembles a letter is also read as a break (the fuzz target again)
+        assert_eq!(credential_in("&bearer\u{608}U"), Some("bearer"));
     }
 
     #[test]
