@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use toolnexus::{Client, HttpProvider, Model, RunStatus, Toolkit};
+use toolnexus::{Client, HttpProvider, Model, RunResult, RunStatus, Toolkit};
 use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, anthropic, openai};
 use toolnexus_tests::fixtures::{hi as request, stream_hi as stream};
 use toolnexus_tests::{echo, tool_results};
@@ -187,15 +187,7 @@ async fn an_invalid_anthropic_tool_input_goes_back_to_the_model() {
         assert_eq!(result.status, RunStatus::Done);
         assert_eq!(result.text, "sorry");
         assert_eq!(calls.get(), 0, "the tool never ran");
-        let results = tool_results(&result.messages);
-        assert_eq!(results.len(), 1);
-        let (id, content, is_error) = &results[0];
-        assert_eq!(id, "toolu_1");
-        assert!(is_error);
-        assert!(
-            content.starts_with(prefix) && content.contains(why),
-            "{content}"
-        );
+        let content = assert_one_invalid_input(&result, prefix, why, "");
         // the model was told, in a tool_result block
         let sent = &fake.requests()[1].body;
         let blocks = sent["messages"].as_array().unwrap().last().unwrap()["content"].clone();
@@ -306,15 +298,7 @@ async fn an_invalid_streamed_anthropic_tool_input_goes_back_to_the_model() {
             2,
             "{case}: no retry, the reply was read"
         );
-        let results = tool_results(&result.messages);
-        assert_eq!(results.len(), 1, "{case}");
-        let (id, content, is_error) = &results[0];
-        assert_eq!(id, "toolu_1");
-        assert!(is_error);
-        assert!(
-            content.starts_with(prefix) && content.contains(why),
-            "{case}: {content}"
-        );
+        let content = assert_one_invalid_input(&result, prefix, why, &case);
         // the model was told, in a tool_result block, and its tool_use went back as `{}`
         let sent = &fake.requests()[1].body;
         let messages = sent["messages"].as_array().unwrap();
@@ -327,4 +311,20 @@ async fn an_invalid_streamed_anthropic_tool_input_goes_back_to_the_model() {
         assert_eq!(assistant[1]["type"], "tool_use");
         assert_eq!(assistant[1]["input"], json!({}));
     }
+}
+
+/// The run's one tool result answers `toolu_1` as an error that starts with `prefix` and
+/// says `why` (the invalid input went back to the model); returns its text.
+#[track_caller]
+fn assert_one_invalid_input(result: &RunResult, prefix: &str, why: &str, case: &str) -> String {
+    let results = tool_results(&result.messages);
+    assert_eq!(results.len(), 1, "{case}");
+    let (id, content, is_error) = &results[0];
+    assert_eq!(id, "toolu_1");
+    assert!(is_error);
+    assert!(
+        content.starts_with(prefix) && content.contains(why),
+        "{case}: {content}"
+    );
+    content.clone()
 }
