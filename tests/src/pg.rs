@@ -39,6 +39,38 @@ pub fn fresh_schema(prefix: &str) -> String {
     )
 }
 
+/// A plain client of the server at `url` (its connection driven on a task of its own), for
+/// what a test checks or changes behind a store's back.
+///
+/// # Panics
+///
+/// When the server cannot be reached.
+pub async fn client(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connects to the test server");
+    tokio::spawn(conn);
+    client
+}
+
+/// The schema versions a store recorded in `schema`, in order.
+///
+/// # Panics
+///
+/// When the table cannot be read.
+pub async fn schema_versions(client: &tokio_postgres::Client, schema: &str) -> Vec<i64> {
+    client
+        .query(
+            &format!("SELECT version FROM \"{schema}\".schema_version ORDER BY version"),
+            &[],
+        )
+        .await
+        .expect("schema_version reads")
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
 /// Drops a schema (and everything in it) when dropped.
 #[derive(Debug)]
 pub struct SchemaGuard {

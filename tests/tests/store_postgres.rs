@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
-use toolnexus_tests::pg::{SchemaGuard, fresh_schema, url};
+use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, schema_versions, url};
 use toolnexus_tests::store_conformance::{Agent, Subject};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
@@ -27,11 +27,8 @@ fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
             write_raw: Box::new(move |run_id, text| {
                 let (url, schema) = (raw_url.clone(), raw_schema.clone());
                 Box::pin(async move {
-                    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                    let n = client(&url)
                         .await
-                        .unwrap();
-                    tokio::spawn(conn);
-                    let n = client
                         .execute(
                             &format!("UPDATE \"{schema}\".runs SET record = $1 WHERE run_id = $2"),
                             &[&text, &run_id],
@@ -71,21 +68,8 @@ async fn migrations_run_once_and_refuse_newer() {
     for c in connects {
         c.await.unwrap().unwrap();
     }
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let versions: Vec<i64> = client
-        .query(
-            &format!("SELECT version FROM \"{schema}\".schema_version"),
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert_eq!(versions, vec![1, 2]);
+    let client = client(&url).await;
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -127,10 +111,7 @@ async fn a_v1_database_migrates() {
     let parked = store.park(Agent::once().halt().await).await.unwrap();
     drop(store);
     // back to version 1, as the first release left it
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let client = client(&url).await;
     client
         .batch_execute(&format!(
             "DROP TABLE \"{schema}\".conversations, \"{schema}\".run_waiters; DELETE FROM \"{schema}\".schema_version WHERE version = 2"
@@ -141,16 +122,6 @@ async fn a_v1_database_migrates() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    let versions: Vec<i64> = client
-        .query(
-            &format!("SELECT version FROM \"{schema}\".schema_version ORDER BY version"),
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
     toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }

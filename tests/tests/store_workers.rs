@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use toolnexus::store::{PostgresStore, RunStore};
-use toolnexus_tests::pg::{SchemaGuard, fresh_schema, url};
+use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, url};
 use toolnexus_tests::store_conformance::Agent;
 
 const RUNS: usize = 1000;
@@ -136,10 +136,7 @@ async fn four_workers_one_killed_every_run_ends_once() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let db = client(&url).await;
     db.batch_execute(&format!(
         "CREATE TABLE \"{schema}\".effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)"
     ))

@@ -139,7 +139,7 @@ fn order_follows_the_toolkit_not_the_names() {
 /// A [`RawTool`] whose schema carries `$schema` and `title`, as generators emit them.
 fn titled(schema: Value) -> RawTool {
     RawTool {
-        name: "titled",
+        name: "titled".to_owned(),
         description: "Has a title.",
         schema,
     }

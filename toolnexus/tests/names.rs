@@ -1,10 +1,12 @@
 //! Tool names: `[A-Za-z0-9_-]`, 1 to 64 characters, checked at construction (never renamed),
 //! and `sanitize`.
 
-use serde_json::{Map, Value, json};
+mod support;
+
+use serde_json::json;
+use support::RawTool;
 use toolnexus::{
-    BoxFuture, Context, Error, FnTool, Tool, ToolResult, Toolkit, tool::MAX_TOOL_NAME_LEN,
-    tool::sanitize, tool::validate_tool_name,
+    Error, FnTool, Tool, Toolkit, tool::MAX_TOOL_NAME_LEN, tool::sanitize, tool::validate_tool_name,
 };
 
 fn fn_tool(name: &str) -> Result<FnTool, Error> {
@@ -14,34 +16,11 @@ fn fn_tool(name: &str) -> Result<FnTool, Error> {
         .build()
 }
 
-/// A hand-written tool, which no builder checked.
-struct Raw {
-    name: String,
-    schema: Value,
-}
-
-impl Tool for Raw {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn description(&self) -> &'static str {
-        "A raw tool."
-    }
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-    fn execute<'a>(
-        &'a self,
-        _args: Map<String, Value>,
-        _ctx: &'a Context,
-    ) -> BoxFuture<'a, ToolResult> {
-        Box::pin(async { ToolResult::success("raw") })
-    }
-}
-
-fn raw(name: &str) -> Raw {
-    Raw {
+/// A hand-written tool named `name`, which no builder checked.
+fn raw(name: &str) -> RawTool {
+    RawTool {
         name: name.to_owned(),
+        description: "A raw tool.",
         schema: json!({"type": "object", "properties": {}}),
     }
 }

@@ -270,7 +270,7 @@ fn tools_keep_registration_order_and_get_finds_by_name() {
 /// A [`RawTool`] with a schema no builder checked.
 fn bad_schema(schema: Value) -> RawTool {
     RawTool {
-        name: "bad",
+        name: "bad".to_owned(),
         description: "Bad schema.",
         schema,
     }

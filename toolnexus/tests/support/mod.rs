@@ -3,17 +3,17 @@
 use serde_json::{Map, Value};
 use toolnexus::{BoxFuture, Context, Tool, ToolResult};
 
-/// A hand-written tool: a fixed name and description, and a schema no builder checked. It
-/// succeeds with an empty text.
+/// A hand-written tool: a name, a description and a schema no builder checked. It succeeds
+/// with an empty text.
 pub(crate) struct RawTool {
-    pub(crate) name: &'static str,
+    pub(crate) name: String,
     pub(crate) description: &'static str,
     pub(crate) schema: Value,
 }
 
 impl Tool for RawTool {
     fn name(&self) -> &str {
-        self.name
+        &self.name
     }
     fn description(&self) -> &str {
         self.description
