@@ -118,7 +118,7 @@ impl Fixture {
             .run(args.to_string(), &self.toolkit)
             .await
             .expect("run");
-        result.pending.expect("the run halts on its request")
+        *result.pending.expect("the run halts on its request")
     }
 
     /// An inbox over the store: signed links, and the list for callers that send

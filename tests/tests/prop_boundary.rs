@@ -145,7 +145,7 @@ fn human_texts(req: &Request) -> Vec<String> {
         }
     }
     let mut out = vec![req.prompt.clone()];
-    for (k, v) in req.data.iter().flatten() {
+    for (k, v) in req.data.iter().flat_map(|data| data.iter()) {
         out.push(k.clone());
         walk(v, &mut out);
     }

@@ -169,7 +169,7 @@ fn tool_result() -> impl Strategy<Value = ToolResult> {
                     ToolResult {
                         output,
                         is_error,
-                        metadata: Some(metadata),
+                        metadata: Some(Box::new(metadata)),
                         parts,
                     }
                 }

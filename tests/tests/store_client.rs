@@ -92,5 +92,5 @@ async fn a_failed_wait_for_parks_its_halted_run() {
     let request = halted.pending.clone().unwrap();
     let parked = store.get_by_request(&request.id).await.unwrap().unwrap();
     assert_eq!(parked.info.state, RunState::Parked);
-    assert_eq!(parked.record.pending(), &request);
+    assert_eq!(parked.record.pending(), &*request);
 }

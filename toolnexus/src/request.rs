@@ -52,7 +52,7 @@ pub struct Request {
     pub url: Option<String>,
     /// Extra data for the host; `data.schema` describes the expected answer data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Map<String, Value>>,
+    pub data: Option<Box<Map<String, Value>>>,
     /// When the request stops accepting answers, RFC 3339 UTC.
     #[serde(default, rename = "expiresAt", skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
@@ -129,7 +129,7 @@ impl Request {
     /// Sets the whole `data` object.
     #[must_use]
     pub fn with_data(mut self, data: Map<String, Value>) -> Self {
-        self.data = Some(data);
+        self.data = Some(Box::new(data));
         self
     }
 
@@ -137,7 +137,7 @@ impl Request {
     #[must_use]
     pub fn with_data_entry(mut self, key: impl Into<String>, value: Value) -> Self {
         self.data
-            .get_or_insert_with(Map::new)
+            .get_or_insert_with(Box::default)
             .insert(key.into(), value);
         self
     }

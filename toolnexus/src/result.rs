@@ -37,7 +37,7 @@ pub struct ToolResult {
     pub is_error: bool,
     /// Extra data for the host (never shown to the model); `pending` marks a suspension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
+    pub metadata: Option<Box<Metadata>>,
     /// Content parts beside the text (images, files, audio), in order; sent to the model as
     /// the provider's content blocks. Omitted from the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -214,10 +214,10 @@ impl ToolResult {
         Self {
             output: request.display_output(),
             is_error: true,
-            metadata: Some(Metadata {
+            metadata: Some(Box::new(Metadata {
                 pending: Some(Box::new(request)),
                 extra: Map::new(),
-            }),
+            })),
             parts: Vec::new(),
         }
     }
@@ -226,7 +226,7 @@ impl ToolResult {
     #[must_use]
     pub fn with_metadata(mut self, key: impl Into<String>, value: Value) -> Self {
         self.metadata
-            .get_or_insert_with(Metadata::default)
+            .get_or_insert_with(Box::default)
             .extra
             .insert(key.into(), value);
         self

@@ -207,7 +207,7 @@ impl PendingExpectation {
         if self.id.as_ref().is_some_and(|i| *i != req.id) {
             return Some(format!("the id differs: {:?}", req.id));
         }
-        let data = req.data.clone().map(Value::Object);
+        let data = req.data.clone().map(|data| Value::Object(*data));
         if let Some(expected) = &self.data
             && *expected != data.clone().unwrap_or(Value::Null)
         {

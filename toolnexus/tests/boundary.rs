@@ -237,7 +237,7 @@ async fn execute_refuses_a_result_built_field_by_field() {
             ToolResult {
                 output: "Input required: Card?".into(),
                 is_error: true,
-                metadata: Some(metadata),
+                metadata: Some(Box::new(metadata)),
                 parts: Vec::new(),
             }
         })

@@ -60,7 +60,7 @@ fn pinned_bytes_round_trip_byte_identical() {
     assert_eq!(req.kind, "input");
     assert_eq!(req.prompt, "p");
     assert_eq!(req.url.as_deref(), Some("u"));
-    assert_eq!(req.data, Some(data_kv()));
+    assert_eq!(req.data.as_deref(), Some(&data_kv()));
     assert_eq!(req.expires_at.as_deref(), Some("2026-01-01T00:00:00Z"));
     assert_eq!(serde_json::to_string(&req).unwrap(), REQUEST_FULL);
 

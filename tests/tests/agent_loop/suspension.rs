@@ -680,7 +680,8 @@ async fn a_before_tool_suspension_that_collects_a_password_is_refused_and_wait_f
             let pending = r.metadata.as_mut().unwrap().pending.as_mut().unwrap();
             pending.data = json!({"form": {"user": {"properties": {"pwd": {}}}}})
                 .as_object()
-                .cloned();
+                .cloned()
+                .map(Box::new);
             BeforeTool::Return(r)
         })
         .wait_for(move |req: Request| {

@@ -286,7 +286,7 @@ async fn only_a_checkpoint_is_accepted_and_nothing_runs_otherwise() {
 
     // a pending request slipped in
     let mut edited = checkpoint.clone();
-    edited.pending = Some(toolnexus::Request::input("?").with_id("r1"));
+    edited.pending = Some(Box::new(toolnexus::Request::input("?").with_id("r1")));
     assert_eq!(
         refusal(edited, &toolkit).await,
         "`pending` is \"r1\" in an incomplete run; a checkpoint has no pending request"

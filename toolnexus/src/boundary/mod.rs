@@ -73,7 +73,7 @@ pub fn check_request(request: &Request) -> Result<(), BoundaryError> {
         return Ok(());
     };
     let mut path = vec![Seg::Key("data")];
-    for (key, value) in data {
+    for (key, value) in data.iter() {
         path.push(Seg::Key(key));
         let found = check_entry(key, value, &mut path);
         path.pop();

@@ -65,7 +65,7 @@ pub(super) fn halt(
     });
     st.text.clone_from(&request.prompt);
     let mut result = finish(st, RunStatus::Pending, None);
-    result.pending = Some(request);
+    result.pending = Some(Box::new(request));
     result.halted = Some(Box::new(Halted {
         call_index: index,
         fingerprint,

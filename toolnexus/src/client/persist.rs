@@ -336,7 +336,7 @@ impl PendingRun {
             model: self.model,
             status: RunStatus::Pending,
             limit: None,
-            pending: Some(self.pending),
+            pending: Some(Box::new(self.pending)),
             halted: None,
         };
         (result, self.halted)
@@ -482,7 +482,7 @@ impl TryFrom<&RunResult> for PendingRun {
             version: PENDING_RUN_VERSION,
             run_id: run.run_id.clone(),
             model: run.model.clone(),
-            pending: pending.clone(),
+            pending: Request::clone(pending),
             messages: run.messages.clone(),
             tool_calls: run.tool_calls.clone(),
             usage: run.usage,
@@ -511,7 +511,7 @@ impl TryFrom<RunResult> for PendingRun {
             version: PENDING_RUN_VERSION,
             run_id: run.run_id,
             model: run.model,
-            pending,
+            pending: *pending,
             messages: run.messages,
             tool_calls: run.tool_calls,
             usage: run.usage,

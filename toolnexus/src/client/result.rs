@@ -70,7 +70,7 @@ pub struct ToolCallRecord {
     pub is_error: bool,
     /// The result's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
+    pub metadata: Option<Box<Metadata>>,
     /// The result's content parts (omitted when empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<ContentPart>,
@@ -128,7 +128,7 @@ pub struct RunResult {
     pub limit: Option<Limit>,
     /// The request the run halted on (only when `status` is pending).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Request>,
+    pub pending: Option<Box<Request>>,
     /// What a resume needs beyond the transcript (kept out of the JSON; persist a
     /// [`PendingRun`](crate::PendingRun) instead).
     #[serde(skip)]

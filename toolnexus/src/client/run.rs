@@ -138,7 +138,8 @@ impl Client {
         let span = trace::run_span(&state.request.model, resume.is_some());
         // a cancellation ends the run, except while `wait_for` waits: then the run halts on
         // the request with Error::WaitFor, so the request is not lost (the timeout alike)
-        let mut cancelled = std::pin::pin!(run.cancel.as_ref().map(CancellationToken::cancelled));
+        let mut cancelled: super::wait::Cancelled<'_> =
+            run.cancel.as_ref().map(|token| Box::pin(token.cancelled()));
         let mut step = Step::Start(resume);
         let result = loop {
             // boxed: moved into `timed` and the poll below, an inline future would be stored
@@ -156,7 +157,7 @@ impl Client {
                 };
                 let mut timed = std::pin::pin!(timed);
                 std::future::poll_fn(|cx| {
-                    if super::wait::fired(cancelled.as_mut(), cx) {
+                    if super::wait::fired(&mut cancelled, cx) {
                         return Poll::Ready(Err(Error::Cancelled));
                     }
                     timed.as_mut().poll(cx)
@@ -170,7 +171,7 @@ impl Client {
                 Stop::Parked(parked) => {
                     state.request.tools = Vec::new();
                     state.request.messages.shrink_to_fit();
-                    match run.wait(&parked, cancelled.as_mut()).await {
+                    match run.wait(&parked, &mut cancelled).await {
                         Ok(answer) => step = Step::Answered(parked, Box::new(answer)),
                         Err(message) => return Err(parked.fail(state, message)),
                     }

@@ -22,7 +22,7 @@ use super::{RunResult, RunStatus};
 use crate::error::{Error, Result};
 use crate::model::{Role, ToolCall};
 use crate::request::{Answer, Request};
-use crate::result::{Metadata, ToolResult};
+use crate::result::ToolResult;
 use crate::util::panic_message;
 
 /// What a `wait_for` function may return: an [`Answer`], or a `Result` of one whose error is
@@ -121,7 +121,7 @@ impl Parked {
             None => ToolResult {
                 output: request.display_output(),
                 is_error: true,
-                metadata: Some(Metadata::default()),
+                metadata: Some(Box::default()),
                 parts: Vec::new(),
             },
         };
@@ -169,14 +169,15 @@ fn panicked(panic: &Box<dyn Any + Send>) -> String {
 }
 
 /// Whether the run's cancellation fired (never, for a run without a token).
-pub(super) fn fired(
-    cancelled: Pin<&mut Option<WaitForCancellationFuture<'_>>>,
-    cx: &mut std::task::Context<'_>,
-) -> bool {
+pub(super) fn fired(cancelled: &mut Cancelled<'_>, cx: &mut std::task::Context<'_>) -> bool {
     cancelled
-        .as_pin_mut()
-        .is_some_and(|cancelled| cancelled.poll(cx).is_ready())
+        .as_mut()
+        .is_some_and(|cancelled| cancelled.as_mut().poll(cx).is_ready())
 }
+
+/// The run's cancellation, boxed: only a run with a token pays for its future (a parked run
+/// keeps it while it waits).
+pub(super) type Cancelled<'a> = Option<Pin<Box<WaitForCancellationFuture<'a>>>>;
 
 /// The tool calls of the state's current turn (its last assistant message with tool calls).
 fn turn_calls(st: &State) -> Vec<ToolCall> {
@@ -197,7 +198,7 @@ impl Run<'_> {
     pub(super) fn wait<'w>(
         &self,
         parked: &'w Parked,
-        mut cancelled: Pin<&'w mut Option<WaitForCancellationFuture<'_>>>,
+        cancelled: &'w mut Cancelled<'_>,
     ) -> impl Future<Output = Result<Answer, String>> + 'w {
         // a plain `poll_fn` owning what it polls, not an `async fn`: a parked run keeps no
         // more than this while it waits
@@ -231,7 +232,7 @@ impl Run<'_> {
                     Err(message) => Err(message),
                 });
             }
-            if fired(cancelled.as_mut(), cx) {
+            if fired(cancelled, cx) {
                 return Poll::Ready(Err(
                     "the run was cancelled while waiting for the answer".to_owned()
                 ));

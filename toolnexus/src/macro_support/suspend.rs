@@ -122,7 +122,7 @@ impl SuspendBuilder {
             }
             data.insert("schema".to_owned(), schema);
         }
-        request.data = data;
+        request.data = data.map(Box::new);
         if let Some(ttl) = self.expires_in {
             request = request.expires_in(ttl);
         }

@@ -108,7 +108,7 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
                 .pending
                 .as_ref()
                 .filter(|_| result.status == RunStatus::Pending)
-                .map(|next| (request_href(&shared, &prefix, &next.id), next));
+                .map(|next| (request_href(&shared, &prefix, &next.id), &**next));
             html(
                 StatusCode::OK,
                 pages::outcome(
