@@ -112,8 +112,8 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
         .bench_local_values(|record| park_claim_finish(&rt, &store, record));
 }
 
-/// For comparison with the store's own connection thread: three empty `spawn_blocking` round
-/// trips (one per store call of a cycle), the hand-off the store used before.
+/// For comparison: three empty `spawn_blocking` round trips (one per store call of a cycle),
+/// what a cycle would pay in thread hand-offs alone were its calls not run in place.
 #[divan::bench(sample_count = 30, sample_size = 10)]
 fn spawn_blocking_hops_x3(bencher: Bencher<'_, '_>) {
     let rt = runtime();

@@ -69,7 +69,7 @@ async fn migrations_run_once_and_refuse_newer() {
         c.await.unwrap().unwrap();
     }
     let client = client(&url).await;
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -82,7 +82,7 @@ async fn migrations_run_once_and_refuse_newer() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 7, newer than this release's 2: upgrade toolnexus"
+        "run store database error: the database's schema is version 7, newer than this release's 3: upgrade toolnexus"
     );
     let err = PostgresStore::connect_in_schema(&url, "bad-name")
         .await
@@ -114,7 +114,13 @@ async fn a_v1_database_migrates() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".conversations, \"{schema}\".run_waiters; DELETE FROM \"{schema}\".schema_version WHERE version = 2"
+            "SET search_path TO \"{schema}\";
+             DROP TABLE conversations, run_waiters;
+             DROP INDEX runs_parked, runs_parked_by_kind, runs_parked_expiring, runs_expired;
+             CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
+             CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
+             DELETE FROM schema_version WHERE version >= 2;
+             RESET search_path"
         ))
         .await
         .unwrap();
@@ -122,6 +128,30 @@ async fn a_v1_database_migrates() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
+    // version 3's indexes replaced version 1's
+    let indexes: Vec<String> = client
+        .query(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'runs'
+                 ORDER BY indexname",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        indexes,
+        [
+            "runs_by_lease",
+            "runs_by_request",
+            "runs_expired",
+            "runs_parked",
+            "runs_parked_by_kind",
+            "runs_parked_expiring",
+            "runs_pkey"
+        ]
+    );
     toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }

@@ -76,7 +76,7 @@ async fn newer_schema_is_refused() {
     let err = SqliteStore::open(&path).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 99, newer than this release's 2: upgrade toolnexus"
+        "run store database error: the database's schema is version 99, newer than this release's 3: upgrade toolnexus"
     );
 }
 
@@ -93,8 +93,16 @@ async fn a_v1_database_migrates() {
     drop(store);
     // back to version 1, as the first release left it
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE conversations; DELETE FROM schema_version WHERE version = 2")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE conversations;
+         DROP INDEX runs_parked; DROP INDEX runs_parked_by_kind; DROP INDEX runs_claimed;
+         DROP INDEX runs_expired; DROP INDEX runs_parked_expiring;
+         CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
+         CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
+         CREATE INDEX runs_by_lease ON runs (state, lease_until);
+         DELETE FROM schema_version WHERE version >= 2",
+    )
+    .unwrap();
 
     let store = SqliteStore::open(&path).await.unwrap();
     let versions: Vec<i64> = conn
@@ -104,6 +112,90 @@ async fn a_v1_database_migrates() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, vec![1, 2]);
+    assert_eq!(versions, vec![1, 2, 3]);
+    // version 3's indexes replaced version 1's
+    let indexes: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'
+                 AND sql IS NOT NULL ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        indexes,
+        [
+            "runs_claimed",
+            "runs_expired",
+            "runs_parked",
+            "runs_parked_by_kind",
+            "runs_parked_expiring"
+        ]
+    );
     toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
+}
+
+/// A fresh directory for one test, removed on drop.
+fn temp_dir(name: &str) -> (PathBuf, TempDir) {
+    let dir = std::env::temp_dir().join(format!("toolnexus-sqlite-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    (dir.clone(), TempDir(dir))
+}
+
+/// A call that meets another process's write lock waits for it on the store's thread: the
+/// runtime (one thread here) goes on meanwhile, and the call lands once the lock is released.
+#[tokio::test]
+async fn a_call_waits_for_another_process_lock_off_the_runtime() {
+    let (dir, _guard) = temp_dir("locked");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+    let record = Agent::once().halt().await;
+    let run_id = record.run_id().to_owned();
+    let parking = tokio::spawn({
+        let store = store.clone();
+        async move { store.park(record).await }
+    });
+    // were the call waiting in place, this timer could not fire before it
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!parking.is_finished(), "the park waits for the lock");
+    other.execute_batch("COMMIT").unwrap();
+
+    let info = parking.await.unwrap().unwrap();
+    assert_eq!(info.run_id, run_id);
+    let stored = store.get(&run_id).await.unwrap().unwrap();
+    assert_eq!(stored.info.state, toolnexus::store::RunState::Parked);
+}
+
+/// Calls that run in place never checkpoint, so the store's thread does: the write-ahead log
+/// stops growing (2,000 parks write about 40 MB of log pages without checkpoints).
+#[tokio::test]
+async fn the_log_is_checkpointed_off_the_runtime() {
+    let (dir, _guard) = temp_dir("checkpointed");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    for i in 0..2_000 {
+        let json = record
+            .to_json()
+            .replace(record.run_id(), &format!("run-{i}"))
+            .replace(&record.pending().id, &format!("sus-{i}"));
+        store
+            .park(toolnexus::PendingRun::from_json(&json).unwrap())
+            .await
+            .unwrap();
+    }
+    // the last checkpoint may still run: let the thread finish its queue
+    let listed = store
+        .list_pending(&toolnexus::store::PendingQuery::new())
+        .await
+        .unwrap();
+    assert_eq!(listed.runs.len(), 100);
+    let wal = std::fs::metadata(dir.join("runs.db-wal")).unwrap().len();
+    assert!(wal < 16 << 20, "write-ahead log of {wal} bytes");
 }

@@ -270,7 +270,9 @@ async fn a_result_built_field_by_field_is_checked_by_the_toolkit() {
             async move {
                 let mut r = ToolResult::suspended(Request::input("Key?").with_id("r1"));
                 let pending = r.metadata.as_mut().unwrap().pending.as_mut().unwrap();
-                pending.data = Some(Box::new(json!({"schema": schema}).as_object().unwrap().clone()));
+                pending.data = Some(Box::new(
+                    json!({"schema": schema}).as_object().unwrap().clone(),
+                ));
                 r
             }
         })

@@ -123,5 +123,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// The version of the stores' database schema this release writes (kept in a
 /// `schema_version` table; a store migrates an older database on connect). Version 1 holds
-/// the runs; version 2 adds the conversations.
-pub const SCHEMA_VERSION: i64 = 2;
+/// the runs; version 2 adds the conversations; version 3 narrows the runs' indexes to the
+/// states their queries read.
+pub const SCHEMA_VERSION: i64 = 3;

@@ -104,12 +104,12 @@ pub(crate) struct Columns {
 impl Columns {
     /// The columns of the run as parked now (at `now` ms, version 1).
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn parked(self, now: i64) -> RunInfo {
+    pub(crate) fn parked(&self, now: i64) -> RunInfo {
         RunInfo {
-            run_id: self.run_id,
-            request_id: self.request_id,
-            kind: self.kind,
-            prompt: self.prompt,
+            run_id: self.run_id.clone(),
+            request_id: self.request_id.clone(),
+            kind: self.kind.clone(),
+            prompt: self.prompt.clone(),
             created_at: from_millis(now),
             expires_at: self.expires_at.map(from_millis),
             state: RunState::Parked,

@@ -4,7 +4,8 @@ use super::{PostgresStore, pg};
 use crate::store::{StoreResult, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
-/// runs, 2: the conversations and the hosts waiting on runs, whose changes notify).
+/// runs, 2: the conversations and the hosts waiting on runs, whose changes notify, 3: the
+/// runs' indexes hold only the states their queries read, so finished runs leave them).
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE runs (
         run_id      TEXT PRIMARY KEY,
@@ -45,6 +46,16 @@ const MIGRATIONS: &[&str] = &[
         since  BIGINT NOT NULL,
         PRIMARY KEY (run_id, waiter)
     );",
+    "DROP INDEX IF EXISTS runs_by_state;
+    DROP INDEX IF EXISTS runs_by_kind;
+    CREATE INDEX IF NOT EXISTS runs_parked ON runs (created_at, run_id)
+        WHERE state = 'parked';
+    CREATE INDEX IF NOT EXISTS runs_parked_by_kind ON runs (kind, created_at, run_id)
+        WHERE state = 'parked';
+    CREATE INDEX IF NOT EXISTS runs_parked_expiring ON runs (expires_at)
+        WHERE state = 'parked' AND expires_at IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS runs_expired ON runs (created_at, run_id)
+        WHERE state = 'expired';",
 ];
 
 impl PostgresStore {

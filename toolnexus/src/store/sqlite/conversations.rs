@@ -122,7 +122,7 @@ impl ConversationStore for SqliteStore {
     fn delete_conversation<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         let id = id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.execute("DELETE FROM conversations WHERE id = ?1", [id])
+            conn.execute("DELETE FROM conversations WHERE id = ?1", [&id])
                 .map(|n| n == 1)
                 .map_err(backend)
         }))

@@ -3,11 +3,13 @@
 mod conversations;
 mod schema;
 
+use std::cell::Cell;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
@@ -24,8 +26,13 @@ use super::{
     run_id_of, token_i64,
 };
 
-/// How long a statement waits for another process's write lock before it fails.
+/// How long a statement on the connection thread waits for another process's write lock
+/// before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Every this many calls run in place, the connection thread checkpoints the write-ahead log
+/// (the in-place connection never does: a checkpoint syncs the file).
+const CHECKPOINT_EVERY: u32 = 256;
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
 ///
@@ -33,9 +40,16 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// share it; every change is one `IMMEDIATE` transaction (a claim is one conditional `UPDATE`
 /// in it), so of any number of claimants, in any number of processes, exactly one wins. The
 /// schema is created and migrated on [`open`](SqliteStore::open) (versions in a
-/// `schema_version` table). The statements run on one thread of the store's own that owns the
-/// connection (shared by the store's clones, ended when the last clone is dropped), so a call
-/// costs one hand-off rather than a trip through tokio's blocking pool and a lock.
+/// `schema_version` table).
+///
+/// A call runs its statements in place when it can do so without waiting: on the store's
+/// first connection, if no other call holds it, and only as long as no other process holds the
+/// file's write lock (that connection never waits for a lock and never syncs the file). A call
+/// that would wait (another call has the connection, another process has the lock) goes to
+/// the store's own thread, whose connection waits up to 10 s for the lock; that thread also
+/// checkpoints the write-ahead log. So a call never blocks the async runtime on a lock or a
+/// sync, and the usual call costs its statements rather than two thread wake-ups. The store's
+/// clones share both connections; the thread ends when the last clone is dropped.
 ///
 /// ```
 /// use toolnexus::store::{PendingQuery, RunStore, SqliteStore};
@@ -50,13 +64,35 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```
 #[derive(Clone)]
 pub struct SqliteStore {
-    jobs: mpsc::Sender<Job>,
-    path: Arc<PathBuf>,
+    shared: Arc<Shared>,
     lease: Duration,
 }
 
-/// A call's statements, run on the connection's thread.
+/// What the store's clones share.
+struct Shared {
+    /// The connection calls run on in place (busy handler: fail at once, no auto-checkpoint).
+    here: Mutex<Connection>,
+    /// The connection thread's queue.
+    jobs: mpsc::Sender<Job>,
+    /// Calls run in place, counted to checkpoint every [`CHECKPOINT_EVERY`].
+    in_place: AtomicU32,
+    path: PathBuf,
+}
+
+/// A call's statements, run on the connection thread.
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+thread_local! {
+    /// Set by the in-place connection's busy handler: the call met another process's lock and
+    /// goes to the connection thread (SQLite undid the statement that met it).
+    static MET_A_LOCK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The in-place connection's busy handler: note the lock, and do not wait for it.
+fn met_a_lock(_attempts: i32) -> bool {
+    MET_A_LOCK.with(|met| met.set(true));
+    false
+}
 
 /// Starts the thread that owns `conn` and runs the jobs sent to it, in order, until every
 /// sender is gone.
@@ -73,10 +109,19 @@ fn connection_thread(mut conn: Connection) -> StoreResult<mpsc::Sender<Job>> {
     Ok(jobs)
 }
 
+/// A panic inside a call's statements as the call's error (its transaction was rolled back:
+/// the connection is fine).
+fn panicked(panic: &(dyn std::any::Any + Send)) -> StoreError {
+    StoreError::Backend(format!(
+        "a store call panicked: {}",
+        crate::util::panic_message(panic)
+    ))
+}
+
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqliteStore")
-            .field("path", &self.path)
+            .field("path", &self.shared.path)
             .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
@@ -96,12 +141,26 @@ impl SqliteStore {
     pub async fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
         let path = path.as_ref().to_path_buf();
         let opened = path.clone();
-        let conn = tokio::task::spawn_blocking(move || open_blocking(&opened))
-            .await
-            .map_err(backend)??;
+        let (here, thread) = tokio::task::spawn_blocking(move || {
+            // the thread's connection migrates (it may wait for another process's migration)
+            let thread = open_blocking(&opened)?;
+            let here = Connection::open(&opened).map_err(backend)?;
+            here.busy_handler(Some(met_a_lock)).map_err(backend)?;
+            here.pragma_update(None, "synchronous", "NORMAL")
+                .map_err(backend)?;
+            here.pragma_update(None, "wal_autocheckpoint", 0)
+                .map_err(backend)?;
+            Ok::<_, StoreError>((here, thread))
+        })
+        .await
+        .map_err(backend)??;
         Ok(Self {
-            jobs: connection_thread(conn)?,
-            path: Arc::new(path),
+            shared: Arc::new(Shared {
+                here: Mutex::new(here),
+                jobs: connection_thread(thread)?,
+                in_place: AtomicU32::new(0),
+                path,
+            }),
             lease: DEFAULT_LEASE,
         })
     }
@@ -115,7 +174,7 @@ impl SqliteStore {
 
     /// The database file.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.shared.path
     }
 
     /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
@@ -134,31 +193,69 @@ impl SqliteStore {
             if changed == 1 {
                 Ok(until)
             } else {
-                Err(StoreError::LeaseLost { run_id })
+                Err(StoreError::LeaseLost {
+                    run_id: run_id.clone(),
+                })
             }
         })
         .await
     }
 
-    async fn call<T, F>(&self, f: F) -> StoreResult<T>
+    /// Runs `f` in place when that needs no wait, else on the connection thread (see the
+    /// type's documentation). `f` may run twice: once in place up to the statement that met
+    /// another process's lock (which SQLite undid), then again on the thread.
+    async fn call<T, F>(&self, mut f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+        F: FnMut(&mut Connection) -> StoreResult<T> + Send + 'static,
     {
+        if let Some(done) = self.in_place(&mut f) {
+            return done;
+        }
         let (done, outcome) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |conn| {
-            // a panic inside a statement rolls its transaction back: the connection is fine
             let _ = done.send(std::panic::catch_unwind(AssertUnwindSafe(|| f(conn))));
         });
         let stopped = || StoreError::Backend("the store's connection thread has stopped".into());
-        self.jobs.send(job).map_err(|_| stopped())?;
-        match outcome.await.map_err(|_| stopped())? {
-            Ok(result) => result,
-            Err(panic) => Err(StoreError::Backend(format!(
-                "a store call panicked: {}",
-                crate::util::panic_message(&*panic)
-            ))),
+        self.shared.jobs.send(job).map_err(|_| stopped())?;
+        outcome
+            .await
+            .map_err(|_| stopped())?
+            .unwrap_or_else(|panic| Err(panicked(&*panic)))
+    }
+
+    /// `f` on the in-place connection, unless another call holds it or `f` met another
+    /// process's lock (`None`: run it on the thread).
+    fn in_place<T>(
+        &self,
+        f: &mut impl FnMut(&mut Connection) -> StoreResult<T>,
+    ) -> Option<StoreResult<T>> {
+        let mut conn = match self.shared.here.try_lock() {
+            Ok(conn) => conn,
+            Err(TryLockError::WouldBlock) => return None,
+            // a panic never unwinds through the lock (caught below): poisoned means unusable
+            Err(TryLockError::Poisoned(_)) => return None,
+        };
+        MET_A_LOCK.with(|met| met.set(false));
+        let done = std::panic::catch_unwind(AssertUnwindSafe(|| f(&mut conn)));
+        drop(conn);
+        if MET_A_LOCK.with(Cell::get) {
+            return None;
         }
+        if self.shared.in_place.fetch_add(1, Ordering::Relaxed) % CHECKPOINT_EVERY
+            == CHECKPOINT_EVERY - 1
+        {
+            // on the in-place connection, held: no write of this process lands during the
+            // checkpoint, so it can reach the log's end and the next write starts the log
+            // over. Best effort: one that cannot finish (another process reads) goes on at
+            // the next.
+            let shared = Arc::clone(&self.shared);
+            let _ = self.shared.jobs.send(Box::new(move |_: &mut Connection| {
+                let here = shared.here.lock().unwrap_or_else(PoisonError::into_inner);
+                let _ = here.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            }));
+        }
+        Some(done.unwrap_or_else(|panic| Err(panicked(&*panic))))
     }
 }
 
@@ -291,9 +388,12 @@ fn take_over_blocking(
     let candidates = {
         let mut stmt = tx
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM runs
-                 WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= ?1)
-                 ORDER BY created_at, run_id LIMIT 64"
+                // two searches of the two partial indexes (an OR of them would scan the table)
+                "SELECT * FROM (
+                     SELECT {COLUMNS} FROM runs WHERE state = 'expired'
+                     UNION ALL
+                     SELECT {COLUMNS} FROM runs WHERE state = 'claimed' AND lease_until <= ?1
+                 ) ORDER BY created_at, run_id LIMIT 64"
             ))
             .map_err(backend)?;
         stmt.query_map([now], raw)
@@ -474,7 +574,7 @@ impl RunStore for SqliteStore {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result)?;
             let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
-            self.call(move |conn| finish_blocking(conn, run_id, token, &outcome))
+            self.call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome))
                 .await
         })
     }
@@ -508,14 +608,19 @@ impl RunStore for SqliteStore {
             let due = {
                 let mut stmt = tx
                     .prepare_cached(
+                        // sorted here: an ORDER BY would have SQLite walk the table in
+                        // run id order rather than the expiry index
                         "SELECT run_id, request_id FROM runs
-                         WHERE state = 'parked' AND expires_at <= ?1 ORDER BY run_id",
+                         WHERE state = 'parked' AND expires_at <= ?1",
                     )
                     .map_err(backend)?;
-                stmt.query_map([now_ms()], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))
+                let mut due = stmt
+                    .query_map([now_ms()], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))
                     .map_err(backend)?
                     .collect::<rusqlite::Result<Vec<(String, String)>>>()
-                    .map_err(backend)?
+                    .map_err(backend)?;
+                due.sort_unstable();
+                due
             };
             for (run_id, request_id) in &due {
                 tx.execute(
@@ -533,7 +638,7 @@ impl RunStore for SqliteStore {
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.execute("DELETE FROM runs WHERE run_id = ?1", [run_id])
+            conn.execute("DELETE FROM runs WHERE run_id = ?1", [&run_id])
                 .map(|n| n == 1)
                 .map_err(backend)
         }))
