@@ -101,7 +101,7 @@ fn big() -> &'static Big {
 }
 
 /// The store: park a fresh record, claim it with the answer, finish it.
-#[divan::bench(sample_count = 30, sample_size = 10)]
+#[divan::bench(sample_count = 200, sample_size = 10)]
 fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
     let rt = runtime();
     let store = rt
@@ -114,7 +114,7 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
 
 /// For comparison: three empty `spawn_blocking` round trips (one per store call of a cycle),
 /// what a cycle would pay in thread hand-offs alone were its calls not run in place.
-#[divan::bench(sample_count = 30, sample_size = 10)]
+#[divan::bench(sample_count = 200, sample_size = 10)]
 fn spawn_blocking_hops_x3(bencher: Bencher<'_, '_>) {
     let rt = runtime();
     bencher.bench_local(|| {
@@ -130,7 +130,7 @@ fn spawn_blocking_hops_x3(bencher: Bencher<'_, '_>) {
 
 /// The record work of a cycle without the database: encode at park, decode and check at
 /// claim, encode the result at finish.
-#[divan::bench(sample_count = 30, sample_size = 10)]
+#[divan::bench(sample_count = 200, sample_size = 10)]
 fn record_json_of_a_cycle(bencher: Bencher<'_, '_>) {
     let (record, done) = sample();
     bencher.bench_local(|| {
@@ -198,13 +198,13 @@ fn floor(bencher: Bencher<'_, '_>, name: &str, updates: usize) {
 }
 
 /// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.
-#[divan::bench(sample_count = 30, sample_size = 10)]
+#[divan::bench(sample_count = 200, sample_size = 10)]
 fn floor_insert_update(bencher: Bencher<'_, '_>) {
     floor(bencher, "sqlite-floor1", 1);
 }
 
 /// The floor with one statement per store transaction: `INSERT`, `UPDATE`, `UPDATE`.
-#[divan::bench(sample_count = 30, sample_size = 10)]
+#[divan::bench(sample_count = 200, sample_size = 10)]
 fn floor_insert_two_updates(bencher: Bencher<'_, '_>) {
     floor(bencher, "sqlite-floor2", 2);
 }

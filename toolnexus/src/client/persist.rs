@@ -199,6 +199,12 @@ impl PendingRun {
     /// [`PendingRun::open`]), or disagrees with itself; the message names the field and both
     /// values.
     pub fn from_json(json: &str) -> Result<Self> {
+        // the usual record, read straight into the type; anything else (another version, a
+        // sealed record, a malformed one) is read again below, for the error that says why
+        if let Some(record) = read_direct(json) {
+            record.check()?;
+            return Ok(record);
+        }
         let value = read_value(json)?;
         if value.get("mac").is_some() && value.get("record").is_some() {
             return Err(Error::Persist(
@@ -423,6 +429,17 @@ pub(crate) fn parse_checked(json: &str) -> serde_json::Result<Value> {
     let mut de = serde_json::Deserializer::from_str(json);
     de.disable_recursion_limit();
     Value::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
+}
+
+/// A record of this release's version read straight from `json` (no intermediate value;
+/// depth checked first, as in [`read_value`]), or `None` when it is not one.
+fn read_direct(json: &str) -> Option<PendingRun> {
+    check_depth(json, 0).ok()?;
+    let mut de = serde_json::Deserializer::from_str(json);
+    de.disable_recursion_limit();
+    let record = PendingRun::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    (record.version == PENDING_RUN_VERSION).then_some(record)
 }
 
 /// Parses `json` into a value: its depth is checked first, so the parser's own recursion

@@ -9,7 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
@@ -230,11 +230,10 @@ impl SqliteStore {
         &self,
         f: &mut impl FnMut(&mut Connection) -> StoreResult<T>,
     ) -> Option<StoreResult<T>> {
-        let mut conn = match self.shared.here.try_lock() {
-            Ok(conn) => conn,
-            Err(TryLockError::WouldBlock) => return None,
-            // a panic never unwinds through the lock (caught below): poisoned means unusable
-            Err(TryLockError::Poisoned(_)) => return None,
+        // held by another call (or poisoned, which cannot happen: a panic is caught below,
+        // before it could unwind through the lock)
+        let Ok(mut conn) = self.shared.here.try_lock() else {
+            return None;
         };
         MET_A_LOCK.with(|met| met.set(false));
         let done = std::panic::catch_unwind(AssertUnwindSafe(|| f(&mut conn)));
