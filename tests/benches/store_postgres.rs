@@ -9,13 +9,15 @@
 //! `cargo bench -p toolnexus-tests --bench store_postgres`
 
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use divan::Bencher;
+use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema};
 use toolnexus_tests::store_bench::{
-    PARKED, deep_page, first_page, fresh_record, list_page, mb, park_claim_finish, rare_kind,
-    runtime, sample,
+    BATCH, PARKED, ROUNDS, benchmarking, deep_page, first_page, fresh_record, interleaved,
+    list_page, mb, park_claim_finish, rare_kind, ratios_line, runtime, sample,
 };
 
 fn url() -> Option<String> {
@@ -53,6 +55,9 @@ fn main() {
         bytes / i64::try_from(PARKED).unwrap_or(1)
     );
     divan::main();
+    if benchmarking() {
+        report_ratios(&url);
+    }
     // the static's guard is never dropped: drop the schema through a guard of the same name
     drop(SchemaGuard {
         url,
@@ -132,73 +137,136 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
         .bench_local_values(|record| park_claim_finish(&rt, &store, record));
 }
 
-fn floor(bencher: Bencher<'_, '_>, updates: usize) {
-    let url = url().expect("url");
-    let rt = runtime();
-    let schema = fresh_schema("bench_floor");
-    let _guard = SchemaGuard {
-        url: url.clone(),
-        schema: schema.clone(),
-    };
-    let db = rt.block_on(async {
-        // the store's own schema, made by the store
-        drop(
-            PostgresStore::connect_in_schema(&url, &schema)
-                .await
-                .expect("store"),
-        );
-        connect(&url).await
-    });
-    let (record, done) = sample();
-    let json = record.to_json();
-    let answer = serde_json::to_string(&record.pending().accept("Ada")).expect("answer");
-    let result = serde_json::to_string(done).expect("result");
-    let (insert, claim, finish, both) = rt.block_on(async {
-        (
-            db.prepare(&format!(
+/// The bare statements of a cycle in a schema made by the store: `INSERT`, then one
+/// `UPDATE` (or two, one per store transaction), autocommit, prepared, with the JSON made
+/// beforehand. (Fields drop in order: the client before its runtime, the schema last.)
+struct Floor {
+    db: tokio_postgres::Client,
+    rt: tokio::runtime::Runtime,
+    statements: [tokio_postgres::Statement; 4],
+    json: String,
+    answer: String,
+    result: String,
+    n: i64,
+    updates: usize,
+    _guard: SchemaGuard,
+}
+
+impl Floor {
+    fn new(url: &str, updates: usize) -> Self {
+        let rt = runtime();
+        let schema = fresh_schema("bench_floor");
+        let guard = SchemaGuard {
+            url: url.to_owned(),
+            schema: schema.clone(),
+        };
+        let db = rt.block_on(async {
+            // the store's own schema, made by the store
+            drop(
+                PostgresStore::connect_in_schema(url, &schema)
+                    .await
+                    .expect("store"),
+            );
+            connect(url).await
+        });
+        let statements = [
+            format!(
                 "INSERT INTO \"{schema}\".runs (run_id, request_id, kind, prompt, created_at, state,
                      version, claims, record)
                  VALUES ($1, $2, 'input', 'What is your name?', $3, 'parked', 1, 0, $4)"
-            ))
-            .await
-            .expect("insert"),
-            db.prepare(&format!(
+            ),
+            format!(
                 "UPDATE \"{schema}\".runs SET state = 'claimed', answer = $2, lease_owner = 'bench'
                  WHERE run_id = $1"
-            ))
-            .await
-            .expect("claim"),
-            db.prepare(&format!(
+            ),
+            format!(
                 "UPDATE \"{schema}\".runs SET state = 'finished', result = $2 WHERE run_id = $1"
-            ))
-            .await
-            .expect("finish"),
-            db.prepare(&format!(
+            ),
+            format!(
                 "UPDATE \"{schema}\".runs SET state = 'finished', answer = $2, result = $3
                  WHERE run_id = $1"
-            ))
-            .await
-            .expect("update"),
-        )
-    });
-    let mut n = 0_i64;
-    bencher.bench_local(|| {
-        n += 1;
+            ),
+        ]
+        .map(|sql| rt.block_on(db.prepare(&sql)).expect("prepare"));
+        let (record, done) = sample();
+        Self {
+            db,
+            rt,
+            statements,
+            json: record.to_json(),
+            answer: serde_json::to_string(&record.pending().accept("Ada")).expect("answer"),
+            result: serde_json::to_string(done).expect("result"),
+            n: 0,
+            updates,
+            _guard: guard,
+        }
+    }
+
+    fn cycle(&mut self) {
+        self.n += 1;
+        let (n, db) = (self.n, &self.db);
+        let [insert, claim, finish, both] = &self.statements;
         let id = format!("run-{n}");
-        rt.block_on(async {
-            db.execute(&insert, &[&id, &format!("sus-{n}"), &n, &json])
+        self.rt.block_on(async {
+            db.execute(insert, &[&id, &format!("sus-{n}"), &n, &self.json])
                 .await
                 .expect("insert");
-            if updates == 1 {
-                db.execute(&both, &[&id, &answer, &result])
+            if self.updates == 1 {
+                db.execute(both, &[&id, &self.answer, &self.result])
                     .await
                     .expect("update");
             } else {
-                db.execute(&claim, &[&id, &answer]).await.expect("update");
-                db.execute(&finish, &[&id, &result]).await.expect("update");
+                db.execute(claim, &[&id, &self.answer])
+                    .await
+                    .expect("update");
+                db.execute(finish, &[&id, &self.result])
+                    .await
+                    .expect("update");
             }
         });
-    });
+    }
+
+    /// [`BATCH`] cycles, timed.
+    fn batch(&mut self) -> std::time::Duration {
+        let start = Instant::now();
+        for _ in 0..BATCH {
+            self.cycle();
+        }
+        start.elapsed()
+    }
+}
+
+fn floor(bencher: Bencher<'_, '_>, updates: usize) {
+    let mut floor = Floor::new(&url().expect("url"), updates);
+    bencher.bench_local(|| floor.cycle());
+}
+
+/// The store's cycle against both floors, interleaved round by round (see
+/// [`interleaved`]): the ratios the issue's target is about, printed after divan's table.
+fn report_ratios(url: &str) {
+    let rt = runtime();
+    let schema = fresh_schema("bench_paired");
+    let _guard = SchemaGuard {
+        url: url.to_owned(),
+        schema: schema.clone(),
+    };
+    let store = rt
+        .block_on(PostgresStore::connect_in_schema(url, &schema))
+        .expect("store");
+    let mut subject = || {
+        let records: Vec<PendingRun> = (0..BATCH).map(|_| fresh_record(&rt)).collect();
+        let start = Instant::now();
+        for record in records {
+            park_claim_finish(&rt, &store, record);
+        }
+        start.elapsed()
+    };
+    let (mut bare1, mut bare2) = (Floor::new(url, 1), Floor::new(url, 2));
+    let mut one = || bare1.batch();
+    let m = interleaved(ROUNDS, &mut [&mut subject, &mut one]);
+    let mut two = || bare2.batch();
+    let m2 = interleaved(ROUNDS, &mut [&mut subject, &mut two]);
+    println!("{}", ratios_line("postgres", &m, &m2));
 }
 
 /// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.

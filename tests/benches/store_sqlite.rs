@@ -9,13 +9,14 @@
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use divan::Bencher;
 use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, SqliteStore};
 use toolnexus_tests::store_bench::{
-    PARKED, bench_request, deep_page, first_page, fresh_record, list_page, mb, park_claim_finish,
-    rare_kind, runtime, sample,
+    BATCH, PARKED, ROUNDS, bench_request, benchmarking, deep_page, first_page, fresh_record,
+    interleaved, list_page, mb, park_claim_finish, rare_kind, ratios_line, runtime, sample,
 };
 
 fn main() {
@@ -28,11 +29,17 @@ fn main() {
         big.record_len
     );
     divan::main();
+    if benchmarking() {
+        report_ratios();
+    }
     for name in [
         "sqlite-big",
         "sqlite-cycle",
         "sqlite-floor1",
         "sqlite-floor2",
+        "sqlite-paired",
+        "sqlite-paired1",
+        "sqlite-paired2",
     ] {
         let _ = std::fs::remove_dir_all(bench_dir(name));
     }
@@ -160,41 +167,101 @@ fn floor_connection(name: &str) -> rusqlite::Connection {
     conn
 }
 
-fn floor(bencher: Bencher<'_, '_>, name: &str, updates: usize) {
-    let conn = floor_connection(name);
-    let (record, done) = sample();
-    let json = record.to_json();
-    let answer = serde_json::to_string(&record.pending().accept("Ada")).expect("answer");
-    let result = serde_json::to_string(done).expect("result");
-    let mut n = 0_u64;
-    bencher.bench_local(|| {
-        n += 1;
+/// The bare statements of a cycle on a table of the store's shape: `INSERT`, then one
+/// `UPDATE` (or two, one per store transaction), autocommit, with the JSON made beforehand.
+struct Floor {
+    conn: rusqlite::Connection,
+    json: String,
+    answer: String,
+    result: String,
+    n: u64,
+    updates: usize,
+}
+
+impl Floor {
+    fn new(name: &str, updates: usize) -> Self {
+        let (record, done) = sample();
+        Self {
+            conn: floor_connection(name),
+            json: record.to_json(),
+            answer: serde_json::to_string(&record.pending().accept("Ada")).expect("answer"),
+            result: serde_json::to_string(done).expect("result"),
+            n: 0,
+            updates,
+        }
+    }
+
+    fn cycle(&mut self) {
+        self.n += 1;
+        let (n, conn) = (self.n, &self.conn);
         let id = format!("run-{n}");
         conn.execute(
             "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version,
                  claims, record) VALUES (?1, ?2, 'input', 'What is your name?', ?3, 'parked', 1, 0, ?4)",
-            (&id, format!("sus-{n}"), i64::try_from(n).expect("small"), &json),
+            (&id, format!("sus-{n}"), i64::try_from(n).expect("small"), &self.json),
         )
         .expect("insert");
-        if updates == 1 {
+        if self.updates == 1 {
             conn.execute(
                 "UPDATE runs SET state = 'finished', answer = ?2, result = ?3 WHERE run_id = ?1",
-                (&id, &answer, &result),
+                (&id, &self.answer, &self.result),
             )
             .expect("update");
         } else {
             conn.execute(
                 "UPDATE runs SET state = 'claimed', answer = ?2, lease_owner = 'bench' WHERE run_id = ?1",
-                (&id, &answer),
+                (&id, &self.answer),
             )
             .expect("update");
             conn.execute(
                 "UPDATE runs SET state = 'finished', result = ?2 WHERE run_id = ?1",
-                (&id, &result),
+                (&id, &self.result),
             )
             .expect("update");
         }
-    });
+    }
+}
+
+impl Floor {
+    /// [`BATCH`] cycles, timed.
+    fn batch(&mut self) -> std::time::Duration {
+        let start = Instant::now();
+        for _ in 0..BATCH {
+            self.cycle();
+        }
+        start.elapsed()
+    }
+}
+
+fn floor(bencher: Bencher<'_, '_>, name: &str, updates: usize) {
+    let mut floor = Floor::new(name, updates);
+    bencher.bench_local(|| floor.cycle());
+}
+
+/// The store's cycle against both floors, interleaved round by round (see
+/// [`interleaved`]): the ratios the issue's target is about, printed after divan's table.
+fn report_ratios() {
+    let rt = runtime();
+    let store = rt
+        .block_on(SqliteStore::open(dir("sqlite-paired").join("runs.db")))
+        .expect("store");
+    let mut subject = || {
+        let records: Vec<PendingRun> = (0..BATCH).map(|_| fresh_record(&rt)).collect();
+        let start = Instant::now();
+        for record in records {
+            park_claim_finish(&rt, &store, record);
+        }
+        start.elapsed()
+    };
+    let (mut bare1, mut bare2) = (
+        Floor::new("sqlite-paired1", 1),
+        Floor::new("sqlite-paired2", 2),
+    );
+    let mut one = || bare1.batch();
+    let m = interleaved(ROUNDS, &mut [&mut subject, &mut one]);
+    let mut two = || bare2.batch();
+    let m2 = interleaved(ROUNDS, &mut [&mut subject, &mut two]);
+    println!("{}", ratios_line("sqlite", &m, &m2));
 }
 
 /// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.

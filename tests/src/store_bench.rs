@@ -18,6 +18,11 @@ use crate::store_conformance::Agent;
 /// How many runs the listing benchmarks park.
 pub const PARKED: usize = 100_000;
 
+/// Cycles per batch, and rounds, of a store benchmark's interleaved comparison.
+pub const BATCH: usize = 20;
+/// See [`BATCH`].
+pub const ROUNDS: usize = 101;
+
 /// A current-thread runtime, as a benchmark drives one call at a time.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -89,4 +94,74 @@ pub fn bench_request(i: usize) -> String {
 /// Bytes as megabytes with one decimal.
 pub fn mb(bytes: u64) -> String {
     format!("{}.{}", bytes / 1_000_000, bytes / 100_000 % 10)
+}
+
+/// Rounds of interleaved measurements: in each round every case times one batch of its own
+/// (the order rotating from round to round), so the cases of a round run under the same
+/// machine state. `cases[0]` is the subject; the result holds, for each other case, the
+/// median over the rounds of `subject / case` (robust to a machine whose speed drifts, where
+/// medians taken minutes apart are not), and the median batch time of every case.
+pub fn interleaved(
+    rounds: usize,
+    cases: &mut [&mut dyn FnMut() -> std::time::Duration],
+) -> Interleaved {
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); cases.len()];
+    for round in 0..rounds {
+        for k in 0..cases.len() {
+            let i = (round + k) % cases.len();
+            times[i].push(cases[i]().as_secs_f64());
+        }
+    }
+    let ratios = (1..cases.len())
+        .map(|i| {
+            median(
+                times[0]
+                    .iter()
+                    .zip(&times[i])
+                    .map(|(subject, case)| subject / case)
+                    .collect(),
+            )
+        })
+        .collect();
+    Interleaved {
+        medians: times.into_iter().map(median).collect(),
+        ratios,
+    }
+}
+
+/// What [`interleaved`] measured.
+#[derive(Debug)]
+pub struct Interleaved {
+    /// The median batch time of each case, in seconds.
+    pub medians: Vec<f64>,
+    /// For each case after the subject, the median ratio subject / case.
+    pub ratios: Vec<f64>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Whether the benchmark binary runs as a benchmark (`cargo bench`), not as the one-pass
+/// smoke test of `cargo test --benches`.
+pub fn benchmarking() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// The line a store benchmark prints for its interleaved comparisons: `one` against the
+/// `INSERT` + `UPDATE` floor, `two` against `INSERT` + two `UPDATE`s (both `[store, floor]`).
+pub fn ratios_line(store: &str, one: &Interleaved, two: &Interleaved) -> String {
+    let us = |s: f64| s * 1e6 / f64::from(u32::try_from(BATCH).unwrap_or(1));
+    format!(
+        "{store} park+claim+finish, interleaved with the floors ({ROUNDS} rounds of {BATCH} cycles): \
+         {:.0} us vs INSERT+UPDATE {:.0} us: {:.2}x; \
+         {:.0} us vs INSERT+two UPDATEs {:.0} us: {:.2}x (medians of the rounds' ratios)",
+        us(one.medians[0]),
+        us(one.medians[1]),
+        one.ratios[0],
+        us(two.medians[0]),
+        us(two.medians[1]),
+        two.ratios[0],
+    )
 }
