@@ -9,15 +9,13 @@
 //! `cargo bench -p toolnexus-tests --bench store_postgres`
 
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use divan::Bencher;
-use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema};
 use toolnexus_tests::store_bench::{
-    BATCH, PARKED, ROUNDS, benchmarking, deep_page, first_page, fresh_record, interleaved,
-    list_page, mb, park_claim_finish, rare_kind, ratios_line, runtime, sample,
+    PARKED, benchmarking, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
+    park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 
 fn url() -> Option<String> {
@@ -228,11 +226,7 @@ impl Floor {
 
     /// [`BATCH`] cycles, timed.
     fn batch(&mut self) -> std::time::Duration {
-        let start = Instant::now();
-        for _ in 0..BATCH {
-            self.cycle();
-        }
-        start.elapsed()
+        timed_batch(|| self.cycle())
     }
 }
 
@@ -253,20 +247,13 @@ fn report_ratios(url: &str) {
     let store = rt
         .block_on(PostgresStore::connect_in_schema(url, &schema))
         .expect("store");
-    let mut subject = || {
-        let records: Vec<PendingRun> = (0..BATCH).map(|_| fresh_record(&rt)).collect();
-        let start = Instant::now();
-        for record in records {
-            park_claim_finish(&rt, &store, record);
-        }
-        start.elapsed()
-    };
     let (mut bare1, mut bare2) = (Floor::new(url, 1), Floor::new(url, 2));
-    let mut one = || bare1.batch();
-    let m = interleaved(ROUNDS, &mut [&mut subject, &mut one]);
-    let mut two = || bare2.batch();
-    let m2 = interleaved(ROUNDS, &mut [&mut subject, &mut two]);
-    println!("{}", ratios_line("postgres", &m, &m2));
+    println!(
+        "{}",
+        compare_with_floors("postgres", &rt, &store, &mut || bare1.batch(), &mut || {
+            bare2.batch()
+        })
+    );
 }
 
 /// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.

@@ -9,14 +9,13 @@
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use divan::Bencher;
 use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, SqliteStore};
 use toolnexus_tests::store_bench::{
-    BATCH, PARKED, ROUNDS, bench_request, benchmarking, deep_page, first_page, fresh_record,
-    interleaved, list_page, mb, park_claim_finish, rare_kind, ratios_line, runtime, sample,
+    PARKED, bench_request, benchmarking, compare_with_floors, deep_page, first_page, fresh_record,
+    list_page, mb, park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 
 fn main() {
@@ -225,11 +224,7 @@ impl Floor {
 impl Floor {
     /// [`BATCH`] cycles, timed.
     fn batch(&mut self) -> std::time::Duration {
-        let start = Instant::now();
-        for _ in 0..BATCH {
-            self.cycle();
-        }
-        start.elapsed()
+        timed_batch(|| self.cycle())
     }
 }
 
@@ -245,23 +240,15 @@ fn report_ratios() {
     let store = rt
         .block_on(SqliteStore::open(dir("sqlite-paired").join("runs.db")))
         .expect("store");
-    let mut subject = || {
-        let records: Vec<PendingRun> = (0..BATCH).map(|_| fresh_record(&rt)).collect();
-        let start = Instant::now();
-        for record in records {
-            park_claim_finish(&rt, &store, record);
-        }
-        start.elapsed()
-    };
     let (mut bare1, mut bare2) = (
         Floor::new("sqlite-paired1", 1),
         Floor::new("sqlite-paired2", 2),
     );
-    let mut one = || bare1.batch();
-    let m = interleaved(ROUNDS, &mut [&mut subject, &mut one]);
-    let mut two = || bare2.batch();
-    let m2 = interleaved(ROUNDS, &mut [&mut subject, &mut two]);
-    println!("{}", ratios_line("sqlite", &m, &m2));
+    println!(
+        "{}",
+        compare_with_floors("sqlite", &rt, &store, &mut || bare1.batch(), &mut || bare2
+            .batch())
+    );
 }
 
 /// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.

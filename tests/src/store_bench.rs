@@ -149,9 +149,37 @@ pub fn benchmarking() -> bool {
     std::env::args().any(|a| a == "--bench")
 }
 
+/// `f` run [`BATCH`] times, timed.
+pub fn timed_batch(mut f: impl FnMut()) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    for _ in 0..BATCH {
+        f();
+    }
+    start.elapsed()
+}
+
+/// The store's cycle against the two floors (`one`: `INSERT` + `UPDATE`, `two`: `INSERT` + two
+/// `UPDATE`s, each a timed batch), interleaved round by round (see [`interleaved`]): the line
+/// a store benchmark prints after divan's table.
+pub fn compare_with_floors(
+    name: &str,
+    rt: &tokio::runtime::Runtime,
+    store: &dyn RunStore,
+    one: &mut dyn FnMut() -> std::time::Duration,
+    two: &mut dyn FnMut() -> std::time::Duration,
+) -> String {
+    let mut subject = || {
+        let mut records: Vec<PendingRun> = (0..BATCH).map(|_| fresh_record(rt)).collect();
+        timed_batch(|| park_claim_finish(rt, store, records.pop().expect("a record per cycle")))
+    };
+    let against_one = interleaved(ROUNDS, &mut [&mut subject, one]);
+    let against_two = interleaved(ROUNDS, &mut [&mut subject, two]);
+    ratios_line(name, &against_one, &against_two)
+}
+
 /// The line a store benchmark prints for its interleaved comparisons: `one` against the
 /// `INSERT` + `UPDATE` floor, `two` against `INSERT` + two `UPDATE`s (both `[store, floor]`).
-pub fn ratios_line(store: &str, one: &Interleaved, two: &Interleaved) -> String {
+fn ratios_line(store: &str, one: &Interleaved, two: &Interleaved) -> String {
     let us = |s: f64| s * 1e6 / f64::from(u32::try_from(BATCH).unwrap_or(1));
     format!(
         "{store} park+claim+finish, interleaved with the floors ({ROUNDS} rounds of {BATCH} cycles): \
