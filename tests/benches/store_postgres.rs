@@ -13,8 +13,9 @@ use std::sync::OnceLock;
 use divan::Bencher;
 use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema};
+use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    PARKED, benchmarking, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
+    PARKED, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
     park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 

@@ -13,9 +13,10 @@ use std::sync::OnceLock;
 use divan::Bencher;
 use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, SqliteStore};
+use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    PARKED, bench_request, benchmarking, compare_with_floors, deep_page, first_page, fresh_record,
-    list_page, mb, park_claim_finish, rare_kind, runtime, sample, timed_batch,
+    PARKED, bench_request, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
+    park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 
 fn main() {

@@ -4,7 +4,8 @@
 //!
 //! `cargo bench -p toolnexus-tests --bench tool_execute`; the ratio of the `toolkit_execute` and
 //! `floor_from_value_and_call` medians is the overhead of the macro and the toolkit together
-//! (target: at most 1.15x); `tool_execute_direct` (the generated `Tool::execute` alone) splits
+//! (target: at most 1.10x; on a noisy machine count instructions instead, see
+//! `count_instructions`); `tool_execute_direct` (the generated `Tool::execute` alone) splits
 //! it between the two. Under `cargo test --benches` each benchmark runs once, as a smoke test.
 
 use divan::{Bencher, black_box};
@@ -30,6 +31,60 @@ fn main() {
         return;
     }
     divan::main();
+    if toolnexus_tests::ratio::benchmarking() {
+        report_ratios();
+    }
+}
+
+/// Calls per batch, and rounds, of the interleaved comparison.
+const BATCH: usize = 2_000;
+const ROUNDS: usize = 201;
+
+/// `Toolkit::execute` and the generated `Tool::execute` against the floor, interleaved round
+/// by round (see `toolnexus_tests::ratio`), printed after divan's table.
+fn report_ratios() {
+    use toolnexus::Tool;
+    let kit = Toolkit::builder().tool(BookFlight).build().unwrap();
+    let ctx = Context::new();
+    let timed = |f: &mut dyn FnMut(Value)| {
+        let inputs: Vec<Value> = (0..BATCH).map(|_| args()).collect();
+        let start = std::time::Instant::now();
+        for v in inputs {
+            f(black_box(v));
+        }
+        start.elapsed()
+    };
+    let mut via_kit = || {
+        timed(&mut |v| {
+            black_box(kit.execute("book_flight", v, &ctx).now_or_never().unwrap());
+        })
+    };
+    let mut direct = || {
+        timed(&mut |v| {
+            let Value::Object(m) = v else { unreachable!() };
+            black_box(BookFlight.execute(m, &ctx).now_or_never().unwrap());
+        })
+    };
+    let mut floor = || {
+        timed(&mut |v| {
+            let a: BookArgs = serde_json::from_value(v).unwrap();
+            black_box(ToolResult::success(book_flight(
+                a.flight, a.seats, a.window,
+            )));
+        })
+    };
+    let m = toolnexus_tests::ratio::interleaved(ROUNDS, &mut [&mut via_kit, &mut floor]);
+    let d = toolnexus_tests::ratio::interleaved(ROUNDS, &mut [&mut direct, &mut floor]);
+    let ns = |s: f64| s * 1e9 / f64::from(u32::try_from(BATCH).unwrap_or(1));
+    println!(
+        "tool_execute, interleaved ({ROUNDS} rounds of {BATCH} calls): Toolkit::execute {:.0} ns \
+         vs the floor {:.0} ns: {:.3}x; the generated Tool::execute alone: {:.3}x \
+         (medians of the rounds' ratios)",
+        ns(m.medians[0]),
+        ns(m.medians[1]),
+        m.ratios[0],
+        d.ratios[0]
+    );
 }
 
 /// `TOOL_EXECUTE_COUNT=<floor|kit|direct>:<calls>` runs one path `calls` times inside a

@@ -7,6 +7,7 @@ pub mod inbox_support;
 #[cfg(feature = "mcp")]
 pub mod mcp_fixtures;
 pub mod pg;
+pub mod ratio;
 pub mod recorder;
 pub mod store_bench;
 pub mod store_conformance;
