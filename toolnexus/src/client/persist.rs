@@ -199,8 +199,7 @@ impl PendingRun {
     /// [`PendingRun::open`]), or disagrees with itself; the message names the field and both
     /// values.
     pub fn from_json(json: &str) -> Result<Self> {
-        // the usual record, read straight into the type; anything else (another version, a
-        // sealed record, a malformed one) is read again below, for the error that says why
+        // the usual record straight into the type; any other text again below, for its error
         if let Some(record) = read_direct(json) {
             record.check()?;
             return Ok(record);
@@ -425,20 +424,16 @@ pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
 
 /// Parses JSON text without serde_json's recursion limit (127 levels): for text whose depth
 /// the caller has checked against [`MAX_JSON_DEPTH`] or the record limit.
-pub(crate) fn parse_checked(json: &str) -> serde_json::Result<Value> {
+pub(crate) fn parse_checked<T: serde::de::DeserializeOwned>(json: &str) -> serde_json::Result<T> {
     let mut de = serde_json::Deserializer::from_str(json);
     de.disable_recursion_limit();
-    Value::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
+    T::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
 }
 
-/// A record of this release's version read straight from `json` (no intermediate value;
-/// depth checked first, as in [`read_value`]), or `None` when it is not one.
+/// A record of this version read straight from `json` (depth checked first), or `None`.
 fn read_direct(json: &str) -> Option<PendingRun> {
     check_depth(json, 0).ok()?;
-    let mut de = serde_json::Deserializer::from_str(json);
-    de.disable_recursion_limit();
-    let record = PendingRun::deserialize(&mut de).ok()?;
-    de.end().ok()?;
+    let record: PendingRun = parse_checked(json).ok()?;
     (record.version == PENDING_RUN_VERSION).then_some(record)
 }
 
@@ -561,7 +556,7 @@ mod tests {
         // a record's values may nest to the limit and further levels surround them
         let deep = nested(MAX_JSON_DEPTH + 8);
         assert_eq!(
-            depth(&super::parse_checked(&deep).unwrap()),
+            depth(&super::parse_checked::<Value>(&deep).unwrap()),
             MAX_JSON_DEPTH + 8
         );
     }

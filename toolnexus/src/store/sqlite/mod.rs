@@ -1,15 +1,12 @@
 //! [`SqliteStore`]: a run store in one SQLite file (rusqlite, SQLite compiled in).
 
+mod connection;
 mod conversations;
 mod schema;
 
-use std::cell::Cell;
 use std::fmt;
-use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
@@ -18,6 +15,7 @@ use serde_json::Value;
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
+use connection::Connections;
 
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
@@ -25,14 +23,6 @@ use super::{
     backend, expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal,
     run_id_of, token_i64,
 };
-
-/// How long a statement on the connection thread waits for another process's write lock
-/// before it fails.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Every this many calls run in place, the connection thread checkpoints the write-ahead log
-/// (the in-place connection never does: a checkpoint syncs the file).
-const CHECKPOINT_EVERY: u32 = 256;
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
 ///
@@ -64,58 +54,8 @@ const CHECKPOINT_EVERY: u32 = 256;
 /// ```
 #[derive(Clone)]
 pub struct SqliteStore {
-    shared: Arc<Shared>,
+    shared: Arc<Connections>,
     lease: Duration,
-}
-
-/// What the store's clones share.
-struct Shared {
-    /// The connection calls run on in place (busy handler: fail at once, no auto-checkpoint).
-    here: Mutex<Connection>,
-    /// The connection thread's queue.
-    jobs: mpsc::Sender<Job>,
-    /// Calls run in place, counted to checkpoint every [`CHECKPOINT_EVERY`].
-    in_place: AtomicU32,
-    path: PathBuf,
-}
-
-/// A call's statements, run on the connection thread.
-type Job = Box<dyn FnOnce(&mut Connection) + Send>;
-
-thread_local! {
-    /// Set by the in-place connection's busy handler: the call met another process's lock and
-    /// goes to the connection thread (SQLite undid the statement that met it).
-    static MET_A_LOCK: Cell<bool> = const { Cell::new(false) };
-}
-
-/// The in-place connection's busy handler: note the lock, and do not wait for it.
-fn met_a_lock(_attempts: i32) -> bool {
-    MET_A_LOCK.with(|met| met.set(true));
-    false
-}
-
-/// Starts the thread that owns `conn` and runs the jobs sent to it, in order, until every
-/// sender is gone.
-fn connection_thread(mut conn: Connection) -> StoreResult<mpsc::Sender<Job>> {
-    let (jobs, queue) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
-        .name("toolnexus-sqlite".to_owned())
-        .spawn(move || {
-            while let Ok(job) = queue.recv() {
-                job(&mut conn);
-            }
-        })
-        .map_err(|e| StoreError::Backend(format!("cannot start the connection thread: {e}")))?;
-    Ok(jobs)
-}
-
-/// A panic inside a call's statements as the call's error (its transaction was rolled back:
-/// the connection is fine).
-fn panicked(panic: &(dyn std::any::Any + Send)) -> StoreError {
-    StoreError::Backend(format!(
-        "a store call panicked: {}",
-        crate::util::panic_message(panic)
-    ))
 }
 
 impl fmt::Debug for SqliteStore {
@@ -140,27 +80,12 @@ impl SqliteStore {
     /// holds a schema newer than this release's.
     pub async fn open(path: impl AsRef<Path>) -> StoreResult<Self> {
         let path = path.as_ref().to_path_buf();
-        let opened = path.clone();
-        let (here, thread) = tokio::task::spawn_blocking(move || {
-            // the thread's connection migrates (it may wait for another process's migration)
-            let thread = open_blocking(&opened)?;
-            let here = Connection::open(&opened).map_err(backend)?;
-            here.busy_handler(Some(met_a_lock)).map_err(backend)?;
-            here.pragma_update(None, "synchronous", "NORMAL")
-                .map_err(backend)?;
-            here.pragma_update(None, "wal_autocheckpoint", 0)
-                .map_err(backend)?;
-            Ok::<_, StoreError>((here, thread))
-        })
-        .await
-        .map_err(backend)??;
         Ok(Self {
-            shared: Arc::new(Shared {
-                here: Mutex::new(here),
-                jobs: connection_thread(thread)?,
-                in_place: AtomicU32::new(0),
-                path,
-            }),
+            shared: Arc::new(
+                tokio::task::spawn_blocking(move || Connections::open(path))
+                    .await
+                    .map_err(backend)??,
+            ),
             lease: DEFAULT_LEASE,
         })
     }
@@ -201,73 +126,15 @@ impl SqliteStore {
         .await
     }
 
-    /// Runs `f` in place when that needs no wait, else on the connection thread (see the
-    /// type's documentation). `f` may run twice: once in place up to the statement that met
-    /// another process's lock (which SQLite undid), then again on the thread.
-    async fn call<T, F>(&self, mut f: F) -> StoreResult<T>
+    /// Runs `f` in place when that needs no wait, else on the connection thread (see
+    /// [`Connections::call`]).
+    async fn call<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnMut(&mut Connection) -> StoreResult<T> + Send + 'static,
     {
-        if let Some(done) = self.in_place(&mut f) {
-            return done;
-        }
-        let (done, outcome) = tokio::sync::oneshot::channel();
-        let job: Job = Box::new(move |conn| {
-            let _ = done.send(std::panic::catch_unwind(AssertUnwindSafe(|| f(conn))));
-        });
-        let stopped = || StoreError::Backend("the store's connection thread has stopped".into());
-        self.shared.jobs.send(job).map_err(|_| stopped())?;
-        outcome
-            .await
-            .map_err(|_| stopped())?
-            .unwrap_or_else(|panic| Err(panicked(&*panic)))
+        Connections::call(&self.shared, f).await
     }
-
-    /// `f` on the in-place connection, unless another call holds it or `f` met another
-    /// process's lock (`None`: run it on the thread).
-    fn in_place<T>(
-        &self,
-        f: &mut impl FnMut(&mut Connection) -> StoreResult<T>,
-    ) -> Option<StoreResult<T>> {
-        // held by another call (or poisoned, which cannot happen: a panic is caught below,
-        // before it could unwind through the lock)
-        let Ok(mut conn) = self.shared.here.try_lock() else {
-            return None;
-        };
-        MET_A_LOCK.with(|met| met.set(false));
-        let done = std::panic::catch_unwind(AssertUnwindSafe(|| f(&mut conn)));
-        drop(conn);
-        if MET_A_LOCK.with(Cell::get) {
-            return None;
-        }
-        if self.shared.in_place.fetch_add(1, Ordering::Relaxed) % CHECKPOINT_EVERY
-            == CHECKPOINT_EVERY - 1
-        {
-            // on the in-place connection, held: no write of this process lands during the
-            // checkpoint, so it can reach the log's end and the next write starts the log
-            // over. Best effort: one that cannot finish (another process reads) goes on at
-            // the next.
-            let shared = Arc::clone(&self.shared);
-            let _ = self.shared.jobs.send(Box::new(move |_: &mut Connection| {
-                let here = shared.here.lock().unwrap_or_else(PoisonError::into_inner);
-                let _ = here.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-            }));
-        }
-        Some(done.unwrap_or_else(|panic| Err(panicked(&*panic))))
-    }
-}
-
-fn open_blocking(path: &Path) -> StoreResult<Connection> {
-    let mut conn = Connection::open(path)
-        .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(backend)?;
-    conn.pragma_update(None, "synchronous", "NORMAL")
-        .map_err(backend)?;
-    schema::migrate(&mut conn)?;
-    Ok(conn)
 }
 
 /// A row read with [`COLUMNS`]: the info columns, then the blobs.
