@@ -90,6 +90,27 @@ mod memory;
 mod postgres;
 mod query;
 mod row;
+
+/// Schema version 3's indexes, the same SQL in both SQL stores (a macro, so each store's
+/// migration table can `concat!` it): version 1's state indexes give way to indexes that hold
+/// only the states their queries read (parked, parked and expiring, expired).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! v3_state_indexes {
+    () => {
+        "DROP INDEX IF EXISTS runs_by_state;
+        DROP INDEX IF EXISTS runs_by_kind;
+        CREATE INDEX IF NOT EXISTS runs_parked ON runs (created_at, run_id)
+            WHERE state = 'parked';
+        CREATE INDEX IF NOT EXISTS runs_parked_by_kind ON runs (kind, created_at, run_id)
+            WHERE state = 'parked';
+        CREATE INDEX IF NOT EXISTS runs_parked_expiring ON runs (expires_at)
+            WHERE state = 'parked' AND expires_at IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS runs_expired ON runs (created_at, run_id)
+            WHERE state = 'expired';"
+    };
+}
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use v3_state_indexes;
 mod run_store;
 #[cfg(feature = "sqlite")]
 mod sqlite;

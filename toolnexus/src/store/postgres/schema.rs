@@ -46,16 +46,8 @@ const MIGRATIONS: &[&str] = &[
         since  BIGINT NOT NULL,
         PRIMARY KEY (run_id, waiter)
     );",
-    "DROP INDEX IF EXISTS runs_by_state;
-    DROP INDEX IF EXISTS runs_by_kind;
-    CREATE INDEX IF NOT EXISTS runs_parked ON runs (created_at, run_id)
-        WHERE state = 'parked';
-    CREATE INDEX IF NOT EXISTS runs_parked_by_kind ON runs (kind, created_at, run_id)
-        WHERE state = 'parked';
-    CREATE INDEX IF NOT EXISTS runs_parked_expiring ON runs (expires_at)
-        WHERE state = 'parked' AND expires_at IS NOT NULL;
-    CREATE INDEX IF NOT EXISTS runs_expired ON runs (created_at, run_id)
-        WHERE state = 'expired';",
+    // `runs_by_lease` (on `lease_until`, claimed runs only) is version 1's already
+    crate::store::v3_state_indexes!(),
 ];
 
 impl PostgresStore {

@@ -41,19 +41,12 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX conversations_by_run ON conversations (waiting_run)
         WHERE waiting_run IS NOT NULL;",
-    "DROP INDEX IF EXISTS runs_by_state;
-    DROP INDEX IF EXISTS runs_by_kind;
-    DROP INDEX IF EXISTS runs_by_lease;
-    CREATE INDEX IF NOT EXISTS runs_parked ON runs (created_at, run_id)
-        WHERE state = 'parked';
-    CREATE INDEX IF NOT EXISTS runs_parked_by_kind ON runs (kind, created_at, run_id)
-        WHERE state = 'parked';
-    CREATE INDEX IF NOT EXISTS runs_claimed ON runs (lease_until)
-        WHERE state = 'claimed';
-    CREATE INDEX IF NOT EXISTS runs_parked_expiring ON runs (expires_at)
-        WHERE state = 'parked' AND expires_at IS NOT NULL;
-    CREATE INDEX IF NOT EXISTS runs_expired ON runs (created_at, run_id)
-        WHERE state = 'expired';",
+    concat!(
+        "DROP INDEX IF EXISTS runs_by_lease;
+        CREATE INDEX IF NOT EXISTS runs_claimed ON runs (lease_until)
+            WHERE state = 'claimed';",
+        crate::store::v3_state_indexes!()
+    ),
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> StoreResult<()> {
