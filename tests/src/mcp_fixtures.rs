@@ -16,7 +16,7 @@ use rmcp::service::{RequestContext, RoleClient, RoleServer};
 use rmcp::{ClientHandler, ErrorData, tool, tool_router};
 use serde_json::{Value, json};
 use toolnexus::question::QuestionTool;
-use toolnexus::{Form, Suspension, Toolkit, ask, suspend, tool as tn_tool};
+use toolnexus::{Answer, Form, Request, Suspension, Toolkit, ask, suspend, tool as tn_tool};
 
 /// Where the traveller goes.
 #[derive(Debug, Form, serde::Deserialize)]
@@ -403,4 +403,35 @@ pub fn http_client() -> reqwest::Client {
 /// Cancellation tokens (toolnexus re-exports tokio-util's).
 pub mod tokio_util_token {
     pub use toolnexus::CancellationToken;
+}
+
+/// The Requests an elicitation handler was given, in order.
+pub type Seen = Arc<Mutex<Vec<Request>>>;
+
+/// A handler that records each Request and answers with the next of `answers` (made from the
+/// request).
+///
+/// # Panics
+///
+/// The handler panics when it is called more often than there are answers.
+pub fn scripted_answers(
+    answers: Vec<fn(&Request) -> Answer>,
+) -> (
+    Seen,
+    impl Fn(Request) -> std::future::Ready<Answer> + Send + Sync + 'static,
+) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let answers = Arc::new(Mutex::new(answers.into_iter()));
+    let log = Arc::clone(&seen);
+    let handler = move |r: Request| {
+        let make = answers
+            .lock()
+            .unwrap()
+            .next()
+            .expect("an answer is scripted");
+        let answer = make(&r);
+        log.lock().unwrap().push(r);
+        std::future::ready(answer)
+    };
+    (seen, handler)
 }

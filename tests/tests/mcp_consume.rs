@@ -3,15 +3,14 @@
 //! 127.0.0.1; elicitations as Requests with exact values, answers back as results; a server
 //! that dies or fails to start; `close()`; `mcp.json`.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolnexus::mcp::{McpConfig, McpError, McpServer, McpServerBuilder, SOURCE_MCP};
 use toolnexus::request::DeclineReason;
 use toolnexus::tool::ToolAnnotations;
-use toolnexus::{Answer, Context, Request, Toolkit, adapters};
-use toolnexus_tests::mcp_fixtures::{Echo, RmcpPeer, serve_rmcp_http};
+use toolnexus::{Answer, Context, Toolkit, adapters};
+use toolnexus_tests::mcp_fixtures::{Echo, RmcpPeer, scripted_answers, serve_rmcp_http};
 
 fn peer_bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp_peer")
@@ -21,37 +20,13 @@ fn stdio() -> McpServerBuilder {
     McpServer::stdio("peer", peer_bin()).arg("rmcp")
 }
 
-/// A handler that records each Request and answers with the next of `answers` (made from the
-/// request).
-fn scripted(
-    answers: Vec<fn(&Request) -> Answer>,
-) -> (
-    Arc<Mutex<Vec<Request>>>,
-    impl Fn(Request) -> std::future::Ready<Answer> + Send + Sync + 'static,
-) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let answers = Arc::new(Mutex::new(answers.into_iter()));
-    let log = Arc::clone(&seen);
-    let handler = move |r: Request| {
-        let make = answers
-            .lock()
-            .unwrap()
-            .next()
-            .expect("an answer is scripted");
-        let answer = make(&r);
-        log.lock().unwrap().push(r);
-        std::future::ready(answer)
-    };
-    (seen, handler)
-}
-
 async fn run(toolkit: &Toolkit, name: &str, args: Value) -> (String, bool) {
     let r = toolkit.execute(name, args, &Context::new()).await;
     (r.output, r.is_error)
 }
 
 async fn elicitations_become_requests(builder: McpServerBuilder) {
-    let (seen, handler) = scripted(vec![
+    let (seen, handler) = scripted_answers(vec![
         |r| r.accept(json!({"city": "Oslo"})),
         |r| r.decline(DeclineReason::Declined),
         |r| r.decline(DeclineReason::Cancelled),

@@ -10,7 +10,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ use toolnexus::Form;
 use toolnexus::mcp::{McpServer, McpServerBuilder, McpService};
 use toolnexus::request::DeclineReason;
 use toolnexus::{Answer, Context, Request, Toolkit};
-use toolnexus_tests::mcp_fixtures::{Destination, toolkit};
+use toolnexus_tests::mcp_fixtures::{Destination, Seen, scripted_answers, toolkit};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -268,26 +267,12 @@ async fn python_client_over_streamable_http_in_rounds() {
     toolkit_over_http("auto").await;
 }
 
-type Seen = Arc<Mutex<Vec<Request>>>;
-
 fn answering(
     builder: McpServerBuilder,
     answers: Vec<fn(&Request) -> Answer>,
 ) -> (McpServerBuilder, Seen) {
-    let seen: Seen = Arc::default();
-    let log = Arc::clone(&seen);
-    let answers = Arc::new(Mutex::new(answers.into_iter()));
-    let builder = builder.on_elicitation(move |r: Request| {
-        let make = answers
-            .lock()
-            .unwrap()
-            .next()
-            .expect("an answer is scripted");
-        let answer = make(&r);
-        log.lock().unwrap().push(r);
-        std::future::ready(answer)
-    });
-    (builder, seen)
+    let (seen, handler) = scripted_answers(answers);
+    (builder.on_elicitation(handler), seen)
 }
 
 async fn consume_python_server(builder: McpServerBuilder) {
