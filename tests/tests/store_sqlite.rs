@@ -199,3 +199,41 @@ async fn the_log_is_checkpointed_off_the_runtime() {
     let wal = std::fs::metadata(dir.join("runs.db-wal")).unwrap().len();
     assert!(wal < 16 << 20, "write-ahead log of {wal} bytes");
 }
+
+/// Calls of one store from many threads at once: those that find the in-place connection
+/// taken go to the store's thread, and every one lands exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_calls_of_one_store_all_land() {
+    let (dir, _guard) = temp_dir("concurrent");
+    let store = SqliteStore::open(dir.join("runs.db")).await.unwrap();
+    let record = Agent::once().halt().await;
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let (store, record) = (store.clone(), record.clone());
+        tasks.push(tokio::spawn(async move {
+            for i in 0..50 {
+                let json = record
+                    .to_json()
+                    .replace(record.run_id(), &format!("run-{t}-{i}"))
+                    .replace(&record.pending().id, &format!("sus-{t}-{i}"));
+                let parked = toolnexus::PendingRun::from_json(&json).unwrap();
+                let claim_with = parked.pending().accept("Ada");
+                store.park(parked).await.unwrap();
+                let claim = store.claim(&claim_with, "worker").await.unwrap();
+                assert_eq!(claim.run_id, format!("run-{t}-{i}"));
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let conn = rusqlite::Connection::open(dir.join("runs.db")).unwrap();
+    let claimed: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM runs WHERE state = 'claimed' AND claims = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(claimed, 400);
+}
