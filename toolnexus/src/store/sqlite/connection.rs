@@ -104,6 +104,16 @@ impl Connections {
         if let Some(done) = Self::in_place(this, &mut f) {
             return done;
         }
+        Self::on_thread(this, f).await
+    }
+
+    /// Runs `f` on the connection thread: for a call whose work has no bound (`expire`
+    /// changes every run that is due), which must not hold the runtime however long it takes.
+    pub(super) async fn on_thread<T, F>(this: &Arc<Self>, mut f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnMut(&mut Connection) -> StoreResult<T> + Send + 'static,
+    {
         let (done, outcome) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |conn| {
             let _ = done.send(std::panic::catch_unwind(AssertUnwindSafe(|| f(conn))));

@@ -467,7 +467,7 @@ impl RunStore for SqliteStore {
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
-        Box::pin(self.call(|conn| {
+        Box::pin(Connections::on_thread(&self.shared, |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
