@@ -37,8 +37,9 @@ use super::{
 /// file's write lock (that connection never waits for a lock and never syncs the file). A call
 /// that would wait (another call has the connection, another process has the lock) goes to
 /// the store's own thread, whose connection waits up to 10 s for the lock; that thread also
-/// checkpoints the write-ahead log. So a call never blocks the async runtime on a lock or a
-/// sync, and the usual call costs its statements rather than two thread wake-ups. The store's
+/// checkpoints the write-ahead log, and runs [`expire`](RunStore::expire), whose work has no
+/// bound. So a call never blocks the async runtime on a lock, a sync or an unbounded batch,
+/// and the usual call costs its statements rather than two thread wake-ups. The store's
 /// clones share both connections; the thread ends when the last clone is dropped.
 ///
 /// ```
