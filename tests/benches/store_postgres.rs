@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use divan::Bencher;
 use toolnexus::store::{PendingQuery, PostgresStore};
-use toolnexus_tests::pg::{SchemaGuard, fresh_schema};
+use toolnexus_tests::pg::{SchemaGuard, fresh_schema, fresh_store};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
     PARKED, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
@@ -123,14 +123,7 @@ fn big(url: &str) -> &'static Big {
 fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
     let url = url().expect("url");
     let rt = runtime();
-    let schema = fresh_schema("bench_cycle");
-    let _guard = SchemaGuard {
-        url: url.clone(),
-        schema: schema.clone(),
-    };
-    let store = rt
-        .block_on(PostgresStore::connect_in_schema(&url, &schema))
-        .expect("store");
+    let (store, _guard) = rt.block_on(fresh_store(&url, "bench_cycle"));
     bencher
         .with_inputs(|| fresh_record(&rt))
         .bench_local_values(|record| park_claim_finish(&rt, &store, record));
@@ -240,14 +233,7 @@ fn floor(bencher: Bencher<'_, '_>, updates: usize) {
 /// [`interleaved`]): the ratios the target is about, printed after divan's table.
 fn report_ratios(url: &str) {
     let rt = runtime();
-    let schema = fresh_schema("bench_paired");
-    let _guard = SchemaGuard {
-        url: url.to_owned(),
-        schema: schema.clone(),
-    };
-    let store = rt
-        .block_on(PostgresStore::connect_in_schema(url, &schema))
-        .expect("store");
+    let (store, _guard) = rt.block_on(fresh_store(url, "bench_paired"));
     let (mut bare1, mut bare2) = (Floor::new(url, 1), Floor::new(url, 2));
     println!(
         "{}",

@@ -53,6 +53,26 @@ pub async fn client(url: &str) -> tokio_postgres::Client {
     client
 }
 
+/// A store in a fresh schema of its own (named from `prefix`), and the guard that drops the
+/// schema.
+///
+/// # Panics
+///
+/// When the store cannot connect.
+pub async fn fresh_store(
+    url: &str,
+    prefix: &str,
+) -> (toolnexus::store::PostgresStore, SchemaGuard) {
+    let guard = SchemaGuard {
+        url: url.to_owned(),
+        schema: fresh_schema(prefix),
+    };
+    let store = toolnexus::store::PostgresStore::connect_in_schema(url, &guard.schema)
+        .await
+        .expect("the store connects");
+    (store, guard)
+}
+
 /// The schema versions a store recorded in `schema`, in order.
 ///
 /// # Panics

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
-use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, schema_versions, url};
+use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, fresh_store, schema_versions, url};
 use toolnexus_tests::store_conformance::{Agent, Subject};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
@@ -93,21 +93,15 @@ async fn migrations_run_once_and_refuse_newer() {
     );
 }
 
-/// A version-1 database (runs only) migrates to version 2 on connect: its runs are kept and it
-/// keeps conversations.
+/// A version-1 database (runs only, version 1's indexes) migrates to version 3 on connect: its
+/// runs are kept, it keeps conversations, and its indexes are exactly version 3's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v1_database_migrates() {
     let Some(url) = url("a_v1_database_migrates") else {
         return;
     };
-    let schema = fresh_schema("v1");
-    let _guard = SchemaGuard {
-        url: url.clone(),
-        schema: schema.clone(),
-    };
-    let store = PostgresStore::connect_in_schema(&url, &schema)
-        .await
-        .unwrap();
+    let (store, guard) = fresh_store(&url, "v1").await;
+    let schema = guard.schema.clone();
     let parked = store.park(Agent::once().halt().await).await.unwrap();
     drop(store);
     // back to version 1, as the first release left it

@@ -80,8 +80,8 @@ async fn newer_schema_is_refused() {
     );
 }
 
-/// A version-1 database (runs only) migrates to version 2 on open: its runs are kept and it
-/// keeps conversations.
+/// A version-1 database (runs only, version 1's indexes) migrates to version 3 on open: its
+/// runs are kept, it keeps conversations, and its indexes are exactly version 3's.
 #[tokio::test]
 async fn a_v1_database_migrates() {
     let dir = std::env::temp_dir().join(format!("toolnexus-sqlite-v1-{}", std::process::id()));
@@ -190,7 +190,7 @@ async fn the_log_is_checkpointed_off_the_runtime() {
             .await
             .unwrap();
     }
-    // the last checkpoint may still run: let the thread finish its queue
+    // every park landed (the first page holds 100 of them)
     let listed = store
         .list_pending(&toolnexus::store::PendingQuery::new())
         .await

@@ -12,8 +12,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use toolnexus::store::{PostgresStore, RunStore};
-use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, url};
+use toolnexus::store::RunStore;
+use toolnexus_tests::pg::{client, fresh_store, url};
 use toolnexus_tests::store_conformance::Agent;
 
 const RUNS: usize = 1000;
@@ -128,14 +128,8 @@ async fn four_workers_one_killed_every_run_ends_once() {
     let Some(url) = url("four_workers_one_killed_every_run_ends_once") else {
         return;
     };
-    let schema = fresh_schema("workers");
-    let _guard = SchemaGuard {
-        url: url.clone(),
-        schema: schema.clone(),
-    };
-    let store = PostgresStore::connect_in_schema(&url, &schema)
-        .await
-        .unwrap();
+    let (store, guard) = fresh_store(&url, "workers").await;
+    let schema = guard.schema.clone();
     let db = client(&url).await;
     db.batch_execute(&format!(
         "CREATE TABLE \"{schema}\".effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)"
