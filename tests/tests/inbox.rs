@@ -527,6 +527,16 @@ async fn the_json_api_lists_gets_and_answers() {
         serde_json::to_value(&req).expect("request json")
     );
     assert_eq!(v["state"], "parked");
+    // the run's history: requested, with an RFC 3339 time
+    assert_eq!(v["history"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["history"][0]["event"], "requested");
+    assert_eq!(v["history"][0]["request"], json!(req.id));
+    assert!(
+        v["history"][0]["at"]
+            .as_str()
+            .is_some_and(|at| at.ends_with('Z')),
+        "{v}"
+    );
 
     let answer = format!("/api/requests/{}/answer?{q}", &path[3..]);
     let form = HttpRequest::post(&answer)

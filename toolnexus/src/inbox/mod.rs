@@ -13,8 +13,10 @@
 //! | `GET /api/requests/{id}` | one request as JSON |
 //! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
 //!
-//! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt","link"}],
-//! "page","next"}` for the list, `{"request","runId","state"}` for one request, and
+//! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
+//! "history","link"}],"page","next"}` for the list, `{"request","runId","state","history"}` for
+//! one request (`history`: the run's [events](crate::store::RunEvent), `[{"event","at",
+//! "request"?,"by"?,"outcome"?}]`, RFC 3339 times), and
 //! `{"status":"done"|"incomplete","text"}` or `{"status":"pending","text","request","link"}`
 //! (the run's next request) for an answer; errors are `{"error"}` (plus `"field"` for a wrong
 //! value, `422`) with the same status codes as the pages.

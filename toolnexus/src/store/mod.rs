@@ -111,10 +111,24 @@ macro_rules! v3_state_indexes {
 }
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use v3_state_indexes;
+
+/// Schema version 4, the same SQL in both SQL stores: each run's history (a JSON array of
+/// [`RunEvent`]s), and the index of the answered runs workers claim, oldest first.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! v4_history {
+    () => {
+        "ALTER TABLE runs ADD COLUMN history TEXT NOT NULL DEFAULT '[]';
+        CREATE INDEX IF NOT EXISTS runs_answered ON runs (created_at, run_id)
+            WHERE state = 'answered';"
+    };
+}
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use v4_history;
 mod run_store;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod types;
+mod wake;
 
 pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
@@ -128,16 +142,21 @@ pub use run_store::RunStore;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
-pub use types::{Claim, Lease, RunInfo, RunState, StoreError, StoreResult, StoredRun};
+pub use types::{
+    Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, StoredRun,
+};
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use query::{SqlParam, pending_sql};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use row::{COLUMNS, INFO_COLUMNS, backend, due_migrations, park_conflict};
 pub(crate) use row::{
-    Columns, Outcome, RawRow, answer_json, expired_answer, from_millis, lease_ms, lease_until,
-    now_ms, refusal, run_id_of, takeover_claim, token_i64,
+    COLUMNS, INFO_COLUMNS, append_history, backend, due_migrations, park_conflict,
 };
+pub(crate) use row::{
+    Columns, Outcome, RawRow, answer_json, events_json, expired_answer, first_history, from_millis,
+    lease_ms, lease_until, now_ms, refusal, run_id_of, takeover_claim, token_i64,
+};
+pub(crate) use wake::Wake;
 
 /// How long a claim holds a run unless renewed, when the store is not told otherwise.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -145,5 +164,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// The version of the stores' database schema this release writes (kept in a
 /// `schema_version` table; a store migrates an older database on connect). Version 1 holds
 /// the runs; version 2 adds the conversations; version 3 narrows the runs' indexes to the
-/// states their queries read.
-pub const SCHEMA_VERSION: i64 = 3;
+/// states their queries read; version 4 adds each run's history and the `answered` state
+/// (answers recorded apart from resuming, indexed for the workers).
+pub const SCHEMA_VERSION: i64 = 4;

@@ -8,7 +8,9 @@ use serde_json::Value;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use super::SCHEMA_VERSION;
-use super::{Claim, Lease, RunInfo, RunState, StoreError, StoreResult, StoredRun};
+use super::{
+    Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, StoredRun,
+};
 use crate::client::{PendingRun, RunResult, RunStatus};
 use crate::request::{Answer, DeclineReason};
 
@@ -115,7 +117,14 @@ impl Columns {
             state: RunState::Parked,
             lease: None,
             version: 1,
+            attempts: 0,
+            history: vec![self.requested(now)],
         }
+    }
+
+    /// The event of this park.
+    pub(crate) fn requested(&self, now: i64) -> RunEvent {
+        RunEvent::new(RunEventKind::Requested, now).request(&self.request_id)
     }
 
     pub(crate) fn of(run_id: String, record: &PendingRun) -> Self {
@@ -156,7 +165,8 @@ pub(crate) fn park_conflict(cols: &Columns, run_exists: bool) -> StoreError {
 /// The result of a finish: either the run parks again or it is done.
 pub(crate) enum Outcome {
     Parked(Columns),
-    Finished(String),
+    /// The result's JSON and its status (`done`, `incomplete`).
+    Finished(String, &'static str),
 }
 
 impl Outcome {
@@ -170,7 +180,15 @@ impl Outcome {
             let json = serde_json::to_string(&result).map_err(|e| {
                 StoreError::Invalid(format!("cannot keep the result of run `{run_id}`: {e}"))
             })?;
-            Ok(Self::Finished(json))
+            Ok(Self::Finished(json, result.status.as_str()))
+        }
+    }
+
+    /// The history event of this outcome at `now`.
+    pub(crate) fn event(&self, now: i64) -> RunEvent {
+        match self {
+            Self::Parked(cols) => cols.requested(now),
+            Self::Finished(_, status) => RunEvent::new(RunEventKind::Finished, now).outcome(status),
         }
     }
 }
@@ -189,6 +207,8 @@ pub(crate) struct RawRow {
     pub(crate) lease_until: Option<i64>,
     pub(crate) version: i64,
     pub(crate) claims: i64,
+    /// The run's [`RunEvent`]s as a JSON array.
+    pub(crate) history: String,
     pub(crate) record: String,
     pub(crate) answer: Option<String>,
     pub(crate) checkpoint: Option<String>,
@@ -216,7 +236,31 @@ impl RawRow {
             state,
             lease,
             version: u64::try_from(self.version).unwrap_or(0),
+            attempts: u32::try_from(self.claims).unwrap_or(u32::MAX),
+            history: self.events(),
         })
+    }
+
+    /// The history, read leniently: it describes the run and never stops it, so a history
+    /// that cannot be read is logged and shown empty.
+    fn events(&self) -> Vec<RunEvent> {
+        serde_json::from_str(&self.history).unwrap_or_else(|e| {
+            tracing::warn!(run_id = %self.run_id, error = %e, "run store: unreadable run history");
+            Vec::new()
+        })
+    }
+
+    /// Appends events (a fragment from [`events_json`]) to the history.
+    pub(crate) fn append(&mut self, fragment: &str) {
+        if self.history.len() < 2 {
+            "[]".clone_into(&mut self.history);
+        }
+        self.history.pop();
+        if self.history != "[" {
+            self.history.push(',');
+        }
+        self.history.push_str(fragment);
+        self.history.push(']');
     }
 
     fn corrupt(&self, message: String) -> StoreError {
@@ -259,6 +303,20 @@ impl RawRow {
         })
     }
 
+    /// When the row's current request was answered or expired, from its history.
+    fn answered_at(&self) -> Option<SystemTime> {
+        // cheap enough: a claim reads the history once
+        let events = self.events();
+        events
+            .iter()
+            .rev()
+            .find(|e| {
+                matches!(e.event, RunEventKind::Answered | RunEventKind::Expired)
+                    && e.request.as_deref() == Some(self.request_id.as_str())
+            })
+            .map(|e| e.at)
+    }
+
     /// The claim this row becomes once claimed by `owner` until `until`.
     pub(crate) fn claim(
         &self,
@@ -278,6 +336,7 @@ impl RawRow {
             },
             taken_over,
             token: u64::try_from(self.claims + 1).unwrap_or(0),
+            answered_at: self.answered_at(),
         })
     }
 }
@@ -311,13 +370,38 @@ pub(crate) fn refusal(run_id: &str, state: RunState) -> StoreError {
 /// The SQL columns every store query reads, in [`RawRow`] order.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, state, \
-     lease_owner, lease_until, version, claims, record, answer, checkpoint, result";
+     lease_owner, lease_until, version, claims, history, record, answer, checkpoint, result";
 
-/// The SQL columns of a row without its JSON blobs, in [`RawRow`] order: what a change that
-/// returns only the run's [`RunInfo`] reads back.
+/// The SQL columns of a row without its record, answer, checkpoint and result, in [`RawRow`]
+/// order: what a change that returns only the run's [`RunInfo`] reads back.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const INFO_COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, \
-     state, lease_owner, lease_until, version, claims";
+     state, lease_owner, lease_until, version, claims, history";
+
+/// The SQL expression that appends the events of the text parameter `param` (a fragment from
+/// [`events_json`]) to the `history` column (a JSON array): text only, the same in both SQL
+/// stores.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn append_history(param: &str) -> String {
+    format!(
+        "history = substr(history, 1, length(history) - 1) \
+         || CASE WHEN history = '[]' THEN '' ELSE ',' END || {param} || ']'"
+    )
+}
+
+/// Events as a fragment of a JSON array (`{..},{..}`), to append to a history.
+pub(crate) fn events_json(events: &[RunEvent]) -> String {
+    events
+        .iter()
+        .map(RunEvent::json)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A new run's history: its first request.
+pub(crate) fn first_history(event: &RunEvent) -> String {
+    format!("[{}]", event.json())
+}
 
 /// The claim a takeover makes of `row`; `None` (logged) when its row cannot be read, so one
 /// damaged run never blocks the others.

@@ -1,7 +1,7 @@
 //! The [`RunStore`] trait.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
@@ -53,6 +53,68 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// read (the run stays parked).
     fn claim<'a>(&'a self, answer: &'a Answer, owner: &'a str)
     -> BoxFuture<'a, StoreResult<Claim>>;
+
+    /// Records the answer to the request it echoes (`answer.id`), given by `answered_by` (a
+    /// user, a session, a service: whatever the host's own authentication says), without
+    /// resuming the run: the run becomes [`Answered`](RunState::Answered), keeps the answer
+    /// and who gave it in its [history](RunInfo::history), and a worker
+    /// ([`claim_next`](RunStore::claim_next), a `Worker`) resumes
+    /// it. Needs no model and no toolkit: a web tier calls it and returns at once.
+    ///
+    /// The checks are [`claim`](RunStore::claim)'s: the answer must echo a parked request's
+    /// id, arrive before its `expiresAt`, and be the first: of any number of concurrent
+    /// submitters (or claimants) exactly one is recorded.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] when no run waits on that request; [`StoreError::AlreadyClaimed`]
+    /// when it was answered already; [`StoreError::Expired`] when the request expired (the
+    /// run's answer becomes `declined/expired`); [`StoreError::Corrupt`] when the record cannot
+    /// be read (the run stays parked).
+    fn submit<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>>;
+
+    /// Claims the next run that needs a worker, for `owner`: first one to
+    /// [take over](RunStore::take_over) (expired, or claimed with a lapsed lease), else one
+    /// whose answer was [submitted](RunStore::submit), oldest first. `None` when there is
+    /// none. Concurrent callers never get the same run.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the database fails. A run whose row cannot be read is
+    /// skipped (logged), so it never blocks the others.
+    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>>;
+
+    /// Hands a claimed run back unfinished (a worker shutting down): the run becomes
+    /// [`Answered`](RunState::Answered) again with its answer and last checkpoint, so another
+    /// worker's [`claim_next`](RunStore::claim_next) goes on at once instead of after the lease.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LeaseLost`] when the claim is no longer the run's.
+    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// The nearest moment a run will need a worker without anyone answering: the earliest
+    /// `expiresAt` of a parked request, or the earliest lease end of a claimed run. `None`
+    /// when no run has one. A worker sleeps until then (or until woken).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the database fails.
+    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>>;
+
+    /// Waits until a run may need a worker (an answer was submitted, a run parked or was
+    /// released) or `timeout` passes. A wake-up is a hint, never a promise: a worker then
+    /// calls [`claim_next`](RunStore::claim_next).
+    ///
+    /// Stores that can be told wait for it (MemoryStore and SqliteStore in this process,
+    /// PostgresStore by LISTEN/NOTIFY from any process); the default sleeps `timeout`.
+    fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(tokio::time::sleep(timeout))
+    }
 
     /// Claims one run that needs a worker: a claimed run whose lease ran out (resumed from its
     /// last checkpoint with its answer), or an expired one (resumed with `declined/expired`).

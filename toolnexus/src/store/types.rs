@@ -19,12 +19,13 @@ pub enum StoreError {
         /// The run id or request id looked up.
         key: String,
     },
-    /// The run's request was already answered: another claimant won, or the run finished.
-    #[error("run `{run_id}` is already {state}: its request was answered")]
+    /// The run's request was already answered: another answer was recorded or claimed it
+    /// first, or the run finished.
+    #[error("the request of run `{run_id}` was already answered (the run is {state})")]
     AlreadyClaimed {
         /// The run.
         run_id: String,
-        /// Its state (`claimed` or `finished`).
+        /// Its state (`answered`, `claimed` or `finished`).
         state: RunState,
     },
     /// The request expired before the answer arrived; the run's answer is `declined/expired`.
@@ -79,6 +80,9 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 pub enum RunState {
     /// Halted, waiting for the answer to its request.
     Parked,
+    /// Its answer was recorded ([`RunStore::submit`](super::RunStore::submit)); waiting for a
+    /// worker to resume it.
+    Answered,
     /// Answered and held by a worker's lease while it resumes.
     Claimed,
     /// Its request expired unanswered; waiting for a worker to resume it with
@@ -89,10 +93,11 @@ pub enum RunState {
 }
 
 impl RunState {
-    /// The state's name, as stored: `parked`, `claimed`, `expired`, `finished`.
+    /// The state's name, as stored: `parked`, `answered`, `claimed`, `expired`, `finished`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Parked => "parked",
+            Self::Answered => "answered",
             Self::Claimed => "claimed",
             Self::Expired => "expired",
             Self::Finished => "finished",
@@ -102,6 +107,7 @@ impl RunState {
     pub(crate) fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "parked" => Self::Parked,
+            "answered" => Self::Answered,
             "claimed" => Self::Claimed,
             "expired" => Self::Expired,
             "finished" => Self::Finished,
@@ -148,6 +154,141 @@ pub struct RunInfo {
     pub lease: Option<Lease>,
     /// Bumped by every change of the row.
     pub version: u64,
+    /// How many times a worker claimed the run (each claim, takeover and resume counts).
+    pub attempts: u32,
+    /// What happened to the run, oldest first: requested, answered (and by whom), claimed or
+    /// taken over (by which worker), expired, released, finished (and how).
+    pub history: Vec<RunEvent>,
+}
+
+impl RunInfo {
+    /// The event that answered the run's current request, when one did.
+    pub fn answer_event(&self) -> Option<&RunEvent> {
+        self.history.iter().rev().find(|e| {
+            matches!(e.event, RunEventKind::Answered | RunEventKind::Expired)
+                && e.request.as_deref() == Some(self.request_id.as_str())
+        })
+    }
+
+    /// Who answered the current request (`None` while it waits, or when it expired).
+    pub fn answered_by(&self) -> Option<&str> {
+        self.answer_event()
+            .filter(|e| e.event == RunEventKind::Answered)
+            .and_then(|e| e.by.as_deref())
+    }
+
+    /// When the current request was answered (or expired).
+    pub fn answered_at(&self) -> Option<SystemTime> {
+        self.answer_event().map(|e| e.at)
+    }
+
+    /// The worker that last claimed or took over the run.
+    pub fn resumed_by(&self) -> Option<&str> {
+        self.history
+            .iter()
+            .rev()
+            .find(|e| matches!(e.event, RunEventKind::Claimed | RunEventKind::TakenOver))
+            .and_then(|e| e.by.as_deref())
+    }
+
+    /// How the run ended (`done` or `incomplete`), once finished.
+    pub fn outcome(&self) -> Option<&str> {
+        match self.history.last() {
+            Some(e) if e.event == RunEventKind::Finished => e.outcome.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// What happened to a stored run: one entry of [`RunInfo::history`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct RunEvent {
+    /// What happened.
+    pub event: RunEventKind,
+    /// When (kept to the millisecond).
+    #[serde(with = "event_time")]
+    pub at: SystemTime,
+    /// The request it concerns (requested, answered, expired).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+    /// Who: the answerer (answered) or the worker (claimed, taken over, released).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// How the run ended (finished): `done` or `incomplete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+impl RunEvent {
+    pub(crate) fn new(event: RunEventKind, at_ms: i64) -> Self {
+        Self {
+            event,
+            at: super::from_millis(at_ms),
+            request: None,
+            by: None,
+            outcome: None,
+        }
+    }
+
+    pub(crate) fn request(mut self, id: &str) -> Self {
+        self.request = Some(id.to_owned());
+        self
+    }
+
+    pub(crate) fn by(mut self, who: &str) -> Self {
+        self.by = Some(who.to_owned());
+        self
+    }
+
+    pub(crate) fn outcome(mut self, outcome: &str) -> Self {
+        self.outcome = Some(outcome.to_owned());
+        self
+    }
+
+    /// The event as stored: one JSON object.
+    pub(crate) fn json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The kinds of [`RunEvent`], stored in snake case (`taken_over`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunEventKind {
+    /// The run parked on a request.
+    Requested,
+    /// An answer to the request was recorded (`by`: who gave it).
+    Answered,
+    /// The request expired unanswered; the run's answer is `declined/expired`.
+    Expired,
+    /// A worker claimed the run to resume it (`by`: the worker).
+    Claimed,
+    /// A worker took the run over after the last worker's lease ran out.
+    TakenOver,
+    /// A worker that was shutting down handed the run back unfinished.
+    Released,
+    /// The resumed run ended (`outcome`).
+    Finished,
+    /// An event a newer release wrote.
+    #[serde(other)]
+    Other,
+}
+
+mod event_time {
+    use std::time::SystemTime;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `with` signature
+    pub(super) fn serialize<S: Serializer>(at: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(crate::store::row::millis(*at))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        i64::deserialize(d).map(crate::store::from_millis)
+    }
 }
 
 /// A stored run, decoded.
@@ -188,4 +329,6 @@ pub struct Claim {
     pub taken_over: bool,
     /// The fencing token: how many claims the run has had, this one included.
     pub token: u64,
+    /// When the answer was recorded (or the request expired), when the store knows.
+    pub answered_at: Option<SystemTime>,
 }

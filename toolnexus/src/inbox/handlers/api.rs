@@ -17,6 +17,7 @@ use crate::client::RunStatus;
 use crate::inbox::fields::{self, Invalid, Shape};
 use crate::inbox::{Access, Target, unix_secs};
 use crate::request::{Answer, DeclineReason, Request};
+use crate::store::RunEvent;
 
 pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, _) = req.into_parts();
@@ -43,6 +44,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
                 "prompt": r.prompt,
                 "createdAt": rfc3339(r.created_at),
                 "expiresAt": r.expires_at.map(rfc3339),
+                "history": history(&r.history),
                 "link": request_href(&shared, &prefix, &r.request_id),
             })
         })
@@ -60,7 +62,12 @@ pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
         Loaded::Closed(r) => r,
         Loaded::Open(run, request, _) => json_out(
             StatusCode::OK,
-            &json!({ "request": request, "runId": run.info.run_id, "state": run.info.state.as_str() }),
+            &json!({
+                "request": request,
+                "runId": run.info.run_id,
+                "state": run.info.state.as_str(),
+                "history": history(&run.info.history),
+            }),
         ),
     }
 }
@@ -174,6 +181,19 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             json_out(StatusCode::OK, &out)
         }
     }
+}
+
+/// A run's history as the API shows it: `[{"event","at","request"?,"by"?,"outcome"?}]`, with
+/// RFC 3339 times.
+pub(super) fn history(events: &[RunEvent]) -> Value {
+    events
+        .iter()
+        .map(|e| {
+            let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+            v["at"] = Value::String(rfc3339(e.at));
+            v
+        })
+        .collect()
 }
 
 /// RFC 3339 UTC with whole seconds.

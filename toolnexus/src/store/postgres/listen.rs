@@ -1,6 +1,7 @@
 //! LISTEN/NOTIFY: one listening connection per store, started on first wait, whose
 //! notifications (the changed run's id) wake [`RunStore::wait_change`] instead of polling.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -8,7 +9,7 @@ use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::{PostgresStore, pg};
-use crate::store::{RunInfo, StoreResult, now_ms};
+use crate::store::{RunInfo, StoreResult, Wake, now_ms};
 
 /// How often a waiter re-reads its run even without a notification (a lost listener
 /// connection degrades to this).
@@ -18,6 +19,8 @@ pub(super) struct Listener {
     // kept alive: dropping the client ends the LISTEN session
     _client: tokio_postgres::Client,
     changes: broadcast::Sender<String>,
+    /// Told on each notification of the work channel (a run may need a worker).
+    pub(super) work: Arc<Wake>,
 }
 
 impl PostgresStore {
@@ -29,11 +32,17 @@ impl PostgresStore {
                     self.config.connect(NoTls).await.map_err(|e| pg(&e))?;
                 let (changes, _) = broadcast::channel(4096);
                 let sender = changes.clone();
+                let work = Arc::clone(&self.work);
+                let woken = Arc::clone(&work);
+                let work_channel = self.work_channel.clone();
                 tokio::spawn(async move {
                     let mut messages =
                         futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
                     while let Some(message) = messages.next().await {
                         match message {
+                            Ok(AsyncMessage::Notification(n)) if n.channel() == &*work_channel => {
+                                woken.notify();
+                            }
                             Ok(AsyncMessage::Notification(n)) => {
                                 let _ = sender.send(n.payload().to_owned());
                             }
@@ -43,15 +52,32 @@ impl PostgresStore {
                     }
                 });
                 client
-                    .batch_execute(&format!("LISTEN \"{}\"", self.channel))
+                    .batch_execute(&format!(
+                        "LISTEN \"{}\"; LISTEN \"{}\"",
+                        self.channel, self.work_channel
+                    ))
                     .await
                     .map_err(|e| pg(&e))?;
                 Ok(Listener {
                     _client: client,
                     changes,
+                    work,
                 })
             })
             .await
+    }
+
+    /// The body of [`RunStore::wait_for_work`](crate::store::RunStore::wait_for_work): waits
+    /// for a notification on the work channel (from any process), or `timeout`. Without a
+    /// listening connection it sleeps `timeout` (the caller's poll).
+    pub(super) async fn wait_for_work_now(&self, timeout: Duration) {
+        match self.listener().await {
+            Ok(listener) => listener.work.wait(timeout).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "run store: cannot listen for work; polling");
+                tokio::time::sleep(timeout).await;
+            }
+        }
     }
 
     /// The body of [`RunStore::wait_change`](crate::store::RunStore::wait_change): registers

@@ -1,6 +1,7 @@
 //! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
 //! many machines.
 
+mod answers;
 mod conversations;
 mod listen;
 mod rows;
@@ -8,7 +9,7 @@ mod schema;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use serde_json::Value;
@@ -21,14 +22,14 @@ use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
 
+use answers::Answering;
 use listen::Listener;
 use rows::{raw, raw_info};
 
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RunInfo,
-    RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json, backend,
-    expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal, run_id_of,
-    takeover_claim, token_i64,
+    RunStore, SqlParam, StoreError, StoreResult, StoredRun, Wake, append_history, backend,
+    first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of, token_i64,
 };
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
@@ -58,6 +59,12 @@ pub struct PostgresStore {
     config: Arc<tokio_postgres::Config>,
     schema: Arc<str>,
     channel: Arc<str>,
+    /// The channel told when a run may need a worker (answered, released, parked with a
+    /// deadline, expired): workers of every process LISTEN to it.
+    work_channel: Arc<str>,
+    /// Wakes this process's workers (told by the listener, and directly by this process's
+    /// own changes).
+    work: Arc<Wake>,
     listener: Arc<OnceCell<Listener>>,
     lease: Duration,
 }
@@ -131,6 +138,8 @@ impl PostgresStore {
             config: Arc::new(config),
             schema: schema.into(),
             channel: format!("toolnexus_runs_{schema}").into(),
+            work_channel: format!("toolnexus_work_{schema}").into(),
+            work: Arc::new(Wake::default()),
             listener: Arc::new(OnceCell::new()),
             lease: DEFAULT_LEASE,
         };
@@ -200,126 +209,6 @@ impl PostgresStore {
         format!("SELECT {}", self.notify_expr("$1"))
     }
 
-    async fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
-        let mut client = self.client().await?;
-        let now = now_ms();
-        let until = now.saturating_add(lease_ms(self.lease));
-        // one statement: concurrent claimants queue on the row lock, and all but the first
-        // find the row no longer parked
-        let stmt = client
-            .prepare_cached(&format!(
-                "WITH u AS (UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
-                     answer = $4, claims = claims + 1, version = version + 1
-                 WHERE request_id = $1 AND state = 'parked'
-                   AND (expires_at IS NULL OR expires_at > $5)
-                 RETURNING {COLUMNS})
-                 SELECT u.*, {} FROM u",
-                self.notify_expr("u.run_id")
-            ))
-            .await
-            .map_err(|e| pg(&e))?;
-        let claimed = client
-            .query_opt(
-                &stmt,
-                &[&answer.id, &owner, &until, &answer_json(answer), &now],
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-        if let Some(row) = claimed {
-            let mut row = raw(&row);
-            // the row as it was before this claim counted
-            row.claims -= 1;
-            return match row.claim(owner, until, answer.clone(), false) {
-                Ok(claim) => Ok(claim),
-                Err(corrupt) => {
-                    // an unreadable record: hand the run back, parked as it was
-                    client
-                        .execute(
-                            "UPDATE runs SET state = 'parked', lease_owner = NULL,
-                                 lease_until = NULL, answer = NULL, claims = claims - 1,
-                                 version = version + 1
-                             WHERE run_id = $1 AND state = 'claimed' AND claims = $2",
-                            &[&row.run_id, &(row.claims + 1)],
-                        )
-                        .await
-                        .map_err(|e| pg(&e))?;
-                    Err(corrupt)
-                }
-            };
-        }
-        let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        let current = tx
-            .query_opt(
-                "SELECT run_id, state, expires_at FROM runs WHERE request_id = $1 FOR UPDATE",
-                &[&answer.id],
-            )
-            .await
-            .map_err(|e| pg(&e))?
-            .ok_or_else(|| StoreError::NotFound {
-                key: answer.id.clone(),
-            })?;
-        let run_id: String = current.get(0);
-        let state_text: String = current.get(1);
-        let state = RunState::parse(&state_text).ok_or_else(|| StoreError::Corrupt {
-            run_id: run_id.clone(),
-            message: format!("unknown state `{state_text}`"),
-        })?;
-        if state == RunState::Parked {
-            // parked but past `expiresAt`: the answer becomes declined/expired
-            tx.execute(
-                "UPDATE runs SET state = 'expired', answer = $2, version = version + 1
-                 WHERE run_id = $1",
-                &[&run_id, &expired_answer(&answer.id)],
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-            tx.execute(&self.notify_sql(), &[&run_id])
-                .await
-                .map_err(|e| pg(&e))?;
-            tx.commit().await.map_err(|e| pg(&e))?;
-            return Err(StoreError::Expired { run_id });
-        }
-        Err(refusal(&run_id, state))
-    }
-
-    async fn take_over_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        let now = now_ms();
-        let rows = tx
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM runs
-                     WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= $1)
-                     ORDER BY created_at, run_id LIMIT 16 FOR UPDATE SKIP LOCKED"
-                ),
-                &[&now],
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-        let until = now.saturating_add(lease_ms(self.lease));
-        for row in rows {
-            let row = raw(&row);
-            let Some(claim) = takeover_claim(&row, owner, until) else {
-                continue;
-            };
-            tx.execute(
-                "UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
-                     claims = claims + 1, version = version + 1
-                 WHERE run_id = $1",
-                &[&row.run_id, &owner, &until],
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-            tx.execute(&self.notify_sql(), &[&row.run_id])
-                .await
-                .map_err(|e| pg(&e))?;
-            tx.commit().await.map_err(|e| pg(&e))?;
-            return Ok(Some(claim));
-        }
-        Ok(None)
-    }
-
     /// Changes the claim's row with `set` (a `SET` list whose parameters start at `$3`) when
     /// the claim still holds it, and notifies waiters: one statement, one round trip.
     async fn with_claim(
@@ -369,8 +258,8 @@ impl RunStore for PostgresStore {
             let stmt = client
                 .prepare_cached(
                     "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
-                         state, version, claims, record)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7)
+                         state, version, claims, record, history)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)
                      ON CONFLICT DO NOTHING RETURNING run_id",
                 )
                 .await
@@ -386,6 +275,7 @@ impl RunStore for PostgresStore {
                         &now,
                         &cols.expires_at,
                         &cols.record,
+                        &first_history(&cols.requested(now)),
                     ],
                 )
                 .await
@@ -397,6 +287,10 @@ impl RunStore for PostgresStore {
                     .map_err(|e| pg(&e))?
                     .is_some();
                 return Err(super::park_conflict(&cols, exists));
+            }
+            if cols.expires_at.is_some() {
+                // a new deadline: workers sleeping until a later one must know
+                self.tell_workers(&client).await?;
             }
             Ok(cols.parked(now))
         })
@@ -418,11 +312,48 @@ impl RunStore for PostgresStore {
         answer: &'a Answer,
         owner: &'a str,
     ) -> BoxFuture<'a, StoreResult<Claim>> {
-        Box::pin(self.claim_now(answer, owner))
+        Box::pin(async move {
+            match self.answer_now(answer, Answering::Claim(owner)).await? {
+                (_, Some(claim)) => Ok(claim),
+                (row, None) => Err(StoreError::Backend(format!(
+                    "run `{}`: a claim made no claim",
+                    row.run_id
+                ))),
+            }
+        })
+    }
+
+    fn submit<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let (row, _) = self
+                .answer_now(answer, Answering::Submit(answered_by))
+                .await?;
+            row.info()
+        })
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
         Box::pin(self.take_over_now(owner))
+    }
+
+    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        Box::pin(self.claim_next_now(owner))
+    }
+
+    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.release_now(claim))
+    }
+
+    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
+        Box::pin(self.next_due_now())
+    }
+
+    fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(self.wait_for_work_now(timeout))
     }
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
@@ -454,29 +385,45 @@ impl RunStore for PostgresStore {
         result: RunResult,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let row = match Outcome::of(&claim.run_id, result)? {
+            let outcome = Outcome::of(&claim.run_id, result)?;
+            let now = now_ms();
+            let event = outcome.event(now).json();
+            let row = match outcome {
                 Outcome::Parked(cols) => {
-                    self.with_claim(
-                        claim,
-                        "request_id = $3, kind = $4, prompt = $5, expires_at = $6, record = $7,
-                         created_at = $8, state = 'parked', answer = NULL, checkpoint = NULL,
-                         lease_owner = NULL, lease_until = NULL",
-                        &[
-                            &cols.request_id,
-                            &cols.kind,
-                            &cols.prompt,
-                            &cols.expires_at,
-                            &cols.record,
-                            &now_ms(),
-                        ],
-                    )
-                    .await?
+                    let row = self
+                        .with_claim(
+                            claim,
+                            &format!(
+                                "request_id = $3, kind = $4, prompt = $5, expires_at = $6,
+                                 record = $7, created_at = $8, state = 'parked', answer = NULL,
+                                 checkpoint = NULL, lease_owner = NULL, lease_until = NULL, {}",
+                                append_history("$9")
+                            ),
+                            &[
+                                &cols.request_id,
+                                &cols.kind,
+                                &cols.prompt,
+                                &cols.expires_at,
+                                &cols.record,
+                                &now,
+                                &event,
+                            ],
+                        )
+                        .await?;
+                    if cols.expires_at.is_some() {
+                        self.tell_workers(&self.client().await?).await?;
+                    }
+                    row
                 }
-                Outcome::Finished(json) => {
+                Outcome::Finished(json, _) => {
                     self.with_claim(
                         claim,
-                        "state = 'finished', result = $3, lease_owner = NULL, lease_until = NULL",
-                        &[&json],
+                        &format!(
+                            "state = 'finished', result = $3, lease_owner = NULL,
+                             lease_until = NULL, {}",
+                            append_history("$4")
+                        ),
+                        &[&json, &event],
                     )
                     .await?
                 }
@@ -527,21 +474,16 @@ impl RunStore for PostgresStore {
                 .await
                 .map_err(|e| pg(&e))?;
             let mut ids = Vec::with_capacity(due.len());
+            let now = now_ms();
             for row in due {
                 let (run_id, request_id): (String, String) = (row.get(0), row.get(1));
-                tx.execute(
-                    "UPDATE runs SET state = 'expired', answer = $2, version = version + 1
-                     WHERE run_id = $1",
-                    &[&run_id, &expired_answer(&request_id)],
-                )
-                .await
-                .map_err(|e| pg(&e))?;
-                tx.execute(&self.notify_sql(), &[&run_id])
-                    .await
-                    .map_err(|e| pg(&e))?;
+                self.mark_expired(&tx, &run_id, &request_id, now).await?;
                 ids.push(run_id);
             }
             tx.commit().await.map_err(|e| pg(&e))?;
+            if !ids.is_empty() {
+                self.work.notify();
+            }
             Ok(ids)
         })
     }

@@ -5,7 +5,8 @@ use crate::store::{StoreResult, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// runs, 2: the conversations and the hosts waiting on runs, whose changes notify, 3: the
-/// runs' indexes hold only the states their queries read, so finished runs leave them).
+/// runs' indexes hold only the states their queries read, so finished runs leave them, 4: each
+/// run's history, and the answered runs' index).
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE runs (
         run_id      TEXT PRIMARY KEY,
@@ -48,6 +49,7 @@ const MIGRATIONS: &[&str] = &[
     );",
     // `runs_by_lease` (on `lease_until`, claimed runs only) is version 1's already
     crate::store::v3_state_indexes!(),
+    crate::store::v4_history!(),
 ];
 
 impl PostgresStore {

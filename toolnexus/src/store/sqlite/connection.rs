@@ -32,6 +32,8 @@ pub(super) struct Connections {
     /// Calls run in place, counted to checkpoint every [`CHECKPOINT_EVERY`].
     in_place: AtomicU32,
     pub(super) path: PathBuf,
+    /// Wakes this process's workers on the same file.
+    pub(super) work: Arc<crate::store::Wake>,
 }
 
 /// A call's statements, run on the connection thread.
@@ -89,6 +91,7 @@ impl Connections {
             here: Mutex::new(here),
             jobs: connection_thread(thread)?,
             in_place: AtomicU32::new(0),
+            work: crate::store::Wake::for_file(&path),
             path,
         })
     }

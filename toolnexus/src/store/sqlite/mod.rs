@@ -1,5 +1,6 @@
 //! [`SqliteStore`]: a run store in one SQLite file (rusqlite, SQLite compiled in).
 
+mod answers;
 mod connection;
 mod conversations;
 mod schema;
@@ -7,7 +8,7 @@ mod schema;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
@@ -15,13 +16,13 @@ use serde_json::Value;
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
+use answers::{Answering, answer_blocking, mark_expired, take_over_blocking};
 use connection::Connections;
 
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
-    RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, answer_json,
-    backend, expired_answer, from_millis, lease_ms, lease_until, now_ms, pending_sql, refusal,
-    run_id_of, token_i64,
+    RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, append_history,
+    backend, first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of, token_i64,
 };
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
@@ -127,6 +128,12 @@ impl SqliteStore {
         .await
     }
 
+    /// An answer's effect on its run ([`answer_blocking`]).
+    async fn answer(&self, answer: Answer, how: Answering) -> StoreResult<(RawRow, Option<Claim>)> {
+        self.call(move |conn| answer_blocking(conn, &answer, &how))
+            .await
+    }
+
     /// Runs `f` in place when that needs no wait, else on the connection thread (see
     /// [`Connections::call`]).
     async fn call<T, F>(&self, f: F) -> StoreResult<T>
@@ -141,10 +148,10 @@ impl SqliteStore {
 /// A row read with [`COLUMNS`]: the info columns, then the blobs.
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     let mut row = raw_info(r)?;
-    row.record = r.get(11)?;
-    row.answer = r.get(12)?;
-    row.checkpoint = r.get(13)?;
-    row.result = r.get(14)?;
+    row.record = r.get(12)?;
+    row.answer = r.get(13)?;
+    row.checkpoint = r.get(14)?;
+    row.result = r.get(15)?;
     Ok(row)
 }
 
@@ -162,6 +169,7 @@ fn raw_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         lease_until: r.get(8)?,
         version: r.get(9)?,
         claims: r.get(10)?,
+        history: r.get(11)?,
         record: String::new(),
         answer: None,
         checkpoint: None,
@@ -191,118 +199,24 @@ fn conflict(conn: &Connection, cols: &Columns) -> StoreError {
     super::park_conflict(cols, exists)
 }
 
-fn claim_blocking(
-    conn: &mut Connection,
-    answer: &Answer,
-    owner: &str,
-    lease: Duration,
-) -> StoreResult<Claim> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
-    let now = now_ms();
-    let until = now.saturating_add(lease_ms(lease));
-    let claimed = tx
-        .prepare_cached(&format!(
-            "UPDATE runs SET state = 'claimed', lease_owner = ?2, lease_until = ?3, answer = ?4,
-                 claims = claims + 1, version = version + 1
-             WHERE request_id = ?1 AND state = 'parked' AND (expires_at IS NULL OR expires_at > ?5)
-             RETURNING {COLUMNS}"
-        ))
-        .map_err(backend)?
-        .query_row(
-            params![answer.id, owner, until, answer_json(answer), now],
-            raw,
-        )
-        .optional()
-        .map_err(backend)?;
-    if let Some(mut row) = claimed {
-        // the row as it was before this claim counted
-        row.claims -= 1;
-        // decoded before committing: a corrupt record rolls the claim back (the run stays
-        // parked)
-        let claim = row.claim(owner, until, answer.clone(), false)?;
-        tx.commit().map_err(backend)?;
-        return Ok(claim);
-    }
-    let row = row_where(&tx, "request_id", &answer.id)?.ok_or_else(|| StoreError::NotFound {
-        key: answer.id.clone(),
-    })?;
-    let state = row.info()?.state;
-    if state != RunState::Parked {
-        return Err(refusal(&row.run_id, state));
-    }
-    // parked but past `expiresAt`: the answer becomes declined/expired
-    tx.execute(
-        "UPDATE runs SET state = 'expired', answer = ?2, version = version + 1
-         WHERE run_id = ?1 AND state = 'parked'",
-        params![row.run_id, expired_answer(&row.request_id)],
-    )
-    .map_err(backend)?;
-    tx.commit().map_err(backend)?;
-    Err(StoreError::Expired { run_id: row.run_id })
-}
-
-fn take_over_blocking(
-    conn: &mut Connection,
-    owner: &str,
-    lease: Duration,
-) -> StoreResult<Option<Claim>> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
-    let now = now_ms();
-    let candidates = {
-        let mut stmt = tx
-            .prepare_cached(&format!(
-                // two searches of the two partial indexes (an OR of them would scan the table)
-                "SELECT * FROM (
-                     SELECT {COLUMNS} FROM runs WHERE state = 'expired'
-                     UNION ALL
-                     SELECT {COLUMNS} FROM runs WHERE state = 'claimed' AND lease_until <= ?1
-                 ) ORDER BY created_at, run_id LIMIT 64"
-            ))
-            .map_err(backend)?;
-        stmt.query_map([now], raw)
-            .map_err(backend)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(backend)?
-    };
-    let until = now.saturating_add(lease_ms(lease));
-    for row in candidates {
-        // a run whose row cannot be read is left where it is (reported by `get`); the others
-        // are taken over as usual
-        let Some(claim) = super::takeover_claim(&row, owner, until) else {
-            continue;
-        };
-        tx.execute(
-            "UPDATE runs SET state = 'claimed', lease_owner = ?2, lease_until = ?3,
-                 claims = claims + 1, version = version + 1
-             WHERE run_id = ?1 AND claims = ?4",
-            params![row.run_id, owner, until, row.claims],
-        )
-        .map_err(backend)?;
-        tx.commit().map_err(backend)?;
-        return Ok(Some(claim));
-    }
-    Ok(None)
-}
-
 fn finish_blocking(
     conn: &mut Connection,
     run_id: String,
     token: i64,
     outcome: &Outcome,
 ) -> StoreResult<RunInfo> {
+    let now = now_ms();
+    let event = outcome.event(now).json();
     let row = match outcome {
         Outcome::Parked(cols) => conn
             .prepare_cached(&format!(
                 "UPDATE runs SET request_id = ?3, kind = ?4, prompt = ?5, expires_at = ?6,
                      record = ?7, created_at = ?8, state = 'parked', answer = NULL,
                      checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
-                     version = version + 1
+                     version = version + 1, {}
                  WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {INFO_COLUMNS}"
+                 RETURNING {INFO_COLUMNS}",
+                append_history("?9")
             ))
             .map_err(backend)?
             .query_row(
@@ -314,7 +228,8 @@ fn finish_blocking(
                     cols.prompt,
                     cols.expires_at,
                     cols.record,
-                    now_ms()
+                    now,
+                    event
                 ],
                 raw_info,
             )
@@ -326,15 +241,16 @@ fn finish_blocking(
                     backend(e)
                 }
             })?,
-        Outcome::Finished(json) => conn
+        Outcome::Finished(json, _) => conn
             .prepare_cached(&format!(
                 "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
-                     lease_until = NULL, version = version + 1
+                     lease_until = NULL, version = version + 1, {}
                  WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {INFO_COLUMNS}"
+                 RETURNING {INFO_COLUMNS}",
+                append_history("?4")
             ))
             .map_err(backend)?
-            .query_row(params![run_id, token, json], raw_info)
+            .query_row(params![run_id, token, json, event], raw_info)
             .optional()
             .map_err(backend)?,
     };
@@ -356,12 +272,13 @@ impl RunStore for SqliteStore {
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record);
-            self.call(move |conn| {
-                let now = now_ms();
-                conn.prepare_cached(
+            let info = self
+                .call(move |conn| {
+                    let now = now_ms();
+                    conn.prepare_cached(
                     "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
-                         state, version, claims, record)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7)",
+                         state, version, claims, record, history)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
                 )
                 .and_then(|mut insert| {
                     insert.execute(params![
@@ -371,7 +288,8 @@ impl RunStore for SqliteStore {
                         cols.prompt,
                         now,
                         cols.expires_at,
-                        cols.record
+                        cols.record,
+                        first_history(&cols.requested(now))
                     ])
                 })
                 .map_err(|e| {
@@ -381,9 +299,14 @@ impl RunStore for SqliteStore {
                         backend(e)
                     }
                 })?;
-                Ok(cols.parked(now))
-            })
-            .await
+                    Ok(cols.parked(now))
+                })
+                .await?;
+            if info.expires_at.is_some() {
+                // a new deadline: a worker sleeping until a later one must know
+                self.shared.work.notify();
+            }
+            Ok(info)
         })
     }
 
@@ -413,13 +336,60 @@ impl RunStore for SqliteStore {
         answer: &'a Answer,
         owner: &'a str,
     ) -> BoxFuture<'a, StoreResult<Claim>> {
-        let (answer, owner, lease) = (answer.clone(), owner.to_owned(), self.lease);
-        Box::pin(self.call(move |conn| claim_blocking(conn, &answer, &owner, lease)))
+        let how = Answering::Claim {
+            owner: owner.to_owned(),
+            lease: self.lease,
+        };
+        Box::pin(async move {
+            match self.answer(answer.clone(), how).await? {
+                (_, Some(claim)) => Ok(claim),
+                (row, None) => Err(StoreError::Backend(format!(
+                    "run `{}`: a claim made no claim",
+                    row.run_id
+                ))),
+            }
+        })
+    }
+
+    fn submit<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let (row, _) = self
+                .answer(
+                    answer.clone(),
+                    Answering::Submit {
+                        by: answered_by.to_owned(),
+                    },
+                )
+                .await?;
+            self.shared.work.notify();
+            row.info()
+        })
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
         let (owner, lease) = (owner.to_owned(), self.lease);
-        Box::pin(self.call(move |conn| take_over_blocking(conn, &owner, lease)))
+        Box::pin(self.call(move |conn| take_over_blocking(conn, &owner, lease, false)))
+    }
+
+    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        let (owner, lease) = (owner.to_owned(), self.lease);
+        Box::pin(self.call(move |conn| take_over_blocking(conn, &owner, lease, true)))
+    }
+
+    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.release_now(claim))
+    }
+
+    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
+        Box::pin(self.next_due_now())
+    }
+
+    fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(self.shared.work.wait(timeout))
     }
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
@@ -441,8 +411,13 @@ impl RunStore for SqliteStore {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result)?;
             let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
-            self.call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome))
-                .await
+            let info = self
+                .call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome))
+                .await?;
+            if info.state == RunState::Parked && info.expires_at.is_some() {
+                self.shared.work.notify();
+            }
+            Ok(info)
         })
     }
 
@@ -468,7 +443,7 @@ impl RunStore for SqliteStore {
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
-        Box::pin(Connections::on_thread(&self.shared, |conn| {
+        let expired = Connections::on_thread(&self.shared, |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -489,17 +464,20 @@ impl RunStore for SqliteStore {
                 due.sort_unstable();
                 due
             };
+            let now = now_ms();
             for (run_id, request_id) in &due {
-                tx.execute(
-                    "UPDATE runs SET state = 'expired', answer = ?2, version = version + 1
-                     WHERE run_id = ?1",
-                    params![run_id, expired_answer(request_id)],
-                )
-                .map_err(backend)?;
+                mark_expired(&tx, run_id, request_id, now)?;
             }
             tx.commit().map_err(backend)?;
-            Ok(due.into_iter().map(|(id, _)| id).collect())
-        }))
+            Ok(due.into_iter().map(|(id, _)| id).collect::<Vec<_>>())
+        });
+        Box::pin(async move {
+            let ids = expired.await?;
+            if !ids.is_empty() {
+                self.shared.work.notify();
+            }
+            Ok(ids)
+        })
     }
 
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {

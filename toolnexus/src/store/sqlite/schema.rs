@@ -7,7 +7,8 @@ use crate::store::{StoreResult, backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// runs, 2: the conversations, 3: the runs' indexes hold only the states their queries read,
-/// so a change of state writes fewer index pages and finished runs leave them).
+/// so a change of state writes fewer index pages and finished runs leave them, 4: each run's
+/// history, and the answered runs' index).
 const MIGRATIONS: &[&str] = &[
     "CREATE TABLE runs (
         run_id      TEXT PRIMARY KEY,
@@ -47,6 +48,7 @@ const MIGRATIONS: &[&str] = &[
             WHERE state = 'claimed';",
         crate::store::v3_state_indexes!()
     ),
+    crate::store::v4_history!(),
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> StoreResult<()> {

@@ -3,22 +3,25 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::sync::Notify;
+
+mod answers;
+mod conversations;
 
 use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
 use crate::tool::BoxFuture;
 
-use super::conversation::{ConversationRow, changed};
+use super::conversation::ConversationRow;
 use super::{
-    Claim, Columns, Conversation, ConversationInfo, ConversationPage, ConversationStore,
-    DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState, RunStore, StoreError,
-    StoreResult, StoredRun, answer_json, expired_answer, lease_ms, lease_until, now_ms, refusal,
-    run_id_of, takeover_claim, token_i64,
+    Claim, Columns, ConversationStore, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow,
+    RunEvent, RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun,
+    first_history, lease_ms, lease_until, now_ms, run_id_of, takeover_claim, token_i64,
 };
+use answers::mark_expired;
 
 /// A [`RunStore`] in this process's memory: for tests and single-process hosts (its runs end
 /// with the process). Cheap to clone; clones share the runs.
@@ -46,6 +49,8 @@ pub struct MemoryStore {
 struct Shared {
     rows: Mutex<Rows>,
     changed: Notify,
+    /// Told when a run may need a worker (answered, parked, released, expired).
+    work: super::Wake,
     /// The conversations, by id.
     conversations: Mutex<BTreeMap<String, ConversationRow>>,
 }
@@ -126,6 +131,11 @@ impl MemoryStore {
         self.shared.changed.notify_waiters();
     }
 
+    /// Wakes the workers waiting in this process (and leaves a permit for the next one).
+    fn work(&self) {
+        self.shared.work.notify();
+    }
+
     fn park_now(&self, record: &PendingRun) -> StoreResult<RunInfo> {
         let cols = Columns::of(run_id_of(record), record);
         let mut rows = self.rows();
@@ -136,12 +146,15 @@ impl MemoryStore {
             )));
         }
         check_request_free(&rows, &cols.request_id, None)?;
+        let now = now_ms();
+        let history = first_history(&cols.requested(now));
         let row = RawRow {
             run_id: cols.run_id.clone(),
             request_id: cols.request_id,
             kind: cols.kind,
             prompt: cols.prompt,
-            created_at: now_ms(),
+            created_at: now,
+            history,
             expires_at: cols.expires_at,
             state: RunState::Parked.as_str().to_owned(),
             lease_owner: None,
@@ -157,49 +170,11 @@ impl MemoryStore {
         rows.insert(row);
         drop(rows);
         self.changed();
+        if info.expires_at.is_some() {
+            // a new deadline: a worker sleeping until a later one must know
+            self.work();
+        }
         Ok(info)
-    }
-
-    fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
-        let now = now_ms();
-        let mut rows = self.rows();
-        let not_found = || StoreError::NotFound {
-            key: answer.id.clone(),
-        };
-        let run_id = rows
-            .by_request
-            .get(&answer.id)
-            .cloned()
-            .ok_or_else(not_found)?;
-        let row = rows.by_id.get(&run_id).cloned().ok_or_else(not_found)?;
-        let state = row.info()?.state;
-        if state != RunState::Parked {
-            return Err(refusal(&run_id, state));
-        }
-        if row.expires_at.is_some_and(|at| at <= now) {
-            let mut expired = row;
-            RunState::Expired.as_str().clone_into(&mut expired.state);
-            expired.answer = Some(expired_answer(&expired.request_id));
-            expired.version += 1;
-            rows.insert(expired);
-            drop(rows);
-            self.changed();
-            return Err(StoreError::Expired { run_id });
-        }
-        let until = now.saturating_add(lease_ms(self.lease()));
-        // decoded before the row changes: a corrupt record leaves the run parked
-        let claim = row.claim(owner, until, answer.clone(), false)?;
-        let mut claimed = row;
-        RunState::Claimed.as_str().clone_into(&mut claimed.state);
-        claimed.lease_owner = Some(owner.to_owned());
-        claimed.lease_until = Some(until);
-        claimed.answer = Some(answer_json(answer));
-        claimed.claims += 1;
-        claimed.version += 1;
-        rows.insert(claimed);
-        drop(rows);
-        self.changed();
-        Ok(claim)
     }
 
     fn take_over_now(&self, owner: &str) -> Option<Claim> {
@@ -220,6 +195,12 @@ impl MemoryStore {
             .into_iter()
             .find_map(|r| takeover_claim(r, owner, until).map(|c| (r.clone(), c)))?;
         let mut claimed = row;
+        let event = if claimed.state == RunState::Expired.as_str() {
+            RunEventKind::Claimed
+        } else {
+            RunEventKind::TakenOver
+        };
+        claimed.append(&RunEvent::new(event, now).by(owner).json());
         RunState::Claimed.as_str().clone_into(&mut claimed.state);
         claimed.lease_owner = Some(owner.to_owned());
         claimed.lease_until = Some(until);
@@ -309,15 +290,14 @@ impl MemoryStore {
             .collect();
         let mut ids = Vec::with_capacity(due.len());
         for mut row in due {
-            RunState::Expired.as_str().clone_into(&mut row.state);
-            row.answer = Some(expired_answer(&row.request_id));
-            row.version += 1;
+            mark_expired(&mut row, now);
             ids.push(row.run_id.clone());
             rows.insert(row);
         }
         drop(rows);
         if !ids.is_empty() {
             self.changed();
+            self.work();
         }
         ids.sort();
         ids
@@ -418,6 +398,50 @@ impl RunStore for MemoryStore {
         Box::pin(async move { Ok(self.take_over_now(owner)) })
     }
 
+    fn submit<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move { self.submit_now(answer, answered_by) })
+    }
+
+    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        Box::pin(async move {
+            Ok(self
+                .take_over_now(owner)
+                .or_else(|| self.claim_answered(owner)))
+        })
+    }
+
+    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            self.with_claim(claim, |rows, mut row| {
+                RunState::Answered.as_str().clone_into(&mut row.state);
+                row.append(
+                    &RunEvent::new(RunEventKind::Released, now_ms())
+                        .by(&claim.lease.owner)
+                        .json(),
+                );
+                row.lease_owner = None;
+                row.lease_until = None;
+                row.version += 1;
+                rows.insert(row);
+                Ok(())
+            })?;
+            self.work();
+            Ok(())
+        })
+    }
+
+    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
+        Box::pin(async move { Ok(self.next_due_now()) })
+    }
+
+    fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(self.shared.work.wait(timeout))
+    }
+
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
             let until = self.touch(claim, None)?;
@@ -437,7 +461,10 @@ impl RunStore for MemoryStore {
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result)?;
-            self.with_claim(claim, |rows, mut row| {
+            let parks = matches!(outcome, Outcome::Parked(_));
+            let info = self.with_claim(claim, |rows, mut row| {
+                let now = now_ms();
+                row.append(&outcome.event(now).json());
                 match outcome {
                     Outcome::Parked(cols) => {
                         check_request_free(rows, &cols.request_id, Some(&row.run_id))?;
@@ -446,12 +473,12 @@ impl RunStore for MemoryStore {
                         row.prompt = cols.prompt;
                         row.expires_at = cols.expires_at;
                         row.record = cols.record;
-                        row.created_at = now_ms();
+                        row.created_at = now;
                         RunState::Parked.as_str().clone_into(&mut row.state);
                         row.answer = None;
                         row.checkpoint = None;
                     }
-                    Outcome::Finished(json) => {
+                    Outcome::Finished(json, _) => {
                         RunState::Finished.as_str().clone_into(&mut row.state);
                         row.result = Some(json);
                     }
@@ -462,7 +489,11 @@ impl RunStore for MemoryStore {
                 let info = row.info()?;
                 rows.insert(row);
                 Ok(info)
-            })
+            })?;
+            if parks && info.expires_at.is_some() {
+                self.work();
+            }
+            Ok(info)
         })
     }
 
@@ -509,74 +540,5 @@ impl RunStore for MemoryStore {
                 }
             }
         })
-    }
-}
-
-impl ConversationStore for MemoryStore {
-    fn get_conversation<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        Box::pin(async move {
-            self.conversation_rows()
-                .get(id)
-                .map(ConversationRow::decode)
-                .transpose()
-        })
-    }
-
-    fn conversation_of_run<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        Box::pin(async move {
-            self.conversation_rows()
-                .values()
-                .find(|row| row.waiting_run.as_deref() == Some(run_id))
-                .map(ConversationRow::decode)
-                .transpose()
-        })
-    }
-
-    fn put_conversation<'a>(
-        &'a self,
-        conversation: &'a Conversation,
-    ) -> BoxFuture<'a, StoreResult<ConversationInfo>> {
-        Box::pin(async move {
-            let row = ConversationRow::of(conversation)?;
-            let mut rows = self.conversation_rows();
-            let stored = rows.get(&row.id).map_or(0, |r| r.version);
-            if stored != row.expected() {
-                return Err(changed(&row));
-            }
-            let info = row.info();
-            rows.insert(row.id.clone(), row);
-            Ok(info)
-        })
-    }
-
-    fn list_conversations<'a>(
-        &'a self,
-        after: Option<&'a str>,
-        limit: usize,
-    ) -> BoxFuture<'a, StoreResult<ConversationPage>> {
-        Box::pin(async move {
-            let limit = limit.max(1);
-            let rows = self.conversation_rows();
-            let start = match after {
-                Some(id) => std::ops::Bound::Excluded(id.to_owned()),
-                None => std::ops::Bound::Unbounded,
-            };
-            let page = rows
-                .range((start, std::ops::Bound::Unbounded))
-                .take(limit + 1)
-                .map(|(_, row)| row.info())
-                .collect();
-            Ok(ConversationPage::new(page, limit))
-        })
-    }
-
-    fn delete_conversation<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(async move { Ok(self.conversation_rows().remove(id).is_some()) })
     }
 }

@@ -1,0 +1,472 @@
+//! Answers recorded apart from resuming: `submit` (with `claim`'s checks, one winner), who
+//! answered and the run's history, `claim_next` (takeovers first, then answered runs, never
+//! one run twice), `release`, `next_due` and `wait_for_work`.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::json;
+use toolnexus::request::DeclineReason;
+use toolnexus::store::{RunEventKind, RunState, RunStore, StoreError};
+use toolnexus::{Answer, PendingRun};
+
+use super::{Agent, LEASE, Make, make_subject};
+
+/// The kinds of a run's history, in order.
+async fn kinds(store: &dyn RunStore, run_id: &str) -> Vec<RunEventKind> {
+    store
+        .get(run_id)
+        .await
+        .unwrap()
+        .expect("stored")
+        .info
+        .history
+        .iter()
+        .map(|e| e.event)
+        .collect()
+}
+
+/// `submit` records the answer and who gave it without resuming; `claim_next` hands the run
+/// to a worker with that answer; the history reads requested, answered by, claimed by,
+/// finished.
+pub async fn submit_records_the_answer_and_who(make: Make) {
+    let s = subject!(make);
+    let store = s.store();
+    let agent = Agent::once();
+    let record = agent.halt().await;
+    let request = record.pending().clone();
+    let parked = store.park(record.clone()).await.unwrap();
+    assert_eq!(parked.attempts, 0);
+    assert_eq!(parked.history.len(), 1);
+    assert_eq!(parked.history[0].event, RunEventKind::Requested);
+    assert_eq!(
+        parked.history[0].request.as_deref(),
+        Some(request.id.as_str())
+    );
+    assert_eq!(parked.answered_by(), None);
+
+    let before = SystemTime::now() - Duration::from_millis(5);
+    let answer = request.accept("Ada");
+    let info = store.submit(&answer, "alice@example.com").await.unwrap();
+    assert_eq!(info.state, RunState::Answered);
+    assert_eq!(info.run_id, parked.run_id);
+    assert_eq!(info.answered_by(), Some("alice@example.com"));
+    assert!(info.answered_at().unwrap() >= before);
+    assert_eq!(info.attempts, 0);
+    assert_eq!(info.resumed_by(), None);
+    let stored = store.get(&parked.run_id).await.unwrap().unwrap();
+    assert_eq!(stored.info, info);
+    assert_eq!(stored.answer, Some(answer.clone()));
+    // answered, not pending: the list no longer shows it
+    let page = store
+        .list_pending(&toolnexus::store::PendingQuery::new())
+        .await
+        .unwrap();
+    assert!(page.runs.is_empty(), "{page:?}");
+
+    // single use: a second submit and a claim both lose
+    for refused in [
+        store.submit(&request.accept("Bob"), "bob").await.map(drop),
+        store.claim(&request.accept("Bob"), "w").await.map(drop),
+    ] {
+        assert_eq!(
+            refused.unwrap_err(),
+            StoreError::AlreadyClaimed {
+                run_id: parked.run_id.clone(),
+                state: RunState::Answered
+            }
+        );
+    }
+    assert_eq!(
+        StoreError::AlreadyClaimed {
+            run_id: "r".to_owned(),
+            state: RunState::Answered
+        }
+        .to_string(),
+        "the request of run `r` was already answered (the run is answered)"
+    );
+
+    let claim = store.claim_next("worker-1").await.unwrap().expect("a run");
+    assert_eq!(claim.run_id, parked.run_id);
+    assert_eq!(claim.answer, answer);
+    assert_eq!(claim.record, record);
+    assert!(!claim.taken_over);
+    assert_eq!(claim.lease.owner, "worker-1");
+    assert_eq!(claim.token, 1);
+    assert_eq!(claim.answered_at, info.answered_at());
+    assert!(store.claim_next("worker-2").await.unwrap().is_none());
+
+    let result = agent.resume(&claim.record, claim.answer.clone()).await;
+    assert_eq!(result.text, r#"done: hello "Ada""#);
+    let done = store.finish(&claim, result).await.unwrap();
+    assert_eq!(done.state, RunState::Finished);
+    assert_eq!(done.attempts, 1);
+    assert_eq!(done.resumed_by(), Some("worker-1"));
+    assert_eq!(done.answered_by(), Some("alice@example.com"));
+    assert_eq!(done.outcome(), Some("done"));
+    assert_eq!(
+        kinds(store, &parked.run_id).await,
+        [
+            RunEventKind::Requested,
+            RunEventKind::Answered,
+            RunEventKind::Claimed,
+            RunEventKind::Finished
+        ]
+    );
+    let history = &store
+        .get(&parked.run_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .info
+        .history;
+    assert_eq!(history[2].by.as_deref(), Some("worker-1"));
+    assert!(history.windows(2).all(|w| w[0].at <= w[1].at));
+    // a history reads as JSON
+    let json = serde_json::to_value(&history[1]).unwrap();
+    assert_eq!(json["event"], "answered");
+    assert_eq!(json["by"], "alice@example.com");
+    assert_eq!(json["request"], json!(request.id));
+    assert!(json["at"].is_i64());
+}
+
+/// A claim records its owner as the answerer, and a run that halts again keeps its whole
+/// history; the answerer of its new request is nobody yet.
+pub async fn claim_and_halt_again_keep_history(make: Make) {
+    let s = subject!(make);
+    let store = s.store();
+    let agent = Agent {
+        halts: 2,
+        ..Agent::once()
+    };
+    let record = agent.halt().await;
+    let first = record.pending().clone();
+    let parked = store.park(record).await.unwrap();
+    let claim = store.claim(&first.accept("Ada"), "host-1").await.unwrap();
+    assert!(claim.answered_at.is_some());
+    let halted = agent.resume(&claim.record, claim.answer.clone()).await;
+    let again = store.finish(&claim, halted).await.unwrap();
+    assert_eq!(again.state, RunState::Parked);
+    assert_ne!(again.request_id, first.id);
+    assert_eq!(again.answered_by(), None);
+    assert_eq!(again.resumed_by(), Some("host-1"));
+    assert_eq!(again.attempts, 1);
+    let events: Vec<_> = again
+        .history
+        .iter()
+        .map(|e| (e.event, e.request.clone(), e.by.clone()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            (RunEventKind::Requested, Some(first.id.clone()), None),
+            (
+                RunEventKind::Answered,
+                Some(first.id.clone()),
+                Some("host-1".to_owned())
+            ),
+            (RunEventKind::Claimed, None, Some("host-1".to_owned())),
+            (
+                RunEventKind::Requested,
+                Some(again.request_id.clone()),
+                None
+            ),
+        ]
+    );
+    let answered = store
+        .submit(&Answer::accept(&again.request_id, "Bob"), "bob")
+        .await
+        .unwrap();
+    assert_eq!(answered.answered_by(), Some("bob"));
+    assert_eq!(answered.run_id, parked.run_id);
+}
+
+/// Of many concurrent submitters (across handles), exactly one is recorded; the others get
+/// `AlreadyClaimed`.
+pub async fn concurrent_submits_one_recorded(make: Make) {
+    let s = subject!(make);
+    let agent = Agent::once();
+    let record = agent.halt().await;
+    let request = record.pending().clone();
+    let run_id = s.store().park(record).await.unwrap().run_id;
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let store = Arc::clone(&s.handles[i % s.handles.len()]);
+        let answer = request.accept(format!("user-{i}"));
+        tasks.push(tokio::spawn(async move {
+            (i, store.submit(&answer, &format!("user-{i}")).await)
+        }));
+    }
+    let mut winners = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            (i, Ok(info)) => {
+                assert_eq!(info.answered_by(), Some(format!("user-{i}").as_str()));
+                winners.push(i);
+            }
+            (_, Err(StoreError::AlreadyClaimed { run_id: r, state })) => {
+                assert_eq!(r, run_id);
+                assert_eq!(state, RunState::Answered);
+            }
+            (_, Err(e)) => panic!("unexpected {e:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let stored = s.store().get(&run_id).await.unwrap().unwrap();
+    assert_eq!(
+        stored.answer.unwrap().data,
+        Some(json!(format!("user-{}", winners[0])))
+    );
+    let answered = stored
+        .info
+        .history
+        .iter()
+        .filter(|e| e.event == RunEventKind::Answered)
+        .count();
+    assert_eq!(answered, 1);
+}
+
+/// `submit` refuses what `claim` refuses: an unknown request, an expired one (which it marks
+/// expired), a damaged record (which stays parked).
+pub async fn submit_checks_like_claim(make: Make) {
+    let s = subject!(make);
+    let store = s.store();
+    assert_eq!(
+        store
+            .submit(&Answer::ok("sus-nope"), "a")
+            .await
+            .unwrap_err(),
+        StoreError::NotFound {
+            key: "sus-nope".to_owned()
+        }
+    );
+    let expired = Agent {
+        expires_ms: Some(-1_000),
+        ..Agent::once()
+    }
+    .halt()
+    .await;
+    let late = expired.pending().accept("Ada");
+    let info = store.park(expired).await.unwrap();
+    assert_eq!(
+        store.submit(&late, "alice").await.unwrap_err(),
+        StoreError::Expired {
+            run_id: info.run_id.clone()
+        }
+    );
+    let row = store.get(&info.run_id).await.unwrap().unwrap();
+    assert_eq!(row.info.state, RunState::Expired);
+    assert_eq!(row.info.answered_by(), None);
+    assert_eq!(
+        row.answer,
+        Some(Answer::decline(&info.request_id, DeclineReason::Expired))
+    );
+    assert_eq!(
+        kinds(store, &info.run_id).await,
+        [RunEventKind::Requested, RunEventKind::Expired]
+    );
+
+    let agent = Agent::once();
+    let bad = agent.halt().await;
+    let bad_answer = bad.pending().accept("Ada");
+    let bad_info = store.park(bad).await.unwrap();
+    (s.write_raw)(bad_info.run_id.clone(), "[]".to_owned()).await;
+    assert!(matches!(
+        store.submit(&bad_answer, "alice").await,
+        Err(StoreError::Corrupt { run_id, .. }) if run_id == bad_info.run_id
+    ));
+    let pending = store
+        .list_pending(&toolnexus::store::PendingQuery::new())
+        .await
+        .unwrap();
+    let still = pending
+        .runs
+        .iter()
+        .find(|r| r.run_id == bad_info.run_id)
+        .expect("still parked");
+    assert_eq!(still.state, RunState::Parked);
+    assert_eq!(still.history.len(), 1, "{:?}", still.history);
+}
+
+/// `claim_next` takes expired and lapsed runs first, then answered ones oldest first; many
+/// workers at once never get one run twice.
+pub async fn claim_next_order_and_one_owner(make: Make) {
+    let s = subject!(make, Duration::from_millis(300));
+    let store = s.store();
+    let agent = Agent::once();
+    let mut answered = Vec::new();
+    for i in 0..12 {
+        let record = agent.halt().await;
+        let answer = record.pending().accept(format!("u{i}"));
+        let info = store.park(record).await.unwrap();
+        store.submit(&answer, "desk").await.unwrap();
+        answered.push(info.run_id);
+    }
+    let expiring = Agent {
+        expires_ms: Some(-1_000),
+        ..Agent::once()
+    }
+    .halt()
+    .await;
+    let expired = store.park(expiring).await.unwrap();
+    assert_eq!(store.expire().await.unwrap(), vec![expired.run_id.clone()]);
+
+    let first = store.claim_next("w0").await.unwrap().expect("a run");
+    assert_eq!(first.run_id, expired.run_id, "the expired run first");
+    assert!(first.taken_over);
+    assert_eq!(first.answer.reason, Some(DeclineReason::Expired));
+    let second = store.claim_next("w0").await.unwrap().expect("a run");
+    assert_eq!(second.run_id, answered[0], "then the oldest answered");
+    assert!(!second.taken_over);
+
+    // the rest, by 6 workers on every handle at once
+    let mut tasks = Vec::new();
+    for w in 0..6 {
+        let store = Arc::clone(&s.handles[w % s.handles.len()]);
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(claim) = store.claim_next(&format!("w{}", w + 1)).await.unwrap() {
+                got.push(claim);
+            }
+            got
+        }));
+    }
+    let mut claims = vec![first, second];
+    for task in tasks {
+        claims.extend(task.await.unwrap());
+    }
+    let all: Vec<String> = claims[2..].iter().map(|c| c.run_id.clone()).collect();
+    let unique: BTreeSet<_> = all.iter().cloned().collect();
+    assert_eq!(unique.len(), all.len(), "a run was claimed twice: {all:?}");
+    assert_eq!(unique, answered[1..].iter().cloned().collect());
+
+    // a lapsed lease: the run goes to the next worker, as a takeover
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let taken = store.claim_next("w9").await.unwrap().expect("a lapsed run");
+    assert!(taken.taken_over);
+    assert_eq!(
+        kinds(store, &taken.run_id).await.last(),
+        Some(&RunEventKind::TakenOver)
+    );
+    let stale = claims
+        .iter()
+        .find(|c| c.run_id == taken.run_id)
+        .expect("a run claimed before");
+    let result = agent.resume(&stale.record, stale.answer.clone()).await;
+    assert_eq!(
+        store.finish(stale, result).await.unwrap_err(),
+        StoreError::LeaseLost {
+            run_id: taken.run_id.clone()
+        }
+    );
+}
+
+/// A released run is answered again, with its checkpoint, for the next worker at once; the
+/// releasing claim is dead.
+pub async fn release_hands_the_run_back(make: Make) {
+    let s = subject!(make);
+    let store = s.store();
+    let agent = Agent::once();
+    let record = agent.halt().await;
+    let answer = record.pending().accept("Ada");
+    let info = store.park(record).await.unwrap();
+    store.submit(&answer, "alice").await.unwrap();
+    let claim = store.claim_next("leaving").await.unwrap().unwrap();
+    store.checkpoint(&claim, json!({"step": 1})).await.unwrap();
+    store.release(&claim).await.unwrap();
+    let row = store.get(&info.run_id).await.unwrap().unwrap();
+    assert_eq!(row.info.state, RunState::Answered);
+    assert_eq!(row.info.lease, None);
+    assert_eq!(
+        kinds(store, &info.run_id).await,
+        [
+            RunEventKind::Requested,
+            RunEventKind::Answered,
+            RunEventKind::Claimed,
+            RunEventKind::Released
+        ]
+    );
+    assert_eq!(row.info.history[3].by.as_deref(), Some("leaving"));
+    assert_eq!(
+        store.release(&claim).await.unwrap_err(),
+        StoreError::LeaseLost {
+            run_id: info.run_id.clone()
+        }
+    );
+    let next = store.claim_next("staying").await.unwrap().unwrap();
+    assert_eq!(next.run_id, info.run_id);
+    assert_eq!(next.answer, answer);
+    assert_eq!(next.checkpoint, Some(json!({"step": 1})));
+    assert_eq!(next.token, 2);
+    let result = agent.resume(&next.record, next.answer.clone()).await;
+    assert_eq!(
+        store.finish(&claim, result.clone()).await.unwrap_err(),
+        StoreError::LeaseLost {
+            run_id: info.run_id.clone()
+        }
+    );
+    let done = store.finish(&next, result).await.unwrap();
+    assert_eq!(done.resumed_by(), Some("staying"));
+    assert_eq!(done.attempts, 2);
+}
+
+/// `next_due` is the nearest expiry of a parked request or lease end of a claim.
+pub async fn next_due_is_the_nearest_deadline(make: Make) {
+    let s = subject!(make, Duration::from_secs(30));
+    let store = s.store();
+    assert_eq!(store.next_due().await.unwrap(), None);
+    let agent = Agent::once();
+    let plain = agent.halt().await;
+    let plain_answer = plain.pending().accept("Ada");
+    store.park(plain).await.unwrap();
+    assert_eq!(store.next_due().await.unwrap(), None);
+    let later: PendingRun = Agent {
+        expires_ms: Some(3_600_000),
+        ..Agent::once()
+    }
+    .halt()
+    .await;
+    let later_at = store.park(later).await.unwrap().expires_at.unwrap();
+    assert_eq!(store.next_due().await.unwrap(), Some(later_at));
+    let claim = store.claim(&plain_answer, "w").await.unwrap();
+    let due = store.next_due().await.unwrap().unwrap();
+    assert_eq!(due, claim.lease.until);
+    assert!(due < later_at);
+}
+
+/// A worker waiting for work on one handle wakes when an answer is submitted on another.
+pub async fn wait_for_work_wakes_on_submit(make: Make) {
+    let s = subject!(make);
+    let agent = Agent::once();
+    let record = agent.halt().await;
+    let answer = record.pending().accept("Ada");
+    s.store().park(record).await.unwrap();
+    let waiter = Arc::clone(s.handles.last().unwrap());
+    // a store may start listening on its first wait
+    waiter.wait_for_work(Duration::ZERO).await;
+    while tokio::time::timeout(
+        Duration::from_millis(100),
+        waiter.wait_for_work(Duration::from_secs(10)),
+    )
+    .await
+    .is_ok()
+    {
+        // spare wake-ups from the park
+    }
+    let started = Instant::now();
+    let waiting = tokio::spawn(async move {
+        waiter.wait_for_work(Duration::from_secs(10)).await;
+        Instant::now()
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let submitted = Instant::now();
+    s.store().submit(&answer, "alice").await.unwrap();
+    let woke = waiting.await.unwrap();
+    assert!(woke >= submitted, "woke before the submit");
+    assert!(
+        woke - started < Duration::from_secs(5),
+        "woke after {:?}, not on the submit",
+        woke - started
+    );
+}

@@ -1,0 +1,375 @@
+//! Answers recorded apart from resuming, and the workers' side of the store: `submit` and
+//! `claim` (one statement each), expiry, `claim_next` (`FOR UPDATE SKIP LOCKED`, one
+//! statement), `release`, `next_due`, and the work channel's `NOTIFY`.
+
+use std::time::SystemTime;
+
+use tokio_postgres::types::ToSql;
+
+use super::rows::{raw, raw_at};
+use super::{PostgresStore, pg};
+use crate::request::Answer;
+use crate::store::{
+    COLUMNS, Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
+    append_history, events_json, expired_answer, from_millis, lease_ms, now_ms, refusal,
+    takeover_claim,
+};
+
+/// What an answer does to a parked run: claims it for a worker, or records it (by whom).
+#[derive(Clone, Copy)]
+pub(super) enum Answering<'a> {
+    Claim(&'a str),
+    Submit(&'a str),
+}
+
+/// A history without the events `fragment` just appended to it.
+fn history_without(history: &str, fragment: &str) -> String {
+    let kept = history
+        .strip_suffix(']')
+        .and_then(|h| h.strip_suffix(fragment))
+        .map_or("[", |h| h.strip_suffix(',').unwrap_or(h));
+    format!("{kept}]")
+}
+
+impl PostgresStore {
+    /// Tells the workers of every process that a run may need one (a `NOTIFY` of the work
+    /// channel, and this process's wake-up).
+    pub(super) async fn tell_workers(&self, client: &deadpool_postgres::Object) -> StoreResult<()> {
+        self.work.notify();
+        client
+            .execute(&format!("SELECT {}", self.work_expr()), &[])
+            .await
+            .map_err(|e| pg(&e))?;
+        Ok(())
+    }
+
+    /// Tells the workers of every process that a run may need one: the `NOTIFY` of the work
+    /// channel (an SQL expression), and this process's own wake-up.
+    fn work_expr(&self) -> String {
+        format!("pg_notify('{}', '')", self.work_channel)
+    }
+
+    /// The statement of an answer: one `UPDATE` of the parked row (concurrent answers queue
+    /// on the row lock, and all but the first find the row no longer parked). Parameters:
+    /// `$1` request id, `$2` answer, `$3` now, `$4` the history's new events, and for a
+    /// claim `$5` owner, `$6` lease end.
+    fn answer_sql(&self, how: Answering<'_>) -> String {
+        let (set, work) = match how {
+            Answering::Claim(_) => (
+                "state = 'claimed', lease_owner = $5, lease_until = $6, claims = claims + 1",
+                String::new(),
+            ),
+            Answering::Submit(_) => ("state = 'answered'", format!(", {}", self.work_expr())),
+        };
+        format!(
+            "WITH u AS (UPDATE runs SET {set}, answer = $2, version = version + 1, {}
+                 WHERE request_id = $1 AND state = 'parked'
+                   AND (expires_at IS NULL OR expires_at > $3)
+                 RETURNING {COLUMNS})
+             SELECT u.*, {}{work} FROM u",
+            append_history("$4"),
+            self.notify_expr("u.run_id")
+        )
+    }
+
+    /// An answer's effect on its run after `claim`'s checks: claimed for `owner` (with the
+    /// claim), or recorded as answered by `by`.
+    pub(super) async fn answer_now(
+        &self,
+        answer: &Answer,
+        how: Answering<'_>,
+    ) -> StoreResult<(RawRow, Option<Claim>)> {
+        let mut client = self.client().await?;
+        let now = now_ms();
+        let until = now.saturating_add(lease_ms(self.lease));
+        let answered = RunEvent::new(RunEventKind::Answered, now).request(&answer.id);
+        let fragment = match how {
+            Answering::Claim(owner) => events_json(&[
+                answered.by(owner),
+                RunEvent::new(RunEventKind::Claimed, now).by(owner),
+            ]),
+            Answering::Submit(by) => answered.by(by).json(),
+        };
+        let stmt = client
+            .prepare_cached(&self.answer_sql(how))
+            .await
+            .map_err(|e| pg(&e))?;
+        let json = answer_json(answer);
+        let changed = match how {
+            Answering::Claim(owner) => {
+                let params: [&(dyn ToSql + Sync); 6] =
+                    [&answer.id, &json, &now, &fragment, &owner, &until];
+                client.query_opt(&stmt, &params).await
+            }
+            Answering::Submit(_) => {
+                client
+                    .query_opt(&stmt, &[&answer.id, &json, &now, &fragment])
+                    .await
+            }
+        }
+        .map_err(|e| pg(&e))?;
+        let Some(row) = changed else {
+            return self.refuse(&mut client, answer, now).await;
+        };
+        let mut row = raw(&row);
+        let stored_claims = row.claims;
+        let read = match how {
+            Answering::Claim(owner) => {
+                // the row as it was before this claim counted
+                row.claims -= 1;
+                row.claim(owner, until, answer.clone(), false)
+                    .map(|mut claim| {
+                        claim.answered_at = Some(from_millis(now));
+                        Some(claim)
+                    })
+            }
+            Answering::Submit(_) => row.record().map(|_| None),
+        };
+        match read {
+            Ok(claim) => {
+                if claim.is_none() {
+                    self.work.notify();
+                }
+                Ok((row, claim))
+            }
+            Err(corrupt) => {
+                // an unreadable record: hand the run back, parked as it was
+                let history = history_without(&row.history, &fragment);
+                client
+                    .execute(
+                        "UPDATE runs SET state = 'parked', lease_owner = NULL,
+                             lease_until = NULL, answer = NULL, claims = $3, history = $4,
+                             version = version + 1
+                         WHERE run_id = $1 AND state IN ('claimed', 'answered') AND claims = $2",
+                        &[&row.run_id, &stored_claims, &row.claims, &history],
+                    )
+                    .await
+                    .map_err(|e| pg(&e))?;
+                Err(corrupt)
+            }
+        }
+    }
+
+    /// Why an answer changed nothing: no such request, answered already, or expired (which
+    /// it marks).
+    async fn refuse<T>(
+        &self,
+        client: &mut deadpool_postgres::Object,
+        answer: &Answer,
+        now: i64,
+    ) -> StoreResult<T> {
+        let tx = client.transaction().await.map_err(|e| pg(&e))?;
+        let current = tx
+            .query_opt(
+                "SELECT run_id, state, expires_at FROM runs WHERE request_id = $1 FOR UPDATE",
+                &[&answer.id],
+            )
+            .await
+            .map_err(|e| pg(&e))?
+            .ok_or_else(|| StoreError::NotFound {
+                key: answer.id.clone(),
+            })?;
+        let run_id: String = current.get(0);
+        let state_text: String = current.get(1);
+        let state = RunState::parse(&state_text).ok_or_else(|| StoreError::Corrupt {
+            run_id: run_id.clone(),
+            message: format!("unknown state `{state_text}`"),
+        })?;
+        if state == RunState::Parked {
+            // parked but past `expiresAt`: the answer becomes declined/expired
+            self.mark_expired(&tx, &run_id, &answer.id, now).await?;
+            tx.commit().await.map_err(|e| pg(&e))?;
+            self.work.notify();
+            return Err(StoreError::Expired { run_id });
+        }
+        Err(refusal(&run_id, state))
+    }
+
+    /// Marks a parked run expired (its answer becomes `declined/expired`), notifying its
+    /// waiters and the workers.
+    pub(super) async fn mark_expired(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        run_id: &str,
+        request_id: &str,
+        now: i64,
+    ) -> StoreResult<()> {
+        let stmt = tx
+            .prepare_cached(&format!(
+                "WITH u AS (UPDATE runs SET state = 'expired', answer = $2,
+                     version = version + 1, {}
+                 WHERE run_id = $1 AND state = 'parked' RETURNING run_id)
+                 SELECT {}, {} FROM u",
+                append_history("$3"),
+                self.notify_expr("u.run_id"),
+                self.work_expr()
+            ))
+            .await
+            .map_err(|e| pg(&e))?;
+        let event = RunEvent::new(RunEventKind::Expired, now)
+            .request(request_id)
+            .json();
+        tx.execute(&stmt, &[&run_id, &expired_answer(request_id), &event])
+            .await
+            .map_err(|e| pg(&e))?;
+        Ok(())
+    }
+
+    /// Claims one run for `owner` in one statement: the first of `pick` (a `SELECT run_id`
+    /// with `FOR UPDATE SKIP LOCKED`, whose `$1` is now), so concurrent workers never wait on
+    /// each other. A row that cannot be read stays claimed (logged) until its lease runs out,
+    /// so it never blocks the others.
+    async fn claim_picked(&self, owner: &str, pick: &str) -> StoreResult<Option<Claim>> {
+        let client = self.client().await?;
+        let now = now_ms();
+        let until = now.saturating_add(lease_ms(self.lease));
+        let stmt = client
+            .prepare_cached(&format!(
+                "WITH p AS ({pick}),
+                 u AS (UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
+                     claims = claims + 1, version = version + 1, {}
+                 FROM p WHERE runs.run_id = p.run_id
+                 RETURNING p.state AS was, {})
+                 SELECT u.*, {} FROM u",
+                append_history("(CASE WHEN p.state = 'claimed' THEN $4::text ELSE $5::text END)"),
+                COLUMNS
+                    .split(", ")
+                    .map(|c| format!("runs.{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.notify_expr("u.run_id")
+            ))
+            .await
+            .map_err(|e| pg(&e))?;
+        let taken = RunEvent::new(RunEventKind::TakenOver, now).by(owner).json();
+        let claimed = RunEvent::new(RunEventKind::Claimed, now).by(owner).json();
+        let Some(row) = client
+            .query_opt(&stmt, &[&now, &owner, &until, &taken, &claimed])
+            .await
+            .map_err(|e| pg(&e))?
+        else {
+            return Ok(None);
+        };
+        let was: String = row.get(0);
+        let mut raw = raw_at(&row, 1);
+        raw.claims -= 1;
+        let Some(mut claim) = takeover_claim(&raw, owner, until) else {
+            // logged; its lease holds it out of the way for a while
+            return Box::pin(self.claim_picked(owner, pick)).await;
+        };
+        claim.taken_over = was != "answered";
+        Ok(Some(claim))
+    }
+
+    pub(super) async fn take_over_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(|e| pg(&e))?;
+        let now = now_ms();
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM runs
+                     WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= $1)
+                     ORDER BY created_at, run_id LIMIT 16 FOR UPDATE SKIP LOCKED"
+                ),
+                &[&now],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+        let until = now.saturating_add(lease_ms(self.lease));
+        for row in rows {
+            let row = raw(&row);
+            let Some(claim) = takeover_claim(&row, owner, until) else {
+                continue;
+            };
+            let event = if row.state == RunState::Claimed.as_str() {
+                RunEventKind::TakenOver
+            } else {
+                RunEventKind::Claimed
+            };
+            tx.execute(
+                &format!(
+                    "UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
+                         claims = claims + 1, version = version + 1, {}
+                     WHERE run_id = $1",
+                    append_history("$4")
+                ),
+                &[
+                    &row.run_id,
+                    &owner,
+                    &until,
+                    &RunEvent::new(event, now).by(owner).json(),
+                ],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+            tx.execute(&self.notify_sql(), &[&row.run_id])
+                .await
+                .map_err(|e| pg(&e))?;
+            tx.commit().await.map_err(|e| pg(&e))?;
+            return Ok(Some(claim));
+        }
+        Ok(None)
+    }
+
+    /// The body of [`RunStore::claim_next`]: the takeover pick, then the answered pick.
+    pub(super) async fn claim_next_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
+        let taken = self
+            .claim_picked(
+                owner,
+                "SELECT run_id, state FROM runs
+                     WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= $1)
+                     ORDER BY created_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED",
+            )
+            .await?;
+        if taken.is_some() {
+            return Ok(taken);
+        }
+        self.claim_picked(
+            owner,
+            // `$1` (now) is for the takeover's pick; typed here, unused
+            "SELECT run_id, state FROM runs
+                 WHERE state = 'answered' AND $1::bigint IS NOT NULL
+                 ORDER BY created_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED",
+        )
+        .await
+    }
+
+    /// The body of [`RunStore::release`].
+    pub(super) async fn release_now(&self, claim: &Claim) -> StoreResult<()> {
+        let event = RunEvent::new(RunEventKind::Released, now_ms())
+            .by(&claim.lease.owner)
+            .json();
+        self.with_claim(
+            claim,
+            &format!(
+                "state = 'answered', lease_owner = NULL, lease_until = NULL, {}",
+                append_history("$3")
+            ),
+            &[&event],
+        )
+        .await?;
+        self.tell_workers(&self.client().await?).await
+    }
+
+    /// The body of [`RunStore::next_due`].
+    pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(
+                // two searches of two partial indexes
+                "SELECT LEAST(
+                         (SELECT min(expires_at) FROM runs
+                             WHERE state = 'parked' AND expires_at IS NOT NULL),
+                         (SELECT min(lease_until) FROM runs WHERE state = 'claimed'))",
+            )
+            .await
+            .map_err(|e| pg(&e))?;
+        let at: Option<i64> = client
+            .query_one(&stmt, &[])
+            .await
+            .map_err(|e| pg(&e))?
+            .get(0);
+        Ok(at.map(from_millis))
+    }
+}
