@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use toolnexus::client::{MAX_JSON_DEPTH, SealKey};
+use toolnexus::run::{MAX_JSON_DEPTH, SealKey};
 use toolnexus::{
     Client, FnTool, PendingRun, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
 };

@@ -53,13 +53,13 @@ pub enum Error {
         /// The answer's id.
         got: String,
         /// The record that was to be resumed, unchanged (see [`Error::into_pending_run`]).
-        run: Box<crate::client::PendingRun>,
+        run: Box<crate::run::PendingRun>,
     },
     /// A resume was asked of a run that is not pending.
     #[error("the run is not pending (status `{status}`): there is nothing to resume")]
     NotPending {
         /// The run's status.
-        status: crate::client::RunStatus,
+        status: crate::run::RunStatus,
     },
     /// The host's `wait_for` failed or panicked, or the run's timeout or cancellation
     /// interrupted it; the request is still pending.
@@ -71,7 +71,7 @@ pub enum Error {
         message: String,
         /// The run, halted on that request (status pending): persist it or resume it with an
         /// answer. See [`Error::halted_run`].
-        run: Box<crate::client::RunResult>,
+        run: Box<crate::run::RunResult>,
     },
     /// A persisted run could not be read.
     #[error("invalid persisted run: {0}")]
@@ -117,9 +117,9 @@ pub enum Error {
     },
     /// The run stopped on `error` after its state had moved on, and `run` is its checkpoint
     /// (status `incomplete`), resumable with
-    /// [`Client::resume_checkpoint`](crate::client::Client::resume_checkpoint) (which runs
+    /// [`Client::resume_checkpoint`](crate::Client::resume_checkpoint) (which runs
     /// none of its recorded tools again) or continued with
-    /// [`Client::run_with_history`](crate::client::Client::run_with_history). Two cases:
+    /// [`Client::run_with_history`](crate::Client::run_with_history). Two cases:
     ///
     /// - a streamed model reply failed after part of it had reached the caller (text deltas
     ///   were already shown), so it was not retried; `run` is the run before that turn;
@@ -135,7 +135,7 @@ pub enum Error {
         #[source]
         error: Box<Error>,
         /// The run before the broken turn.
-        run: Box<crate::client::RunResult>,
+        run: Box<crate::run::RunResult>,
     },
     /// The run's timeout elapsed.
     #[error("the run timed out after {0:?}")]
@@ -211,11 +211,11 @@ impl Error {
     }
 
     /// The run a failed `wait_for` left pending ([`Error::WaitFor`]): persist it as a
-    /// [`PendingRun`](crate::client::PendingRun) or answer its `pending` request and
-    /// [`Client::resume`](crate::client::Client::resume) it. For [`Error::Interrupted`],
+    /// [`PendingRun`](crate::run::PendingRun) or answer its `pending` request and
+    /// [`Client::resume`](crate::Client::resume) it. For [`Error::Interrupted`],
     /// the run's checkpoint: persist it (it is JSON) and go on with
-    /// [`Client::resume_checkpoint`](crate::client::Client::resume_checkpoint).
-    pub fn halted_run(&self) -> Option<&crate::client::RunResult> {
+    /// [`Client::resume_checkpoint`](crate::Client::resume_checkpoint).
+    pub fn halted_run(&self) -> Option<&crate::run::RunResult> {
         match self {
             Self::WaitFor { run, .. } | Self::Interrupted { run, .. } => Some(run),
             _ => None,
@@ -223,20 +223,39 @@ impl Error {
     }
 
     /// Takes the halted run out of an [`Error::WaitFor`] or an [`Error::Interrupted`].
-    pub fn into_halted_run(self) -> Option<crate::client::RunResult> {
+    pub fn into_halted_run(self) -> Option<crate::run::RunResult> {
         match self {
             Self::WaitFor { run, .. } | Self::Interrupted { run, .. } => Some(*run),
             _ => None,
         }
     }
 
-    /// Takes back the record a [`Client::resume`](crate::client::Client::resume) refused
+    /// Takes back the record a [`Client::resume`](crate::Client::resume) refused
     /// without running anything ([`Error::AnswerMismatch`]): still valid, it may be resumed
     /// with the right answer.
-    pub fn into_pending_run(self) -> Option<crate::client::PendingRun> {
+    pub fn into_pending_run(self) -> Option<crate::run::PendingRun> {
         match self {
             Self::AnswerMismatch { run, .. } => Some(*run),
             _ => None,
+        }
+    }
+}
+
+impl From<crate::store::StoreError> for Error {
+    fn from(e: crate::store::StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+/// A durable record's error, folded in with its message unchanged: `Invalid` becomes
+/// [`Error::Persist`], `NotPending` [`Error::NotPending`], `Key` [`Error::Config`].
+impl From<crate::run::RecordError> for Error {
+    fn from(e: crate::run::RecordError) -> Self {
+        use crate::run::RecordError;
+        match e {
+            RecordError::Invalid(message) => Self::Persist(message),
+            RecordError::NotPending { status } => Self::NotPending { status },
+            RecordError::Key(message) => Self::Config(message),
         }
     }
 }
@@ -259,7 +278,7 @@ mod tests {
     use std::time::Duration;
 
     use super::Error;
-    use crate::client::RunStatus;
+    use crate::run::RunStatus;
 
     #[test]
     fn the_provider_timeout_and_the_run_timeout_are_two_errors_worded_apart() {

@@ -51,7 +51,9 @@
 //! - [`question`]: the built-in `question` tool;
 //! - [`schema`]: input schemas from `schemars` types, and their checks;
 //! - [`model`]: the [`Model`] trait and the messages it exchanges;
-//! - [`client`]: the agent loop ([`Client`]), its runs and durable resume;
+//! - [`client`]: the agent loop ([`Client`]): runs, streams and resumes;
+//! - [`run`]: the durable record of a run ([`RunResult`], [`PendingRun`]), its checks, seal
+//!   and checkpoints;
 //! - [`store`]: run stores ([`RunStore`](store::RunStore)) that keep parked runs and hand
 //!   each answer to exactly one worker (memory; SQLite and PostgreSQL behind features);
 //! - [`providers`]: HTTP providers ([`HttpProvider`], feature `http`);
@@ -102,8 +104,8 @@
 //!   with the effect and returns the recorded outcome when the key is already there. With
 //!   that, each side effect happens exactly once.
 //! - **What the loop accepts reads back.** Tool arguments are accepted up to
-//!   [`MAX_JSON_DEPTH`](client::MAX_JSON_DEPTH) (128) levels deep, and records holding them
-//!   read back at that depth. Records are versioned ([`client::PENDING_RUN_VERSION`] 2); a
+//!   [`MAX_JSON_DEPTH`](run::MAX_JSON_DEPTH) (128) levels deep, and records holding them
+//!   read back at that depth. Records are versioned ([`run::PENDING_RUN_VERSION`] 2); a
 //!   version-1 record is refused with what to do ([`PendingRun::migrate_v1`] reads one from
 //!   a store you trust).
 
@@ -127,6 +129,7 @@ mod macros;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+mod message;
 pub mod model;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -134,6 +137,7 @@ pub mod providers;
 pub mod question;
 pub mod request;
 pub mod result;
+pub mod run;
 pub mod schema;
 pub mod store;
 pub mod suspend;
@@ -145,7 +149,7 @@ mod util;
 #[doc = include_str!("../docs/contract.md")]
 pub mod contract {}
 
-pub use client::{Client, Event, FnModel, PendingRun, Reply, RunResult, RunStatus, ScriptedModel};
+pub use client::{Client, Event, FnModel, Reply, ScriptedModel};
 pub use context::Context;
 pub use error::{Error, Result};
 pub use form::Form;
@@ -155,6 +159,7 @@ pub use model::{Message, Model, ModelRequest, Role, Usage};
 pub use providers::{ApiKey, HttpProvider};
 pub use request::{Answer, Request};
 pub use result::{ContentPart, IntoToolResult, Json, ToolResult, pending_of};
+pub use run::{PendingRun, RunResult, RunStatus};
 pub use suspend::Suspension;
 pub use tool::{BoxFuture, FnTool, SharedTool, Tool};
 pub use toolkit::Toolkit;

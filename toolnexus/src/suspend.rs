@@ -5,8 +5,8 @@ use std::fmt;
 
 use crate::boundary::BoundaryError;
 use crate::request::{AnswerDataError, DeclineReason, Request};
+use crate::result::IntoToolResult;
 use crate::result::ToolResult;
-use crate::tool::IntoToolResult;
 
 /// A tool's request to stop and ask a human, as a value: what `suspend!` produces.
 ///

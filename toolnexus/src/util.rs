@@ -1,7 +1,14 @@
-//! Two small helpers the toolkit, the agent loop and the macro support share to word their
-//! failures: the kind of a JSON value and the text of a panic.
+//! Small helpers shared across the crate: the boxed future every trait of it returns, and two
+//! that word failures (the kind of a JSON value, the text of a panic).
+
+use std::future::Future;
+use std::pin::Pin;
 
 use serde_json::Value;
+
+/// A boxed, `Send` future, the return type of [`Tool::execute`](crate::Tool::execute) (and of
+/// every other trait method of the crate that does asynchronous work).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The text of a panic payload.
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

@@ -352,7 +352,7 @@ async fn the_record_is_versioned_json_and_bad_records_are_persist_errors() {
     let reread: RunResult = serde_json::from_str(&serde_json::to_string(&halted).unwrap()).unwrap();
     assert_eq!(reread, halted);
     assert!(matches!(
-        PendingRun::try_from(&reread),
+        PendingRun::try_from(&reread).map_err(Error::from),
         Err(Error::Persist(_))
     ));
 

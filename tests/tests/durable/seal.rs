@@ -2,7 +2,7 @@
 //! rotate through the key id in the envelope.
 
 use serde_json::{Value, json};
-use toolnexus::client::SealKey;
+use toolnexus::run::SealKey;
 use toolnexus::{
     Client, FnTool, PendingRun, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
 };

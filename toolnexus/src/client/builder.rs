@@ -99,7 +99,7 @@ impl ClientBuilder {
     }
 
     /// The most model round trips per run (default [`DEFAULT_MAX_TURNS`]); a run that reaches
-    /// it ends [`RunStatus::Incomplete`](super::RunStatus::Incomplete) with [`Limit::MaxTurns`](super::Limit::MaxTurns).
+    /// it ends [`RunStatus::Incomplete`](crate::run::RunStatus::Incomplete) with [`Limit::MaxTurns`](crate::run::Limit::MaxTurns).
     pub fn max_turns(mut self, turns: u32) -> Self {
         self.config.max_turns = turns;
         self

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::model::Usage;
 use crate::request::Request;
 
-use super::result::RunResult;
+use crate::run::RunResult;
 
 /// What happens during a run, in order ([contract section 3](crate::contract)). JSON form:
 /// `{"type":"text","delta"}`, `{"type":"tool_call","id","name","args"}`,

@@ -1,14 +1,19 @@
 //! Halting and finishing a run: the state becomes a [`RunResult`]; on a suspension without
-//! `wait_for`, the halted call and the rest of its turn are kept for the resume.
+//! `wait_for`, the halted call and the rest of its turn are kept for the resume. Also the
+//! run's checkpoints: once a tool result has entered its state, an error that ends the run
+//! carries that state ([`Error::Interrupted`]), and a claimed run saves it as it goes.
 
+use std::collections::HashSet;
 use std::mem;
 
-use super::fingerprint;
-use super::persist::{Deferred, Halted};
+use serde_json::Value;
+
 use super::run::{Exec, State};
 use super::{Limit, RunResult, RunStatus, ToolCallRecord};
-use crate::model::{Message, ToolCall};
+use crate::error::Error;
+use crate::model::{Message, Role, ToolCall};
 use crate::request::Request;
+use crate::run::{Deferred, Halted, fingerprint_of};
 
 impl Exec {
     /// What a later call of a halted turn leaves for the resume: its result, finished or a
@@ -18,7 +23,7 @@ impl Exec {
         let fingerprint = self
             .result
             .is_pending()
-            .then(|| fingerprint::of(&call.name, &call.arguments, &self.args));
+            .then(|| fingerprint_of(&call.name, &call.arguments, &self.args));
         Deferred {
             args: self.args,
             result: self.result,
@@ -49,7 +54,7 @@ pub(super) fn halt(
     deferred: Vec<Option<Deferred>>,
 ) -> RunResult {
     // taken now, when the request is made: a resume checks the call against it
-    let fingerprint = fingerprint::of(&call.name, &call.arguments, &exec.args);
+    let fingerprint = fingerprint_of(&call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
         call.id.clone(),
         request.prompt.clone(),
@@ -89,5 +94,81 @@ pub(super) fn finish(st: &mut State, status: RunStatus, limit: Option<Limit>) ->
         limit,
         pending: None,
         halted: None,
+    }
+}
+
+impl State {
+    /// The run's state as its checkpoint, tagged for a store: the state lends its transcript
+    /// and records to the [`RunResult`] (status incomplete) and takes them back.
+    pub(super) fn checkpoint(&mut self) -> Value {
+        let run = finish(self, RunStatus::Incomplete, None);
+        let checkpoint = crate::run::tag_checkpoint(&run);
+        self.text = run.text;
+        self.request.messages = run.messages;
+        self.records = run.tool_calls;
+        checkpoint
+    }
+}
+
+/// How long the balanced start of `messages` is: all of it, or up to the last assistant turn
+/// whose tool calls do not all have their result yet (that turn and its results are cut).
+fn balanced_len(messages: &[Message]) -> usize {
+    let Some(at) = messages
+        .iter()
+        .rposition(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+    else {
+        return messages.len();
+    };
+    let answered: HashSet<&str> = messages[at + 1..]
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let complete = messages[at]
+        .tool_calls
+        .iter()
+        .all(|c| answered.contains(c.id.as_str()));
+    if complete { messages.len() } else { at }
+}
+
+/// The error a run ends with, carrying its checkpoint when a tool result entered its state in
+/// this call and the error carries no run yet: the state cut to its last balanced point (a
+/// turn whose calls are not all answered is left out, with the results it has), status
+/// incomplete.
+pub(super) fn attach(error: Error, st: &mut State) -> Error {
+    if !st.ran || error.halted_run().is_some() {
+        return error;
+    }
+    let keep = balanced_len(&st.request.messages);
+    let cut = st.request.messages[keep..]
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .count();
+    st.request.messages.truncate(keep);
+    st.records.truncate(st.records.len().saturating_sub(cut));
+    Error::Interrupted {
+        error: Box::new(error),
+        run: Box::new(finish(st, RunStatus::Incomplete, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unanswered_last_turn_is_cut() {
+        let call = ToolCall::new("a", "t", serde_json::json!({}));
+        let call2 = ToolCall::new("b", "t", serde_json::json!({}));
+        let messages = vec![
+            Message::user("hi"),
+            Message::assistant_tool_calls(None, vec![call, call2]),
+            Message::tool_result("a", "ok", false),
+        ];
+        assert_eq!(balanced_len(&messages), 1);
+        let mut full = messages.clone();
+        full.push(Message::tool_result("b", "ok", false));
+        assert_eq!(balanced_len(&full), 4);
+        assert_eq!(balanced_len(&messages[..1]), 1);
     }
 }

@@ -6,22 +6,16 @@
 //! (`wait`), halting a run on a suspension (`halt`) and resuming it (`resume`).
 
 mod builder;
-mod checkpoint;
 mod conversation;
 mod event;
-mod fingerprint;
 mod halt;
 mod hooks;
 mod inproc;
-mod persist;
-mod result;
 mod resume;
 mod run;
 mod scripted;
-mod seal;
 mod store;
 mod trace;
-mod verify;
 mod wait;
 
 use std::fmt;
@@ -32,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Result;
 use crate::model::{Message, Model};
 use crate::request::{Answer, Request};
+use crate::run::{Limit, PendingRun, RunResult, RunStatus, ToolCallRecord};
 use crate::tool::BoxFuture;
 use crate::toolkit::Toolkit;
 
@@ -39,13 +34,11 @@ pub use builder::ClientBuilder;
 pub use event::{Event, Metric};
 pub use hooks::BeforeTool;
 pub use inproc::{FnModel, IntoReply, Reply};
-pub use persist::{MAX_JSON_DEPTH, PENDING_RUN_VERSION, PendingRun};
-pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
 pub use scripted::ScriptedModel;
-pub use seal::{MIN_SEAL_KEY_LEN, SealKey, SealKeys};
 pub use wait::IntoAnswer;
 
 use builder::Config;
+use run::State;
 
 /// The default `max_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 10;
@@ -267,5 +260,91 @@ impl Client {
         F: Fn(&Event) + Send + Sync,
     {
         self.resume_inner(run, answer, toolkit, Some(&sink)).await
+    }
+
+    /// Goes on with a run from its checkpoint: the [`RunResult`] an error carried
+    /// ([`Error::halted_run`], status incomplete), as it was or read back from its JSON.
+    ///
+    /// The loop goes on with the next model call, with the checkpoint's transcript (no user
+    /// turn is added; the run keeps its id and model id, `max_turns` counts from the run's
+    /// start). No tool whose result is recorded runs again. A run that stopped at
+    /// `max_turns` may go on too (with a client allowing more turns).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use toolnexus::{Client, FnTool, Reply, RunStatus, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ran = Arc::new(AtomicU32::new(0));
+    /// let counter = ran.clone();
+    /// let send = FnTool::builder("send")
+    ///     .description("Sends.")
+    ///     .handler(move |_args, _ctx| {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///         async { ToolResult::success("sent") }
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let toolkit = Toolkit::builder().tool(send).build().unwrap();
+    /// // the tool runs, then the next model call fails (the script has nothing left)
+    /// let flaky = Client::builder(ScriptedModel::new([Reply::tool_call("send", "{}")]))
+    ///     .model_name("m")
+    ///     .build()
+    ///     .unwrap();
+    /// let err = flaky.run("send it", &toolkit).await.unwrap_err();
+    /// let checkpoint = err.into_halted_run().unwrap();
+    /// assert_eq!(checkpoint.status, RunStatus::Incomplete);
+    /// // persisted and read back, in this process or another
+    /// let json = serde_json::to_string(&checkpoint).unwrap();
+    /// let checkpoint = serde_json::from_str(&json).unwrap();
+    ///
+    /// let healthy = Client::builder(ScriptedModel::new([Reply::text("done")]))
+    ///     .model_name("m")
+    ///     .build()
+    ///     .unwrap();
+    /// let result = healthy.resume_checkpoint(checkpoint, &toolkit).await.unwrap();
+    /// assert_eq!(result.status, RunStatus::Done);
+    /// assert_eq!(ran.load(Ordering::SeqCst), 1); // the tool ran once
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Persist`] naming what is wrong when `run` is not a checkpoint: not incomplete
+    /// (a pending run resumes with its answer, [`Client::resume`]), a pending request, a tool
+    /// call without exactly one result, or a transcript that ends with the model's answer.
+    /// Nothing runs then. Otherwise as [`Client::run`].
+    pub async fn resume_checkpoint(&self, run: RunResult, toolkit: &Toolkit) -> Result<RunResult> {
+        self.resume_checkpoint_inner(run, toolkit, None).await
+    }
+
+    /// As [`Client::resume_checkpoint`], streaming into `sink` (see [`Client::stream`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::resume_checkpoint`] and [`Client::stream`].
+    pub async fn stream_resume_checkpoint<F>(
+        &self,
+        run: RunResult,
+        toolkit: &Toolkit,
+        sink: F,
+    ) -> Result<RunResult>
+    where
+        F: Fn(&Event) + Send + Sync,
+    {
+        self.resume_checkpoint_inner(run, toolkit, Some(&sink))
+            .await
+    }
+
+    async fn resume_checkpoint_inner(
+        &self,
+        run: RunResult,
+        toolkit: &Toolkit,
+        sink: Option<Sink<'_>>,
+    ) -> Result<RunResult> {
+        crate::run::check_checkpoint(&run)?;
+        let state = State::from_run(run, toolkit);
+        self.drive(state, toolkit, sink, sink.is_some(), None).await
     }
 }

@@ -1,12 +1,11 @@
 //! Resuming a halted run with the answer to its pending request ([contract section 4](crate::contract)).
 
-use super::persist::Halted;
 use super::run::{Exec, Run, State};
 use super::wait::Stop;
 use super::{Client, PendingRun, RunResult, Sink};
 use crate::error::{Error, Result};
-use crate::model::ModelRequest;
 use crate::request::{Answer, Request};
+use crate::run::Halted;
 use crate::toolkit::Toolkit;
 
 /// What a resume starts from: where the halted turn's assistant message is, the halt, the
@@ -36,15 +35,7 @@ impl Client {
         let at = run.check()?;
         let pending = run.pending().clone();
         let (result, halted) = run.into_parts();
-        let state = State {
-            run_id: result.run_id,
-            request: ModelRequest::new(result.model, result.messages, toolkit.specs()),
-            records: result.tool_calls,
-            usage: result.usage,
-            turns: result.turns,
-            text: String::new(),
-            ran: false,
-        };
+        let state = State::from_run(result, toolkit);
         let resume = Resume {
             assistant_at: at,
             halted,

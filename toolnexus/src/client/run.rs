@@ -16,7 +16,6 @@ use tracing::Instrument as _;
 
 use super::builder::Config;
 use super::halt::{finish, halt};
-use super::persist::{self, MAX_JSON_DEPTH};
 use super::resume::Resume;
 use super::trace;
 use super::wait::{Parked, Stop};
@@ -26,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::model::{Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
+use crate::run::{self, MAX_JSON_DEPTH};
 use crate::toolkit::Toolkit;
 use crate::util::json_kind;
 
@@ -42,6 +42,23 @@ pub(super) struct State {
     /// Whether a tool result entered the state in this call (an error then carries the
     /// checkpoint, see `checkpoint.rs`).
     pub(super) ran: bool,
+}
+
+impl State {
+    /// The state a run goes on from: `run`'s id, model, transcript, records, usage and turns
+    /// (a fresh run's start, a halted run's record, a checkpoint), sent with the toolkit's
+    /// tools. The one place a state is made.
+    pub(super) fn from_run(run: RunResult, toolkit: &Toolkit) -> Self {
+        Self {
+            run_id: run.run_id,
+            request: ModelRequest::new(run.model, run.messages, toolkit.specs()),
+            records: run.tool_calls,
+            usage: run.usage,
+            turns: run.turns,
+            text: String::new(),
+            ran: false,
+        }
+    }
 }
 
 /// One tool call's execution: the arguments it ran with, its result, how long it took.
@@ -81,15 +98,10 @@ impl Client {
             history.insert(0, Message::system(system.clone()));
         }
         history.push(Message::user(prompt));
-        State {
-            run_id: crate::id::unique("run"),
-            request: ModelRequest::new(self.inner.model_name.clone(), history, toolkit.specs()),
-            records: Vec::new(),
-            usage: Usage::default(),
-            turns: 0,
-            text: String::new(),
-            ran: false,
-        }
+        State::from_run(
+            RunResult::start(self.inner.model_name.clone(), history),
+            toolkit,
+        )
     }
 
     /// The run, in one box: its state and the future that drives it (a caller's future holds
@@ -106,7 +118,7 @@ impl Client {
             // the run stops: after a tool result entered its state, the error carries it
             self.drive_state(&mut state, toolkit, sink, streaming, resume)
                 .await
-                .map_err(|error| super::checkpoint::attach(error, &mut state))
+                .map_err(|error| super::halt::attach(error, &mut state))
         })
     }
 
@@ -255,13 +267,13 @@ impl Run<'_> {
             Some(token) => ctx.with_cancellation(token.clone()),
             None => ctx,
         };
-        let ctx = ctx.with_call_id(call.id.clone()).with_idempotency_key(
-            super::checkpoint::idempotency_key(
+        let ctx = ctx
+            .with_call_id(call.id.clone())
+            .with_idempotency_key(run::idempotency_key(
                 &self.id,
                 self.turn.load(Ordering::SeqCst),
                 &call.id,
-            ),
-        );
+            ));
         match self.client.tool_timeout {
             Some(limit) => ctx.with_timeout(limit),
             None => ctx,
@@ -567,8 +579,8 @@ impl Run<'_> {
 fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, ToolResult> {
     // what the loop accepts it can persist and read back (see `MAX_JSON_DEPTH`)
     let too_deep = match arguments {
-        Value::String(s) => persist::deeper_than(s, MAX_JSON_DEPTH).is_some(),
-        other => persist::depth(other) > MAX_JSON_DEPTH,
+        Value::String(s) => run::deeper_than(s, MAX_JSON_DEPTH).is_some(),
+        other => run::depth(other) > MAX_JSON_DEPTH,
     };
     if too_deep {
         return Err(ToolResult::error(format!(
@@ -585,7 +597,7 @@ fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, 
         Value::Object(map) => Ok(map.clone()),
         Value::Null => Ok(Map::new()),
         Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
-        Value::String(s) => match persist::parse_checked(s) {
+        Value::String(s) => match run::parse_checked(s) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(other) => Err(not_object(&other)),
             Err(e) => Err(ToolResult::error(format!(

@@ -8,62 +8,20 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::run::{Run, State};
-use super::{Client, ClientBuilder, PendingRun, RunResult, RunStatus};
+use super::{Client, ClientBuilder, PendingRun, RunResult};
 use crate::error::{Error, Result};
 use crate::request::Answer;
 use crate::store::{Claim, RunStore, StoreError, StoreResult};
 use crate::toolkit::Toolkit;
 
-/// The checkpoint format tag: a checkpoint is `{"toolnexus":"checkpoint-v1","run":<RunResult>}`.
-const CHECKPOINT_TAG: &str = "checkpoint-v1";
-
 /// Where a resumed run sends its checkpoints: the state, and where the store's verdict goes
 /// (the run waits for it, so a checkpoint is stored before any later tool runs).
 pub(super) type Checkpoints = mpsc::Sender<(Value, oneshot::Sender<StoreResult<()>>)>;
 
-/// The run's state as a checkpoint: a [`RunResult`] with status incomplete, tagged.
-fn checkpoint_of(st: &State) -> Value {
-    let run = RunResult {
-        run_id: st.run_id.clone(),
-        text: st.text.clone(),
-        messages: st.request.messages.clone(),
-        tool_calls: st.records.clone(),
-        tool_call_count: st.records.len(),
-        turns: st.turns,
-        usage: st.usage,
-        model: st.request.model.clone(),
-        status: RunStatus::Incomplete,
-        limit: None,
-        pending: None,
-        halted: None,
-    };
-    serde_json::json!({"toolnexus": CHECKPOINT_TAG, "run": run})
-}
-
-/// The run a claim's checkpoint holds; an error when it is not one this client wrote for that
-/// run (nothing runs then).
-fn run_of(claim: &Claim, checkpoint: &Value) -> Result<RunResult> {
-    let bad = |why: &str| {
-        Error::Persist(format!(
-            "the checkpoint of run `{}` is not a run checkpoint: {why}",
-            claim.run_id
-        ))
-    };
-    if checkpoint.get("toolnexus").and_then(Value::as_str) != Some(CHECKPOINT_TAG) {
-        return Err(bad(&format!("no `\"toolnexus\":\"{CHECKPOINT_TAG}\"` tag")));
-    }
-    let run: RunResult = serde_json::from_value(checkpoint.get("run").cloned().unwrap_or_default())
-        .map_err(|e| bad(&e.to_string()))?;
-    if run.run_id != claim.run_id {
-        return Err(bad(&format!("it holds run `{}`", run.run_id)));
-    }
-    Ok(run)
-}
-
 impl Run<'_> {
     /// Saves the run's state as the claim's checkpoint, when the run is a claimed one
     /// ([`Client::resume_claim`]); waits until the store has it.
-    pub(super) async fn save_checkpoint(&self, st: &State) -> Result<()> {
+    pub(super) async fn save_checkpoint(&self, st: &mut State) -> Result<()> {
         let Some(checkpoints) = &self.client.checkpoints else {
             return Ok(());
         };
@@ -74,17 +32,11 @@ impl Run<'_> {
             ))
         };
         checkpoints
-            .send((checkpoint_of(st), ack))
+            .send((st.checkpoint(), ack))
             .await
             .map_err(|_| gone())?;
         stored.await.map_err(|_| gone())??;
         Ok(())
-    }
-}
-
-impl From<StoreError> for Error {
-    fn from(e: StoreError) -> Self {
-        Self::Store(e)
     }
 }
 
@@ -245,7 +197,7 @@ impl Client {
         let from = claim
             .checkpoint
             .as_ref()
-            .map(|checkpoint| run_of(claim, checkpoint))
+            .map(|checkpoint| crate::run::checkpoint_of_claim(&claim.run_id, checkpoint))
             .transpose()?;
         let (checkpoints, mut saved) = mpsc::channel(1);
         let mut config = (*self.inner).clone();

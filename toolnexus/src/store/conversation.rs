@@ -11,8 +11,8 @@ use std::time::SystemTime;
 
 use super::row::{from_millis, now_ms};
 use super::{StoreError, StoreResult};
-use crate::model::{Message, Role};
-use crate::tool::BoxFuture;
+use crate::message::{Message, Role};
+use crate::util::BoxFuture;
 
 /// The run a conversation's current turn waits on, halted on `request_id`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -397,7 +397,7 @@ pub(crate) fn changed(row: &ConversationRow) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCall;
+    use crate::message::ToolCall;
 
     fn chat() -> Vec<Message> {
         vec![

@@ -11,8 +11,8 @@ use super::SCHEMA_VERSION;
 use super::{
     Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, StoredRun,
 };
-use crate::client::{PendingRun, RunResult, RunStatus};
 use crate::request::{Answer, DeclineReason};
+use crate::run::{PendingRun, RunResult, RunStatus};
 
 /// The run id a record is stored under.
 pub(crate) fn run_id_of(record: &PendingRun) -> String {
@@ -21,7 +21,7 @@ pub(crate) fn run_id_of(record: &PendingRun) -> String {
 
 /// Reads a stored record. A store's rows are its own, written by this or an earlier release,
 /// so this is where a record of an older version is read.
-fn decode_record(json: &str) -> crate::error::Result<PendingRun> {
+fn decode_record(json: &str) -> crate::run::RecordResult<PendingRun> {
     #[derive(serde::Deserialize)]
     struct Version {
         version: Option<u32>,

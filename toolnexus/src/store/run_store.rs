@@ -9,9 +9,9 @@ use super::{
     Claim, ConversationStore, Page, PendingQuery, RunInfo, RunState, StoreError, StoreResult,
     StoredRun,
 };
-use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
-use crate::tool::BoxFuture;
+use crate::run::{PendingRun, RunResult};
+use crate::util::BoxFuture;
 
 /// A store of parked and in-flight runs. Object-safe: hold one as `Arc<dyn RunStore>`.
 ///

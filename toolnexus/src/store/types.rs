@@ -6,8 +6,8 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
+use crate::run::{PendingRun, RunResult};
 
 /// What went wrong in a [`RunStore`](super::RunStore). Messages are lowercase and name the run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -2,8 +2,6 @@
 //! [`IntoTool`], [`BoxFuture`].
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -12,8 +10,7 @@ use super::ToolAnnotations;
 use crate::context::Context;
 use crate::result::ToolResult;
 
-/// A boxed, `Send` future, the return type of [`Tool::execute`].
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::util::BoxFuture;
 
 /// A shared, type-erased tool, as a [`Toolkit`](crate::Toolkit) holds it.
 pub type SharedTool = Arc<dyn Tool>;

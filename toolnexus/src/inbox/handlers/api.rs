@@ -13,11 +13,11 @@ use super::{
     BODY_LIMIT, Inbox, json_err, json_out, newest_first, page_of, prefix, query, request_href,
     store_failed,
 };
-use crate::client::RunStatus;
 use crate::inbox::fields::{self, Invalid, Shape};
 use crate::inbox::{Access, Target, unix_secs};
 use crate::request::{Answer, DeclineReason, Request};
 use crate::store::RunEvent;
+use crate::run::RunStatus;
 
 pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, _) = req.into_parts();

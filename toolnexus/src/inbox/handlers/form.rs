@@ -9,10 +9,10 @@ use serde_json::Value;
 use super::html::{render_form, session};
 use super::load::{Flavor, Loaded, load, resume};
 use super::{BODY_LIMIT, Inbox, html, msg, prefix, request_href, root};
-use crate::client::RunStatus;
 use crate::inbox::fields::{self, Invalid, Shape};
 use crate::inbox::pages;
 use crate::request::{Answer, DeclineReason, Request};
+use crate::run::RunStatus;
 
 /// The answer a submitted HTML form makes, or the wrong value.
 fn answer_from_form(

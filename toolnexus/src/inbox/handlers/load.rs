@@ -121,7 +121,7 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
 pub(super) async fn resume(
     shared: &Shared,
     answer: Answer,
-) -> Result<crate::client::RunResult, (StatusCode, String)> {
+) -> Result<crate::run::RunResult, (StatusCode, String)> {
     shared
         .client
         .answer(shared.store.as_ref(), answer, &shared.toolkit)

@@ -5,7 +5,7 @@ use crate::store::conversation::{ConversationRow, changed};
 use crate::store::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
 };
-use crate::tool::BoxFuture;
+use crate::util::BoxFuture;
 
 impl ConversationStore for MemoryStore {
     fn get_conversation<'a>(

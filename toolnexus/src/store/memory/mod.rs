@@ -11,9 +11,9 @@ use tokio::sync::Notify;
 mod answers;
 mod conversations;
 
-use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
-use crate::tool::BoxFuture;
+use crate::run::{PendingRun, RunResult};
+use crate::util::BoxFuture;
 
 use super::conversation::ConversationRow;
 use super::{

@@ -7,7 +7,7 @@ use crate::store::conversation::{CONVERSATION_COLUMNS, ConversationRow, changed}
 use crate::store::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
 };
-use crate::tool::BoxFuture;
+use crate::util::BoxFuture;
 
 fn raw(r: &Row) -> ConversationRow {
     ConversationRow {

@@ -18,9 +18,9 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
-use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
-use crate::tool::BoxFuture;
+use crate::run::{PendingRun, RunResult};
+use crate::util::BoxFuture;
 
 use answers::Answering;
 use listen::Listener;

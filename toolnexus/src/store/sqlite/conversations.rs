@@ -7,7 +7,7 @@ use crate::store::conversation::{CONVERSATION_COLUMNS, ConversationRow, changed}
 use crate::store::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult, backend,
 };
-use crate::tool::BoxFuture;
+use crate::util::BoxFuture;
 
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationRow> {
     Ok(ConversationRow {

@@ -13,9 +13,9 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use crate::client::{PendingRun, RunResult};
 use crate::request::Answer;
-use crate::tool::BoxFuture;
+use crate::run::{PendingRun, RunResult};
+use crate::util::BoxFuture;
 use answers::{Answering, answer_blocking, mark_expired, take_over_blocking};
 use connection::Connections;
 

@@ -1,15 +1,16 @@
-//! [`RunResult`]: what a run of the agent loop returns.
+//! [`RunResult`]: what a run of the agent loop returns, and how it ended ([`RunStatus`], [`Limit`]),
+//! each tool call recorded ([`ToolCallRecord`]).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{Message, Usage};
+use crate::message::{Message, Usage};
 use crate::request::Request;
 use crate::result::{ContentPart, Metadata};
 
-use super::persist::Halted;
+use super::pending::Halted;
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -152,6 +153,25 @@ impl PartialEq for RunResult {
 }
 
 impl RunResult {
+    /// A new run of `model` on the transcript `messages`, before its first turn: a fresh run
+    /// id (`run-<ms>-<counter>-<random>`), nothing recorded yet.
+    pub(crate) fn start(model: String, messages: Vec<Message>) -> Self {
+        Self {
+            run_id: crate::id::unique("run"),
+            text: String::new(),
+            messages,
+            tool_calls: Vec::new(),
+            tool_call_count: 0,
+            turns: 0,
+            usage: Usage::default(),
+            model,
+            status: RunStatus::Incomplete,
+            limit: None,
+            pending: None,
+            halted: None,
+        }
+    }
+
     /// Whether the run halted on a request.
     pub fn is_pending(&self) -> bool {
         self.status == RunStatus::Pending

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::Sha256;
 
-use crate::error::{Error, Result};
+use super::error::{RecordError, RecordResult};
 
 use super::fingerprint::hex;
-use super::persist::{PendingRun, check_depth};
+use super::pending::{PendingRun, check_depth};
 
 /// The MAC algorithm of a sealed record (`alg` in the envelope).
 const ALG: &str = "HS256";
@@ -27,7 +27,7 @@ pub const MIN_SEAL_KEY_LEN: usize = 32;
 /// source once and keep it in your secret store; any process that opens records needs it.
 ///
 /// ```
-/// use toolnexus::client::SealKey;
+/// use toolnexus::run::SealKey;
 ///
 /// let key = SealKey::new("2026-01", [7u8; 32]).unwrap();
 /// assert_eq!(key.id(), "2026-01");
@@ -56,18 +56,18 @@ impl SealKey {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for an invalid id or a secret shorter than [`MIN_SEAL_KEY_LEN`].
-    pub fn new(id: impl Into<String>, secret: impl Into<Vec<u8>>) -> Result<Self> {
+    /// [`RecordError::Key`] for an invalid id or a secret shorter than [`MIN_SEAL_KEY_LEN`].
+    pub fn new(id: impl Into<String>, secret: impl Into<Vec<u8>>) -> RecordResult<Self> {
         let id = id.into();
         let secret = secret.into();
         let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
         if id.is_empty() || id.len() > 64 || !id.chars().all(valid) {
-            return Err(Error::Config(format!(
+            return Err(RecordError::Key(format!(
                 "invalid seal key id {id:?}: use 1 to 64 characters of [A-Za-z0-9._-]"
             )));
         }
         if secret.len() < MIN_SEAL_KEY_LEN {
-            return Err(Error::Config(format!(
+            return Err(RecordError::Key(format!(
                 "a seal key needs a secret of at least {MIN_SEAL_KEY_LEN} bytes, got {}",
                 secret.len()
             )));
@@ -174,7 +174,7 @@ impl PendingRun {
     /// sealed with it are then refused. A key that leaked is dropped at once.
     ///
     /// ```
-    /// use toolnexus::client::SealKey;
+    /// use toolnexus::run::SealKey;
     /// use toolnexus::{Client, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -224,28 +224,28 @@ impl PendingRun {
     ///
     /// # Errors
     ///
-    /// [`Error::Persist`] when the text is not a sealed record, names a key that is not in
+    /// [`RecordError::Invalid`] when the text is not a sealed record, names a key that is not in
     /// `keys`, was changed in any way after it was sealed, or (sealed yet inconsistent, which
     /// only a key holder can make) disagrees with itself.
-    pub fn open<K: SealKeys + ?Sized>(json: &str, keys: &K) -> Result<Self> {
+    pub fn open<K: SealKeys + ?Sized>(json: &str, keys: &K) -> RecordResult<Self> {
         check_depth(json, 1)?;
         let mut de = serde_json::Deserializer::from_str(json);
         de.disable_recursion_limit();
         let envelope = Envelope::deserialize(&mut de)
             .and_then(|e| de.end().map(|()| e))
             .map_err(|e| {
-                Error::Persist(format!(
+                RecordError::Invalid(format!(
                     "not a sealed record (`{{\"kid\",\"alg\",\"record\",\"mac\"}}` from `PendingRun::seal`): {e}"
                 ))
             })?;
         if envelope.alg != ALG {
-            return Err(Error::Persist(format!(
+            return Err(RecordError::Invalid(format!(
                 "`alg` is {:?} but sealed records use {ALG:?}",
                 envelope.alg
             )));
         }
         let Some(key) = keys.key(&envelope.kid) else {
-            return Err(Error::Persist(format!(
+            return Err(RecordError::Invalid(format!(
                 "the record was sealed with key `{}`, which is not in the key set (it has {}): add that key, or the record can no longer be opened",
                 envelope.kid,
                 keys.ids()
@@ -259,7 +259,7 @@ impl PendingRun {
         let verified =
             unhex(&envelope.mac).is_some_and(|mac| key.mac(record).verify_slice(&mac).is_ok());
         if !verified {
-            return Err(Error::Persist(format!(
+            return Err(RecordError::Invalid(format!(
                 "the sealed record was changed after it was sealed (its MAC does not verify under key `{}`): refuse it",
                 key.id
             )));

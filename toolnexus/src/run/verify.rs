@@ -1,14 +1,14 @@
 //! The checks a [`PendingRun`] passes before anything resumes it: the whole record against
-//! itself. Each failure is an [`Error::Persist`] naming the field and both values.
+//! itself. Each failure is an [`RecordError::Invalid`] naming the field and both values.
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::model::{Role, ToolCall};
+use super::error::{RecordError, RecordResult};
+use crate::message::{Role, ToolCall};
 use crate::request::Request;
 
 use super::fingerprint;
-use super::persist::{PENDING_RUN_VERSION, PendingRun};
+use super::pending::{PENDING_RUN_VERSION, PendingRun};
 
 /// The longest a value is shown in an error before it is cut.
 const SHOWN: usize = 120;
@@ -22,12 +22,12 @@ pub(crate) fn show(value: &(impl Serialize + ?Sized)) -> String {
     }
 }
 
-fn fail<T>(message: String) -> Result<T> {
-    Err(Error::Persist(message))
+fn fail<T>(message: String) -> RecordResult<T> {
+    Err(RecordError::Invalid(message))
 }
 
 /// The index of the halted turn's assistant message (the last assistant message).
-fn halted_turn(run: &PendingRun) -> Result<usize> {
+fn halted_turn(run: &PendingRun) -> RecordResult<usize> {
     let Some(at) = run.messages.iter().rposition(|m| m.role == Role::Assistant) else {
         return fail("`messages` has no assistant turn to resume".to_owned());
     };
@@ -40,7 +40,7 @@ fn halted_turn(run: &PendingRun) -> Result<usize> {
 }
 
 /// The halted call as the model made it (the transcript's tool call).
-pub(crate) fn halted_call(run: &PendingRun) -> Result<&ToolCall> {
+pub(crate) fn halted_call(run: &PendingRun) -> RecordResult<&ToolCall> {
     let at = halted_turn(run)?;
     let calls = &run.messages[at].tool_calls;
     let index = run.halted.call_index;
@@ -56,7 +56,7 @@ pub(crate) fn halted_call(run: &PendingRun) -> Result<&ToolCall> {
 }
 
 /// Checks `run` against itself; returns the index of the halted turn's assistant message.
-pub(crate) fn check(run: &PendingRun) -> Result<usize> {
+pub(crate) fn check(run: &PendingRun) -> RecordResult<usize> {
     if run.version != PENDING_RUN_VERSION {
         return fail(format!(
             "`version` is {} but this release reads version {PENDING_RUN_VERSION}",
@@ -91,7 +91,7 @@ pub(crate) fn check(run: &PendingRun) -> Result<usize> {
 /// Every assistant turn's tool calls have exactly one result each (the halted turn: the calls
 /// up to the halted one, in order), no result names an unknown call, nothing follows the
 /// halted call's result. Returns the tool name of each result, in transcript order.
-fn check_transcript(run: &PendingRun, at: usize) -> Result<Vec<&str>> {
+fn check_transcript(run: &PendingRun, at: usize) -> RecordResult<Vec<&str>> {
     let messages = &run.messages;
     let mut names = Vec::new();
     let mut i = 0;
@@ -185,7 +185,7 @@ fn check_transcript(run: &PendingRun, at: usize) -> Result<Vec<&str>> {
 
 /// The tool-call records are the last results of the transcript, in order, with the names
 /// of the calls they answer.
-fn check_records(run: &PendingRun, answered: &[&str]) -> Result<()> {
+fn check_records(run: &PendingRun, answered: &[&str]) -> RecordResult<()> {
     let records = &run.tool_calls;
     if records.is_empty() {
         return fail("`toolCalls` is empty but the halted call needs its record".to_owned());
@@ -213,7 +213,7 @@ fn check_records(run: &PendingRun, answered: &[&str]) -> Result<()> {
 
 /// The halted call: its placeholder result, its own request, its fingerprint, the deferred
 /// later calls.
-fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> Result<()> {
+fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()> {
     let index = run.halted.call_index;
     let calls = &run.messages[at].tool_calls;
     let later = calls.len() - index - 1;
@@ -275,7 +275,7 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> Result<()> {
 }
 
 /// `pending` is the halted call's own request, field by field.
-fn same_request(pending: &Request, own: &Request, k: usize) -> Result<()> {
+fn same_request(pending: &Request, own: &Request, k: usize) -> RecordResult<()> {
     let fields: [(&str, serde_json::Value, serde_json::Value); 6] = [
         ("id", json(&pending.id), json(&own.id)),
         ("kind", json(&pending.kind), json(&own.kind)),

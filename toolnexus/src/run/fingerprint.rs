@@ -6,6 +6,9 @@
 //! at every level, no whitespace, strings and numbers as `serde_json` writes them. The two
 //! argument values differ only when a `before_tool` hook rewrote the arguments (or the model
 //! sent them as a JSON string); both are bound, so neither copy in a record can be changed.
+//!
+//! Also the idempotency key of a call ([`idempotency_key`]), the same in every process that
+//! runs it, and the lowercase hex both are written in.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -22,6 +25,23 @@ pub(crate) fn of(tool: &str, arguments: &Value, args: &Value) -> String {
     string(tool, &mut bytes);
     bytes.push(b'}');
     hex(&Sha256::digest(&bytes))
+}
+
+/// The key of one tool call of one run: SHA-256 (lowercase hex) of
+/// `toolnexus-idempotency-v1 NUL run_id NUL turn NUL call_id` (see
+/// [`Context::idempotency_key`](crate::Context::idempotency_key)).
+pub(crate) fn idempotency_key(run_id: &str, turn: u32, call_id: &str) -> String {
+    let mut hash = Sha256::new();
+    for part in [
+        "toolnexus-idempotency-v1",
+        run_id,
+        &turn.to_string(),
+        call_id,
+    ] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hex(&hash.finalize())
 }
 
 /// Lowercase hex of `bytes`.
@@ -75,7 +95,9 @@ fn string(s: &str, out: &mut Vec<u8>) {
 mod tests {
     use serde_json::json;
 
-    use super::of;
+    use sha2::{Digest, Sha256};
+
+    use super::{hex, idempotency_key, of};
 
     #[test]
     fn key_order_and_whitespace_do_not_change_the_fingerprint() {
@@ -103,6 +125,26 @@ mod tests {
         assert_eq!(
             of("t", &json!({"a": 1}), &json!({"a": 1})),
             "75ae5fad9bfa8daadd34ca59bd3651559a175e29cafaf6b57705c08948aa242a"
+        );
+    }
+
+    #[test]
+    fn the_key_is_sha256_of_the_nul_separated_parts() {
+        // printf 'toolnexus-idempotency-v1\0run-1\0002\0call_0\0' | sha256sum
+        let expected = {
+            let mut h = Sha256::new();
+            h.update(b"toolnexus-idempotency-v1\x00run-1\x002\x00call_0\x00");
+            hex(&h.finalize())
+        };
+        assert_eq!(idempotency_key("run-1", 2, "call_0"), expected);
+        assert_eq!(expected.len(), 64);
+        assert_ne!(idempotency_key("run-1", 3, "call_0"), expected);
+        assert_ne!(idempotency_key("run-2", 2, "call_0"), expected);
+        assert_ne!(idempotency_key("run-1", 2, "call_1"), expected);
+        // the separator keeps parts from running into each other
+        assert_ne!(
+            idempotency_key("run-1", 2, "0call"),
+            idempotency_key("run-12", 0, "call")
         );
     }
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::model::{Message, Usage};
+use super::error::{RecordError, RecordResult};
+use crate::message::{Message, Usage};
 use crate::request::Request;
 use crate::result::ToolResult;
 
@@ -66,7 +66,7 @@ pub(crate) struct Deferred {
 /// the halted call (and each later call of its turn that suspended too) still matches the
 /// [fingerprint](PendingRun::fingerprint) taken when its request was made, versions and
 /// indices are in range. Any disagreement is an
-/// [`Error::Persist`] naming the field and both values, and nothing runs.
+/// [`RecordError::Invalid`] naming the field and both values, and nothing runs.
 ///
 /// These checks catch a corrupted or carelessly edited record. They cannot stop someone who
 /// edits a record *consistently* (the fingerprint is a plain hash): a record that leaves the
@@ -194,11 +194,11 @@ impl PendingRun {
     ///
     /// # Errors
     ///
-    /// [`Error::Persist`] when the text is not a record, is a record of another version (a
+    /// [`RecordError::Invalid`] when the text is not a record, is a record of another version (a
     /// version-1 record: see [`PendingRun::migrate_v1`]), is a sealed record (read it with
     /// [`PendingRun::open`]), or disagrees with itself; the message names the field and both
     /// values.
-    pub fn from_json(json: &str) -> Result<Self> {
+    pub fn from_json(json: &str) -> RecordResult<Self> {
         // the usual record straight into the type; any other text again below, for its error
         if let Some(record) = read_direct(json) {
             record.check()?;
@@ -206,37 +206,37 @@ impl PendingRun {
         }
         let value = read_value(json)?;
         if value.get("mac").is_some() && value.get("record").is_some() {
-            return Err(Error::Persist(
+            return Err(RecordError::Invalid(
                 "this record is sealed: read it with `PendingRun::open` and the key set".to_owned(),
             ));
         }
         match value.get("version").map(Value::as_u64) {
             Some(Some(v)) if v == u64::from(PENDING_RUN_VERSION) => {}
             Some(Some(1)) => {
-                return Err(Error::Persist(
+                return Err(RecordError::Invalid(
                     "record version 1 was written by an earlier release and carries no fingerprint of its halted call, so it cannot be checked: if it comes from a store you trust, read it with `PendingRun::migrate_v1`; otherwise start the run again".to_owned(),
                 ));
             }
             Some(Some(v)) => {
-                return Err(Error::Persist(format!(
+                return Err(RecordError::Invalid(format!(
                     "record version {v} is not supported: this release reads version {PENDING_RUN_VERSION}"
                 )));
             }
             Some(None) => {
-                return Err(Error::Persist(format!(
+                return Err(RecordError::Invalid(format!(
                     "`version` is {}, not a number",
                     super::verify::show(&value["version"])
                 )));
             }
             None => {
-                return Err(Error::Persist(
+                return Err(RecordError::Invalid(
                     "the record has no `version`: it was not written by `PendingRun::to_json`"
                         .to_owned(),
                 ));
             }
         }
         let record: Self = serde_path_to_error::deserialize(value).map_err(|e| {
-            Error::Persist(format!(
+            RecordError::Invalid(format!(
                 "not a pending-run record: at `{}`: {}",
                 e.path(),
                 e.inner()
@@ -257,8 +257,8 @@ impl PendingRun {
     ///
     /// # Errors
     ///
-    /// [`Error::Persist`] when the text is not a version-1 record or disagrees with itself.
-    pub fn migrate_v1(json: &str) -> Result<Self> {
+    /// [`RecordError::Invalid`] when the text is not a version-1 record or disagrees with itself.
+    pub fn migrate_v1(json: &str) -> RecordResult<Self> {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct HaltedV1 {
@@ -279,14 +279,14 @@ impl PendingRun {
             halted: HaltedV1,
         }
         let old: RecordV1 = serde_path_to_error::deserialize(read_value(json)?).map_err(|e| {
-            Error::Persist(format!(
+            RecordError::Invalid(format!(
                 "not a version-1 pending-run record: at `{}`: {}",
                 e.path(),
                 e.inner()
             ))
         })?;
         if old.version != 1 {
-            return Err(Error::Persist(format!(
+            return Err(RecordError::Invalid(format!(
                 "`version` is {}, not 1: `migrate_v1` reads version-1 records only",
                 old.version
             )));
@@ -294,7 +294,7 @@ impl PendingRun {
         let last = old.tool_calls.len().checked_sub(1);
         let recorded = last.map(|i| &old.tool_calls[i].args);
         if recorded != Some(&old.halted.args) {
-            return Err(Error::Persist(format!(
+            return Err(RecordError::Invalid(format!(
                 "`halted.args` is {} but the halted call's record (`toolCalls[{}].args`) is {}",
                 super::verify::show(&old.halted.args),
                 last.unwrap_or_default(),
@@ -325,7 +325,7 @@ impl PendingRun {
 
     /// Checks the record against itself; returns the index of the halted turn's assistant
     /// message.
-    pub(crate) fn check(&self) -> Result<usize> {
+    pub(crate) fn check(&self) -> RecordResult<usize> {
         super::verify::check(self)
     }
 
@@ -383,11 +383,11 @@ pub(crate) fn depth(value: &Value) -> usize {
 
 /// Refuses JSON text nested deeper than a record holds (plus `envelope` levels around it),
 /// scanning the text once, without recursion, before anything parses it.
-pub(crate) fn check_depth(json: &str, envelope: usize) -> Result<()> {
+pub(crate) fn check_depth(json: &str, envelope: usize) -> RecordResult<()> {
     let limit = MAX_JSON_DEPTH + RECORD_LEVELS + envelope;
     match deeper_than(json, limit) {
         None => Ok(()),
-        Some(at) => Err(Error::Persist(format!(
+        Some(at) => Err(RecordError::Invalid(format!(
             "the record nests more than {limit} levels deep (at byte {at}): a record holds values nested at most {MAX_JSON_DEPTH} levels, the deepest the loop accepts"
         ))),
     }
@@ -439,14 +439,14 @@ fn read_direct(json: &str) -> Option<PendingRun> {
 
 /// Parses `json` into a value: its depth is checked first, so the parser's own recursion
 /// limit (which would refuse records the loop made) is lifted safely.
-fn read_value(json: &str) -> Result<Value> {
+fn read_value(json: &str) -> RecordResult<Value> {
     check_depth(json, 0)?;
-    parse_checked(json).map_err(|e| Error::Persist(format!("not a pending-run record: {e}")))
+    parse_checked(json).map_err(|e| RecordError::Invalid(format!("not a pending-run record: {e}")))
 }
 
 /// Refuses a record that holds a value nested deeper than [`MAX_JSON_DEPTH`] (it could be
 /// written but not read back).
-fn check_holds(record: PendingRun) -> Result<PendingRun> {
+fn check_holds(record: PendingRun) -> RecordResult<PendingRun> {
     if check_depth(&record.to_json(), 0).is_ok() {
         // a record that would be refused on load is refused now, while the run is at hand
         record.check()?;
@@ -464,7 +464,7 @@ fn check_holds(record: PendingRun) -> Result<PendingRun> {
         .chain(metadata.map(|m| depth(&m).saturating_sub(1)))
         .max()
         .unwrap_or_default();
-    Err(Error::Persist(format!(
+    Err(RecordError::Invalid(format!(
         "the run holds a value nested {deepest} levels deep, and a record holds values nested at most {MAX_JSON_DEPTH} levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
     )))
 }
@@ -472,23 +472,23 @@ fn check_holds(record: PendingRun) -> Result<PendingRun> {
 const NO_RESUME_STATE: &str = "this result carries no resume state (was it read back from JSON?): persist a `PendingRun` made from the result the client returned";
 
 impl TryFrom<&RunResult> for PendingRun {
-    type Error = Error;
+    type Error = RecordError;
 
     /// The durable record of a pending run.
     ///
     /// # Errors
     ///
-    /// [`Error::NotPending`] when the run is not pending; [`Error::Persist`] when the result was
+    /// [`RecordError::NotPending`] when the run is not pending; [`RecordError::Invalid`] when the result was
     /// read back from JSON (which does not carry the resume state: persist the `PendingRun`),
     /// or when it holds a value nested deeper than [`MAX_JSON_DEPTH`], or does not pass the
     /// checks of [`PendingRun::from_json`] (say, a run continued from a `history` whose tool
     /// calls lack results): a record that could be written but not read back.
-    fn try_from(run: &RunResult) -> Result<Self> {
+    fn try_from(run: &RunResult) -> RecordResult<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending { status: run.status });
+            return Err(RecordError::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (&run.pending, &run.halted) else {
-            return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
+            return Err(RecordError::Invalid(NO_RESUME_STATE.to_owned()));
         };
         check_holds(Self {
             version: PENDING_RUN_VERSION,
@@ -505,19 +505,19 @@ impl TryFrom<&RunResult> for PendingRun {
 }
 
 impl TryFrom<RunResult> for PendingRun {
-    type Error = Error;
+    type Error = RecordError;
 
     /// As the `&RunResult` conversion, without cloning.
     ///
     /// # Errors
     ///
     /// As the `&RunResult` conversion.
-    fn try_from(run: RunResult) -> Result<Self> {
+    fn try_from(run: RunResult) -> RecordResult<Self> {
         if run.status != RunStatus::Pending {
-            return Err(Error::NotPending { status: run.status });
+            return Err(RecordError::NotPending { status: run.status });
         }
         let (Some(pending), Some(halted)) = (run.pending, run.halted) else {
-            return Err(Error::Persist(NO_RESUME_STATE.to_owned()));
+            return Err(RecordError::Invalid(NO_RESUME_STATE.to_owned()));
         };
         check_holds(Self {
             version: PENDING_RUN_VERSION,
