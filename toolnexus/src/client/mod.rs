@@ -263,7 +263,7 @@ impl Client {
     }
 
     /// Goes on with a run from its checkpoint: the [`RunResult`] an error carried
-    /// ([`Error::halted_run`], status incomplete), as it was or read back from its JSON.
+    /// ([`Error::halted_run`](crate::Error::halted_run), status incomplete), as it was or read back from its JSON.
     ///
     /// The loop goes on with the next model call, with the checkpoint's transcript (no user
     /// turn is added; the run keeps its id and model id, `max_turns` counts from the run's
@@ -311,7 +311,7 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error::Persist`] naming what is wrong when `run` is not a checkpoint: not incomplete
+    /// [`Error::Persist`](crate::Error::Persist) naming what is wrong when `run` is not a checkpoint: not incomplete
     /// (a pending run resumes with its answer, [`Client::resume`]), a pending request, a tool
     /// call without exactly one result, or a transcript that ends with the model's answer.
     /// Nothing runs then. Otherwise as [`Client::run`].
