@@ -16,8 +16,8 @@ use super::{
 use crate::inbox::fields::{self, Invalid, Shape};
 use crate::inbox::{Access, Target, unix_secs};
 use crate::request::{Answer, DeclineReason, Request};
-use crate::store::RunEvent;
 use crate::run::RunStatus;
+use crate::store::RunEvent;
 
 pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, _) = req.into_parts();
