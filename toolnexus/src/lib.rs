@@ -145,6 +145,7 @@ pub mod testing;
 pub mod tool;
 pub mod toolkit;
 mod util;
+pub mod worker;
 
 #[doc = include_str!("../docs/contract.md")]
 pub mod contract {}

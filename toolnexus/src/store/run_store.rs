@@ -106,6 +106,14 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// [`StoreError::Backend`] when the database fails.
     fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>>;
 
+    /// How many runs wait for a worker now: answered, expired, or claimed with a lapsed lease
+    /// (a worker's queue depth).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the database fails.
+    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>>;
+
     /// Waits until a run may need a worker (an answer was submitted, a run parked or was
     /// released) or `timeout` passes. A wake-up is a hint, never a promise: a worker then
     /// calls [`claim_next`](RunStore::claim_next).

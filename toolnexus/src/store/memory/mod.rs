@@ -438,6 +438,23 @@ impl RunStore for MemoryStore {
         Box::pin(async move { Ok(self.next_due_now()) })
     }
 
+    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
+        Box::pin(async move {
+            let now = now_ms();
+            let rows = self.rows();
+            let n = rows
+                .by_id
+                .values()
+                .filter(|r| match r.state.as_str() {
+                    "answered" | "expired" => true,
+                    "claimed" => r.lease_until.is_some_and(|until| until <= now),
+                    _ => false,
+                })
+                .count();
+            Ok(u64::try_from(n).unwrap_or(u64::MAX))
+        })
+    }
+
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.shared.work.wait(timeout))
     }

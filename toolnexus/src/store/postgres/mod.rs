@@ -352,6 +352,27 @@ impl RunStore for PostgresStore {
         Box::pin(self.next_due_now())
     }
 
+    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached(
+                    "SELECT (SELECT count(*) FROM runs WHERE state = 'answered')
+                          + (SELECT count(*) FROM runs WHERE state = 'expired')
+                          + (SELECT count(*) FROM runs
+                                 WHERE state = 'claimed' AND lease_until <= $1)",
+                )
+                .await
+                .map_err(|e| pg(&e))?;
+            let n: i64 = client
+                .query_one(&stmt, &[&now_ms()])
+                .await
+                .map_err(|e| pg(&e))?
+                .get(0);
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.wait_for_work_now(timeout))
     }

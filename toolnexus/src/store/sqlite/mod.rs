@@ -388,6 +388,20 @@ impl RunStore for SqliteStore {
         Box::pin(self.next_due_now())
     }
 
+    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
+        Box::pin(self.call(|conn| {
+            conn.prepare_cached(
+                // three searches of three partial indexes
+                "SELECT (SELECT count(*) FROM runs WHERE state = 'answered')
+                      + (SELECT count(*) FROM runs WHERE state = 'expired')
+                      + (SELECT count(*) FROM runs WHERE state = 'claimed' AND lease_until <= ?1)",
+            )
+            .and_then(|mut stmt| stmt.query_row([now_ms()], |r| r.get::<_, i64>(0)))
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(backend)
+        }))
+    }
+
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.shared.work.wait(timeout))
     }

@@ -1,0 +1,101 @@
+//! The `Worker` on every store (memory, SQLite, PostgreSQL when `TOOLNEXUS_PG_URL` is set):
+//! resuming recorded answers, expiring requests on time, taking over lapsed runs, renewing
+//! leases, holding at most N runs, shutting down gracefully, backing off when the store fails.
+
+mod behaviour;
+mod failing;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use toolnexus::store::{MemoryStore, RunStore, SqliteStore};
+use toolnexus::worker::{Worker, WorkerStats};
+use toolnexus::{CancellationToken, Client, Toolkit};
+
+/// A store under test and what keeps it alive (a temporary file, a schema).
+pub(crate) struct Backend {
+    pub(crate) name: &'static str,
+    pub(crate) store: Arc<dyn RunStore>,
+    _guard: Option<Box<dyn std::any::Any + Send>>,
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every store available here, fresh and empty, with this lease.
+pub(crate) async fn stores(test: &str, lease: Duration) -> Vec<Backend> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "toolnexus-worker-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sqlite = SqliteStore::open(dir.join("runs.db"))
+        .await
+        .unwrap()
+        .with_lease(lease);
+    let mut all = vec![
+        Backend {
+            name: "memory",
+            store: Arc::new(MemoryStore::new().with_lease(lease)),
+            _guard: None,
+        },
+        Backend {
+            name: "sqlite",
+            store: Arc::new(sqlite),
+            _guard: Some(Box::new(TempDir(dir))),
+        },
+    ];
+    if let Some(url) = toolnexus_tests::pg::url(test) {
+        let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "worker").await;
+        all.push(Backend {
+            name: "postgres",
+            store: Arc::new(store.with_lease(lease)),
+            _guard: Some(Box::new(guard)),
+        });
+    }
+    all
+}
+
+/// A worker running on a task until [`Running::stop`].
+pub(crate) struct Running {
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<WorkerStats>,
+}
+
+impl Running {
+    /// Stops the worker (graceful shutdown) and returns its stats.
+    pub(crate) async fn stop(self) -> WorkerStats {
+        self.stop.cancel();
+        tokio::time::timeout(Duration::from_secs(30), self.task)
+            .await
+            .expect("the worker stops")
+            .expect("the worker does not panic")
+    }
+}
+
+/// Starts `worker` on a task.
+pub(crate) fn start(worker: Worker) -> Running {
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let stop = stop.clone();
+        async move { worker.run(stop.cancelled_owned()).await }
+    });
+    Running { stop, task }
+}
+
+/// A worker over `store` with `client` and `toolkit`, named `name`, polling every 200 ms.
+pub(crate) fn worker(store: &Backend, client: Client, toolkit: Toolkit, name: &str) -> Worker {
+    Worker::builder(Arc::clone(&store.store), client, toolkit)
+        .name(name)
+        .poll(Duration::from_millis(200))
+        .build()
+}

@@ -1,0 +1,112 @@
+//! One claimed run: resumed with the worker's client, its lease renewed while it runs, handed
+//! back when shutdown's grace runs out.
+
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::OwnedSemaphorePermit;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::Worker;
+use super::stats::bump;
+use crate::error::Error;
+use crate::store::{Claim, RunStore, StoreError};
+
+/// Renews a claim's lease a third of the lease before it runs out, until the claim is lost.
+async fn keep_lease(store: &dyn RunStore, mut claim: Claim) {
+    loop {
+        let left = claim
+            .lease
+            .until
+            .duration_since(SystemTime::now())
+            .unwrap_or_default();
+        tokio::time::sleep((left / 3).max(Duration::from_millis(10))).await;
+        match store.renew(&mut claim).await {
+            Ok(()) => {}
+            Err(StoreError::LeaseLost { .. }) => return,
+            Err(e) => {
+                // try again sooner; the lease may still hold
+                tracing::warn!(error = %e, "worker: cannot renew a lease");
+                if claim.lease.until <= SystemTime::now() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Whether a resume's error says another worker has the run now.
+fn lost(e: &Error) -> bool {
+    match e {
+        Error::Store(StoreError::LeaseLost { .. }) => true,
+        Error::Interrupted { error, .. } => lost(error),
+        _ => false,
+    }
+}
+
+impl Worker {
+    /// Resumes `claim` to its outcome (or until `stop`), counting what happened.
+    pub(super) async fn drive(
+        self,
+        claim: Claim,
+        permit: OwnedSemaphorePermit,
+        stop: CancellationToken,
+    ) {
+        let inner = &*self.inner;
+        let stats = &inner.stats;
+        bump(&stats.claimed);
+        if claim.taken_over {
+            bump(&stats.taken_over);
+        }
+        if let Some(at) = claim.answered_at {
+            stats.latency(SystemTime::now().duration_since(at).unwrap_or_default());
+        }
+        stats
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let span = tracing::info_span!(
+            "toolnexus.worker.run",
+            run_id = %claim.run_id,
+            worker = %inner.config.name,
+            taken_over = claim.taken_over,
+            attempt = claim.token,
+        );
+        async {
+            let store = inner.store.as_ref();
+            let resume = inner.client.resume_claim(store, &claim, &inner.toolkit);
+            tokio::select! {
+                result = resume => match result {
+                    Ok(result) => {
+                        bump(&stats.finished);
+                        tracing::info!(status = result.status.as_str(), "worker: run resumed");
+                    }
+                    Err(e) if lost(&e) => {
+                        bump(&stats.lost);
+                        tracing::info!("worker: another worker took the run over");
+                    }
+                    Err(e) => {
+                        bump(&stats.failed);
+                        tracing::warn!(error = %e, "worker: the run failed; it is retried once its lease runs out");
+                    }
+                },
+                () = keep_lease(store, claim.clone()) => {
+                    bump(&stats.lost);
+                    tracing::info!("worker: lease lost; the run is another worker's");
+                }
+                () = stop.cancelled() => match store.release(&claim).await {
+                    Ok(()) => {
+                        bump(&stats.released);
+                        tracing::info!("worker: run released at shutdown");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "worker: cannot release a run"),
+                },
+            }
+        }
+        .instrument(span)
+        .await;
+        stats
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        drop(permit);
+    }
+}
