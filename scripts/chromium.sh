@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Headless Chromium and its WebDriver for the inbox browser tests (tests/tests/inbox_browser.rs).
+# Headless Chromium and its WebDriver for the inbox browser tests (tests/tests/inbox/browser.rs).
 #
 #   scripts/chromium.sh     # installs Debian's `chromium` + `chromium-driver` when absent
 #

@@ -1,4 +1,4 @@
-"""An MCP client on the official MCP Python SDK, driven by the Rust tests (tests/tests/mcp_python.rs).
+"""An MCP client on the official MCP Python SDK, driven by the Rust tests (tests/tests/mcp/python.rs).
 
 usage: client.py '<spec JSON>'
 

@@ -1,5 +1,5 @@
 """An MCP server on the official MCP Python SDK whose tools elicit, consumed by a toolnexus
-Toolkit in the Rust tests (tests/tests/mcp_python.rs).
+Toolkit in the Rust tests (tests/tests/mcp/python.rs).
 
 usage: server.py stdio | server.py http <port>
 

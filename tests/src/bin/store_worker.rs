@@ -1,4 +1,4 @@
-//! A worker process of the multi-worker PostgreSQL test (`tests/store_workers.rs`): answers
+//! A worker process of the multi-worker PostgreSQL test (`tests/tests/store/workers.rs`): answers
 //! parked runs, resumes them and records their outcome, taking over runs whose worker died,
 //! until every run of the schema is finished.
 //!

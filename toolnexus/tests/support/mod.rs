@@ -1,4 +1,5 @@
-//! What several test binaries of this crate share (each includes it with `mod support;`).
+//! What several test binaries of this crate share (each includes it with
+//! `#[path = "../support/mod.rs"] mod support;`).
 
 use serde_json::{Map, Value};
 use toolnexus::{BoxFuture, Context, Tool, ToolResult};

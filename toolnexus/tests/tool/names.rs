@@ -1,13 +1,12 @@
 //! Tool names: `[A-Za-z0-9_-]`, 1 to 64 characters, checked at construction (never renamed),
 //! and `sanitize`.
 
-mod support;
-
 use serde_json::json;
-use support::RawTool;
 use toolnexus::{
     Error, FnTool, Tool, Toolkit, tool::MAX_TOOL_NAME_LEN, tool::sanitize, tool::validate_tool_name,
 };
+
+use crate::support::RawTool;
 
 fn fn_tool(name: &str) -> Result<FnTool, Error> {
     FnTool::builder(name)

@@ -195,7 +195,7 @@ async fn four_workers_one_killed_every_run_ends_once() {
         .filter(|l| l.starts_with("finished "))
         .count();
     println!(
-        "store_workers: {RUNS} runs, {WORKERS} workers, worker-0 killed inside its claim #{KILL_AT_CLAIM} \
+        "store::workers: {RUNS} runs, {WORKERS} workers, worker-0 killed inside its claim #{KILL_AT_CLAIM} \
          ({killed_at} side effects in, {by_victim} runs finished by it); {} runs taken over ({} from a checkpoint); {} side effects ran twice (the \
          crash window); {lost} stale finishes refused; {:.1?} in all ({:.0} runs/s)",
         taken_over.len(),

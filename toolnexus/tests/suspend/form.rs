@@ -168,7 +168,7 @@ mod runtime {
 }
 
 #[derive(Form, serde::Deserialize)]
-#[form(crate = crate::runtime)]
+#[form(crate = crate::form::runtime)]
 #[allow(dead_code)] // only its schema is used
 struct Routed {
     city: String,

@@ -11,7 +11,7 @@ use toolnexus_tests::store_conformance::{Agent, Subject};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
-        let url = url("store_postgres")?;
+        let url = url("store::postgres")?;
         let schema = fresh_schema("conf");
         let mut handles: Vec<Arc<dyn RunStore>> = Vec::new();
         for _ in 0..3 {

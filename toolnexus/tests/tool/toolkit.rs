@@ -1,16 +1,15 @@
 //! `Toolkit`: construction, lookup, and every edge of `execute`.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::RawTool;
 use toolnexus::{
     CancellationToken, Context, Error, FnTool, Request, SharedTool, ToolResult, Toolkit, pending_of,
 };
+
+use crate::support::RawTool;
 
 /// A tool that echoes its arguments as compact JSON.
 fn echo(name: &str) -> FnTool {

@@ -1,12 +1,11 @@
 //! Provider tool schemas (contract section 5): exact bytes, tool order, empty toolkits, and
 //! what every schema handed to an adapter looks like.
 
-mod support;
-
 use serde_json::{Value, json};
-use support::RawTool;
 use toolnexus::adapters::{self, spec_of};
 use toolnexus::{FnTool, Tool, Toolkit, model::ToolSpec};
+
+use crate::support::RawTool;
 
 fn tool(name: &str, description: &str, schema: Value) -> FnTool {
     FnTool::builder(name)

@@ -1,0 +1,10 @@
+//! MCP (CONTRACT section 8; the `mcp` feature), one module per direction: a toolkit served
+//! over MCP to rmcp's own client (`serve`), MCP servers consumed through a toolkit (`consume`),
+//! and both against peers written with the official MCP Python SDK (`python`).
+//!
+//! The `python` tests need the venv of `scripts/python-env.sh`: without it they print a notice
+//! and pass, except under `CI=true`, where they fail.
+
+mod consume;
+mod python;
+mod serve;

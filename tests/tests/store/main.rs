@@ -1,0 +1,14 @@
+//! The run stores, one module per subject: the run-store conformance suite against
+//! `MemoryStore` (`memory`), `SqliteStore` (`sqlite`) and `PostgresStore` on a real server
+//! (`postgres`), 1,000 runs resumed by 4 worker processes on one PostgreSQL schema
+//! (`workers`), and `Client` with a run store (`client`).
+//!
+//! The `postgres` and `workers` tests need `TOOLNEXUS_PG_URL` (`scripts/postgres.sh`): without
+//! it they print a notice and pass, except under `CI=true`, where they fail.
+//! `cargo test -p toolnexus-tests --test store -- postgres:: workers::` runs only them.
+
+mod client;
+mod memory;
+mod postgres;
+mod sqlite;
+mod workers;
