@@ -1,10 +1,13 @@
 //! [`Suspension`]: a parked [`Request`] as a value a tool can return, including as an `Err`;
-//! [`SuspendError`]: why a request could not be parked; and the trust boundary check.
+//! [`SuspendError`]: why a request could not be parked; the trust boundary check; and the loop
+//! rule for an answer (`resolve`), which the agent loop and the MCP server both follow.
 
 use std::fmt;
+use std::future::Future;
+use std::time::SystemTime;
 
 use crate::boundary::BoundaryError;
-use crate::request::{AnswerDataError, DeclineReason, Request};
+use crate::request::{Answer, AnswerDataError, DeclineReason, Request};
 use crate::result::IntoToolResult;
 use crate::result::ToolResult;
 
@@ -245,5 +248,26 @@ impl Request {
     /// ```
     pub fn check_trust_boundary(&self) -> Result<(), BoundaryError> {
         crate::boundary::check_request(self)
+    }
+}
+
+/// The loop rule for one answered suspension ([contract section 3](crate::contract)): an
+/// answer with `ok: false`, or one arriving after the request's `expiresAt`, reads as
+/// `declined/expired: <prompt>` and runs nothing; otherwise `retry` runs the same tool once
+/// more with the answer in its context, and a second suspension reads as
+/// `unresolved: <prompt>`. The agent loop and the MCP server both resolve answers here.
+pub(crate) async fn resolve<F, Fut>(request: &Request, answer: Answer, retry: F) -> ToolResult
+where
+    F: FnOnce(Answer) -> Fut,
+    Fut: Future<Output = ToolResult>,
+{
+    if !answer.ok || request.is_expired_at(SystemTime::now()) {
+        return ToolResult::error(format!("declined/expired: {}", request.prompt));
+    }
+    let retried = retry(answer).await;
+    if retried.is_pending() {
+        ToolResult::error(format!("unresolved: {}", request.prompt))
+    } else {
+        retried
     }
 }

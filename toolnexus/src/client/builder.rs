@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::model::{Model, ModelRequest, ModelTurn, ToolCall};
 use crate::request::Request;
 use crate::result::ToolResult;
+use crate::store::RunStore;
 
 /// Builds a [`Client`]; see [`Client::builder`].
 #[must_use = "a builder does nothing until `build` is called"]
@@ -45,7 +46,7 @@ pub(super) struct Config {
     pub(super) tool_timeout: Option<Duration>,
     pub(super) cancel: Option<CancellationToken>,
     /// Where halted runs park themselves ([`ClientBuilder::store`]).
-    pub(super) store: Option<Arc<dyn crate::store::RunStore>>,
+    pub(super) store: Option<Arc<dyn RunStore>>,
     /// Where a claimed run's checkpoints go while [`Client::resume_claim`] resumes it.
     pub(super) checkpoints: Option<super::store::Checkpoints>,
 }
@@ -261,6 +262,55 @@ impl ClientBuilder {
     /// see it through [`Context::cancellation`](crate::context::Context::cancellation).
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.config.cancel = Some(token);
+        self
+    }
+
+    /// Parks every run that halts in a [`RunStore`]: [`Client::run`],
+    /// [`Client::run_with_history`] and [`Client::stream`] park a pending result (and the run
+    /// an [`Error::WaitFor`] carries) before returning it, so the host only shows
+    /// `result.pending` to a human and later hands the answer to [`Client::answer`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolnexus::store::{MemoryStore, RunState, RunStore};
+    /// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ask = FnTool::builder("ask").description("Asks.")
+    ///     .handler(|_, ctx| async move {
+    ///         match ctx.answer_data::<String>() {
+    ///             Ok(Some(name)) => ToolResult::success(format!("hello {name}")),
+    ///             _ => ToolResult::suspended(Request::input("Your name?")),
+    ///         }
+    ///     })
+    ///     .build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    /// let store = Arc::new(MemoryStore::new());
+    /// let script = [Reply::tool_call("ask", serde_json::json!({})), Reply::text("done")];
+    /// let client = Client::builder(ScriptedModel::new(script))
+    ///     .model_name("m")
+    ///     .store(store.clone())
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let halted = client.run("greet me", &toolkit).await.unwrap();
+    /// let request = halted.pending.unwrap();
+    /// let parked = store.get_by_request(&request.id).await.unwrap().unwrap();
+    /// assert_eq!(parked.info.state, RunState::Parked);
+    ///
+    /// // the human answers, maybe in another process: one call claims, resumes and records
+    /// let done = client.answer(store.as_ref(), request.accept("Ada"), &toolkit).await.unwrap();
+    /// assert_eq!(done.text, "done");
+    /// let stored = store.get(&parked.info.run_id).await.unwrap().unwrap();
+    /// assert_eq!(stored.info.state, RunState::Finished);
+    ///
+    /// // the same answer twice resumes nothing
+    /// let again = client.answer(store.as_ref(), request.accept("Ada"), &toolkit).await;
+    /// assert!(matches!(again, Err(toolnexus::Error::Store(_))));
+    /// # });
+    /// ```
+    pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.config.store = Some(store);
         self
     }
 

@@ -6,14 +6,12 @@
 //! (`wait`), halting a run on a suspension (`halt`) and resuming it (`resume`).
 
 mod builder;
-mod conversation;
 mod event;
-mod halt;
 mod hooks;
 mod inproc;
-mod resume;
 mod run;
 mod scripted;
+mod state;
 mod store;
 mod trace;
 mod wait;
@@ -21,12 +19,14 @@ mod wait;
 use std::fmt;
 use std::sync::Arc;
 
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{Message, Model};
 use crate::request::{Answer, Request};
 use crate::run::{Limit, PendingRun, RunResult, RunStatus, ToolCallRecord};
+use crate::store::{Claim, Conversation, RunStore, StoreError};
 use crate::tool::BoxFuture;
 use crate::toolkit::Toolkit;
 
@@ -38,7 +38,9 @@ pub use scripted::ScriptedModel;
 pub use wait::IntoAnswer;
 
 use builder::Config;
-use run::State;
+use run::Resume;
+use state::State;
+use store::{apply, no_conversations, settle};
 
 /// The default `max_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 10;
@@ -176,7 +178,7 @@ impl Client {
         prompt: impl Into<String>,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        let state = self.fresh_state(history, prompt.into(), toolkit);
+        let state = State::fresh(&self.inner, history, prompt.into(), toolkit);
         let run = self.drive(state, toolkit, None, false, None).await;
         if self.inner.store.is_none() {
             return run;
@@ -202,7 +204,7 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        let state = self.fresh_state(Vec::new(), prompt.into(), toolkit);
+        let state = State::fresh(&self.inner, Vec::new(), prompt.into(), toolkit);
         let run = self.drive(state, toolkit, Some(&sink), true, None).await;
         if self.inner.store.is_none() {
             return run;
@@ -334,6 +336,197 @@ impl Client {
         F: Fn(&Event) + Send + Sync,
     {
         self.resume_checkpoint_inner(run, toolkit, Some(&sink))
+            .await
+    }
+
+    /// Resumes the run whose pending request `answer` echoes: claims it in `store` (so of any
+    /// number of hosts answering the same request, exactly one resumes it), resumes it with the
+    /// answer, and records the outcome (finished, or parked again on its next request).
+    ///
+    /// The worker that claims is named `pid-<process id>`. When the resume itself fails (the
+    /// model or provider failed), the run stays claimed until its lease runs out; then any
+    /// worker's [`RunStore::take_over`] and [`Client::resume_claim`] resume it again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] with [`StoreError::NotFound`], [`StoreError::AlreadyClaimed`] or
+    /// [`StoreError::Expired`] when the answer cannot claim the run (nothing is resumed); then
+    /// as [`Client::resume`].
+    pub async fn answer(
+        &self,
+        store: &dyn RunStore,
+        answer: Answer,
+        toolkit: &Toolkit,
+    ) -> Result<RunResult> {
+        let owner = format!("pid-{}", std::process::id());
+        let claim = store.claim(&answer, &owner).await?;
+        self.resume_claim(store, &claim, toolkit).await
+    }
+
+    /// Resumes a claimed run (from [`RunStore::claim`] or [`RunStore::take_over`]) and records
+    /// the outcome in `store`.
+    ///
+    /// A claim without a checkpoint resumes its parked record with its answer
+    /// ([`Client::resume`]). While the run goes on, each time the tool results of a turn are
+    /// all in, the run's state is saved as the claim's [checkpoint](RunStore::checkpoint)
+    /// (which also renews the lease) before the next model call. A claim that took a run over
+    /// with a checkpoint goes on from it ([`Client::resume_checkpoint`]): the tools whose
+    /// results it holds do not run again. So a worker that dies re-runs, in the worker that
+    /// takes over, at most the tools of the turn it died in (the crash window).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use toolnexus::store::{MemoryStore, RunStore};
+    /// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ask = FnTool::builder("ask").description("Asks.")
+    ///     .handler(|_, ctx| async move {
+    ///         match ctx.answer_data::<String>() {
+    ///             Ok(Some(name)) => ToolResult::success(format!("hello {name}")),
+    ///             _ => ToolResult::suspended(Request::input("Your name?")),
+    ///         }
+    ///     })
+    ///     .build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    /// let store = Arc::new(MemoryStore::new().with_lease(Duration::from_millis(50)));
+    /// let script = [Reply::tool_call("ask", serde_json::json!({}))];
+    /// let client = Client::builder(ScriptedModel::new(script)).model_name("m")
+    ///     .store(store.clone()).build().unwrap();
+    /// let request = client.run("greet me", &toolkit).await.unwrap().pending.unwrap();
+    ///
+    /// // worker 1 claims the run; its model fails after the tool result was checkpointed
+    /// let claim = store.claim(&request.accept("Ada"), "worker-1").await.unwrap();
+    /// assert!(client.resume_claim(store.as_ref(), &claim, &toolkit).await.is_err());
+    ///
+    /// // its lease runs out: worker 2 goes on from the checkpoint, with the next model call
+    /// tokio::time::sleep(Duration::from_millis(80)).await;
+    /// let taken = store.take_over("worker-2").await.unwrap().unwrap();
+    /// assert!(taken.checkpoint.is_some());
+    /// let healthy = Client::builder(ScriptedModel::new([Reply::text("hi Ada")]))
+    ///     .model_name("m").build().unwrap();
+    /// let done = healthy.resume_claim(store.as_ref(), &taken, &toolkit).await.unwrap();
+    /// assert_eq!(done.text, "hi Ada");
+    /// assert_eq!(done.tool_calls[0].output, "hello Ada");
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::resume`] (or [`Client::resume_checkpoint`]); [`Error::Persist`] for a
+    /// checkpoint this client cannot go on from (nothing runs); [`Error::Store`] with
+    /// [`StoreError::LeaseLost`] (after a tool result, inside [`Error::Interrupted`]) when
+    /// another worker took the run over meanwhile: its outcome is that worker's to record.
+    pub async fn resume_claim(
+        &self,
+        store: &dyn RunStore,
+        claim: &Claim,
+        toolkit: &Toolkit,
+    ) -> Result<RunResult> {
+        let from = claim
+            .checkpoint
+            .as_ref()
+            .map(|checkpoint| crate::run::checkpoint_of_claim(&claim.run_id, checkpoint))
+            .transpose()?;
+        let (checkpoints, mut saved) = mpsc::channel(1);
+        let mut config = (*self.inner).clone();
+        config.checkpoints = Some(checkpoints);
+        let client = Self {
+            inner: Arc::new(config),
+        };
+        // the run, and beside it the writer of its checkpoints, which ends when the run (and
+        // with it the only sender) is done
+        let run = async move {
+            match from {
+                Some(run) => client.resume_checkpoint(run, toolkit).await,
+                None => {
+                    client
+                        .resume(claim.record.clone(), claim.answer.clone(), toolkit)
+                        .await
+                }
+            }
+        };
+        let writer = async {
+            while let Some((state, ack)) = saved.recv().await {
+                let _ = ack.send(store.checkpoint(claim, state).await);
+            }
+        };
+        let (result, ()) = tokio::join!(run, writer);
+        let result = result?;
+        store.finish(claim, result.clone()).await?;
+        // a conversation whose turn waited on this run takes its outcome
+        Self::settle_conversation(store, &claim.run_id).await?;
+        Ok(result)
+    }
+
+    /// Runs one turn of the conversation `conversation_id`, kept in the client's
+    /// [store](super::ClientBuilder::store): loads its transcript (a new conversation starts
+    /// empty), runs `prompt` as the next user turn, and saves the transcript the run ends with.
+    ///
+    /// A run that halts is parked as usual and the conversation is left [waiting](Waiting) on
+    /// it, its transcript as before the turn (never half a turn); [`Client::answer`] completes
+    /// the turn when the run ends. A run that fails saves nothing: the conversation stays as it
+    /// was. See [`ConversationStore`] for an example.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] with [`StoreError::Invalid`] when the client has no store, or one that
+    /// keeps no conversations; with [`StoreError::Conflict`] while the conversation waits on an
+    /// answer (nothing runs), or when another turn of it was saved meanwhile (this turn's
+    /// result is not saved); then as [`Client::run_with_history`].
+    pub async fn ask(
+        &self,
+        conversation_id: &str,
+        prompt: impl Into<String>,
+        toolkit: &Toolkit,
+    ) -> Result<RunResult> {
+        let Some(runs) = self.inner.store.as_deref() else {
+            return Err(no_conversations());
+        };
+        let conversations = runs.conversations().ok_or_else(no_conversations)?;
+        let mut conversation = match conversations.get_conversation(conversation_id).await? {
+            Some(stored) => settle(runs, conversations, stored).await?,
+            None => Conversation::new(conversation_id),
+        };
+        if let Some(waiting) = &conversation.waiting {
+            return Err(Error::Store(StoreError::Conflict(format!(
+                "conversation `{conversation_id}` waits on request `{}`: answer it (`Client::answer`) before the next turn",
+                waiting.request_id
+            ))));
+        }
+        let run = self
+            .run_with_history(conversation.messages.clone(), prompt, toolkit)
+            .await;
+        let ended = match &run {
+            Ok(result) => result,
+            // a `wait_for` that failed: the run is parked on its request like any halt
+            Err(e) => match e.halted_run() {
+                Some(halted) if halted.is_pending() => halted,
+                _ => return run,
+            },
+        };
+        apply(&mut conversation, ended);
+        conversations.put_conversation(&conversation).await?;
+        run
+    }
+
+    async fn resume_inner(
+        &self,
+        run: PendingRun,
+        answer: Answer,
+        toolkit: &Toolkit,
+        sink: Option<Sink<'_>>,
+    ) -> Result<RunResult> {
+        if answer.id != run.pending().id {
+            return Err(Error::AnswerMismatch {
+                expected: run.pending().id.clone(),
+                got: answer.id,
+                run: Box::new(run),
+            });
+        }
+        let (state, resume) = Resume::start(run, answer, toolkit)?;
+        self.drive(state, toolkit, sink, sink.is_some(), Some(resume))
             .await
     }
 

@@ -5,68 +5,32 @@
 use crate::limits::excerpt;
 use crate::toolkit::enforce_trust_boundary;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Poll;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
+use futures_util::FutureExt;
 use futures_util::future::join_all;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::builder::Config;
-use super::halt::{finish, halt};
-use super::resume::Resume;
+use super::state::{Exec, State, attach, finish, halt};
 use super::trace;
-use super::wait::{Parked, Stop};
+use super::wait::{Cancelled, Parked, Stop, fired, panicked, turn_calls};
 use super::{BeforeTool, Client, Event, Limit, Metric, RunResult, RunStatus, Sink, ToolCallRecord};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::model::{Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
+use crate::model::{Message, ModelRequest, ModelTurn, ToolCall};
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
-use crate::run::{self, MAX_JSON_DEPTH};
+use crate::run::{self, Halted, PendingRun};
+use crate::store::StoreError;
+use crate::tool::parse_arguments;
 use crate::toolkit::Toolkit;
-use crate::util::json_kind;
-
-/// The run so far: what the model is sent next, the tool calls recorded, the usage, the
-/// turns taken and the latest text.
-pub(super) struct State {
-    /// The run's id (`run-<ms>-<counter>-<random>`), kept across halts and resumes.
-    pub(super) run_id: String,
-    pub(super) request: ModelRequest,
-    pub(super) records: Vec<ToolCallRecord>,
-    pub(super) usage: Usage,
-    pub(super) turns: u32,
-    pub(super) text: String,
-    /// Whether a tool result entered the state in this call (an error then carries the
-    /// checkpoint, see `checkpoint.rs`).
-    pub(super) ran: bool,
-}
-
-impl State {
-    /// The state a run goes on from: `run`'s id, model, transcript, records, usage and turns
-    /// (a fresh run's start, a halted run's record, a checkpoint), sent with the toolkit's
-    /// tools. The one place a state is made.
-    pub(super) fn from_run(run: RunResult, toolkit: &Toolkit) -> Self {
-        Self {
-            run_id: run.run_id,
-            request: ModelRequest::new(run.model, run.messages, toolkit.specs()),
-            records: run.tool_calls,
-            usage: run.usage,
-            turns: run.turns,
-            text: String::new(),
-            ran: false,
-        }
-    }
-}
-
-/// One tool call's execution: the arguments it ran with, its result, how long it took.
-pub(super) struct Exec {
-    pub(super) args: Value,
-    pub(super) result: ToolResult,
-    pub(super) duration: Duration,
-}
 
 /// One run in progress: the client's options, the toolkit, the sink and the run's own
 /// cancellation and deadline.
@@ -86,24 +50,6 @@ pub(super) struct Run<'a> {
 }
 
 impl Client {
-    pub(super) fn fresh_state(
-        &self,
-        mut history: Vec<Message>,
-        prompt: String,
-        toolkit: &Toolkit,
-    ) -> State {
-        if let Some(system) = &self.inner.system
-            && history.first().is_none_or(|m| m.role != Role::System)
-        {
-            history.insert(0, Message::system(system.clone()));
-        }
-        history.push(Message::user(prompt));
-        State::from_run(
-            RunResult::start(self.inner.model_name.clone(), history),
-            toolkit,
-        )
-    }
-
     /// The run, in one box: its state and the future that drives it (a caller's future holds
     /// a pointer, and the state is not moved into a second place).
     pub(super) fn drive<'a>(
@@ -118,7 +64,7 @@ impl Client {
             // the run stops: after a tool result entered its state, the error carries it
             self.drive_state(&mut state, toolkit, sink, streaming, resume)
                 .await
-                .map_err(|error| super::halt::attach(error, &mut state))
+                .map_err(|error| attach(error, &mut state))
         })
     }
 
@@ -196,6 +142,36 @@ impl Client {
             result: result.clone(),
         });
         Ok(*result)
+    }
+}
+
+/// What a resume starts from: where the halted turn's assistant message is, the halt, the
+/// pending request and its answer.
+pub(super) struct Resume {
+    assistant_at: usize,
+    halted: Halted,
+    pending: Request,
+    answer: Answer,
+}
+
+impl Resume {
+    /// What resuming `run` with `answer` starts from, and the run's state: the record is
+    /// checked against itself first (nothing runs when it disagrees).
+    pub(super) fn start(
+        run: PendingRun,
+        answer: Answer,
+        toolkit: &Toolkit,
+    ) -> Result<(State, Box<Self>)> {
+        let assistant_at = run.check()?;
+        let pending = run.pending().clone();
+        let (result, halted) = run.into_parts();
+        let resume = Self {
+            assistant_at,
+            halted,
+            pending,
+            answer,
+        };
+        Ok((State::from_run(result, toolkit), Box::new(resume)))
     }
 }
 
@@ -520,9 +496,7 @@ impl Run<'_> {
         answer: Answer,
     ) -> ToolResult {
         let started = Instant::now();
-        let result = if !answer.ok || request.is_expired_at(SystemTime::now()) {
-            ToolResult::error(format!("declined/expired: {}", request.prompt))
-        } else {
+        let result = crate::suspend::resolve(request, answer, |answer| async move {
             let ctx = self.ctx(call).with_answer(answer);
             let span = trace::tool_span(call);
             let retry = self
@@ -531,12 +505,9 @@ impl Run<'_> {
                 .instrument(span.clone())
                 .await;
             trace::tool_finished(&span, &retry);
-            if retry.is_pending() {
-                ToolResult::error(format!("unresolved: {}", request.prompt))
-            } else {
-                retry
-            }
-        };
+            retry
+        })
+        .await;
         self.tool_metric(call, started.elapsed(), result.is_error, false);
         result
     }
@@ -570,40 +541,137 @@ impl Run<'_> {
             parts: result.parts,
         });
     }
-}
 
-/// The model's arguments as an object, or the failure that tells the model what is wrong:
-/// `invalid arguments for <tool>: not valid JSON: <serde message>` or `... expected a JSON
-/// object, got <kind>`, or `... nested more than 128 levels deep`. `null` and an empty string
-/// read as `{}`.
-fn parse_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, ToolResult> {
-    // what the loop accepts it can persist and read back (see `MAX_JSON_DEPTH`)
-    let too_deep = match arguments {
-        Value::String(s) => run::deeper_than(s, MAX_JSON_DEPTH).is_some(),
-        other => run::depth(other) > MAX_JSON_DEPTH,
-    };
-    if too_deep {
-        return Err(ToolResult::error(format!(
-            "invalid arguments for {tool}: nested more than {MAX_JSON_DEPTH} levels deep"
-        )));
+    /// Resolves the halted call of a resumed run, then the rest of its turn.
+    pub(super) async fn resume_turn(
+        &self,
+        st: &mut State,
+        resume: Box<Resume>,
+    ) -> Result<Option<Stop>> {
+        let Resume {
+            assistant_at,
+            halted,
+            pending,
+            answer,
+        } = *resume;
+        let calls = st.request.messages[assistant_at].tool_calls.clone();
+        let index = halted.call_index;
+        let call = &calls[index];
+        // the placeholder and the suspension's record are replaced by the resolved result;
+        // the retry runs with the arguments of the suspension's record (checked against the
+        // fingerprint on load)
+        st.request.messages.pop();
+        let args = st.records.pop().map(|r| r.args).unwrap_or_default();
+        let resolved = Box::pin(self.resolve(call, &args, &pending, answer)).await;
+        self.record(st, call, args, resolved);
+        let pre = halted
+            .deferred
+            .into_iter()
+            .map(|d| d.map(Exec::from))
+            .collect();
+        Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
     }
-    let not_object = |v: &Value| {
-        ToolResult::error(format!(
-            "invalid arguments for {tool}: expected a JSON object, got {}",
-            json_kind(v)
-        ))
-    };
-    match arguments {
-        Value::Object(map) => Ok(map.clone()),
-        Value::Null => Ok(Map::new()),
-        Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
-        Value::String(s) => match run::parse_checked(s) {
-            Ok(Value::Object(map)) => Ok(map),
-            Ok(other) => Err(not_object(&other)),
-            Err(e) => Err(ToolResult::error(format!(
-                "invalid arguments for {tool}: not valid JSON: {e}"
-            ))),
-        },
-        other => Err(not_object(other)),
+
+    /// The host's answer to the parked call's request, or why there is none: `wait_for`
+    /// failed or panicked, answered another request, or the run's timeout or cancellation
+    /// (`cancelled`) interrupted it (the caller then halts the run on the request, which stays
+    /// pending: [`Parked::fail`]).
+    pub(super) fn wait<'w>(
+        &self,
+        parked: &'w Parked,
+        cancelled: &'w mut Cancelled<'_>,
+    ) -> impl Future<Output = Result<Answer, String>> + 'w {
+        // a plain `poll_fn` owning what it polls, not an `async fn`: a parked run keeps no
+        // more than this while it waits
+        let request = &*parked.request;
+        let mut waiting = match &self.client.wait_for {
+            Some(wait_for) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| wait_for(request.clone()))) {
+                    Ok(waiting) => Ok(AssertUnwindSafe(waiting).catch_unwind()),
+                    Err(panic) => Err(panicked(&panic)),
+                }
+            }
+            None => Err("no wait_for is set".to_owned()),
+        };
+        // boxed: only a run with a timeout pays for its timer while parked
+        let mut deadline = self
+            .deadline
+            .map(|(at, limit)| (Box::pin(tokio::time::sleep_until(at)), limit));
+        std::future::poll_fn(move |cx| {
+            let waiting = match &mut waiting {
+                Ok(waiting) => waiting,
+                Err(failure) => return Poll::Ready(Err(std::mem::take(failure))),
+            };
+            if let Poll::Ready(outcome) = waiting.poll_unpin(cx) {
+                let outcome = outcome.unwrap_or_else(|panic| Err(panicked(&panic)));
+                return Poll::Ready(match outcome {
+                    Ok(answer) if answer.id == request.id => Ok(answer),
+                    Ok(answer) => Err(format!(
+                        "it answered request `{}`; an answer must echo the pending request's id",
+                        answer.id
+                    )),
+                    Err(message) => Err(message),
+                });
+            }
+            if fired(cancelled, cx) {
+                return Poll::Ready(Err(
+                    "the run was cancelled while waiting for the answer".to_owned()
+                ));
+            }
+            if let Some((sleep, limit)) = &mut deadline
+                && sleep.as_mut().poll(cx).is_ready()
+            {
+                return Poll::Ready(Err(format!(
+                    "the run timed out after {limit:?} while waiting for the answer"
+                )));
+            }
+            Poll::Pending
+        })
+    }
+
+    /// Goes on after `wait_for`'s answer: the parked call's result (resolved with the answer),
+    /// then the rest of its turn.
+    pub(super) async fn go_on(
+        &self,
+        st: &mut State,
+        parked: Parked,
+        answer: Answer,
+    ) -> crate::error::Result<Option<Stop>> {
+        let Parked {
+            index,
+            args,
+            request,
+            rest,
+            ..
+        } = parked;
+        let calls = turn_calls(st);
+        let Some(call) = calls.get(index) else {
+            return Ok(None);
+        };
+        let args = Parked::args(args, call);
+        let resolved = Box::pin(self.resolve(call, &args, &request, answer)).await;
+        self.record(st, call, args, resolved);
+        let pre = rest.into_iter().map(Some).collect();
+        Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
+    }
+
+    /// Saves the run's state as the claim's checkpoint, when the run is a claimed one
+    /// ([`Client::resume_claim`]); waits until the store has it.
+    pub(super) async fn save_checkpoint(&self, st: &mut State) -> Result<()> {
+        let Some(checkpoints) = &self.client.checkpoints else {
+            return Ok(());
+        };
+        let (ack, stored) = oneshot::channel();
+        let gone = || {
+            Error::Store(StoreError::Backend(
+                "the checkpoint writer stopped".to_owned(),
+            ))
+        };
+        checkpoints
+            .send((st.checkpoint(), ack))
+            .await
+            .map_err(|_| gone())?;
+        stored.await.map_err(|_| gone())??;
+        Ok(())
     }
 }

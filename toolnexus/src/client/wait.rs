@@ -9,15 +9,11 @@
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::task::Poll;
 
-use futures_util::FutureExt;
 use tokio_util::sync::WaitForCancellationFuture;
 
-use super::halt::{finish, halt};
-use super::run::{Exec, Run, State};
+use super::state::{Exec, State, finish, halt};
 use super::{RunResult, RunStatus};
 use crate::error::{Error, Result};
 use crate::model::{Role, ToolCall};
@@ -61,19 +57,19 @@ pub(super) enum Stop {
 /// state keeps the rest; the turn's calls are its last assistant message's).
 pub(super) struct Parked {
     /// The call's position in its turn.
-    index: usize,
+    pub(super) index: usize,
     /// The arguments it ran with, unless they are the call's own (the usual case: no hook
     /// rewrote them, the model sent an object).
-    args: Option<Box<serde_json::Value>>,
+    pub(super) args: Option<Box<serde_json::Value>>,
     /// How long it ran.
-    duration: std::time::Duration,
+    pub(super) duration: std::time::Duration,
     /// Its result without the request, when it is not the plain suspension on the request
     /// (as [`ToolResult::suspended`] makes it; made again on a halt).
-    result: Option<Box<ToolResult>>,
+    pub(super) result: Option<Box<ToolResult>>,
     /// The request the call suspended on.
-    request: Box<Request>,
+    pub(super) request: Box<Request>,
     /// The executions of the later calls of the turn, in call order.
-    rest: Vec<Exec>,
+    pub(super) rest: Vec<Exec>,
 }
 
 impl Parked {
@@ -109,7 +105,7 @@ impl Parked {
     }
 
     /// The arguments the call ran with.
-    fn args(args: Option<Box<serde_json::Value>>, call: &ToolCall) -> serde_json::Value {
+    pub(super) fn args(args: Option<Box<serde_json::Value>>, call: &ToolCall) -> serde_json::Value {
         args.map_or_else(|| call.arguments.clone(), |args| *args)
     }
 
@@ -164,7 +160,7 @@ impl Parked {
 }
 
 /// The failure of a `wait_for` that panicked.
-fn panicked(panic: &Box<dyn Any + Send>) -> String {
+pub(super) fn panicked(panic: &Box<dyn Any + Send>) -> String {
     format!("wait_for panicked: {}", panic_message(&**panic))
 }
 
@@ -180,7 +176,7 @@ pub(super) fn fired(cancelled: &mut Cancelled<'_>, cx: &mut std::task::Context<'
 pub(super) type Cancelled<'a> = Option<Pin<Box<WaitForCancellationFuture<'a>>>>;
 
 /// The tool calls of the state's current turn (its last assistant message with tool calls).
-fn turn_calls(st: &State) -> Vec<ToolCall> {
+pub(super) fn turn_calls(st: &State) -> Vec<ToolCall> {
     st.request
         .messages
         .iter()
@@ -188,89 +184,4 @@ fn turn_calls(st: &State) -> Vec<ToolCall> {
         .find(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
         .map(|m| m.tool_calls.clone())
         .unwrap_or_default()
-}
-
-impl Run<'_> {
-    /// The host's answer to the parked call's request, or why there is none: `wait_for`
-    /// failed or panicked, answered another request, or the run's timeout or cancellation
-    /// (`cancelled`) interrupted it (the caller then halts the run on the request, which stays
-    /// pending: [`Parked::fail`]).
-    pub(super) fn wait<'w>(
-        &self,
-        parked: &'w Parked,
-        cancelled: &'w mut Cancelled<'_>,
-    ) -> impl Future<Output = Result<Answer, String>> + 'w {
-        // a plain `poll_fn` owning what it polls, not an `async fn`: a parked run keeps no
-        // more than this while it waits
-        let request = &*parked.request;
-        let mut waiting = match &self.client.wait_for {
-            Some(wait_for) => {
-                match std::panic::catch_unwind(AssertUnwindSafe(|| wait_for(request.clone()))) {
-                    Ok(waiting) => Ok(AssertUnwindSafe(waiting).catch_unwind()),
-                    Err(panic) => Err(panicked(&panic)),
-                }
-            }
-            None => Err("no wait_for is set".to_owned()),
-        };
-        // boxed: only a run with a timeout pays for its timer while parked
-        let mut deadline = self
-            .deadline
-            .map(|(at, limit)| (Box::pin(tokio::time::sleep_until(at)), limit));
-        std::future::poll_fn(move |cx| {
-            let waiting = match &mut waiting {
-                Ok(waiting) => waiting,
-                Err(failure) => return Poll::Ready(Err(std::mem::take(failure))),
-            };
-            if let Poll::Ready(outcome) = waiting.poll_unpin(cx) {
-                let outcome = outcome.unwrap_or_else(|panic| Err(panicked(&panic)));
-                return Poll::Ready(match outcome {
-                    Ok(answer) if answer.id == request.id => Ok(answer),
-                    Ok(answer) => Err(format!(
-                        "it answered request `{}`; an answer must echo the pending request's id",
-                        answer.id
-                    )),
-                    Err(message) => Err(message),
-                });
-            }
-            if fired(cancelled, cx) {
-                return Poll::Ready(Err(
-                    "the run was cancelled while waiting for the answer".to_owned()
-                ));
-            }
-            if let Some((sleep, limit)) = &mut deadline
-                && sleep.as_mut().poll(cx).is_ready()
-            {
-                return Poll::Ready(Err(format!(
-                    "the run timed out after {limit:?} while waiting for the answer"
-                )));
-            }
-            Poll::Pending
-        })
-    }
-
-    /// Goes on after `wait_for`'s answer: the parked call's result (resolved with the answer),
-    /// then the rest of its turn.
-    pub(super) async fn go_on(
-        &self,
-        st: &mut State,
-        parked: Parked,
-        answer: Answer,
-    ) -> crate::error::Result<Option<Stop>> {
-        let Parked {
-            index,
-            args,
-            request,
-            rest,
-            ..
-        } = parked;
-        let calls = turn_calls(st);
-        let Some(call) = calls.get(index) else {
-            return Ok(None);
-        };
-        let args = Parked::args(args, call);
-        let resolved = Box::pin(self.resolve(call, &args, &request, answer)).await;
-        self.record(st, call, args, resolved);
-        let pre = rest.into_iter().map(Some).collect();
-        Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
-    }
 }

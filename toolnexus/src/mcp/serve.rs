@@ -3,15 +3,15 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, RequestStateCodec,
-    ServerCapabilities, ServerConfig,
+    ElicitRequestParams, ElicitResult, Implementation, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProtocolVersion, RequestStateCodec, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer, RunningService};
 use rmcp::transport::streamable_http_server::{
@@ -256,7 +256,9 @@ impl McpService {
         })
     }
 
-    /// One `tools/call`.
+    /// One `tools/call`: the retry round of a multi-round-trip call, or a first call; a first
+    /// call that suspends asks the client's human, as an `input_required` result on a
+    /// `2026-07-28` session, as an `elicitation/create` request on older ones.
     async fn call(
         &self,
         params: CallToolRequestParams,
@@ -269,37 +271,13 @@ impl McpService {
             .with_cancellation(rc.ct.child_token())
             .with_timeout(inner.timeout)
             .with_call_id(rc.id.to_string());
-
         if let Some(state) = params.request_state {
-            // the retry round of a multi-round-trip call
-            let state: RoundState = match inner.codec.open_json(&state) {
-                Ok(state) => state,
-                Err(e) => {
-                    return tool_result(&ToolResult::error(format!("invalid requestState: {e}")))
-                        .into();
-                }
-            };
-            if state.tool != name || state.args != args {
-                return tool_result(&ToolResult::error(
-                    "invalid requestState: it belongs to another tool call",
-                ))
+            let responses = params.input_responses.as_ref();
+            return self
+                .round(&name, &args, &ctx, &state, responses)
+                .await
                 .into();
-            }
-            let response = params
-                .input_responses
-                .as_ref()
-                .and_then(|r| r.get(INPUT_REQUEST_KEY))
-                .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
-            let answer = match response {
-                Some(result) => answer_from_result(&state.request, &result),
-                None => Answer::decline(state.request.id.clone(), DeclineReason::Cancelled),
-            };
-            let result = self
-                .resolve(&name, &args, &ctx, &state.request, answer)
-                .await;
-            return tool_result(&result).into();
         }
-
         let first = inner.toolkit.execute(&name, args.clone(), &ctx).await;
         let Some(request) = first.pending() else {
             return tool_result(&first).into();
@@ -314,29 +292,94 @@ impl McpService {
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
         {
-            let state = RoundState {
-                tool: name,
-                args,
-                request: request.clone(),
-            };
-            let Ok(sealed) = inner.codec.seal_json(&state) else {
-                return fallback(&first).into();
-            };
-            let mut requests = InputRequests::new();
-            requests.insert(
-                INPUT_REQUEST_KEY.to_owned(),
-                InputRequest::Elicitation(ElicitRequest::new(elicitation)),
-            );
-            return InputRequiredResult::new(Some(requests), Some(sealed)).into();
+            return self.input_required(name, args, &first, elicitation);
         }
+        self.elicit(&name, &args, &ctx, &first, elicitation, rc)
+            .await
+            .into()
+    }
+
+    /// The retry round of a multi-round-trip call: the sealed `requestState` names the call
+    /// and its request, `inputResponses` carries the answer.
+    async fn round(
+        &self,
+        name: &str,
+        args: &Value,
+        ctx: &Context,
+        state: &str,
+        responses: Option<&InputResponses>,
+    ) -> CallToolResult {
+        let state: RoundState = match self.inner.codec.open_json(state) {
+            Ok(state) => state,
+            Err(e) => {
+                return tool_result(&ToolResult::error(format!("invalid requestState: {e}")));
+            }
+        };
+        if state.tool != name || &state.args != args {
+            return tool_result(&ToolResult::error(
+                "invalid requestState: it belongs to another tool call",
+            ));
+        }
+        let response = responses
+            .and_then(|r| r.get(INPUT_REQUEST_KEY))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let answer = match response {
+            Some(result) => answer_from_result(&state.request, &result),
+            None => Answer::decline(state.request.id.clone(), DeclineReason::Cancelled),
+        };
+        tool_result(&self.resolve(name, args, ctx, &state.request, answer).await)
+    }
+
+    /// A suspended first call on a `2026-07-28` session: an `input_required` result asking
+    /// for the elicitation, the call (tool, arguments, request) sealed in `requestState`.
+    fn input_required(
+        &self,
+        tool: String,
+        args: Value,
+        first: &ToolResult,
+        elicitation: ElicitRequestParams,
+    ) -> CallToolResponse {
+        let Some(request) = first.pending() else {
+            return tool_result(first).into();
+        };
+        let state = RoundState {
+            tool,
+            args,
+            request: request.clone(),
+        };
+        let Ok(sealed) = self.inner.codec.seal_json(&state) else {
+            return fallback(first).into();
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            INPUT_REQUEST_KEY.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(elicitation)),
+        );
+        InputRequiredResult::new(Some(requests), Some(sealed)).into()
+    }
+
+    /// A suspended first call on an older session: an `elicitation/create` request to the
+    /// client, waited for at most the elicitation timeout, then the loop rule.
+    async fn elicit(
+        &self,
+        name: &str,
+        args: &Value,
+        ctx: &Context,
+        first: &ToolResult,
+        elicitation: ElicitRequestParams,
+        rc: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let Some(request) = first.pending() else {
+            return tool_result(first);
+        };
+        let cancelled =
+            || tool_result(&ToolResult::error(format!("cancelled: {}", request.prompt)));
         let asked = rc
             .peer
-            .create_elicitation_with_timeout(elicitation, Some(inner.timeout));
+            .create_elicitation_with_timeout(elicitation, Some(self.inner.timeout));
         let answer = tokio::select! {
             biased;
-            () = rc.ct.cancelled() => {
-                return tool_result(&ToolResult::error(format!("cancelled: {}", request.prompt))).into();
-            }
+            () = rc.ct.cancelled() => return cancelled(),
             asked = asked => match asked {
                 Ok(result) => answer_from_result(request, &result),
                 Err(rmcp::ServiceError::Timeout { .. }) => {
@@ -344,22 +387,20 @@ impl McpService {
                 }
                 Err(e) => {
                     if rc.ct.is_cancelled() || rc.peer.is_transport_closed() {
-                        return tool_result(&ToolResult::error(format!("cancelled: {}", request.prompt))).into();
+                        return cancelled();
                     }
                     return tool_result(&ToolResult::error(format!(
                         "{} (the MCP client could not be asked: {e})",
                         first.output
-                    )))
-                    .into();
+                    )));
                 }
             },
         };
-        let request = request.clone();
-        let result = self.resolve(&name, &args, &ctx, &request, answer).await;
-        tool_result(&result).into()
+        tool_result(&self.resolve(name, args, ctx, request, answer).await)
     }
 
-    /// The loop rule (CONTRACT section 3) for one answered suspension.
+    /// The loop rule ([`crate::suspend::resolve`], CONTRACT section 3) for one answered
+    /// suspension: the retry runs the same tool with the answer in its context.
     async fn resolve(
         &self,
         name: &str,
@@ -368,16 +409,11 @@ impl McpService {
         request: &Request,
         answer: Answer,
     ) -> ToolResult {
-        if !answer.ok || request.is_expired_at(SystemTime::now()) {
-            return ToolResult::error(format!("declined/expired: {}", request.prompt));
-        }
-        let ctx = ctx.clone().with_answer(answer);
-        let retry = self.inner.toolkit.execute(name, args.clone(), &ctx).await;
-        if retry.is_pending() {
-            ToolResult::error(format!("unresolved: {}", request.prompt))
-        } else {
-            retry
-        }
+        crate::suspend::resolve(request, answer, |answer| {
+            let ctx = ctx.clone().with_answer(answer);
+            async move { self.inner.toolkit.execute(name, args.clone(), &ctx).await }
+        })
+        .await
     }
 }
 

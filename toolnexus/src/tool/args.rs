@@ -1,11 +1,13 @@
-//! Argument decoding: a call's JSON arguments read as a Rust type, or a failure that tells the
-//! model which field is wrong.
+//! Argument decoding: a model's arguments read as a JSON object (`parse_arguments`), then
+//! as a Rust type ([`deserialize_args`]), or a failure that tells the model what is wrong.
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::limits::{excerpt, shorten};
 use crate::result::ToolResult;
+use crate::run::MAX_JSON_DEPTH;
+use crate::util::json_kind;
 
 /// Deserializes a tool's arguments, or explains to the model what is wrong:
 /// `invalid arguments for <tool>: <field path>: <serde's message>`, with any long value quoted
@@ -51,4 +53,43 @@ pub(crate) fn error_path(err: &serde_path_to_error::Error<serde_json::Error>) ->
         out.push_str(&seg.to_string());
     }
     out
+}
+
+/// The model's arguments as an object, or the failure that tells the model what is wrong:
+/// `invalid arguments for <tool>: not valid JSON: <serde message>` or `... expected a JSON
+/// object, got <kind>`, or `... nested more than 128 levels deep`. `null` and an empty string
+/// read as `{}`.
+pub(crate) fn parse_arguments(
+    tool: &str,
+    arguments: &Value,
+) -> Result<Map<String, Value>, ToolResult> {
+    // what the loop accepts it can persist and read back (see `MAX_JSON_DEPTH`)
+    let too_deep = match arguments {
+        Value::String(s) => crate::run::deeper_than(s, MAX_JSON_DEPTH).is_some(),
+        other => crate::run::depth(other) > MAX_JSON_DEPTH,
+    };
+    if too_deep {
+        return Err(ToolResult::error(format!(
+            "invalid arguments for {tool}: nested more than {MAX_JSON_DEPTH} levels deep"
+        )));
+    }
+    let not_object = |v: &Value| {
+        ToolResult::error(format!(
+            "invalid arguments for {tool}: expected a JSON object, got {}",
+            json_kind(v)
+        ))
+    };
+    match arguments {
+        Value::Object(map) => Ok(map.clone()),
+        Value::Null => Ok(Map::new()),
+        Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
+        Value::String(s) => match crate::run::parse_checked(s) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(not_object(&other)),
+            Err(e) => Err(ToolResult::error(format!(
+                "invalid arguments for {tool}: not valid JSON: {e}"
+            ))),
+        },
+        other => Err(not_object(other)),
+    }
 }

@@ -19,7 +19,7 @@ mod wrap;
 
 pub use annotations::ToolAnnotations;
 pub use args::deserialize_args;
-pub(crate) use args::error_path;
+pub(crate) use args::{error_path, parse_arguments};
 pub use fn_tool::{FnTool, FnToolBuilder};
 pub use name::{MAX_TOOL_NAME_LEN, sanitize, validate_tool_name};
 pub use traits::{BoxFuture, IntoTool, SOURCE_NATIVE, SharedTool, Tool};

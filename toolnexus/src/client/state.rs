@@ -5,15 +5,77 @@
 
 use std::collections::HashSet;
 use std::mem;
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::run::{Exec, State};
+use super::builder::Config;
 use super::{Limit, RunResult, RunStatus, ToolCallRecord};
 use crate::error::Error;
-use crate::model::{Message, Role, ToolCall};
+use crate::model::{Message, ModelRequest, Role, ToolCall, Usage};
 use crate::request::Request;
+use crate::result::ToolResult;
 use crate::run::{Deferred, Halted, fingerprint_of};
+use crate::toolkit::Toolkit;
+
+/// The run so far: what the model is sent next, the tool calls recorded, the usage, the
+/// turns taken and the latest text.
+pub(super) struct State {
+    /// The run's id (`run-<ms>-<counter>-<random>`), kept across halts and resumes.
+    pub(super) run_id: String,
+    pub(super) request: ModelRequest,
+    pub(super) records: Vec<ToolCallRecord>,
+    pub(super) usage: Usage,
+    pub(super) turns: u32,
+    pub(super) text: String,
+    /// Whether a tool result entered the state in this call (an error then carries the
+    /// checkpoint, see `checkpoint.rs`).
+    pub(super) ran: bool,
+}
+
+impl State {
+    /// A new run's state: `history` (the system prompt first, unless it starts with one),
+    /// then `prompt` as the user turn.
+    pub(super) fn fresh(
+        config: &Config,
+        mut history: Vec<Message>,
+        prompt: String,
+        toolkit: &Toolkit,
+    ) -> Self {
+        if let Some(system) = &config.system
+            && history.first().is_none_or(|m| m.role != Role::System)
+        {
+            history.insert(0, Message::system(system.clone()));
+        }
+        history.push(Message::user(prompt));
+        Self::from_run(
+            RunResult::start(config.model_name.clone(), history),
+            toolkit,
+        )
+    }
+
+    /// The state a run goes on from: `run`'s id, model, transcript, records, usage and turns
+    /// (a fresh run's start, a halted run's record, a checkpoint), sent with the toolkit's
+    /// tools. The one place a state is made.
+    pub(super) fn from_run(run: RunResult, toolkit: &Toolkit) -> Self {
+        Self {
+            run_id: run.run_id,
+            request: ModelRequest::new(run.model, run.messages, toolkit.specs()),
+            records: run.tool_calls,
+            usage: run.usage,
+            turns: run.turns,
+            text: String::new(),
+            ran: false,
+        }
+    }
+}
+
+/// One tool call's execution: the arguments it ran with, its result, how long it took.
+pub(super) struct Exec {
+    pub(super) args: Value,
+    pub(super) result: ToolResult,
+    pub(super) duration: Duration,
+}
 
 impl Exec {
     /// What a later call of a halted turn leaves for the resume: its result, finished or a
