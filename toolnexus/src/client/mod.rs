@@ -131,7 +131,7 @@ impl Client {
     }
 
     /// The same client observing `token` instead: cancel it to end the runs started through
-    /// the returned client (and only those) with [`Error::Cancelled`](crate::error::Error::Cancelled).
+    /// the returned client (and only those) with [`Error::Cancelled`].
     ///
     /// ```
     /// use toolnexus::{CancellationToken, Client, ScriptedModel};
@@ -155,11 +155,11 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// The model's failure ([`Error::Model`](crate::error::Error::Model), [`Error::Provider`](crate::error::Error::Provider), ...), [`Error::WaitFor`](crate::error::Error::WaitFor)
-    /// (the halted run is in the error: [`Error::halted_run`](crate::error::Error::halted_run)), [`Error::Timeout`](crate::error::Error::Timeout),
-    /// [`Error::Cancelled`](crate::error::Error::Cancelled). A tool's failure or suspension is never an error.
+    /// The model's failure ([`Error::Model`], [`Error::Provider`], ...), [`Error::WaitFor`]
+    /// (the halted run is in the error: [`Error::halted_run`]), [`Error::Timeout`],
+    /// [`Error::Cancelled`]. A tool's failure or suspension is never an error.
     /// Once a tool result has entered the run's state, any of these comes wrapped in
-    /// [`Error::Interrupted`](crate::error::Error::Interrupted) with the run's checkpoint (see
+    /// [`Error::Interrupted`] with the run's checkpoint (see
     /// [`Client::resume_checkpoint`]).
     pub async fn run(&self, prompt: impl Into<String>, toolkit: &Toolkit) -> Result<RunResult> {
         self.run_with_history(Vec::new(), prompt, toolkit).await
@@ -193,7 +193,7 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// As [`Client::run`]; [`Error::StreamingUnsupported`](crate::error::Error::StreamingUnsupported) from a model that cannot stream
+    /// As [`Client::run`]; [`Error::StreamingUnsupported`] from a model that cannot stream
     /// (the in-process [`FnModel`]).
     pub async fn stream<F>(
         &self,
@@ -232,10 +232,10 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error::AnswerMismatch`](crate::error::Error::AnswerMismatch) naming both ids when the
+    /// [`Error::AnswerMismatch`] naming both ids when the
     /// answer does not echo the pending id (nothing ran; the record is handed back:
-    /// [`Error::into_pending_run`](crate::error::Error::into_pending_run));
-    /// [`Error::Persist`](crate::error::Error::Persist) for a record that disagrees with itself;
+    /// [`Error::into_pending_run`]);
+    /// [`Error::Persist`] for a record that disagrees with itself;
     /// then as [`Client::run`].
     pub async fn resume(
         &self,
@@ -265,7 +265,7 @@ impl Client {
     }
 
     /// Goes on with a run from its checkpoint: the [`RunResult`] an error carried
-    /// ([`Error::halted_run`](crate::Error::halted_run), status incomplete), as it was or read back from its JSON.
+    /// ([`Error::halted_run`], status incomplete), as it was or read back from its JSON.
     ///
     /// The loop goes on with the next model call, with the checkpoint's transcript (no user
     /// turn is added; the run keeps its id and model id, `max_turns` counts from the run's
@@ -313,7 +313,7 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error::Persist`](crate::Error::Persist) naming what is wrong when `run` is not a checkpoint: not incomplete
+    /// [`Error::Persist`] naming what is wrong when `run` is not a checkpoint: not incomplete
     /// (a pending run resumes with its answer, [`Client::resume`]), a pending request, a tool
     /// call without exactly one result, or a transcript that ends with the model's answer.
     /// Nothing runs then. Otherwise as [`Client::run`].
@@ -461,13 +461,13 @@ impl Client {
     }
 
     /// Runs one turn of the conversation `conversation_id`, kept in the client's
-    /// [store](super::ClientBuilder::store): loads its transcript (a new conversation starts
+    /// [store](ClientBuilder::store): loads its transcript (a new conversation starts
     /// empty), runs `prompt` as the next user turn, and saves the transcript the run ends with.
     ///
-    /// A run that halts is parked as usual and the conversation is left [waiting](Waiting) on
+    /// A run that halts is parked as usual and the conversation is left [waiting](crate::store::Waiting) on
     /// it, its transcript as before the turn (never half a turn); [`Client::answer`] completes
     /// the turn when the run ends. A run that fails saves nothing: the conversation stays as it
-    /// was. See [`ConversationStore`] for an example.
+    /// was. See [`ConversationStore`](crate::store::ConversationStore) for an example.
     ///
     /// # Errors
     ///
