@@ -73,6 +73,14 @@ pub fn __credential_words(_input: TokenStream) -> TokenStream {
     form::credential_words().into()
 }
 
+/// The words of the trust boundary refused in names only (`auth`, `authorization`) as a
+/// `&[&str]` literal, for the runtime's `toolnexus::boundary` (not public API).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __credential_name_words(_input: TokenStream) -> TokenStream {
+    form::credential_name_words().into()
+}
+
 /// The shared cases of the credential rule as a `&[(&str, bool)]` literal (`true`: refused),
 /// for the runtime's tests (not public API).
 #[doc(hidden)]

@@ -299,5 +299,5 @@ fn flat_property(prop: &Value) -> Result<Map<String, Value>, &'static str> {
 /// assert!(!is_credential_field("tokenizer_name"));
 /// ```
 pub fn is_credential_field(name: &str) -> bool {
-    crate::boundary::credential_in(name).is_some()
+    crate::boundary::credential_name_in(name).is_some()
 }

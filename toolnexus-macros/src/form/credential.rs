@@ -16,15 +16,16 @@ use quote::quote;
 
 /// The credential words, normalised: lowercase letters and digits, no separators.
 ///
-/// A word matches a whole word of a name (also as a plural in `s`/`es`); one of six or more
+/// A word matches a whole word of a name (also as a plural in `s`/`es`); one of five or more
 /// letters also matches two or three adjacent words of two or more letters joined (`api key`,
-/// `session_id`, `aws_access_key_id`); one of eight or more letters also matches inside a
-/// word (`NEWPASSWORD`, `passwordless`). `tokens` is no plural of `token` (it counts model
-/// tokens: `tokens_used`), but `access_tokens` is one of `accesstoken`.
+/// `session_id`, `aws_access_key_id`, `ccNum`); one of eight or more letters also matches
+/// inside a word (`NEWPASSWORD`, `passwordless`). `tokens` is no plural of `token` (it counts
+/// model tokens: `tokens_used`), but `access_tokens` is one of `accesstoken`.
 ///
-/// Left out on purpose, as too common in innocent names: `key`, `pass`, `code`, `auth`, `id`,
+/// Left out on purpose, as too common in innocent names: `key`, `pass`, `code`, `id`,
 /// `session`, `mfa` alone; `secret` and `token` match only as whole words (`secretary` and
-/// `tokenizer` are innocent).
+/// `tokenizer` are innocent); `auth` and `authorization` are [`NAME_WORDS`], refused as names
+/// but not in prose.
 pub(crate) const CREDENTIAL_WORDS: &[&str] = &[
     // passwords, in a few languages
     "password",
@@ -51,6 +52,7 @@ pub(crate) const CREDENTIAL_WORDS: &[&str] = &[
     "secretkey",
     "privatekey",
     "sshkey",
+    "privkey",
     "signingkey",
     "encryptionkey",
     "masterkey",
@@ -81,6 +83,9 @@ pub(crate) const CREDENTIAL_WORDS: &[&str] = &[
     "creditcard",
     "debitcard",
     "cardno",
+    "ccnum",
+    "ccnumber",
+    "accountnumber",
     "iban",
     "ssn",
     "socialsecurity",
@@ -91,12 +96,24 @@ pub(crate) const CREDENTIAL_WORDS: &[&str] = &[
     "cookie",
 ];
 
+/// Words refused in names only (property names, field names, titles, headers, `format`), by
+/// the same rule as [`CREDENTIAL_WORDS`]: a field called `auth` or `Authorization` collects
+/// what an HTTP `Authorization` header carries, while a prompt may well mention an
+/// authorization in prose.
+pub(crate) const NAME_WORDS: &[&str] = &["auth", "authorization"];
+
 /// The cases both crates test the rule against: `refuse <name>` or `allow <name>` per line.
 pub(crate) const CASES: &str = include_str!("credential_cases.txt");
 
 /// `__credential_words!()`: the word list as a `&[&str]` literal.
 pub(crate) fn words_literal() -> TokenStream {
     let words = CREDENTIAL_WORDS;
+    quote!(&[#(#words),*])
+}
+
+/// `__credential_name_words!()`: [`NAME_WORDS`] as a `&[&str]` literal.
+pub(crate) fn name_words_literal() -> TokenStream {
+    let words = NAME_WORDS;
     quote!(&[#(#words),*])
 }
 
@@ -134,9 +151,12 @@ fn cases() -> impl Iterator<Item = (&'static str, bool)> {
     })
 }
 
-/// Whether a field name collects a credential (the runtime's rule, without confusable folding).
+/// Whether a field name collects a credential (the runtime's rule, without confusable folding):
+/// it contains one of [`CREDENTIAL_WORDS`] or [`NAME_WORDS`].
 pub(crate) fn is_credential_field(name: &str) -> bool {
-    rule::find(name, CREDENTIAL_WORDS).is_some()
+    rule::find(name, CREDENTIAL_WORDS)
+        .or_else(|| rule::find(name, NAME_WORDS))
+        .is_some()
 }
 
 #[cfg(test)]
@@ -155,7 +175,7 @@ mod tests {
 
     #[test]
     fn words_are_normalised() {
-        for w in CREDENTIAL_WORDS {
+        for w in CREDENTIAL_WORDS.iter().chain(NAME_WORDS) {
             assert!(
                 w.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),

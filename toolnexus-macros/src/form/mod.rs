@@ -34,6 +34,10 @@ pub(crate) fn credential_words() -> TokenStream {
     credential::words_literal()
 }
 
+pub(crate) fn credential_name_words() -> TokenStream {
+    credential::name_words_literal()
+}
+
 pub(crate) fn credential_cases() -> TokenStream {
     credential::cases_literal()
 }

@@ -1,23 +1,36 @@
-//! The credential trust boundary (CONTRACT section 2): an `input` or `question` request never
-//! collects a credential. [`check_request`] is the one check, applied on every path a request
-//! can take: a tool's result ([`Toolkit::execute`](crate::Toolkit::execute),
+//! The credential trust boundary (CONTRACT section 2): no request that carries a form or a
+//! free-text answer collects a credential. [`check_request`] is the one check, applied at every
+//! door a request passes: a tool's result ([`Toolkit::execute`](crate::Toolkit::execute),
 //! [`ToolResult::suspended`](crate::ToolResult::suspended)), a `before_tool` hook's returned
 //! suspension, `suspend!`/`ask!` ([`Suspension::new`](crate::Suspension::new)), the built-in
-//! [`QuestionTool`](crate::question::QuestionTool), and any request built by hand that a host
-//! (an MCP bridge, say) is about to show a human: call it before you render one.
+//! [`QuestionTool`](crate::question::QuestionTool), the answer page (a refused request is never
+//! rendered), MCP serving (before an elicitation leaves) and MCP consuming (before an incoming
+//! elicitation reaches the host's handler; a refused one is declined to the server). A request
+//! built by hand that a host is about to show a human: call it before you render one.
+//!
+//! Which requests: every `input` and `question` request (they take a free-text answer or a
+//! form), and a request of **any** kind whose `data` holds a form: a `schema`, `fields`, `form`
+//! or `questions` entry (`login`, `user_input`, an `approval` or an `authorization` with a
+//! form...). The one way to a secret is an `authorization` request with a `url` and no form:
+//! the human enters the secret there, and it never passes through `data`, the answer, or the
+//! model's context. Kinds and those keys are compared case-insensitively, after folding
+//! confusables (`"Input"` is an input request, `"Schema"` a form).
 //!
 //! What it reads: the request's `prompt` and everything in its `data`, at any depth: every
 //! key (so every property name of every schema, under `properties`, `items`, `allOf`/`anyOf`/
 //! `oneOf`, `$defs`, in `data.fields` or `data.form`), every string (question texts, headers,
-//! descriptions, titles, options), `"format": "password"` and `"writeOnly": true`. The kind is
-//! compared case-insensitively, after folding confusables (`"Input"` is an input request).
+//! descriptions, titles, options), `"format": "password"` (any `format` that reads as a
+//! credential) and `"writeOnly": true`.
 //!
 //! How it reads names: split into words at separators, camelCase humps, acronyms and digits,
-//! with Unicode confusables folded (a Cyrillic `а` reads as `a`); then matched against one word
-//! list (owned by `toolnexus-macros`, which checks `#[derive(Form)]` fields by the same list at
-//! compile time). It errs on the side of refusing: a question about a `cookie` or a `pin` is
-//! refused too; rephrase it, or use another kind.
+//! with Unicode confusables folded (a Cyrillic `а` reads as `a`, by a table the project owns);
+//! then matched against one word list (owned by `toolnexus-macros`, which checks
+//! `#[derive(Form)]` fields by the same list at compile time). Names (keys, and the strings
+//! under `name`, `key`, `title`, `label`, `header` and `format`) are also refused for `auth`
+//! and `authorization`, which prose may use innocently. It errs on the side of refusing: a
+//! question about a `cookie` or a `pin` is refused too; rephrase it, or use another kind.
 
+mod confusables;
 mod words;
 
 use std::fmt;
@@ -27,11 +40,14 @@ use serde_json::Value;
 use crate::limits::{MAX_DEPTH, excerpt};
 use crate::request::{KIND_INPUT, KIND_QUESTION, Request};
 
-pub(crate) use words::credential_in;
+pub(crate) use words::{credential_in, credential_name_in};
 
-/// Checks the trust boundary: an `input` or `question` request must not collect a credential
-/// anywhere a human would fill in or read (see the [module docs](self) for what is read, and
-/// how). Other kinds pass unchecked.
+/// Checks the trust boundary: an `input` or `question` request, or a request of any kind
+/// that carries a form (`data.schema`, `data.fields`, `data.form` or `data.questions`), must
+/// not collect a credential anywhere a human would fill in or read (see the
+/// [module docs](self) for what is read, and how). Other requests (an `approval` or an
+/// `authorization` without a form, a custom kind without one) pass unchecked: they collect
+/// nothing.
 ///
 /// # Errors
 ///
@@ -56,9 +72,19 @@ pub(crate) use words::credential_in;
 ///     err.to_string(),
 ///     "invalid suspension: `data.schema.properties.account.properties.newPassword` of the `Input` request has the name `newPassword`, which reads as the credential word `password`; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
 /// );
+///
+/// // any kind that carries a form is checked
+/// let login = Request::custom("login", "Online banking")
+///     .with_data_entry("schema", json!({"type": "object", "properties": {
+///         "p": {"type": "string", "title": "Online-banking password"}
+///     }}));
+/// assert_eq!(check_request(&login).unwrap_err().path(), "data.schema.properties.p.title");
+///
+/// // the way to a secret: an authorization request with a url, and no form
+/// assert!(check_request(&Request::authorization("https://bank.example/login")).is_ok());
 /// ```
 pub fn check_request(request: &Request) -> Result<(), BoundaryError> {
-    if !is_guarded_kind(&request.kind) {
+    if !is_guarded(request) {
         return Ok(());
     }
     let fail = |path: String, reason: Reason| BoundaryError {
@@ -84,15 +110,35 @@ pub fn check_request(request: &Request) -> Result<(), BoundaryError> {
     Ok(())
 }
 
-/// Whether the boundary applies to a kind: `input` and `question`, compared case-insensitively
-/// after folding confusables.
-fn is_guarded_kind(kind: &str) -> bool {
-    if kind.eq_ignore_ascii_case(KIND_INPUT) || kind.eq_ignore_ascii_case(KIND_QUESTION) {
+/// The `data` keys that hold a form a human fills in.
+const FORM_KEYS: &[&str] = &["schema", "fields", "form", "questions"];
+
+/// Whether the boundary applies: an `input` or `question` request, or one whose `data` holds
+/// a form ([`FORM_KEYS`]); kinds and keys compared case-insensitively after folding confusables.
+fn is_guarded(request: &Request) -> bool {
+    is_one_of(&request.kind, &[KIND_INPUT, KIND_QUESTION])
+        || request
+            .data
+            .as_ref()
+            .is_some_and(|data| data.keys().any(|k| is_one_of(k, FORM_KEYS)))
+}
+
+/// Whether `name` is one of `words` (lowercase), case-insensitively, after folding confusables
+/// (`Input`, `SCHEMA`, a Cyrillic `ѕchema`).
+fn is_one_of(name: &str, words: &[&str]) -> bool {
+    if words.iter().any(|w| name.eq_ignore_ascii_case(w)) {
         return true;
     }
-    let w = words::words(kind);
-    matches!(w.as_slice(), [one] if one == KIND_INPUT || one == KIND_QUESTION)
+    if name.is_ascii() {
+        return false;
+    }
+    let w = words::words(name);
+    matches!(w.as_slice(), [one] if words.contains(&one.as_str()))
 }
+
+/// The keys whose string value is a name (a field's name or label), read as one: also refused
+/// for the words refused in names only (`auth`, `authorization`).
+const NAME_KEYS: &[&str] = &["name", "key", "title", "label", "header"];
 
 #[derive(Clone, Copy)]
 enum Seg<'a> {
@@ -133,7 +179,7 @@ fn check_entry<'a>(
     value: &'a Value,
     path: &mut Vec<Seg<'a>>,
 ) -> Option<(String, Reason)> {
-    if let Some(word) = credential_in(key) {
+    if let Some(word) = credential_name_in(key) {
         return Some((
             render(path),
             Reason::Name {
@@ -144,7 +190,7 @@ fn check_entry<'a>(
     }
     if key == "format"
         && let Value::String(f) = value
-        && credential_in(f).is_some()
+        && credential_name_in(f).is_some()
     {
         return Some((
             render(&path[..path.len() - 1]),
@@ -155,6 +201,11 @@ fn check_entry<'a>(
     }
     if key == "writeOnly" && value == &Value::Bool(true) {
         return Some((render(&path[..path.len() - 1]), Reason::WriteOnly));
+    }
+    if let Value::String(s) = value
+        && NAME_KEYS.contains(&key)
+    {
+        return credential_name_in(s).map(|word| (render(path), text(s, word)));
     }
     check_value(value, path)
 }

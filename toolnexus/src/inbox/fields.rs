@@ -75,7 +75,9 @@ pub(crate) enum Refusal {
 }
 
 impl Shape {
-    /// The shape of `request`, or why it is refused.
+    /// The shape of `request`, or why it is refused: first the trust boundary
+    /// ([`check_request`](crate::boundary::check_request): every request that carries a form,
+    /// whatever its kind), then whether its form is one the page can render.
     pub(crate) fn of(request: &Request) -> Result<Self, Refusal> {
         if let Err(e) = request.check_trust_boundary() {
             return Err(Refusal::Credential(e.to_string()));
@@ -93,20 +95,8 @@ impl Shape {
             _ => {}
         }
         match schema {
-            Some(schema) => {
-                let fields = schema_form(schema)?;
-                // every kind, not only input/question: no credential field is ever rendered
-                if let Some(f) = fields
-                    .iter()
-                    .find(|f| crate::form::is_credential_field(&f.key))
-                {
-                    return Err(Refusal::Credential(format!(
-                        "the `{}` request's answer schema has a field `{}` that collects a credential",
-                        request.kind, f.key
-                    )));
-                }
-                Ok(Self::Fields(fields))
-            }
+            // every kind with a form went through the whole boundary above
+            Some(schema) => schema_form(schema).map(Self::Fields),
             None if request.kind == "input" || request.kind == "question" => Ok(Self::FreeText),
             None => Ok(Self::AcceptDecline),
         }

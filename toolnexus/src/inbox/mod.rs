@@ -33,8 +33,10 @@
 //!   takes only `application/json` bodies (which a cross-site form cannot send).
 //! - **Escaping.** Pages are [maud] templates: every prompt, value and message is HTML-escaped;
 //!   an authorization `url` becomes a link only when it is `http(s)`.
-//! - **The trust boundary.** A request whose form would collect a credential
-//!   ([`is_credential_field`](crate::form::is_credential_field)) is never rendered (`422`).
+//! - **The trust boundary.** A request the trust boundary refuses
+//!   ([`check_request`](crate::boundary::check_request): any kind that carries a form, and every
+//!   `input` or `question`) is never rendered and cannot be answered (`422`), even when its row
+//!   was written past the loop's own check.
 //! - **Expiry.** A request past its `expiresAt` shows as expired and cannot be answered (`410`).
 //! - **Once.** The store's claim lets one answer resume the run; a second submit reads
 //!   "already answered" (`409`).

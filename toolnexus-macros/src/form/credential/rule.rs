@@ -50,7 +50,7 @@ fn is_word(candidate: &str, word: &str) -> bool {
 }
 
 /// The word of `list` (normalised words) that `words` contain, if any: a whole word (also as
-/// the plural); one of six or more letters also as two or three adjacent words of two or more
+/// the plural); one of five or more letters also as two or three adjacent words of two or more
 /// letters joined (`api key`, `session_id`); one of eight or more letters also inside a word
 /// (`NEWPASSWORD`).
 pub(crate) fn among_words(words: &[String], list: &[&'static str]) -> Option<&'static str> {
@@ -71,7 +71,7 @@ pub(crate) fn among_words(words: &[String], list: &[&'static str]) -> Option<&'s
                 break;
             }
             joined.push_str(next);
-            if let Some(&w) = list.iter().find(|w| w.len() >= 6 && is_word(&joined, w)) {
+            if let Some(&w) = list.iter().find(|w| w.len() >= 5 && is_word(&joined, w)) {
                 return Some(w);
             }
         }
