@@ -392,54 +392,93 @@ async fn prompts_and_values_are_escaped() {
     bad.shows("`pick` must be one of: &quot;&gt;&lt;script&gt;1&lt;/script&gt;");
 }
 
-#[tokio::test]
-async fn a_credential_field_is_never_rendered() {
-    let fx = Fixture::new().await;
-    // the runtime refuses to suspend an `input` that asks for a password (the tool fails), so
-    // such a record comes from elsewhere: write one into the store by hand
-    let parked = fx.park(json!({"kind": "custom", "prompt": "Log in",
-        "schema": {"type": "object", "properties": {"user": {"type": "string"}, "password": {"type": "string"}}}})).await;
+/// Parks `args`'s request (an innocent form), then rewrites the parked record's request (every
+/// copy of it: `pending` and the halted call's result, not the call's arguments, which the
+/// fingerprint covers) with `edit`, as someone writing to the store past the loop could.
+async fn park_then_edit(fx: &Fixture, args: Value, edit: impl Fn(&mut Value)) -> toolnexus::Request {
+    fn walk(v: &mut Value, id: &str, edit: &dyn Fn(&mut Value)) {
+        match v {
+            Value::Object(o) => {
+                if o.get("id").and_then(Value::as_str) == Some(id) && o.contains_key("kind") {
+                    edit(v);
+                    return;
+                }
+                o.values_mut().for_each(|v| walk(v, id, edit));
+            }
+            Value::Array(a) => a.iter_mut().for_each(|v| walk(v, id, edit)),
+            _ => {}
+        }
+    }
+    let parked = fx.park(args).await;
     let run = fx
         .store
         .get_by_request(&parked.id)
         .await
         .expect("store")
         .expect("run");
-    // only the request's kind (after its id), not the halted call's arguments (`{"kind":..`),
-    // which the record's fingerprint covers
-    let edited = run
-        .record
-        .to_json()
-        .replace(r#"","kind":"custom""#, r#"","kind":"input""#);
-    let record = toolnexus::PendingRun::from_json(&edited)
+    let mut record: Value = serde_json::from_str(&run.record.to_json()).expect("json");
+    walk(&mut record, &parked.id, &edit);
+    let record = toolnexus::PendingRun::from_json(&record.to_string())
         .expect("an edited record that still agrees with itself");
-    assert_eq!(record.pending().kind, "input");
     assert!(fx.store.delete(&run.info.run_id).await.expect("delete"));
-    fx.store.park(record).await.expect("park");
-    let input = parked;
-    // any other kind is checked by the inbox too
-    let custom = fx
-        .park(json!({"kind": "deploy", "prompt": "Deploy key",
-        "schema": {"type": "object", "properties": {"apiKey": {"type": "string"}}}}))
-        .await;
+    fx.store.park(record.clone()).await.expect("park");
+    record.pending().clone()
+}
+
+/// Issue 22: a `login` request whose form asks for the online-banking password, written past
+/// the loop's own check, is refused by the page (as is an `input` asking for a password, and a
+/// custom kind asking for an API key).
+#[tokio::test]
+async fn a_credential_field_is_never_rendered_whatever_the_kind() {
+    let fx = Fixture::new().await;
+    // the runtime refuses to suspend any request whose form asks for a credential (the tool
+    // fails), so such a record comes from elsewhere: write them into the store by hand
+    let form = json!({"type": "object", "properties": {"user": {"type": "string"}}});
+    let add = |name: &'static str, prop: Value| {
+        move |req: &mut Value| {
+            req["data"]["schema"]["properties"][name] = prop.clone();
+        }
+    };
+    let input = park_then_edit(
+        &fx,
+        json!({"kind": "input", "prompt": "Log in", "schema": form}),
+        add("password", json!({"type": "string"})),
+    )
+    .await;
+    let login = park_then_edit(
+        &fx,
+        json!({"kind": "login", "prompt": "Online banking", "schema": form}),
+        add("p", json!({"type": "string", "title": "Online-banking password"})),
+    )
+    .await;
+    let deploy = park_then_edit(
+        &fx,
+        json!({"kind": "deploy", "prompt": "Deploy", "schema": form}),
+        add("apiKey", json!({"type": "string"})),
+    )
+    .await;
     let inbox = fx.inbox();
     let app = inbox.router();
-    // an `input` request is refused by the crate's trust boundary, any other kind by the inbox
     for (req, why) in [
         (
             &input,
             "`data.schema.properties.password` of the `input` request has the name `password`, \
-             which reads as the credential word `password`"
-                .to_owned(),
+             which reads as the credential word `password`",
         ),
         (
-            &custom,
-            "has a field `apiKey` that collects a credential".to_owned(),
+            &login,
+            "`data.schema.properties.p.title` of the `login` request has the text \
+             `Online-banking password`, which mentions the credential word `password`",
+        ),
+        (
+            &deploy,
+            "`data.schema.properties.apiKey` of the `deploy` request has the name `apiKey`, \
+             which reads as the credential word `apikey`",
         ),
     ] {
         let url = link(&fx, &inbox, &req.id);
         let page = send(&app, get(&url)).await;
-        page.says(StatusCode::UNPROCESSABLE_ENTITY, &why);
+        page.says(StatusCode::UNPROCESSABLE_ENTITY, why);
         assert!(!page.body.contains("<form"), "no form: {}", page.body);
         assert!(!page.body.contains("<input"));
         let post = send(&app, post_form(&url, None, "action=accept")).await;

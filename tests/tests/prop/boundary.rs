@@ -1,9 +1,10 @@
-//! The credential trust boundary's property: whenever `check_request` passes, no credential
+//! The credential trust boundary's properties: whenever `check_request` passes, no credential
 //! word occurs anywhere in the request's human-facing text (prompt, every key and string of
-//! `data`).
+//! `data`); and a credential spelled any way, in any place of a form (name, title, description,
+//! format, nested), is refused whatever the request's kind.
 
 use proptest::prelude::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use toolnexus::Request;
 use toolnexus::boundary::check_request;
 
@@ -79,7 +80,35 @@ const SPELLINGS: &[&str] = &[
     "credentials",
     "NEWPASSWORD",
     "aws_access_key_id",
+    // issue 22
+    "privkey",
+    "ssh_privkey",
+    "ccnum",
+    "ccNum",
+    "account_number",
+    "accountNumber",
 ];
+
+/// Spellings refused as names only (a property name, title, header, `format`), not in prose.
+const NAME_SPELLINGS: &[&str] = &["auth", "Auth", "authorization", "Authorization", "auth_header"];
+
+/// Kinds of requests: the two that always collect, and others that collect when they carry a
+/// form.
+const KINDS: &[&str] = &[
+    "input",
+    "Input",
+    "question",
+    "QUESTION",
+    "approval",
+    "authorization",
+    "login",
+    "user_input",
+    "deploy",
+    "\u{ff2c}ogin",
+];
+
+/// The `data` keys that hold a form, as a tool might spell them.
+const FORM_KEYS: &[&str] = &["schema", "fields", "form", "questions", "Schema", "FORM"];
 
 const INNOCENT: &[&str] = &[
     "city",
@@ -93,6 +122,10 @@ const INNOCENT: &[&str] = &[
     "secretary",
     "nights",
     "seat",
+    "tokens",
+    "pinned",
+    "account",
+    "authored",
     "address",
     "code",
     "session",
@@ -168,11 +201,15 @@ proptest! {
 
     #[test]
     fn a_request_that_passes_shows_no_credential_word(
-        kind in prop::sample::select(&["input", "Input", "QUESTION", "question"][..]),
+        kind in prop::sample::select(KINDS),
+        form_key in prop::sample::select(FORM_KEYS),
+        form in data_value(),
         prompt in text(),
         data in prop::collection::vec((text(), data_value()), 0..4),
     ) {
-        let req = Request::custom(kind, prompt).with_data(data.into_iter().collect());
+        let mut data: serde_json::Map<String, Value> = data.into_iter().collect();
+        data.insert(form_key.to_owned(), form);
+        let req = Request::custom(kind, prompt).with_data(data);
         if check_request(&req).is_ok() {
             for t in human_texts(&req) {
                 for s in SPELLINGS {
@@ -180,5 +217,113 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// Where in a form a spelling goes.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// a property name
+    Name,
+    /// a property's `title`
+    Title,
+    /// a property's `description`, in a sentence
+    Description,
+    /// a property's `format`
+    Format,
+    /// a property name two objects and one array down
+    Nested,
+}
+
+const PLACES: &[Place] = &[
+    Place::Name,
+    Place::Title,
+    Place::Description,
+    Place::Format,
+    Place::Nested,
+];
+
+/// A form with `word` at `place`, and the path the boundary must name.
+fn form_with(word: &str, place: Place, key: &str) -> (Value, String) {
+    let prop = |p: Value| json!({"type": "object", "properties": {"f": p}});
+    match place {
+        Place::Name => (
+            json!({"type": "object", "properties": {word: {"type": "string"}}}),
+            format!("data.{key}.properties.{word}"),
+        ),
+        Place::Title => (
+            prop(json!({"type": "string", "title": word})),
+            format!("data.{key}.properties.f.title"),
+        ),
+        Place::Description => (
+            prop(json!({"type": "string", "description": format!("Please enter your {word} here")})),
+            format!("data.{key}.properties.f.description"),
+        ),
+        Place::Format => (
+            prop(json!({"type": "string", "format": word})),
+            format!("data.{key}.properties.f"),
+        ),
+        Place::Nested => (
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": [
+                {"type": "object", "properties": {word: {"type": "string"}}}
+            ]}}}),
+            format!("data.{key}.properties.a.items[0].properties.{word}"),
+        ),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn a_credential_in_any_place_of_a_form_is_refused_whatever_the_kind(
+        kind in prop::sample::select(KINDS),
+        key in prop::sample::select(FORM_KEYS),
+        place in prop::sample::select(PLACES),
+        (word, prose) in prop_oneof![
+            prop::sample::select(SPELLINGS).prop_map(|w| (w, true)),
+            prop::sample::select(NAME_SPELLINGS).prop_map(|w| (w, false)),
+        ],
+        prompt in prop::sample::select(&["Fill this in", "A few details", "Trip"][..]),
+    ) {
+        // a word refused in names only is no credential in a sentence
+        prop_assume!(prose || !matches!(place, Place::Description));
+        let (form, path) = form_with(word, place, key);
+        let req = Request::custom(kind, prompt).with_data_entry(key, form);
+        let err = check_request(&req).expect_err("refused");
+        prop_assert_eq!(err.path(), path.as_str(), "{}", err);
+        prop_assert_eq!(err.kind(), kind);
+        prop_assert!(err.to_string().ends_with(
+            "; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
+        ));
+    }
+
+    #[test]
+    fn an_innocent_word_in_any_place_of_a_form_passes_whatever_the_kind(
+        kind in prop::sample::select(KINDS),
+        key in prop::sample::select(FORM_KEYS),
+        place in prop::sample::select(PLACES),
+        word in prop::sample::select(INNOCENT),
+    ) {
+        let (form, _) = form_with(word, place, key);
+        let req = Request::custom(kind, "A few details").with_data_entry(key, form);
+        prop_assert!(check_request(&req).is_ok(), "{:?}", check_request(&req));
+    }
+}
+
+/// Only an `authorization` request with a `url` and no form is the way to a secret; with a
+/// form it is checked like any other.
+#[test]
+fn only_an_authorization_without_a_form_may_mention_a_secret() {
+    let bare = Request::authorization("https://bank.example/login")
+        .with_prompt("Enter your online-banking password on the bank's page");
+    assert!(check_request(&bare).is_ok());
+    for key in FORM_KEYS {
+        let (form, path) = form_with("password", Place::Name, key);
+        let with_form = bare.clone().with_data_entry(*key, form);
+        assert_eq!(check_request(&with_form).expect_err(key).path(), "prompt");
+        let (form, _) = form_with("password", Place::Name, key);
+        let quiet = Request::authorization("https://bank.example/login").with_data_entry(*key, form);
+        assert_eq!(check_request(&quiet).expect_err(key).path(), path);
     }
 }

@@ -162,18 +162,141 @@ fn long_texts_are_quoted_short() {
 }
 
 #[test]
-fn other_kinds_and_innocent_requests_pass() {
+fn requests_without_a_form_and_innocent_requests_pass() {
+    // the way to a secret: an authorization request with a url and no form
     let auth = Request::authorization("https://example.com/login")
-        .with_data_entry("schema", schema_with("password"));
+        .with_prompt("Enter your bank password there");
     assert!(check_request(&auth).is_ok());
     let approval = Request::approval("Rotate the API key?");
     assert!(check_request(&approval).is_ok());
+    // a custom kind without a form collects nothing
+    let pay = Request::custom("pay", "Pay with the card ending 4242?")
+        .with_data_entry("args", json!({"token": "tok_1"}));
+    assert!(check_request(&pay).is_ok());
     let trip = input_with_schema(json!({"type": "object", "properties": {
         "city": {"type": "string", "description": "Where the passenger goes"},
         "nights": {"type": "integer", "minimum": 1},
         "seat": {"type": "string", "enum": ["aisle", "window"]}
     }, "required": ["city", "nights"]}));
     assert!(check_request(&trip).is_ok());
+}
+
+/// Issue 22: a request of another kind (`login`, `user_input`, ...) whose form asks for a
+/// secret by title, `format: password` or `writeOnly` parked, rendered and reached the model.
+#[test]
+fn a_login_request_whose_form_asks_for_the_online_banking_password_is_refused() {
+    let form = |prop: Value| json!({"type": "object", "properties": {"p": prop}});
+    let cases = [
+        (
+            Request::custom("login", "Online banking").with_data_entry(
+                "schema",
+                form(json!({"type": "string", "title": "Online-banking password"})),
+            ),
+            "data.schema.properties.p.title",
+            "has the text `Online-banking password`, which mentions the credential word `password`",
+        ),
+        (
+            Request::custom("user_input", "Sign in")
+                .with_data_entry("schema", form(json!({"type": "string", "format": "password"}))),
+            "data.schema.properties.p",
+            "has `\"format\": \"password\"`, which collects a secret",
+        ),
+        (
+            Request::custom("login", "Sign in")
+                .with_data_entry("schema", form(json!({"type": "string", "writeOnly": true}))),
+            "data.schema.properties.p",
+            "is marked `\"writeOnly\": true`, a secret",
+        ),
+        (
+            Request::approval("Approve the transfer").with_data_entry(
+                "schema",
+                form(json!({"type": "string", "description": "Your PIN"})),
+            ),
+            "data.schema.properties.p.description",
+            "has the text `Your PIN`, which mentions the credential word `pin`",
+        ),
+        (
+            Request::authorization("https://bank.example/login")
+                .with_data_entry("fields", json!([{"name": "password"}])),
+            "data.fields[0].name",
+            "has the text `password`, which mentions the credential word `password`",
+        ),
+        (
+            Request::custom("survey", "A few questions").with_data_entry(
+                "questions",
+                json!([{"question": "Your card number?"}]),
+            ),
+            "data.questions[0].question",
+            "has the text `Your card number?`, which mentions the credential word `cardnumber`",
+        ),
+        (
+            // the form key itself compared case-insensitively, confusables folded
+            Request::custom("login", "Sign in")
+                .with_data_entry("\u{455}chema", form(json!({"title": "Passcode"}))),
+            "data.\u{455}chema.properties.p.title",
+            "has the text `Passcode`, which mentions the credential word `passcode`",
+        ),
+        (
+            Request::custom("login", "Your password, please")
+                .with_data_entry("Form", json!({"user": {"type": "string"}})),
+            "prompt",
+            "has the text `Your password, please`, which mentions the credential word `password`",
+        ),
+    ];
+    for (req, path, why) in cases {
+        let err = check_request(&req).expect_err(path);
+        assert_eq!(err.path(), path, "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid suspension: `{path}` of the `{}` request {why}{INSTEAD}",
+                req.kind
+            )
+        );
+    }
+}
+
+/// Issue 22: spellings the word list missed, and names that must still pass.
+#[test]
+fn privkey_ccnum_account_numbers_and_auth_fields_are_refused_and_model_tokens_pass() {
+    for name in [
+        "privkey",
+        "ssh_privkey",
+        "ccnum",
+        "ccNum",
+        "cc_num",
+        "account_number",
+        "accountNumber",
+        "auth",
+        "Authorization",
+        "auth_header",
+    ] {
+        let err = check_request(&input_with_schema(schema_with(name))).expect_err(name);
+        assert_eq!(err.path(), format!("data.schema.properties.{name}"));
+        // as a title, a label or a question header too
+        let titled = input_with_schema(json!({"properties": {"f": {"title": name}}}));
+        assert_eq!(
+            check_request(&titled).expect_err(name).path(),
+            "data.schema.properties.f.title"
+        );
+        let header = Request::question("Tell me")
+            .with_data_entry("questions", json!([{"question": "Tell me", "header": name}]));
+        assert_eq!(
+            check_request(&header).expect_err(name).path(),
+            "data.questions[0].header"
+        );
+    }
+    for name in ["tokens", "spinner", "pinned", "tokenizer", "author", "oauth_provider"] {
+        assert!(
+            check_request(&input_with_schema(schema_with(name))).is_ok(),
+            "{name}"
+        );
+    }
+    // prose may mention an authorization
+    let prose = input_with_schema(
+        json!({"properties": {"ref": {"type": "string", "description": "The authorization reference on your letter"}}}),
+    );
+    assert!(check_request(&prose).is_ok());
 }
 
 #[test]

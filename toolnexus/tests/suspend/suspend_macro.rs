@@ -227,10 +227,12 @@ fn schema_from_json_schema_is_checked_when_built() {
 }
 
 #[test]
-fn credential_fields_are_refused_for_input_and_question() {
+fn credential_fields_are_refused_for_every_kind_with_a_form() {
     for r in [
         suspend!(input "Log in", schema = Login).into_tool_result(),
         suspend!(question "Log in", schema = Login).into_tool_result(),
+        // a form is a form, whatever the kind (issue 22)
+        suspend!(approval "ok?", schema = Login).into_tool_result(),
     ] {
         assert!(r.is_failure(), "{r:?}");
         assert!(
@@ -239,8 +241,8 @@ fn credential_fields_are_refused_for_input_and_question() {
             r.output
         );
     }
-    // approval and custom kinds are not collecting input: not refused
-    assert!(suspend!(approval "ok?", schema = Login).request().is_some());
+    // an approval without a form collects nothing: not refused
+    assert!(suspend!(approval "Rotate the password?").request().is_some());
 }
 
 #[test]
