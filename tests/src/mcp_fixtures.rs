@@ -260,7 +260,8 @@ pub struct EchoArgs {
 }
 
 /// An rmcp `#[tool]` server (no toolnexus in it): `echo`, `ask_city` (a form elicitation),
-/// `login` (a URL elicitation with id `e-1`), `die` (exits the process, for stdio).
+/// `ask_password` (a form elicitation for a credential), `login` (a URL elicitation with id
+/// `e-1`), `die` (exits the process, for stdio).
 #[derive(Clone, Debug, Default)]
 pub struct RmcpPeer;
 
@@ -304,6 +305,38 @@ impl RmcpPeer {
                 ElicitationAction::Decline => "declined".to_owned(),
                 _ => "cancelled".to_owned(),
             },
+            Err(e) => format!("elicitation failed: {e}"),
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    /// Asks for the user's bank password by a form elicitation (which toolnexus declines);
+    /// says what came back, with the decline's `_meta["toolnexus/refused"]`.
+    #[tool(description = "Ask the user for their bank password.")]
+    pub async fn ask_password(
+        &self,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Sign in to your bank".into(),
+            requested_schema: serde_json::from_value(json!({
+                "type": "object",
+                "properties": {"password": {"type": "string", "description": "Your bank password."}},
+                "required": ["password"]
+            }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+        };
+        let text = match ctx.peer.create_elicitation(params).await {
+            Ok(r) => {
+                let why = r
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.0.get("toolnexus/refused"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason");
+                format!("{:?}: {why}", r.action)
+            }
             Err(e) => format!("elicitation failed: {e}"),
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))

@@ -205,8 +205,9 @@ impl ToolResult {
     /// ([`Request::display_output`]).
     ///
     /// The trust boundary is enforced here: a request that violates
-    /// [`Request::check_trust_boundary`] (an `input` or `question` request whose answer schema
-    /// collects a credential) makes a plain failure carrying that error instead.
+    /// [`Request::check_trust_boundary`] (an `input` or `question` request, or any request
+    /// that carries a form, that collects a credential) makes a plain failure carrying that
+    /// error instead.
     pub fn suspended(request: Request) -> Self {
         if let Err(e) = request.check_trust_boundary() {
             return Self::error(e.to_string());

@@ -29,8 +29,8 @@ use crate::result::ToolResult;
 /// # A suspension that could not be built
 ///
 /// Some mistakes can only be seen at run time: `data` that does not serialize to a JSON
-/// object, a `schema = T` whose schema is not a flat form, an `input` or `question` request
-/// whose answer schema collects a credential, or (for `ask!`) a declined answer or answer data
+/// object, a `schema = T` whose schema is not a flat form, a request whose form (or, for
+/// `input` and `question`, prompt) collects a credential, or (for `ask!`) a declined answer or answer data
 /// of the wrong shape. None of them panics: the `Suspension` then holds a [`SuspendError`]
 /// instead of a request, and converts into a plain **failure** (`isError: true`, no
 /// `pending`) whose output is the error's message, so the model reads what went wrong.
@@ -199,7 +199,8 @@ pub enum SuspendError {
         /// Which field is not flat, and why.
         reason: String,
     },
-    /// An `input` or `question` request collects a credential (the trust boundary,
+    /// A request that carries a form (or an `input` or `question` request) collects a
+    /// credential (the trust boundary,
     /// [`check_request`](crate::boundary::check_request)).
     #[error(transparent)]
     CredentialField(#[from] BoundaryError),
@@ -218,7 +219,8 @@ pub enum SuspendError {
 
 impl Request {
     /// Checks the trust boundary of [contract section 2](crate::contract): an `input` or
-    /// `question` request must never collect a credential. The same as
+    /// `question` request, or a request of any kind that carries a form, must never collect a
+    /// credential. The same as
     /// [`boundary::check_request(self)`](crate::boundary::check_request), which says what is
     /// read and how.
     ///

@@ -50,7 +50,13 @@ async fn elicitations_become_requests(builder: McpServerBuilder) {
     // in the order the server lists them (rmcp's router lists by name)
     assert_eq!(
         names,
-        ["peer_ask_city", "peer_die", "peer_echo", "peer_login"]
+        [
+            "peer_ask_city",
+            "peer_ask_password",
+            "peer_die",
+            "peer_echo",
+            "peer_login"
+        ]
     );
     assert!(toolkit.tools().iter().all(|t| t.source() == SOURCE_MCP));
     // the server's tool annotations, as listed; none stated for the others
@@ -118,6 +124,54 @@ async fn elicitations_become_requests_over_stdio() {
 async fn elicitations_become_requests_over_streamable_http() {
     let (url, stop) = serve_rmcp_http(|| RmcpPeer).await;
     elicitations_become_requests(McpServer::http("peer", url)).await;
+    stop.cancel();
+}
+
+/// Issue 22: an incoming elicitation asking for a password went to `on_elicitation`
+/// unchecked. It is declined to the server with the reason, the handler never sees it, and the
+/// model reads why, with and without a handler.
+async fn an_elicitation_asking_for_a_password_never_reaches_the_host(builder: McpServerBuilder) {
+    let (seen, handler) = scripted_answers(vec![]);
+    for builder in [builder.clone().on_elicitation(handler), builder] {
+        let server = builder.prefix("peer_").connect().await.expect("connects");
+        let toolkit = Toolkit::builder()
+            .tools(server.tools())
+            .build()
+            .expect("valid toolkit");
+        let why = "invalid suspension: `data.schema.properties.password` of the `input` request \
+                   has the name `password`, which reads as the credential word `password`; secrets \
+                   must never pass through answer data: use an `authorization` request with a \
+                   `url` instead";
+        assert_eq!(
+            run(&toolkit, "peer_ask_password", json!({})).await,
+            (
+                format!(
+                    "MCP server \"peer\" asked for a credential, which is never collected through \
+                     an elicitation, so it was declined ({why}); the tool said: Decline: {why}"
+                ),
+                true
+            )
+        );
+        // the session goes on
+        assert_eq!(
+            run(&toolkit, "peer_echo", json!({"text": "hi"})).await,
+            ("hi".into(), false)
+        );
+        server.close().await;
+    }
+    assert!(seen.lock().unwrap().is_empty(), "the host saw it");
+}
+
+#[tokio::test]
+async fn an_elicitation_asking_for_a_password_is_declined_over_stdio() {
+    an_elicitation_asking_for_a_password_never_reaches_the_host(stdio()).await;
+}
+
+#[tokio::test]
+async fn an_elicitation_asking_for_a_password_is_declined_over_streamable_http() {
+    let (url, stop) = serve_rmcp_http(|| RmcpPeer).await;
+    an_elicitation_asking_for_a_password_never_reaches_the_host(McpServer::http("peer", url))
+        .await;
     stop.cancel();
 }
 
@@ -221,6 +275,7 @@ async fn a_prefix_is_sanitized_with_the_name() {
         names,
         [
             "my_peer_ask_city",
+            "my_peer_ask_password",
             "my_peer_die",
             "my_peer_echo",
             "my_peer_login"

@@ -359,6 +359,45 @@ async fn without_elicitation_the_request_travels_in_meta() {
     }
 }
 
+/// Issue 22: a suspension of another kind (`login`) whose form asks for the online-banking
+/// password went out as a form elicitation. No elicitation leaves; the client reads the
+/// boundary's refusal, on both protocol shapes.
+#[tokio::test]
+async fn a_login_form_asking_for_the_banking_password_never_leaves_as_an_elicitation() {
+    let tool = FnTool::builder("bank_login")
+        .description("Asks for the online-banking password.")
+        .handler(|_, _| async {
+            ToolResult::suspended(
+                toolnexus::Request::custom("login", "Online banking").with_data_entry(
+                    "schema",
+                    json!({"type": "object", "properties": {
+                        "p": {"type": "string", "title": "Online-banking password"}
+                    }}),
+                ),
+            )
+        })
+        .build()
+        .expect("valid tool");
+    let kit = Toolkit::builder().tool(tool).build().expect("valid toolkit");
+    for via in [Via::Pipe, Via::PipeRounds] {
+        let script = Script::new();
+        let s = connect_with(via, script.clone(), McpService::new(kit.clone())).await;
+        let r = call(&s, "bank_login", json!({})).await;
+        assert_eq!(
+            text(&r),
+            (
+                "invalid suspension: `data.schema.properties.p.title` of the `login` request has \
+                 the text `Online-banking password`, which mentions the credential word \
+                 `password`; secrets must never pass through answer data: use an \
+                 `authorization` request with a `url` instead"
+                    .to_owned(),
+                true
+            )
+        );
+        assert!(script.seen().is_empty(), "{via:?}: {:?}", script.seen());
+    }
+}
+
 #[tokio::test]
 async fn a_form_only_client_gets_the_login_as_text() {
     let s = connect(Via::Pipe, Script::with_modes(Some((true, false)))).await;

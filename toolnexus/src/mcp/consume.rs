@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::McpError;
 use super::annotations::hints_from_mcp;
-use super::elicit::{request_from_elicitation, result_from_answer};
+use super::elicit::{Incoming, incoming, refused_result, result_from_answer};
 use crate::context::Context;
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
@@ -146,6 +146,12 @@ impl McpServerBuilder {
     /// A durable halt (park the run, answer tomorrow) cannot cover it: the server's call would
     /// have to outlive this process. Without a handler every elicitation is cancelled and the
     /// tool's result says, as an error the model reads, that the server needed a human.
+    ///
+    /// Every elicitation passes the trust boundary
+    /// ([`check_request`](crate::boundary::check_request)) before the handler sees it: one that
+    /// asks for a credential (a `password` field, `format: password`, a "PIN" title...) is
+    /// declined to the server with the reason under `_meta["toolnexus/refused"]`, and the
+    /// tool's result says so, as an error the model reads.
     #[must_use]
     pub fn on_elicitation<F, Fut>(mut self, handler: F) -> Self
     where
@@ -169,10 +175,12 @@ impl McpServerBuilder {
             message,
         };
         let unanswered = Arc::new(Mutex::new(Vec::new()));
+        let refused = Arc::new(Mutex::new(Vec::new()));
         let handler = Handler {
             server: self.name.clone(),
             host: self.handler.clone(),
             unanswered: Arc::clone(&unanswered),
+            refused: Arc::clone(&refused),
         };
         let (running, pid) = match &self.target {
             Target::Stdio { command, args, env } => {
@@ -221,6 +229,7 @@ impl McpServerBuilder {
             running: tokio::sync::Mutex::new(Some(running)),
             closed: AtomicBool::new(false),
             unanswered,
+            refused,
             timeout: self.timeout,
             pid,
         });
@@ -350,6 +359,8 @@ struct Conn {
     closed: AtomicBool,
     /// The messages of elicitations cancelled for want of a handler.
     unanswered: Arc<Mutex<Vec<String>>>,
+    /// Why each elicitation the trust boundary refused was declined.
+    refused: Arc<Mutex<Vec<String>>>,
     timeout: Option<Duration>,
     pid: Option<u32>,
 }
@@ -360,6 +371,7 @@ struct Handler {
     server: String,
     host: Option<ElicitationHandler>,
     unanswered: Arc<Mutex<Vec<String>>>,
+    refused: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Handler {
@@ -380,7 +392,16 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let req = request_from_elicitation(&self.server, &request);
+        let req = match incoming(&self.server, &request) {
+            Incoming::Ask(req) => Some(req),
+            Incoming::Refused(why) => {
+                if let Ok(mut list) = self.refused.lock() {
+                    list.push(why.to_string());
+                }
+                return Ok(refused_result(&why));
+            }
+            Incoming::Unknown => None,
+        };
         let (Some(host), Some(req)) = (&self.host, req) else {
             let message = match &request {
                 ElicitRequestParams::FormElicitationParams { message, .. }
@@ -447,6 +468,7 @@ impl Tool for McpTool {
                 ));
             }
             let seen = conn.unanswered.lock().map_or(0, |l| l.len());
+            let seen_refused = conn.refused.lock().map_or(0, |l| l.len());
             let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(args);
             let call = conn.peer.call_tool(params);
             let timeout = match (ctx.timeout(), conn.timeout) {
@@ -481,6 +503,18 @@ impl Tool for McpTool {
                 }
                 Some(Ok(result)) => from_mcp(&result),
             };
+            let refused: Vec<String> = conn
+                .refused
+                .lock()
+                .map(|l| l.iter().skip(seen_refused).cloned().collect())
+                .unwrap_or_default();
+            if !refused.is_empty() {
+                return ToolResult::error(format!(
+                    "MCP server \"{server}\" asked for a credential, which is never collected through an elicitation, so it was declined ({}); the tool said: {}",
+                    refused.join("; "),
+                    result.output
+                ));
+            }
             let unanswered: Vec<String> = conn
                 .unanswered
                 .lock()

@@ -1,9 +1,12 @@
 //! The mapping between toolnexus suspensions and MCP elicitations, both directions
 //! (CONTRACT section 8).
 
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, MetaObject,
+};
 use serde_json::{Map, Value, json};
 
+use crate::boundary::{BoundaryError, check_request};
 use crate::request::{
     Answer, DeclineReason, KIND_APPROVAL, KIND_AUTHORIZATION, KIND_INPUT, KIND_QUESTION, Request,
 };
@@ -17,6 +20,10 @@ pub const ELICITATION_ID_KEY: &str = "elicitationId";
 
 /// The `data` key under which a consumed server's request names the server that asked.
 pub const SERVER_KEY: &str = "mcpServer";
+
+/// The `_meta` key of the decline a consumed server gets when its elicitation asked for a
+/// credential: the trust boundary's message (see [`check_request`]).
+pub const REFUSED_META_KEY: &str = "toolnexus/refused";
 
 /// Which elicitation mode a suspension needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,8 +45,9 @@ pub(crate) enum Mode {
 ///   is the request id;
 /// - any other kind: a form from `data.schema`.
 ///
-/// The message is the request's prompt.
-pub(crate) fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
+/// The message is the request's prompt. The request must have passed the trust boundary
+/// first: [`checked_elicitation_for`] is the door serving goes through.
+fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
     let data_schema = request.data.as_ref().and_then(|d| d.get("schema"));
     let schema = match request.kind.as_str() {
         KIND_AUTHORIZATION => {
@@ -77,6 +85,53 @@ pub(crate) fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestP
             requested_schema,
         },
     ))
+}
+
+/// The elicitation a suspension becomes when served over MCP ([`elicitation_for`]), once the
+/// request has passed the trust boundary ([`check_request`]): no elicitation leaves that asks
+/// for a credential, whatever the request's kind.
+pub(crate) fn checked_elicitation_for(
+    request: &Request,
+) -> Result<Option<(Mode, ElicitRequestParams)>, BoundaryError> {
+    check_request(request)?;
+    Ok(elicitation_for(request))
+}
+
+/// What a consumed server's elicitation becomes for the host.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A request for the host's handler; it passed the trust boundary.
+    Ask(Request),
+    /// The elicitation asks for a credential: declined to the server
+    /// ([`refused_result`]), never shown to the host.
+    Refused(BoundaryError),
+    /// A mode this crate does not know.
+    Unknown,
+}
+
+/// A consumed server's elicitation, mapped ([`request_from_elicitation`]) and checked
+/// against the trust boundary before any host sees it.
+pub(crate) fn incoming(server: &str, params: &ElicitRequestParams) -> Incoming {
+    match request_from_elicitation(server, params) {
+        None => Incoming::Unknown,
+        Some(request) => match check_request(&request) {
+            Ok(()) => Incoming::Ask(request),
+            Err(e) => Incoming::Refused(e),
+        },
+    }
+}
+
+/// The decline a consumed server gets for an elicitation the trust boundary refused, with
+/// the reason under `_meta["toolnexus/refused"]`.
+pub(crate) fn refused_result(why: &BoundaryError) -> ElicitResult {
+    let mut meta = Map::new();
+    meta.insert(
+        REFUSED_META_KEY.to_owned(),
+        Value::String(why.to_string()),
+    );
+    let mut result = ElicitResult::new(ElicitationAction::Decline);
+    result.meta = Some(MetaObject(meta));
+    result
 }
 
 /// One form field per question: `{"type":"string"}`, with `enum` for options (an array of
@@ -143,11 +198,12 @@ fn asks_free_text(request: &Request) -> bool {
             .is_none()
 }
 
-/// The [`Request`] a consumed server's elicitation becomes: a form -> `input` with
+/// The [`Request`] a consumed server's elicitation becomes (unchecked: [`incoming`] checks
+/// it): a form -> `input` with
 /// `data.schema` = `requestedSchema`; URL mode -> `authorization` with the `url` and the MCP
 /// elicitation id in `data.elicitationId`. The prompt is the elicitation's message; `data`
 /// also names the server (`data.mcpServer`). `None` for a mode this crate does not know.
-pub(crate) fn request_from_elicitation(
+fn request_from_elicitation(
     server: &str,
     params: &ElicitRequestParams,
 ) -> Option<Request> {
@@ -331,6 +387,66 @@ mod tests {
             wire(&Answer::decline("r1", DeclineReason::Expired)),
             r#"{"action":"cancel"}"#
         );
+    }
+
+    #[test]
+    fn no_elicitation_leaves_that_asks_for_a_credential_whatever_the_kind() {
+        let login = Request::custom("login", "Online banking").with_data_entry(
+            "schema",
+            json!({"type": "object", "properties": {
+                "p": {"type": "string", "title": "Online-banking password"}
+            }}),
+        );
+        let err = checked_elicitation_for(&login).expect_err("refused");
+        assert_eq!(err.path(), "data.schema.properties.p.title");
+        let fine = Request::custom("login", "Online banking").with_data_entry(
+            "schema",
+            json!({"type": "object", "properties": {"user": {"type": "string"}}}),
+        );
+        assert!(matches!(checked_elicitation_for(&fine), Ok(Some((Mode::Form, _)))));
+    }
+
+    #[test]
+    fn an_incoming_elicitation_asking_for_a_password_is_declined_with_the_reason() {
+        let form = |schema: Value| ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Sign in to continue".into(),
+            requested_schema: serde_json::from_value(schema).unwrap(),
+        };
+        for (schema, path) in [
+            (
+                json!({"type": "object", "properties": {"password": {"type": "string"}}}),
+                "data.schema.properties.password",
+            ),
+            (
+                json!({"type": "object", "properties": {"p": {"type": "string", "format": "password"}}}),
+                "data.schema.properties.p",
+            ),
+            (
+                json!({"type": "object", "properties": {"p": {"type": "string", "title": "Bank PIN"}}}),
+                "data.schema.properties.p.title",
+            ),
+        ] {
+            let Incoming::Refused(err) = incoming("bank", &form(schema)) else {
+                panic!("refused: {path}");
+            };
+            assert_eq!(err.path(), path);
+            let result = refused_result(&err);
+            let wire = serde_json::to_value(&result).unwrap();
+            assert_eq!(wire["action"], "decline");
+            assert_eq!(wire["_meta"]["toolnexus/refused"], err.to_string());
+            assert!(wire.get("content").is_none());
+        }
+        let city = form(json!({"type": "object", "properties": {"city": {"type": "string"}}}));
+        assert!(matches!(incoming("bank", &city), Incoming::Ask(r) if r.kind == "input"));
+        // the way to a secret: a URL elicitation
+        let url = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: "Enter your password at the bank".into(),
+            url: "https://bank.example/login".into(),
+            elicitation_id: "e-1".into(),
+        };
+        assert!(matches!(incoming("bank", &url), Incoming::Ask(r) if r.kind == "authorization"));
     }
 
     #[test]

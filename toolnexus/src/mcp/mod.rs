@@ -20,6 +20,9 @@
 //! cancel `{ok:false, reason:"cancelled"}`; the tool then runs once more with the answer, as
 //! the agent loop would. A client that cannot be asked gets the suspension's output as an
 //! error result with the [`Request`](crate::Request) under `_meta["toolnexus/pending"]`.
+//! No elicitation leaves that the trust boundary
+//! ([`check_request`](crate::boundary::check_request)) refuses, whatever the request's kind:
+//! the call's result is that refusal, as an error.
 //!
 //! # Consuming
 //!
@@ -27,7 +30,9 @@
 //! into a toolkit like any other. [`McpConfig`] reads an `mcp.json` (`mcpServers`). A consumed
 //! server's elicitation becomes a [`Request`](crate::Request) for the host's
 //! [`on_elicitation`](McpServerBuilder::on_elicitation) handler; see there why a durable halt
-//! cannot answer a live MCP call.
+//! cannot answer a live MCP call. Each passes the trust boundary first: one that asks for a
+//! credential never reaches the handler, and is declined to the server with the reason under
+//! `_meta["toolnexus/refused"]` ([`REFUSED_META_KEY`]).
 
 mod annotations;
 mod config;
@@ -37,7 +42,7 @@ mod serve;
 
 pub use config::{McpConfig, McpServers, ServerEntry};
 pub use consume::{ElicitationHandler, McpServer, McpServerBuilder, SOURCE_MCP};
-pub use elicit::{ELICITATION_ID_KEY, FREE_TEXT_FIELD, SERVER_KEY};
+pub use elicit::{ELICITATION_ID_KEY, FREE_TEXT_FIELD, REFUSED_META_KEY, SERVER_KEY};
 pub use serve::{
     DEFAULT_ELICITATION_TIMEOUT, HttpServer, INPUT_REQUEST_KEY, McpService, PENDING_META_KEY,
 };

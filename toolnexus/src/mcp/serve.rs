@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpError;
 use super::annotations::hints_to_mcp;
-use super::elicit::{Mode, answer_from_result, elicitation_for};
+use super::elicit::{Mode, answer_from_result, checked_elicitation_for};
 use crate::context::Context;
 use crate::request::{Answer, DeclineReason, Request};
 use crate::result::ToolResult;
@@ -284,8 +284,13 @@ impl McpService {
         };
         let caps = rc.client_capabilities().and_then(|c| c.elicitation);
         let modes = supported_modes(caps.as_ref());
-        let Some((_, elicitation)) = elicitation_for(request).filter(|(m, _)| modes.contains(m))
-        else {
+        // the toolkit refused such a suspension already; this door checks again, whatever
+        // produced the request, before anything leaves
+        let elicitation = match checked_elicitation_for(request) {
+            Err(refused) => return tool_result(&ToolResult::error(refused.to_string())).into(),
+            Ok(e) => e,
+        };
+        let Some((_, elicitation)) = elicitation.filter(|(m, _)| modes.contains(m)) else {
             return fallback(&first).into();
         };
         if rc
