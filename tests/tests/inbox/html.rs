@@ -395,7 +395,11 @@ async fn prompts_and_values_are_escaped() {
 /// Parks `args`'s request (an innocent form), then rewrites the parked record's request (every
 /// copy of it: `pending` and the halted call's result, not the call's arguments, which the
 /// fingerprint covers) with `edit`, as someone writing to the store past the loop could.
-async fn park_then_edit(fx: &Fixture, args: Value, edit: impl Fn(&mut Value)) -> toolnexus::Request {
+async fn park_then_edit(
+    fx: &Fixture,
+    args: Value,
+    edit: impl Fn(&mut Value),
+) -> toolnexus::Request {
     fn walk(v: &mut Value, id: &str, edit: &dyn Fn(&mut Value)) {
         match v {
             Value::Object(o) => {
@@ -448,7 +452,10 @@ async fn a_credential_field_is_never_rendered_whatever_the_kind() {
     let login = park_then_edit(
         &fx,
         json!({"kind": "login", "prompt": "Online banking", "schema": form}),
-        add("p", json!({"type": "string", "title": "Online-banking password"})),
+        add(
+            "p",
+            json!({"type": "string", "title": "Online-banking password"}),
+        ),
     )
     .await;
     let deploy = park_then_edit(

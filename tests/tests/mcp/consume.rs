@@ -170,8 +170,7 @@ async fn an_elicitation_asking_for_a_password_is_declined_over_stdio() {
 #[tokio::test]
 async fn an_elicitation_asking_for_a_password_is_declined_over_streamable_http() {
     let (url, stop) = serve_rmcp_http(|| RmcpPeer).await;
-    an_elicitation_asking_for_a_password_never_reaches_the_host(McpServer::http("peer", url))
-        .await;
+    an_elicitation_asking_for_a_password_never_reaches_the_host(McpServer::http("peer", url)).await;
     stop.cancel();
 }
 

@@ -378,7 +378,10 @@ async fn a_login_form_asking_for_the_banking_password_never_leaves_as_an_elicita
         })
         .build()
         .expect("valid tool");
-    let kit = Toolkit::builder().tool(tool).build().expect("valid toolkit");
+    let kit = Toolkit::builder()
+        .tool(tool)
+        .build()
+        .expect("valid toolkit");
     for via in [Via::Pipe, Via::PipeRounds] {
         let script = Script::new();
         let s = connect_with(via, script.clone(), McpService::new(kit.clone())).await;

@@ -90,7 +90,13 @@ const SPELLINGS: &[&str] = &[
 ];
 
 /// Spellings refused as names only (a property name, title, header, `format`), not in prose.
-const NAME_SPELLINGS: &[&str] = &["auth", "Auth", "authorization", "Authorization", "auth_header"];
+const NAME_SPELLINGS: &[&str] = &[
+    "auth",
+    "Auth",
+    "authorization",
+    "Authorization",
+    "auth_header",
+];
 
 /// Kinds of requests: the two that always collect, and others that collect when they carry a
 /// form.
@@ -256,7 +262,9 @@ fn form_with(word: &str, place: Place, key: &str) -> (Value, String) {
             format!("data.{key}.properties.f.title"),
         ),
         Place::Description => (
-            prop(json!({"type": "string", "description": format!("Please enter your {word} here")})),
+            prop(
+                json!({"type": "string", "description": format!("Please enter your {word} here")}),
+            ),
             format!("data.{key}.properties.f.description"),
         ),
         Place::Format => (
@@ -323,7 +331,8 @@ fn only_an_authorization_without_a_form_may_mention_a_secret() {
         let with_form = bare.clone().with_data_entry(*key, form);
         assert_eq!(check_request(&with_form).expect_err(key).path(), "prompt");
         let (form, _) = form_with("password", Place::Name, key);
-        let quiet = Request::authorization("https://bank.example/login").with_data_entry(*key, form);
+        let quiet =
+            Request::authorization("https://bank.example/login").with_data_entry(*key, form);
         assert_eq!(check_request(&quiet).expect_err(key).path(), path);
     }
 }

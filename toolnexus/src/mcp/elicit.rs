@@ -125,10 +125,7 @@ pub(crate) fn incoming(server: &str, params: &ElicitRequestParams) -> Incoming {
 /// the reason under `_meta["toolnexus/refused"]`.
 pub(crate) fn refused_result(why: &BoundaryError) -> ElicitResult {
     let mut meta = Map::new();
-    meta.insert(
-        REFUSED_META_KEY.to_owned(),
-        Value::String(why.to_string()),
-    );
+    meta.insert(REFUSED_META_KEY.to_owned(), Value::String(why.to_string()));
     let mut result = ElicitResult::new(ElicitationAction::Decline);
     result.meta = Some(MetaObject(meta));
     result
@@ -203,10 +200,7 @@ fn asks_free_text(request: &Request) -> bool {
 /// `data.schema` = `requestedSchema`; URL mode -> `authorization` with the `url` and the MCP
 /// elicitation id in `data.elicitationId`. The prompt is the elicitation's message; `data`
 /// also names the server (`data.mcpServer`). `None` for a mode this crate does not know.
-fn request_from_elicitation(
-    server: &str,
-    params: &ElicitRequestParams,
-) -> Option<Request> {
+fn request_from_elicitation(server: &str, params: &ElicitRequestParams) -> Option<Request> {
     Some(match params {
         ElicitRequestParams::FormElicitationParams {
             message,
@@ -403,7 +397,10 @@ mod tests {
             "schema",
             json!({"type": "object", "properties": {"user": {"type": "string"}}}),
         );
-        assert!(matches!(checked_elicitation_for(&fine), Ok(Some((Mode::Form, _)))));
+        assert!(matches!(
+            checked_elicitation_for(&fine),
+            Ok(Some((Mode::Form, _)))
+        ));
     }
 
     #[test]

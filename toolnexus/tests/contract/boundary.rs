@@ -196,8 +196,10 @@ fn a_login_request_whose_form_asks_for_the_online_banking_password_is_refused() 
             "has the text `Online-banking password`, which mentions the credential word `password`",
         ),
         (
-            Request::custom("user_input", "Sign in")
-                .with_data_entry("schema", form(json!({"type": "string", "format": "password"}))),
+            Request::custom("user_input", "Sign in").with_data_entry(
+                "schema",
+                form(json!({"type": "string", "format": "password"})),
+            ),
             "data.schema.properties.p",
             "has `\"format\": \"password\"`, which collects a secret",
         ),
@@ -222,10 +224,8 @@ fn a_login_request_whose_form_asks_for_the_online_banking_password_is_refused() 
             "has the text `password`, which mentions the credential word `password`",
         ),
         (
-            Request::custom("survey", "A few questions").with_data_entry(
-                "questions",
-                json!([{"question": "Your card number?"}]),
-            ),
+            Request::custom("survey", "A few questions")
+                .with_data_entry("questions", json!([{"question": "Your card number?"}])),
             "data.questions[0].question",
             "has the text `Your card number?`, which mentions the credential word `cardnumber`",
         ),
@@ -279,14 +279,23 @@ fn privkey_ccnum_account_numbers_and_auth_fields_are_refused_and_model_tokens_pa
             check_request(&titled).expect_err(name).path(),
             "data.schema.properties.f.title"
         );
-        let header = Request::question("Tell me")
-            .with_data_entry("questions", json!([{"question": "Tell me", "header": name}]));
+        let header = Request::question("Tell me").with_data_entry(
+            "questions",
+            json!([{"question": "Tell me", "header": name}]),
+        );
         assert_eq!(
             check_request(&header).expect_err(name).path(),
             "data.questions[0].header"
         );
     }
-    for name in ["tokens", "spinner", "pinned", "tokenizer", "author", "oauth_provider"] {
+    for name in [
+        "tokens",
+        "spinner",
+        "pinned",
+        "tokenizer",
+        "author",
+        "oauth_provider",
+    ] {
         assert!(
             check_request(&input_with_schema(schema_with(name))).is_ok(),
             "{name}"

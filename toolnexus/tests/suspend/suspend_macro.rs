@@ -242,7 +242,11 @@ fn credential_fields_are_refused_for_every_kind_with_a_form() {
         );
     }
     // an approval without a form collects nothing: not refused
-    assert!(suspend!(approval "Rotate the password?").request().is_some());
+    assert!(
+        suspend!(approval "Rotate the password?")
+            .request()
+            .is_some()
+    );
 }
 
 #[test]
