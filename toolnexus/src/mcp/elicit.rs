@@ -416,8 +416,8 @@ mod tests {
                 "data.schema.properties.password",
             ),
             (
-                json!({"type": "object", "properties": {"p": {"type": "string", "format": "password"}}}),
-                "data.schema.properties.p",
+                json!({"type": "object", "properties": {"p": {"type": "string", "description": "Your online-banking password"}}}),
+                "data.schema.properties.p.description",
             ),
             (
                 json!({"type": "object", "properties": {"p": {"type": "string", "title": "Bank PIN"}}}),
