@@ -67,7 +67,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         request.id, request.prompt
     );
     let answer = request.accept(Destination { city });
-    let result = client.answer(store.as_ref(), answer, &toolkit).await?;
+    let result = client.answer(answer, &toolkit).await?;
     if let Some(next) = &result.pending {
         println!("halted again: {} (request {})", next.prompt, next.id);
         return Ok(());

@@ -1,4 +1,4 @@
-//! The answer page: runs parked in a SQLite store, answered from a browser.
+//! A small approval desk: an answer page and a worker over one SQLite file.
 //!
 //! ```sh
 //! cargo run -p toolnexus-examples --example inbox                  # serves until stopped
@@ -6,11 +6,15 @@
 //! ```
 //!
 //! Three runs halt on their requests (a trip form, an approval, a question) and park in a
-//! SQLite file. The inbox router is mounted at `/inbox` in an axum app on 127.0.0.1; the
-//! example prints the list's URL (with an admin token the host's check accepts) and a signed
-//! link per request. Answer one in the browser: the run resumes and the page shows its final
-//! text. Flags: `--addr <ip:port>` (default 127.0.0.1:3000), `--db <path>` (default a fresh
-//! file in the temp dir), `--exit-after <seconds>`.
+//! SQLite file. The inbox router is mounted at `/inbox` in an axum app on 127.0.0.1, and a
+//! [`Worker`] runs beside it; the example prints the list's URL (with an admin token the
+//! host's check accepts) and a signed link per request. Answer one in the browser: the page
+//! records the answer and returns at once ("Recorded. The assistant is continuing."), the
+//! worker resumes the run, and the status page shows its final text. The two halves only share
+//! the file: the page could run on a web server and the worker on another machine (with
+//! `PostgresStore` for many machines). Flags: `--addr <ip:port>` (default 127.0.0.1:3000),
+//! `--db <path>` (default a fresh file in the temp dir), `--exit-after <seconds>` (answers the
+//! approval through the JSON API, prints its outcome, stops).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,7 +25,11 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use toolnexus::inbox::{Inbox, Target};
 use toolnexus::store::{RunStore, SqliteStore};
-use toolnexus::{Client, FnModel, Form, ModelRequest, Reply, Role, Suspension, Toolkit, ask, tool};
+use toolnexus::worker::Worker;
+use toolnexus::{
+    CancellationToken, Client, FnModel, Form, ModelRequest, Reply, Role, Suspension, Toolkit, ask,
+    tool,
+};
 
 /// The answer form of `plan_trip`.
 #[derive(Form, serde::Deserialize)]
@@ -151,7 +159,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // signed links for each request; the list for whoever brings the admin token
     let admin = random_hex()?;
     let admin_query = format!("token={admin}");
-    let inbox = Inbox::builder(store.clone(), client.clone(), toolkit.clone())
+    // the web tier: records answers, never runs the model
+    let inbox = Inbox::builder(store.clone())
         .signed_links(random_hex()?.into_bytes())
         .authorize(move |parts, target| {
             target == Target::List
@@ -163,6 +172,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .title("Team requests")
         .build();
     let app = axum::Router::new().nest("/inbox", inbox.router());
+
+    // the worker: resumes answered runs, expires requests on time, takes over dead workers'
+    let stop = CancellationToken::new();
+    let worker = Worker::builder(store.clone(), client.clone(), toolkit.clone())
+        .name("desk-worker")
+        .build();
+    let working = tokio::spawn({
+        let stop = stop.clone();
+        async move { worker.run(stop.cancelled_owned()).await }
+    });
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let addr = listener.local_addr()?;
@@ -186,34 +205,106 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => server.await?,
         Some(after) => {
             let serving = tokio::spawn(server.into_future());
-            // a self-check for CI: the list answers 200 to the admin, 403 to anyone else
-            let admin_status = status(addr, &format!("/inbox?token={admin}")).await?;
-            let anonymous_status = status(addr, "/inbox").await?;
-            println!(
-                "self-check: GET /inbox?token=… -> {admin_status}, GET /inbox -> {anonymous_status}"
-            );
-            if admin_status != 200 || anonymous_status != 403 {
-                return Err("the inbox did not answer as expected".into());
-            }
+            let deploy = parked
+                .iter()
+                .find(|r| r.kind == "approval")
+                .ok_or("no approval parked")?;
+            let link = inbox
+                .link(&deploy.id, Duration::from_secs(600))
+                .ok_or("no signed link")?;
+            self_check(addr, &admin, &link).await?;
             tokio::time::sleep(after).await;
             serving.abort();
             println!("stopped after {after:?}");
         }
     }
+    stop.cancel();
+    let stats = working.await?;
+    println!(
+        "worker: {} runs resumed, {} failed, {} in flight at the end",
+        stats.finished, stats.failed, stats.in_flight
+    );
     let _ = std::fs::remove_file(&args.db);
     Ok(())
 }
 
-/// The status code of `GET path` (HTTP/1.1 over a plain socket).
-async fn status(addr: SocketAddr, path: &str) -> std::io::Result<u16> {
+/// A self-check for CI: the list answers 200 to the admin and 403 to anyone else; the
+/// approval at `link`, approved through the JSON API, is recorded at once (202) and its
+/// status shows the outcome once the worker resumed the run.
+async fn self_check(
+    addr: SocketAddr,
+    admin: &str,
+    link: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (admin_status, _) = http(addr, "GET", &format!("/inbox?token={admin}"), None).await?;
+    let (anonymous_status, _) = http(addr, "GET", "/inbox", None).await?;
+    println!("self-check: GET /inbox?token=… -> {admin_status}, GET /inbox -> {anonymous_status}");
+    if admin_status != 200 || anonymous_status != 403 {
+        return Err("the inbox did not answer as expected".into());
+    }
+    let (path, query) = link.split_once('?').ok_or("a signed link has a query")?;
+    let id = path.trim_start_matches("/r/");
+    let answer = format!("/inbox/api/requests/{id}/answer?{query}");
+    let (code, body) = http(addr, "POST", &answer, Some(r#"{"ok":true}"#)).await?;
+    let recorded: serde_json::Value = serde_json::from_str(&body)?;
+    println!(
+        "self-check: POST the approval -> {code} {}",
+        recorded["status"]
+    );
+    // the status link follows the mount point (`/inbox/api/requests/…/status?run=…`)
+    let status = recorded["statusLink"]
+        .as_str()
+        .ok_or("the answer names its status link")?;
+    for _ in 0..200 {
+        let (_, body) = http(addr, "GET", status, None).await?;
+        let progress: serde_json::Value = serde_json::from_str(&body)?;
+        if let Some(text) = progress["outcome"]["text"].as_str() {
+            println!(
+                "self-check: answered by {}, resumed by the worker: {text}",
+                progress["answeredBy"]
+            );
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Err("the worker did not resume the approved run".into())
+}
+
+/// `method path` with an optional JSON body (HTTP/1.1 over a plain socket): the status code
+/// and the body.
+async fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    json: Option<&str>,
+) -> std::io::Result<(u16, String)> {
     let mut s = tokio::net::TcpStream::connect(addr).await?;
+    let body = json.unwrap_or("");
+    let content = if json.is_some() {
+        format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        )
+    } else {
+        String::new()
+    };
     s.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        format!(
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{content}Connection: close\r\n\r\n{body}"
+        )
+        .as_bytes(),
     )
     .await?;
-    let mut head = [0u8; 12];
-    s.read_exact(&mut head).await?;
-    String::from_utf8_lossy(&head[9..12])
-        .parse()
-        .map_err(|_| std::io::Error::other("no status line"))
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply).await?;
+    let reply = String::from_utf8_lossy(&reply);
+    let code = reply
+        .get(9..12)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other("no status line"))?;
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    Ok((code, body))
 }

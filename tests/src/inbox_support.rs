@@ -1,4 +1,5 @@
-//! Fixtures of the inbox tests: runs parked in a store by a real client, an inbox over them.
+//! Fixtures of the inbox tests: runs parked in a store by a real client, an inbox over them,
+//! and a worker that resumes the runs whose answers the inbox records.
 //!
 //! The one tool, `ask`, suspends with the request its arguments describe
 //! (`{"kind","prompt","schema"?,"url"?,"expired"?}`); on the retry it returns
@@ -13,7 +14,10 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value, json};
 use toolnexus::inbox::{Inbox, Target};
 use toolnexus::store::{RunStore, SqliteStore};
-use toolnexus::{Client, FnModel, FnTool, Reply, Request, Role, ToolResult, Toolkit};
+use toolnexus::worker::Worker;
+use toolnexus::{
+    CancellationToken, Client, FnModel, FnTool, Reply, Request, Role, ToolResult, Toolkit,
+};
 
 /// The signing key of the fixtures' inbox.
 pub const LINK_KEY: &[u8] = b"inbox-test-key-0123456789abcdef-0123456789";
@@ -30,21 +34,40 @@ pub struct Fixture {
     /// How many times `ask` ran with an answer (the retries).
     pub retries: Arc<AtomicUsize>,
     path: std::path::PathBuf,
+    /// Stops the fixture's worker.
+    worker: CancellationToken,
 }
 
 impl Drop for Fixture {
     fn drop(&mut self) {
+        self.worker.cancel();
         let _ = std::fs::remove_file(&self.path);
     }
 }
 
 impl Fixture {
-    /// A fresh SQLite store in a temporary file (deleted on drop), a client parking in it.
+    /// A fresh SQLite store in a temporary file (deleted on drop), a client parking in it, and
+    /// a worker (`inbox-worker`, stopped on drop) resuming its answered runs (and expiring its
+    /// requests on time).
     ///
     /// # Panics
     ///
     /// When the store cannot be opened (a fixture failure fails the test).
     pub async fn new() -> Self {
+        Self::with_worker(true).await
+    }
+
+    /// As [`Fixture::new`] without the worker: answers are recorded and nothing resumes them,
+    /// an expired request stays parked.
+    ///
+    /// # Panics
+    ///
+    /// When the store cannot be opened.
+    pub async fn without_worker() -> Self {
+        Self::with_worker(false).await
+    }
+
+    async fn with_worker(worker: bool) -> Self {
         static N: AtomicUsize = AtomicUsize::new(0);
         let path = std::env::temp_dir().join(format!(
             "toolnexus-inbox-{}-{}.sqlite",
@@ -98,12 +121,22 @@ impl Fixture {
             .store(store.clone())
             .build()
             .expect("client");
+        let stop = CancellationToken::new();
+        if worker {
+            let running = Worker::builder(store.clone(), client.clone(), toolkit.clone())
+                .name("inbox-worker")
+                .poll(Duration::from_millis(100))
+                .build();
+            let stop = stop.clone();
+            tokio::spawn(async move { running.run(stop.cancelled_owned()).await });
+        }
         Self {
             store,
             client,
             toolkit,
             retries,
             path,
+            worker: stop,
         }
     }
 
@@ -124,21 +157,17 @@ impl Fixture {
     /// An inbox over the store: signed links, and the list for callers that send
     /// `x-admin: yes` or `?admin=yes`.
     pub fn inbox(&self) -> Inbox {
-        Inbox::builder(
-            self.store.clone(),
-            self.client.clone(),
-            self.toolkit.clone(),
-        )
-        .signed_links(LINK_KEY.to_vec())
-        .authorize(|parts, target| {
-            let admin = parts.headers.get("x-admin").is_some_and(|v| v == "yes")
-                || parts
-                    .uri
-                    .query()
-                    .is_some_and(|q| q.split('&').any(|p| p == "admin=yes"));
-            admin && target == Target::List
-        })
-        .build()
+        Inbox::builder(self.store.clone())
+            .signed_links(LINK_KEY.to_vec())
+            .authorize(|parts, target| {
+                let admin = parts.headers.get("x-admin").is_some_and(|v| v == "yes")
+                    || parts
+                        .uri
+                        .query()
+                        .is_some_and(|q| q.split('&').any(|p| p == "admin=yes"));
+                admin && target == Target::List
+            })
+            .build()
     }
 
     /// How many times `ask` ran with an answer.

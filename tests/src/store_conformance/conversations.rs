@@ -102,10 +102,7 @@ pub async fn conversation_turn_halts_and_the_answer_completes_it(make: Make) {
         Err(StoreError::Conflict(_))
     ));
 
-    let done = client
-        .answer(s.store(), request.accept(true), &toolkit)
-        .await
-        .unwrap();
+    let done = client.answer(request.accept(true), &toolkit).await.unwrap();
     assert_eq!(done.text, "booked (approved)");
     let chat = conversations(&s)
         .get_conversation("chat-1")

@@ -176,6 +176,31 @@ impl Session<'_> {
         field.send_keys(text).await.expect("type");
     }
 
+    /// After an answer: the page says it is recorded at once; its status page shows the
+    /// outcome once the worker resumed the run (reloading itself until then).
+    async fn outcome(&self) -> String {
+        assert_eq!(
+            self.text("#recorded").await,
+            "Recorded. The assistant is continuing."
+        );
+        self.browser
+            .find(Locator::LinkText("See how it goes"))
+            .await
+            .expect("the status link")
+            .click()
+            .await
+            .expect("click");
+        self.browser
+            .wait()
+            .at_most(Duration::from_secs(15))
+            .for_element(Locator::Css("#outcome"))
+            .await
+            .expect("the outcome shows once the run moved on")
+            .text()
+            .await
+            .expect("text")
+    }
+
     async fn has_form(&self) -> bool {
         self.browser.find(Locator::Css("form")).await.is_ok()
     }
@@ -189,13 +214,12 @@ impl Session<'_> {
                 .unwrap_or_else(|| panic!("{s} not listed: {rows}"))
         };
         assert!(
-            at("Plan the trip") < at("Deploy build 42")
-                && at("Deploy build 42") < at("Restart the old cluster"),
+            at("Plan the trip") < at("Lunch?") && at("Lunch?") < at("Deploy build 42"),
             "newest first: {rows}"
         );
         assert!(
-            rows.contains("expired"),
-            "the expired one is marked: {rows}"
+            !rows.contains("Restart the old cluster"),
+            "the expired one went on without an answer: {rows}"
         );
     }
 
@@ -231,11 +255,12 @@ impl Session<'_> {
         self.click("#i-f\\.seat option[value=window]").await;
         self.click("#i-f\\.bags").await;
         self.click("button[value=accept]").await;
-        shot(self.browser, "04-input-done").await;
+        shot(self.browser, "04-input-recorded").await;
         assert_eq!(
-            self.text("#outcome").await,
+            self.outcome().await,
             r#"final: answered: {"city":"Oslo","nights":3,"seat":"window","bags":true}"#
         );
+        shot(self.browser, "04-input-done").await;
         assert_eq!(self.fx.retries(), 1);
     }
 
@@ -243,8 +268,8 @@ impl Session<'_> {
         self.goto_request(id).await;
         shot(self.browser, "05-approval").await;
         self.click("button[value=accept]").await;
+        assert_eq!(self.outcome().await, "final: answered: null");
         shot(self.browser, "06-approval-done").await;
-        assert_eq!(self.text("#outcome").await, "final: answered: null");
         let run = self
             .fx
             .store
@@ -273,11 +298,11 @@ impl Session<'_> {
         self.click("#i-q\\.1-0").await;
         self.click("#i-q\\.1-2").await;
         self.click("button[value=accept]").await;
-        shot(self.browser, "10-question-done").await;
         assert_eq!(
-            self.text("#outcome").await,
+            self.outcome().await,
             r#"final: answered: {"Lunch?":"salad","Drinks?":["water","coffee"]}"#
         );
+        shot(self.browser, "10-question-done").await;
     }
 
     async fn forged(&self, id: &str) {
@@ -318,6 +343,26 @@ async fn the_inbox_in_headless_chromium() {
         )
         .await;
     let input = fx.park(trip_args("Plan the trip to the conference")).await;
+    // the fixture's worker expires the expired request at once: its run goes on with
+    // `declined/expired`
+    let expired_run = fx
+        .store
+        .get_by_request(&expired.id)
+        .await
+        .expect("store")
+        .expect("run")
+        .info
+        .run_id;
+    let resumed = fx
+        .store
+        .wait_finished(&expired_run, Duration::from_secs(10))
+        .await
+        .expect("store")
+        .expect("the worker resumes the expired run");
+    assert_eq!(
+        resumed.result.expect("result").text,
+        "final: declined/expired: Restart the old cluster?"
+    );
     let inbox = fx.inbox();
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -48,6 +48,11 @@ impl Reply {
     }
 }
 
+/// The status a GET of `uri` gets.
+async fn status_of(app: &axum::Router, uri: &str) -> StatusCode {
+    send(app, get(uri)).await.status
+}
+
 /// The status `req` gets.
 async fn status(app: &axum::Router, req: HttpRequest<Body>) -> StatusCode {
     send(app, req).await.status
@@ -121,6 +126,49 @@ async fn state_of(fx: &Fixture, id: &str) -> RunState {
     run.expect("run").info.state
 }
 
+/// What the answer page says once it recorded an answer.
+const RECORDED: &str = "Recorded. The assistant is continuing.";
+
+/// The status page a recorded page links to ("See how it goes").
+#[track_caller]
+fn status_link(recorded: &Reply) -> String {
+    recorded.says(StatusCode::OK, RECORDED);
+    let end = recorded
+        .body
+        .find(r#"">See how it goes</a>"#)
+        .expect("a status link");
+    let start = recorded.body[..end].rfind(r#"href=""#).expect("href") + r#"href=""#.len();
+    recorded.body[start..end].replace("&amp;", "&")
+}
+
+/// The status page once the run has moved on (the worker resumed it), polled for at most
+/// 10 s.
+async fn moved_on(app: &axum::Router, status: &str) -> Reply {
+    for _ in 0..500 {
+        let page = send(app, get(status)).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        if !page.body.contains(RECORDED) {
+            return page;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the run did not move on: {status}");
+}
+
+/// The JSON status once the run has moved on (an outcome or a next request).
+async fn moved_on_json(app: &axum::Router, status: &str) -> Value {
+    for _ in 0..500 {
+        let r = send(app, get(status)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let v: Value = serde_json::from_str(&r.body).expect("json");
+        if !v["outcome"].is_null() || !v["next"].is_null() {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the run did not move on: {status}");
+}
+
 fn link(fx: &Fixture, inbox: &Inbox, id: &str) -> String {
     let _ = fx;
     inbox
@@ -184,9 +232,7 @@ async fn without_a_capability_everything_is_forbidden() {
     page.says(StatusCode::FORBIDDEN, "This link has expired.");
 
     // an inbox with no capability configured grants nothing, not even with a signed link
-    let closed =
-        toolnexus::inbox::Inbox::builder(fx.store.clone(), fx.client.clone(), fx.toolkit.clone())
-            .build();
+    let closed = toolnexus::inbox::Inbox::builder(fx.store.clone()).build();
     let closed_app = closed.router();
     assert_eq!(status(&closed_app, get(&good)).await, StatusCode::FORBIDDEN);
     assert_eq!(
@@ -237,12 +283,11 @@ async fn the_list_shows_pending_requests_newest_first_with_signed_links() {
     assert_eq!(v["next"], Value::Null);
 
     // paged
-    let paged =
-        toolnexus::inbox::Inbox::builder(fx.store.clone(), fx.client.clone(), fx.toolkit.clone())
-            .allow_anonymous()
-            .page_size(1)
-            .build()
-            .router();
+    let paged = toolnexus::inbox::Inbox::builder(fx.store.clone())
+        .allow_anonymous()
+        .page_size(1)
+        .build()
+        .router();
     let p1 = send(&paged, get("/")).await;
     assert!(p1.body.contains("second: deploy?") && !p1.body.contains("first trip"));
     p1.shows(r#"href="/?page=2""#);
@@ -294,7 +339,11 @@ async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothin
         ),
     )
     .await;
-    right.says(StatusCode::OK, r#"<div class="done" id="outcome">final: answered: {&quot;city&quot;:&quot;Oslo&quot;,&quot;nights&quot;:3,&quot;seat&quot;:&quot;aisle&quot;,&quot;bags&quot;:true}</div>"#);
+    // recorded at once; the worker resumes the run, and the status page shows how it ended
+    right.shows("Answered by signed link.");
+    let status = status_link(&right);
+    let done = moved_on(&app, &status).await;
+    done.shows(r#"<div class="done" id="outcome">final: answered: {&quot;city&quot;:&quot;Oslo&quot;,&quot;nights&quot;:3,&quot;seat&quot;:&quot;aisle&quot;,&quot;bags&quot;:true}</div>"#);
     assert_eq!(fx.retries(), 1);
     assert_eq!(state_of(&fx, &req.id).await, RunState::Finished);
 }
@@ -338,7 +387,9 @@ async fn csrf_needs_the_cookie_and_the_token_of_this_request() {
         post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
     )
     .await;
-    ok.says(StatusCode::OK, "final: answered: null");
+    moved_on(&app, &status_link(&ok))
+        .await
+        .shows("final: answered: null");
 }
 
 #[tokio::test]
@@ -501,7 +552,8 @@ async fn a_credential_field_is_never_rendered_whatever_the_kind() {
 
 #[tokio::test]
 async fn an_expired_request_shows_as_expired_and_cannot_be_answered() {
-    let fx = Fixture::new().await;
+    // no worker: the expired request stays parked (a worker would resume it at once)
+    let fx = Fixture::without_worker().await;
     let req = fx
         .park(json!({"kind": "approval", "prompt": "Too late?", "expired": true}))
         .await;
@@ -557,6 +609,10 @@ async fn a_double_submit_resumes_once() {
     loser.shows("This request was already answered.");
     let third = send(&app, post_form(&url, Some(&cookie), &body)).await;
     assert_eq!(third.status, StatusCode::CONFLICT);
+    let winner = if a.status == StatusCode::OK { &a } else { &b };
+    moved_on(&app, &status_link(winner))
+        .await
+        .shows("final: answered: null");
     assert_eq!(fx.retries(), 1);
 }
 
@@ -613,11 +669,45 @@ async fn the_json_api_lists_gets_and_answers() {
         ),
     )
     .await;
-    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    // recorded at once (202); its status link shows the outcome once the worker resumed it
+    assert_eq!(done.status, StatusCode::ACCEPTED, "{}", done.body);
+    let recorded: Value = serde_json::from_str(&done.body).expect("json");
+    assert_eq!(recorded["status"], "recorded");
+    assert_eq!(recorded["answeredBy"], "signed link");
+    let run_id = recorded["runId"].as_str().expect("run id").to_owned();
+    let status = recorded["statusLink"].as_str().expect("status link");
+    assert!(
+        status.starts_with(&format!(
+            "/api/requests/{}/status?run={run_id}&exp=",
+            req.id
+        )),
+        "{status}"
+    );
+    let v = moved_on_json(&app, status).await;
     assert_eq!(
-        serde_json::from_str::<Value>(&done.body).expect("json"),
+        v["outcome"],
         json!({"status": "done", "text": r#"final: answered: {"city":"Oslo","nights":3}"#})
     );
+    assert_eq!(v["state"], "finished");
+    assert_eq!(v["answeredBy"], "signed link");
+    let events: Vec<(&str, &str)> = v["history"]
+        .as_array()
+        .expect("history")
+        .iter()
+        .map(|e| (e["event"].as_str().unwrap(), e["by"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("requested", ""),
+            ("answered", "signed link"),
+            ("claimed", "inbox-worker"),
+            ("finished", "")
+        ]
+    );
+    // a status link of another request's run finds nothing
+    let forged = status.replace(&run_id, "run-of-someone-else");
+    assert_eq!(status_of(&app, &forged).await, StatusCode::NOT_FOUND);
     let again = send(
         &app,
         post_json(
@@ -659,7 +749,9 @@ async fn declining_and_other_kinds() {
         post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=decline")),
     )
     .await;
-    r.shows("final: declined/expired: Deploy?");
+    moved_on(&app, &status_link(&r))
+        .await
+        .shows("final: declined/expired: Deploy?");
     assert_eq!(fx.retries(), 0);
 
     // authorization: a link out and "done, continue"; a javascript: url is no link
@@ -690,7 +782,7 @@ async fn declining_and_other_kinds() {
         ),
     )
     .await;
-    r.says(StatusCode::OK, "final: answered: {&quot;Seat?&quot;:&quot;window&quot;,&quot;Meals?&quot;:[&quot;veg&quot;,&quot;fish&quot;]}");
+    moved_on(&app, &status_link(&r)).await.shows("final: answered: {&quot;Seat?&quot;:&quot;window&quot;,&quot;Meals?&quot;:[&quot;veg&quot;,&quot;fish&quot;]}");
 }
 
 #[tokio::test]
@@ -727,17 +819,28 @@ async fn a_run_that_asks_again_links_to_its_next_request() {
     let app = inbox.router();
     let url = link(&fx, &inbox, &first.id);
     let (cookie, csrf, _) = open(&app, &url).await;
-    let r = send(
+    let r_first = send(
         &app,
         post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
     )
     .await;
+    let r = moved_on(&app, &status_link(&r_first)).await;
     r.says(StatusCode::OK, "The run goes on and asks again:");
     r.shows("Step two?");
     let list = send(&app, get_admin("/api/requests")).await;
     let v: Value = serde_json::from_str(&list.body).expect("json");
     assert_eq!(v["requests"].as_array().expect("list").len(), 1);
     assert_eq!(v["requests"][0]["prompt"], "Step two?");
+    // the listing shows the run's history: the first request, answered, resumed, asked again
+    let events: Vec<&str> = v["requests"][0]["history"]
+        .as_array()
+        .expect("history")
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events, ["requested", "answered", "claimed", "requested"]);
+    assert_eq!(v["requests"][0]["history"][1]["by"], "signed link");
+    assert_eq!(v["requests"][0]["history"][2]["by"], "inbox-worker");
     let next_href = v["requests"][0]["link"].as_str().expect("link").to_owned();
     let next_path = next_href.split("?exp=").next().expect("path");
     r.shows(&format!(r#"href="{next_path}?exp="#));
@@ -746,11 +849,16 @@ async fn a_run_that_asks_again_links_to_its_next_request() {
     let (path, q) = next_href.split_once('?').expect("query");
     let api = format!("/api/requests/{}/answer?{q}", &path[3..]);
     let done = send(&app, post_json(&api, &json!({"ok": true}))).await;
-    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(done.status, StatusCode::ACCEPTED, "{}", done.body);
+    let recorded: Value = serde_json::from_str(&done.body).expect("json");
+    let v = moved_on_json(&app, recorded["statusLink"].as_str().expect("link")).await;
     assert_eq!(
-        serde_json::from_str::<Value>(&done.body).expect("json"),
+        v["outcome"],
         json!({"status": "done", "text": "final: answered: null"})
     );
+    // the first request's status page follows the run to its end
+    let first_status = moved_on(&app, &status_link(&r_first)).await;
+    first_status.shows("final: answered: null");
     // the store forgets a request once its run moved on: the old link finds nothing
     let old = send(&app, get(&url)).await;
     old.says(

@@ -41,8 +41,8 @@ async fn halts_park_themselves_and_an_answer_resumes_once() {
     let store: Arc<dyn RunStore> = Arc::new(SqliteStore::open(&path).await.unwrap());
     let client = client_with(&agent, Arc::clone(&store));
     let (a, b) = tokio::join!(
-        client.answer(store.as_ref(), request.accept("Ada"), &toolkit),
-        client.answer(store.as_ref(), request.accept("Eve"), &toolkit),
+        client.answer(request.accept("Ada"), &toolkit),
+        client.answer(request.accept("Eve"), &toolkit),
     );
     let (second, loser) = match (a, b) {
         (Ok(r), Err(e)) | (Err(e), Ok(r)) => (r, e),
@@ -58,10 +58,7 @@ async fn halts_park_themselves_and_an_answer_resumes_once() {
     assert_eq!(again.info.run_id, parked.info.run_id);
     assert_eq!(again.info.state, RunState::Parked);
 
-    let done = client
-        .answer(store.as_ref(), next.accept("Bob"), &toolkit)
-        .await
-        .unwrap();
+    let done = client.answer(next.accept("Bob"), &toolkit).await.unwrap();
     assert_eq!(done.text, r#"done: hello "Bob""#);
     let stored = store.get(&parked.info.run_id).await.unwrap().unwrap();
     assert_eq!(stored.info.state, RunState::Finished);

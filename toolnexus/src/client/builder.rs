@@ -299,13 +299,13 @@ impl ClientBuilder {
     /// assert_eq!(parked.info.state, RunState::Parked);
     ///
     /// // the human answers, maybe in another process: one call claims, resumes and records
-    /// let done = client.answer(store.as_ref(), request.accept("Ada"), &toolkit).await.unwrap();
+    /// let done = client.answer(request.accept("Ada"), &toolkit).await.unwrap();
     /// assert_eq!(done.text, "done");
     /// let stored = store.get(&parked.info.run_id).await.unwrap().unwrap();
     /// assert_eq!(stored.info.state, RunState::Finished);
     ///
     /// // the same answer twice resumes nothing
-    /// let again = client.answer(store.as_ref(), request.accept("Ada"), &toolkit).await;
+    /// let again = client.answer(request.accept("Ada"), &toolkit).await;
     /// assert!(matches!(again, Err(toolnexus::Error::Store(_))));
     /// # });
     /// ```

@@ -339,28 +339,31 @@ impl Client {
             .await
     }
 
-    /// Resumes the run whose pending request `answer` echoes: claims it in `store` (so of any
-    /// number of hosts answering the same request, exactly one resumes it), resumes it with the
-    /// answer, and records the outcome (finished, or parked again on its next request).
+    /// Resumes the run whose pending request `answer` echoes, in this process: claims it in
+    /// the client's [store](ClientBuilder::store) (so of any number of hosts answering the same
+    /// request, exactly one resumes it), resumes it with the answer, and records the outcome
+    /// (finished, or parked again on its next request). For a single process; where answers
+    /// arrive in a web tier and workers resume, record the answer with
+    /// [`RunStore::submit`] and run a [`Worker`](crate::worker::Worker).
     ///
-    /// The worker that claims is named `pid-<process id>`. When the resume itself fails (the
-    /// model or provider failed), the run stays claimed until its lease runs out; then any
-    /// worker's [`RunStore::take_over`] and [`Client::resume_claim`] resume it again.
+    /// The claim (and the answer, in the run's history) is `pid-<process id>`'s. When the
+    /// resume itself fails (the model or provider failed), the run stays claimed until its
+    /// lease runs out; then a worker takes it over and resumes it again.
     ///
     /// # Errors
     ///
-    /// [`Error::Store`] with [`StoreError::NotFound`], [`StoreError::AlreadyClaimed`] or
-    /// [`StoreError::Expired`] when the answer cannot claim the run (nothing is resumed); then
-    /// as [`Client::resume`].
-    pub async fn answer(
-        &self,
-        store: &dyn RunStore,
-        answer: Answer,
-        toolkit: &Toolkit,
-    ) -> Result<RunResult> {
+    /// [`Error::Config`] when the client has no store; [`Error::Store`] with
+    /// [`StoreError::NotFound`], [`StoreError::AlreadyClaimed`] or [`StoreError::Expired`] when
+    /// the answer cannot claim the run (nothing is resumed); then as [`Client::resume`].
+    pub async fn answer(&self, answer: Answer, toolkit: &Toolkit) -> Result<RunResult> {
+        let Some(store) = self.inner.store.clone() else {
+            return Err(Error::Config(
+                "`Client::answer` resumes runs through the client's store: build the client with `ClientBuilder::store`".to_owned(),
+            ));
+        };
         let owner = format!("pid-{}", std::process::id());
         let claim = store.claim(&answer, &owner).await?;
-        self.resume_claim(store, &claim, toolkit).await
+        self.resume_claim(store.as_ref(), &claim, toolkit).await
     }
 
     /// Resumes a claimed run (from [`RunStore::claim`] or [`RunStore::take_over`]) and records

@@ -1,6 +1,9 @@
 //! An answer page for parked runs (feature `inbox`): an embeddable [axum] [`Router`] that
 //! lists the pending requests of any [`RunStore`], renders each as a form, checks the answer
-//! on the server and resumes the run through the store ([`Client::answer`](crate::Client::answer)).
+//! on the server and records it ([`RunStore::submit`], with who gave it) and returns at once:
+//! a [`Worker`](crate::worker::Worker) resumes the run, in this process or another. The page
+//! never runs the model inside a request; the run's status page shows the outcome once the
+//! run has moved on.
 //!
 //! Routes, relative to where the host mounts the router:
 //!
@@ -8,18 +11,22 @@
 //! |---|---|
 //! | `GET /` | the pending requests, newest first, paged (`?page=2`) |
 //! | `GET /r/{id}` | one request as a form |
-//! | `POST /r/{id}` | the answer: checked, then the run is claimed and resumed; shows the outcome |
+//! | `POST /r/{id}` | the answer: checked and recorded; "Recorded. The assistant is continuing." |
+//! | `GET /r/{id}/status?run=..` | the run's progress: continuing, or its outcome once it moved on |
 //! | `GET /api/requests` | the list as JSON |
 //! | `GET /api/requests/{id}` | one request as JSON |
 //! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
+//! | `GET /api/requests/{id}/status?run=..` | the run's progress as JSON |
 //!
 //! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
 //! "history","link"}],"page","next"}` for the list, `{"request","runId","state","history"}` for
 //! one request (`history`: the run's [events](crate::store::RunEvent), `[{"event","at",
-//! "request"?,"by"?,"outcome"?}]`, RFC 3339 times), and
-//! `{"status":"done"|"incomplete","text"}` or `{"status":"pending","text","request","link"}`
-//! (the run's next request) for an answer; errors are `{"error"}` (plus `"field"` for a wrong
-//! value, `422`) with the same status codes as the pages.
+//! "request"?,"by"?,"outcome"?}]`, RFC 3339 times), `202` with
+//! `{"status":"recorded","runId","answeredBy","statusLink"}` for an answer, and
+//! `{"runId","state","answeredBy","history","outcome","next"}` for the status (`outcome`:
+//! `{"status","text"}` once finished; `next`: `{"request","link"}` once the run asks again);
+//! errors are `{"error"}` (plus `"field"` for a wrong value, `422`) with the same status
+//! codes as the pages.
 //!
 //! # Safe by default
 //!
@@ -38,18 +45,19 @@
 //!   `input` or `question`) is never rendered and cannot be answered (`422`), even when its row
 //!   was written past the loop's own check.
 //! - **Expiry.** A request past its `expiresAt` shows as expired and cannot be answered (`410`).
-//! - **Once.** The store's claim lets one answer resume the run; a second submit reads
+//! - **Once.** The store records one answer per request; a second submit reads
 //!   "already answered" (`409`).
+//! - **Who answered.** Each recorded answer names who gave it ([`InboxBuilder::answered_by`],
+//!   else how the caller got in: `signed link`, `authorized`, `anonymous`); the run's history
+//!   keeps it.
 //!
 //! ```
 //! use std::sync::Arc;
 //! use toolnexus::inbox::Inbox;
 //! use toolnexus::store::{MemoryStore, RunStore};
-//! use toolnexus::{Client, ScriptedModel, Toolkit};
 //!
 //! let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
-//! let client = Client::builder(ScriptedModel::new([])).model_name("m").build().unwrap();
-//! let inbox = Inbox::builder(store, client, Toolkit::default())
+//! let inbox = Inbox::builder(store)
 //!     .signed_links(b"a host secret of 32 bytes or more".to_vec())
 //!     .build();
 //! let app: axum::Router = axum::Router::new().nest("/inbox", inbox.router());
@@ -71,9 +79,7 @@ use axum::http::request::Parts;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-use crate::client::Client;
 use crate::store::RunStore;
-use crate::toolkit::Toolkit;
 
 /// What a caller asks to see or answer, for the host's check ([`InboxBuilder::authorize`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +92,7 @@ pub enum Target<'a> {
 }
 
 type AuthorizeFn = dyn Fn(&Parts, Target<'_>) -> bool + Send + Sync;
+type AnsweredByFn = dyn Fn(&Parts) -> Option<String> + Send + Sync;
 
 /// The default number of requests per list page.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
@@ -101,11 +108,10 @@ pub struct Inbox {
 
 pub(crate) struct Shared {
     pub(crate) store: Arc<dyn RunStore>,
-    pub(crate) client: Client,
-    pub(crate) toolkit: Toolkit,
     link_key: Option<Vec<u8>>,
     csrf_key: [u8; 32],
     authorize: Option<Arc<AuthorizeFn>>,
+    answered_by: Option<Arc<AnsweredByFn>>,
     anonymous: bool,
     pub(crate) page_size: usize,
     pub(crate) link_ttl: Duration,
@@ -127,10 +133,9 @@ impl fmt::Debug for Inbox {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct InboxBuilder {
     store: Arc<dyn RunStore>,
-    client: Client,
-    toolkit: Toolkit,
     link_key: Option<Vec<u8>>,
     authorize: Option<Arc<AuthorizeFn>>,
+    answered_by: Option<Arc<AnsweredByFn>>,
     anonymous: bool,
     page_size: usize,
     link_ttl: Duration,
@@ -144,15 +149,14 @@ impl fmt::Debug for InboxBuilder {
 }
 
 impl Inbox {
-    /// Starts an inbox over `store`; answers resume runs with `client` and `toolkit` (the
-    /// client and tools the runs were started with).
-    pub fn builder(store: Arc<dyn RunStore>, client: Client, toolkit: Toolkit) -> InboxBuilder {
+    /// Starts an inbox over `store`. It records answers ([`RunStore::submit`]); a
+    /// [`Worker`](crate::worker::Worker) over the same store resumes the runs.
+    pub fn builder(store: Arc<dyn RunStore>) -> InboxBuilder {
         InboxBuilder {
             store,
-            client,
-            toolkit,
             link_key: None,
             authorize: None,
+            answered_by: None,
             anonymous: false,
             page_size: DEFAULT_PAGE_SIZE,
             link_ttl: Duration::from_secs(24 * 3600),
@@ -199,6 +203,18 @@ impl InboxBuilder {
         self
     }
 
+    /// Names who answers, from the answering request's head (a session cookie, a header your
+    /// proxy sets): kept with the answer in the run's history. When `f` gives `None`, or
+    /// without it, the answer is `signed link`'s, `authorized`'s or `anonymous`'s, by how the
+    /// caller got in.
+    pub fn answered_by<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&Parts) -> Option<String> + Send + Sync + 'static,
+    {
+        self.answered_by = Some(Arc::new(f));
+        self
+    }
+
     /// Lets anyone who can reach the router list and answer every request. Only for a router
     /// behind the host's own authentication, or a local demo.
     pub fn allow_anonymous(mut self) -> Self {
@@ -239,11 +255,10 @@ impl InboxBuilder {
         Inbox {
             shared: Arc::new(Shared {
                 store: self.store,
-                client: self.client,
-                toolkit: self.toolkit,
                 link_key: self.link_key,
                 csrf_key,
                 authorize: self.authorize,
+                answered_by: self.answered_by,
                 anonymous: self.anonymous,
                 page_size: self.page_size,
                 link_ttl: self.link_ttl,
@@ -311,6 +326,25 @@ impl Shared {
             return Access::LinkExpired;
         }
         Access::Granted
+    }
+
+    /// Who answers request `request_id` (already admitted): the host's
+    /// [`answered_by`](InboxBuilder::answered_by), else how the caller got in.
+    pub(crate) fn answerer(&self, parts: &Parts, request_id: &str) -> String {
+        if let Some(who) = self.answered_by.as_ref().and_then(|f| f(parts)) {
+            return who;
+        }
+        if self
+            .authorize
+            .as_ref()
+            .is_some_and(|f| f(parts, Target::Request(request_id)))
+        {
+            "authorized".to_owned()
+        } else if self.anonymous {
+            "anonymous".to_owned()
+        } else {
+            "signed link".to_owned()
+        }
     }
 
     /// The CSRF token of `request_id` for the browser session `session` (the cookie's value).

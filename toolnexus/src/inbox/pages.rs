@@ -22,11 +22,19 @@ button.secondary{background:#fff;color:#1d4ed8}\
 .muted{color:#666;font-size:.9rem}.when{white-space:nowrap;color:#444;font-size:.9rem}";
 
 fn layout(title: &str, body: &Markup) -> String {
+    layout_refreshing(title, body, None)
+}
+
+/// A page that reloads `url` after `secs` seconds, when given.
+fn layout_refreshing(title: &str, body: &Markup, refresh: Option<(u32, &str)>) -> String {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
+                @if let Some((secs, url)) = refresh {
+                    meta http-equiv="refresh" content=(format!("{secs};url={url}"));
+                }
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="referrer" content="no-referrer";
                 title { (title) }
@@ -273,5 +281,24 @@ pub(crate) fn outcome(
             }
             p { a href=(back) { "← all requests" } }
         },
+    )
+}
+
+/// The text an answer page shows once the answer is recorded.
+pub(crate) const RECORDED: &str = "Recorded. The assistant is continuing.";
+
+/// The answer is recorded; a worker resumes the run. The page reloads the run's status page
+/// (`status`) until the run has moved on.
+pub(crate) fn recorded(status: &str, answered_by: Option<&str>, back: &str) -> String {
+    layout_refreshing(
+        "Recorded",
+        &html! {
+            h1 { "Recorded" }
+            div.notice id="recorded" { (RECORDED) }
+            @if let Some(by) = answered_by { p.muted { "Answered by " (by) "." } }
+            p { a href=(status) { "See how it goes" } }
+            p { a href=(back) { "← all requests" } }
+        },
+        Some((2, status)),
     )
 }

@@ -156,7 +156,7 @@ impl ConversationPage {
 /// assert_eq!(chat.turns(), 1);
 ///
 /// // the answer ends the run and completes the turn
-/// client.answer(store.as_ref(), request.accept(true), &toolkit).await.unwrap();
+/// client.answer(request.accept(true), &toolkit).await.unwrap();
 /// let chat = store.get_conversation("chat-1").await.unwrap().unwrap();
 /// assert_eq!(chat.waiting, None);
 /// assert_eq!(chat.turns(), 2);

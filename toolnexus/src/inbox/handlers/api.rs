@@ -8,15 +8,14 @@ use axum::http::{StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::load::{Flavor, Loaded, load, resume};
+use super::load::{Flavor, Loaded, load, record};
 use super::{
     BODY_LIMIT, Inbox, json_err, json_out, newest_first, page_of, prefix, query, request_href,
-    store_failed,
+    status_href, store_failed,
 };
 use crate::inbox::fields::{self, Invalid, Shape};
 use crate::inbox::{Access, Target, unix_secs};
 use crate::request::{Answer, DeclineReason, Request};
-use crate::run::RunStatus;
 use crate::store::RunEvent;
 
 pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
@@ -166,20 +165,17 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             );
         }
     };
-    match resume(&shared, answer).await {
+    match record(&shared, &parts, answer).await {
         Err((status, text)) => json_err(status, &text),
-        Ok(result) => {
-            let mut out = json!({ "status": result.status.as_str(), "text": result.text });
-            if let Some(next) = result
-                .pending
-                .as_ref()
-                .filter(|_| result.status == RunStatus::Pending)
-            {
-                out["request"] = serde_json::to_value(next).unwrap_or(Value::Null);
-                out["link"] = Value::String(request_href(&shared, &prefix(&parts), &next.id));
-            }
-            json_out(StatusCode::OK, &out)
-        }
+        Ok(info) => json_out(
+            StatusCode::ACCEPTED,
+            &json!({
+                "status": "recorded",
+                "runId": info.run_id,
+                "answeredBy": info.answered_by(),
+                "statusLink": status_href(&shared, &prefix(&parts), &request.id, &info.run_id, true),
+            }),
+        ),
     }
 }
 
@@ -197,7 +193,7 @@ pub(super) fn history(events: &[RunEvent]) -> Value {
 }
 
 /// RFC 3339 UTC with whole seconds.
-fn rfc3339(at: SystemTime) -> String {
+pub(super) fn rfc3339(at: SystemTime) -> String {
     let secs = i64::try_from(unix_secs(at)).unwrap_or(i64::MAX);
     time::OffsetDateTime::from_unix_timestamp(secs)
         .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)

@@ -1,4 +1,4 @@
-//! A posted HTML form: the CSRF check, the answer it makes, the outcome page.
+//! A posted HTML form: the CSRF check, the answer it makes, the page that says it is recorded.
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request as HttpRequest, State};
@@ -7,12 +7,11 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::html::{render_form, session};
-use super::load::{Flavor, Loaded, load, resume};
-use super::{BODY_LIMIT, Inbox, html, msg, prefix, request_href, root};
+use super::load::{Flavor, Loaded, load, record};
+use super::{BODY_LIMIT, Inbox, html, msg, prefix, root, status_href};
 use crate::inbox::fields::{self, Invalid, Shape};
 use crate::inbox::pages;
 use crate::request::{Answer, DeclineReason, Request};
-use crate::run::RunStatus;
 
 /// The answer a submitted HTML form makes, or the wrong value.
 fn answer_from_form(
@@ -90,33 +89,13 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
         }
     };
     let _ = run;
-    match resume(&shared, answer).await {
-        Err((status, text)) => msg(
-            status,
-            "Not answered",
-            if status == StatusCode::BAD_GATEWAY {
-                "error"
-            } else {
-                "notice"
-            },
-            &text,
-            Some(&back),
-        ),
-        Ok(result) => {
-            let prefix = prefix(&parts);
-            let next = result
-                .pending
-                .as_ref()
-                .filter(|_| result.status == RunStatus::Pending)
-                .map(|next| (request_href(&shared, &prefix, &next.id), &**next));
+    match record(&shared, &parts, answer).await {
+        Err((status, text)) => msg(status, "Not answered", "notice", &text, Some(&back)),
+        Ok(info) => {
+            let status = status_href(&shared, &prefix(&parts), &request.id, &info.run_id, false);
             html(
                 StatusCode::OK,
-                pages::outcome(
-                    result.status.as_str(),
-                    &result.text,
-                    next.as_ref().map(|(h, r)| (h.as_str(), *r)),
-                    &back,
-                ),
+                pages::recorded(&status, info.answered_by(), &back),
             )
         }
     }

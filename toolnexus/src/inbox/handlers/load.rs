@@ -1,5 +1,5 @@
-//! One request, loaded for a page or the API: whether it can be answered now, and resuming
-//! its run with an answer.
+//! One request, loaded for a page or the API: whether it can be answered now, and recording
+//! an answer to it.
 
 use std::time::SystemTime;
 
@@ -8,11 +8,10 @@ use axum::http::request::Parts;
 use axum::response::Response;
 
 use super::{denied_text, json_err, msg, query, request_id, root, store_failed};
-use crate::error::Error;
 use crate::inbox::fields::{Refusal, Shape};
 use crate::inbox::{Access, Shared, Target};
 use crate::request::{Answer, Request};
-use crate::store::{RunState, StoreError, StoredRun};
+use crate::store::{RunEventKind, RunInfo, RunState, StoreError, StoredRun};
 
 /// Why a request cannot be answered now, or its request and form.
 pub(super) enum Loaded {
@@ -71,9 +70,15 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             "This request was already answered.",
         );
     }
+    let expired_here = run
+        .info
+        .history
+        .iter()
+        .any(|e| e.event == RunEventKind::Expired && e.request.as_deref() == Some(id.as_str()));
     match run.info.state {
         RunState::Parked => {}
-        RunState::Expired => {
+        // expired, and maybe resumed with `declined/expired` by a worker since
+        _ if expired_here || run.info.state == RunState::Expired => {
             return fail(
                 StatusCode::GONE,
                 "Expired",
@@ -117,32 +122,31 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
     }
 }
 
-/// Claims and resumes the run; the outcome, or why not.
-pub(super) async fn resume(
+/// Records the answer (by whom `parts` says); the run's columns, or why not.
+pub(super) async fn record(
     shared: &Shared,
+    parts: &Parts,
     answer: Answer,
-) -> Result<crate::run::RunResult, (StatusCode, String)> {
+) -> Result<RunInfo, (StatusCode, String)> {
+    let by = shared.answerer(parts, &answer.id);
     shared
-        .client
-        .answer(shared.store.as_ref(), answer, &shared.toolkit)
+        .store
+        .submit(&answer, &by)
         .await
         .map_err(|e| match e {
-            Error::Store(StoreError::AlreadyClaimed { .. }) => (
+            StoreError::AlreadyClaimed { .. } => (
                 StatusCode::CONFLICT,
                 "This request was already answered.".to_owned(),
             ),
-            Error::Store(StoreError::Expired { .. }) => (
+            StoreError::Expired { .. } => (
                 StatusCode::GONE,
                 "This request has expired; it can no longer be answered.".to_owned(),
             ),
-            Error::Store(StoreError::NotFound { .. }) => (
+            StoreError::NotFound { .. } => (
                 StatusCode::NOT_FOUND,
                 "No request waits under this id: it was answered already, or never existed."
                     .to_owned(),
             ),
-            other => (
-                StatusCode::BAD_GATEWAY,
-                format!("The answer was taken, but the run failed to go on: {other}"),
-            ),
+            other => store_failed(&other),
         })
 }

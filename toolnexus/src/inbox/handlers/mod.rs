@@ -1,14 +1,16 @@
 //! The routes: HTML pages and the JSON API over one [`Shared`].
 //!
-//! One file per concept: [`load`] finds a request and decides whether it can be answered now
-//! (for both flavours), [`html`] serves the list and form pages, [`form`] takes a posted form,
-//! [`api`] is the JSON API. This file holds the router and the request and response plumbing
+//! One file per concept: [`load`] finds a request, decides whether it can be answered now
+//! (for both flavours) and records an answer, [`html`] serves the list and form pages, [`form`]
+//! takes a posted form, [`api`] is the JSON API, [`status`] shows a run's progress after its
+//! answer. This file holds the router and the request and response plumbing
 //! they share.
 
 mod api;
 mod form;
 mod html;
 mod load;
+mod status;
 
 use std::sync::Arc;
 
@@ -33,9 +35,11 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/", get(html::list))
         .route("/r/{id}", get(html::request).post(form::answer))
+        .route("/r/{id}/status", get(status::page))
         .route("/api/requests", get(api::list))
         .route("/api/requests/{id}", get(api::get))
         .route("/api/requests/{id}/answer", post(api::answer))
+        .route("/api/requests/{id}/status", get(status::json))
         .with_state(shared)
 }
 
@@ -66,11 +70,12 @@ fn query(parts: &Parts) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The last path segment after `/r/` or `/api/requests/`, decoded.
+/// The path segment after `/r/` or `/api/requests/`, decoded.
 fn request_id(parts: &Parts) -> String {
     let path = parts.uri.path();
     let seg = path
         .strip_suffix("/answer")
+        .or_else(|| path.strip_suffix("/status"))
         .unwrap_or(path)
         .rsplit('/')
         .next()
@@ -160,6 +165,24 @@ fn page_of(q: &[(String, String)]) -> usize {
         .and_then(|(_, v)| v.parse::<usize>().ok())
         .filter(|p| *p >= 1)
         .unwrap_or(1)
+}
+
+/// The status page of run `run_id` after the answer to request `id` (`/r/{id}/status` or, for
+/// the API, `/api/requests/{id}/status`), with the request's signed query when links are
+/// signed.
+fn status_href(shared: &Shared, prefix: &str, id: &str, run_id: &str, api: bool) -> String {
+    let base = if api {
+        format!("{prefix}/api/requests/{}/status", path_segment(id))
+    } else {
+        format!("{prefix}/r/{}/status", path_segment(id))
+    };
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    q.append_pair("run", run_id);
+    let q = q.finish();
+    match shared.link_query(id) {
+        Some(signed) => format!("{base}?{q}&{signed}"),
+        None => format!("{base}?{q}"),
+    }
 }
 
 fn request_href(shared: &Shared, prefix: &str, id: &str) -> String {

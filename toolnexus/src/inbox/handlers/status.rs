@@ -1,0 +1,141 @@
+//! A run's progress after the answer to one of its requests: still continuing (the page
+//! reloads itself), or how it moved on (its outcome, or its next request).
+
+use axum::extract::{Request as HttpRequest, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::api::history;
+use super::{
+    Inbox, denied_text, html, json_err, json_out, msg, prefix, query, request_href, request_id,
+    root, status_href, store_failed,
+};
+use crate::inbox::{Access, Shared, Target, pages};
+use crate::request::Request;
+use crate::run::RunResult;
+use crate::store::{RunEventKind, RunState, StoredRun};
+
+/// Where the run is, seen from the request that was answered.
+enum Progress {
+    /// The request waits for its answer still.
+    Waiting,
+    /// Answered; a worker resumes (or will resume) the run.
+    Continuing,
+    /// The run ended.
+    Finished(RunResult),
+    /// The run asks again: its next request.
+    Next(Request),
+}
+
+fn progress(run: &StoredRun, id: &str) -> Progress {
+    match run.info.state {
+        RunState::Parked if run.info.request_id == id => Progress::Waiting,
+        RunState::Parked => Progress::Next(run.record.pending().clone()),
+        RunState::Finished => run
+            .result
+            .clone()
+            .map_or(Progress::Continuing, Progress::Finished),
+        _ => Progress::Continuing,
+    }
+}
+
+/// The run the status of request `id` is asked of (`?run=`, else the run waiting on `id`),
+/// after the caller's access to `id`; the run must have asked `id` (its history says so).
+async fn find(shared: &Shared, parts: &Parts) -> Result<(String, StoredRun), (StatusCode, String)> {
+    let id = request_id(parts);
+    let q = query(parts);
+    let access = shared.access(parts, Target::Request(&id), &q);
+    if access != Access::Granted {
+        return Err((StatusCode::FORBIDDEN, denied_text(access).to_owned()));
+    }
+    let not_found = || {
+        (
+            StatusCode::NOT_FOUND,
+            "No run asked this request.".to_owned(),
+        )
+    };
+    let run = match q.iter().find(|(k, _)| k == "run") {
+        Some((_, run_id)) => shared.store.get(run_id).await,
+        None => shared.store.get_by_request(&id).await,
+    }
+    .map_err(|e| store_failed(&e))?
+    .ok_or_else(not_found)?;
+    let asked = run.info.request_id == id
+        || run.info.history.iter().any(|e| {
+            e.event == RunEventKind::Requested && e.request.as_deref() == Some(id.as_str())
+        });
+    if !asked {
+        return Err(not_found());
+    }
+    Ok((id, run))
+}
+
+pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
+    let (parts, _) = req.into_parts();
+    let back = root(&parts);
+    let (id, run) = match find(&shared, &parts).await {
+        Ok(found) => found,
+        Err((status, text)) => return msg(status, "Status", "error", &text, Some(&back)),
+    };
+    let prefix = prefix(&parts);
+    let body = match progress(&run, &id) {
+        Progress::Waiting => pages::message(
+            "Waiting",
+            "notice",
+            "This request waits for its answer.",
+            Some((&request_href(&shared, &prefix, &id), "Answer it")),
+        ),
+        Progress::Continuing => {
+            let here = status_href(&shared, &prefix, &id, &run.info.run_id, false);
+            pages::recorded(&here, run.info.answered_by(), &back)
+        }
+        Progress::Finished(result) => {
+            pages::outcome(result.status.as_str(), &result.text, None, &back)
+        }
+        Progress::Next(next) => {
+            let href = request_href(&shared, &prefix, &next.id);
+            pages::outcome("pending", "", Some((&href, &next)), &back)
+        }
+    };
+    html(StatusCode::OK, body)
+}
+
+pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
+    let (parts, _) = req.into_parts();
+    let (id, run) = match find(&shared, &parts).await {
+        Ok(found) => found,
+        Err((status, text)) => return json_err(status, &text),
+    };
+    let prefix = prefix(&parts);
+    let answer =
+        run.info.history.iter().rev().find(|e| {
+            e.event == RunEventKind::Answered && e.request.as_deref() == Some(id.as_str())
+        });
+    let (outcome, next) = match progress(&run, &id) {
+        Progress::Finished(result) => (
+            json!({"status": result.status.as_str(), "text": result.text}),
+            Value::Null,
+        ),
+        Progress::Next(next) => (
+            Value::Null,
+            json!({
+                "request": serde_json::to_value(&next).unwrap_or(Value::Null),
+                "link": request_href(&shared, &prefix, &next.id),
+            }),
+        ),
+        Progress::Waiting | Progress::Continuing => (Value::Null, Value::Null),
+    };
+    json_out(
+        StatusCode::OK,
+        &json!({
+            "runId": run.info.run_id,
+            "state": run.info.state.as_str(),
+            "answeredBy": answer.and_then(|e| e.by.clone()),
+            "history": history(&run.info.history),
+            "outcome": outcome,
+            "next": next,
+        }),
+    )
+}
