@@ -23,7 +23,10 @@ async fn keep_lease(store: &dyn RunStore, mut claim: Claim) {
         tokio::time::sleep((left / 3).max(Duration::from_millis(10))).await;
         match store.renew(&mut claim).await {
             Ok(()) => {}
-            Err(StoreError::LeaseLost { .. }) => return,
+            Err(StoreError::LeaseLost { .. }) => {
+                tracing::info!("worker: lease lost; the run is another worker's now");
+                return;
+            }
             Err(e) => {
                 // try again sooner; the lease may still hold
                 tracing::warn!(error = %e, "worker: cannot renew a lease");
@@ -74,6 +77,12 @@ impl Worker {
         async {
             let store = inner.store.as_ref();
             let resume = inner.client.resume_claim(store, &claim, &inner.toolkit);
+            // renews until the claim is lost, then waits: a lost claim ends the run at its next
+            // checkpoint or finish (`LeaseLost`), never halfway through a tool
+            let renewing = async {
+                keep_lease(store, claim.clone()).await;
+                std::future::pending::<std::convert::Infallible>().await
+            };
             tokio::select! {
                 result = resume => match result {
                     Ok(result) => {
@@ -89,10 +98,7 @@ impl Worker {
                         tracing::warn!(error = %e, "worker: the run failed; it is retried once its lease runs out");
                     }
                 },
-                () = keep_lease(store, claim.clone()) => {
-                    bump(&stats.lost);
-                    tracing::info!("worker: lease lost; the run is another worker's");
-                }
+                never = renewing => match never {},
                 () = stop.cancelled() => match store.release(&claim).await {
                     Ok(()) => {
                         bump(&stats.released);
