@@ -2,7 +2,7 @@
 //! on `toolnexus`, which re-exports these macros with their documentation (so the entry points
 //! here carry only a pointer to it).
 //!
-//! All five macros share one discipline: `errors::Errors` collects every mistake, one
+//! All the macros share one discipline: `errors::Errors` collects every mistake, one
 //! `docs` reader turns doc comments into descriptions, `ident::unraw` is the one place a
 //! raw identifier loses its `r#`, and `runtime::Runtime` is how generated code reaches the
 //! runtime. On a mistake every macro still emits its items (a `#[tool]` struct with a stub
@@ -15,9 +15,11 @@ use proc_macro::TokenStream;
 
 mod docs;
 mod errors;
+mod args;
 mod form;
 mod ident;
 mod runtime;
+mod serde_attrs;
 mod suspend;
 mod tool;
 
@@ -63,6 +65,13 @@ pub fn assert_pending(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Form, attributes(form, serde))]
 pub fn derive_form(input: TokenStream) -> TokenStream {
     form::derive(input.into()).into()
+}
+
+/// Derives an argument type (its schema and decoder, written at compile time); documented on
+/// `toolnexus::Args`. `#[arg(crate = path)]` names the runtime when it is not `::toolnexus`.
+#[proc_macro_derive(Args, attributes(arg, serde))]
+pub fn derive_args(input: TokenStream) -> TokenStream {
+    args::derive(input.into()).into()
 }
 
 /// The credential words of the trust boundary as a `&[&str]` literal, for the runtime's

@@ -181,6 +181,9 @@ pub use crate::__assert_pending as assert_pending;
 #[doc(inline)]
 pub use toolnexus_macros::Form;
 
+#[doc = include_str!("../docs/args.md")]
+pub use toolnexus_macros::Args;
+
 #[doc = include_str!("../docs/tool.md")]
 pub use toolnexus_macros::tool;
 
@@ -210,6 +213,7 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::macro_support::approval::*;
+    pub use crate::macro_support::args::*;
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;

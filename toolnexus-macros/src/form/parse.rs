@@ -2,13 +2,13 @@
 //! struct's fields or the enum's variants, into the [`Form`] model.
 
 use proc_macro2::Span;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, Data, DeriveInput, Expr, Fields, Generics, Ident, Lit, Meta, Token, Type};
+use syn::{Attribute, Data, DeriveInput, Fields, Generics, Ident, Type};
 
 use crate::docs::{Description, doc_lines, doc_text};
 use crate::errors::Errors;
 use crate::ident::unraw;
+use crate::serde_attrs::{SerdeAttrs, apply_field_rule, apply_variant_rule};
 
 /// A `#[derive(Form)]` input, parsed.
 pub(crate) struct Form<'a> {
@@ -135,7 +135,7 @@ fn fields<'a>(
             name,
             ty: &field.ty,
             description: doc_text(&doc_lines(&field.attrs)),
-            has_default: attrs.default,
+            has_default: attrs.default.is_some(),
             flatten: attrs.flatten,
         });
     }
@@ -163,130 +163,4 @@ fn variants<'a>(
         });
     }
     out
-}
-
-/// The serde attributes the form must agree with (what `Deserialize` accepts).
-#[derive(Default)]
-struct SerdeAttrs {
-    rename: Option<String>,
-    rename_all: Option<String>,
-    skip: bool,
-    default: bool,
-    flatten: Option<Span>,
-}
-
-impl SerdeAttrs {
-    fn parse(attrs: &[Attribute], errors: &mut Errors) -> Self {
-        let mut out = Self::default();
-        for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-            let Some(metas) =
-                errors.ok(attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated))
-            else {
-                continue;
-            };
-            for meta in metas {
-                let path = meta.path();
-                let key = path
-                    .get_ident()
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
-                match (key.as_str(), &meta) {
-                    ("rename", m) => out.rename = deserialize_name(m).or(out.rename),
-                    ("rename_all", m) => out.rename_all = deserialize_name(m).or(out.rename_all),
-                    ("skip" | "skip_deserializing", _) => out.skip = true,
-                    ("default", _) => out.default = true,
-                    ("flatten", m) => out.flatten = Some(m.span()),
-                    _ => {}
-                }
-            }
-        }
-        out
-    }
-}
-
-/// `= "x"` or `(deserialize = "x")`.
-fn deserialize_name(meta: &Meta) -> Option<String> {
-    let lit_str = |e: &Expr| match e {
-        Expr::Lit(l) => match &l.lit {
-            Lit::Str(s) => Some(s.value()),
-            _ => None,
-        },
-        _ => None,
-    };
-    match meta {
-        Meta::NameValue(nv) => lit_str(&nv.value),
-        Meta::List(list) => {
-            let inner = list
-                .parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
-                .ok()?;
-            inner.iter().find_map(|m| match m {
-                Meta::NameValue(nv) if nv.path.is_ident("deserialize") => lit_str(&nv.value),
-                _ => None,
-            })
-        }
-        Meta::Path(_) => None,
-    }
-}
-
-/// serde's `rename_all` applied to a field (written in snake_case).
-fn apply_field_rule(rule: Option<&str>, field: &str) -> String {
-    match rule {
-        Some("UPPERCASE" | "SCREAMING_SNAKE_CASE") => field.to_ascii_uppercase(),
-        Some("PascalCase") => pascal(field),
-        Some("camelCase") => {
-            let p = pascal(field);
-            let mut chars = p.chars();
-            chars.next().map_or_else(String::new, |c| {
-                c.to_ascii_lowercase().to_string() + chars.as_str()
-            })
-        }
-        Some("kebab-case") => field.replace('_', "-"),
-        Some("SCREAMING-KEBAB-CASE") => field.to_ascii_uppercase().replace('_', "-"),
-        _ => field.to_owned(),
-    }
-}
-
-fn pascal(field: &str) -> String {
-    let mut out = String::new();
-    let mut upper = true;
-    for c in field.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// serde's `rename_all` applied to a variant (written in PascalCase).
-fn apply_variant_rule(rule: Option<&str>, variant: &str) -> String {
-    let snake = || {
-        let mut out = String::new();
-        for (i, c) in variant.char_indices() {
-            if c.is_uppercase() && i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        }
-        out
-    };
-    match rule {
-        Some("lowercase") => variant.to_ascii_lowercase(),
-        Some("UPPERCASE") => variant.to_ascii_uppercase(),
-        Some("camelCase") => {
-            let mut chars = variant.chars();
-            chars.next().map_or_else(String::new, |c| {
-                c.to_ascii_lowercase().to_string() + chars.as_str()
-            })
-        }
-        Some("snake_case") => snake(),
-        Some("SCREAMING_SNAKE_CASE") => snake().to_ascii_uppercase(),
-        Some("kebab-case") => snake().replace('_', "-"),
-        Some("SCREAMING-KEBAB-CASE") => snake().to_ascii_uppercase().replace('_', "-"),
-        _ => variant.to_owned(),
-    }
 }

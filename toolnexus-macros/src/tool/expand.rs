@@ -219,7 +219,8 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
         .find(|p| matches!(p.kind, ParamKind::Args))
     {
         let ty = &args.ty;
-        let init = quote_spanned!(ty.span()=> #rt::struct_schema::<#ty>());
+        let way = way(rt, ty);
+        let init = quote_spanned!(ty.span()=> #way.struct_schema());
         return Schema {
             ty: quote!(#rt::StructSchema),
             init,
@@ -288,8 +289,9 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
                 steps.push(quote!(__toolnexus_schema.known(#key, #json, #desc);));
             }
             None => {
+                let way = way(rt, stored);
                 steps.push(quote_spanned!(stored.span()=>
-                    __toolnexus_schema.typed::<#stored>(#key, #desc);
+                    #way.schema(&mut __toolnexus_schema, #key, #desc);
                 ));
             }
         }
@@ -374,8 +376,9 @@ fn execute(
             }
             ParamKind::Args => {
                 let ty = &p.ty;
+                let way = way(rt, ty);
                 let decoded = quote_spanned!(ty.span()=>
-                    #rt::struct_args::<#ty>(#name, __toolnexus_args, &#schema_static)
+                    #way.struct_args(#name, __toolnexus_args, &#schema_static)
                 );
                 decode.push(quote! {
                     let __toolnexus_struct = match #decoded {
@@ -391,21 +394,33 @@ fn execute(
                 plain_index += 1;
                 let key = &pl.key;
                 let stored = &pl.stored;
+                // a type the macro knows decodes with serde; any other through its derive
+                // (`#[derive(Args)]`) or, failing that, its `Deserialize`
+                let known_type = known(stored).is_some();
                 let decode_fn = if is_scalar(stored) {
-                    quote!(scalar)
+                    quote!(#rt::scalar::<#stored>)
+                } else if known_type {
+                    quote!(#rt::arg::<#stored>)
                 } else {
-                    quote!(arg)
+                    let way = way(rt, stored);
+                    quote!(#way.decode)
                 };
                 let value = match &pl.default {
                     None => quote_spanned!(stored.span()=>
-                        match #rt::#decode_fn::<#stored>(#name, #key, #slot) {
+                        match #decode_fn(#name, #key, #slot) {
                             #rt::Ok(v) => v,
                             #rt::Err(e) => return e,
                         }
                     ),
                     Some(default) => {
+                        let decode_value = if known_type {
+                            quote!(#rt::arg_value::<#stored>)
+                        } else {
+                            let way = way(rt, stored);
+                            quote!(#way.decode_value)
+                        };
                         let decoded = quote_spanned!(stored.span()=>
-                            #rt::arg_value::<#stored>(#name, #key, v)
+                            #decode_value(#name, #key, v)
                         );
                         // `null` reads as absent: OpenAI strict schemas make models send
                         // `null` for every optional argument
@@ -507,6 +522,18 @@ fn execute(
                 let __toolnexus_ret = #call;
                 #convert
             })())
+        }
+    }
+}
+
+/// How a parameter of type `ty` is described and decoded: `#[derive(Args)]` when the type
+/// derives it, else `Deserialize + JsonSchema` (`DeriveWay` or `SerdeWay`, picked by autoref).
+fn way(rt: &TokenStream, ty: &Type) -> TokenStream {
+    quote_spanned! {ty.span()=>
+        {
+            #[allow(unused_imports)]
+            use #rt::{ProbeDerive as _, ProbeSerde as _};
+            (&&#rt::ParamProbe::<#ty>::new()).__toolnexus_way()
         }
     }
 }

@@ -227,6 +227,12 @@ impl SchemaBuilder {
         self.insert(key, schema, description);
     }
 
+    /// A property whose schema a `#[derive(Args)]` type wrote (`json`, its description in it).
+    pub(crate) fn derived(&mut self, key: &str, json: &str) {
+        let schema = serde_json::from_str(json).unwrap_or_else(|_| Value::Object(Map::new()));
+        self.properties.insert(key.to_owned(), schema);
+    }
+
     fn insert(&mut self, key: &str, schema: Value, description: Option<&str>) {
         let schema = match (description, schema) {
             (Some(d), Value::Object(obj)) => {
@@ -314,6 +320,17 @@ pub struct StructSchema {
     /// The accepted keys, when toolnexus added `additionalProperties: false` (the struct's
     /// deserializer would otherwise ignore unknown keys).
     closed: Option<Vec<String>>,
+}
+
+impl StructSchema {
+    /// The schema of a `#[derive(Args)]` struct: closed by the derive, which rejects unknown
+    /// keys itself.
+    pub(crate) fn derived(schema: Value) -> Self {
+        Self {
+            schema,
+            closed: None,
+        }
+    }
 }
 
 /// `schemars`' schema of `T`, closed with `additionalProperties: false` unless `T` says

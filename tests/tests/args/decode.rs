@@ -1,0 +1,1 @@
+//! What the decoders accept and refuse.

@@ -1,0 +1,1 @@
+//! Property tests: the schema and the decoder agree.

@@ -1,0 +1,1 @@
+//! `#[tool]` parameters of derived types.

@@ -1,0 +1,691 @@
+//! Support for `#[derive(Args)]`: the [`ArgType`] trait the derive implements (and the std types
+//! it composes: scalars, `Option`, `Vec`, `Box`, maps keyed by `String`), the decoding error
+//! that remembers its path, and how `#[tool]` picks the derive over `Deserialize + JsonSchema`
+//! for a parameter ([`ParamProbe`]). Generated code reaches everything here as
+//! `::toolnexus::__private::*`.
+//!
+//! A type's schema is compact JSON text the derive wrote at compile time; composite types
+//! (a field whose type is another derived type) splice their parts' text together once per
+//! process. Decoding reads a `serde_json::Value` directly (a match on keys per struct) and
+//! fails with serde's own wording, at the path inside the value.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::hash::BuildHasher;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, Unexpected};
+use serde::Deserialize as _;
+use serde_json::{Map, Value};
+
+use super::tool::{Args, SchemaBuilder, StructSchema};
+
+/// A JSON object's members.
+pub type JsonMap = Map<String, Value>;
+use crate::limits::{excerpt, shorten};
+use crate::result::ToolResult;
+
+// ---------------------------------------------------------------------------------------------
+// the trait
+
+/// A type `#[derive(toolnexus::Args)]` can describe and decode: the derived types themselves,
+/// and the std types they are built from.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an argument type of `#[derive(toolnexus::Args)]`",
+    label = "this field's type does not derive `toolnexus::Args`",
+    note = "derive `toolnexus::Args` on `{Self}`, or derive `serde::Deserialize` and `schemars::JsonSchema` on the outer type instead"
+)]
+pub trait ArgType: Sized {
+    /// Writes the JSON Schema of the type as compact JSON text, with `description` first when
+    /// given (else the type's own, if it has one).
+    fn __toolnexus_schema(out: &mut String, description: Option<&str>);
+
+    /// Writes the schema of `Option<Self>`: `Self`'s or `null`.
+    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+        open(out, description);
+        out.push_str(r#""anyOf":["#);
+        Self::__toolnexus_schema(out, None);
+        out.push_str(r#",{"type":"null"}]}"#);
+    }
+
+    /// Decodes a present value.
+    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError>;
+
+    /// The value of an absent property: `None` for an `Option`, else nothing (the property
+    /// is required).
+    fn __toolnexus_absent() -> Option<Self> {
+        None
+    }
+}
+
+/// `{` and a first `"description":..,` member when there is one.
+fn open(out: &mut String, description: Option<&str>) {
+    out.push('{');
+    if let Some(d) = description {
+        out.push_str(r#""description":"#);
+        push_json_string(out, d);
+        out.push(',');
+    }
+}
+
+/// Appends `s` as a JSON string literal.
+fn push_json_string(out: &mut String, s: &str) {
+    use fmt::Write as _;
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Writes a schema the derive wrote whole: `rest` is its text after the opening `{`; the
+/// description given wins over the type's own (`own`).
+pub fn write_schema(out: &mut String, description: Option<&str>, own: Option<&str>, rest: &str) {
+    open(out, description.or(own));
+    out.push_str(rest);
+}
+
+/// Writes the start of a schema the derive writes in pieces: `{`, the description (given, else
+/// the type's own) and `head` (the text up to the first part written by another type).
+pub fn open_schema(out: &mut String, description: Option<&str>, own: Option<&str>, head: &str) {
+    open(out, description.or(own));
+    out.push_str(head);
+}
+
+/// Writes the schema of `T` for a field, with the field's description.
+pub fn field_schema<T: ArgType>(out: &mut String, description: Option<&str>) {
+    T::__toolnexus_schema(out, description);
+}
+
+/// The schema of `T` as text (for tests and for `#[tool]`).
+pub fn schema_text<T: ArgType>(description: Option<&str>) -> String {
+    let mut out = String::with_capacity(256);
+    T::__toolnexus_schema(&mut out, description);
+    out
+}
+
+/// The schema of `T` as JSON.
+pub fn schema_of<T: ArgType>() -> Value {
+    super::tool::schema_literal(&schema_text::<T>(None))
+}
+
+// ---------------------------------------------------------------------------------------------
+// the error
+
+/// A value that does not decode: serde's message, and where in the value it is.
+pub struct ArgError(Box<ErrorInner>);
+
+struct ErrorInner {
+    /// Innermost first.
+    path: Vec<Segment>,
+    message: String,
+}
+
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+impl ArgError {
+    fn new(message: impl fmt::Display) -> Self {
+        Self(Box::new(ErrorInner {
+            path: Vec::new(),
+            message: message.to_string(),
+        }))
+    }
+
+    fn serde(e: &serde_json::Error) -> Self {
+        Self::new(e)
+    }
+
+    /// The error, one key further out.
+    #[must_use]
+    pub fn at_key(mut self, key: &str) -> Self {
+        self.0.path.push(Segment::Key(key.to_owned()));
+        self
+    }
+
+    #[must_use]
+    fn at_index(mut self, index: usize) -> Self {
+        self.0.path.push(Segment::Index(index));
+        self
+    }
+
+    /// ``unknown field `key`, expected ..`` (serde's `deny_unknown_fields` wording).
+    pub fn unknown_field(key: &str, expected: &'static [&'static str]) -> Self {
+        Self::serde(&de::Error::unknown_field(key, expected))
+    }
+
+    /// ``missing field `key` ``.
+    pub fn missing_field(key: &'static str) -> Self {
+        Self::serde(&de::Error::missing_field(key))
+    }
+
+    /// ``unknown variant `tag`, expected ..``.
+    pub fn unknown_variant(tag: &str, expected: &'static [&'static str]) -> Self {
+        Self::serde(&de::Error::unknown_variant(tag, expected))
+    }
+
+    /// ``invalid type: <what the value is>, expected <expected>``.
+    pub fn invalid_type(value: &Value, expected: &'static str) -> Self {
+        Self::serde(&de::Error::invalid_type(unexpected(value), &expected))
+    }
+
+    /// Where the error is (`amount`, `items[2].name`; empty at the root).
+    pub fn path(&self) -> String {
+        let mut out = String::new();
+        for seg in self.0.path.iter().rev() {
+            match seg {
+                Segment::Key(k) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                }
+                Segment::Index(i) => {
+                    use fmt::Write as _;
+                    let _ = write!(out, "[{i}]");
+                }
+            }
+        }
+        out
+    }
+
+    /// What is wrong, in serde's words.
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+}
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path();
+        if path.is_empty() {
+            f.write_str(&self.0.message)
+        } else {
+            write!(f, "{}: {}", excerpt(&path), self.0.message)
+        }
+    }
+}
+
+impl fmt::Debug for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ArgError")
+            .field(&self.to_string())
+            .finish()
+    }
+}
+
+/// What a value is, in serde's terms (serde_json spells a `Unit` as `null`).
+fn unexpected(value: &Value) -> Unexpected<'_> {
+    match value {
+        Value::Null => Unexpected::Unit,
+        Value::Bool(b) => Unexpected::Bool(*b),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                Unexpected::Unsigned(u)
+            } else if let Some(i) = n.as_i64() {
+                Unexpected::Signed(i)
+            } else {
+                Unexpected::Float(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        Value::String(s) => Unexpected::Str(s),
+        Value::Array(_) => Unexpected::Seq,
+        Value::Object(_) => Unexpected::Map,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// what the derive's decoders call
+
+/// The members of an object, or ``invalid type: .., expected <expected>``.
+pub fn object(value: Value, expected: &'static str) -> Result<Map<String, Value>, ArgError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(ArgError::invalid_type(&other, expected)),
+    }
+}
+
+/// A field's value: decoded when present, its absent value (`None`) or ``missing field``
+/// otherwise; errors name the field.
+pub fn field<T: ArgType>(value: Option<Value>, key: &'static str) -> Result<T, ArgError> {
+    match value {
+        Some(v) => T::__toolnexus_decode(v).map_err(|e| e.at_key(key)),
+        None => T::__toolnexus_absent().ok_or_else(|| ArgError::missing_field(key)),
+    }
+}
+
+/// A field with a default: absent or `null` gives `default()` (OpenAI strict schemas make
+/// models send `null` for what they leave out).
+pub fn field_or<T: ArgType>(
+    value: Option<Value>,
+    key: &'static str,
+    default: impl FnOnce() -> T,
+) -> Result<T, ArgError> {
+    match value {
+        Some(Value::Null) | None => Ok(default()),
+        Some(v) => T::__toolnexus_decode(v).map_err(|e| e.at_key(key)),
+    }
+}
+
+/// The members of an object into slots, in the order of `keys`; any other key is
+/// ``unknown field``.
+pub fn slots<const N: usize>(
+    map: Map<String, Value>,
+    keys: &'static [&'static str; N],
+) -> Result<[Option<Value>; N], ArgError> {
+    let mut slots = [const { None }; N];
+    for (k, v) in map {
+        match keys.iter().position(|key| *key == k) {
+            Some(i) => slots[i] = Some(v),
+            None => return Err(ArgError::unknown_field(&k, keys)),
+        }
+    }
+    Ok(slots)
+}
+
+/// Takes the tag of an internally tagged enum out of its object.
+pub fn tag(map: &mut Map<String, Value>, key: &'static str) -> Result<String, ArgError> {
+    tag_value(map.remove(key), key)
+}
+
+/// The tag of a tagged enum: a string, or ``missing field`` / ``invalid type``.
+pub fn tag_value(value: Option<Value>, key: &'static str) -> Result<String, ArgError> {
+    match value {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(ArgError::invalid_type(&other, "a variant name").at_key(key)),
+        None => Err(ArgError::missing_field(key)),
+    }
+}
+
+/// The content of an adjacently tagged struct variant, decoded by `decode`; errors inside
+/// name the content's key.
+pub fn content<T>(
+    value: Option<Value>,
+    key: &'static str,
+    expected: &'static str,
+    decode: fn(Map<String, Value>) -> Result<T, ArgError>,
+) -> Result<T, ArgError> {
+    match value {
+        Some(v) => object(v, expected)
+            .and_then(decode)
+            .map_err(|e| e.at_key(key)),
+        None => Err(ArgError::missing_field(key)),
+    }
+}
+
+/// An adjacently tagged unit variant has no content.
+pub fn no_content(
+    value: Option<Value>,
+    key: &'static str,
+    expected: &'static [&'static str],
+) -> Result<(), ArgError> {
+    match value {
+        Some(_) => Err(ArgError::unknown_field(key, expected)),
+        None => Ok(()),
+    }
+}
+
+/// Writes a `"description":"..",` member (a description only known once compiled).
+pub fn description_member(out: &mut String, description: &str) {
+    out.push_str(r#""description":"#);
+    push_json_string(out, description);
+    out.push(',');
+}
+
+/// A unit variant's name: a string, or ``invalid type``.
+pub fn variant_name(value: Value, expected: &'static str) -> Result<String, ArgError> {
+    match value {
+        Value::String(s) => Ok(s),
+        other => Err(ArgError::invalid_type(&other, expected)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// std types
+
+/// Scalars: their schema is the one `#[tool]` writes for them, decoding is serde's.
+macro_rules! scalar {
+    ($($ty:ty => $schema:expr, $nullable:expr;)*) => {$(
+        impl ArgType for $ty {
+            fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+                open(out, description);
+                out.push_str($schema);
+            }
+
+            fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+                open(out, description);
+                out.push_str($nullable);
+            }
+
+            fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+                <$ty>::deserialize(value).map_err(|e| ArgError::serde(&e))
+            }
+        }
+    )*};
+}
+
+scalar! {
+    bool => r#""type":"boolean"}"#, r#""type":["boolean","null"]}"#;
+    char => r#""type":"string","minLength":1,"maxLength":1}"#,
+        r#""type":["string","null"],"minLength":1,"maxLength":1}"#;
+    f32 => r#""type":"number","format":"float"}"#, r#""type":["number","null"],"format":"float"}"#;
+    f64 => r#""type":"number","format":"double"}"#,
+        r#""type":["number","null"],"format":"double"}"#;
+    i8 => r#""type":"integer","format":"int8","minimum":-128,"maximum":127}"#,
+        r#""type":["integer","null"],"format":"int8","minimum":-128,"maximum":127}"#;
+    i16 => r#""type":"integer","format":"int16","minimum":-32768,"maximum":32767}"#,
+        r#""type":["integer","null"],"format":"int16","minimum":-32768,"maximum":32767}"#;
+    i32 => r#""type":"integer","format":"int32","minimum":-2147483648,"maximum":2147483647}"#,
+        r#""type":["integer","null"],"format":"int32","minimum":-2147483648,"maximum":2147483647}"#;
+    i64 => r#""type":"integer","format":"int64"}"#, r#""type":["integer","null"],"format":"int64"}"#;
+    i128 => r#""type":"integer","format":"int128"}"#,
+        r#""type":["integer","null"],"format":"int128"}"#;
+    isize => r#""type":"integer","format":"int"}"#, r#""type":["integer","null"],"format":"int"}"#;
+    u8 => r#""type":"integer","format":"uint8","minimum":0,"maximum":255}"#,
+        r#""type":["integer","null"],"format":"uint8","minimum":0,"maximum":255}"#;
+    u16 => r#""type":"integer","format":"uint16","minimum":0,"maximum":65535}"#,
+        r#""type":["integer","null"],"format":"uint16","minimum":0,"maximum":65535}"#;
+    u32 => r#""type":"integer","format":"uint32","minimum":0,"maximum":4294967295}"#,
+        r#""type":["integer","null"],"format":"uint32","minimum":0,"maximum":4294967295}"#;
+    u64 => r#""type":"integer","format":"uint64","minimum":0}"#,
+        r#""type":["integer","null"],"format":"uint64","minimum":0}"#;
+    u128 => r#""type":"integer","format":"uint128","minimum":0}"#,
+        r#""type":["integer","null"],"format":"uint128","minimum":0}"#;
+    usize => r#""type":"integer","format":"uint","minimum":0}"#,
+        r#""type":["integer","null"],"format":"uint","minimum":0}"#;
+}
+
+impl ArgType for String {
+    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+        open(out, description);
+        out.push_str(r#""type":"string"}"#);
+    }
+
+    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+        open(out, description);
+        out.push_str(r#""type":["string","null"]}"#);
+    }
+
+    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+        match value {
+            Value::String(s) => Ok(s),
+            other => Err(ArgError::invalid_type(&other, "a string")),
+        }
+    }
+}
+
+impl<T: ArgType> ArgType for Option<T> {
+    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+        T::__toolnexus_nullable(out, description);
+    }
+
+    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+        T::__toolnexus_nullable(out, description);
+    }
+
+    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+        match value {
+            Value::Null => Ok(None),
+            v => T::__toolnexus_decode(v).map(Some),
+        }
+    }
+
+    fn __toolnexus_absent() -> Option<Self> {
+        Some(None)
+    }
+}
+
+impl<T: ArgType> ArgType for Box<T> {
+    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+        T::__toolnexus_schema(out, description);
+    }
+
+    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+        T::__toolnexus_nullable(out, description);
+    }
+
+    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+        T::__toolnexus_decode(value).map(Box::new)
+    }
+
+    fn __toolnexus_absent() -> Option<Self> {
+        T::__toolnexus_absent().map(Box::new)
+    }
+}
+
+impl<T: ArgType> ArgType for Vec<T> {
+    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+        open(out, description);
+        out.push_str(r#""type":"array","items":"#);
+        T::__toolnexus_schema(out, None);
+        out.push('}');
+    }
+
+    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+        open(out, description);
+        out.push_str(r#""type":["array","null"],"items":"#);
+        T::__toolnexus_schema(out, None);
+        out.push('}');
+    }
+
+    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+        match value {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| T::__toolnexus_decode(v).map_err(|e| e.at_index(i)))
+                .collect(),
+            other => Err(ArgError::invalid_type(&other, "a sequence")),
+        }
+    }
+}
+
+fn map_schema<T: ArgType>(out: &mut String, description: Option<&str>, ty: &str) {
+    open(out, description);
+    out.push_str(ty);
+    out.push_str(r#","additionalProperties":"#);
+    T::__toolnexus_schema(out, None);
+    out.push('}');
+}
+
+fn map_decode<T: ArgType, M: FromIterator<(String, T)>>(value: Value) -> Result<M, ArgError> {
+    object(value, "a map")?
+        .into_iter()
+        .map(|(k, v)| match T::__toolnexus_decode(v) {
+            Ok(v) => Ok((k, v)),
+            Err(e) => Err(e.at_key(&k)),
+        })
+        .collect()
+}
+
+impl<T: ArgType, S: BuildHasher + Default> ArgType for HashMap<String, T, S> {
+    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+        map_schema::<T>(out, description, r#""type":"object""#);
+    }
+
+    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+        map_schema::<T>(out, description, r#""type":["object","null"]"#);
+    }
+
+    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+        map_decode(value)
+    }
+}
+
+impl<T: ArgType> ArgType for BTreeMap<String, T> {
+    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+        map_schema::<T>(out, description, r#""type":"object""#);
+    }
+
+    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+        map_schema::<T>(out, description, r#""type":["object","null"]"#);
+    }
+
+    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+        map_decode(value)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// `#[tool]`: a parameter's type that derives `Args`, or is `Deserialize + JsonSchema`
+
+/// Picks how `#[tool]` describes and decodes a parameter of type `T`:
+/// `(&&ParamProbe::<T>::new()).__toolnexus_way()` is a [`DeriveWay`] when `T` is an
+/// [`ArgType`], else a [`SerdeWay`].
+pub struct ParamProbe<T>(PhantomData<T>);
+
+impl<T> ParamProbe<T> {
+    /// The probe.
+    #[allow(clippy::new_without_default)] // only generated code makes one
+    pub const fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T> fmt::Debug for ParamProbe<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ParamProbe")
+    }
+}
+
+/// The derive's way, preferred.
+pub trait ProbeDerive<T> {
+    /// How to describe and decode `T`.
+    fn __toolnexus_way(&self) -> DeriveWay<T>;
+}
+
+impl<T: ArgType> ProbeDerive<T> for &ParamProbe<T> {
+    fn __toolnexus_way(&self) -> DeriveWay<T> {
+        DeriveWay(PhantomData)
+    }
+}
+
+/// The `Deserialize + JsonSchema` way, the fallback.
+pub trait ProbeSerde<T> {
+    /// How to describe and decode `T`.
+    fn __toolnexus_way(&self) -> SerdeWay<T>;
+}
+
+impl<T> ProbeSerde<T> for ParamProbe<T> {
+    fn __toolnexus_way(&self) -> SerdeWay<T> {
+        SerdeWay(PhantomData)
+    }
+}
+
+/// A parameter whose type derives `Args`.
+pub struct DeriveWay<T>(PhantomData<T>);
+
+impl<T> fmt::Debug for DeriveWay<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DeriveWay")
+    }
+}
+
+impl<T: ArgType> DeriveWay<T> {
+    /// Adds the parameter's property to the tool's schema.
+    pub fn schema(self, schema: &mut SchemaBuilder, key: &str, description: Option<&str>) {
+        schema.derived(key, &schema_text::<T>(description));
+    }
+
+    /// Decodes the parameter (`value` is what the call held under `key`).
+    pub fn decode(self, tool: &str, key: &str, value: Option<Value>) -> Result<T, ToolResult> {
+        match value {
+            Some(v) => self.decode_value(tool, key, v),
+            None => T::__toolnexus_absent().ok_or_else(|| {
+                ToolResult::error(shorten(format!(
+                    "invalid arguments for {tool}: missing field `{}`",
+                    excerpt(key)
+                )))
+            }),
+        }
+    }
+
+    /// Decodes a present parameter.
+    pub fn decode_value(self, tool: &str, key: &str, value: Value) -> Result<T, ToolResult> {
+        T::__toolnexus_decode(value).map_err(|e| {
+            ToolResult::error(shorten(format!(
+                "invalid arguments for {tool}: {}",
+                e.at_key(key)
+            )))
+        })
+    }
+
+    /// The schema of an `#[args]` parameter: the type's own (it closes itself).
+    pub fn struct_schema(&self) -> StructSchema {
+        StructSchema::derived(schema_of::<T>())
+    }
+
+    /// Decodes an `#[args]` parameter from the whole arguments object.
+    pub fn struct_args(
+        self,
+        tool: &str,
+        args: Args,
+        _schema: &StructSchema,
+    ) -> Result<T, ToolResult> {
+        T::__toolnexus_decode(Value::Object(args))
+            .map_err(|e| ToolResult::error(shorten(format!("invalid arguments for {tool}: {e}"))))
+    }
+}
+
+/// A parameter whose type is `Deserialize + JsonSchema` (as before the derive).
+pub struct SerdeWay<T>(PhantomData<T>);
+
+impl<T> fmt::Debug for SerdeWay<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SerdeWay")
+    }
+}
+
+impl<T> SerdeWay<T> {
+    /// Adds the parameter's property to the tool's schema (its `JsonSchema`).
+    pub fn schema(self, schema: &mut SchemaBuilder, key: &str, description: Option<&str>)
+    where
+        T: schemars::JsonSchema,
+    {
+        schema.typed::<T>(key, description);
+    }
+
+    /// Decodes the parameter with serde.
+    pub fn decode(self, tool: &str, key: &str, value: Option<Value>) -> Result<T, ToolResult>
+    where
+        T: DeserializeOwned,
+    {
+        super::tool::arg::<T>(tool, key, value)
+    }
+
+    /// Decodes a present parameter with serde.
+    pub fn decode_value(self, tool: &str, key: &str, value: Value) -> Result<T, ToolResult>
+    where
+        T: DeserializeOwned,
+    {
+        super::tool::arg_value::<T>(tool, key, value)
+    }
+
+    /// The schema of an `#[args]` parameter.
+    pub fn struct_schema(&self) -> StructSchema
+    where
+        T: schemars::JsonSchema,
+    {
+        super::tool::struct_schema::<T>()
+    }
+
+    /// Decodes an `#[args]` parameter.
+    pub fn struct_args(self, tool: &str, args: Args, schema: &StructSchema) -> Result<T, ToolResult>
+    where
+        T: DeserializeOwned,
+    {
+        super::tool::struct_args::<T>(tool, args, schema)
+    }
+}
