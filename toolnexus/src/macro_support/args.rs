@@ -357,7 +357,7 @@ pub fn variant_name(value: Value, expected: &'static str) -> Result<String, ArgE
 
 /// Scalars: their schema is the one `#[tool]` writes for them, decoding is serde's.
 macro_rules! scalar {
-    ($($ty:ty => $schema:expr, $nullable:expr;)*) => {$(
+    ($($ty:ty [$read:path] => $schema:expr, $nullable:expr;)*) => {$(
         impl ArgType for $ty {
             fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
                 open(out, description);
@@ -370,40 +370,60 @@ macro_rules! scalar {
             }
 
             fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
-                <$ty>::deserialize(value).map_err(|e| ArgError::serde(&e))
+                <$ty>::deserialize($read(value)).map_err(|e| ArgError::serde(&e))
             }
         }
     )*};
 }
 
+/// A float without a fractional part as the integer it is (JSON Schema's `integer` accepts
+/// `2.0`, and so does the decoder); any other value as it is. serde reads an integer as a float
+/// already.
+fn integral(value: Value) -> Value {
+    if let Value::Number(n) = &value
+        && let Some(f) = n.as_f64()
+        && n.is_f64()
+        && f.fract() == 0.0
+    {
+        // in range of i64 or u64: exactly representable bounds, checked before the cast
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        if f >= -9_223_372_036_854_775_808.0 && f < 9_223_372_036_854_775_808.0 {
+            return Value::from(f as i64);
+        } else if f >= 0.0 && f < 18_446_744_073_709_551_616.0 {
+            return Value::from(f as u64);
+        }
+    }
+    value
+}
+
 scalar! {
-    bool => r#""type":"boolean"}"#, r#""type":["boolean","null"]}"#;
-    char => r#""type":"string","minLength":1,"maxLength":1}"#,
+    bool [std::convert::identity] => r#""type":"boolean"}"#, r#""type":["boolean","null"]}"#;
+    char [std::convert::identity] => r#""type":"string","minLength":1,"maxLength":1}"#,
         r#""type":["string","null"],"minLength":1,"maxLength":1}"#;
-    f32 => r#""type":"number","format":"float"}"#, r#""type":["number","null"],"format":"float"}"#;
-    f64 => r#""type":"number","format":"double"}"#,
+    f32 [std::convert::identity] => r#""type":"number","format":"float"}"#, r#""type":["number","null"],"format":"float"}"#;
+    f64 [std::convert::identity] => r#""type":"number","format":"double"}"#,
         r#""type":["number","null"],"format":"double"}"#;
-    i8 => r#""type":"integer","format":"int8","minimum":-128,"maximum":127}"#,
+    i8 [integral] => r#""type":"integer","format":"int8","minimum":-128,"maximum":127}"#,
         r#""type":["integer","null"],"format":"int8","minimum":-128,"maximum":127}"#;
-    i16 => r#""type":"integer","format":"int16","minimum":-32768,"maximum":32767}"#,
+    i16 [integral] => r#""type":"integer","format":"int16","minimum":-32768,"maximum":32767}"#,
         r#""type":["integer","null"],"format":"int16","minimum":-32768,"maximum":32767}"#;
-    i32 => r#""type":"integer","format":"int32","minimum":-2147483648,"maximum":2147483647}"#,
+    i32 [integral] => r#""type":"integer","format":"int32","minimum":-2147483648,"maximum":2147483647}"#,
         r#""type":["integer","null"],"format":"int32","minimum":-2147483648,"maximum":2147483647}"#;
-    i64 => r#""type":"integer","format":"int64"}"#, r#""type":["integer","null"],"format":"int64"}"#;
-    i128 => r#""type":"integer","format":"int128"}"#,
+    i64 [integral] => r#""type":"integer","format":"int64"}"#, r#""type":["integer","null"],"format":"int64"}"#;
+    i128 [integral] => r#""type":"integer","format":"int128"}"#,
         r#""type":["integer","null"],"format":"int128"}"#;
-    isize => r#""type":"integer","format":"int"}"#, r#""type":["integer","null"],"format":"int"}"#;
-    u8 => r#""type":"integer","format":"uint8","minimum":0,"maximum":255}"#,
+    isize [integral] => r#""type":"integer","format":"int"}"#, r#""type":["integer","null"],"format":"int"}"#;
+    u8 [integral] => r#""type":"integer","format":"uint8","minimum":0,"maximum":255}"#,
         r#""type":["integer","null"],"format":"uint8","minimum":0,"maximum":255}"#;
-    u16 => r#""type":"integer","format":"uint16","minimum":0,"maximum":65535}"#,
+    u16 [integral] => r#""type":"integer","format":"uint16","minimum":0,"maximum":65535}"#,
         r#""type":["integer","null"],"format":"uint16","minimum":0,"maximum":65535}"#;
-    u32 => r#""type":"integer","format":"uint32","minimum":0,"maximum":4294967295}"#,
+    u32 [integral] => r#""type":"integer","format":"uint32","minimum":0,"maximum":4294967295}"#,
         r#""type":["integer","null"],"format":"uint32","minimum":0,"maximum":4294967295}"#;
-    u64 => r#""type":"integer","format":"uint64","minimum":0}"#,
+    u64 [integral] => r#""type":"integer","format":"uint64","minimum":0}"#,
         r#""type":["integer","null"],"format":"uint64","minimum":0}"#;
-    u128 => r#""type":"integer","format":"uint128","minimum":0}"#,
+    u128 [integral] => r#""type":"integer","format":"uint128","minimum":0}"#,
         r#""type":["integer","null"],"format":"uint128","minimum":0}"#;
-    usize => r#""type":"integer","format":"uint","minimum":0}"#,
+    usize [integral] => r#""type":"integer","format":"uint","minimum":0}"#,
         r#""type":["integer","null"],"format":"uint","minimum":0}"#;
 }
 
