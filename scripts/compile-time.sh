@@ -1,37 +1,53 @@
 #!/usr/bin/env bash
-# Compile time of `#[tool]`: generates two crates in a temporary directory, each with the same
-# N async functions (a doc comment and three documented parameters: a `String`, an
-# `Option<u32>` and a `bool`):
-#   - `with_tool`:  every function marked `#[toolnexus::tool]`;
-#   - `plain_serde`: every function taking a `#[derive(serde::Deserialize)]` argument struct,
-#                    no tool macro (the baseline).
-# Then it touches each crate's source and times `cargo check` RUNS times, and reports the
-# median wall time of both and the difference per function.
+# Compile time of `#[tool]` and `#[derive(toolnexus::Args)]`: generates crates in a temporary
+# directory, each with the same N async functions, and times `cargo check` of each, the crates
+# interleaved run by run so all see the same machine load.
 #
-# usage: scripts/compile-time.sh [N=100] [RUNS=7]
+# Plain parameters (a doc comment and three documented parameters: a `String`, an
+# `Option<u32>` and a `bool`):
+#   - `with_tool`:    every function marked `#[toolnexus::tool]`;
+#   - `plain_serde`:  every function taking a `#[derive(serde::Deserialize)]` argument struct,
+#                     no tool macro (the baseline of both comparisons).
+# One user type per function (three documented fields: `String`, `u32`, `Option<bool>`):
+#   - `args_derive`:    `#[derive(toolnexus::Args)]` on the type, `#[toolnexus::tool]` on the
+#                       function taking it as its one parameter;
+#   - `serde_schemars`: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, no tool macro;
+#   - `tool_schemars`:  the same type, and `#[toolnexus::tool]` on the function (the way
+#                       before the derive).
+# The user-type baseline is `plain_serde_type`: the type's `#[derive(serde::Deserialize)]`,
+# no tool macro (what `plain_serde` is, with the type's fields).
+#
+# Two measures, each RUNS times: after a touch of the crate's source (incremental), and a full
+# re-check (`cargo clean -p` of the crate first). Reports medians and differences per function.
+#
+# usage: scripts/compile-time.sh [N=100] [RUNS=5]
 # Offline: dependencies resolve from the local registry cache with this repository's lockfile.
 set -euo pipefail
 
 N="${1:-100}"
-RUNS="${2:-7}"
+RUNS="${2:-5}"
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
+CRATES=(with_tool plain_serde args_derive plain_serde_type serde_schemars tool_schemars)
+
+members=$(printf '"%s", ' "${CRATES[@]}")
 cat > "$WORK/Cargo.toml" <<TOML
 [workspace]
 resolver = "3"
-members = ["with_tool", "plain_serde"]
+members = [${members%, }]
 
 [workspace.dependencies]
 toolnexus = { path = "$REPO/toolnexus" }
 serde = { version = "1", features = ["derive"] }
+schemars = "1"
 TOML
 cp "$REPO/Cargo.lock" "$WORK/Cargo.lock"
 
-# `with_tool` depends on toolnexus alone (the macro needs no serde, serde_json or schemars in
-# the user's manifest); the baseline needs serde for its derive
-for crate in with_tool plain_serde; do
+# the macros need nothing in the user's manifest but toolnexus (no serde, serde_json or
+# schemars); the baselines need serde (and schemars) for their derives
+for crate in "${CRATES[@]}"; do
   mkdir -p "$WORK/$crate/src"
   cat > "$WORK/$crate/Cargo.toml" <<TOML
 [package]
@@ -44,7 +60,12 @@ publish = false
 toolnexus.workspace = true
 TOML
 done
-echo "serde.workspace = true" >> "$WORK/plain_serde/Cargo.toml"
+for crate in plain_serde plain_serde_type serde_schemars tool_schemars; do
+  echo "serde.workspace = true" >> "$WORK/$crate/Cargo.toml"
+done
+for crate in serde_schemars tool_schemars; do
+  echo "schemars.workspace = true" >> "$WORK/$crate/Cargo.toml"
+done
 
 {
   echo "//! $N functions, each a \`#[tool]\`."
@@ -92,16 +113,59 @@ RS
   done
 } > "$WORK/plain_serde/src/lib.rs"
 
+# one user type per function: `$1` the derives, `$2` the attribute on the function
+user_types() {
+  local derives="$1" attr="$2"
+  echo "//! $N functions, each taking one user type."
+  for i in $(seq 1 "$N"); do
+    cat <<RS
+
+/// A query for record $i.
+#[derive($derives)]
+pub struct Query$i {
+    /// What to look for.
+    pub text: String,
+    /// At most this many results.
+    pub limit: u32,
+    /// Whether to match exactly.
+    pub exact: Option<bool>,
+}
+
+/// Look up record $i by a query.
+$attr
+pub async fn lookup_$i(
+    /// The query.
+    query: Query$i,
+) -> String {
+    let Query$i { text, limit, exact } = query;
+    format!("{text} {limit} {} $i", exact.unwrap_or(false))
+}
+RS
+  done
+}
+user_types "toolnexus::Args" "#[toolnexus::tool]" > "$WORK/args_derive/src/lib.rs"
+user_types "serde::Deserialize" "" | sed 's|^    /// The query.$||' > "$WORK/plain_serde_type/src/lib.rs"
+user_types "serde::Deserialize, schemars::JsonSchema" "" | sed 's|^    /// The query.$||' \
+  > "$WORK/serde_schemars/src/lib.rs"
+user_types "serde::Deserialize, schemars::JsonSchema" "#[toolnexus::tool]" \
+  > "$WORK/tool_schemars/src/lib.rs"
+
 cd "$WORK"
 export CARGO_TARGET_DIR="$WORK/target"
 echo "warming up (building dependencies once)..." >&2
-cargo check --offline -q -p with_tool -p plain_serde
+for crate in "${CRATES[@]}"; do
+  cargo check --offline -q -p "$crate"
+done
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-# one timed `cargo check` of a crate after touching its source, in milliseconds
+# one timed `cargo check` of a crate, in milliseconds: after touching its source (`touch`), or
+# after removing its own artifacts (`full`)
 time_crate() {
-  local crate="$1" start end
+  local crate="$1" mode="$2" start end
+  if [ "$mode" = full ]; then
+    cargo clean --offline -q -p "$crate"
+  fi
   touch "$crate/src/lib.rs"
   start=$(date +%s%N)
   cargo check --offline -q -p "$crate"
@@ -109,19 +173,28 @@ time_crate() {
   echo $(( (end - start) / 1000000 ))
 }
 
-# interleave the two crates' runs so both see the same machine load
-tool_times=()
-serde_times=()
-for _ in $(seq 1 "$RUNS"); do
-  tool_times+=("$(time_crate with_tool)")
-  serde_times+=("$(time_crate plain_serde)")
+declare -A times
+for mode in touch full; do
+  for run in $(seq 1 "$RUNS"); do
+    # interleaved, the order rotating from run to run
+    for k in $(seq 0 $(( ${#CRATES[@]} - 1 ))); do
+      crate="${CRATES[$(( (k + run) % ${#CRATES[@]} ))]}"
+      times["$mode,$crate"]+="$(time_crate "$crate" "$mode") "
+    done
+  done
 done
 
-tool_median=$(printf '%s\n' "${tool_times[@]}" | median)
-serde_median=$(printf '%s\n' "${serde_times[@]}" | median)
-echo "runs (ms) with_tool:   ${tool_times[*]}"
-echo "runs (ms) plain_serde: ${serde_times[*]}"
-echo "median cargo check, $N #[tool] functions:           ${tool_median} ms"
-echo "median cargo check, $N plain serde argument structs: ${serde_median} ms"
-awk -v t="$tool_median" -v s="$serde_median" -v n="$N" \
-  'BEGIN { printf "difference per function: %+.2f ms (target: at most +1.0 ms)\n", (t - s) / n }'
+for mode in touch full; do
+  echo "== cargo check, $mode ($( [ "$mode" = touch ] && echo "source touched" || echo "cargo clean -p first"))"
+  declare -A med=()
+  for crate in "${CRATES[@]}"; do
+    # shellcheck disable=SC2086
+    med[$crate]=$(printf '%s\n' ${times["$mode,$crate"]} | median)
+    printf '  %-17s median %6s ms   runs: %s\n' "$crate" "${med[$crate]}" "${times["$mode,$crate"]}"
+  done
+  per() { awk -v a="$1" -v b="$2" -v n="$N" 'BEGIN { printf "%+.2f ms", (a - b) / n }'; }
+  echo "  per function: #[tool] plain params vs plain serde:          $(per "${med[with_tool]}" "${med[plain_serde]}")"
+  echo "  per function: #[derive(Args)] + #[tool] vs plain serde:     $(per "${med[args_derive]}" "${med[plain_serde_type]}") (target: at most 0)"
+  echo "  per function: serde + schemars (no tool) vs plain serde:    $(per "${med[serde_schemars]}" "${med[plain_serde_type]}")"
+  echo "  per function: serde + schemars + #[tool] vs plain serde:    $(per "${med[tool_schemars]}" "${med[plain_serde_type]}")"
+done

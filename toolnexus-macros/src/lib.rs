@@ -13,9 +13,9 @@
 
 use proc_macro::TokenStream;
 
+mod args;
 mod docs;
 mod errors;
-mod args;
 mod form;
 mod ident;
 mod runtime;

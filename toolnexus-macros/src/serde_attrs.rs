@@ -191,12 +191,30 @@ mod tests {
 
     #[test]
     fn rules_as_serde_applies_them() {
-        assert_eq!(apply_field_rule(Some("camelCase"), "unit_price"), "unitPrice");
-        assert_eq!(apply_field_rule(Some("PascalCase"), "unit_price"), "UnitPrice");
-        assert_eq!(apply_field_rule(Some("kebab-case"), "unit_price"), "unit-price");
+        assert_eq!(
+            apply_field_rule(Some("camelCase"), "unit_price"),
+            "unitPrice"
+        );
+        assert_eq!(
+            apply_field_rule(Some("PascalCase"), "unit_price"),
+            "UnitPrice"
+        );
+        assert_eq!(
+            apply_field_rule(Some("kebab-case"), "unit_price"),
+            "unit-price"
+        );
         assert_eq!(apply_field_rule(None, "unit_price"), "unit_price");
-        assert_eq!(apply_variant_rule(Some("snake_case"), "CardPayment"), "card_payment");
-        assert_eq!(apply_variant_rule(Some("kebab-case"), "CardPayment"), "card-payment");
-        assert_eq!(apply_variant_rule(Some("lowercase"), "CardPayment"), "cardpayment");
+        assert_eq!(
+            apply_variant_rule(Some("snake_case"), "CardPayment"),
+            "card_payment"
+        );
+        assert_eq!(
+            apply_variant_rule(Some("kebab-case"), "CardPayment"),
+            "card-payment"
+        );
+        assert_eq!(
+            apply_variant_rule(Some("lowercase"), "CardPayment"),
+            "cardpayment"
+        );
     }
 }

@@ -36,10 +36,9 @@ fn a_struct_decodes_with_defaults_options_and_skips() {
     )
     .unwrap();
     assert_eq!(got, expense());
-    let got: Expense = decode(
-        json!({"amount": 1, "cat": "other", "tags": [], "note": "lunch", "count": 3}),
-    )
-    .unwrap();
+    let got: Expense =
+        decode(json!({"amount": 1, "cat": "other", "tags": [], "note": "lunch", "count": 3}))
+            .unwrap();
     assert_eq!(
         got,
         Expense {
@@ -79,8 +78,14 @@ fn struct_errors_name_the_field_in_serde_words() {
         err::<Expense>(json!({"amount": 1, "cat": "plane", "tags": []})),
         "cat: unknown variant `plane`, expected one of `travel`, `office_supplies`, `other`"
     );
-    assert_eq!(err::<Expense>(json!([1])), "invalid type: sequence, expected struct Expense");
-    assert_eq!(err::<Lookup>(json!(null)), "invalid type: null, expected struct Lookup");
+    assert_eq!(
+        err::<Expense>(json!([1])),
+        "invalid type: sequence, expected struct Expense"
+    );
+    assert_eq!(
+        err::<Lookup>(json!(null)),
+        "invalid type: null, expected struct Lookup"
+    );
     assert_eq!(
         err::<Category>(json!(7)),
         "invalid type: integer `7`, expected enum Category"
@@ -91,14 +96,25 @@ fn struct_errors_name_the_field_in_serde_words() {
 fn internally_tagged_enums_choose_by_the_tag() {
     assert_eq!(
         decode::<Payment>(json!({"kind": "card", "last4": "4242"})).unwrap(),
-        Payment::Card { last4: "4242".to_owned() }
+        Payment::Card {
+            last4: "4242".to_owned()
+        }
     );
-    assert_eq!(decode::<Payment>(json!({"kind": "cash"})).unwrap(), Payment::Cash);
+    assert_eq!(
+        decode::<Payment>(json!({"kind": "cash"})).unwrap(),
+        Payment::Cash
+    );
     assert_eq!(
         decode::<Payment>(json!({"iban": "NO93", "kind": "bank_transfer"})).unwrap(),
-        Payment::BankTransfer { iban: "NO93".to_owned(), reference: None }
+        Payment::BankTransfer {
+            iban: "NO93".to_owned(),
+            reference: None
+        }
     );
-    assert_eq!(err::<Payment>(json!({"last4": "4242"})), "missing field `kind`");
+    assert_eq!(
+        err::<Payment>(json!({"last4": "4242"})),
+        "missing field `kind`"
+    );
     assert_eq!(
         err::<Payment>(json!({"kind": "cheque"})),
         "kind: unknown variant `cheque`, expected one of `card`, `cash`, `bank_transfer`"
@@ -123,14 +139,19 @@ fn adjacently_tagged_enums_hold_their_content_apart() {
         decode::<Change>(json!({"op": "Move", "with": {"from": 1, "to": 2}})).unwrap(),
         Change::Move { from: 1, to: 2 }
     );
-    assert_eq!(decode::<Change>(json!({"op": "Clear"})).unwrap(), Change::Clear);
+    assert_eq!(
+        decode::<Change>(json!({"op": "Clear"})).unwrap(),
+        Change::Clear
+    );
     assert_eq!(
         err::<Change>(json!({"op": "clear"})),
         "op: unknown variant `clear`, expected one of `Add`, `Move`, `Clear`"
     );
     assert_eq!(
-        decode::<Change>(json!({"op": "Add", "with": {"amount": 1250, "cat": "travel", "tags": ["taxi"]}}))
-            .unwrap(),
+        decode::<Change>(
+            json!({"op": "Add", "with": {"amount": 1250, "cat": "travel", "tags": ["taxi"]}})
+        )
+        .unwrap(),
         Change::Add(expense())
     );
     assert_eq!(

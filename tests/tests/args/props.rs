@@ -44,7 +44,9 @@ fn valid(schema: &Value, noise: bool) -> BoxedStrategy<Value> {
     }
     if let Some(Value::Array(values)) = obj.get("enum") {
         let values = values.clone();
-        return (0..values.len()).prop_map(move |i| values[i].clone()).boxed();
+        return (0..values.len())
+            .prop_map(move |i| values[i].clone())
+            .boxed();
     }
     if let Some(c) = obj.get("const") {
         return Just(c.clone()).boxed();
@@ -62,8 +64,14 @@ fn valid(schema: &Value, noise: bool) -> BoxedStrategy<Value> {
             "string" => "\\PC{0,6}".prop_map(Value::from).boxed(),
             "number" => (-1e9..1e9_f64).prop_map(Value::from).boxed(),
             "integer" => {
-                let min = obj.get("minimum").and_then(Value::as_i64).unwrap_or(i64::MIN);
-                let max = obj.get("maximum").and_then(Value::as_i64).unwrap_or(i64::MAX);
+                let min = obj
+                    .get("minimum")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(i64::MIN);
+                let max = obj
+                    .get("maximum")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(i64::MAX);
                 (min..=max).prop_map(Value::from).boxed()
             }
             "array" => proptest::collection::vec(arb(&obj["items"], noise), 0..3)
@@ -80,10 +88,19 @@ fn object(obj: &Map<String, Value>, noise: bool) -> BoxedStrategy<Value> {
     let required: Vec<String> = obj
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     let mut members: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
-    for (key, schema) in obj.get("properties").and_then(Value::as_object).into_iter().flatten() {
+    for (key, schema) in obj
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         let k = key.clone();
         let value = arb(schema, noise).prop_map(move |v| Some((k.clone(), v)));
         if required.contains(key) && !noise {
@@ -97,7 +114,9 @@ fn object(obj: &Map<String, Value>, noise: bool) -> BoxedStrategy<Value> {
             proptest::collection::btree_map("x[a-z]{0,3}", junk(), 0..=1).boxed()
         }
         Some(Value::Bool(false)) | None => Just(Default::default()).boxed(),
-        Some(values) => proptest::collection::btree_map("\\PC{0,4}", arb(values, noise), 0..3).boxed(),
+        Some(values) => {
+            proptest::collection::btree_map("\\PC{0,4}", arb(values, noise), 0..3).boxed()
+        }
     };
     (members, extra)
         .prop_map(|(members, extra)| {
@@ -115,9 +134,16 @@ fn agree<T: ArgType + std::fmt::Debug>() {
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(256));
     runner
         .run(&arb(&schema, false), |v| {
-            prop_assert!(validator.is_valid(&v), "the generator made an invalid value: {v}");
+            prop_assert!(
+                validator.is_valid(&v),
+                "the generator made an invalid value: {v}"
+            );
             let decoded = T::__toolnexus_decode(v.clone());
-            prop_assert!(decoded.is_ok(), "{v} is valid by the schema but: {}", decoded.unwrap_err());
+            prop_assert!(
+                decoded.is_ok(),
+                "{v} is valid by the schema but: {}",
+                decoded.unwrap_err()
+            );
             Ok(())
         })
         .unwrap();
@@ -127,14 +153,20 @@ fn agree<T: ArgType + std::fmt::Debug>() {
         .run(&arb(&schema, true), |v| {
             if let Err(e) = T::__toolnexus_decode(v.clone()) {
                 refused.set(refused.get() + 1);
-                prop_assert!(!validator.is_valid(&v), "the decoder refuses {v} ({e}) but the schema accepts it");
+                prop_assert!(
+                    !validator.is_valid(&v),
+                    "the decoder refuses {v} ({e}) but the schema accepts it"
+                );
             }
             Ok(())
         })
         .unwrap();
     // the noise reaches the decoder's refusals, or the second property says little
     let refused = refused.get();
-    assert!(refused > 10, "only {refused} of 256 noisy values were refused");
+    assert!(
+        refused > 10,
+        "only {refused} of 256 noisy values were refused"
+    );
 }
 
 #[test]
@@ -191,7 +223,11 @@ fn the_lowerings_accept_every_schema_but_a_map_for_openai_strict() {
             Ok(_) => assert_ne!(*name, "report"),
             Err(e) => {
                 assert_eq!(*name, "report", "openai strict refuses {name}: {e}");
-                assert!(e.to_string().contains("/properties/arg/properties/byPerson"), "{e}");
+                assert!(
+                    e.to_string()
+                        .contains("/properties/arg/properties/byPerson"),
+                    "{e}"
+                );
             }
         }
     }

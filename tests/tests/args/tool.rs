@@ -18,12 +18,24 @@ fn file_expense(
     #[arg(default = Vec::new())]
     others: Vec<Expense>,
 ) -> String {
-    format!("{} {:?} {:?} {}", expense.amount, expense.category, payment, others.len())
+    format!(
+        "{} {:?} {:?} {}",
+        expense.amount,
+        expense.category,
+        payment,
+        others.len()
+    )
 }
 
 /// Search, arguments in one struct.
 #[tool]
-fn search(#[args] Lookup { query, limit, exact }: Lookup) -> String {
+fn search(
+    #[args] Lookup {
+        query,
+        limit,
+        exact,
+    }: Lookup,
+) -> String {
     format!("{query} {limit} {exact:?}")
 }
 
@@ -39,36 +51,63 @@ struct Point {
 }
 
 fn run(kit: &Toolkit, name: &str, args: serde_json::Value) -> toolnexus::ToolResult {
-    kit.execute(name, args, &Context::new()).now_or_never().unwrap()
+    kit.execute(name, args, &Context::new())
+        .now_or_never()
+        .unwrap()
 }
 
 #[test]
 fn a_derived_parameter_is_described_and_decoded_by_the_derive() {
     let schema = FileExpense.input_schema();
-    assert_eq!(schema["properties"]["expense"]["description"], "The expense.");
-    assert_eq!(schema["properties"]["expense"]["required"], json!(["amount", "cat", "tags"]));
+    assert_eq!(
+        schema["properties"]["expense"]["description"],
+        "The expense."
+    );
+    assert_eq!(
+        schema["properties"]["expense"]["required"],
+        json!(["amount", "cat", "tags"])
+    );
     assert_eq!(
         schema["properties"]["payment"]["anyOf"][1],
         json!({"type": "null"})
     );
-    assert_eq!(schema["properties"]["payment"]["description"], "How it was paid, if known.");
+    assert_eq!(
+        schema["properties"]["payment"]["description"],
+        "How it was paid, if known."
+    );
     assert_eq!(schema["properties"]["others"]["type"], "array");
     assert_eq!(schema["required"], json!(["expense"]));
-    let kit = Toolkit::builder().tool(FileExpense).tool(Search).tool(Mixed).build().unwrap();
+    let kit = Toolkit::builder()
+        .tool(FileExpense)
+        .tool(Search)
+        .tool(Mixed)
+        .build()
+        .unwrap();
     let r = run(
         &kit,
         "file_expense",
         json!({"expense": {"amount": 5, "cat": "travel", "tags": []}, "payment": {"kind": "cash"}}),
     );
     assert_eq!(r.output, "5 Travel Some(Cash) 0");
-    let r = run(&kit, "file_expense", json!({"expense": {"amount": "5", "cat": "travel", "tags": []}}));
+    let r = run(
+        &kit,
+        "file_expense",
+        json!({"expense": {"amount": "5", "cat": "travel", "tags": []}}),
+    );
     assert!(r.is_error);
     assert_eq!(
         r.output,
         r#"invalid arguments for file_expense: expense.amount: invalid type: string "5", expected u32"#
     );
-    let r = run(&kit, "file_expense", json!({"others": [{"amount": 1, "cat": "x", "tags": []}]}));
-    assert_eq!(r.output, "invalid arguments for file_expense: missing field `expense`");
+    let r = run(
+        &kit,
+        "file_expense",
+        json!({"others": [{"amount": 1, "cat": "x", "tags": []}]}),
+    );
+    assert_eq!(
+        r.output,
+        "invalid arguments for file_expense: missing field `expense`"
+    );
     let r = run(
         &kit,
         "file_expense",
@@ -86,9 +125,17 @@ fn an_args_struct_that_derives_args() {
     assert_eq!(schema["required"], json!(["query", "limit"]));
     assert_eq!(schema["additionalProperties"], false);
     let kit = Toolkit::builder().tool(Search).build().unwrap();
-    assert_eq!(run(&kit, "search", json!({"query": "q", "limit": 2})).output, "q 2 None");
     assert_eq!(
-        run(&kit, "search", json!({"query": "q", "limit": 2, "exact": "yes"})).output,
+        run(&kit, "search", json!({"query": "q", "limit": 2})).output,
+        "q 2 None"
+    );
+    assert_eq!(
+        run(
+            &kit,
+            "search",
+            json!({"query": "q", "limit": 2, "exact": "yes"})
+        )
+        .output,
         r#"invalid arguments for search: exact: invalid type: string "yes", expected a boolean"#
     );
     assert_eq!(
@@ -100,12 +147,31 @@ fn an_args_struct_that_derives_args() {
 #[test]
 fn a_json_schema_type_still_works_beside_a_derived_one() {
     let schema = Mixed.input_schema();
-    assert_eq!(schema["properties"]["category"]["enum"], json!(["travel", "office_supplies", "other"]));
-    assert_eq!(schema["properties"]["point"]["properties"]["x"]["type"], "integer");
-    let kit = Toolkit::builder().tool(Mixed).build().unwrap();
-    assert_eq!(run(&kit, "mixed", json!({"category": "travel", "point": {"x": 3}})).output, "Travel 3");
     assert_eq!(
-        run(&kit, "mixed", json!({"category": "travel", "point": {"x": "3"}})).output,
+        schema["properties"]["category"]["enum"],
+        json!(["travel", "office_supplies", "other"])
+    );
+    assert_eq!(
+        schema["properties"]["point"]["properties"]["x"]["type"],
+        "integer"
+    );
+    let kit = Toolkit::builder().tool(Mixed).build().unwrap();
+    assert_eq!(
+        run(
+            &kit,
+            "mixed",
+            json!({"category": "travel", "point": {"x": 3}})
+        )
+        .output,
+        "Travel 3"
+    );
+    assert_eq!(
+        run(
+            &kit,
+            "mixed",
+            json!({"category": "travel", "point": {"x": "3"}})
+        )
+        .output,
         r#"invalid arguments for mixed: point.x: invalid type: string "3", expected i32"#
     );
 }

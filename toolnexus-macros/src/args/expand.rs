@@ -91,12 +91,16 @@ fn property(p: &mut Pieces, f: &Field<'_>, rt: &TokenStream) {
     match (known(ty), &docs) {
         (Some(k), None) => p.text(&k),
         (Some(k), Some(Description::Text(d))) => {
-            p.text(&format!(r#"{{"description":{},{}"#, json_string(d), &k[1..]));
+            p.text(&format!(
+                r#"{{"description":{},{}"#,
+                json_string(d),
+                &k[1..]
+            ));
         }
         _ => {
             let desc = option_str(docs.as_ref(), rt);
-            let call = quote_spanned!(ty.span()=> #rt::field_schema::<#ty>);
-            p.call(quote!(#call(__toolnexus_out, #desc);));
+            let ops = field_type(ty, rt);
+            p.call(quote!(#ops.schema(__toolnexus_out, #desc);));
         }
     }
 }
@@ -160,13 +164,13 @@ fn decode_fields(
         let key = &f.key;
         let value = match &f.default {
             None => {
-                let call = quote_spanned!(ty.span()=> #rt::field::<#ty>);
-                quote!(#call(#v, #key)?)
+                let ops = field_type(ty, rt);
+                quote!(#ops.field(#v, #key)?)
             }
             Some(_) => {
-                let call = quote_spanned!(ty.span()=> #rt::field_or::<#ty>);
+                let ops = field_type(ty, rt);
                 let value = default_value(f, rt);
-                quote!(#call(#v, #key, || #value)?)
+                quote!(#ops.field_or(#v, #key, || #value)?)
             }
         };
         inits.push(quote!(#ident: #value));
@@ -175,6 +179,13 @@ fn decode_fields(
         let [#(#slots),*] = #rt::slots(#map, &[#(#keys),*])?;
         #rt::Ok(#ctor { #(#inits),* })
     }
+}
+
+/// `FieldType<ty>`: how a field of type `ty` is described and decoded. Every use of a field's
+/// type goes through this one call, spanned on the type, so a type that is no argument type
+/// gives one error.
+fn field_type(ty: &syn::Type, rt: &TokenStream) -> TokenStream {
+    quote_spanned!(ty.span()=> #rt::field_type::<#ty>())
 }
 
 fn default_value(f: &Field<'_>, rt: &TokenStream) -> TokenStream {
@@ -213,7 +224,10 @@ pub(crate) fn derive(input: &Input<'_>) -> TokenStream {
             let taken: Vec<&Variant<'_>> = variants.iter().filter(|v| !v.skip).collect();
             let names: Vec<String> = taken.iter().map(|v| json_string(&v.name)).collect();
             let schema = format!(r#""type":"string","enum":[{}]}}"#, names.join(","));
-            let nullable = format!(r#""type":["string","null"],"enum":[{},null]}}"#, names.join(","));
+            let nullable = format!(
+                r#""type":["string","null"],"enum":[{},null]}}"#,
+                names.join(",")
+            );
             let strs: Vec<&str> = taken.iter().map(|v| v.name.as_str()).collect();
             let idents = taken.iter().map(|v| v.ident);
             let expected = format!("enum {name}");
@@ -225,7 +239,9 @@ pub(crate) fn derive(input: &Input<'_>) -> TokenStream {
             };
             (
                 quote!(#rt::write_schema(__toolnexus_out, __toolnexus_description, #own, #schema);),
-                Some(quote!(#rt::write_schema(__toolnexus_out, __toolnexus_description, #own, #nullable);)),
+                Some(
+                    quote!(#rt::write_schema(__toolnexus_out, __toolnexus_description, #own, #nullable);),
+                ),
                 decode,
             )
         }
@@ -261,8 +277,8 @@ pub(crate) fn derive(input: &Input<'_>) -> TokenStream {
                                 object(&mut p, fields, None, &rt);
                             }
                             VariantKind::Newtype(ty) => {
-                                let call = quote_spanned!(ty.span()=> #rt::field_schema::<#ty>);
-                                p.call(quote!(#call(__toolnexus_out, #rt::None);));
+                                let ops = field_type(ty, &rt);
+                                p.call(quote!(#ops.schema(__toolnexus_out, #rt::None);));
                             }
                             VariantKind::Unit | VariantKind::Tuple(_) => {}
                         }
@@ -286,16 +302,19 @@ pub(crate) fn derive(input: &Input<'_>) -> TokenStream {
                         #rt::slots::<0>(__toolnexus_map, &[])?;
                         #rt::Ok(Self::#vident)
                     },
-                    (None, VariantKind::Struct(fields)) => {
-                        decode_fields(fields, &quote!(__toolnexus_map), &quote!(Self::#vident), &rt)
-                    }
+                    (None, VariantKind::Struct(fields)) => decode_fields(
+                        fields,
+                        &quote!(__toolnexus_map),
+                        &quote!(Self::#vident),
+                        &rt,
+                    ),
                     (Some(c), VariantKind::Unit) => quote! {
                         #rt::no_content(__toolnexus_content, #c, &[#tag])?;
                         #rt::Ok(Self::#vident)
                     },
                     (Some(c), VariantKind::Newtype(ty)) => {
-                        let call = quote_spanned!(ty.span()=> #rt::field::<#ty>);
-                        quote!(#rt::Ok(Self::#vident(#call(__toolnexus_content, #c)?)))
+                        let ops = field_type(ty, &rt);
+                        quote!(#rt::Ok(Self::#vident(#ops.field(__toolnexus_content, #c)?)))
                     }
                     (Some(c), VariantKind::Struct(fields)) => {
                         let helper = format_ident!("__toolnexus_content_{}", i);
@@ -396,7 +415,9 @@ pub(crate) fn stub(input: &Input<'_>) -> TokenStream {
     let (rt, use_rt) = Runtime::new(input.krate.as_ref()).alias();
     let ident = input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let never = quote!(::core::unreachable!("`#[derive(Args)]` reported a compile error"));
+    let never = quote!(::core::unreachable!(
+        "`#[derive(Args)]` reported a compile error"
+    ));
     quote! {
         const _: () = {
             #use_rt

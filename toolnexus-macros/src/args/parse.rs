@@ -109,7 +109,11 @@ const SERDE_KEYS: &[&str] = &[
     "serialize_with",
 ];
 
-fn read_keys(attrs: &[Attribute], refused: &mut Vec<(&'static str, String, Span)>, errors: &mut Errors) -> Keys {
+fn read_keys(
+    attrs: &[Attribute],
+    refused: &mut Vec<(&'static str, String, Span)>,
+    errors: &mut Errors,
+) -> Keys {
     let serde = SerdeAttrs::parse(attrs, errors);
     for (key, span) in &serde.keys {
         if !SERDE_KEYS.contains(&key.as_str()) {

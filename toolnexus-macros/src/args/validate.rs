@@ -85,6 +85,8 @@ pub(crate) fn check(input: &Input<'_>, errors: &mut Errors) {
                 ));
             }
         }
+        // an untagged enum was refused by its key already
+        Shape::External(_) if input.refused.iter().any(|(_, key, _)| key == "untagged") => {}
         Shape::External(span) => errors.push(syn::Error::new(
             *span,
             format!(
@@ -97,8 +99,12 @@ pub(crate) fn check(input: &Input<'_>, errors: &mut Errors) {
 
 fn refused(attr: &str, key: &str) -> String {
     let why = match key {
-        "flatten" => "it merges another type's properties into this object, which a closed schema cannot say",
-        "untagged" => "an untagged enum is chosen by trying each variant in turn, which a schema cannot say faithfully",
+        "flatten" => {
+            "it merges another type's properties into this object, which a closed schema cannot say"
+        }
+        "untagged" => {
+            "an untagged enum is chosen by trying each variant in turn, which a schema cannot say faithfully"
+        }
         "deserialize_with" | "with" => "a custom deserializer accepts whatever its code accepts",
         "alias" => "a second name for a property is not in the schema",
         "from" | "try_from" => "the value is decoded as another type",
@@ -108,9 +114,7 @@ fn refused(attr: &str, key: &str) -> String {
         "tag" => "a tag on a struct is a property the struct does not have",
         _ => "`#[derive(Args)]` does not follow it",
     };
-    format!(
-        "`#[derive(Args)]` cannot say `#[{attr}({key})]` in its schema: {why}; {INSTEAD}"
-    )
+    format!("`#[derive(Args)]` cannot say `#[{attr}({key})]` in its schema: {why}; {INSTEAD}")
 }
 
 fn check_names(variants: &[Variant<'_>], errors: &mut Errors) {
@@ -151,9 +155,10 @@ fn check_type(ty: &Type, errors: &mut Errors) {
             ty.span(),
             "an argument type holds owned data: use `String` for `&str`, `Vec<T>` for `&[T]`",
         )),
-        Type::ImplTrait(_) | Type::TraitObject(_) | Type::Infer(_) => errors.push(
-            syn::Error::new(ty.span(), "`#[derive(Args)]` needs a concrete field type"),
-        ),
+        Type::ImplTrait(_) | Type::TraitObject(_) | Type::Infer(_) => errors.push(syn::Error::new(
+            ty.span(),
+            "`#[derive(Args)]` needs a concrete field type",
+        )),
         _ => {}
     }
 }

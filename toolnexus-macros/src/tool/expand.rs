@@ -403,7 +403,7 @@ fn execute(
                     quote!(#rt::arg::<#stored>)
                 } else {
                     let way = way(rt, stored);
-                    quote!(#way.decode)
+                    quote_spanned!(stored.span()=> #way.decode)
                 };
                 let value = match &pl.default {
                     None => quote_spanned!(stored.span()=>
@@ -417,7 +417,7 @@ fn execute(
                             quote!(#rt::arg_value::<#stored>)
                         } else {
                             let way = way(rt, stored);
-                            quote!(#way.decode_value)
+                            quote_spanned!(stored.span()=> #way.decode_value)
                         };
                         let decoded = quote_spanned!(stored.span()=>
                             #decode_value(#name, #key, v)

@@ -14,8 +14,8 @@ use std::fmt;
 use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
+use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Unexpected};
-use serde::Deserialize as _;
 use serde_json::{Map, Value};
 
 use super::tool::{Args, SchemaBuilder, StructSchema};
@@ -100,11 +100,6 @@ pub fn write_schema(out: &mut String, description: Option<&str>, own: Option<&st
 pub fn open_schema(out: &mut String, description: Option<&str>, own: Option<&str>, head: &str) {
     open(out, description.or(own));
     out.push_str(head);
-}
-
-/// Writes the schema of `T` for a field, with the field's description.
-pub fn field_schema<T: ArgType>(out: &mut String, description: Option<&str>) {
-    T::__toolnexus_schema(out, description);
 }
 
 /// The schema of `T` as text (for tests and for `#[tool]`).
@@ -220,9 +215,7 @@ impl fmt::Display for ArgError {
 
 impl fmt::Debug for ArgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ArgError")
-            .field(&self.to_string())
-            .finish()
+        f.debug_tuple("ArgError").field(&self.to_string()).finish()
     }
 }
 
@@ -257,25 +250,56 @@ pub fn object(value: Value, expected: &'static str) -> Result<Map<String, Value>
     }
 }
 
-/// A field's value: decoded when present, its absent value (`None`) or ``missing field``
-/// otherwise; errors name the field.
-pub fn field<T: ArgType>(value: Option<Value>, key: &'static str) -> Result<T, ArgError> {
-    match value {
-        Some(v) => T::__toolnexus_decode(v).map_err(|e| e.at_key(key)),
-        None => T::__toolnexus_absent().ok_or_else(|| ArgError::missing_field(key)),
+/// How a field of type `T` is described and decoded: the one place generated code names a
+/// field's type (so a type that is not an [`ArgType`] is one error, not one per use).
+pub fn field_type<T: ArgType>() -> FieldType<T> {
+    FieldType {
+        schema: T::__toolnexus_schema,
+        decode: T::__toolnexus_decode,
+        absent: T::__toolnexus_absent,
     }
 }
 
-/// A field with a default: absent or `null` gives `default()` (OpenAI strict schemas make
-/// models send `null` for what they leave out).
-pub fn field_or<T: ArgType>(
-    value: Option<Value>,
-    key: &'static str,
-    default: impl FnOnce() -> T,
-) -> Result<T, ArgError> {
-    match value {
-        Some(Value::Null) | None => Ok(default()),
-        Some(v) => T::__toolnexus_decode(v).map_err(|e| e.at_key(key)),
+/// What [`field_type`] gives: `T`'s functions.
+pub struct FieldType<T> {
+    schema: fn(&mut String, Option<&str>),
+    decode: fn(Value) -> Result<T, ArgError>,
+    absent: fn() -> Option<T>,
+}
+
+impl<T> fmt::Debug for FieldType<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FieldType")
+    }
+}
+
+impl<T> FieldType<T> {
+    /// Writes the field's schema, with its description.
+    pub fn schema(&self, out: &mut String, description: Option<&str>) {
+        (self.schema)(out, description);
+    }
+
+    /// A field's value: decoded when present, its absent value (`None`) or ``missing field``
+    /// otherwise; errors name the field.
+    pub fn field(&self, value: Option<Value>, key: &'static str) -> Result<T, ArgError> {
+        match value {
+            Some(v) => (self.decode)(v).map_err(|e| e.at_key(key)),
+            None => (self.absent)().ok_or_else(|| ArgError::missing_field(key)),
+        }
+    }
+
+    /// A field with a default: absent or `null` gives `default()` (OpenAI strict schemas make
+    /// models send `null` for what they leave out).
+    pub fn field_or(
+        &self,
+        value: Option<Value>,
+        key: &'static str,
+        default: impl FnOnce() -> T,
+    ) -> Result<T, ArgError> {
+        match value {
+            Some(Value::Null) | None => Ok(default()),
+            Some(v) => (self.decode)(v).map_err(|e| e.at_key(key)),
+        }
     }
 }
 
@@ -386,7 +410,11 @@ fn integral(value: Value) -> Value {
         && f.fract() == 0.0
     {
         // in range of i64 or u64: exactly representable bounds, checked before the cast
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
         if f >= -9_223_372_036_854_775_808.0 && f < 9_223_372_036_854_775_808.0 {
             return Value::from(f as i64);
         } else if f >= 0.0 && f < 18_446_744_073_709_551_616.0 {
@@ -680,7 +708,7 @@ impl<T> SerdeWay<T> {
     /// Decodes the parameter with serde.
     pub fn decode(self, tool: &str, key: &str, value: Option<Value>) -> Result<T, ToolResult>
     where
-        T: DeserializeOwned,
+        T: for<'de> Deserialize<'de>,
     {
         super::tool::arg::<T>(tool, key, value)
     }
@@ -688,7 +716,7 @@ impl<T> SerdeWay<T> {
     /// Decodes a present parameter with serde.
     pub fn decode_value(self, tool: &str, key: &str, value: Value) -> Result<T, ToolResult>
     where
-        T: DeserializeOwned,
+        T: for<'de> Deserialize<'de>,
     {
         super::tool::arg_value::<T>(tool, key, value)
     }

@@ -1,0 +1,6 @@
+use toolnexus::Args;
+
+#[derive(Args)]
+enum Never {}
+
+fn main() {}

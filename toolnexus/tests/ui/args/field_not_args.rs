@@ -1,0 +1,12 @@
+use toolnexus::Args;
+
+struct Money {
+    cents: u64,
+}
+
+#[derive(Args)]
+struct Expense {
+    amount: Money,
+}
+
+fn main() {}

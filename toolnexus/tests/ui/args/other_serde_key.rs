@@ -1,0 +1,9 @@
+use toolnexus::Args;
+
+#[derive(Args)]
+struct Query {
+    #[serde(alias = "q")]
+    query: String,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use toolnexus::Args;
+
+#[derive(Args)]
+struct Query<'a> {
+    text: &'a str,
+}
+
+fn main() {}

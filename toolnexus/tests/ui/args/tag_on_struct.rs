@@ -1,0 +1,9 @@
+use toolnexus::Args;
+
+#[derive(Args)]
+#[serde(tag = "type")]
+struct Query {
+    text: String,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use toolnexus::Args;
+
+#[derive(Args)]
+struct Meters(f64);
+
+fn main() {}

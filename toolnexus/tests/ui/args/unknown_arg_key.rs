@@ -1,0 +1,9 @@
+use toolnexus::Args;
+
+#[derive(Args)]
+struct Query {
+    #[arg(descripton = "typo")]
+    text: String,
+}
+
+fn main() {}
