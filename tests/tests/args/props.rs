@@ -19,7 +19,7 @@ fn junk() -> BoxedStrategy<Value> {
         any::<bool>().prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
         (-1e12..1e12_f64).prop_map(Value::from),
-        (0..300_i64).prop_map(|i| json!(i as f64)),
+        (0..300_u16).prop_map(|i| json!(f64::from(i))),
         "[a-z_]{0,6}".prop_map(Value::from),
         Just(json!([])),
         Just(json!({})),
@@ -113,7 +113,7 @@ fn object(obj: &Map<String, Value>, noise: bool) -> BoxedStrategy<Value> {
         Some(Value::Bool(false)) | None if noise => {
             proptest::collection::btree_map("x[a-z]{0,3}", junk(), 0..=1).boxed()
         }
-        Some(Value::Bool(false)) | None => Just(Default::default()).boxed(),
+        Some(Value::Bool(false)) | None => Just(std::collections::BTreeMap::default()).boxed(),
         Some(values) => {
             proptest::collection::btree_map("\\PC{0,4}", arb(values, noise), 0..3).boxed()
         }
@@ -202,7 +202,7 @@ fn nested_lists_maps_and_boxes() {
 }
 
 /// A tool schema holding `schema` as its one property, as `#[tool]` makes it.
-fn tool_schema(schema: Value) -> Value {
+fn tool_schema(schema: &Value) -> Value {
     json!({"type": "object", "properties": {"arg": schema}, "required": ["arg"], "additionalProperties": false})
 }
 
@@ -217,7 +217,7 @@ fn the_lowerings_accept_every_schema_but_a_map_for_openai_strict() {
         ("report", schema_of::<Report>()),
     ];
     for (name, schema) in &schemas {
-        let whole = tool_schema(schema.clone());
+        let whole = tool_schema(schema);
         gemini_schema(name, &whole).unwrap_or_else(|e| panic!("gemini refuses {name}: {e}"));
         match openai_strict_schema(name, &whole) {
             Ok(_) => assert_ne!(*name, "report"),

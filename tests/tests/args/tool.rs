@@ -1,6 +1,9 @@
 //! `#[tool]` parameters of derived types: the schema spliced in, the decoder used, errors
 //! naming the tool and the path.
 
+// tools take their arguments by value, as a model's call hands them over
+#![allow(clippy::needless_pass_by_value)]
+
 use futures_util::FutureExt;
 use serde_json::json;
 use toolnexus::{Context, Tool, Toolkit, tool};

@@ -162,16 +162,12 @@ fn decode_fields(
         }
         let Some(v) = slot.next() else { continue };
         let key = &f.key;
-        let value = match &f.default {
-            None => {
-                let ops = field_type(ty, rt);
-                quote!(#ops.field(#v, #key)?)
-            }
-            Some(_) => {
-                let ops = field_type(ty, rt);
-                let value = default_value(f, rt);
-                quote!(#ops.field_or(#v, #key, || #value)?)
-            }
+        let ops = field_type(ty, rt);
+        let value = if f.default.is_none() {
+            quote!(#ops.field(#v, #key)?)
+        } else {
+            let value = default_value(f, rt);
+            quote!(#ops.field_or(#v, #key, || #value)?)
         };
         inits.push(quote!(#ident: #value));
     }
@@ -204,6 +200,7 @@ fn default_value(f: &Field<'_>, rt: &TokenStream) -> TokenStream {
     }
 }
 
+#[allow(clippy::too_many_lines)] // one impl per shape, the tagged enums' schema and decoder in order
 pub(crate) fn derive(input: &Input<'_>) -> TokenStream {
     let (rt, use_rt) = Runtime::new(input.krate.as_ref()).alias();
     let ident = input.ident;
@@ -309,7 +306,7 @@ pub(crate) fn derive(input: &Input<'_>) -> TokenStream {
                         &rt,
                     ),
                     (Some(c), VariantKind::Unit) => quote! {
-                        #rt::no_content(__toolnexus_content, #c, &[#tag])?;
+                        #rt::no_content(__toolnexus_content.as_ref(), #c, &[#tag])?;
                         #rt::Ok(Self::#vident)
                     },
                     (Some(c), VariantKind::Newtype(ty)) => {

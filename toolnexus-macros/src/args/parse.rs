@@ -181,6 +181,7 @@ fn read_keys(
 
 const NAMED_FIELDS: &str = "`#[derive(Args)]` needs a struct with named fields (each field is a property) or an enum; for other shapes derive `serde::Deserialize` and `schemars::JsonSchema` instead";
 
+#[allow(clippy::too_many_lines)] // one pass over the container, its fields or its variants
 pub(crate) fn input<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a> {
     let mut refused = Vec::new();
     let mut bad_rules = Vec::new();

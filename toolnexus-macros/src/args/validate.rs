@@ -107,10 +107,9 @@ fn refused(attr: &str, key: &str) -> String {
         }
         "deserialize_with" | "with" => "a custom deserializer accepts whatever its code accepts",
         "alias" => "a second name for a property is not in the schema",
-        "from" | "try_from" => "the value is decoded as another type",
+        "from" | "try_from" | "remote" => "the value is decoded as another type",
         "transparent" => "the value is decoded as its one field",
         "other" => "an unknown tag would be accepted",
-        "remote" => "the value is decoded as another type",
         "tag" => "a tag on a struct is a property the struct does not have",
         _ => "`#[derive(Args)]` does not follow it",
     };

@@ -212,6 +212,7 @@ struct Schema {
     field: TokenStream,
 }
 
+#[allow(clippy::too_many_lines)] // the literal, then the builder with each parameter's way
 fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
     if let Some(args) = tool
         .params
@@ -284,16 +285,13 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
             Some(Description::Tokens(t)) => quote!(#rt::Some(#t)),
         };
         let stored = &p.stored;
-        match known(stored) {
-            Some(json) => {
-                steps.push(quote!(__toolnexus_schema.known(#key, #json, #desc);));
-            }
-            None => {
-                let way = way(rt, stored);
-                steps.push(quote_spanned!(stored.span()=>
-                    #way.schema(&mut __toolnexus_schema, #key, #desc);
-                ));
-            }
+        if let Some(json) = known(stored) {
+            steps.push(quote!(__toolnexus_schema.known(#key, #json, #desc);));
+        } else {
+            let way = way(rt, stored);
+            steps.push(quote_spanned!(stored.span()=>
+                #way.schema(&mut __toolnexus_schema, #key, #desc);
+            ));
         }
         if let Some(default) = &p.default {
             steps.push(quote! {

@@ -351,7 +351,7 @@ pub fn content<T>(
 
 /// An adjacently tagged unit variant has no content.
 pub fn no_content(
-    value: Option<Value>,
+    value: Option<&Value>,
     key: &'static str,
     expected: &'static [&'static str],
 ) -> Result<(), ArgError> {
@@ -415,9 +415,9 @@ fn integral(value: Value) -> Value {
             clippy::cast_sign_loss,
             clippy::cast_precision_loss
         )]
-        if f >= -9_223_372_036_854_775_808.0 && f < 9_223_372_036_854_775_808.0 {
+        if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
             return Value::from(f as i64);
-        } else if f >= 0.0 && f < 18_446_744_073_709_551_616.0 {
+        } else if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
             return Value::from(f as u64);
         }
     }
