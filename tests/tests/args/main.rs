@@ -3,6 +3,7 @@
 //! that the schema and the decoder agree, shape by shape.
 
 mod decode;
+mod lints;
 mod props;
 mod schema;
 mod tool;
