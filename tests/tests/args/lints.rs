@@ -116,7 +116,7 @@ fn every_shape_compiles_under_strict_lints() {
     let schema = StrictTool.input_schema();
     assert_eq!(
         schema["properties"]["arg"]["properties"]["type"]["description"],
-        "Raw docs."
+        "Raw docs.\n"
     );
     assert_eq!(
         schema["properties"]["arg"]["required"],
