@@ -2,7 +2,7 @@
 //! expect, in the toolkit's tool order.
 //!
 //! The functions here take [`ToolSpec`]s (what a `before_llm` hook may rewrite); the
-//! [`Toolkit`] methods of the same names apply them to the toolkit's tools.
+//! [`Toolkit`](crate::Toolkit) methods of the same names apply them to the toolkit's tools.
 //!
 //! [`openai`] and [`anthropic`] pass each schema as it is (both providers take JSON Schema).
 //! Two adapters lower the schemas to what a provider accepts, reporting what cannot be lowered
@@ -18,7 +18,6 @@ use crate::error::Result;
 pub use crate::lower::{gemini_schema, openai_strict_schema};
 use crate::model::ToolSpec;
 use crate::tool::Tool;
-use crate::toolkit::Toolkit;
 
 /// A tool's spec as handed to an adapter: its schema with root `"type":"object"` and without
 /// the root `$schema` and `title` keys that some providers reject.
@@ -142,62 +141,4 @@ pub fn gemini(specs: &[ToolSpec]) -> Result<Value> {
         ));
     }
     Ok(gemini_raw(&lowered))
-}
-
-impl Toolkit {
-    /// The specs of the tools, in order, as the adapters and the agent loop use them.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools().iter().map(|t| spec_of(t.as_ref())).collect()
-    }
-
-    /// OpenAI chat-completions tools (see [`openai`]).
-    ///
-    /// ```
-    /// assert_eq!(toolnexus::Toolkit::new().to_openai(), serde_json::json!([]));
-    /// ```
-    pub fn to_openai(&self) -> Value {
-        openai(&self.specs())
-    }
-
-    /// Anthropic messages tools (see [`anthropic`]).
-    ///
-    /// ```
-    /// assert_eq!(toolnexus::Toolkit::new().to_anthropic(), serde_json::json!([]));
-    /// ```
-    pub fn to_anthropic(&self) -> Value {
-        anthropic(&self.specs())
-    }
-
-    /// Gemini tools, their schemas lowered to what Gemini accepts (see [`gemini`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
-    /// schema Gemini cannot take (a recursive type, say), the construct and where it is.
-    ///
-    /// ```
-    /// assert_eq!(
-    ///     toolnexus::Toolkit::new().to_gemini().unwrap(),
-    ///     serde_json::json!([{"functionDeclarations": []}])
-    /// );
-    /// ```
-    pub fn to_gemini(&self) -> Result<Value> {
-        gemini(&self.specs())
-    }
-
-    /// Gemini tools with the schemas passed as they are, not lowered (see [`gemini_raw`]):
-    /// Gemini may reject them; [`to_gemini`](Self::to_gemini) is what to send.
-    pub fn to_gemini_raw(&self) -> Value {
-        gemini_raw(&self.specs())
-    }
-
-    /// OpenAI chat-completions tools in strict mode (see [`openai_strict`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
-    /// schema strict mode cannot express, the construct and where it is.
-    pub fn to_openai_strict(&self) -> Result<Value> {
-        openai_strict(&self.specs())
-    }
 }

@@ -1,4 +1,5 @@
-//! [`Toolkit`]: a set of tools that routes calls by name and emits provider schemas.
+//! [`Toolkit`]: a set of tools that routes calls by name and emits provider schemas (the
+//! functions behind them are in [`adapters`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -10,8 +11,10 @@ use std::task::Poll;
 use serde_json::{Map, Value};
 use tokio_util::sync::WaitForCancellationFuture;
 
+use crate::adapters;
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::model::ToolSpec;
 use crate::result::ToolResult;
 use crate::tool::{IntoTool, SharedTool, validate_tool_name};
 use crate::util::{json_kind, panic_message};
@@ -349,6 +352,68 @@ fn check_pending(result: ToolResult) -> ToolResult {
             Ok(()) => result,
             Err(e) => ToolResult::error(e.to_string()),
         },
+    }
+}
+
+/// The toolkit in each provider's wire format ([`adapters`]).
+impl Toolkit {
+    /// The specs of the tools, in order, as the adapters and the agent loop use them.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools()
+            .iter()
+            .map(|t| adapters::spec_of(t.as_ref()))
+            .collect()
+    }
+
+    /// OpenAI chat-completions tools (see [`adapters::openai`]).
+    ///
+    /// ```
+    /// assert_eq!(toolnexus::Toolkit::new().to_openai(), serde_json::json!([]));
+    /// ```
+    pub fn to_openai(&self) -> Value {
+        adapters::openai(&self.specs())
+    }
+
+    /// Anthropic messages tools (see [`adapters::anthropic`]).
+    ///
+    /// ```
+    /// assert_eq!(toolnexus::Toolkit::new().to_anthropic(), serde_json::json!([]));
+    /// ```
+    pub fn to_anthropic(&self) -> Value {
+        adapters::anthropic(&self.specs())
+    }
+
+    /// Gemini tools, their schemas lowered to what Gemini accepts (see [`adapters::gemini`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
+    /// schema Gemini cannot take (a recursive type, say), the construct and where it is.
+    ///
+    /// ```
+    /// assert_eq!(
+    ///     toolnexus::Toolkit::new().to_gemini().unwrap(),
+    ///     serde_json::json!([{"functionDeclarations": []}])
+    /// );
+    /// ```
+    pub fn to_gemini(&self) -> Result<Value> {
+        adapters::gemini(&self.specs())
+    }
+
+    /// Gemini tools with the schemas passed as they are, not lowered (see [`adapters::gemini_raw`]):
+    /// Gemini may reject them; [`to_gemini`](Self::to_gemini) is what to send.
+    pub fn to_gemini_raw(&self) -> Value {
+        adapters::gemini_raw(&self.specs())
+    }
+
+    /// OpenAI chat-completions tools in strict mode (see [`adapters::openai_strict`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
+    /// schema strict mode cannot express, the construct and where it is.
+    pub fn to_openai_strict(&self) -> Result<Value> {
+        adapters::openai_strict(&self.specs())
     }
 }
 

@@ -1,14 +1,20 @@
 //! The agent loop: [`Client`] runs a toolkit's tools for a [`Model`] and keeps the
 //! [contract](crate::contract)'s sections 3 (the loop rule) and 4 (durable resume).
 //!
-//! This module holds the [`Client`] and its entry points; the rest is one concept a file:
-//! [`ClientBuilder`] (`builder`), the turn loop and tool phase (`run`), in-process answers
-//! (`wait`), halting a run on a suspension (`halt`) and resuming it (`resume`).
+//! This module holds the [`Client`] and every one of its entry points (run, stream, resume,
+//! resume a checkpoint, answer through a store, resume a claim, ask in a conversation); the
+//! rest is one concept a file: [`ClientBuilder`] (`builder`), one run in progress and all of
+//! its work, the turn loop, the tool phase and the resume of a halted turn (`run`), the run's
+//! state and how it becomes a [`RunResult`] (`state`), in-process answers (`wait`), what the
+//! loop does with a client's store (`store`), events (`event`), hooks (`hooks`), tracing
+//! (`trace`) and the in-process models ([`FnModel`], [`ScriptedModel`], [`Reply`]). The
+//! durable record of a run, what it is at rest and its checks, is [`run`](crate::run)'s.
 
 mod builder;
 mod event;
+mod fn_model;
 mod hooks;
-mod inproc;
+mod reply;
 mod run;
 mod scripted;
 mod state;
@@ -32,8 +38,9 @@ use crate::toolkit::Toolkit;
 
 pub use builder::ClientBuilder;
 pub use event::{Event, Metric};
+pub use fn_model::FnModel;
 pub use hooks::BeforeTool;
-pub use inproc::{FnModel, IntoReply, Reply};
+pub use reply::{IntoReply, Reply};
 pub use scripted::ScriptedModel;
 pub use wait::IntoAnswer;
 

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::model::{DeltaSink, Model, ModelRequest, ModelTurn};
 use crate::tool::BoxFuture;
 
-use super::inproc::Reply;
+use super::reply::Reply;
 
 #[derive(Debug, Default)]
 struct Script {
