@@ -145,26 +145,6 @@ impl ContentPart {
         self.extra.insert(key.into(), value);
         self
     }
-
-    /// What a provider that has no content block for this part sends instead, as text:
-    /// `[audio part (audio/ogg) not supported by this provider]`.
-    #[cfg(feature = "http")]
-    pub(crate) fn placeholder(&self) -> String {
-        let mime = self
-            .mime_type
-            .as_ref()
-            .map(|m| format!(" ({m})"))
-            .unwrap_or_default();
-        let url = self
-            .url
-            .as_ref()
-            .map(|u| format!(" at {u}"))
-            .unwrap_or_default();
-        format!(
-            "[{} part{mime}{url} not supported by this provider]",
-            self.kind
-        )
-    }
 }
 
 /// The `metadata` object of a [`ToolResult`]: the typed `pending` request of a suspension,

@@ -1,5 +1,6 @@
-//! Small helpers shared across the crate: the boxed future every trait of it returns, and two
-//! that word failures (the kind of a JSON value, the text of a panic).
+//! Small helpers shared across the crate: the boxed future every trait of it returns, two
+//! that word failures (the kind of a JSON value, the text of a panic), and lowercase hex (the
+//! digests, MACs and tokens of sealed records and the inbox).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -30,5 +31,49 @@ pub(crate) fn json_kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+/// Lowercase hex back to bytes (`None` for anything else: odd length, another character).
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
+    let digit = |b: u8| match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    };
+    let bytes = text.as_bytes();
+    if !bytes.len().is_multiple_of(2) {
+        return None;
+    }
+    bytes
+        .chunks_exact(2)
+        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hex, unhex};
+
+    #[test]
+    fn hex_round_trips_and_refuses_what_it_does_not_write() {
+        assert_eq!(hex(&[0x00, 0x7f, 0xab, 0xff]), "007fabff");
+        assert_eq!(unhex("007fabff"), Some(vec![0x00, 0x7f, 0xab, 0xff]));
+        assert_eq!(unhex(""), Some(vec![]));
+        assert_eq!(unhex("abc"), None);
+        assert_eq!(unhex("AB"), None);
+        assert_eq!(unhex("zz"), None);
+        assert_eq!(unhex("é1"), None);
     }
 }

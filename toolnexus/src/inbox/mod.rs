@@ -80,6 +80,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use crate::store::RunStore;
+use crate::util::{hex, unhex};
 
 /// What a caller asks to see or answer, for the host's check ([`InboxBuilder::authorize`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,26 +390,6 @@ pub(crate) fn random_bytes() -> [u8; 32] {
     // the OS's random source; without one there is no safe token, so stop loudly
     getrandom::fill(&mut buf).unwrap_or_else(|e| panic!("no OS random source for the inbox: {e}"));
     buf
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) || !s.is_ascii() {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
-        .collect()
 }
 
 pub(crate) fn unix_secs(t: SystemTime) -> u64 {

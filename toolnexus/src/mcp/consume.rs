@@ -207,7 +207,7 @@ impl McpServerBuilder {
                     config.custom_headers.insert(name, value);
                 }
                 let client = reqwest::Client::builder()
-                    .tls_backend_preconfigured(super::tls_config().map_err(fail)?)
+                    .tls_backend_preconfigured(crate::providers::tls_config().map_err(fail)?)
                     .build()
                     .map_err(|e| fail(format!("cannot build the HTTP client: {e}")))?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);

@@ -70,18 +70,3 @@ pub enum McpError {
     #[error("MCP serving failed: {0}")]
     Serve(String),
 }
-
-/// rustls with the ring provider and the platform's verifier (as the HTTP providers use).
-fn tls_config() -> Result<rustls::ClientConfig, String> {
-    use std::sync::Arc;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-        .map_err(|e| format!("cannot set up TLS certificate verification: {e}"))?;
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("cannot set up TLS: {e}"))?
-        .dangerous() // a custom verifier: the platform's, not a weakened one
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    Ok(config)
-}

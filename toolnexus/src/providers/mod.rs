@@ -13,6 +13,7 @@ mod key;
 mod openai;
 mod retry;
 mod stream;
+mod tls;
 mod transport;
 mod wire;
 
@@ -31,6 +32,7 @@ use crate::tool::BoxFuture;
 pub use builder::HttpProviderBuilder;
 pub use key::ApiKey;
 
+pub(crate) use tls::tls_config;
 use transport::Transport;
 
 /// The default `max_tokens` sent to Anthropic-style endpoints, which require one.

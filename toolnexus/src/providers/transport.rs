@@ -364,3 +364,58 @@ pub(super) fn parse_whole(
     };
     dialect.parse_reply(&reply)
 }
+
+/// The underlying error of an [`Error::Transport`].
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The transport failures the providers make.
+impl Error {
+    /// A transport failure with no underlying error.
+    pub(crate) fn transport(message: impl Into<String>) -> Self {
+        Self::Transport {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A transport failure caused by `source` (kept as the error's `source()`, not in its
+    /// message).
+    pub(crate) fn transport_from(message: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Self::Transport {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use crate::error::Error;
+
+    #[test]
+    fn a_transport_error_shows_its_cause_only_as_its_source() {
+        let cause = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let cause_text = cause.to_string();
+        let err = Error::transport_from("the provider's reply (HTTP 200) is not valid JSON", cause);
+        assert_eq!(
+            err.to_string(),
+            "transport error: the provider's reply (HTTP 200) is not valid JSON"
+        );
+        assert_eq!(err.source().map(ToString::to_string), Some(cause_text));
+        assert!(err.is_transport());
+        let bare = Error::transport("the event stream did not end");
+        assert_eq!(
+            bare.to_string(),
+            "transport error: the event stream did not end"
+        );
+        assert!(bare.source().is_none());
+        let provider = Error::Provider {
+            status: 429,
+            message: "slow down".to_owned(),
+        };
+        assert_eq!(provider.provider_status(), Some(429));
+        assert_eq!(bare.provider_status(), None);
+    }
+}

@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 use crate::model::Usage;
+use crate::result::ContentPart;
 
 /// Tool-call arguments as the model sent them (a JSON string): the parsed value, `{}` for an
 /// empty string, or the raw string itself when it is not valid JSON (the loop then tells the
@@ -20,7 +21,7 @@ pub(crate) fn parse_arguments(raw: &str) -> Value {
 /// process, so filled ids never repeat across turns (a transcript's tool results match their
 /// calls by id).
 pub(crate) fn filled_call_id(stem: &std::cell::OnceCell<String>, index: usize) -> String {
-    format!("{}_{index}", stem.get_or_init(crate::id::call_stem))
+    format!("{}_{index}", stem.get_or_init(call_stem))
 }
 
 /// Arguments as OpenAI wants them: a JSON string (a raw, unparsable string is sent back as it
@@ -86,6 +87,50 @@ pub(crate) fn error_message(body: &str, fallback: &str) -> String {
     }
 }
 
+static REPLIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The stem of the ids a provider's reply gives the tool calls that came without one:
+/// `call_<16 lowercase hex digits>`, the call's position in the reply then appended
+/// (`call_<stem>_<index>`). Distinct for every reply in the process (a process-wide counter
+/// through a bijective 64-bit mix keyed once per process from the OS entropy source), so ids
+/// filled on different turns of a run, or in different runs, never repeat; and, keyed
+/// randomly, unlikely to meet another process's.
+pub(crate) fn call_stem() -> String {
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let key = *KEY.get_or_init(|| crate::id::random_u64(0));
+    let n = REPLIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("call_{:016x}", mix(n ^ key))
+}
+
+/// SplitMix64's finalizer: a bijection of `u64`, so distinct inputs give distinct outputs.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// What a provider that has no content block for a part sends instead.
+impl ContentPart {
+    /// What a provider that has no content block for this part sends instead, as text:
+    /// `[audio part (audio/ogg) not supported by this provider]`.
+    pub(crate) fn placeholder(&self) -> String {
+        let mime = self
+            .mime_type
+            .as_ref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        let url = self
+            .url
+            .as_ref()
+            .map(|u| format!(" at {u}"))
+            .unwrap_or_default();
+        format!(
+            "[{} part{mime}{url} not supported by this provider]",
+            self.kind
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +182,19 @@ mod tests {
         // whole: the cut comes after the redaction
         let long = "é".repeat(400);
         assert_eq!(error_message(&long, "f"), long);
+    }
+    #[test]
+    fn call_stems_are_distinct_and_well_formed() {
+        let stems: std::collections::HashSet<String> =
+            (0..1000).map(|_| super::call_stem()).collect();
+        assert_eq!(stems.len(), 1000);
+        for stem in &stems {
+            let hex = stem.strip_prefix("call_").unwrap();
+            assert_eq!(hex.len(), 16, "{stem}");
+            assert!(
+                hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+                "{stem}"
+            );
+        }
     }
 }

@@ -8,10 +8,12 @@
 //! sent them as a JSON string); both are bound, so neither copy in a record can be changed.
 //!
 //! Also the idempotency key of a call ([`idempotency_key`]), the same in every process that
-//! runs it, and the lowercase hex both are written in.
+//! runs it.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::util::hex;
 
 /// The fingerprint of the call of `tool` the model made with `arguments` and the tool ran with
 /// `args`.
@@ -42,17 +44,6 @@ pub(crate) fn idempotency_key(run_id: &str, turn: u32, call_id: &str) -> String 
         hash.update([0]);
     }
     hex(&hash.finalize())
-}
-
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    out
 }
 
 /// Writes `value` as canonical JSON (keys sorted, no whitespace).

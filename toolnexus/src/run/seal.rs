@@ -9,8 +9,8 @@ use serde_json::value::RawValue;
 use sha2::Sha256;
 
 use super::error::{RecordError, RecordResult};
+use crate::util::{hex, unhex};
 
-use super::fingerprint::hex;
 use super::pending::{PendingRun, check_depth};
 
 /// The MAC algorithm of a sealed record (`alg` in the envelope).
@@ -266,21 +266,4 @@ impl PendingRun {
         }
         Self::from_json(record)
     }
-}
-
-/// Lowercase hex back to bytes (`None` for anything else).
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    let digit = |b: u8| match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        _ => None,
-    };
-    let bytes = text.as_bytes();
-    if !bytes.len().is_multiple_of(2) {
-        return None;
-    }
-    bytes
-        .chunks_exact(2)
-        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
-        .collect()
 }

@@ -104,7 +104,7 @@ pub(super) fn render_form(
 ) -> Response {
     let (sess, fresh) = match session(parts) {
         Some(s) => (s, false),
-        None => (crate::inbox::hex(&crate::inbox::random_bytes()), true),
+        None => (crate::util::hex(&crate::inbox::random_bytes()), true),
     };
     let page = FormPage {
         request,

@@ -35,7 +35,7 @@ impl HttpProviderBuilder {
                 .map(ApiKey::expose)
                 .chain(extra.iter().map(|(_, v)| v.as_str())),
         );
-        let mut http = reqwest::Client::builder().tls_backend_preconfigured(tls_config()?);
+        let mut http = reqwest::Client::builder().tls_backend_preconfigured(http1_tls()?);
         if let Some(limit) = transport.connect_timeout {
             http = http.connect_timeout(limit);
         }
@@ -116,18 +116,9 @@ fn headers(
     Ok(map)
 }
 
-/// rustls with the ring crypto provider (fast to build, no C toolchain beyond `cc`) and the
-/// platform's certificate verifier; HTTP/1.1 only.
-fn tls_config() -> Result<rustls::ClientConfig, Error> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-        .map_err(|e| Error::Config(format!("cannot set up TLS certificate verification: {e}")))?;
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Config(format!("cannot set up TLS: {e}")))?
-        .dangerous() // a custom verifier: the platform's, not a weakened one
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
+/// TLS for the providers: [`tls_config`](crate::providers::tls_config), HTTP/1.1 only.
+fn http1_tls() -> Result<rustls::ClientConfig, Error> {
+    let mut config = crate::providers::tls_config().map_err(Error::Config)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }
