@@ -217,6 +217,9 @@ pub mod __private {
     pub use crate::macro_support::returns::*;
     pub use crate::macro_support::suspend::*;
     pub use crate::macro_support::tool::*;
+    pub use crate::testing::{
+        PendingExpectation, assert_failure, assert_not_pending, assert_pending, assert_success,
+    };
     pub use crate::tool::ToolAnnotations;
 
     #[cfg(feature = "http")]

@@ -277,6 +277,75 @@ pub fn assert_pending<'r>(result: &'r ToolResult, expected: &PendingExpectation)
         .unwrap_or_else(|| unreachable!("checked by `problem`"))
 }
 
+/// Panics unless `result` is not a suspension; what `assert_not_pending!` calls.
+///
+/// # Panics
+///
+/// When the result is a suspension (the message as in the [module docs](self)).
+#[track_caller]
+pub fn assert_not_pending(result: &ToolResult) {
+    if let Some(req) = result.pending() {
+        fail(
+            "assert_not_pending!",
+            &suspension_summary(req),
+            "no suspension",
+            result,
+        );
+    }
+}
+
+/// Panics unless `result` is a success (with `output`, when given); what `assert_success!`
+/// calls.
+///
+/// # Panics
+///
+/// When the result is a suspension, a failure, or another output.
+#[track_caller]
+pub fn assert_success(result: &ToolResult, output: Option<&str>) {
+    let expected = output.map_or_else(
+        || "a success".to_owned(),
+        |o| format!("a success with output {o:?}"),
+    );
+    if let Some(req) = result.pending() {
+        let problem = format!("{}, not a success", suspension_summary(req));
+        fail("assert_success!", &problem, &expected, result);
+    }
+    if result.is_error {
+        let problem = format!("a plain failure: {:?}", result.output);
+        fail("assert_success!", &problem, &expected, result);
+    }
+    if output.is_some_and(|o| o != result.output) {
+        let problem = format!("the output differs: {:?}", result.output);
+        fail("assert_success!", &problem, &expected, result);
+    }
+}
+
+/// Panics unless `result` is a plain failure (with `output`, when given); what
+/// `assert_failure!` calls.
+///
+/// # Panics
+///
+/// When the result is a suspension, a success, or another output.
+#[track_caller]
+pub fn assert_failure(result: &ToolResult, output: Option<&str>) {
+    let expected = output.map_or_else(
+        || "a plain failure".to_owned(),
+        |o| format!("a plain failure with output {o:?}"),
+    );
+    if let Some(req) = result.pending() {
+        let problem = format!("{}, not a plain failure", suspension_summary(req));
+        fail("assert_failure!", &problem, &expected, result);
+    }
+    if !result.is_error {
+        let problem = format!("a success: {:?}", result.output);
+        fail("assert_failure!", &problem, &expected, result);
+    }
+    if output.is_some_and(|o| o != result.output) {
+        let problem = format!("the output differs: {:?}", result.output);
+        fail("assert_failure!", &problem, &expected, result);
+    }
+}
+
 /// Asserts that a [`ToolResult`] is **not** a suspension (a success or a plain failure).
 ///
 /// ```

@@ -16,8 +16,6 @@ use crate::suspend::{SuspendError, Suspension};
 use crate::util::json_kind;
 
 pub use crate::form::{Form, FormField};
-pub use crate::testing::{PendingExpectation, assert_pending};
-use crate::testing::{fail, suspension_summary};
 pub use toolnexus_macros::{
     ask as ask_impl, assert_pending as assert_pending_impl, suspend as suspend_impl,
 };
@@ -317,59 +315,4 @@ pub fn form_object(props: Vec<(String, Map<String, Value>, bool)>) -> Value {
 /// The schema of a `#[derive(Form)]` enum.
 pub fn form_enum(values: &[&str]) -> Map<String, Value> {
     crate::form::enum_schema(values)
-}
-
-#[track_caller]
-/// `assert_not_pending!`.
-pub fn assert_not_pending(result: &ToolResult) {
-    if let Some(req) = result.pending() {
-        fail(
-            "assert_not_pending!",
-            &suspension_summary(req),
-            "no suspension",
-            result,
-        );
-    }
-}
-
-#[track_caller]
-/// `assert_success!`.
-pub fn assert_success(result: &ToolResult, output: Option<&str>) {
-    let expected = output.map_or_else(
-        || "a success".to_owned(),
-        |o| format!("a success with output {o:?}"),
-    );
-    if let Some(req) = result.pending() {
-        let problem = format!("{}, not a success", suspension_summary(req));
-        fail("assert_success!", &problem, &expected, result);
-    }
-    if result.is_error {
-        let problem = format!("a plain failure: {:?}", result.output);
-        fail("assert_success!", &problem, &expected, result);
-    }
-    if output.is_some_and(|o| o != result.output) {
-        let problem = format!("the output differs: {:?}", result.output);
-        fail("assert_success!", &problem, &expected, result);
-    }
-}
-
-#[track_caller]
-/// `assert_failure!`.
-pub fn assert_failure(result: &ToolResult, output: Option<&str>) {
-    let expected = output.map_or_else(
-        || "a plain failure".to_owned(),
-        |o| format!("a plain failure with output {o:?}"),
-    );
-    if let Some(req) = result.pending() {
-        let problem = format!("{}, not a plain failure", suspension_summary(req));
-        fail("assert_failure!", &problem, &expected, result);
-    }
-    if !result.is_error {
-        let problem = format!("a success: {:?}", result.output);
-        fail("assert_failure!", &problem, &expected, result);
-    }
-    if output.is_some_and(|o| o != result.output) {
-        let problem = format!("the output differs: {:?}", result.output);
-        fail("assert_failure!", &problem, &expected, result);
-    }
 }
