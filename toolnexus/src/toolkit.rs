@@ -346,7 +346,7 @@ pub(crate) fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
 
 #[cold]
 fn check_pending(result: ToolResult) -> ToolResult {
-    match result.metadata.as_ref().and_then(|m| m.pending.as_deref()) {
+    match crate::result::pending_of(&result) {
         None => result,
         Some(request) => match request.check_trust_boundary() {
             Ok(()) => result,
