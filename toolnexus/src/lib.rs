@@ -106,8 +106,7 @@
 //! - **What the loop accepts reads back.** Tool arguments are accepted up to
 //!   [`MAX_JSON_DEPTH`](run::MAX_JSON_DEPTH) (128) levels deep, and records holding them
 //!   read back at that depth. Records are versioned ([`run::PENDING_RUN_VERSION`] 2); a
-//!   version-1 record is refused with what to do ([`PendingRun::migrate_v1`] reads one from
-//!   a store you trust).
+//!   version-1 record (it carries no fingerprint) is refused, saying so.
 
 #![doc = include_str!("../docs/guide.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::json;
 use toolnexus::request::DeclineReason;
 use toolnexus::store::{PendingQuery, RunState, StoreError};
-use toolnexus::{Answer, PendingRun, RunStatus};
+use toolnexus::{Answer, RunStatus};
 
 use super::{Agent, LEASE, Make, make_subject};
 
@@ -530,19 +530,25 @@ pub async fn corrupt_rows_stay_local(make: Make) {
 /// A version-1 record, as the first release wrote it.
 pub const RECORD_V1: &str = include_str!("../../fixtures/pending_run_v1.json");
 
-/// A record written by an older release is read, claimed and resumed.
+/// A row holding a version-1 record (it carries no fingerprint, so it cannot be checked) is
+/// refused as that run's corrupt row, saying why; the store's other runs work as before.
 pub async fn older_record_version(make: Make) {
     let s = subject!(make);
     let store = s.store();
-    // a host migrates a version-1 record it trusts; the store migrates its own rows
-    let record = PendingRun::migrate_v1(RECORD_V1).expect("a v1 record is migrated");
-    let request = record.pending().clone();
-    let parked = store.park(record).await.unwrap();
-    assert_eq!(parked.request_id, request.id);
-    // a row that holds the old text as written (not re-encoded) reads too
+    let parked = store.park(Agent::once().halt().await).await.unwrap();
+    let other = Agent::once().halt().await;
+    let request = other.pending().clone();
+    store.park(other).await.unwrap();
     (s.write_raw)(parked.run_id.clone(), RECORD_V1.to_owned()).await;
-    let stored = store.get(&parked.run_id).await.unwrap().unwrap();
-    assert_eq!(stored.record.pending(), &request);
+    let err = store.get(&parked.run_id).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        StoreError::Corrupt {
+            run_id: parked.run_id.clone(),
+            message: "invalid persisted run: record version 1 was written by an earlier release and carries no fingerprint of its halted call, so it cannot be checked: start the run again".to_owned(),
+        }
+        .to_string()
+    );
     let claim = store
         .claim(&request.accept("Ada"), "worker-1")
         .await

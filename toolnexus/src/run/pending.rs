@@ -16,7 +16,7 @@ use super::result::{RunResult, RunStatus, ToolCallRecord};
 ///
 /// Version 2 (this release) added the run id, the fingerprint of the halted call, and dropped
 /// the second copy of the halted call's arguments. A version-1 record is refused by
-/// [`PendingRun::from_json`]; [`PendingRun::migrate_v1`] reads one from a store you trust.
+/// [`PendingRun::from_json`] (it carries no fingerprint, so it cannot be checked).
 pub const PENDING_RUN_VERSION: u32 = 2;
 
 /// Where a run halted inside its last turn.
@@ -32,8 +32,8 @@ pub(crate) struct Halted {
     /// The later calls of the halted turn, in order, each with the result it gave before the
     /// halt: a finished result enters the transcript on resume; a suspension keeps its
     /// request (and id) and surfaces, in call order, once the calls before it are resolved,
-    /// without running again until its own answer arrives. `null` (only in records migrated
-    /// from version 1) is a call to execute on resume.
+    /// without running again until its own answer arrives. `null` is a call to execute on
+    /// resume.
     pub(crate) deferred: Vec<Option<Deferred>>,
 }
 
@@ -195,7 +195,7 @@ impl PendingRun {
     /// # Errors
     ///
     /// [`RecordError::Invalid`] when the text is not a record, is a record of another version (a
-    /// version-1 record: see [`PendingRun::migrate_v1`]), is a sealed record (read it with
+    /// version-1 record, which cannot be checked), is a sealed record (read it with
     /// [`PendingRun::open`]), or disagrees with itself; the message names the field and both
     /// values.
     pub fn from_json(json: &str) -> RecordResult<Self> {
@@ -214,7 +214,7 @@ impl PendingRun {
             Some(Some(v)) if v == u64::from(PENDING_RUN_VERSION) => {}
             Some(Some(1)) => {
                 return Err(RecordError::Invalid(
-                    "record version 1 was written by an earlier release and carries no fingerprint of its halted call, so it cannot be checked: if it comes from a store you trust, read it with `PendingRun::migrate_v1`; otherwise start the run again".to_owned(),
+                    "record version 1 was written by an earlier release and carries no fingerprint of its halted call, so it cannot be checked: start the run again".to_owned(),
                 ));
             }
             Some(Some(v)) => {
@@ -242,83 +242,6 @@ impl PendingRun {
                 e.inner()
             ))
         })?;
-        record.check()?;
-        Ok(record)
-    }
-
-    /// Reads a version-1 record (written by releases before [`PENDING_RUN_VERSION`] 2) and
-    /// migrates it: the run gets a fresh run id, and the fingerprint of the halted call is
-    /// taken now, from the record itself.
-    ///
-    /// Only for records from a store you trust: a version-1 record carries no fingerprint,
-    /// so a change made to it before the migration cannot be told from the original. The
-    /// migrated record is checked like any other (its two copies of the halted call's
-    /// arguments must agree) and should be persisted, or [sealed](PendingRun::seal), again.
-    ///
-    /// # Errors
-    ///
-    /// [`RecordError::Invalid`] when the text is not a version-1 record or disagrees with itself.
-    pub fn migrate_v1(json: &str) -> RecordResult<Self> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct HaltedV1 {
-            call_index: usize,
-            args: Value,
-            deferred: Vec<Option<Deferred>>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct RecordV1 {
-            version: u32,
-            model: String,
-            pending: Request,
-            messages: Vec<Message>,
-            tool_calls: Vec<ToolCallRecord>,
-            usage: Usage,
-            turns: u32,
-            halted: HaltedV1,
-        }
-        let old: RecordV1 = serde_path_to_error::deserialize(read_value(json)?).map_err(|e| {
-            RecordError::Invalid(format!(
-                "not a version-1 pending-run record: at `{}`: {}",
-                e.path(),
-                e.inner()
-            ))
-        })?;
-        if old.version != 1 {
-            return Err(RecordError::Invalid(format!(
-                "`version` is {}, not 1: `migrate_v1` reads version-1 records only",
-                old.version
-            )));
-        }
-        let last = old.tool_calls.len().checked_sub(1);
-        let recorded = last.map(|i| &old.tool_calls[i].args);
-        if recorded != Some(&old.halted.args) {
-            return Err(RecordError::Invalid(format!(
-                "`halted.args` is {} but the halted call's record (`toolCalls[{}].args`) is {}",
-                super::verify::show(&old.halted.args),
-                last.unwrap_or_default(),
-                recorded.map_or_else(|| "absent".to_owned(), super::verify::show),
-            )));
-        }
-        let mut record = Self {
-            version: PENDING_RUN_VERSION,
-            run_id: crate::id::unique("run"),
-            model: old.model,
-            pending: old.pending,
-            messages: old.messages,
-            tool_calls: old.tool_calls,
-            usage: old.usage,
-            turns: old.turns,
-            halted: Halted {
-                call_index: old.halted.call_index,
-                fingerprint: String::new(),
-                deferred: old.halted.deferred,
-            },
-        };
-        let call = super::verify::halted_call(&record)?;
-        record.halted.fingerprint =
-            super::fingerprint::of(&call.name, &call.arguments, &old.halted.args);
         record.check()?;
         Ok(record)
     }

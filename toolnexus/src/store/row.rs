@@ -19,20 +19,9 @@ pub(crate) fn run_id_of(record: &PendingRun) -> String {
     record.run_id().to_owned()
 }
 
-/// Reads a stored record. A store's rows are its own, written by this or an earlier release,
-/// so this is where a record of an older version is read.
+/// Reads a stored record (checked as [`PendingRun::from_json`] checks any record).
 fn decode_record(json: &str) -> crate::run::RecordResult<PendingRun> {
-    #[derive(serde::Deserialize)]
-    struct Version {
-        version: Option<u32>,
-    }
-    // read as written (the common case parses the text once); a row is the store's own, so a
-    // version-1 record in it (written before records carried a run id and a fingerprint) is
-    // trusted and migrated
-    PendingRun::from_json(json).or_else(|e| match serde_json::from_str::<Version>(json) {
-        Ok(Version { version: Some(1) }) => PendingRun::migrate_v1(json),
-        _ => Err(e),
-    })
+    PendingRun::from_json(json)
 }
 
 /// Milliseconds since the Unix epoch (negative before it).
