@@ -387,7 +387,7 @@ impl Toolkit {
     ///
     /// # Errors
     ///
-    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
+    /// [`Error::SchemaLowering`] naming the first tool whose
     /// schema Gemini cannot take (a recursive type, say), the construct and where it is.
     ///
     /// ```
@@ -410,7 +410,7 @@ impl Toolkit {
     ///
     /// # Errors
     ///
-    /// [`Error::SchemaLowering`](crate::Error::SchemaLowering) naming the first tool whose
+    /// [`Error::SchemaLowering`] naming the first tool whose
     /// schema strict mode cannot express, the construct and where it is.
     pub fn to_openai_strict(&self) -> Result<Value> {
         adapters::openai_strict(&self.specs())
