@@ -104,7 +104,7 @@
 //!   with the effect and returns the recorded outcome when the key is already there. With
 //!   that, each side effect happens exactly once.
 //! - **What the loop accepts reads back.** Tool arguments are accepted up to
-//!   [`MAX_JSON_DEPTH`](run::MAX_JSON_DEPTH) (128) levels deep, and records holding them
+//!   [`MAX_DEPTH`](limits::MAX_DEPTH) (128) levels deep, and records holding them
 //!   read back at that depth. Records are versioned ([`run::PENDING_RUN_VERSION`] 2); a
 //!   version-1 record (it carries no fingerprint) is refused, saying so.
 

@@ -1,13 +1,24 @@
-//! The bounds every value a host hands in is held to: one nesting depth ([`MAX_DEPTH`]), and
+//! The bounds every value a host hands in is held to: one nesting depth ([`MAX_DEPTH`]), with
+//! the one walker that measures it (over values, and over JSON text before it is parsed), and
 //! short quotes of long values in the error texts a model reads.
 
 use std::borrow::Cow;
 
 use serde_json::Value;
 
-/// How deeply a JSON value taken from a host may nest (arrays and objects), the same cap
-/// `serde_json` puts on provider JSON it parses. Tool arguments, answer data, request data and
-/// schemas deeper than this are refused with an error instead of overflowing the stack.
+/// How deeply a JSON value may nest (arrays and objects; `{}` is one level): 128, the one
+/// depth bound of the crate.
+///
+/// It is the recursion limit of serde_json, the parser the HTTP providers read replies with
+/// (which admits 127 levels in a whole reply), so no provider reply carries deeper arguments.
+/// Tool arguments, answer data, request data and schemas deeper than this are refused with an
+/// error instead of overflowing the stack: the loop refuses deeper arguments from any model,
+/// in-process ones included (the model reads `invalid arguments for <tool>: nested more than
+/// 128 levels deep`). A [`PendingRun`](crate::PendingRun) holds values nested up to this
+/// bound: a record holding a deeper value (a tool's metadata, say) is refused when it is made
+/// (`PendingRun::try_from`) rather than written and lost, and
+/// [`PendingRun::from_json`](crate::PendingRun::from_json) reads every record the loop can
+/// make, however deep, up to it.
 pub const MAX_DEPTH: usize = 128;
 
 /// At most this many characters of a value are quoted in an error text.
@@ -21,33 +32,7 @@ pub(crate) fn too_deep(value: &Value) -> bool {
         Value::Object(o) => o.values().any(|c| c.is_array() || c.is_object()),
         _ => false,
     };
-    children(value) && deeper_than_max(value, 1)
-}
-
-/// Whether `value`, itself at `depth`, reaches past [`MAX_DEPTH`]: a walk with a stack of its
-/// own, so it cannot overflow the thread's.
-fn deeper_than_max(value: &Value, depth: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, depth)];
-    while let Some((v, depth)) = stack.pop() {
-        if depth > MAX_DEPTH {
-            return true;
-        }
-        match v {
-            Value::Array(a) => stack.extend(containers(a.iter(), depth)),
-            Value::Object(o) => stack.extend(containers(o.values(), depth)),
-            _ => {}
-        }
-    }
-    false
-}
-
-fn containers<'a>(
-    children: impl Iterator<Item = &'a Value>,
-    depth: usize,
-) -> impl Iterator<Item = (&'a Value, usize)> {
-    children
-        .filter(|c| c.is_array() || c.is_object())
-        .map(move |c| (c, depth + 1))
+    children(value) && depth(value, MAX_DEPTH) > MAX_DEPTH
 }
 
 /// [`too_deep`] for an arguments object.
@@ -59,8 +44,69 @@ pub(crate) fn too_deep_map(map: &serde_json::Map<String, Value>) -> bool {
 
 #[cold]
 fn nested_too_deep(map: &serde_json::Map<String, Value>) -> bool {
-    // the map itself is level 1
-    map.values().any(|v| deeper_than_max(v, 2))
+    // the map itself is level 1: its values may nest one level less
+    map.values()
+        .any(|v| depth(v, MAX_DEPTH - 1) > MAX_DEPTH - 1)
+}
+
+/// The nesting depth of `value` (`{}` and `[]` are 1, a scalar 0), walked with a stack of its
+/// own (it cannot overflow the thread's): the one walker of the crate. The walk stops once it
+/// passes `cap` (the result is then more than `cap`, not the whole depth).
+pub(crate) fn depth(value: &Value, cap: usize) -> usize {
+    let mut deepest = 0;
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        let containers = |c: &&Value| c.is_array() || c.is_object();
+        match v {
+            Value::Array(a) => stack.extend(a.iter().filter(containers).map(|c| (c, level + 1))),
+            Value::Object(o) => {
+                stack.extend(o.values().filter(containers).map(|c| (c, level + 1)));
+            }
+            _ => continue,
+        }
+        deepest = deepest.max(level);
+        if deepest > cap {
+            break;
+        }
+    }
+    deepest
+}
+
+/// Where JSON text first nests deeper than `limit` (a byte offset), if it does; one scan,
+/// no recursion, strings skipped: the bound checked before anything parses the text.
+pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
+    let (mut level, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, b) in json.bytes().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                level += 1;
+                if level > limit {
+                    return Some(at);
+                }
+            }
+            b'}' | b']' => level = level.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses JSON text without serde_json's recursion limit (127 levels): for text whose depth
+/// the caller has checked with [`deeper_than`] (against [`MAX_DEPTH`], or a record's bound).
+pub(crate) fn parse_checked<T: serde::de::DeserializeOwned>(json: &str) -> serde_json::Result<T> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    de.disable_recursion_limit();
+    T::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
 }
 
 /// The error text for a value deeper than [`MAX_DEPTH`]; `what` says what nests

@@ -1,11 +1,12 @@
 //! Property test of durable depth: what the loop accepts it can persist and read back. Runs
 //! whose tool arguments and answers are nested exactly to the loop's limit
-//! ([`MAX_JSON_DEPTH`]) halt, are written as a record (plain and sealed), read back equal, and
+//! ([`MAX_DEPTH`]) halt, are written as a record (plain and sealed), read back equal, and
 //! resume; one level deeper, the loop refuses the arguments and the tool does not run.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use toolnexus::run::{MAX_JSON_DEPTH, SealKey};
+use toolnexus::limits::MAX_DEPTH;
+use toolnexus::run::SealKey;
 use toolnexus::{
     Client, FnTool, PendingRun, Reply, Request, RunStatus, ScriptedModel, ToolResult, Toolkit,
 };
@@ -150,8 +151,8 @@ proptest! {
 
     #[test]
     fn records_with_arguments_and_answers_at_the_depth_limit_are_read_back(
-        arg_levels in prop::collection::vec(level(), MAX_JSON_DEPTH),
-        answer_levels in prop::collection::vec(level(), MAX_JSON_DEPTH),
+        arg_levels in prop::collection::vec(level(), MAX_DEPTH),
+        answer_levels in prop::collection::vec(level(), MAX_DEPTH),
         leaf in "[ -~]{0,8}",
     ) {
         let args = arguments(&arg_levels, &leaf);
@@ -161,7 +162,7 @@ proptest! {
 
     #[test]
     fn arguments_one_level_deeper_are_refused_by_the_loop_as_a_tool_failure(
-        levels in prop::collection::vec(level(), MAX_JSON_DEPTH + 1),
+        levels in prop::collection::vec(level(), MAX_DEPTH + 1),
         as_text in any::<bool>(),
     ) {
         let calls = Calls::default();

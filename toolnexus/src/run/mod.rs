@@ -8,8 +8,8 @@
 //! ([`store`](crate::store)) keep them. Both import this module; it imports neither.
 //!
 //! - `result`: [`RunResult`], [`RunStatus`], [`Limit`], [`ToolCallRecord`];
-//! - `pending`: [`PendingRun`], its version ([`PENDING_RUN_VERSION`]) and the depth a record
-//!   holds ([`MAX_JSON_DEPTH`]);
+//! - `pending`: [`PendingRun`] and its version ([`PENDING_RUN_VERSION`]); the values it holds
+//!   nest at most [`MAX_DEPTH`](crate::limits::MAX_DEPTH) levels;
 //! - `verify`: the checks a record passes on load;
 //! - `seal`: [`SealKey`], [`SealKeys`], sealed records;
 //! - `fingerprint`: the fingerprint of a halted call, and the idempotency key of a call;
@@ -25,11 +25,11 @@ mod seal;
 mod verify;
 
 pub use error::{RecordError, RecordResult};
-pub use pending::{MAX_JSON_DEPTH, PENDING_RUN_VERSION, PendingRun};
+pub use pending::{PENDING_RUN_VERSION, PendingRun};
 pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
 pub use seal::{MIN_SEAL_KEY_LEN, SealKey, SealKeys};
 
 pub(crate) use checkpoint::{check_checkpoint, checkpoint_of_claim, tag_checkpoint};
 pub(crate) use fingerprint::idempotency_key;
 pub(crate) use fingerprint::of as fingerprint_of;
-pub(crate) use pending::{Deferred, Halted, deeper_than, depth, parse_checked};
+pub(crate) use pending::{Deferred, Halted};

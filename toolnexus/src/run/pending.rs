@@ -11,6 +11,7 @@ use crate::request::Request;
 use crate::result::ToolResult;
 
 use super::result::{RunResult, RunStatus, ToolCallRecord};
+use crate::limits::{MAX_DEPTH, deeper_than, depth, parse_checked};
 
 /// The version of the [`PendingRun`] record this release writes and reads.
 ///
@@ -271,86 +272,20 @@ impl PendingRun {
     }
 }
 
-/// The deepest nesting of a JSON value the loop accepts in a tool call's arguments, and that a
-/// [`PendingRun`] holds in any of its values (arguments, metadata, request data): 128 levels,
-/// `{}` being one.
-///
-/// It is the recursion limit of serde_json, the parser the HTTP providers read replies with
-/// (which admits 127 levels in a whole reply), so no provider reply carries deeper arguments.
-/// The loop refuses deeper arguments from any model, in-process ones included (the model
-/// reads `invalid arguments for <tool>: nested more than 128 levels deep`); a record holding a
-/// deeper value (a tool's metadata, say) is refused when it is made (`PendingRun::try_from`)
-/// rather than written and lost; and [`PendingRun::from_json`] reads every record the loop
-/// can make, however deep, up to this limit.
-pub const MAX_JSON_DEPTH: usize = 128;
-
 /// The levels a record adds around the values it holds (the deepest: a deferred call's
 /// result metadata, `record.halted.deferred[k].result.metadata.<key>`).
 const RECORD_LEVELS: usize = 8;
 
-/// The nesting depth of `value` (`{}` and `[]` are 1, a scalar 0), without recursion.
-pub(crate) fn depth(value: &Value) -> usize {
-    let mut deepest = 0;
-    let mut stack = vec![(value, 1)];
-    while let Some((v, level)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        deepest = deepest.max(level);
-        stack.extend(children.map(|c| (c, level + 1)));
-    }
-    deepest
-}
-
 /// Refuses JSON text nested deeper than a record holds (plus `envelope` levels around it),
 /// scanning the text once, without recursion, before anything parses it.
 pub(crate) fn check_depth(json: &str, envelope: usize) -> RecordResult<()> {
-    let limit = MAX_JSON_DEPTH + RECORD_LEVELS + envelope;
+    let limit = MAX_DEPTH + RECORD_LEVELS + envelope;
     match deeper_than(json, limit) {
         None => Ok(()),
         Some(at) => Err(RecordError::Invalid(format!(
-            "the record nests more than {limit} levels deep (at byte {at}): a record holds values nested at most {MAX_JSON_DEPTH} levels, the deepest the loop accepts"
+            "the record nests more than {limit} levels deep (at byte {at}): a record holds values nested at most {MAX_DEPTH} levels, the deepest the loop accepts"
         ))),
     }
-}
-
-/// Where JSON text first nests deeper than `limit` (a byte offset), if it does; one scan,
-/// no recursion, strings skipped.
-pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
-    let (mut level, mut in_string, mut escaped) = (0usize, false, false);
-    for (at, b) in json.bytes().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                level += 1;
-                if level > limit {
-                    return Some(at);
-                }
-            }
-            b'}' | b']' => level = level.saturating_sub(1),
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Parses JSON text without serde_json's recursion limit (127 levels): for text whose depth
-/// the caller has checked against [`MAX_JSON_DEPTH`] or the record limit.
-pub(crate) fn parse_checked<T: serde::de::DeserializeOwned>(json: &str) -> serde_json::Result<T> {
-    let mut de = serde_json::Deserializer::from_str(json);
-    de.disable_recursion_limit();
-    T::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
 }
 
 /// A record of this version read straight from `json` (depth checked first), or `None`.
@@ -367,7 +302,7 @@ fn read_value(json: &str) -> RecordResult<Value> {
     parse_checked(json).map_err(|e| RecordError::Invalid(format!("not a pending-run record: {e}")))
 }
 
-/// Refuses a record that holds a value nested deeper than [`MAX_JSON_DEPTH`] (it could be
+/// Refuses a record that holds a value nested deeper than [`MAX_DEPTH`] (it could be
 /// written but not read back).
 fn check_holds(record: PendingRun) -> RecordResult<PendingRun> {
     if check_depth(&record.to_json(), 0).is_ok() {
@@ -382,13 +317,13 @@ fn check_holds(record: PendingRun) -> RecordResult<PendingRun> {
     let deepest = record
         .messages
         .iter()
-        .flat_map(|m| m.tool_calls.iter().map(|c| depth(&c.arguments)))
-        .chain(record.tool_calls.iter().map(|c| depth(&c.args)))
-        .chain(metadata.map(|m| depth(&m).saturating_sub(1)))
+        .flat_map(|m| m.tool_calls.iter().map(|c| depth(&c.arguments, usize::MAX)))
+        .chain(record.tool_calls.iter().map(|c| depth(&c.args, usize::MAX)))
+        .chain(metadata.map(|m| depth(&m, usize::MAX).saturating_sub(1)))
         .max()
         .unwrap_or_default();
     Err(RecordError::Invalid(format!(
-        "the run holds a value nested {deepest} levels deep, and a record holds values nested at most {MAX_JSON_DEPTH} levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
+        "the run holds a value nested {deepest} levels deep, and a record holds values nested at most {MAX_DEPTH} levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
     )))
 }
 
@@ -403,7 +338,7 @@ impl TryFrom<&RunResult> for PendingRun {
     ///
     /// [`RecordError::NotPending`] when the run is not pending; [`RecordError::Invalid`] when the result was
     /// read back from JSON (which does not carry the resume state: persist the `PendingRun`),
-    /// or when it holds a value nested deeper than [`MAX_JSON_DEPTH`], or does not pass the
+    /// or when it holds a value nested deeper than [`MAX_DEPTH`], or does not pass the
     /// checks of [`PendingRun::from_json`] (say, a run continued from a `history` whose tool
     /// calls lack results): a record that could be written but not read back.
     fn try_from(run: &RunResult) -> RecordResult<Self> {
@@ -460,7 +395,8 @@ impl TryFrom<RunResult> for PendingRun {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{MAX_JSON_DEPTH, check_depth, depth};
+    use super::{MAX_DEPTH, check_depth};
+    use crate::limits::{depth, parse_checked};
 
     fn nested(levels: usize) -> String {
         format!("{}{}", "[".repeat(levels), "]".repeat(levels))
@@ -470,30 +406,30 @@ mod tests {
     fn the_limit_covers_the_providers_parser_limit() {
         // serde_json's default recursion limit (128), which the providers parse replies with,
         // admits 127 nested levels
-        assert!(serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH - 1)).is_ok());
-        let err = serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH)).unwrap_err();
+        assert!(serde_json::from_str::<Value>(&nested(MAX_DEPTH - 1)).is_ok());
+        let err = serde_json::from_str::<Value>(&nested(MAX_DEPTH)).unwrap_err();
         assert!(
             err.to_string().starts_with("recursion limit exceeded"),
             "{err}"
         );
         // a record's values may nest to the limit and further levels surround them
-        let deep = nested(MAX_JSON_DEPTH + 8);
+        let deep = nested(MAX_DEPTH + 8);
         assert_eq!(
-            depth(&super::parse_checked::<Value>(&deep).unwrap()),
-            MAX_JSON_DEPTH + 8
+            depth(&parse_checked::<Value>(&deep).unwrap(), usize::MAX),
+            MAX_DEPTH + 8
         );
     }
 
     #[test]
     fn depth_counts_containers_without_recursion() {
-        assert_eq!(depth(&json!(1)), 0);
-        assert_eq!(depth(&json!({})), 1);
-        assert_eq!(depth(&json!({"a": [1, {"b": []}], "c": {}})), 4);
+        assert_eq!(depth(&json!(1), usize::MAX), 0);
+        assert_eq!(depth(&json!({}), usize::MAX), 1);
+        assert_eq!(depth(&json!({"a": [1, {"b": []}], "c": {}}), usize::MAX), 4);
         let mut deep = json!(0);
         for _ in 0..100_000 {
             deep = Value::Array(vec![deep]);
         }
-        assert_eq!(depth(&deep), 100_000);
+        assert_eq!(depth(&deep, usize::MAX), 100_000);
         // dropping it recursively would overflow the stack: take it apart from the top
         let mut stack = vec![deep];
         while let Some(mut v) = stack.pop() {
@@ -505,7 +441,7 @@ mod tests {
 
     #[test]
     fn the_text_scan_skips_strings_and_names_where_it_stops() {
-        let limit = MAX_JSON_DEPTH + 8;
+        let limit = MAX_DEPTH + 8;
         assert!(check_depth(&nested(limit), 0).is_ok());
         assert!(check_depth(&nested(limit + 1), 1).is_ok());
         assert_eq!(

@@ -4,9 +4,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::limits::{excerpt, shorten};
+use crate::limits::{MAX_DEPTH, deeper_than, excerpt, parse_checked, shorten, too_deep};
 use crate::result::ToolResult;
-use crate::run::MAX_JSON_DEPTH;
 use crate::util::json_kind;
 
 /// Deserializes a tool's arguments, or explains to the model what is wrong:
@@ -63,14 +62,14 @@ pub(crate) fn parse_arguments(
     tool: &str,
     arguments: &Value,
 ) -> Result<Map<String, Value>, ToolResult> {
-    // what the loop accepts it can persist and read back (see `MAX_JSON_DEPTH`)
+    // what the loop accepts it can persist and read back (see `MAX_DEPTH`)
     let too_deep = match arguments {
-        Value::String(s) => crate::run::deeper_than(s, MAX_JSON_DEPTH).is_some(),
-        other => crate::run::depth(other) > MAX_JSON_DEPTH,
+        Value::String(s) => deeper_than(s, MAX_DEPTH).is_some(),
+        other => too_deep(other),
     };
     if too_deep {
         return Err(ToolResult::error(format!(
-            "invalid arguments for {tool}: nested more than {MAX_JSON_DEPTH} levels deep"
+            "invalid arguments for {tool}: nested more than {MAX_DEPTH} levels deep"
         )));
     }
     let not_object = |v: &Value| {
@@ -83,7 +82,7 @@ pub(crate) fn parse_arguments(
         Value::Object(map) => Ok(map.clone()),
         Value::Null => Ok(Map::new()),
         Value::String(s) if s.trim().is_empty() => Ok(Map::new()),
-        Value::String(s) => match crate::run::parse_checked(s) {
+        Value::String(s) => match parse_checked(s) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(other) => Err(not_object(&other)),
             Err(e) => Err(ToolResult::error(format!(
