@@ -1,6 +1,12 @@
 //! The turn loop and the tool phase: call the model, run the tool calls of its turn
 //! (concurrently, results in call order), feed the results back, until the model answers
 //! without tool calls or `max_turns` is reached ([contract section 3](crate::contract)).
+//!
+//! [`Run`] is one run in progress, and all of its work is here: the turn loop, the tool phase,
+//! the resolution of an answer, the resume of a halted turn, waiting for `wait_for` and saving
+//! checkpoints. The file is longer than the crate's usual ~600 lines on purpose: one turn,
+//! fresh or resumed, is followed from start to end without leaving it (the state it works on,
+//! and how that becomes a result, is `state.rs`).
 
 use crate::limits::excerpt;
 use crate::toolkit::enforce_trust_boundary;
