@@ -243,6 +243,7 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
 // what the derive's decoders call
 
 /// The members of an object, or ``invalid type: .., expected <expected>``.
+#[inline]
 pub fn object(value: Value, expected: &'static str) -> Result<Map<String, Value>, ArgError> {
     match value {
         Value::Object(map) => Ok(map),
@@ -325,6 +326,7 @@ pub fn tag(map: &mut Map<String, Value>, key: &'static str) -> Result<String, Ar
 }
 
 /// The tag of a tagged enum: a string, or ``missing field`` / ``invalid type``.
+#[inline]
 pub fn tag_value(value: Option<Value>, key: &'static str) -> Result<String, ArgError> {
     match value {
         Some(Value::String(s)) => Ok(s),
@@ -369,6 +371,7 @@ pub fn description_member(out: &mut String, description: &str) {
 }
 
 /// A unit variant's name: a string, or ``invalid type``.
+#[inline]
 pub fn variant_name(value: Value, expected: &'static str) -> Result<String, ArgError> {
     match value {
         Value::String(s) => Ok(s),
@@ -393,6 +396,7 @@ macro_rules! scalar {
                 out.push_str($nullable);
             }
 
+            #[inline]
             fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
                 <$ty>::deserialize($read(value)).map_err(|e| ArgError::serde(&e))
             }
@@ -403,6 +407,7 @@ macro_rules! scalar {
 /// A float without a fractional part as the integer it is (JSON Schema's `integer` accepts
 /// `2.0`, and so does the decoder); any other value as it is. serde reads an integer as a float
 /// already.
+#[inline]
 fn integral(value: Value) -> Value {
     if let Value::Number(n) = &value
         && let Some(f) = n.as_f64()
@@ -466,6 +471,7 @@ impl ArgType for String {
         out.push_str(r#""type":["string","null"]}"#);
     }
 
+    #[inline]
     fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
         match value {
             Value::String(s) => Ok(s),
