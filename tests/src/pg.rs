@@ -18,8 +18,10 @@ pub fn url(test: &str) -> Option<String> {
             )
         }
         _ => {
-            eprintln!(
-                "notice: {test} skipped: TOOLNEXUS_PG_URL is not set (eval \"$(scripts/postgres.sh start)\" to run it)"
+            crate::skip::skipped(
+                test,
+                "PostgreSQL",
+                "TOOLNEXUS_PG_URL is not set; eval \"$(scripts/postgres.sh start)\" to run them",
             );
             None
         }

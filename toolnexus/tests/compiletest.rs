@@ -8,6 +8,11 @@
 
 use std::process::Command;
 
+// the record of skipped tests, shared with the `toolnexus-tests` binaries
+#[allow(dead_code)] // this one test does not use every item
+#[path = "support/skip.rs"]
+pub mod skip;
+
 fn rustc_version() -> Option<String> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
     let out = Command::new(rustc).arg("--version").output().ok()?;
@@ -21,21 +26,28 @@ fn ui() {
     match rustc_version() {
         Some(v) if v == pinned => {}
         other => {
-            println!(
-                "SKIPPED ui tests: the .stderr files were generated with rustc {pinned}, this is rustc {}; \
-                 regenerate them with TRYBUILD=overwrite to run them here",
-                other.as_deref().unwrap_or("of unknown version")
+            skip::skipped(
+                "ui",
+                &format!("rustc {pinned}"),
+                &format!(
+                    "the .stderr files were generated with it, this is rustc {}; regenerate them \
+                     with TRYBUILD=overwrite to run them here",
+                    other.as_deref().unwrap_or("of unknown version")
+                ),
             );
+            skip::summary();
             return;
         }
     }
     if cfg!(any(feature = "sqlite", feature = "postgres")) {
         // a workspace build unifies in the store features (the tests and examples crates use
         // them); their drivers' types change how rustc spells some types in the diagnostics
-        println!(
-            "SKIPPED ui tests: the .stderr files are for the default features, and this build has \
-             a store feature on: run `cargo test -p toolnexus --test compiletest`"
+        skip::skipped(
+            "ui",
+            "the default features",
+            "this build has a store feature on; `cargo test -p toolnexus --test compiletest` runs them",
         );
+        skip::summary();
         return;
     }
     let t = trybuild::TestCases::new();

@@ -35,7 +35,11 @@ fn browser_tools() -> Option<(PathBuf, PathBuf)> {
         std::env::var("CI").as_deref() != Ok("true"),
         "{msg}; CI=true needs them"
     );
-    eprintln!("NOTICE: {msg}; skipping");
+    toolnexus_tests::skip::skipped(
+        "browser::the_inbox_in_headless_chromium",
+        "Chromium and chromedriver",
+        "run scripts/chromium.sh, or set TOOLNEXUS_CHROMIUM / TOOLNEXUS_CHROMEDRIVER",
+    );
     None
 }
 

@@ -7,3 +7,6 @@
 
 mod browser;
 mod html;
+
+// last: what this binary skipped (its tests that need a missing component pass without running)
+toolnexus_tests::skip_summary!();

@@ -8,3 +8,6 @@
 mod consume;
 mod python;
 mod serve;
+
+// last: what this binary skipped (its tests that need a missing component pass without running)
+toolnexus_tests::skip_summary!();

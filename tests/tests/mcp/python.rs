@@ -32,10 +32,10 @@ fn python() -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    missing(&format!(
-        "the MCP Python SDK venv ({}); run scripts/python-env.sh",
-        path.display()
-    ))
+    missing(
+        "the MCP Python SDK venv",
+        &format!("none at {}; run scripts/python-env.sh", path.display()),
+    )
 }
 
 /// The `mcp_server` example binary, next to this package's binaries.
@@ -48,18 +48,21 @@ fn example_server() -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    missing(&format!(
-        "the example binary {}; run cargo build -p toolnexus-examples --features mcp --example mcp_server",
-        path.display()
-    ))
+    missing(
+        "the mcp_server example binary",
+        &format!(
+            "none at {}; run cargo build -p toolnexus-examples --features mcp --example mcp_server",
+            path.display()
+        ),
+    )
 }
 
-fn missing<T>(what: &str) -> Option<T> {
+fn missing<T>(needs: &str, how: &str) -> Option<T> {
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
-        "missing {what}"
+        "missing {needs} ({how})"
     );
-    eprintln!("notice: skipping the MCP Python interop test: missing {what}");
+    toolnexus_tests::skip::skipped("python", needs, how);
     None
 }
 

@@ -62,14 +62,22 @@ async fn unopenable() -> Option<(tokio::net::TcpListener, Vec<tokio::net::TcpStr
         match tokio::time::timeout(Duration::from_millis(200), connect).await {
             Ok(Ok(stream)) => held.push(stream),
             Ok(Err(e)) => {
-                eprintln!("skipped: a full accept queue refuses connections here ({e})");
+                toolnexus_tests::skip::skipped(
+                    "limits::a_connection_that_never_opens_times_out_and_is_retried",
+                    "a kernel that drops connections past a full accept queue",
+                    &format!("this one refuses them: {e}"),
+                );
                 return None;
             }
             // the queue is full: this SYN was dropped
             Err(_) => return Some((listener, held)),
         }
     }
-    eprintln!("skipped: 64 connections and the accept queue is not full");
+    toolnexus_tests::skip::skipped(
+        "limits::a_connection_that_never_opens_times_out_and_is_retried",
+        "a kernel that drops connections past a full accept queue",
+        "64 connections opened and the accept queue was not full",
+    );
     None
 }
 

@@ -35,9 +35,13 @@ fn mocks_bin(test: &str) -> Option<PathBuf> {
         "{test}: the third-party mock servers are missing at {}: run scripts/python-mocks.sh",
         bin.display()
     );
-    eprintln!(
-        "{test}: skipped: no llmock/fakellm at {} (run scripts/python-mocks.sh to install them)",
-        bin.display()
+    toolnexus_tests::skip::skipped(
+        test,
+        "llmock and fakellm",
+        &format!(
+            "none at {}; scripts/python-mocks.sh installs them",
+            bin.display()
+        ),
     );
     None
 }

@@ -5,6 +5,9 @@
 mod behaviour;
 mod failing;
 
+// last: what this binary skipped (its tests that need a missing component pass without running)
+toolnexus_tests::skip_summary!();
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

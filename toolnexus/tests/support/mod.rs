@@ -1,5 +1,6 @@
 //! What several test binaries of this crate share (each includes it with
-//! `#[path = "../support/mod.rs"] mod support;`).
+//! `#[path = "../support/mod.rs"] mod support;`). `skip.rs` beside it, the record of skipped tests,
+//! is shared with the `toolnexus-tests` crate's binaries (see its docs).
 
 use serde_json::{Map, Value};
 use toolnexus::{BoxFuture, Context, Tool, ToolResult};
