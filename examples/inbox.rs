@@ -170,7 +170,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .is_some_and(|q| q.split('&').any(|p| p == admin_query))
         })
         .title("Team requests")
-        .build();
+        .build()?;
     let app = axum::Router::new().nest("/inbox", inbox.router());
 
     // the worker: resumes answered runs, expires requests on time, takes over dead workers'

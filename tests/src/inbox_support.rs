@@ -168,6 +168,7 @@ impl Fixture {
                 admin && target == Target::List
             })
             .build()
+            .expect("a valid inbox")
     }
 
     /// How many times `ask` ran with an answer.

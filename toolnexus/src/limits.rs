@@ -21,6 +21,22 @@ use serde_json::Value;
 /// make, however deep, up to it.
 pub const MAX_DEPTH: usize = 128;
 
+/// The most content parts ([`ToolResult::parts`](crate::ToolResult::parts)) one tool result
+/// may carry: 100. A result with more becomes a failure the model reads, before anything
+/// copies it into the transcript or a provider request.
+pub const MAX_RESULT_PARTS: usize = 100;
+
+/// The most bytes the content parts of one tool result may carry in all (their `data`, `url`
+/// and `mimeType` text): 32 MiB. A result with more becomes a failure the model reads.
+pub const MAX_RESULT_PART_BYTES: usize = 32 << 20;
+
+/// The most bytes an answer's `data` may serialize to when a run store records it
+/// ([`RunStore::claim`](crate::store::RunStore::claim), [`RunStore::submit`](crate::store::RunStore::submit),
+/// and so [`Client::answer`](crate::Client::answer)): 1 MiB. A larger answer (or one nested
+/// deeper than [`MAX_DEPTH`]) is refused with [`StoreError::Invalid`](crate::store::StoreError::Invalid)
+/// and the run stays as it was. (The answer page's own cap on a request body is 64 KiB.)
+pub const MAX_ANSWER_DATA_BYTES: usize = 1 << 20;
+
 /// At most this many characters of a value are quoted in an error text.
 pub(crate) const QUOTE_CHARS: usize = 64;
 
@@ -33,6 +49,20 @@ pub(crate) fn too_deep(value: &Value) -> bool {
         _ => false,
     };
     children(value) && depth(value, MAX_DEPTH) > MAX_DEPTH
+}
+
+/// Drops `value` without recursion. A value nested thousands of levels deep (which a host's
+/// in-process model or hook can hand in) would overflow the stack if dropped the usual way,
+/// level by level: this takes it apart from the top.
+pub(crate) fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(mut v) = stack.pop() {
+        match &mut v {
+            Value::Array(items) => stack.append(items),
+            Value::Object(map) => stack.extend(std::mem::take(map).into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
 }
 
 /// [`too_deep`] for an arguments object.

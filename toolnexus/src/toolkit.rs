@@ -139,7 +139,12 @@ impl Toolkit {
     ///   <duration>` or `tool <name> was cancelled`;
     /// - a suspension whose request violates the trust boundary
     ///   ([`Request::check_trust_boundary`](crate::Request::check_trust_boundary)) becomes a
-    ///   failure carrying that error, however the result was built.
+    ///   failure carrying that error, however the result was built;
+    /// - a result with more than [`MAX_RESULT_PARTS`](crate::limits::MAX_RESULT_PARTS) content
+    ///   parts, or parts of more than
+    ///   [`MAX_RESULT_PART_BYTES`](crate::limits::MAX_RESULT_PART_BYTES) in all, becomes a
+    ///   failure that says so, as does one whose metadata nests deeper than
+    ///   [`MAX_DEPTH`](crate::limits::MAX_DEPTH).
     ///
     /// Never panics; a tool's own failure or suspension is returned as its result.
     ///
@@ -338,6 +343,35 @@ fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolResult {
 /// `before_tool` hook, still passes the trust boundary: one that violates it becomes a failure.
 #[inline]
 pub(crate) fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
+    if !result.parts.is_empty() {
+        return check_parts(result);
+    }
+    if result.metadata.is_none() {
+        return result;
+    }
+    check_pending(result)
+}
+
+/// The caps on a result's content parts ([`MAX_RESULT_PARTS`](crate::limits::MAX_RESULT_PARTS),
+/// [`MAX_RESULT_PART_BYTES`](crate::limits::MAX_RESULT_PART_BYTES)), then the other checks.
+#[cold]
+fn check_parts(result: ToolResult) -> ToolResult {
+    use crate::limits::{MAX_RESULT_PART_BYTES, MAX_RESULT_PARTS};
+    let count = result.parts.len();
+    let bytes: usize = result
+        .parts
+        .iter()
+        .map(|p| {
+            p.data.as_ref().map_or(0, String::len)
+                + p.url.as_ref().map_or(0, String::len)
+                + p.mime_type.as_ref().map_or(0, String::len)
+        })
+        .sum();
+    if count > MAX_RESULT_PARTS || bytes > MAX_RESULT_PART_BYTES {
+        return ToolResult::error(format!(
+            "the tool's result carries {count} content parts of {bytes} bytes; a result may carry at most {MAX_RESULT_PARTS} parts of {MAX_RESULT_PART_BYTES} bytes in all: return fewer or smaller parts (a link with `url` instead of inline data)"
+        ));
+    }
     if result.metadata.is_none() {
         return result;
     }
@@ -346,6 +380,29 @@ pub(crate) fn enforce_trust_boundary(result: ToolResult) -> ToolResult {
 
 #[cold]
 fn check_pending(result: ToolResult) -> ToolResult {
+    if let Some(meta) = &result.metadata {
+        let deep = meta.extra.values().any(crate::limits::too_deep)
+            || meta
+                .pending
+                .as_ref()
+                .and_then(|r| r.data.as_ref())
+                .is_some_and(|d| d.values().any(crate::limits::too_deep));
+        if deep {
+            let message = crate::limits::too_deep_message("the tool's result metadata nests");
+            if let Some(meta) = result.metadata {
+                let meta = *meta;
+                for v in meta.extra.into_iter().map(|(_, v)| v) {
+                    crate::limits::dismantle(v);
+                }
+                if let Some(data) = meta.pending.and_then(|r| r.data) {
+                    for (_, v) in *data {
+                        crate::limits::dismantle(v);
+                    }
+                }
+            }
+            return ToolResult::error(message);
+        }
+    }
     match crate::result::pending_of(&result) {
         None => result,
         Some(request) => match request.check_trust_boundary() {

@@ -232,7 +232,9 @@ async fn without_a_capability_everything_is_forbidden() {
     page.says(StatusCode::FORBIDDEN, "This link has expired.");
 
     // an inbox with no capability configured grants nothing, not even with a signed link
-    let closed = toolnexus::inbox::Inbox::builder(fx.store.clone()).build();
+    let closed = toolnexus::inbox::Inbox::builder(fx.store.clone())
+        .build()
+        .expect("a valid inbox");
     let closed_app = closed.router();
     assert_eq!(status(&closed_app, get(&good)).await, StatusCode::FORBIDDEN);
     assert_eq!(
@@ -243,6 +245,33 @@ async fn without_a_capability_everything_is_forbidden() {
 
     assert_eq!(fx.retries(), 0);
     assert_eq!(state_of(&fx, &req.id).await, RunState::Parked);
+}
+
+/// Issue 22: the page accepted an empty or one-byte signing key, so anyone could mint links
+/// and approve any request. `build` refuses a key under 32 bytes.
+#[tokio::test]
+async fn an_empty_or_one_byte_link_key_is_refused_so_no_one_can_mint_links() {
+    let fx = Fixture::new().await;
+    let builder = || toolnexus::inbox::Inbox::builder(fx.store.clone());
+    for len in [0, 1, 16, 31] {
+        let err = builder()
+            .signed_links(vec![7u8; len])
+            .build()
+            .expect_err("a short key");
+        assert!(matches!(err, toolnexus::Error::Config(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the inbox's signed-link key needs at least 32 bytes, got {len}: use 32 or more random bytes"
+            )
+        );
+    }
+    assert_eq!(toolnexus::inbox::MIN_LINK_KEY_LEN, 32);
+    let inbox = builder()
+        .signed_links(vec![7u8; 32])
+        .build()
+        .expect("a 32-byte key");
+    assert!(inbox.link("sus-1", Duration::from_secs(60)).is_some());
 }
 
 #[tokio::test]
@@ -287,6 +316,7 @@ async fn the_list_shows_pending_requests_newest_first_with_signed_links() {
         .allow_anonymous()
         .page_size(1)
         .build()
+        .expect("a valid inbox")
         .router();
     let p1 = send(&paged, get("/")).await;
     assert!(p1.body.contains("second: deploy?") && !p1.body.contains("first trip"));

@@ -91,3 +91,54 @@ async fn a_failed_wait_for_parks_its_halted_run() {
     assert_eq!(parked.info.state, RunState::Parked);
     assert_eq!(parked.record.pending(), &*request);
 }
+
+/// Issue 22: `client.answer` took a 50 MB answer (9x its size in RSS through SQLite). Over
+/// `MAX_ANSWER_DATA_BYTES` the store refuses it before writing, on every store, and the run
+/// stays parked; an answer at the cap resumes it.
+#[tokio::test]
+async fn a_50_mb_answer_is_refused_and_the_run_stays_parked() {
+    let dir = std::env::temp_dir().join(format!("toolnexus-answer-cap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stores: Vec<Arc<dyn RunStore>> = vec![
+        Arc::new(MemoryStore::new()),
+        Arc::new(SqliteStore::open(dir.join("runs.db")).await.unwrap()),
+    ];
+    let toolkit = Agent::toolkit();
+    for store in stores {
+        let agent = Agent::once();
+        let client = client_with(&agent, Arc::clone(&store));
+        let run = client.run("Greet me.", &toolkit).await.unwrap();
+        let request = run.pending.clone().unwrap();
+        let huge = "x".repeat(50 << 20);
+        let err = client
+            .answer(store.as_ref(), request.accept(huge), &toolkit)
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(&err, Error::Store(StoreError::Invalid(_))),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the answer to `{}` is refused: its data is larger than 1048576 bytes as JSON (`toolnexus::limits::MAX_ANSWER_DATA_BYTES`)",
+                request.id
+            )
+        );
+        let parked = store.get_by_request(&request.id).await.unwrap().unwrap();
+        assert_eq!(parked.info.state, RunState::Parked);
+        // the same through submit
+        assert!(matches!(
+            store
+                .submit(&request.accept("y".repeat(2 << 20)), "someone")
+                .await,
+            Err(StoreError::Invalid(_))
+        ));
+        let done = client
+            .answer(store.as_ref(), request.accept("Ada"), &toolkit)
+            .await
+            .unwrap();
+        assert!(!done.is_pending());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

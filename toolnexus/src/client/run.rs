@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::model::{Message, ModelRequest, ModelTurn, ToolCall};
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
-use crate::run::{self, Halted, PendingRun};
+use crate::run::{self, Halted, MAX_JSON_DEPTH, PendingRun};
 use crate::store::StoreError;
 use crate::tool::parse_arguments;
 use crate::toolkit::Toolkit;
@@ -314,7 +314,7 @@ impl Run<'_> {
                     .push(Message::assistant(text.unwrap_or_default()));
                 return Ok(Stop::Done(Box::new(finish(st, RunStatus::Done, None))));
             }
-            let calls: Vec<ToolCall> = tool_calls
+            let mut calls: Vec<ToolCall> = tool_calls
                 .into_iter()
                 .enumerate()
                 .map(|(i, mut call)| {
@@ -325,6 +325,9 @@ impl Run<'_> {
                     call
                 })
                 .collect();
+            // arguments nested too deeply are refused before anything copies them (an
+            // in-process model can hand in a value deep enough to overflow a recursive clone)
+            let pre = calls.iter_mut().map(refuse_too_deep).collect();
             for call in &calls {
                 self.emit(|| Event::ToolCall {
                     id: call.id.clone(),
@@ -335,7 +338,6 @@ impl Run<'_> {
             st.request
                 .messages
                 .push(Message::assistant_tool_calls(text, calls.clone()));
-            let pre = calls.iter().map(|_| None).collect();
             if let Some(stop) = Box::pin(self.tool_phase(st, &calls, 0, pre)).await? {
                 return Ok(stop);
             }
@@ -461,6 +463,7 @@ impl Run<'_> {
             Err(failure) => return done(call.arguments.clone(), failure),
         };
         if let Some(before_tool) = &self.client.hooks.before_tool {
+            // (the arguments passed `parse_arguments`: not too deep to copy)
             let seen = ToolCall::new(
                 call.id.clone(),
                 call.name.clone(),
@@ -468,6 +471,14 @@ impl Run<'_> {
             );
             match before_tool(seen).await {
                 BeforeTool::Continue => {}
+                BeforeTool::Rewrite(rewritten) if crate::limits::too_deep_map(&rewritten) => {
+                    crate::limits::dismantle(Value::Object(rewritten));
+                    let result = ToolResult::error(format!(
+                        "invalid arguments for {}: the before_tool hook's rewrite nests more than {MAX_JSON_DEPTH} levels deep",
+                        excerpt(&call.name)
+                    ));
+                    return done(Value::Object(args), result);
+                }
                 BeforeTool::Rewrite(rewritten) => args = rewritten,
                 BeforeTool::Return(result) => {
                     return done(Value::Object(args), enforce_trust_boundary(result));
@@ -680,4 +691,27 @@ impl Run<'_> {
         stored.await.map_err(|_| gone())??;
         Ok(())
     }
+}
+
+/// What stands in a call's place in the transcript for arguments nested deeper than
+/// [`MAX_JSON_DEPTH`] levels (they are dropped, not kept).
+const TOO_DEEP_ARGUMENTS: &str = "(arguments nested more than 128 levels deep, not kept)";
+
+/// For a call whose arguments nest deeper than [`MAX_JSON_DEPTH`]: drops them without recursion,
+/// puts [`TOO_DEEP_ARGUMENTS`] in their place and returns the call's failure, so it never runs
+/// and nothing ever copies, prints or stores the deep value.
+fn refuse_too_deep(call: &mut ToolCall) -> Option<Exec> {
+    if run::depth(&call.arguments) <= MAX_JSON_DEPTH {
+        return None;
+    }
+    let placeholder = Value::String(TOO_DEEP_ARGUMENTS.to_owned());
+    crate::limits::dismantle(std::mem::replace(&mut call.arguments, placeholder.clone()));
+    Some(Exec {
+        args: placeholder,
+        result: ToolResult::error(format!(
+            "invalid arguments for {}: nested more than {MAX_JSON_DEPTH} levels deep",
+            excerpt(&call.name)
+        )),
+        duration: Duration::ZERO,
+    })
 }

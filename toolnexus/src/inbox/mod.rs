@@ -59,7 +59,8 @@
 //! let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
 //! let inbox = Inbox::builder(store)
 //!     .signed_links(b"a host secret of 32 bytes or more".to_vec())
-//!     .build();
+//!     .build()
+//!     .unwrap();
 //! let app: axum::Router = axum::Router::new().nest("/inbox", inbox.router());
 //! let link = inbox.link("sus-1-1-abc", std::time::Duration::from_secs(3600)).unwrap();
 //! assert!(link.starts_with("/r/sus-1-1-abc?exp="));
@@ -79,6 +80,7 @@ use axum::http::request::Parts;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
+use crate::error::Error;
 use crate::store::RunStore;
 use crate::util::{hex, unhex};
 
@@ -100,6 +102,9 @@ pub const DEFAULT_PAGE_SIZE: usize = 20;
 
 /// The most pending requests the list reads from the store (newest first within them).
 pub const MAX_LISTED: usize = 10_000;
+
+/// The fewest bytes a signed-link key ([`InboxBuilder::signed_links`]) may have.
+pub const MIN_LINK_KEY_LEN: usize = 32;
 
 /// The answer page: build it with [`Inbox::builder`], mount [`Inbox::router`] in an app.
 #[derive(Clone)]
@@ -184,9 +189,10 @@ impl Inbox {
 
 impl InboxBuilder {
     /// Grants access to a request to whoever holds a link signed with `key` (HMAC-SHA-256 over
-    /// the request id and the link's expiry; see [`Inbox::link`]). Keep `key` secret and at
-    /// least 32 random bytes. The key also seeds the CSRF tokens, so several processes that
-    /// share it accept each other's forms.
+    /// the request id and the link's expiry; see [`Inbox::link`]). Keep `key` secret: at least
+    /// [`MIN_LINK_KEY_LEN`] (32) random bytes, or [`build`](Self::build) refuses it (with a
+    /// short key anyone could mint links and answer any request). The key also seeds the CSRF
+    /// tokens, so several processes that share it accept each other's forms.
     pub fn signed_links(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.link_key = Some(key.into());
         self
@@ -244,7 +250,35 @@ impl InboxBuilder {
     /// Finishes the inbox. Without [`signed_links`](Self::signed_links),
     /// [`authorize`](Self::authorize) or [`allow_anonymous`](Self::allow_anonymous), every
     /// page answers `403`.
-    pub fn build(self) -> Inbox {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when the [`signed_links`](Self::signed_links) key is shorter than
+    /// [`MIN_LINK_KEY_LEN`] bytes.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use toolnexus::inbox::Inbox;
+    /// # use toolnexus::store::{MemoryStore, RunStore};
+    /// # let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+    /// let err = Inbox::builder(store)
+    ///     .signed_links(b"short".to_vec())
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "the inbox's signed-link key needs at least 32 bytes, got 5: use 32 or more random bytes"
+    /// );
+    /// ```
+    pub fn build(self) -> Result<Inbox, Error> {
+        if let Some(key) = &self.link_key
+            && key.len() < MIN_LINK_KEY_LEN
+        {
+            return Err(Error::Config(format!(
+                "the inbox's signed-link key needs at least {MIN_LINK_KEY_LEN} bytes, got {}: use {MIN_LINK_KEY_LEN} or more random bytes",
+                key.len()
+            )));
+        }
         let csrf_key = match &self.link_key {
             Some(key) => {
                 let mut mac = mac(key);
@@ -253,7 +287,7 @@ impl InboxBuilder {
             }
             None => random_bytes(),
         };
-        Inbox {
+        Ok(Inbox {
             shared: Arc::new(Shared {
                 store: self.store,
                 link_key: self.link_key,
@@ -265,7 +299,7 @@ impl InboxBuilder {
                 link_ttl: self.link_ttl,
                 title: self.title,
             }),
-        }
+        })
     }
 }
 

@@ -12,6 +12,7 @@ mod dialect;
 mod key;
 mod openai;
 mod retry;
+mod sse;
 mod stream;
 mod tls;
 mod transport;

@@ -49,21 +49,11 @@ where
     B: AsRef<[u8]>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let mut chunks = std::pin::pin!(chunks);
+    let mut decoder = super::sse::Decoder::default();
+    let mut events = Vec::new();
     let mut total = 0usize;
     let max = limits.max_bytes;
-    let counted = chunks.map(move |chunk| {
-        if let Ok(bytes) = &chunk {
-            total = total.saturating_add(bytes.as_ref().len());
-        }
-        (chunk, total > max)
-    });
-    let too_big = AtomicBool::new(false);
-    let chunks = counted.take_while(|(_, over)| {
-        too_big.store(*over, Ordering::Relaxed);
-        std::future::ready(!*over)
-    });
-    let chunks = chunks.map(|(chunk, _)| chunk);
-    let mut events = std::pin::pin!(eventsource_stream::EventStream::new(chunks));
     let mut parser = dialect.event_parser();
     // whether a text delta reached the caller (tool calls reach it only with the whole turn)
     let delivered = AtomicBool::new(false);
@@ -75,10 +65,13 @@ where
         error,
         retryable: cut && !delivered.load(Ordering::Relaxed),
     };
+    // the idle limit runs from the last event (or the start): chunks that complete no event,
+    // such as keep-alive comments, do not reset it
+    let mut deadline = limits.idle.map(|idle| tokio::time::Instant::now() + idle);
     loop {
-        let next = match limits.idle {
-            Some(limit) => {
-                let Ok(next) = tokio::time::timeout(limit, events.next()).await else {
+        let next = match (deadline, limits.idle) {
+            (Some(at), Some(limit)) => {
+                let Ok(next) = tokio::time::timeout_at(at, chunks.next()).await else {
                     let error = Error::ProviderIdle {
                         waiting_for: "the next stream event",
                         limit,
@@ -87,38 +80,45 @@ where
                 };
                 next
             }
-            None => events.next().await,
+            _ => chunks.next().await,
         };
-        let Some(event) = next else { break };
-        let event = match event {
-            Ok(event) => event,
-            Err(eventsource_stream::EventStreamError::Transport(e)) => {
-                return Err(fail(broken(e), true));
-            }
-            Err(other) => {
-                // corrupted bytes: another attempt may pass
-                let error =
-                    Error::transport_from("the provider sent an invalid event stream", other);
-                return Err(fail(error, true));
-            }
+        let Some(chunk) = next else { break };
+        let bytes = match chunk {
+            Ok(bytes) => bytes,
+            Err(e) => return Err(fail(broken(e), true)),
         };
-        if let Err(error) = parser.on_data(&event.data, &counting) {
-            // an error the provider reports mid-stream (overloaded, ...) or a corrupted chunk
-            // may pass on a retry; a reply that breaks the protocol (two blocks with one
-            // index, ...) will not
-            let transient = matches!(&error, Error::Transport { message, .. }
-                if message.starts_with(REPORTED) || message.starts_with(CORRUPT));
-            return Err(fail(error, transient));
+        let bytes = bytes.as_ref();
+        total = total.saturating_add(bytes.len());
+        if total > max {
+            let error = Error::transport(format!(
+                "the provider's reply exceeds {max} bytes (`max_reply_bytes`); not read further"
+            ));
+            return Err(StreamFailure {
+                error,
+                retryable: false,
+            });
         }
-    }
-    if too_big.load(Ordering::Relaxed) {
-        let error = Error::transport(format!(
-            "the provider's reply exceeds {max} bytes (`max_reply_bytes`); not read further"
-        ));
-        return Err(StreamFailure {
-            error,
-            retryable: false,
-        });
+        if let Err(e) = decoder.feed(bytes, &mut |event| events.push(event)) {
+            // corrupted bytes: another attempt may pass
+            let error = Error::transport_from("the provider sent an invalid event stream", e);
+            return Err(fail(error, true));
+        }
+        if events.is_empty() {
+            continue;
+        }
+        if let (Some(at), Some(limit)) = (&mut deadline, limits.idle) {
+            *at = tokio::time::Instant::now() + limit;
+        }
+        for event in events.drain(..) {
+            if let Err(error) = parser.on_data(&event.data, &counting) {
+                // an error the provider reports mid-stream (overloaded, ...) or a corrupted
+                // chunk may pass on a retry; a reply that breaks the protocol (two blocks with
+                // one index, ...) will not
+                let transient = matches!(&error, Error::Transport { message, .. }
+                    if message.starts_with(REPORTED) || message.starts_with(CORRUPT));
+                return Err(fail(error, transient));
+            }
+        }
     }
     parser.finish().map_err(|error| fail(error, true))
 }

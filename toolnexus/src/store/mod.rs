@@ -153,8 +153,9 @@ pub(crate) use row::{
     COLUMNS, INFO_COLUMNS, append_history, backend, due_migrations, park_conflict,
 };
 pub(crate) use row::{
-    Columns, Outcome, RawRow, answer_json, events_json, expired_answer, first_history, from_millis,
-    lease_ms, lease_until, now_ms, refusal, run_id_of, takeover_claim, token_i64,
+    Columns, Outcome, RawRow, answer_json, check_answer, events_json, expired_answer,
+    first_history, from_millis, lease_ms, lease_until, now_ms, refusal, run_id_of, takeover_claim,
+    token_i64,
 };
 pub(crate) use wake::Wake;
 

@@ -335,6 +335,45 @@ pub(crate) fn expired_answer(request_id: &str) -> String {
     serde_json::to_string(&Answer::decline(request_id, DeclineReason::Expired)).unwrap_or_default()
 }
 
+/// Refuses an answer a store must not keep: `data` nested deeper than
+/// [`MAX_DEPTH`](crate::limits::MAX_DEPTH) or serializing to more than
+/// [`MAX_ANSWER_DATA_BYTES`](crate::limits::MAX_ANSWER_DATA_BYTES). Checked before anything
+/// copies or writes the answer.
+pub(crate) fn check_answer(answer: &Answer) -> StoreResult<()> {
+    use crate::limits::{MAX_ANSWER_DATA_BYTES, MAX_DEPTH, too_deep};
+    let Some(data) = &answer.data else {
+        return Ok(());
+    };
+    if too_deep(data) {
+        return Err(StoreError::Invalid(format!(
+            "the answer to `{}` is refused: its data nests deeper than {MAX_DEPTH} levels",
+            crate::limits::excerpt(&answer.id)
+        )));
+    }
+    /// Counts bytes, and stops the serializer once past the cap.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            if self.0 > MAX_ANSWER_DATA_BYTES {
+                return Err(std::io::Error::other("over the cap"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    if serde_json::to_writer(&mut count, data).is_err() {
+        return Err(StoreError::Invalid(format!(
+            "the answer to `{}` is refused: its data is larger than {MAX_ANSWER_DATA_BYTES} bytes as JSON (`toolnexus::limits::MAX_ANSWER_DATA_BYTES`)",
+            crate::limits::excerpt(&answer.id)
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn answer_json(answer: &Answer) -> String {
     serde_json::to_string(answer).unwrap_or_default()
 }

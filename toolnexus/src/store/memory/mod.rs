@@ -19,7 +19,8 @@ use super::conversation::ConversationRow;
 use super::{
     Claim, Columns, ConversationStore, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow,
     RunEvent, RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun,
-    first_history, lease_ms, lease_until, now_ms, run_id_of, takeover_claim, token_i64,
+    check_answer, first_history, lease_ms, lease_until, now_ms, run_id_of, takeover_claim,
+    token_i64,
 };
 use answers::mark_expired;
 
@@ -391,7 +392,10 @@ impl RunStore for MemoryStore {
         answer: &'a Answer,
         owner: &'a str,
     ) -> BoxFuture<'a, StoreResult<Claim>> {
-        Box::pin(async move { self.claim_now(answer, owner) })
+        Box::pin(async move {
+            check_answer(answer)?;
+            self.claim_now(answer, owner)
+        })
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
@@ -403,7 +407,10 @@ impl RunStore for MemoryStore {
         answer: &'a Answer,
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move { self.submit_now(answer, answered_by) })
+        Box::pin(async move {
+            check_answer(answer)?;
+            self.submit_now(answer, answered_by)
+        })
     }
 
     fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {

@@ -29,7 +29,8 @@ use rows::{raw, raw_info};
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RunInfo,
     RunStore, SqlParam, StoreError, StoreResult, StoredRun, Wake, append_history, backend,
-    first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of, token_i64,
+    check_answer, first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of,
+    token_i64,
 };
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
@@ -313,6 +314,7 @@ impl RunStore for PostgresStore {
         owner: &'a str,
     ) -> BoxFuture<'a, StoreResult<Claim>> {
         Box::pin(async move {
+            check_answer(answer)?;
             match self.answer_now(answer, Answering::Claim(owner)).await? {
                 (_, Some(claim)) => Ok(claim),
                 (row, None) => Err(StoreError::Backend(format!(
@@ -329,6 +331,7 @@ impl RunStore for PostgresStore {
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
+            check_answer(answer)?;
             let (row, _) = self
                 .answer_now(answer, Answering::Submit(answered_by))
                 .await?;

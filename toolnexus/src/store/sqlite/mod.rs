@@ -22,7 +22,8 @@ use connection::Connections;
 use super::{
     COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
     RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, append_history,
-    backend, first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of, token_i64,
+    backend, check_answer, first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of,
+    token_i64,
 };
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
@@ -341,6 +342,7 @@ impl RunStore for SqliteStore {
             lease: self.lease,
         };
         Box::pin(async move {
+            check_answer(answer)?;
             match self.answer(answer.clone(), how).await? {
                 (_, Some(claim)) => Ok(claim),
                 (row, None) => Err(StoreError::Backend(format!(
@@ -357,6 +359,7 @@ impl RunStore for SqliteStore {
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
+            check_answer(answer)?;
             let (row, _) = self
                 .answer(
                     answer.clone(),
