@@ -44,13 +44,13 @@ fn parse(chunks: &[&[u8]]) -> usize {
 }
 
 #[divan::bench(sample_count = 10)]
-fn one_piece(b: Bencher) {
+fn one_piece(b: Bencher<'_, '_>) {
     let body = line();
     b.bench(|| black_box(parse(&[black_box(&body)])));
 }
 
 #[divan::bench(sample_count = 10)]
-fn pieces_of_64_kib(b: Bencher) {
+fn pieces_of_64_kib(b: Bencher<'_, '_>) {
     let body = line();
     let pieces: Vec<&[u8]> = body.chunks(PIECE).collect();
     b.bench(|| black_box(parse(black_box(&pieces))));

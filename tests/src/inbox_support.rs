@@ -156,6 +156,10 @@ impl Fixture {
 
     /// An inbox over the store: signed links, and the list for callers that send
     /// `x-admin: yes` or `?admin=yes`.
+    ///
+    /// # Panics
+    ///
+    /// Never: the link key is long enough.
     pub fn inbox(&self) -> Inbox {
         Inbox::builder(self.store.clone())
             .signed_links(LINK_KEY.to_vec())

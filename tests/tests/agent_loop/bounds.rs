@@ -19,7 +19,10 @@ fn deep_args(levels: usize) -> Value {
     for _ in 1..levels {
         v = Value::Array(vec![v]);
     }
-    json!({ "v": v })
+    // (not `json!`, which would copy `v` level by level)
+    let mut args = serde_json::Map::new();
+    args.insert("v".to_owned(), v);
+    Value::Object(args)
 }
 
 /// In the child: the loop over a model whose first turn calls `echo` with arguments `levels`
@@ -128,7 +131,7 @@ async fn arguments_one_level_over_the_cap_are_refused() {
         run.text,
         "invalid arguments for echo: nested more than 128 levels deep"
     );
-    assert_eq!(run.tool_calls[0].is_error, true);
+    assert!(run.tool_calls[0].is_error);
 }
 
 /// The environment variable that makes the test binary the child of

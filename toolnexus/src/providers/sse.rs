@@ -71,12 +71,11 @@ impl Decoder {
                 self.line = whole;
             }
             chunk = match rest {
-                [b'\r', b'\n', rest @ ..] => rest,
                 [b'\r'] => {
                     self.after_cr = true;
                     &[]
                 }
-                [_, rest @ ..] => rest,
+                [b'\r', b'\n', rest @ ..] | [_, rest @ ..] => rest,
                 [] => &[],
             };
         }

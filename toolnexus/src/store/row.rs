@@ -341,15 +341,6 @@ pub(crate) fn expired_answer(request_id: &str) -> String {
 /// copies or writes the answer.
 pub(crate) fn check_answer(answer: &Answer) -> StoreResult<()> {
     use crate::limits::{MAX_ANSWER_DATA_BYTES, MAX_DEPTH, too_deep};
-    let Some(data) = &answer.data else {
-        return Ok(());
-    };
-    if too_deep(data) {
-        return Err(StoreError::Invalid(format!(
-            "the answer to `{}` is refused: its data nests deeper than {MAX_DEPTH} levels",
-            crate::limits::excerpt(&answer.id)
-        )));
-    }
     /// Counts bytes, and stops the serializer once past the cap.
     struct Count(usize);
     impl std::io::Write for Count {
@@ -363,6 +354,15 @@ pub(crate) fn check_answer(answer: &Answer) -> StoreResult<()> {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+    let Some(data) = &answer.data else {
+        return Ok(());
+    };
+    if too_deep(data) {
+        return Err(StoreError::Invalid(format!(
+            "the answer to `{}` is refused: its data nests deeper than {MAX_DEPTH} levels",
+            crate::limits::excerpt(&answer.id)
+        )));
     }
     let mut count = Count(0);
     if serde_json::to_writer(&mut count, data).is_err() {
