@@ -111,7 +111,7 @@ async fn a_50_mb_answer_is_refused_and_the_run_stays_parked() {
         let request = run.pending.clone().unwrap();
         let huge = "x".repeat(50 << 20);
         let err = client
-            .answer(store.as_ref(), request.accept(huge), &toolkit)
+            .answer(request.accept(huge), &toolkit)
             .await
             .expect_err("refused");
         assert!(
@@ -135,7 +135,7 @@ async fn a_50_mb_answer_is_refused_and_the_run_stays_parked() {
             Err(StoreError::Invalid(_))
         ));
         let done = client
-            .answer(store.as_ref(), request.accept("Ada"), &toolkit)
+            .answer(request.accept("Ada"), &toolkit)
             .await
             .unwrap();
         assert!(!done.is_pending());
