@@ -8,7 +8,7 @@
 //! fresh or resumed, is followed from start to end without leaving it (the state it works on,
 //! and how that becomes a result, is `state.rs`).
 
-use crate::limits::excerpt;
+use crate::limits::{MAX_DEPTH, excerpt};
 use crate::toolkit::enforce_trust_boundary;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::model::{Message, ModelRequest, ModelTurn, ToolCall};
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
-use crate::run::{self, Halted, MAX_JSON_DEPTH, PendingRun};
+use crate::run::{self, Halted, PendingRun};
 use crate::store::StoreError;
 use crate::tool::parse_arguments;
 use crate::toolkit::Toolkit;
@@ -474,7 +474,7 @@ impl Run<'_> {
                 BeforeTool::Rewrite(rewritten) if crate::limits::too_deep_map(&rewritten) => {
                     crate::limits::dismantle(Value::Object(rewritten));
                     let result = ToolResult::error(format!(
-                        "invalid arguments for {}: the before_tool hook's rewrite nests more than {MAX_JSON_DEPTH} levels deep",
+                        "invalid arguments for {}: the before_tool hook's rewrite nests more than {MAX_DEPTH} levels deep",
                         excerpt(&call.name)
                     ));
                     return done(Value::Object(args), result);
@@ -694,14 +694,14 @@ impl Run<'_> {
 }
 
 /// What stands in a call's place in the transcript for arguments nested deeper than
-/// [`MAX_JSON_DEPTH`] levels (they are dropped, not kept).
+/// [`MAX_DEPTH`] levels (they are dropped, not kept).
 const TOO_DEEP_ARGUMENTS: &str = "(arguments nested more than 128 levels deep, not kept)";
 
-/// For a call whose arguments nest deeper than [`MAX_JSON_DEPTH`]: drops them without recursion,
+/// For a call whose arguments nest deeper than [`MAX_DEPTH`]: drops them without recursion,
 /// puts [`TOO_DEEP_ARGUMENTS`] in their place and returns the call's failure, so it never runs
 /// and nothing ever copies, prints or stores the deep value.
 fn refuse_too_deep(call: &mut ToolCall) -> Option<Exec> {
-    if run::depth(&call.arguments) <= MAX_JSON_DEPTH {
+    if crate::limits::depth(&call.arguments, MAX_DEPTH) <= MAX_DEPTH {
         return None;
     }
     let placeholder = Value::String(TOO_DEEP_ARGUMENTS.to_owned());
@@ -709,7 +709,7 @@ fn refuse_too_deep(call: &mut ToolCall) -> Option<Exec> {
     Some(Exec {
         args: placeholder,
         result: ToolResult::error(format!(
-            "invalid arguments for {}: nested more than {MAX_JSON_DEPTH} levels deep",
+            "invalid arguments for {}: nested more than {MAX_DEPTH} levels deep",
             excerpt(&call.name)
         )),
         duration: Duration::ZERO,
