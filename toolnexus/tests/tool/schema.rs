@@ -277,7 +277,8 @@ fn user_types_are_inlined_and_documented() {
       "additionalProperties": {
         "type": "integer",
         "format": "uint32",
-        "minimum": 0
+        "minimum": 0,
+        "maximum": 4294967295
       }
     },
     "weight": {
