@@ -308,7 +308,10 @@ async fn a_version_1_record_is_refused_saying_why() {
 }
 
 #[tokio::test]
-async fn a_run_holding_a_value_too_deep_to_read_back_is_refused_when_the_record_is_made() {
+async fn a_suspension_too_deep_to_keep_in_a_record_is_a_failure_the_model_reads() {
+    // a record holds values nested at most 128 levels: the loop refuses a result whose
+    // metadata goes deeper before the run could park on it, so no record is ever made that
+    // would not load again
     let mut deep = json!("leaf");
     for _ in 0..140 {
         deep = Value::Array(vec![deep]);
@@ -323,15 +326,26 @@ async fn a_run_holding_a_value_too_deep_to_read_back_is_refused_when_the_record_
         .build()
         .unwrap();
     let toolkit = Toolkit::builder().tool(tool).build().unwrap();
-    let client = Client::builder(ScriptedModel::new([Reply::tool_call("trace", json!({}))]))
-        .model_name("m")
-        .build()
-        .unwrap();
-    let halted = client.run("go", &toolkit).await.unwrap();
-    assert_eq!(halted.status, RunStatus::Pending);
+    let client = Client::builder(ScriptedModel::new([
+        Reply::tool_call("trace", json!({})),
+        Reply::text("noted"),
+    ]))
+    .model_name("m")
+    .build()
+    .unwrap();
+    let run = client.run("go", &toolkit).await.unwrap();
+    assert_eq!(run.status, RunStatus::Done);
+    assert!(run.pending.is_none());
+    assert_eq!(run.text, "noted");
+    assert_eq!(run.tool_calls.len(), 1);
+    assert!(run.tool_calls[0].is_error);
     assert_eq!(
-        PendingRun::try_from(&halted).unwrap_err().to_string(),
-        "invalid persisted run: the run holds a value nested 140 levels deep, and a record holds values nested at most 128 levels: a tool's metadata or a `before_tool` rewrite went deeper than the loop accepts arguments"
+        run.tool_calls[0].output,
+        "the tool's result metadata nests deeper than 128 levels"
+    );
+    assert!(
+        PendingRun::try_from(&run).is_err(),
+        "a finished run is no pending record"
     );
 }
 
