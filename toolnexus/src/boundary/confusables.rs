@@ -3,6 +3,9 @@
 
 //! What a non-ASCII character reads as where that differs from the first character of its
 //! lowercase form (see [`super::words`]): sorted, non-overlapping ranges of code points.
+//!
+//! Its length is the data: a generated table (one line per range), read by binary search, never
+//! edited by hand; `scripts/confusables --check` compares it with its source.
 
 use super::words::Reads::{self, Same, Seq};
 
