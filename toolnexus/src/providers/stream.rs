@@ -98,16 +98,13 @@ where
                 retryable: false,
             });
         }
-        if let Err(e) = decoder.feed(bytes, &mut |event| events.push(event)) {
-            // corrupted bytes: another attempt may pass
-            let error = Error::transport_from("the provider sent an invalid event stream", e);
-            return Err(fail(error, true));
-        }
-        if events.is_empty() {
-            continue;
-        }
-        if let (Some(at), Some(limit)) = (&mut deadline, limits.idle) {
-            *at = tokio::time::Instant::now() + limit;
+        // the events before a broken line are read first, so the outcome does not depend on
+        // where the stream was cut (an event's own error comes before a later line's)
+        let fed = decoder.feed(bytes, &mut |event| events.push(event));
+        if !events.is_empty() {
+            if let (Some(at), Some(limit)) = (&mut deadline, limits.idle) {
+                *at = tokio::time::Instant::now() + limit;
+            }
         }
         for event in events.drain(..) {
             if let Err(error) = parser.on_data(&event.data, &counting) {
@@ -119,8 +116,14 @@ where
                 return Err(fail(error, transient));
             }
         }
+        fed.map_err(|e| fail(not_utf8(e), true))?;
     }
     parser.finish().map_err(|error| fail(error, true))
+}
+
+/// A line of the stream that is not UTF-8: corrupted bytes, which another attempt may pass.
+fn not_utf8(e: super::sse::NotUtf8) -> Error {
+    Error::transport_from("the provider sent an invalid event stream", e)
 }
 
 /// How a parser's message for an error the provider streamed begins.
@@ -128,3 +131,29 @@ pub(super) const REPORTED: &str = "the provider reported an error mid-stream: ";
 
 /// How a parser's message for an event that is not JSON begins.
 pub(super) const CORRUPT: &str = "the provider streamed an invalid JSON";
+
+#[cfg(test)]
+mod tests {
+    use crate::providers::{ProviderStyle, parse_event_stream_chunks};
+
+    #[test]
+    fn an_events_own_error_comes_before_a_later_broken_line_wherever_the_stream_is_cut() {
+        // a bad event, then a line that is not UTF-8: in one piece and cut after the event,
+        // the same error (the event's), as the bytes arrive in that order
+        let body: &[u8] = b"data: {not json\n\ndata: \xff\n\n";
+        let whole = parse_event_stream_chunks(ProviderStyle::OpenAi, &[body], &|_| {});
+        let (head, tail) = body.split_at(17);
+        let cut = parse_event_stream_chunks(ProviderStyle::OpenAi, &[head, tail], &|_| {});
+        let whole = whole.unwrap_err().to_string();
+        let corrupt = format!("transport error: {}", super::CORRUPT);
+        assert!(whole.starts_with(&corrupt), "{whole}");
+        assert_eq!(whole, cut.unwrap_err().to_string());
+        // a broken line alone is the stream's error
+        let broken =
+            parse_event_stream_chunks(ProviderStyle::OpenAi, &[b"data: \xff\n\n"], &|_| {});
+        assert_eq!(
+            broken.unwrap_err().to_string(),
+            "transport error: the provider sent an invalid event stream"
+        );
+    }
+}
