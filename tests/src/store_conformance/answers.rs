@@ -409,6 +409,21 @@ pub async fn release_hands_the_run_back(make: Make) {
     let done = store.finish(&next, result).await.unwrap();
     assert_eq!(done.resumed_by(), Some("staying"));
     assert_eq!(done.attempts, 2);
+
+    // a run resuming with declined/expired goes back expired: workers take it first again
+    let late = Agent {
+        expires_ms: Some(-1_000),
+        ..Agent::once()
+    }
+    .halt()
+    .await;
+    let late_info = store.park(late).await.unwrap();
+    store.expire().await.unwrap();
+    let claim = store.claim_next("leaving").await.unwrap().unwrap();
+    assert_eq!(claim.run_id, late_info.run_id);
+    store.release(&claim).await.unwrap();
+    let row = store.get(&late_info.run_id).await.unwrap().unwrap();
+    assert_eq!(row.info.state, RunState::Expired);
 }
 
 /// `next_due` is the nearest expiry of a parked request or lease end of a claim.

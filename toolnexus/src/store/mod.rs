@@ -154,8 +154,8 @@ pub(crate) use row::{
 };
 pub(crate) use row::{
     Columns, Outcome, RawRow, answer_json, check_answer, events_json, expired_answer,
-    first_history, from_millis, lease_ms, lease_until, now_ms, refusal, run_id_of, takeover_claim,
-    token_i64,
+    first_history, from_millis, lease_ms, lease_until, now_ms, refusal, released_state, run_id_of,
+    takeover_claim, token_i64,
 };
 pub(crate) use wake::Wake;
 

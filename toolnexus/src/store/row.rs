@@ -449,3 +449,13 @@ pub(crate) fn takeover_claim(row: &RawRow, owner: &str, until: i64) -> Option<Cl
         }
     }
 }
+
+/// The state a released claim hands its run back in: `expired` for a run resuming with
+/// `declined/expired` (so workers take it first again), else `answered`.
+pub(crate) fn released_state(claim: &Claim) -> RunState {
+    if !claim.answer.ok && claim.answer.reason == Some(DeclineReason::Expired) {
+        RunState::Expired
+    } else {
+        RunState::Answered
+    }
+}

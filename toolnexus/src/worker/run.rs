@@ -79,28 +79,25 @@ impl Worker {
                 continue;
             }
             let mut failed: Option<StoreError> = None;
-            let mut claimed = false;
+            // the nearest deadline first: what is due expires now, so the claims below take
+            // its runs before answered ones; then sleep until the next deadline
+            let mut wait = config.poll;
+            match self.deadline(&mut idle).await {
+                Ok(Some(until)) => wait = until,
+                // requests expired: look again right after the claims
+                Ok(None) => wait = Duration::ZERO,
+                Err(e) => failed = Some(e),
+            }
             // claim while there is room and work
-            while let Ok(permit) = Arc::clone(&permits).try_acquire_owned() {
+            while failed.is_none()
+                && let Ok(permit) = Arc::clone(&permits).try_acquire_owned()
+            {
                 match store.claim_next(&config.name).await {
                     Ok(Some(claim)) => {
-                        claimed = true;
+                        idle.reset();
                         tasks.spawn(self.clone().drive(claim, permit, stop_runs.clone()));
                     }
                     Ok(None) => break,
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
-                }
-            }
-            // the nearest deadline: expire what is due, sleep until the next one
-            let mut wait = config.poll;
-            if failed.is_none() {
-                match self.deadline(claimed, &mut idle).await {
-                    Ok(Some(until)) => wait = until,
-                    // requests expired: claim their runs at once
-                    Ok(None) => continue,
                     Err(e) => failed = Some(e),
                 }
             }
@@ -145,12 +142,8 @@ impl Worker {
     /// How long to sleep before the next look: until the nearest deadline (at most the poll),
     /// `None` when requests were just expired (look again at once). A deadline that passed
     /// with nothing to expire (a lapsed lease, taken once there is room) waits a doubling
-    /// while, so a worker never spins on it.
-    async fn deadline(
-        &self,
-        claimed: bool,
-        idle: &mut Backoff,
-    ) -> Result<Option<Duration>, StoreError> {
+    /// while (reset by a claim), so a worker never spins on it.
+    async fn deadline(&self, idle: &mut Backoff) -> Result<Option<Duration>, StoreError> {
         let inner = &*self.inner;
         let now = SystemTime::now();
         let Some(due) = inner.store.next_due().await? else {
@@ -172,9 +165,6 @@ impl Worker {
                 .fetch_add(u64::try_from(expired.len()).unwrap_or(0), Ordering::Relaxed);
             tracing::info!(runs = expired.len(), "worker: requests expired");
             return Ok(None);
-        }
-        if claimed {
-            idle.reset();
         }
         Ok(Some(idle.take()))
     }

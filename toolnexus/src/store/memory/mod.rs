@@ -424,7 +424,9 @@ impl RunStore for MemoryStore {
     fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
             self.with_claim(claim, |rows, mut row| {
-                RunState::Answered.as_str().clone_into(&mut row.state);
+                super::released_state(claim)
+                    .as_str()
+                    .clone_into(&mut row.state);
                 row.append(
                     &RunEvent::new(RunEventKind::Released, now_ms())
                         .by(&claim.lease.owner)

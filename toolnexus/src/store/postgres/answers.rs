@@ -314,23 +314,26 @@ impl PostgresStore {
 
     /// The body of [`RunStore::claim_next`]: the takeover pick, then the answered pick.
     pub(super) async fn claim_next_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
-        let taken = self
-            .claim_picked(
-                owner,
-                "SELECT run_id, state FROM runs
-                     WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= $1)
-                     ORDER BY created_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED",
-            )
-            .await?;
-        if taken.is_some() {
-            return Ok(taken);
-        }
+        // one statement: a few candidates of each kind, each from its own partial index
+        // (expired, lapsed, answered), then the first of them not locked by another worker,
+        // takeovers before answered runs; the outer condition is re-checked on rows another
+        // worker changed meanwhile
         self.claim_picked(
             owner,
-            // `$1` (now) is for the takeover's pick; typed here, unused
             "SELECT run_id, state FROM runs
-                 WHERE state = 'answered' AND $1::bigint IS NOT NULL
-                 ORDER BY created_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED",
+             WHERE run_id IN (
+                 (SELECT run_id FROM runs WHERE state = 'expired'
+                     ORDER BY created_at, run_id LIMIT 8)
+                 UNION ALL
+                 (SELECT run_id FROM runs WHERE state = 'claimed' AND lease_until <= $1
+                     ORDER BY lease_until LIMIT 8)
+                 UNION ALL
+                 (SELECT run_id FROM runs WHERE state = 'answered'
+                     ORDER BY created_at, run_id LIMIT 8))
+               AND (state IN ('expired', 'answered')
+                    OR (state = 'claimed' AND lease_until <= $1))
+             ORDER BY state = 'answered', created_at, run_id
+             LIMIT 1 FOR UPDATE SKIP LOCKED",
         )
         .await
     }
@@ -343,10 +346,10 @@ impl PostgresStore {
         self.with_claim(
             claim,
             &format!(
-                "state = 'answered', lease_owner = NULL, lease_until = NULL, {}",
+                "state = $4, lease_owner = NULL, lease_until = NULL, {}",
                 append_history("$3")
             ),
-            &[&event],
+            &[&event, &crate::store::released_state(claim).as_str()],
         )
         .await?;
         self.tell_workers(&self.client().await?).await

@@ -221,15 +221,16 @@ impl SqliteStore {
         let event = RunEvent::new(RunEventKind::Released, now_ms())
             .by(&claim.lease.owner)
             .json();
+        let state = crate::store::released_state(claim).as_str();
         self.call(move |conn| {
             let changed = conn
                 .prepare_cached(&format!(
-                    "UPDATE runs SET state = 'answered', lease_owner = NULL,
+                    "UPDATE runs SET state = ?4, lease_owner = NULL,
                          lease_until = NULL, version = version + 1, {}
                      WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
                     append_history("?3")
                 ))
-                .and_then(|mut stmt| stmt.execute(params![run_id, token, event]))
+                .and_then(|mut stmt| stmt.execute(params![run_id, token, event, state]))
                 .map_err(backend)?;
             if changed == 1 {
                 Ok(())

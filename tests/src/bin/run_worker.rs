@@ -1,0 +1,178 @@
+//! A worker process of the multi-process worker tests (`tests/tests/worker/processes.rs`): a
+//! `toolnexus::worker::Worker` over a PostgreSQL schema or a SQLite file, resuming the runs of
+//! `store_conformance::Agent` with an `ask` tool whose answered retry has a side effect: one
+//! row in the `effects` table of the same database.
+//!
+//! ```text
+//! run_worker postgres <url> <schema> <name> <lease ms> <concurrency> <poll ms>
+//! run_worker sqlite <file> - <name> <lease ms> <concurrency> <poll ms>
+//! ```
+//!
+//! Prints `ready` once it works; shuts down gracefully when its stdin closes (stop claiming,
+//! drain, release), then prints `stats <json>`. With `RUN_WORKER_PAUSE_MS`, it pauses that
+//! long after each side effect, before the checkpoint that records it (the crash window), so
+//! a test that kills it lands there.
+
+use std::io::BufRead;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use toolnexus::store::{PostgresStore, RunStore, SqliteStore};
+use toolnexus::worker::Worker;
+use toolnexus::{CancellationToken, FnTool, ToolResult, Toolkit};
+use toolnexus_tests::store_conformance::Agent;
+
+/// Where a side effect is written.
+#[derive(Clone)]
+enum Effects {
+    Postgres(Arc<tokio_postgres::Client>, String),
+    Sqlite(std::path::PathBuf),
+}
+
+impl Effects {
+    async fn record(&self, request_id: &str, worker: &str) -> Result<(), String> {
+        match self {
+            Self::Postgres(db, sql) => db
+                .execute(sql, &[&request_id, &worker])
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            Self::Sqlite(path) => {
+                let (path, request_id, worker) =
+                    (path.clone(), request_id.to_owned(), worker.to_owned());
+                tokio::task::spawn_blocking(move || {
+                    let conn = rusqlite::Connection::open(path).map_err(|e| e.to_string())?;
+                    conn.busy_timeout(Duration::from_secs(30))
+                        .map_err(|e| e.to_string())?;
+                    conn.execute(
+                        "INSERT INTO effects (request_id, worker) VALUES (?1, ?2)",
+                        (&request_id, &worker),
+                    )
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|e| e.to_string())?
+            }
+        }
+    }
+}
+
+fn pause() -> Option<Duration> {
+    std::env::var("RUN_WORKER_PAUSE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis)
+}
+
+/// The `ask` tool of [`Agent`], whose answered retry writes its side effect.
+fn toolkit(effects: Effects, name: String) -> Toolkit {
+    let ask = FnTool::builder("ask")
+        .description("Asks the user a question.")
+        .handler(move |_, ctx| {
+            let (effects, name) = (effects.clone(), name.clone());
+            async move {
+                let Some(answer) = ctx.answer() else {
+                    return ToolResult::error("the worker only resumes answered runs");
+                };
+                // (a declined answer never reaches the tool: the model reads it)
+                if let Err(e) = effects.record(&answer.id, &name).await {
+                    return ToolResult::error(format!("side effect failed: {e}"));
+                }
+                if let Some(pause) = pause() {
+                    tokio::time::sleep(pause).await;
+                }
+                let data = answer.data.clone().unwrap_or_default();
+                ToolResult::success(format!("hello {data}"))
+            }
+        })
+        .build()
+        .expect("the ask tool builds");
+    Toolkit::builder()
+        .tool(ask)
+        .build()
+        .expect("the toolkit builds")
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [kind, at, schema, name, lease, concurrency, poll] = args.as_slice() else {
+        eprintln!(
+            "usage: run_worker <postgres|sqlite> <url|file> <schema|-> <name> <lease ms> <concurrency> <poll ms>"
+        );
+        return ExitCode::from(2);
+    };
+    let ms = |s: &str| Duration::from_millis(s.parse().expect("milliseconds"));
+    let (lease, poll) = (ms(lease), ms(poll));
+    let (store, effects): (Arc<dyn RunStore>, Effects) = match kind.as_str() {
+        "postgres" => {
+            let store = PostgresStore::connect_in_schema(at, schema)
+                .await
+                .expect("the store connects")
+                .with_lease(lease);
+            let (db, conn) = tokio_postgres::connect(at, tokio_postgres::NoTls)
+                .await
+                .expect("the effects connection");
+            tokio::spawn(conn);
+            let sql =
+                format!("INSERT INTO \"{schema}\".effects (request_id, worker) VALUES ($1, $2)");
+            (Arc::new(store), Effects::Postgres(Arc::new(db), sql))
+        }
+        "sqlite" => {
+            let store = SqliteStore::open(at)
+                .await
+                .expect("the store opens")
+                .with_lease(lease);
+            (Arc::new(store), Effects::Sqlite(at.into()))
+        }
+        other => {
+            eprintln!("unknown store `{other}`");
+            return ExitCode::from(2);
+        }
+    };
+    let worker = Worker::builder(
+        store,
+        Agent::once().client(),
+        toolkit(effects, name.clone()),
+    )
+    .name(name.as_str())
+    .concurrency(concurrency.parse().expect("a concurrency"))
+    .poll(poll)
+    .grace(Duration::from_secs(2))
+    .build();
+    let stop = CancellationToken::new();
+    // stdin closing is the graceful shutdown
+    std::thread::spawn({
+        let stop = stop.clone();
+        move || {
+            for line in std::io::stdin().lock().lines() {
+                if line.is_err() {
+                    break;
+                }
+            }
+            stop.cancel();
+        }
+    });
+    println!("ready");
+    let stats = worker.run(stop.cancelled_owned()).await;
+    let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
+    println!(
+        "stats {}",
+        json!({
+            "claimed": stats.claimed,
+            "taken_over": stats.taken_over,
+            "finished": stats.finished,
+            "failed": stats.failed,
+            "lost": stats.lost,
+            "released": stats.released,
+            "expired": stats.expired,
+            "store_errors": stats.store_errors,
+            "latency_p50_ms": ms(stats.latency_p50),
+            "latency_p99_ms": ms(stats.latency_p99),
+        })
+    );
+    ExitCode::SUCCESS
+}
