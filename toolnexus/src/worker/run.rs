@@ -68,25 +68,25 @@ impl Worker {
         tracing::info!(concurrency = config.concurrency, "worker: started");
         let mut depth_read: Option<tokio::time::Instant> = None;
         loop {
-            if permits.available_permits() == 0 {
-                // full: nothing to claim until a run ends
-                tokio::select! {
-                    biased;
-                    () = &mut shutdown => break,
-                    Some(_) = tasks.join_next() => {}
-                    () = tokio::time::sleep(config.poll) => {}
-                }
-                continue;
-            }
             let mut failed: Option<StoreError> = None;
-            // the nearest deadline first: what is due expires now, so the claims below take
-            // its runs before answered ones; then sleep until the next deadline
+            // the nearest deadline first, full or not: what is due expires now (so any worker
+            // with room takes its runs before answered ones); then sleep until the next one
             let mut wait = config.poll;
             match self.deadline(&mut idle).await {
                 Ok(Some(until)) => wait = until,
                 // requests expired: look again right after the claims
                 Ok(None) => wait = Duration::ZERO,
                 Err(e) => failed = Some(e),
+            }
+            if failed.is_none() && permits.available_permits() == 0 {
+                // full: nothing to claim until a run ends or a deadline comes
+                tokio::select! {
+                    biased;
+                    () = &mut shutdown => break,
+                    Some(_) = tasks.join_next() => {}
+                    () = tokio::time::sleep(wait.max(FIRST_BACKOFF)) => {}
+                }
+                continue;
             }
             // claim while there is room and work
             while failed.is_none()
