@@ -101,10 +101,10 @@ where
         // the events before a broken line are read first, so the outcome does not depend on
         // where the stream was cut (an event's own error comes before a later line's)
         let fed = decoder.feed(bytes, &mut |event| events.push(event));
-        if !events.is_empty() {
-            if let (Some(at), Some(limit)) = (&mut deadline, limits.idle) {
-                *at = tokio::time::Instant::now() + limit;
-            }
+        if !events.is_empty()
+            && let (Some(at), Some(limit)) = (&mut deadline, limits.idle)
+        {
+            *at = tokio::time::Instant::now() + limit;
         }
         for event in events.drain(..) {
             if let Err(error) = parser.on_data(&event.data, &counting) {
