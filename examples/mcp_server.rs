@@ -1,6 +1,7 @@
 //! A toolkit served as an MCP server over stdio, for desktop MCP hosts (Claude Desktop,
 //! coding agents, IDEs). `delete_note` asks for approval; served over MCP, that question is
-//! an elicitation the host shows in its own UI.
+//! an elicitation the host shows in its own UI. Each tool declares its annotations (read-only,
+//! destructive, idempotent, closed-world), so a host can tell `delete_note` is destructive.
 //!
 //! Build it (`cargo build -p toolnexus-examples --features mcp --example mcp_server`) and point
 //! the host at `target/debug/examples/mcp_server` (see the README's MCP section).
@@ -20,7 +21,7 @@ struct Notes {
 #[toolset]
 impl Notes {
     /// Save a note under a title (replacing any note of that title).
-    #[tool]
+    #[tool(destructive, idempotent, open_world = false)]
     fn save_note(
         &self,
         /// The note's title.
@@ -35,14 +36,14 @@ impl Notes {
     }
 
     /// List the titles of all notes.
-    #[tool]
+    #[tool(read_only, idempotent, open_world = false)]
     fn list_notes(&self) -> Vec<String> {
         let notes = self.notes.lock().unwrap_or_else(PoisonError::into_inner);
         notes.keys().cloned().collect()
     }
 
     /// Delete a note; asks the user to approve first.
-    #[tool]
+    #[tool(destructive, idempotent, open_world = false)]
     fn delete_note(
         &self,
         /// The title of the note to delete.
@@ -59,7 +60,7 @@ impl Notes {
 }
 
 /// Count the words of a text.
-#[tool]
+#[tool(read_only, idempotent, open_world = false)]
 fn word_count(
     /// The text.
     text: &str,

@@ -132,8 +132,10 @@ pub fn toolkit() -> Toolkit {
 /// What a scripted client saw and answered.
 #[derive(Clone, Default)]
 pub struct Script {
-    /// Each elicitation received, as its wire JSON.
+    /// Each elicitation received, as its wire JSON (without `_meta`).
     pub seen: Arc<Mutex<Vec<Value>>>,
+    /// For each elicitation received, its `_meta["toolnexus/pending"]` (`null` when absent).
+    pub pending: Arc<Mutex<Vec<Value>>>,
     /// The answers to give, in order (`None`: never answer).
     pub replies: Arc<Mutex<VecDeque<Option<ElicitResult>>>>,
     /// Which elicitation modes the client declares (`None`: no elicitation capability).
@@ -183,9 +185,21 @@ impl Script {
             .clone()
     }
 
+    /// The `_meta["toolnexus/pending"]` of each elicitation seen so far (`null` when absent).
+    pub fn pending(&self) -> Vec<Value> {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Forgets what was seen.
     pub fn clear(&self) {
         self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
@@ -231,8 +245,19 @@ impl ClientHandler for Script {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        // rmcp moves the wire `_meta` into the context
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(
+                context
+                    .meta
+                    .get("toolnexus/pending")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
         self.seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

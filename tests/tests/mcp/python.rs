@@ -39,7 +39,7 @@ fn python() -> Option<PathBuf> {
 }
 
 /// The `mcp_server` example binary, next to this package's binaries.
-fn example_server() -> Option<PathBuf> {
+pub(crate) fn example_server() -> Option<PathBuf> {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_mcp_peer"))
         .parent()
         .expect("a target directory")

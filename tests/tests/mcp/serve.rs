@@ -226,6 +226,11 @@ async fn suspensions(s: &Session, script: &Script) {
         script.reply(reply);
         let r = call(s, "delete_file", json!({"path": "/tmp/x"})).await;
         assert_eq!(text(&r), (expected.0.to_owned(), expected.1));
+        // the request travels in the elicitation's _meta, as in the fallback
+        assert_eq!(
+            serde_json::to_string(&script.pending()).unwrap(),
+            r#"[{"id":"r-delete","kind":"approval","prompt":"Delete /tmp/x?"}]"#
+        );
         assert_eq!(
             script.seen(),
             [form(
@@ -252,6 +257,10 @@ async fn other_suspensions(s: &Session, script: &Script) {
         [
             json!({"mode": "url", "message": "Login required: https://example.com/login", "url": "https://example.com/login", "elicitationId": "r-login"})
         ]
+    );
+    assert_eq!(
+        serde_json::to_string(&script.pending()).unwrap(),
+        r#"[{"id":"r-login","kind":"authorization","prompt":"Login required: https://example.com/login","url":"https://example.com/login"}]"#
     );
 
     // question: one field per question, a string enum for options
@@ -293,15 +302,27 @@ async fn other_suspensions(s: &Session, script: &Script) {
         [form("Pay 5 EUR?", Payment::answer_schema())]
     );
 
-    // another kind without a schema: the text fallback, the request under _meta
-    script.clear();
-    let r = call(s, "wire_money", json!({})).await;
-    assert_eq!(text(&r), ("Wire 5 EUR?".into(), true));
-    assert_eq!(
-        serde_json::to_string(&r.meta.as_ref().expect("_meta").0["toolnexus/pending"]).unwrap(),
-        r#"{"id":"r-wire","kind":"wire","prompt":"Wire 5 EUR?"}"#
-    );
-    assert!(script.seen().is_empty());
+    // another kind without a schema: an accept/decline form, the request under _meta
+    for (reply, expected) in [
+        (accept(json!({})), ("wired", false)),
+        (decline(), ("declined/expired: Wire 5 EUR?", true)),
+    ] {
+        script.clear();
+        script.reply(reply);
+        let r = call(s, "wire_money", json!({})).await;
+        assert_eq!(text(&r), (expected.0.to_owned(), expected.1));
+        assert_eq!(
+            script.seen(),
+            [form(
+                "Wire 5 EUR?",
+                json!({"type": "object", "properties": {}})
+            )]
+        );
+        assert_eq!(
+            serde_json::to_string(&script.pending()[0]).unwrap(),
+            r#"{"id":"r-wire","kind":"wire","prompt":"Wire 5 EUR?"}"#
+        );
+    }
 
     // a second suspension after the answer: unresolved, never a loop
     script.clear();
@@ -507,4 +528,122 @@ async fn a_client_that_disconnects_mid_elicitation_cancels_the_call() {
 #[tokio::test]
 async fn a_client_that_disconnects_between_rounds_leaves_nothing_behind() {
     disconnect_mid_elicitation(Via::PipeRounds).await;
+}
+
+/// Closing stdin while an elicitation waits for the human ends the server at once: the call is
+/// cancelled, nothing waits out rmcp's drain window (5 s), the tool does not run again.
+#[tokio::test]
+async fn closing_stdin_with_an_elicitation_pending_ends_the_server_at_once() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp_peer"))
+        .arg("toolnexus")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mcp_peer starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let send = |v: Value| format!("{v}\n");
+    stdin
+        .write_all(
+            send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"elicitation": {"form": {}}},
+                    "clientInfo": {"name": "raw", "version": "1"}
+                }}),
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("writes");
+    let first = lines.next_line().await.expect("reads").expect("a line");
+    let init: Value = serde_json::from_str(&first).expect("JSON");
+    assert_eq!(init["id"], 1, "{init}");
+    stdin
+        .write_all(
+            send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).as_bytes(),
+        )
+        .await
+        .expect("writes");
+    stdin
+        .write_all(send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "book_trip", "arguments": {}}})).as_bytes())
+        .await
+        .expect("writes");
+    // the server asks the human
+    let asked = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let line = lines.next_line().await.expect("reads").expect("a line");
+            let msg: Value = serde_json::from_str(&line).expect("JSON");
+            if msg["method"] == "elicitation/create" {
+                return msg;
+            }
+        }
+    })
+    .await
+    .expect("the elicitation arrives");
+    assert_eq!(asked["params"]["message"], "Which city?");
+    assert_eq!(
+        asked["params"]["_meta"]["toolnexus/pending"]["id"],
+        "r-city"
+    );
+
+    // the host goes away: stdin closes with the elicitation unanswered
+    drop(stdin);
+    let started = std::time::Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("the server exits")
+        .expect("waits");
+    let took = started.elapsed();
+    assert!(status.success(), "{status}");
+    assert!(
+        took < Duration::from_secs(2),
+        "the server took {took:?} to exit after stdin closed (rmcp's drain window is 5 s)"
+    );
+}
+
+/// The example declares its tools' annotations: a host sees `delete_note` is destructive.
+#[tokio::test]
+async fn the_example_declares_its_tools_annotations() {
+    let Some(server) = crate::python::example_server() else {
+        return;
+    };
+    let child =
+        TokioChildProcess::new(tokio::process::Command::new(server)).expect("the example starts");
+    let client = Script::new().serve(child).await.expect("client starts");
+    let listed = client.list_all_tools().await.expect("tools/list");
+    let annotations: Vec<(String, Value)> = listed
+        .iter()
+        .map(|t| {
+            (
+                t.name.to_string(),
+                serde_json::to_value(t.annotations.as_ref()).expect("serializes"),
+            )
+        })
+        .collect();
+    let closed = |read_only: bool, destructive: bool| {
+        let mut a = serde_json::Map::new();
+        if read_only {
+            a.insert("readOnlyHint".into(), json!(true));
+        }
+        if destructive {
+            a.insert("destructiveHint".into(), json!(true));
+        }
+        a.insert("idempotentHint".into(), json!(true));
+        a.insert("openWorldHint".into(), json!(false));
+        Value::Object(a)
+    };
+    assert_eq!(
+        annotations,
+        [
+            ("save_note".to_owned(), closed(false, true)),
+            ("list_notes".to_owned(), closed(true, false)),
+            ("delete_note".to_owned(), closed(false, true)),
+            ("word_count".to_owned(), closed(true, false)),
+        ]
+    );
+    let _ = client.cancel().await;
 }

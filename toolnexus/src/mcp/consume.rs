@@ -390,9 +390,9 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let req = match incoming(&self.server, &request) {
+        let req = match incoming(&self.server, &request, Some(&context.meta)) {
             Incoming::Ask(req) => Some(req),
             Incoming::Refused(why) => {
                 if let Ok(mut list) = self.refused.lock() {
@@ -413,8 +413,8 @@ impl ClientHandler for Handler {
             }
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
         };
-        let answer = host(req).await;
-        Ok(result_from_answer(&answer))
+        let answer = host(req.clone()).await;
+        Ok(result_from_answer(&req, &answer))
     }
 }
 

@@ -3,6 +3,7 @@
 
 use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, MetaObject,
+    RequestMetaObject,
 };
 use serde_json::{Map, Value, json};
 
@@ -21,6 +22,13 @@ pub const ELICITATION_ID_KEY: &str = "elicitationId";
 /// The `data` key under which a consumed server's request names the server that asked.
 pub const SERVER_KEY: &str = "mcpServer";
 
+/// The `_meta` key that carries a suspension's [`Request`] (CONTRACT section 8): in every
+/// elicitation a toolnexus server sends (form or URL, `elicitation/create` or inside an
+/// `input_required` result), and in the error result of a client that cannot be asked. A host
+/// on another toolnexus port reads the request's kind, id and `expiresAt` from it; a
+/// toolnexus client takes the request's kind from it.
+pub const PENDING_META_KEY: &str = "toolnexus/pending";
+
 /// The `_meta` key of the decline a consumed server gets when its elicitation asked for a
 /// credential: the trust boundary's message (see [`check_request`]).
 pub const REFUSED_META_KEY: &str = "toolnexus/refused";
@@ -33,8 +41,8 @@ pub(crate) enum Mode {
 }
 
 /// The elicitation a suspension becomes when served over MCP, or `None` when it has no MCP
-/// form (a custom kind without `data.schema`, an authorization without `url`, a schema that
-/// is not a flat MCP form): then the text fallback applies.
+/// form (an authorization without `url`, a schema that is not a flat MCP form): then the text
+/// fallback applies.
 ///
 /// - `input`: a form whose `requestedSchema` is `data.schema`, or one string field
 ///   [`FREE_TEXT_FIELD`] when absent;
@@ -43,9 +51,11 @@ pub(crate) enum Mode {
 ///   (a string enum for its options, an array of that enum when `multiple`);
 /// - `authorization`: a URL-mode elicitation with the request's `url`, whose elicitation id
 ///   is the request id;
-/// - any other kind: a form from `data.schema`.
+/// - any other kind: a form from `data.schema`; without one, a form with no fields (accept or
+///   decline, like an approval), so every kind reaches the client's human.
 ///
-/// The message is the request's prompt. The request must have passed the trust boundary
+/// The message is the request's prompt; the request itself travels under
+/// `_meta["toolnexus/pending"]` ([`PENDING_META_KEY`]), as in the text fallback. The request must have passed the trust boundary
 /// first: [`checked_elicitation_for`] is the door serving goes through.
 fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
     let data_schema = request.data.as_ref().and_then(|d| d.get("schema"));
@@ -55,7 +65,7 @@ fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
             return Some((
                 Mode::Url,
                 ElicitRequestParams::UrlElicitationParams {
-                    meta: None,
+                    meta: Some(pending_meta(request)),
                     message: request.prompt.clone(),
                     url,
                     elicitation_id: request.id.clone(),
@@ -69,22 +79,43 @@ fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
                 "required": [FREE_TEXT_FIELD]
             })
         }),
-        KIND_APPROVAL => json!({"type": "object", "properties": {}}),
+        KIND_APPROVAL => no_fields(),
         KIND_QUESTION => match data_schema {
             Some(schema) => schema.clone(),
             None => question_schema(request.data.as_ref()?.get("questions")?)?,
         },
-        _ => data_schema?.clone(),
+        _ => data_schema.cloned().unwrap_or_else(no_fields),
     };
     let requested_schema: ElicitationSchema = serde_json::from_value(schema).ok()?;
     Some((
         Mode::Form,
         ElicitRequestParams::FormElicitationParams {
-            meta: None,
+            meta: Some(pending_meta(request)),
             message: request.prompt.clone(),
             requested_schema,
         },
     ))
+}
+
+/// A form without fields: accept or decline.
+fn no_fields() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+/// `_meta` with the request under [`PENDING_META_KEY`].
+fn pending_meta(request: &Request) -> RequestMetaObject {
+    let mut meta = RequestMetaObject::new();
+    meta.insert(
+        PENDING_META_KEY.to_owned(),
+        serde_json::to_value(request).unwrap_or(Value::Null),
+    );
+    meta
+}
+
+/// The request a toolnexus server sent under `_meta["toolnexus/pending"]`, if it sent one
+/// that reads as a [`Request`].
+pub(crate) fn pending_in(meta: &Map<String, Value>) -> Option<Request> {
+    serde_json::from_value(meta.get(PENDING_META_KEY)?.clone()).ok()
 }
 
 /// The elicitation a suspension becomes when served over MCP ([`elicitation_for`]), once the
@@ -111,8 +142,12 @@ pub(crate) enum Incoming {
 
 /// A consumed server's elicitation, mapped ([`request_from_elicitation`]) and checked
 /// against the trust boundary before any host sees it.
-pub(crate) fn incoming(server: &str, params: &ElicitRequestParams) -> Incoming {
-    match request_from_elicitation(server, params) {
+pub(crate) fn incoming(
+    server: &str,
+    params: &ElicitRequestParams,
+    meta: Option<&Map<String, Value>>,
+) -> Incoming {
+    match request_from_elicitation(server, params, meta) {
         None => Incoming::Unknown,
         Some(request) => match check_request(&request) {
             Ok(()) => Incoming::Ask(request),
@@ -185,6 +220,22 @@ pub(crate) fn answer_from_result(request: &Request, result: &ElicitResult) -> An
     }
 }
 
+/// The one property of a request's `data.schema` when it has exactly one, of type string.
+fn one_string_field(request: &Request) -> Option<String> {
+    let properties = request
+        .data
+        .as_ref()?
+        .get("schema")?
+        .get("properties")?
+        .as_object()?;
+    match properties.iter().next() {
+        Some((name, p)) if properties.len() == 1 && p.get("type")? == "string" => {
+            Some(name.clone())
+        }
+        _ => None,
+    }
+}
+
 /// An `input` request without `data.schema`: asked as the one field [`FREE_TEXT_FIELD`].
 fn asks_free_text(request: &Request) -> bool {
     request.kind == KIND_INPUT
@@ -196,11 +247,21 @@ fn asks_free_text(request: &Request) -> bool {
 }
 
 /// The [`Request`] a consumed server's elicitation becomes (unchecked: [`incoming`] checks
-/// it): a form -> `input` with
-/// `data.schema` = `requestedSchema`; URL mode -> `authorization` with the `url` and the MCP
-/// elicitation id in `data.elicitationId`. The prompt is the elicitation's message; `data`
-/// also names the server (`data.mcpServer`). `None` for a mode this crate does not know.
-fn request_from_elicitation(server: &str, params: &ElicitRequestParams) -> Option<Request> {
+/// it): a form -> `input` with `data.schema` = `requestedSchema`; URL mode -> `authorization`
+/// with the `url` and the MCP elicitation id in `data.elicitationId`. The prompt is the
+/// elicitation's message; `data` also names the server (`data.mcpServer`). `None` for a mode
+/// this crate does not know.
+///
+/// A toolnexus server sends its request under `_meta["toolnexus/pending"]`: then the request
+/// keeps that kind, id, `data` and `expiresAt` (an approval stays an approval), a form's
+/// fields still taken from `requestedSchema` (a form without fields adds no schema). A form
+/// never becomes an `authorization`.
+fn request_from_elicitation(
+    server: &str,
+    params: &ElicitRequestParams,
+    meta: Option<&Map<String, Value>>,
+) -> Option<Request> {
+    let sent = meta.and_then(pending_in);
     Some(match params {
         ElicitRequestParams::FormElicitationParams {
             message,
@@ -208,30 +269,55 @@ fn request_from_elicitation(server: &str, params: &ElicitRequestParams) -> Optio
             ..
         } => {
             let schema = serde_json::to_value(requested_schema).unwrap_or(Value::Null);
-            Request::input(message.clone())
-                .with_data_entry("schema", schema)
-                .with_data_entry(SERVER_KEY, Value::String(server.to_owned()))
+            let has_fields = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| !p.is_empty());
+            let request = match sent {
+                Some(sent) if sent.kind != KIND_AUTHORIZATION => {
+                    let request = sent.with_prompt(message.clone());
+                    if has_fields {
+                        request.with_data_entry("schema", schema)
+                    } else {
+                        request
+                    }
+                }
+                _ => Request::input(message.clone()).with_data_entry("schema", schema),
+            };
+            request.with_data_entry(SERVER_KEY, Value::String(server.to_owned()))
         }
         ElicitRequestParams::UrlElicitationParams {
             message,
             url,
             elicitation_id,
             ..
-        } => Request::authorization(url.clone())
-            .with_prompt(message.clone())
-            .with_data_entry(ELICITATION_ID_KEY, Value::String(elicitation_id.clone()))
-            .with_data_entry(SERVER_KEY, Value::String(server.to_owned())),
+        } => {
+            let mut request = Request::authorization(url.clone()).with_prompt(message.clone());
+            if let Some(sent) = sent.filter(|s| s.kind == KIND_AUTHORIZATION) {
+                request.id = sent.id;
+                request.expires_at = sent.expires_at;
+            }
+            request
+                .with_data_entry(ELICITATION_ID_KEY, Value::String(elicitation_id.clone()))
+                .with_data_entry(SERVER_KEY, Value::String(server.to_owned()))
+        }
         _ => return None,
     })
 }
 
-/// The elicitation result an [`Answer`] gives back: `ok` -> accept (with `data` as the
-/// content when it is an object); reason `declined` -> decline; any other refusal -> cancel.
-pub(crate) fn result_from_answer(answer: &Answer) -> ElicitResult {
+/// The elicitation result an [`Answer`] to `request` gives back: `ok` -> accept (with `data`
+/// as the content when it is an object; a text answer to a form of one string field, the
+/// free-text convention, as that field); reason `declined` -> decline; any other refusal ->
+/// cancel.
+pub(crate) fn result_from_answer(request: &Request, answer: &Answer) -> ElicitResult {
     if answer.ok {
         let result = ElicitResult::new(ElicitationAction::Accept);
         match &answer.data {
             Some(data @ Value::Object(_)) => result.with_content(data.clone()),
+            Some(text @ Value::String(_)) => match one_string_field(request) {
+                Some(field) => result.with_content(json!({ field: text })),
+                None => result,
+            },
             _ => result,
         }
     } else if answer.reason == Some(DeclineReason::Declined) {
@@ -244,6 +330,7 @@ pub(crate) fn result_from_answer(answer: &Answer) -> ElicitResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::RequestParamsMeta;
 
     fn wire(params: &ElicitRequestParams) -> String {
         serde_json::to_string(params).unwrap()
@@ -255,16 +342,16 @@ mod tests {
         assert_eq!(mode, Mode::Form);
         assert_eq!(
             wire(&params),
-            r#"{"mode":"form","message":"Which city?","requestedSchema":{"type":"object","properties":{"output":{"type":"string"}},"required":["output"]}}"#
+            r#"{"mode":"form","_meta":{"toolnexus/pending":{"id":"r1","kind":"input","prompt":"Which city?"}},"message":"Which city?","requestedSchema":{"type":"object","properties":{"output":{"type":"string"}},"required":["output"]}}"#
         );
     }
 
     #[test]
     fn approval_is_a_form_without_fields() {
-        let (_, params) = elicitation_for(&Request::approval("Delete x?")).unwrap();
+        let (_, params) = elicitation_for(&Request::approval("Delete x?").with_id("r2")).unwrap();
         assert_eq!(
             wire(&params),
-            r#"{"mode":"form","message":"Delete x?","requestedSchema":{"type":"object","properties":{}}}"#
+            r#"{"mode":"form","_meta":{"toolnexus/pending":{"id":"r2","kind":"approval","prompt":"Delete x?"}},"message":"Delete x?","requestedSchema":{"type":"object","properties":{}}}"#
         );
     }
 
@@ -279,8 +366,14 @@ mod tests {
             ]),
         );
         let (_, params) = elicitation_for(&r).unwrap();
+        let mut wire = serde_json::to_value(&params).unwrap();
         assert_eq!(
-            wire(&params),
+            wire["_meta"]["toolnexus/pending"],
+            serde_json::to_value(&r).unwrap()
+        );
+        wire.as_object_mut().unwrap().shift_remove("_meta");
+        assert_eq!(
+            wire.to_string(),
             r#"{"mode":"form","message":"Seat?","requestedSchema":{"type":"object","properties":{"Seat?":{"type":"string","title":"Seat","enum":["aisle","window"]},"Meals?":{"type":"array","items":{"type":"string","enum":["veg","fish"]}},"Note?":{"type":"string"}},"required":["Seat?","Meals?","Note?"]}}"#
         );
     }
@@ -292,7 +385,7 @@ mod tests {
         assert_eq!(mode, Mode::Url);
         assert_eq!(
             wire(&params),
-            r#"{"mode":"url","message":"Login required: https://x/login","url":"https://x/login","elicitationId":"r9"}"#
+            r#"{"mode":"url","_meta":{"toolnexus/pending":{"id":"r9","kind":"authorization","prompt":"Login required: https://x/login","url":"https://x/login"}},"message":"Login required: https://x/login","url":"https://x/login","elicitationId":"r9"}"#
         );
     }
 
@@ -307,16 +400,78 @@ mod tests {
     }
 
     #[test]
-    fn custom_kind_needs_a_schema() {
-        assert!(elicitation_for(&Request::custom("pay", "Pay 5 EUR?")).is_none());
-        let r = Request::custom("pay", "Pay?").with_data_entry(
-            "schema",
-            json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+    fn a_custom_kind_without_a_schema_is_an_accept_or_decline_form() {
+        let expires = "2030-01-01T00:00:00Z";
+        let mut wire_money = Request::custom("wire", "Wire 5 EUR?").with_id("r-wire");
+        wire_money.expires_at = Some(expires.to_owned());
+        let (mode, params) = elicitation_for(&wire_money).unwrap();
+        assert_eq!(mode, Mode::Form);
+        assert_eq!(
+            wire(&params),
+            r#"{"mode":"form","_meta":{"toolnexus/pending":{"id":"r-wire","kind":"wire","prompt":"Wire 5 EUR?","expiresAt":"2030-01-01T00:00:00Z"}},"message":"Wire 5 EUR?","requestedSchema":{"type":"object","properties":{}}}"#
         );
+        // accept reads as a plain yes, decline as declined
+        let yes = ElicitResult::new(ElicitationAction::Accept).with_content(json!({}));
+        assert_eq!(answer_from_result(&wire_money, &yes), Answer::ok("r-wire"));
+        let r = Request::custom("pay", "Pay?")
+            .with_id("r-pay")
+            .with_data_entry(
+                "schema",
+                json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+            );
         let (_, params) = elicitation_for(&r).unwrap();
         assert_eq!(
             wire(&params),
-            r#"{"mode":"form","message":"Pay?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}"#
+            r#"{"mode":"form","_meta":{"toolnexus/pending":{"id":"r-pay","kind":"pay","prompt":"Pay?","data":{"schema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}},"message":"Pay?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}"#
+        );
+    }
+
+    #[test]
+    fn a_request_sent_in_meta_keeps_its_kind_id_and_expiry_on_the_consuming_side() {
+        let mut sent = Request::approval("Delete x?").with_id("sus-1");
+        sent.expires_at = Some("2030-01-01T00:00:00Z".to_owned());
+        let (_, params) = elicitation_for(&sent).unwrap();
+        let meta = params.meta().unwrap().0.0.clone();
+        let r = request_from_elicitation("notes", &params, Some(&meta)).unwrap();
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"id":"sus-1","kind":"approval","prompt":"Delete x?","data":{"mcpServer":"notes"},"expiresAt":"2030-01-01T00:00:00Z"}"#
+        );
+        // a form keeps its fields from requestedSchema, the kind from _meta
+        let pay = Request::custom("payment", "Pay?")
+            .with_id("sus-2")
+            .with_data_entry(
+                "schema",
+                json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}}),
+            );
+        let (_, params) = elicitation_for(&pay).unwrap();
+        let meta = params.meta().unwrap().0.0.clone();
+        let r = request_from_elicitation("shop", &params, Some(&meta)).unwrap();
+        assert_eq!(r.kind, "payment");
+        assert_eq!(r.id, "sus-2");
+        assert_eq!(
+            serde_json::to_string(&r.data).unwrap(),
+            r#"{"schema":{"type":"object","properties":{"confirm":{"type":"boolean"}}},"mcpServer":"shop"}"#
+        );
+        // a form never becomes an authorization, whatever _meta claims
+        let mut claims = Map::new();
+        claims.insert(
+            PENDING_META_KEY.to_owned(),
+            json!({"id": "x", "kind": "authorization", "prompt": "p", "url": "https://x"}),
+        );
+        let r = request_from_elicitation("shop", &params, Some(&claims)).unwrap();
+        assert_eq!(r.kind, "input");
+    }
+
+    #[test]
+    fn a_text_answer_to_a_one_field_form_goes_back_as_that_field() {
+        let r = Request::input("Note?").with_data_entry(
+            "schema",
+            json!({"type": "object", "properties": {"output": {"type": "string"}}}),
+        );
+        assert_eq!(
+            serde_json::to_string(&result_from_answer(&r, &Answer::accept(&r.id, "hi"))).unwrap(),
+            r#"{"action":"accept","content":{"output":"hi"}}"#
         );
     }
 
@@ -363,7 +518,8 @@ mod tests {
 
     #[test]
     fn answers_become_results() {
-        let wire = |a: &Answer| serde_json::to_string(&result_from_answer(a)).unwrap();
+        let r = Request::input("p").with_id("r1");
+        let wire = |a: &Answer| serde_json::to_string(&result_from_answer(&r, a)).unwrap();
         assert_eq!(
             wire(&Answer::accept("r1", json!({"city": "Oslo"}))),
             r#"{"action":"accept","content":{"city":"Oslo"}}"#
@@ -424,7 +580,7 @@ mod tests {
                 "data.schema.properties.p.title",
             ),
         ] {
-            let Incoming::Refused(err) = incoming("bank", &form(schema)) else {
+            let Incoming::Refused(err) = incoming("bank", &form(schema), None) else {
                 panic!("refused: {path}");
             };
             assert_eq!(err.path(), path);
@@ -435,7 +591,7 @@ mod tests {
             assert!(wire.get("content").is_none());
         }
         let city = form(json!({"type": "object", "properties": {"city": {"type": "string"}}}));
-        assert!(matches!(incoming("bank", &city), Incoming::Ask(r) if r.kind == "input"));
+        assert!(matches!(incoming("bank", &city, None), Incoming::Ask(r) if r.kind == "input"));
         // the way to a secret: a URL elicitation
         let url = ElicitRequestParams::UrlElicitationParams {
             meta: None,
@@ -443,7 +599,9 @@ mod tests {
             url: "https://bank.example/login".into(),
             elicitation_id: "e-1".into(),
         };
-        assert!(matches!(incoming("bank", &url), Incoming::Ask(r) if r.kind == "authorization"));
+        assert!(
+            matches!(incoming("bank", &url, None), Incoming::Ask(r) if r.kind == "authorization")
+        );
     }
 
     #[test]
@@ -456,7 +614,7 @@ mod tests {
             }))
             .unwrap(),
         };
-        let r = request_from_elicitation("travel", &form).unwrap();
+        let r = request_from_elicitation("travel", &form, None).unwrap();
         assert_eq!(r.kind, "input");
         assert_eq!(r.prompt, "Which city?");
         assert_eq!(
@@ -469,7 +627,7 @@ mod tests {
             url: "https://x/login".into(),
             elicitation_id: "e-7".into(),
         };
-        let r = request_from_elicitation("travel", &url).unwrap();
+        let r = request_from_elicitation("travel", &url, None).unwrap();
         assert_eq!(r.kind, "authorization");
         assert_eq!(r.prompt, "Log in");
         assert_eq!(r.url.as_deref(), Some("https://x/login"));

@@ -14,12 +14,20 @@
 //! | `approval` | form with no fields (accept = approve) |
 //! | `question` | form, one field per question (string enum for options) |
 //! | `authorization` | URL mode with the request's `url` (elicitation id = request id) |
-//! | other kinds | form from `data.schema`, else the text fallback |
+//! | other kinds | form from `data.schema`, else a form with no fields (accept or decline) |
 //!
 //! Accept becomes `Answer{ok:true, data: content}`, decline `{ok:false, reason:"declined"}`,
 //! cancel `{ok:false, reason:"cancelled"}`; the tool then runs once more with the answer, as
-//! the agent loop would. A client that cannot be asked gets the suspension's output as an
-//! error result with the [`Request`](crate::Request) under `_meta["toolnexus/pending"]`.
+//! the agent loop would. Every elicitation carries the [`Request`](crate::Request) under
+//! `_meta["toolnexus/pending"]` ([`PENDING_META_KEY`]), so a host on another toolnexus port
+//! keeps its kind, id and `expiresAt`. A client that cannot be asked gets the suspension's
+//! output as an error result with the request under the same key.
+//!
+//! A person's time never times out a call: while an elicitation waits, the server sends
+//! progress notifications on the call's progress token
+//! ([`with_progress_interval`](McpService::with_progress_interval)), so a client that resets
+//! its request timeout on progress keeps waiting; only
+//! [`with_timeout`](McpService::with_timeout) bounds the wait.
 //! No elicitation leaves that the trust boundary
 //! ([`check_request`](crate::boundary::check_request)) refuses, whatever the request's kind:
 //! the call's result is that refusal, as an error.
@@ -42,9 +50,12 @@ mod serve;
 
 pub use config::{McpConfig, McpServers, ServerEntry};
 pub use consume::{ElicitationHandler, McpServer, McpServerBuilder, SOURCE_MCP};
-pub use elicit::{ELICITATION_ID_KEY, FREE_TEXT_FIELD, REFUSED_META_KEY, SERVER_KEY};
+pub use elicit::{
+    ELICITATION_ID_KEY, FREE_TEXT_FIELD, PENDING_META_KEY, REFUSED_META_KEY, SERVER_KEY,
+};
 pub use serve::{
-    DEFAULT_ELICITATION_TIMEOUT, HttpServer, INPUT_REQUEST_KEY, McpService, PENDING_META_KEY,
+    DEFAULT_ELICITATION_TIMEOUT, DEFAULT_PROGRESS_INTERVAL, HttpServer, INPUT_REQUEST_KEY,
+    McpService,
 };
 
 /// The rmcp crate this module is built on, to name its transports and types.

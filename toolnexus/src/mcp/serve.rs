@@ -11,7 +11,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     ElicitRequestParams, ElicitResult, Implementation, InputRequest, InputRequests,
     InputRequiredResult, InputResponses, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ProtocolVersion, RequestStateCodec, ServerCapabilities, ServerConfig,
+    ProgressNotificationParam, ProtocolVersion, RequestStateCodec, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer, RunningService};
 use rmcp::transport::streamable_http_server::{
@@ -24,21 +25,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpError;
 use super::annotations::hints_to_mcp;
-use super::elicit::{Mode, answer_from_result, checked_elicitation_for};
+use super::elicit::{Mode, PENDING_META_KEY, answer_from_result, checked_elicitation_for};
 use crate::context::Context;
 use crate::request::{Answer, DeclineReason, Request};
 use crate::result::ToolResult;
 use crate::toolkit::Toolkit;
-
-/// The `_meta` key of a tool result that carries the suspension's [`Request`] when the client
-/// cannot be asked (it declared no elicitation, or not the mode the request needs).
-pub const PENDING_META_KEY: &str = "toolnexus/pending";
 
 /// The key of the one input request a multi-round-trip `input_required` result carries.
 pub const INPUT_REQUEST_KEY: &str = "toolnexus";
 
 /// How long an elicitation may wait for the human unless set otherwise: ten minutes.
 pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How often a call waiting for a person sends a progress notification, unless set otherwise:
+/// every five seconds.
+pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 
 /// A [`Toolkit`] as an MCP server (an rmcp [`ServerHandler`]).
 ///
@@ -73,6 +74,9 @@ pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 #[derive(Clone)]
 pub struct McpService {
     inner: Arc<Inner>,
+    /// Cancelled when the session's transport reached its end (stdin closed): every call
+    /// still in flight ends at once.
+    closed: CancellationToken,
 }
 
 struct Inner {
@@ -81,6 +85,7 @@ struct Inner {
     info: Implementation,
     instructions: Option<String>,
     timeout: Duration,
+    progress_interval: Duration,
     codec: RequestStateCodec,
 }
 
@@ -132,8 +137,10 @@ impl McpService {
                 info: Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
                 instructions: None,
                 timeout: DEFAULT_ELICITATION_TIMEOUT,
+                progress_interval: DEFAULT_PROGRESS_INTERVAL,
                 codec: RequestStateCodec::new_unchecked(key.to_vec()),
             }),
+            closed: CancellationToken::new(),
         }
     }
 
@@ -160,6 +167,17 @@ impl McpService {
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.inner_mut().timeout = timeout;
+        self
+    }
+
+    /// How often a call whose elicitation waits for a person sends a progress notification
+    /// (`notifications/progress` on the call's `progressToken`, when the client gave one), so
+    /// that a client which resets its request timeout on progress keeps waiting for the
+    /// person ([`DEFAULT_PROGRESS_INTERVAL`] unless set). A person's time is bounded by
+    /// [`with_timeout`](Self::with_timeout) alone, never by the client's per-request timeout.
+    #[must_use]
+    pub fn with_progress_interval(mut self, every: Duration) -> Self {
+        self.inner_mut().progress_interval = every.max(Duration::from_millis(10));
         self
     }
 
@@ -192,9 +210,17 @@ impl McpService {
             .map_err(|e| McpError::Serve(e.to_string()))
     }
 
-    /// Serves one client over this process's stdin and stdout until it disconnects.
-    pub async fn serve_stdio(self) -> Result<(), McpError> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
+    /// Serves one client over this process's stdin and stdout until it disconnects. When
+    /// stdin closes, every call still in flight ends at once (one waiting for a person is
+    /// cancelled; the tool is not run again), so the process exits without a drain delay.
+    pub async fn serve_stdio(mut self) -> Result<(), McpError> {
+        let closed = CancellationToken::new();
+        self.closed = closed.clone();
+        let stdin = EofSignal {
+            inner: tokio::io::stdin(),
+            closed,
+        };
+        let running = self.serve((stdin, tokio::io::stdout())).await?;
         running
             .waiting()
             .await
@@ -382,9 +408,11 @@ impl McpService {
         let asked = rc
             .peer
             .create_elicitation_with_timeout(elicitation, Some(self.inner.timeout));
+        let progress = self.progress_while_waiting(request, rc);
         let answer = tokio::select! {
             biased;
             () = rc.ct.cancelled() => return cancelled(),
+            never = progress => match never {},
             asked = asked => match asked {
                 Ok(result) => answer_from_result(request, &result),
                 Err(rmcp::ServiceError::Timeout { .. }) => {
@@ -402,6 +430,32 @@ impl McpService {
             },
         };
         tool_result(&self.resolve(name, args, ctx, request, answer).await)
+    }
+
+    /// Progress notifications on the call's progress token, one every progress interval,
+    /// for as long as it is polled (while a person is asked): the client's request timeout,
+    /// when it resets on progress, never runs out while the person thinks. Without a token
+    /// (or once the client is gone) it waits forever.
+    async fn progress_while_waiting(
+        &self,
+        request: &Request,
+        rc: &RequestContext<RoleServer>,
+    ) -> std::convert::Infallible {
+        let Some(token) = rc.meta.get_progress_token() else {
+            return std::future::pending().await;
+        };
+        let every = self.inner.progress_interval;
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut count = 0u32;
+        loop {
+            ticks.tick().await;
+            count += 1;
+            let note = ProgressNotificationParam::new(token.clone(), f64::from(count))
+                .with_message(format!("waiting for the user: {}", request.prompt));
+            if rc.peer.notify_progress(note).await.is_err() {
+                return std::future::pending().await;
+            }
+        }
     }
 
     /// The loop rule ([`crate::suspend::resolve`], CONTRACT section 3) for one answered
@@ -500,7 +554,14 @@ impl ServerHandler for McpService {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.call(request, &context).await)
+        let name = request.name.to_string();
+        tokio::select! {
+            biased;
+            () = self.closed.cancelled() => Ok(tool_result(&ToolResult::error(format!(
+                "cancelled: {name} (the MCP client closed the connection)"
+            ))).into()),
+            response = self.call(request, &context) => Ok(response),
+        }
     }
 }
 
@@ -526,5 +587,32 @@ impl HttpServer {
     /// Stops accepting connections and ends every session.
     pub fn shutdown(&self) {
         self.shutdown.cancel();
+    }
+}
+
+/// A reader that cancels `closed` when it reaches its end (or fails): how `serve_stdio` learns
+/// at once that stdin closed, while rmcp would let in-flight calls drain for seconds.
+struct EofSignal<R> {
+    inner: R,
+    closed: CancellationToken,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofSignal<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let had_room = buf.remaining() > 0;
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        match &polled {
+            std::task::Poll::Ready(Ok(())) if had_room && buf.filled().len() == before => {
+                self.closed.cancel();
+            }
+            std::task::Poll::Ready(Err(_)) => self.closed.cancel(),
+            _ => {}
+        }
+        polled
     }
 }
