@@ -210,9 +210,9 @@ pub fn trip_args(prompt: &str) -> Value {
         "kind": "input",
         "prompt": prompt,
         "schema": {"type": "object", "properties": {
-            "city": {"type": "string", "description": "Where to."},
+            "city": {"type": "string", "description": "The city you fly to; the airport nearest to it is booked for you."},
             "nights": {"type": "integer", "description": "How many nights.", "minimum": 1},
-            "seat": {"type": "string", "enum": ["aisle", "window"]},
+            "seat": {"type": "string", "title": "Seat preference", "enum": ["aisle", "window"]},
             "bags": {"type": "boolean", "description": "Checked luggage."}
         }, "required": ["city", "nights"]}
     })

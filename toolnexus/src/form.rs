@@ -8,7 +8,7 @@
 //! {"type":"object","properties":{"city":{"type":"string","description":"The city."}},"required":["city"]}
 //! ```
 //!
-//! Each property is `{"type", "enum"?, "description"?}` with `type` one of `string`, `number`,
+//! Each property is `{"type", "enum"?, "title"?, "description"?}` with `type` one of `string`, `number`,
 //! `integer`, `boolean` (`enum` only on strings); `required` lists the fields that are neither
 //! `Option` nor `#[serde(default)]` and is omitted when empty.
 
@@ -35,6 +35,27 @@ use crate::suspend::SuspendError;
 /// assert_eq!(
 ///     Trip::answer_schema().to_string(),
 ///     r#"{"type":"object","properties":{"city":{"type":"string","description":"Where to."},"nights":{"type":"integer"},"window_seat":{"type":"boolean"}},"required":["city","nights"]}"#
+/// );
+/// ```
+///
+/// A page or an MCP client shows a field by its label: the field's `#[form(label = "..")]`
+/// (the schema's `title`), else its doc comment when that is one short line; the code name
+/// (`cost_center`) is a last resort that the answer page (feature `inbox`) turns into words
+/// ("Cost center"). A label is checked for credentials like the field's name.
+///
+/// ```
+/// use toolnexus::Form;
+///
+/// #[derive(Form, serde::Deserialize)]
+/// struct Expense {
+///     /// The department that pays; ask finance when unsure.
+///     #[form(label = "Cost center")]
+///     cost_center: String,
+/// }
+///
+/// assert_eq!(
+///     Expense::answer_schema()["properties"]["cost_center"].to_string(),
+///     r#"{"type":"string","title":"Cost center","description":"The department that pays; ask finance when unsure."}"#
 /// );
 /// ```
 ///
@@ -124,8 +145,12 @@ pub(crate) fn enum_schema(values: &[&str]) -> Map<String, Value> {
 /// One property of a form: name, schema (with the description appended), whether required.
 pub(crate) fn property(
     mut schema: Map<String, Value>,
+    title: Option<&str>,
     description: Option<&str>,
 ) -> Map<String, Value> {
+    if let Some(t) = title.filter(|t| !t.is_empty()) {
+        schema.insert("title".to_owned(), Value::String(t.to_owned()));
+    }
     if let Some(d) = description.filter(|d| !d.is_empty()) {
         schema.insert("description".to_owned(), Value::String(d.to_owned()));
     }
@@ -199,10 +224,11 @@ fn restrict(schema: &Value) -> Result<Value, String> {
                     "field `{name}` is {what}; answer forms hold flat primitives only (string, number, integer, boolean, string enum)"
                 )
             })?;
+            let title = prop.get("title").and_then(Value::as_str);
             let description = prop.get("description").and_then(Value::as_str);
             props.push((
                 name.clone(),
-                property(flat, description),
+                property(flat, title, description),
                 required.contains(&name.as_str()),
             ));
         }

@@ -241,7 +241,10 @@ impl Session<'_> {
             self.text(".prompt").await,
             "Plan the trip to the conference"
         );
-        assert_eq!(self.text("#i-f\\.city-help").await, "Where to.");
+        assert_eq!(
+            self.text("#i-f\\.city-help").await,
+            "The city you fly to; the airport nearest to it is booked for you."
+        );
 
         // a wrong value: the message, nothing resumed
         self.type_into("#i-f\\.city", "Oslo").await;
@@ -250,7 +253,7 @@ impl Session<'_> {
         shot(self.browser, "03-input-wrong-value").await;
         assert_eq!(
             self.text(".error").await,
-            "`nights` must be a whole number, not `three`"
+            "How many nights: must be a whole number, not `three`"
         );
         assert_eq!(self.fx.retries(), 0);
 
@@ -271,6 +274,27 @@ impl Session<'_> {
     async fn approval(&self, id: &str) {
         self.goto_request(id).await;
         shot(self.browser, "05-approval").await;
+        // the desk: the kind in words, and what will run
+        assert_eq!(self.text("h1").await, "Needs your approval");
+        let will_run = self.text("section.run").await;
+        assert!(
+            will_run.starts_with("What will run: Ask ask\n"),
+            "{will_run}"
+        );
+        assert!(
+            will_run.contains("\nPrompt Deploy build 42 to production?\n"),
+            "{will_run}"
+        );
+        // and at a desktop width
+        self.browser
+            .set_window_size(1280, 900)
+            .await
+            .expect("resize");
+        shot(self.browser, "05-approval-desktop").await;
+        self.browser
+            .set_window_size(420, 900)
+            .await
+            .expect("resize");
         self.click("button[value=accept]").await;
         assert_eq!(self.outcome().await, "final: answered: null");
         shot(self.browser, "06-approval-done").await;
@@ -309,6 +333,30 @@ impl Session<'_> {
         shot(self.browser, "10-question-done").await;
     }
 
+    /// A required choice starts empty; submitting it so is refused next to the field.
+    async fn choice(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "11-choice").await;
+        let retries = self.fx.retries();
+        assert_eq!(
+            self.text("#i-f\\.cost_center option:checked").await,
+            "Choose…"
+        );
+        self.click("button[value=accept]").await;
+        shot(self.browser, "12-choice-refused").await;
+        assert_eq!(
+            self.text("#i-f\\.cost_center-error").await,
+            "Cost center: choose one"
+        );
+        assert_eq!(self.fx.retries(), retries, "nothing ran");
+        self.click("#i-f\\.cost_center option[value=lab]").await;
+        self.click("button[value=accept]").await;
+        assert_eq!(
+            self.outcome().await,
+            r#"final: answered: {"cost_center":"lab"}"#
+        );
+    }
+
     async fn forged(&self, id: &str) {
         let good = self
             .inbox
@@ -345,6 +393,14 @@ async fn the_inbox_in_headless_chromium() {
                 {"question": "Drinks?", "options": ["water", "juice", "coffee"], "multiple": true}
             ]}),
         )
+        .await;
+    let expense = fx
+        .park(json!({
+            "kind": "expense", "prompt": "Book the taxi to the airport",
+            "schema": {"type": "object", "properties": {
+                "cost_center": {"type": "string", "enum": ["sales", "lab"]}
+            }, "required": ["cost_center"]}
+        }))
         .await;
     let input = fx.park(trip_args("Plan the trip to the conference")).await;
     // the fixture's worker expires the expired request at once: its run goes on with
@@ -390,6 +446,7 @@ async fn the_inbox_in_headless_chromium() {
         session.approval(&approval.id).await;
         session.expired(&expired.id).await;
         session.question(&question.id).await;
+        session.choice(&expense.id).await;
         session.forged(&input.id).await;
     };
     let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(cases)).await;

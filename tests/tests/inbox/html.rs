@@ -331,9 +331,17 @@ async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothin
     let (cookie, csrf, page) = open(&app, &url).await;
     for part in [
         r#"<input type="text" id="i-f.city" name="f.city" value="" required aria-invalid="false">"#,
-        r#"<p class="help" id="i-f.city-help">Where to.</p>"#,
+        // labels are words, never the code name: the code name in words (with the long
+        // description as help), a short description, the title
+        r#"<label for="i-f.city">City<span class="req" title="required"> *</span></label><p class="help" id="i-f.city-help">The city you fly to; the airport nearest to it is booked for you.</p>"#,
+        r#"<label for="i-f.nights">How many nights<span class="req" title="required"> *</span></label>"#,
+        r#"<label for="i-f.seat">Seat preference</label>"#,
+        r#"<strong>Checked luggage</strong>"#,
+        // the kind in plain words, and what will run
+        r#"<h1 data-kind="input">Needs information</h1>"#,
+        r#"<details class="run"><summary>What will run: Ask <code class="muted">ask</code></summary><table>"#,
         r#"inputmode="numeric" id="i-f.nights" name="f.nights""#,
-        r#"<select id="i-f.seat" name="f.seat" aria-invalid="false"><option value="">—</option><option value="aisle">aisle</option><option value="window">window</option></select>"#,
+        r#"<select id="i-f.seat" name="f.seat" aria-invalid="false"><option value="" selected>—</option><option value="aisle">aisle</option><option value="window">window</option></select>"#,
         r#"<input type="checkbox" id="i-f.bags" name="f.bags">"#,
         r#"<span class="req" title="required"> *</span>"#,
     ] {
@@ -351,7 +359,7 @@ async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothin
     .await;
     wrong.says(
         StatusCode::UNPROCESSABLE_ENTITY,
-        r#"<p class="error" role="alert">`nights` must be a whole number, not `three`</p>"#,
+        r#"<p class="error field" id="i-f.nights-error" role="alert">How many nights: must be a whole number, not `three`</p>"#,
     );
     assert!(
         wrong.body.contains(r#"value="Oslo""#),
@@ -470,7 +478,7 @@ async fn prompts_and_values_are_escaped() {
     assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(!bad.body.contains("<script>"), "{}", bad.body);
     bad.shows(r#"value="&quot;&gt;&lt;script&gt;2&lt;/script&gt;""#);
-    bad.shows("`pick` must be one of: &quot;&gt;&lt;script&gt;1&lt;/script&gt;");
+    bad.shows("Pick: must be one of: &quot;&gt;&lt;script&gt;1&lt;/script&gt;");
 }
 
 /// Parks `args`'s request (an innocent form), then rewrites the parked record's request (every
@@ -687,7 +695,7 @@ async fn the_json_api_lists_gets_and_answers() {
     assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(
         serde_json::from_str::<Value>(&wrong.body).expect("json"),
-        json!({"error": "`nights` must be a whole number", "field": "nights"})
+        json!({"error": "How many nights: must be a whole number", "field": "nights"})
     );
     assert_eq!(fx.retries(), 0);
 
@@ -831,7 +839,7 @@ async fn mounted_under_a_prefix_links_follow_the_mount_point() {
     page.says(
         StatusCode::OK,
         &format!(
-            r#"<form method="post" action="{}">"#,
+            r#"<form method="post" action="{}" novalidate>"#,
             url.replace('&', "&amp;")
         ),
     );
@@ -896,4 +904,92 @@ async fn a_run_that_asks_again_links_to_its_next_request() {
         "No request waits under this id: it was answered already, or never existed.",
     );
     assert_eq!(fx.retries(), 2);
+}
+
+#[tokio::test]
+async fn an_approval_page_says_in_words_what_will_run_and_who_asks() {
+    let (fx, req, app, url) = parked(approval_args("Deploy build 42?")).await;
+    let (_, _, page) = open(&app, &url).await;
+    for part in [
+        r#"<h1 data-kind="approval">Needs your approval</h1>"#,
+        r#"<section class="run" aria-label="What will run"><h2>What will run: Ask <code class="muted">ask</code></h2>"#,
+        r#"<tr><th scope="row">Kind</th><td>approval</td></tr>"#,
+        r#"<tr><th scope="row">Prompt</th><td>Deploy build 42?</td></tr>"#,
+        r#"<button type="submit" name="action" value="accept">Approve</button>"#,
+    ] {
+        assert!(page.contains(part), "missing {part} in {page}");
+    }
+    let run_id = fx
+        .store
+        .get_by_request(&req.id)
+        .await
+        .expect("store")
+        .expect("the parked run")
+        .info
+        .run_id;
+    assert!(
+        page.contains(&format!("Asked by run <code>{run_id}</code>.")),
+        "{page}"
+    );
+    // the list says it in words too (the kind stays machine-readable)
+    let list = send(&app, get_admin("/")).await;
+    list.shows(r#"<span class="kind" data-kind="approval">Needs your approval</span>"#);
+}
+
+#[tokio::test]
+async fn a_required_choice_starts_empty_and_submitting_it_empty_is_refused_next_to_it() {
+    let (fx, req, app, url) = parked(json!({
+        "kind": "expense", "prompt": "Book the taxi",
+        "schema": {"type": "object", "properties": {
+            "cost_center": {"type": "string", "enum": ["sales", "lab"]}
+        }, "required": ["cost_center"]}
+    }))
+    .await;
+    let (cookie, csrf, page) = open(&app, &url).await;
+    for part in [
+        r#"<label for="i-f.cost_center">Cost center<span class="req" title="required"> *</span></label>"#,
+        r#"<select id="i-f.cost_center" name="f.cost_center" required aria-invalid="false"><option value="" selected>Choose…</option><option value="sales">sales</option><option value="lab">lab</option></select>"#,
+        r#"<h1 data-kind="expense">Needs your answer</h1>"#,
+        "novalidate",
+    ] {
+        assert!(page.contains(part), "missing {part} in {page}");
+    }
+    // what a browser sends when nothing was chosen: refused, next to the field; nothing runs
+    let empty = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.cost_center="),
+        ),
+    )
+    .await;
+    empty.says(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        r#"<select id="i-f.cost_center" name="f.cost_center" required aria-invalid="true"><option value="" selected>Choose…</option>"#,
+    );
+    empty.shows(
+        r#"<p class="error field" id="i-f.cost_center-error" role="alert">Cost center: choose one</p>"#,
+    );
+    assert!(
+        !empty.body.contains(r#"<p class="error" role="alert">"#),
+        "the message is next to the field, not on top: {}",
+        empty.body
+    );
+    assert_eq!(fx.retries(), 0);
+    assert_eq!(state_of(&fx, &req.id).await, RunState::Parked);
+
+    let chosen = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.cost_center=lab"),
+        ),
+    )
+    .await;
+    assert_eq!(chosen.status, StatusCode::OK, "{}", chosen.body);
+    moved_on(&app, &status_link(&chosen))
+        .await
+        .shows(r#"final: answered: {&quot;cost_center&quot;:&quot;lab&quot;}"#);
 }

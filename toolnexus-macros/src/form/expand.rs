@@ -20,9 +20,13 @@ pub(crate) fn form(form: &Form<'_>) -> TokenStream {
                     || quote!(::core::option::Option::None),
                     |d| quote!(::core::option::Option::Some(#d)),
                 );
+                let label = f.label.as_ref().map_or_else(
+                    || quote!(::core::option::Option::None),
+                    |l| quote!(::core::option::Option::Some(#l)),
+                );
                 let has_default = f.has_default;
                 let call = quote_spanned! {ty.span()=> #rt::form_property::<#ty> };
-                quote!(#call(#name, #description, #has_default))
+                quote!(#call(#name, #label, #description, #has_default))
             });
             quote! {
                 #[automatically_derived]

@@ -38,6 +38,8 @@ pub(crate) struct Field<'a> {
     pub(crate) name: String,
     pub(crate) ty: &'a Type,
     pub(crate) description: Option<Description>,
+    /// `#[form(label = "..")]`: what a page shows as the field's label (the schema's `title`).
+    pub(crate) label: Option<syn::LitStr>,
     pub(crate) has_default: bool,
     /// `#[serde(flatten)]`, where it is written.
     pub(crate) flatten: Option<Span>,
@@ -112,6 +114,36 @@ fn form_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
     krate
 }
 
+/// A field's `#[form(label = "..")]`.
+fn field_form_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::LitStr> {
+    let mut label: Option<syn::LitStr> = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("form")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("label") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if label.is_some() {
+                    errors.push(syn::Error::new(
+                        meta.path.span(),
+                        "duplicate `#[form]` key `label`",
+                    ));
+                } else if lit.value().trim().is_empty() {
+                    errors.push(syn::Error::new(
+                        lit.span(),
+                        "`label` is empty; write the words a person reads next to the field",
+                    ));
+                } else {
+                    label = Some(lit);
+                }
+                Ok(())
+            } else {
+                Err(meta.error("unknown `#[form]` key on a field; expected `label = \"..\"`"))
+            }
+        });
+        errors.ok(result);
+    }
+    label
+}
+
 fn fields<'a>(
     container: &SerdeAttrs,
     fields: impl Iterator<Item = &'a syn::Field>,
@@ -135,6 +167,7 @@ fn fields<'a>(
             name,
             ty: &field.ty,
             description: doc_text(&doc_lines(&field.attrs)),
+            label: field_form_attr(&field.attrs, errors),
             has_default: attrs.default.is_some(),
             flatten: attrs.flatten,
         });

@@ -26,6 +26,18 @@ pub(crate) fn check(form: &Form<'_>, errors: &mut Errors) {
                         span,
                         format!("`#[serde(flatten)]` nests another struct in the form; {FLAT}"),
                     ));
+                } else if let Some(label) = field
+                    .label
+                    .as_ref()
+                    .filter(|l| is_credential_field(&l.value()))
+                {
+                    errors.push(syn::Error::new(
+                        label.span(),
+                        format!(
+                            "the label {:?} asks for a credential; secrets must never pass through answer data: send the human to log in with an `authorization` request and a `url` instead (`suspend!(authorization, url = ..)`)",
+                            label.value()
+                        ),
+                    ));
                 } else if let Some(bad) = [&field.rust_name, &field.name]
                     .into_iter()
                     .find(|n| is_credential_field(n))

@@ -151,18 +151,16 @@ fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
         };
         let num = |k: &str| prop.get(k).and_then(Value::as_f64);
         let len = |k: &str| prop.get(k).and_then(Value::as_u64);
+        let (label, help) = label_of(
+            key,
+            prop.get("title").and_then(Value::as_str),
+            prop.get("description").and_then(Value::as_str),
+        );
         fields.push(Field {
             name: format!("f.{key}"),
             key: key.clone(),
-            label: prop
-                .get("title")
-                .and_then(Value::as_str)
-                .unwrap_or(key)
-                .to_owned(),
-            help: prop
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            label,
+            help,
             required: required.contains(&key.as_str()),
             control,
             min: num("minimum"),
@@ -172,6 +170,56 @@ fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
         });
     }
     Ok(fields)
+}
+
+/// A field's label and help text: its `title`; else its description when that is one short
+/// line (then no help); else its code name in words (`cost_center`, `costCenter` -> "Cost
+/// center"), with the description as help. A person never reads the code name as it is.
+fn label_of(key: &str, title: Option<&str>, description: Option<&str>) -> (String, Option<String>) {
+    let title = title.map(str::trim).filter(|t| !t.is_empty());
+    let description = description.map(str::trim).filter(|d| !d.is_empty());
+    if let Some(t) = title {
+        return (t.to_owned(), description.map(str::to_owned));
+    }
+    match description {
+        Some(d) if !d.contains('\n') && d.chars().count() <= SHORT_LABEL => {
+            (d.strip_suffix('.').unwrap_or(d).to_owned(), None)
+        }
+        _ => (words(key), description.map(str::to_owned)),
+    }
+}
+
+/// The longest description that serves as a label.
+const SHORT_LABEL: usize = 60;
+
+/// A code name in words: `cost_center`, `costCenter`, `cost-center` -> "Cost center";
+/// `vatID` -> "Vat id".
+pub(crate) fn words(code: &str) -> String {
+    let mut out = String::with_capacity(code.len() + 4);
+    let mut prev: Option<char> = None;
+    for c in code.chars() {
+        let boundary = match prev {
+            Some(p) => c.is_uppercase() && (p.is_lowercase() || p.is_ascii_digit()),
+            None => false,
+        };
+        if c == '_' || c == '-' || c == '.' || c.is_whitespace() {
+            if !out.is_empty() && !out.ends_with(' ') {
+                out.push(' ');
+            }
+        } else {
+            if boundary && !out.ends_with(' ') {
+                out.push(' ');
+            }
+            out.extend(c.to_lowercase());
+        }
+        prev = Some(c);
+    }
+    let out = out.trim_end();
+    let mut chars = out.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => code.to_owned(),
+    }
 }
 
 fn questions_form(questions: &Value) -> Result<Vec<Field>, Refusal> {
@@ -298,7 +346,12 @@ pub(crate) fn from_json(
 
 fn check_missing(f: &Field) -> Result<(), Invalid> {
     if f.required {
-        Err(Invalid::new(&f.key, format!("`{}` is required", f.label)))
+        let what = match f.control {
+            // a required choice starts empty: nothing is chosen for the person
+            Control::Select(_) | Control::Choice { .. } => "choose one",
+            _ => "required",
+        };
+        Err(Invalid::new(&f.key, format!("{}: {what}", f.label)))
     } else {
         Ok(())
     }
@@ -309,7 +362,7 @@ fn parse_number(f: &Field, raw: &str) -> Result<Value, Invalid> {
         raw.parse::<i64>().map(Value::from).map_err(|_| {
             Invalid::new(
                 &f.key,
-                format!("`{}` must be a whole number, not `{raw}`", f.label),
+                format!("{}: must be a whole number, not `{raw}`", f.label),
             )
         })
     } else {
@@ -320,7 +373,7 @@ fn parse_number(f: &Field, raw: &str) -> Result<Value, Invalid> {
             .ok_or_else(|| {
                 Invalid::new(
                     &f.key,
-                    format!("`{}` must be a number, not `{raw}`", f.label),
+                    format!("{}: must be a number, not `{raw}`", f.label),
                 )
             })
     }
@@ -330,13 +383,13 @@ fn check_value(f: &Field, v: &Value) -> Result<(), Invalid> {
     let bad = |m: String| Err(Invalid::new(&f.key, m));
     match (&f.control, v) {
         (Control::Checkbox, Value::Bool(_)) => Ok(()),
-        (Control::Checkbox, _) => bad(format!("`{}` must be true or false", f.label)),
+        (Control::Checkbox, _) => bad(format!("{}: must be true or false", f.label)),
         (Control::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => {
             check_range(f, n.as_f64())
         }
-        (Control::Integer, _) => bad(format!("`{}` must be a whole number", f.label)),
+        (Control::Integer, _) => bad(format!("{}: must be a whole number", f.label)),
         (Control::Number, Value::Number(n)) => check_range(f, n.as_f64()),
-        (Control::Number, _) => bad(format!("`{}` must be a number", f.label)),
+        (Control::Number, _) => bad(format!("{}: must be a number", f.label)),
         (
             Control::Select(options)
             | Control::Choice {
@@ -349,7 +402,7 @@ fn check_value(f: &Field, v: &Value) -> Result<(), Invalid> {
                 Ok(())
             } else {
                 bad(format!(
-                    "`{}` must be one of: {}",
+                    "{}: must be one of: {}",
                     f.label,
                     options.join(", ")
                 ))
@@ -366,38 +419,34 @@ fn check_value(f: &Field, v: &Value) -> Result<(), Invalid> {
                 match c.as_str() {
                     Some(s) if options.iter().any(|o| o == s) => {}
                     _ => {
-                        return bad(format!(
-                            "`{}` accepts only: {}",
-                            f.label,
-                            options.join(", ")
-                        ));
+                        return bad(format!("{}: accepts only: {}", f.label, options.join(", ")));
                     }
                 }
             }
             Ok(())
         }
         (Control::Choice { multiple: true, .. }, _) => {
-            bad(format!("`{}` must be a list of choices", f.label))
+            bad(format!("{}: must be a list of choices", f.label))
         }
         (Control::Text, Value::String(s)) => {
             let n = s.chars().count() as u64;
             if f.min_len.is_some_and(|m| n < m) {
                 return bad(format!(
-                    "`{}` needs at least {} characters",
+                    "{}: needs at least {} characters",
                     f.label,
                     f.min_len.unwrap_or(0)
                 ));
             }
             if f.max_len.is_some_and(|m| n > m) {
                 return bad(format!(
-                    "`{}` takes at most {} characters",
+                    "{}: takes at most {} characters",
                     f.label,
                     f.max_len.unwrap_or(0)
                 ));
             }
             Ok(())
         }
-        _ => bad(format!("`{}` must be text", f.label)),
+        _ => bad(format!("{}: must be text", f.label)),
     }
 }
 
@@ -406,13 +455,13 @@ fn check_range(f: &Field, n: Option<f64>) -> Result<(), Invalid> {
     if let Some(min) = f.min.filter(|m| n < *m) {
         return Err(Invalid::new(
             &f.key,
-            format!("`{}` must be at least {min}", f.label),
+            format!("{}: must be at least {min}", f.label),
         ));
     }
     if let Some(max) = f.max.filter(|m| n > *m) {
         return Err(Invalid::new(
             &f.key,
-            format!("`{}` must be at most {max}", f.label),
+            format!("{}: must be at most {max}", f.label),
         ));
     }
     Ok(())
@@ -461,21 +510,72 @@ mod tests {
     fn wrong_values_name_the_field() {
         let f = trip();
         let e = from_form(&f, &pairs(&[("f.city", "Oslo"), ("f.nights", "three")])).unwrap_err();
-        assert_eq!(e.message, "`nights` must be a whole number, not `three`");
+        assert_eq!(e.message, "Nights: must be a whole number, not `three`");
         let e = from_form(&f, &pairs(&[("f.nights", "2")])).unwrap_err();
-        assert_eq!(e.message, "`city` is required");
+        assert_eq!(e.message, "Where to: required");
         let e = from_form(&f, &pairs(&[("f.city", "x"), ("f.nights", "0")])).unwrap_err();
-        assert_eq!(e.message, "`nights` must be at least 1");
+        assert_eq!(e.message, "Nights: must be at least 1");
         let e = from_form(
             &f,
             &pairs(&[("f.city", "x"), ("f.nights", "1"), ("f.seat", "roof")]),
         )
         .unwrap_err();
-        assert_eq!(e.message, "`seat` must be one of: aisle, window");
+        assert_eq!(e.message, "Seat: must be one of: aisle, window");
         let e = from_json(&f, Some(&json!({"city":"x","nights":1,"pet":"cat"}))).unwrap_err();
         assert_eq!(e.message, "`pet` is not a field of this form");
         let e = from_json(&f, Some(&json!({"city":"x","nights":1.5}))).unwrap_err();
-        assert_eq!(e.message, "`nights` must be a whole number");
+        assert_eq!(e.message, "Nights: must be a whole number");
+    }
+
+    #[test]
+    fn labels_are_words_a_person_reads_never_the_code_name() {
+        assert_eq!(words("cost_center"), "Cost center");
+        assert_eq!(words("costCenter"), "Cost center");
+        assert_eq!(words("cost-center"), "Cost center");
+        assert_eq!(words("vatID"), "Vat id");
+        assert_eq!(words("nights2Stay"), "Nights2 stay");
+        assert_eq!(words("_"), "_");
+        let schema = json!({"type":"object","properties":{
+            "cost_center":{"type":"string"},
+            "amount":{"type":"number","description":"Amount in EUR."},
+            "note":{"type":"string","title":"Note for finance","description":"Shown on the report."},
+            "why":{"type":"string","description":"Why this expense is needed; a sentence or two that finance reads before it signs off."}}});
+        let f = schema_form(&schema).unwrap();
+        // by key: the order of properties is not what this checks
+        let mut seen: Vec<(&str, &str, Option<&str>)> = f
+            .iter()
+            .map(|f| (f.key.as_str(), f.label.as_str(), f.help.as_deref()))
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            [
+                ("amount", "Amount in EUR", None),
+                ("cost_center", "Cost center", None),
+                ("note", "Note for finance", Some("Shown on the report.")),
+                (
+                    "why",
+                    "Why",
+                    Some(
+                        "Why this expense is needed; a sentence or two that finance reads before it signs off."
+                    )
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_required_choice_left_empty_is_refused_on_its_field() {
+        let schema = json!({"type":"object","properties":{
+            "cost_center":{"type":"string","enum":["sales","lab"]}},"required":["cost_center"]});
+        let f = schema_form(&schema).unwrap();
+        // the page's empty "Choose..." option submits an empty value
+        let e = from_form(&f, &pairs(&[("f.cost_center", "")])).unwrap_err();
+        assert_eq!(e, Invalid::new("cost_center", "Cost center: choose one"));
+        let e = from_json(&f, Some(&json!({}))).unwrap_err();
+        assert_eq!(e.message, "Cost center: choose one");
+        let ok = from_form(&f, &pairs(&[("f.cost_center", "lab")])).unwrap();
+        assert_eq!(Value::Object(ok), json!({"cost_center":"lab"}));
     }
 
     #[test]

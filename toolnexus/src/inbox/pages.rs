@@ -4,7 +4,9 @@ use std::time::{Duration, SystemTime};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::fields::{Control, Field, Invalid, Shape};
+use serde_json::Value;
+
+use super::fields::{Control, Field, Invalid, Shape, words};
 use crate::request::Request;
 
 const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-width:40rem;padding:1rem;color:#1b1b1b;background:#fafafa}\
@@ -19,7 +21,22 @@ button.secondary{background:#fff;color:#1d4ed8}\
 .error{background:#fde8e8;border:1px solid #b00020;color:#7a0014;border-radius:.4rem;padding:.6rem}\
 .notice{background:#fff7e0;border:1px solid #c99700;border-radius:.4rem;padding:.6rem}\
 .done{background:#e6f6ea;border:1px solid #1b7f3b;border-radius:.4rem;padding:.6rem;white-space:pre-wrap}\
-.muted{color:#666;font-size:.9rem}.when{white-space:nowrap;color:#444;font-size:.9rem}";
+.muted{color:#666;font-size:.9rem}.when{white-space:nowrap;color:#444;font-size:.9rem}\
+.run summary{cursor:pointer;font-weight:600}.run{background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.6rem .8rem;margin:1rem 0}.run h2{font-size:1rem;margin:0 0 .4rem}\
+.run th{font-weight:600;width:35%}.run td{overflow-wrap:anywhere}code{font-size:.9em}\
+p.error.field{margin:.3rem 0 0;padding:.3rem .5rem}";
+
+/// A request's kind in plain words, for the badge and the heading.
+pub(crate) fn kind_words(kind: &str) -> &'static str {
+    match kind {
+        "approval" => "Needs your approval",
+        "input" => "Needs information",
+        "authorization" => "Sign-in needed",
+        "question" => "A question for you",
+        "reconcile" => "Needs a decision on an interrupted call",
+        _ => "Needs your answer",
+    }
+}
 
 fn layout(title: &str, body: &Markup) -> String {
     layout_refreshing(title, body, None)
@@ -76,7 +93,7 @@ pub(crate) fn list(
                         @for r in rows {
                             tr {
                                 td {
-                                    span.kind { (r.kind) } " "
+                                    span.kind data-kind=(r.kind) { (kind_words(&r.kind)) } " "
                                     a href=(r.href) { (short(&r.prompt)) }
                                 }
                                 td.when { (ago(now, r.created_at)) }
@@ -139,20 +156,41 @@ pub(crate) struct FormPage<'a> {
     pub(crate) error: Option<&'a Invalid>,
     pub(crate) submitted: Submitted<'a>,
     pub(crate) back: String,
+    /// The call that runs once the request is answered: its tool and arguments.
+    pub(crate) call: Option<(&'a str, &'a Value)>,
+    /// The run that asks.
+    pub(crate) run_id: &'a str,
 }
 
 pub(crate) fn form(p: &FormPage<'_>) -> String {
     let r = p.request;
     let now = SystemTime::now();
     layout(
-        &format!("{}: {}", r.kind, short(&r.prompt)),
+        &format!("{}: {}", kind_words(&r.kind), short(&r.prompt)),
         &html! {
             p { a href=(p.back) { "← all requests" } }
-            h1 { span.kind { (r.kind) } }
+            h1 data-kind=(r.kind) { (kind_words(&r.kind)) }
             div.prompt { (r.prompt) }
+            @if let Some((tool, args)) = p.call {
+                // what a person approves is shown; for other kinds it is one click away
+                @if matches!(r.kind.as_str(), "approval" | "reconcile") {
+                    section.run aria-label="What will run" {
+                        h2 { "What will run: " (words(tool)) " " code.muted { (tool) } }
+                        (will_run(args, p.run_id))
+                    }
+                } @else {
+                    details.run {
+                        summary { "What will run: " (words(tool)) " " code.muted { (tool) } }
+                        (will_run(args, p.run_id))
+                    }
+                }
+            }
             @if r.expires_at.is_some() { p.muted { "Expires " (expiry(now, r.expires_at_time())) "." } }
-            @if let Some(e) = p.error { p.error role="alert" { (e.message) } }
-            form method="post" action=(p.action) {
+            // an error on a field shows next to it; any other on top
+            @if let Some(e) = p.error.filter(|e| !on_a_field(p.shape, e)) { p.error role="alert" { (e.message) } }
+            // the server checks every value and says what is wrong next to the field, so the
+            // browser's own checks (which would block the submit silently on some phones) are off
+            form method="post" action=(p.action) novalidate {
                 input type="hidden" name="csrf" value=(p.csrf);
                 @match p.shape {
                     Shape::Fields(fields) => {
@@ -187,6 +225,38 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
             }
         },
     )
+}
+
+/// Whether `error` names one of the form's fields (then it shows next to that field).
+fn on_a_field(shape: &Shape, error: &Invalid) -> bool {
+    matches!(shape, Shape::Fields(fields) if fields.iter().any(|f| f.key == error.field))
+}
+
+/// What runs once the request is answered: the call's arguments as a table, and the run.
+fn will_run(args: &Value, run_id: &str) -> Markup {
+    html! {
+        @match args.as_object() {
+            Some(map) if !map.is_empty() => table {
+                tbody {
+                    @for (k, v) in map {
+                        tr { th scope="row" { (words(k)) } td { (arg_text(v)) } }
+                    }
+                }
+            },
+            Some(_) => p.muted { "No arguments." },
+            None => p { code { (arg_text(args)) } },
+        }
+        p.muted { "Asked by run " code { (run_id) } "." }
+    }
+}
+
+/// An argument as a person reads it: text as it is, anything else as compact JSON.
+fn arg_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "(none)".to_owned(),
+        other => other.to_string(),
+    }
 }
 
 fn value<'a>(submitted: Submitted<'a>, name: &str) -> Option<&'a str> {
@@ -229,6 +299,7 @@ fn field(f: &Field, submitted: Submitted<'_>, error: Option<&Invalid>) -> Markup
             }
         }
         @if let Some(h) = &f.help { p.help id=(help_id) { (h) } }
+        @if let Some(e) = error.filter(|e| e.field == f.key) { p.error.field id=(format!("{id}-error")) role="alert" { (e.message) } }
         @match &f.control {
             Control::Text => input type="text" id=(id) name=(f.name) value=(value(submitted, &f.name).unwrap_or_default())
                 required[f.required] aria-invalid=(invalid);
@@ -236,8 +307,11 @@ fn field(f: &Field, submitted: Submitted<'_>, error: Option<&Invalid>) -> Markup
                 required[f.required] aria-invalid=(invalid);
             Control::Integer => input type="text" inputmode="numeric" id=(id) name=(f.name) value=(value(submitted, &f.name).unwrap_or_default())
                 required[f.required] aria-invalid=(invalid);
+            // nothing is chosen for the person: a required choice starts empty too
             Control::Select(options) => select id=(id) name=(f.name) required[f.required] aria-invalid=(invalid) {
-                @if !f.required { option value="" { "—" } }
+                option value="" selected[!options.iter().any(|o| value(submitted, &f.name) == Some(o.as_str()))] {
+                    @if f.required { "Choose…" } @else { "—" }
+                }
                 @for o in options { option value=(o) selected[value(submitted, &f.name) == Some(o.as_str())] { (o) } }
             }
             _ => {}
@@ -271,7 +345,7 @@ pub(crate) fn outcome(
             @match next {
                 Some((href, req)) => {
                     p { "The run goes on and asks again:" }
-                    div.prompt { span.kind { (req.kind) } " " (req.prompt) }
+                    div.prompt { span.kind data-kind=(req.kind) { (kind_words(&req.kind)) } " " (req.prompt) }
                     p { a.button href=(href) { "Answer the next request" } }
                 }
                 None => {

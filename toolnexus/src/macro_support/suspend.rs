@@ -297,12 +297,13 @@ impl<E: From<Suspension>> AskError for E {
 /// One property of a `#[derive(Form)]` struct.
 pub fn form_property<T: FormField + ?Sized>(
     name: &str,
+    title: Option<&str>,
     description: Option<&str>,
     has_default: bool,
 ) -> (String, Map<String, Value>, bool) {
     (
         name.to_owned(),
-        crate::form::property(T::field_schema(), description),
+        crate::form::property(T::field_schema(), title, description),
         T::REQUIRED && !has_default,
     )
 }

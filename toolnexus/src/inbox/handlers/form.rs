@@ -81,6 +81,7 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             return render_form(
                 &shared,
                 &parts,
+                &run,
                 &request,
                 &shape,
                 Some(&invalid),
@@ -88,7 +89,6 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             );
         }
     };
-    let _ = run;
     match record(&shared, &parts, answer).await {
         Err((status, text)) => msg(status, "Not answered", "notice", &text, Some(&back)),
         Ok(info) => {

@@ -14,6 +14,7 @@ use crate::inbox::fields::{Invalid, Shape};
 use crate::inbox::pages::{self, FormPage, Row};
 use crate::inbox::{Access, Shared, Target};
 use crate::request::Request;
+use crate::store::StoredRun;
 
 pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, _) = req.into_parts();
@@ -97,6 +98,7 @@ fn action(parts: &Parts) -> String {
 pub(super) fn render_form(
     shared: &Shared,
     parts: &Parts,
+    run: &StoredRun,
     request: &Request,
     shape: &Shape,
     error: Option<&Invalid>,
@@ -114,6 +116,13 @@ pub(super) fn render_form(
         error,
         submitted,
         back: root(parts),
+        // the halted call's record (checked against the transcript when the record loaded)
+        call: run
+            .record
+            .tool_calls()
+            .last()
+            .map(|c| (c.name.as_str(), &c.args)),
+        run_id: &run.info.run_id,
     };
     let status = if error.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY
@@ -140,8 +149,8 @@ pub(super) async fn request(State(shared): Inbox, req: HttpRequest) -> Response 
     let (parts, _) = req.into_parts();
     match load(&shared, &parts, Flavor::Html).await {
         Loaded::Closed(r) => r,
-        Loaded::Open(_, request, shape) => {
-            render_form(&shared, &parts, &request, &shape, None, None)
+        Loaded::Open(run, request, shape) => {
+            render_form(&shared, &parts, &run, &request, &shape, None, None)
         }
     }
 }
