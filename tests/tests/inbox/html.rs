@@ -336,7 +336,7 @@ async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothin
         r#"<label for="i-f.city">City<span class="req" title="required"> *</span></label><p class="help" id="i-f.city-help">The city you fly to; the airport nearest to it is booked for you.</p>"#,
         r#"<label for="i-f.nights">How many nights<span class="req" title="required"> *</span></label>"#,
         r#"<label for="i-f.seat">Seat preference</label>"#,
-        r#"<strong>Checked luggage</strong>"#,
+        "<strong>Checked luggage</strong>",
         // the kind in plain words, and what will run
         r#"<h1 data-kind="input">Needs information</h1>"#,
         r#"<details class="run"><summary>What will run: Ask <code class="muted">ask</code></summary><table>"#,
@@ -991,5 +991,5 @@ async fn a_required_choice_starts_empty_and_submitting_it_empty_is_refused_next_
     assert_eq!(chosen.status, StatusCode::OK, "{}", chosen.body);
     moved_on(&app, &status_link(&chosen))
         .await
-        .shows(r#"final: answered: {&quot;cost_center&quot;:&quot;lab&quot;}"#);
+        .shows("final: answered: {&quot;cost_center&quot;:&quot;lab&quot;}");
 }
