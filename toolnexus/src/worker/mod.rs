@@ -8,7 +8,9 @@
 //!   ([`Client::resume_claim`]), which checkpoints and records the outcome;
 //! - **expires requests on time**: it sleeps until the nearest deadline
 //!   ([`RunStore::next_due`]), a timer rather than a poll, then [expires](RunStore::expire)
-//!   what is due, so the model reads `declined/expired: <prompt>` and the run goes on;
+//!   what is due, so the model reads `declined/expired: <prompt>` and the run goes on; this
+//!   is a loop of its own beside the claims, so a worker kept busy by a backlog of answers
+//!   still expires on time, and expired runs are claimed before answered ones;
 //! - **takes over runs whose worker died**, from their last checkpoint, once their lease ran
 //!   out;
 //! - **renews the leases** of the runs it holds while they run (a third of the lease, each

@@ -1,11 +1,13 @@
-//! [`Worker::run`]: claim while there is room and work, sleep until the nearest deadline or a
-//! wake-up, back off when the store fails, drain at shutdown.
+//! [`Worker::run`]: two loops side by side until shutdown, then a drain. The claim loop claims
+//! while there is room and work and sleeps until a wake-up; the deadline loop sleeps until the
+//! nearest deadline and expires what is due. Apart, so expiry never queues behind claims: a
+//! worker kept busy by a backlog of answered runs still expires each request on time.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -14,24 +16,25 @@ use super::stats::bump;
 use super::{Worker, WorkerStats};
 use crate::store::StoreError;
 
-/// The first wait after a store failure, or after a deadline that passed with nothing to do.
+/// The first wait after a store failure, or after a deadline that passed with nothing to do;
+/// also the shortest time between two looks for deadlines.
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 
 /// A doubling wait, from [`FIRST_BACKOFF`] up to a ceiling.
-struct Backoff {
+pub(super) struct Backoff {
     next: Duration,
     max: Duration,
 }
 
 impl Backoff {
-    fn new(max: Duration) -> Self {
+    pub(super) fn new(max: Duration) -> Self {
         Self {
             next: FIRST_BACKOFF,
             max,
         }
     }
 
-    fn take(&mut self) -> Duration {
+    pub(super) fn take(&mut self) -> Duration {
         let now = self.next;
         self.next = (self.next * 2).min(self.max);
         now
@@ -40,6 +43,17 @@ impl Backoff {
     fn reset(&mut self) {
         self.next = FIRST_BACKOFF;
     }
+}
+
+/// What the deadline loop found.
+enum Due {
+    /// Nothing due: sleep this long at most.
+    In(Duration),
+    /// Requests expired: their runs wait for a worker; look again at once.
+    Expired,
+    /// A deadline passed with nothing to expire (a lapsed lease): a worker with room takes
+    /// the run over; look again after this doubling wait.
+    Lapsed(Duration),
 }
 
 impl Worker {
@@ -54,74 +68,23 @@ impl Worker {
     }
 
     async fn run_inner(&self, shutdown: impl Future<Output = ()> + Send) -> WorkerStats {
-        let inner = &*self.inner;
-        let config = &inner.config;
-        let store = inner.store.as_ref();
-        let permits = Arc::new(Semaphore::new(config.concurrency));
-        let stop_runs = CancellationToken::new();
-        let mut tasks = JoinSet::new();
-        let mut failures = Backoff::new(config.max_backoff);
-        let mut idle = Backoff::new(config.poll);
-        tokio::pin!(shutdown);
+        let config = &self.inner.config;
         // a store may start listening on its first wait: before the first look
-        store.wait_for_work(Duration::ZERO).await;
+        self.inner.store.wait_for_work(Duration::ZERO).await;
         tracing::info!(concurrency = config.concurrency, "worker: started");
-        let mut depth_read: Option<tokio::time::Instant> = None;
-        loop {
-            let mut failed: Option<StoreError> = None;
-            // the nearest deadline first, full or not: what is due expires now (so any worker
-            // with room takes its runs before answered ones); then sleep until the next one
-            let mut wait = config.poll;
-            match self.deadline(&mut idle).await {
-                Ok(Some(until)) => wait = until,
-                // requests expired: look again right after the claims
-                Ok(None) => wait = Duration::ZERO,
-                Err(e) => failed = Some(e),
-            }
-            if failed.is_none() && permits.available_permits() == 0 {
-                // full: nothing to claim until a run ends or a deadline comes
-                tokio::select! {
-                    biased;
-                    () = &mut shutdown => break,
-                    Some(_) = tasks.join_next() => {}
-                    () = tokio::time::sleep(wait.max(FIRST_BACKOFF)) => {}
-                }
-                continue;
-            }
-            // claim while there is room and work
-            while failed.is_none()
-                && let Ok(permit) = Arc::clone(&permits).try_acquire_owned()
-            {
-                match store.claim_next(&config.name).await {
-                    Ok(Some(claim)) => {
-                        idle.reset();
-                        tasks.spawn(self.clone().drive(claim, permit, stop_runs.clone()));
-                    }
-                    Ok(None) => break,
-                    Err(e) => failed = Some(e),
-                }
-            }
-            if let Some(e) = failed {
-                bump(&inner.stats.store_errors);
-                wait = failures.take();
-                tracing::warn!(error = %e, retry_in = ?wait, "worker: the run store failed");
-            } else {
-                failures.reset();
-                // the queue depth, read at most once a poll
-                if depth_read.is_none_or(|at| at.elapsed() >= config.poll) {
-                    depth_read = Some(tokio::time::Instant::now());
-                    if let Ok(depth) = store.waiting().await {
-                        inner.stats.queue_depth.store(depth, Ordering::Relaxed);
-                    }
-                }
-            }
-            tokio::select! {
-                biased;
-                () = &mut shutdown => break,
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-                () = store.wait_for_work(wait) => {}
-            }
-        }
+        let stop = CancellationToken::new();
+        // the deadline loop tells the claim loop when runs became due
+        let due = Notify::new();
+        let mut tasks = JoinSet::new();
+        let stop_runs = CancellationToken::new();
+        tokio::join!(
+            async {
+                shutdown.await;
+                stop.cancel();
+            },
+            self.deadlines(&stop, &due),
+            self.claims(&stop, &due, &mut tasks, &stop_runs),
+        );
         tracing::info!(
             in_flight = tasks.len(),
             grace = ?config.grace,
@@ -136,25 +99,132 @@ impl Worker {
             while tasks.join_next().await.is_some() {}
         }
         tracing::info!("worker: stopped");
-        inner.stats.snapshot()
+        self.inner.stats.snapshot()
     }
 
-    /// How long to sleep before the next look: until the nearest deadline (at most the poll),
-    /// `None` when requests were just expired (look again at once). A deadline that passed
-    /// with nothing to expire (a lapsed lease, taken once there is room) waits a doubling
-    /// while (reset by a claim), so a worker never spins on it.
-    async fn deadline(&self, idle: &mut Backoff) -> Result<Option<Duration>, StoreError> {
+    /// The claim loop: claims while there is room and work, then sleeps until a run ends, the
+    /// store or the deadline loop tells of work, or the poll passes.
+    async fn claims(
+        &self,
+        stop: &CancellationToken,
+        due: &Notify,
+        tasks: &mut JoinSet<()>,
+        stop_runs: &CancellationToken,
+    ) {
+        let inner = &*self.inner;
+        let config = &inner.config;
+        let store = inner.store.as_ref();
+        let permits = Arc::new(Semaphore::new(config.concurrency));
+        let mut failures = Backoff::new(config.max_backoff);
+        let mut depth_read: Option<tokio::time::Instant> = None;
+        while !stop.is_cancelled() {
+            let mut failed: Option<StoreError> = None;
+            while let Ok(permit) = Arc::clone(&permits).try_acquire_owned() {
+                match store.claim_next(&config.name).await {
+                    Ok(Some(claim)) => {
+                        tasks.spawn(self.clone().drive(claim, permit, stop_runs.clone()));
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+                if stop.is_cancelled() {
+                    return;
+                }
+            }
+            let wait = if let Some(e) = failed {
+                bump(&inner.stats.store_errors);
+                let wait = failures.take();
+                tracing::warn!(error = %e, retry_in = ?wait, "worker: the run store failed");
+                wait
+            } else {
+                failures.reset();
+                // the queue depth, read at most once a poll
+                if depth_read.is_none_or(|at| at.elapsed() >= config.poll) {
+                    depth_read = Some(tokio::time::Instant::now());
+                    if let Ok(depth) = store.waiting().await {
+                        inner.stats.queue_depth.store(depth, Ordering::Relaxed);
+                    }
+                }
+                config.poll
+            };
+            // full: only a run's end makes room (or the poll, to read the depth again)
+            let full = permits.available_permits() == 0;
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                () = due.notified() => {}
+                () = store.wait_for_work(wait), if !full => {}
+                () = tokio::time::sleep(wait), if full => {}
+            }
+        }
+    }
+
+    /// The deadline loop: sleeps until the nearest deadline (a timer, not a poll; woken early
+    /// when the store tells of a change, at most once per [`FIRST_BACKOFF`]), expires what is
+    /// due, and tells the claim loop.
+    async fn deadlines(&self, stop: &CancellationToken, due: &Notify) {
+        let inner = &*self.inner;
+        let mut failures = Backoff::new(inner.config.max_backoff);
+        let mut idle = Backoff::new(inner.config.poll);
+        while !stop.is_cancelled() {
+            let looked = tokio::time::Instant::now();
+            let wait = match self.deadline(&mut idle).await {
+                Ok(Due::In(left)) => {
+                    failures.reset();
+                    left
+                }
+                Ok(Due::Expired) => {
+                    failures.reset();
+                    due.notify_one();
+                    continue;
+                }
+                Ok(Due::Lapsed(wait)) => {
+                    failures.reset();
+                    due.notify_one();
+                    wait
+                }
+                Err(e) => {
+                    bump(&inner.stats.store_errors);
+                    let wait = failures.take();
+                    tracing::warn!(error = %e, retry_in = ?wait, "worker: the run store failed");
+                    wait
+                }
+            };
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                () = inner.store.wait_for_work(wait) => {
+                    // a wake-up (a run parked, say, with a nearer deadline): look again, but
+                    // not more often than every FIRST_BACKOFF
+                    tokio::select! {
+                        biased;
+                        () = stop.cancelled() => return,
+                        () = tokio::time::sleep_until(looked + FIRST_BACKOFF.min(wait)) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Looks for the nearest deadline, and expires what is due. A deadline that passed with
+    /// nothing to expire (a lapsed lease, taken once there is room) waits a doubling while
+    /// (reset once something is due later or expires), so the loop never spins on it.
+    async fn deadline(&self, idle: &mut Backoff) -> Result<Due, StoreError> {
         let inner = &*self.inner;
         let now = SystemTime::now();
         let Some(due) = inner.store.next_due().await? else {
             idle.reset();
-            return Ok(Some(inner.config.poll));
+            return Ok(Due::In(inner.config.poll));
         };
         if let Ok(left) = due.duration_since(now)
             && !left.is_zero()
         {
             idle.reset();
-            return Ok(Some(left.min(inner.config.poll)));
+            return Ok(Due::In(left.min(inner.config.poll)));
         }
         let expired = inner.store.expire().await?;
         if !expired.is_empty() {
@@ -164,8 +234,8 @@ impl Worker {
                 .expired
                 .fetch_add(u64::try_from(expired.len()).unwrap_or(0), Ordering::Relaxed);
             tracing::info!(runs = expired.len(), "worker: requests expired");
-            return Ok(None);
+            return Ok(Due::Expired);
         }
-        Ok(Some(idle.take()))
+        Ok(Due::Lapsed(idle.take()))
     }
 }

@@ -485,31 +485,7 @@ impl RunStore for PostgresStore {
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
-        Box::pin(async move {
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(|e| pg(&e))?;
-            let due = tx
-                .query(
-                    "SELECT run_id, request_id FROM runs
-                     WHERE state = 'parked' AND expires_at <= $1
-                     ORDER BY run_id FOR UPDATE SKIP LOCKED",
-                    &[&now_ms()],
-                )
-                .await
-                .map_err(|e| pg(&e))?;
-            let mut ids = Vec::with_capacity(due.len());
-            let now = now_ms();
-            for row in due {
-                let (run_id, request_id): (String, String) = (row.get(0), row.get(1));
-                self.mark_expired(&tx, &run_id, &request_id, now).await?;
-                ids.push(run_id);
-            }
-            tx.commit().await.map_err(|e| pg(&e))?;
-            if !ids.is_empty() {
-                self.work.notify();
-            }
-            Ok(ids)
-        })
+        Box::pin(self.expire_now())
     }
 
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
