@@ -142,6 +142,8 @@ pub struct Script {
     pub modes: Option<(bool, bool)>,
     /// Notified when an elicitation arrives.
     pub arrived: Arc<tokio::sync::Notify>,
+    /// How long the human thinks before each reply.
+    pub thinks: Arc<Mutex<std::time::Duration>>,
 }
 
 impl std::fmt::Debug for Script {
@@ -183,6 +185,11 @@ impl Script {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The human takes `time` before each reply.
+    pub fn think(&self, time: std::time::Duration) {
+        *self.thinks.lock().unwrap_or_else(PoisonError::into_inner) = time;
     }
 
     /// The `_meta["toolnexus/pending"]` of each elicitation seen so far (`null` when absent).
@@ -268,6 +275,8 @@ impl ClientHandler for Script {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front();
+        let thinks = *self.thinks.lock().unwrap_or_else(PoisonError::into_inner);
+        tokio::time::sleep(thinks).await;
         match reply {
             Some(Some(r)) => Ok(r),
             // never answer
@@ -275,6 +284,15 @@ impl ClientHandler for Script {
             None => Ok(ElicitResult::new(ElicitationAction::Cancel)),
         }
     }
+}
+
+/// The arguments of the rmcp server's `ask_after`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct AskAfterArgs {
+    /// The elicitation's message.
+    pub message: String,
+    /// How long to wait before asking, and again after the answer, in milliseconds.
+    pub delay_ms: u64,
 }
 
 /// The arguments of the rmcp server's `echo`.
@@ -387,6 +405,45 @@ impl RmcpPeer {
             },
             Err(e) => format!("elicitation failed: {e}"),
         };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    /// Waits, asks `message` by a form elicitation (one string field `answer`), waits again,
+    /// and says what came back: calls that overlap in time, for matching by id.
+    #[tool(description = "Wait, ask, wait.")]
+    pub async fn ask_after(
+        &self,
+        Parameters(AskAfterArgs { message, delay_ms }): Parameters<AskAfterArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let delay = std::time::Duration::from_millis(delay_ms);
+        tokio::time::sleep(delay).await;
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.clone(),
+            requested_schema: serde_json::from_value(json!({
+                "type": "object",
+                "properties": {"answer": {"type": "string"}},
+                "required": ["answer"]
+            }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+        };
+        let text = match ctx.peer.create_elicitation(params).await {
+            Ok(r) => match r.action {
+                ElicitationAction::Accept => format!(
+                    "{message} -> {}",
+                    r.content
+                        .as_ref()
+                        .and_then(|c| c.get("answer"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                ),
+                ElicitationAction::Decline => format!("{message} -> declined"),
+                _ => format!("{message} -> cancelled"),
+            },
+            Err(e) => format!("elicitation failed: {e}"),
+        };
+        tokio::time::sleep(delay).await;
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 

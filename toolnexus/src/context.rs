@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::request::{Answer, AnswerDataError};
+use crate::request::{Answer, AnswerDataError, Request};
 
 /// What a tool call carries besides its arguments: the [`Answer`] on the retry after a
 /// suspension, a cancellation signal, and an optional timeout.
@@ -24,6 +24,8 @@ use crate::request::{Answer, AnswerDataError};
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     answer: Option<Answer>,
+    /// The request the answer answers, as the host kept it (shared: clones are cheap).
+    request: Option<Arc<Request>>,
     /// The token, made on first use when none was given (shared by the clones either way): a
     /// context nobody can cancel answers `is_cancelled` without locking a token.
     cancel: Arc<OnceLock<CancellationToken>>,
@@ -45,11 +47,38 @@ impl Context {
         self
     }
 
-    /// The same context with its answer removed.
+    /// The same context with its answer (and the request it answers) removed.
     #[must_use]
     pub fn without_answer(mut self) -> Self {
         self.answer = None;
+        self.request = None;
         self
+    }
+
+    /// The same context carrying `request`, the suspension the answer answers: the agent
+    /// loop (with `wait_for` and on resume) and the MCP server set it on the retry, so a tool
+    /// that keeps state in its request's `data` (an MCP server's `requestState`, for one)
+    /// finds it again.
+    ///
+    /// ```
+    /// use toolnexus::{Answer, Context, Request};
+    ///
+    /// let asked = Request::input("Which city?").with_id("r1");
+    /// let ctx = Context::new()
+    ///     .with_request(asked.clone())
+    ///     .with_answer(Answer::accept("r1", "Oslo"));
+    /// assert_eq!(ctx.request(), Some(&asked));
+    /// ```
+    #[must_use]
+    pub fn with_request(mut self, request: Request) -> Self {
+        self.request = Some(Arc::new(request));
+        self
+    }
+
+    /// The request the answer answers, on the retry after a suspension (when the host that
+    /// retries set it: see [`with_request`](Self::with_request)).
+    pub fn request(&self) -> Option<&Request> {
+        self.request.as_deref()
     }
 
     /// The same context observing `token` for cancellation.

@@ -51,6 +51,7 @@ async fn elicitations_become_requests(builder: McpServerBuilder) {
     assert_eq!(
         names,
         [
+            "peer_ask_after",
             "peer_ask_city",
             "peer_ask_password",
             "peer_die",
@@ -273,6 +274,7 @@ async fn a_prefix_is_sanitized_with_the_name() {
     assert_eq!(
         names,
         [
+            "my_peer_ask_after",
             "my_peer_ask_city",
             "my_peer_ask_password",
             "my_peer_die",

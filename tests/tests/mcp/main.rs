@@ -7,6 +7,7 @@
 
 mod consume;
 mod python;
+mod rounds;
 mod serve;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)

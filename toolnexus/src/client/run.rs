@@ -514,7 +514,10 @@ impl Run<'_> {
     ) -> ToolResult {
         let started = Instant::now();
         let result = crate::suspend::resolve(request, answer, |answer| async move {
-            let ctx = self.ctx(call).with_answer(answer);
+            let ctx = self
+                .ctx(call)
+                .with_request(request.clone())
+                .with_answer(answer);
             let span = trace::tool_span(call);
             let retry = self
                 .toolkit

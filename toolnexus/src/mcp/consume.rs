@@ -1,20 +1,26 @@
 //! Using an MCP server's tools through a [`Toolkit`](crate::Toolkit).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, Implementation, UrlElicitationCapability,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, ContentBlock, DEFAULT_MRTR_MAX_ROUNDS,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    Extensions, FormElicitationCapability, Implementation, InputRequest, InputRequiredResult,
+    InputResponses, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId,
+    RequestMetaObject, RequestParamsMeta, ServerResult, UrlElicitationCapability,
 };
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, InboundStreamOrigin, NotificationContext, PeerRequestOptions,
+    RequestContext, RoleClient, RunningService,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use rmcp::{ClientHandler, ClientServiceExt, ErrorData};
 use serde_json::{Map, Value};
 
 use super::McpError;
@@ -27,6 +33,13 @@ use crate::tool::{BoxFuture, MAX_TOOL_NAME_LEN, SharedTool, Tool, ToolAnnotation
 
 /// `source` of tools that come from an MCP server.
 pub const SOURCE_MCP: &str = "mcp";
+
+/// The `data` key of a [`Request`] made from a consumed server's `input_required` result: the
+/// round to retry, `{"requestState": <the server's opaque state>, "inputKey": <the key of its
+/// input request>}`. The retry (by the loop's `wait_for`, or by
+/// [`Client::resume`](crate::Client::resume) in another process) sends the answer under that
+/// key in `inputResponses` with the echoed `requestState`.
+pub const ROUND_KEY: &str = "mcpRound";
 
 /// The host's answer to a consumed server's elicitation: an async function `Request ->
 /// Answer`, as [`McpServerBuilder::on_elicitation`] takes it.
@@ -54,6 +67,7 @@ pub struct McpServerBuilder {
     prefix: Option<String>,
     handler: Option<ElicitationHandler>,
     timeout: Option<Duration>,
+    rounds: bool,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -64,6 +78,7 @@ impl fmt::Debug for McpServerBuilder {
             .field("prefix", &self.prefix)
             .field("on_elicitation", &self.handler.is_some())
             .field("timeout", &self.timeout)
+            .field("multi_round_trip", &self.rounds)
             .finish()
     }
 }
@@ -76,6 +91,7 @@ impl McpServerBuilder {
             prefix: None,
             handler: None,
             timeout: None,
+            rounds: false,
         }
     }
 
@@ -128,10 +144,31 @@ impl McpServerBuilder {
         self
     }
 
-    /// How long one tool call may take (unless the call's [`Context`] sets a shorter timeout).
+    /// How long one tool call may wait in silence (unless the call's [`Context`] sets a
+    /// shorter timeout): each progress notification from the server starts it again, and it
+    /// stands still while a person answers one of the call's elicitations, so a person's time
+    /// never times a call out.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Asks for the `2026-07-28` protocol (`server/discover`, falling back to the `initialize`
+    /// handshake for a server that does not know it). On it a server asks for input by
+    /// returning `input_required` from the call itself (multi-round-trip requests, MRTR)
+    /// instead of sending `elicitation/create`: the question then belongs to the call, so
+    /// without an [`on_elicitation`](Self::on_elicitation) handler the call **suspends** like
+    /// any tool (the agent loop's `wait_for` answers it, or the run halts durably and
+    /// [`Client::resume`](crate::Client::resume) answers it later, even in another process),
+    /// and the retry sends the answer with the server's echoed `requestState` (kept in the
+    /// request's `data.mcpRound`, [`ROUND_KEY`]).
+    ///
+    /// Off by default: servers written for the older protocol may still send
+    /// `elicitation/create`, which a `2026-07-28` session forbids.
+    #[must_use]
+    pub fn multi_round_trip(mut self, on: bool) -> Self {
+        self.rounds = on;
         self
     }
 
@@ -141,11 +178,19 @@ impl McpServerBuilder {
     /// server), and the [`Answer`] goes back as the elicitation's result (accept, decline for
     /// reason `declined`, cancel otherwise).
     ///
-    /// This is the MCP side of a client's `wait_for`: the elicitation is a live request inside
-    /// the server's running `tools/call`, so it must be answered while the connection waits.
-    /// A durable halt (park the run, answer tomorrow) cannot cover it: the server's call would
-    /// have to outlive this process. Without a handler every elicitation is cancelled and the
-    /// tool's result says, as an error the model reads, that the server needed a human.
+    /// An `elicitation/create` is a live request inside the server's running `tools/call`, so
+    /// it must be answered while the connection waits: a durable halt (park the run, answer
+    /// tomorrow) cannot cover it. Without a handler such an elicitation is cancelled and the
+    /// tool's result says, as an error the model reads, that the server needed a human. An
+    /// `input_required` result ([`multi_round_trip`](Self::multi_round_trip)) goes to the
+    /// handler too; without one, the call suspends instead.
+    ///
+    /// Elicitations are matched to the call that caused them by id, never by order: on
+    /// streamable HTTP by the request whose response stream carried them, with
+    /// multi-round-trip by the call whose result asked. (Over stdio with several calls in
+    /// flight an `elicitation/create` cannot be told apart; the handler still answers it,
+    /// and no call is labelled with it.) While the handler waits for a person, the call's
+    /// [`timeout`](Self::timeout) waits too.
     ///
     /// Every elicitation passes the trust boundary
     /// ([`check_request`](crate::boundary::check_request)) before the handler sees it: one that
@@ -174,13 +219,24 @@ impl McpServerBuilder {
             server: name.clone(),
             message,
         };
-        let unanswered = Arc::new(Mutex::new(Vec::new()));
-        let refused = Arc::new(Mutex::new(Vec::new()));
+        let in_flight = Arc::new(InFlight::default());
         let handler = Handler {
             server: self.name.clone(),
             host: self.handler.clone(),
-            unanswered: Arc::clone(&unanswered),
-            refused: Arc::clone(&refused),
+            in_flight: Arc::clone(&in_flight),
+        };
+        // with multi-round-trip on, the 2026-07-28 protocol where the server has it
+        // (elicitations then come back in the call's own `input_required` result)
+        let rounds = self.rounds;
+        let lifecycle = move || {
+            if rounds {
+                ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    legacy_version: None,
+                }
+            } else {
+                ClientLifecycleMode::Initialize
+            }
         };
         let (running, pid) = match &self.target {
             Target::Stdio { command, args, env } => {
@@ -192,7 +248,7 @@ impl McpServerBuilder {
                     .map_err(|e| fail(format!("cannot start `{command}`: {e}")))?;
                 let pid = child.id();
                 let running = handler
-                    .serve(child)
+                    .serve_with_lifecycle(child, lifecycle())
                     .await
                     .map_err(|e| fail(format!("`{command}` did not start an MCP session: {e}")))?;
                 (running, pid)
@@ -212,7 +268,7 @@ impl McpServerBuilder {
                     .map_err(|e| fail(format!("cannot build the HTTP client: {e}")))?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 let running = handler
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, lifecycle())
                     .await
                     .map_err(|e| fail(format!("{url} did not start an MCP session: {e}")))?;
                 (running, None)
@@ -228,8 +284,8 @@ impl McpServerBuilder {
             peer: running.peer().clone(),
             running: tokio::sync::Mutex::new(Some(running)),
             closed: AtomicBool::new(false),
-            unanswered,
-            refused,
+            in_flight,
+            host: self.handler.clone(),
             timeout: self.timeout,
             pid,
         });
@@ -357,10 +413,10 @@ struct Conn {
     peer: rmcp::Peer<RoleClient>,
     running: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     closed: AtomicBool,
-    /// The messages of elicitations cancelled for want of a handler.
-    unanswered: Arc<Mutex<Vec<String>>>,
-    /// Why each elicitation the trust boundary refused was declined.
-    refused: Arc<Mutex<Vec<String>>>,
+    /// The calls waiting for their result, to match the server's elicitations and progress
+    /// notifications to them.
+    in_flight: Arc<InFlight>,
+    host: Option<ElicitationHandler>,
     timeout: Option<Duration>,
     pid: Option<u32>,
 }
@@ -370,8 +426,98 @@ struct Conn {
 struct Handler {
     server: String,
     host: Option<ElicitationHandler>,
-    unanswered: Arc<Mutex<Vec<String>>>,
-    refused: Arc<Mutex<Vec<String>>>,
+    in_flight: Arc<InFlight>,
+}
+
+/// What one call in flight learned while it waited: the server's elicitations that were
+/// declined or cancelled on its behalf, whether a person is being asked for it, its progress.
+#[derive(Default)]
+struct CallWatch {
+    /// The messages of elicitations cancelled for want of a handler.
+    unanswered: Mutex<Vec<String>>,
+    /// Why each elicitation the trust boundary refused was declined.
+    refused: Mutex<Vec<String>>,
+    /// How many of its elicitations a person is answering right now (the call's timeout
+    /// waits meanwhile: a person's time never times a call out).
+    asking: AtomicUsize,
+    /// Woken by progress and by a person starting or finishing an answer.
+    touched: tokio::sync::Notify,
+    progress_token: Option<ProgressToken>,
+}
+
+impl CallWatch {
+    fn note(list: &Mutex<Vec<String>>, message: String) {
+        list.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(message);
+    }
+
+    fn take(list: &Mutex<Vec<String>>) -> Vec<String> {
+        std::mem::take(&mut *list.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// The calls of one session waiting for their result, by request id.
+#[derive(Default)]
+struct InFlight {
+    calls: Mutex<HashMap<RequestId, Arc<CallWatch>>>,
+}
+
+impl InFlight {
+    fn insert(&self, id: RequestId, watch: Arc<CallWatch>) {
+        self.lock().insert(id, watch);
+    }
+
+    fn remove(&self, id: &RequestId) {
+        self.lock().remove(id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Arc<CallWatch>>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The call a server's request belongs to, matched by id, never by order: the request id
+    /// of the POST whose response stream carried it (streamable HTTP), or the one call in
+    /// flight. With several calls in flight on a transport that cannot tell (stdio), `None`.
+    fn owner(&self, extensions: &Extensions) -> Option<Arc<CallWatch>> {
+        let calls = self.lock();
+        match extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => calls.get(id).cloned(),
+            _ if calls.len() == 1 => calls.values().next().cloned(),
+            _ => None,
+        }
+    }
+
+    /// The calls a person's time must not count against: the owner, or every call in flight
+    /// when the owner cannot be told.
+    fn waiting_for(&self, owner: Option<&Arc<CallWatch>>) -> Vec<Arc<CallWatch>> {
+        match owner {
+            Some(watch) => vec![Arc::clone(watch)],
+            None => self.lock().values().cloned().collect(),
+        }
+    }
+}
+
+/// While alive, the calls' timeouts wait for a person.
+struct Asking(Vec<Arc<CallWatch>>);
+
+impl Asking {
+    fn start(calls: Vec<Arc<CallWatch>>) -> Self {
+        for c in &calls {
+            c.asking.fetch_add(1, Ordering::SeqCst);
+            c.touched.notify_one();
+        }
+        Self(calls)
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            c.asking.fetch_sub(1, Ordering::SeqCst);
+            c.touched.notify_one();
+        }
+    }
 }
 
 impl ClientHandler for Handler {
@@ -392,29 +538,48 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        let owner = self.in_flight.owner(&context.extensions);
         let req = match incoming(&self.server, &request, Some(&context.meta)) {
             Incoming::Ask(req) => Some(req),
             Incoming::Refused(why) => {
-                if let Ok(mut list) = self.refused.lock() {
-                    list.push(why.to_string());
+                if let Some(watch) = &owner {
+                    CallWatch::note(&watch.refused, why.to_string());
                 }
                 return Ok(refused_result(&why));
             }
             Incoming::Unknown => None,
         };
         let (Some(host), Some(req)) = (&self.host, req) else {
-            let message = match &request {
-                ElicitRequestParams::FormElicitationParams { message, .. }
-                | ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
-                _ => String::new(),
-            };
-            if let Ok(mut list) = self.unanswered.lock() {
-                list.push(message);
+            if let Some(watch) = &owner {
+                CallWatch::note(&watch.unanswered, message_of(&request));
             }
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
         };
+        let _asking = Asking::start(self.in_flight.waiting_for(owner.as_ref()));
         let answer = host(req.clone()).await;
         Ok(result_from_answer(&req, &answer))
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let calls = self.in_flight.lock();
+        if let Some(watch) = calls
+            .values()
+            .find(|w| w.progress_token.as_ref() == Some(&params.progress_token))
+        {
+            watch.touched.notify_one();
+        }
+    }
+}
+
+fn message_of(request: &ElicitRequestParams) -> String {
+    match request {
+        ElicitRequestParams::FormElicitationParams { message, .. }
+        | ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
+        _ => String::new(),
     }
 }
 
@@ -467,69 +632,291 @@ impl Tool for McpTool {
                     self.name
                 ));
             }
-            let seen = conn.unanswered.lock().map_or(0, |l| l.len());
-            let seen_refused = conn.refused.lock().map_or(0, |l| l.len());
-            let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(args);
-            let call = conn.peer.call_tool(params);
-            let timeout = match (ctx.timeout(), conn.timeout) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let outcome = tokio::select! {
-                biased;
-                () = ctx.cancellation().cancelled() => {
-                    return ToolResult::error(format!("cancelled: {}", self.name));
-                }
-                outcome = async {
-                    match timeout {
-                        Some(t) => tokio::time::timeout(t, call).await.ok(),
-                        None => Some(call.await),
+            let mut params = CallToolRequestParams::new(self.remote.clone()).with_arguments(args);
+            // the retry of an answered `input_required` round: the answer under its key, the
+            // server's state echoed
+            if let Some(retry) = retry_of(ctx) {
+                match retry {
+                    Ok((state, responses)) => {
+                        params.request_state = state;
+                        params.input_responses = Some(responses);
                     }
-                } => outcome,
-            };
-            let result = match outcome {
-                None => {
-                    return ToolResult::error(format!(
-                        "MCP server \"{server}\" did not answer `{}` within {:?}",
-                        self.remote,
-                        timeout.unwrap_or_default()
-                    ));
+                    Err(e) => return ToolResult::error(e),
                 }
-                Some(Err(e)) => {
-                    return ToolResult::error(format!(
-                        "MCP server \"{server}\" failed to run `{}`: {e}",
-                        self.remote
-                    ));
-                }
-                Some(Ok(result)) => from_mcp(&result),
-            };
-            let refused: Vec<String> = conn
-                .refused
-                .lock()
-                .map(|l| l.iter().skip(seen_refused).cloned().collect())
-                .unwrap_or_default();
-            if !refused.is_empty() {
-                return ToolResult::error(format!(
-                    "MCP server \"{server}\" asked for a credential, which is never collected through an elicitation, so it was declined ({}); the tool said: {}",
-                    refused.join("; "),
-                    result.output
-                ));
             }
-            let unanswered: Vec<String> = conn
-                .unanswered
-                .lock()
-                .map(|l| l.iter().skip(seen).cloned().collect())
-                .unwrap_or_default();
-            if unanswered.is_empty() {
-                return result;
+            let mut notes = Notes::default();
+            for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
+                let result = match self.send(params.clone(), ctx, &mut notes).await {
+                    Ok(result) => result,
+                    Err(failed) => return failed,
+                };
+                match result {
+                    ServerResult::CallToolResult(result) => {
+                        return notes.finish(server, from_mcp(&result));
+                    }
+                    ServerResult::InputRequiredResult(round) => {
+                        match self.fulfil(round, ctx, &mut notes).await {
+                            Round::Retry(state, responses) => {
+                                params.request_state = state;
+                                params.input_responses = Some(responses);
+                            }
+                            Round::Suspend(request) => return ToolResult::suspended(request),
+                            Round::Failed(failed) => return failed,
+                        }
+                    }
+                    ServerResult::CreateTaskResult(_) => {
+                        return ToolResult::error(format!(
+                            "MCP server \"{server}\" answered `{}` with a task, which this client did not ask for",
+                            self.remote
+                        ));
+                    }
+                    _ => {
+                        return ToolResult::error(format!(
+                            "MCP server \"{server}\" answered `{}` with something that is not a tool result",
+                            self.remote
+                        ));
+                    }
+                }
             }
             ToolResult::error(format!(
-                "MCP server \"{server}\" needed a human to answer \"{}\", but no one can answer here (no elicitation handler), so it was cancelled; the tool said: {}",
-                unanswered.join("\", \""),
-                result.output
+                "MCP server \"{server}\" still asked for input after {DEFAULT_MRTR_MAX_ROUNDS} rounds of `{}`",
+                self.remote
             ))
         })
     }
+}
+
+/// The server's elicitations a call had declined or cancelled on its behalf.
+#[derive(Default)]
+struct Notes {
+    unanswered: Vec<String>,
+    refused: Vec<String>,
+}
+
+impl Notes {
+    fn absorb(&mut self, watch: &CallWatch) {
+        self.unanswered.extend(CallWatch::take(&watch.unanswered));
+        self.refused.extend(CallWatch::take(&watch.refused));
+    }
+
+    /// The call's result, told what the model must know: a credential asked for and
+    /// declined, a person needed and no one to ask.
+    fn finish(self, server: &str, result: ToolResult) -> ToolResult {
+        if !self.refused.is_empty() {
+            return ToolResult::error(format!(
+                "MCP server \"{server}\" asked for a credential, which is never collected through an elicitation, so it was declined ({}); the tool said: {}",
+                self.refused.join("; "),
+                result.output
+            ));
+        }
+        if self.unanswered.is_empty() {
+            return result;
+        }
+        ToolResult::error(format!(
+            "MCP server \"{server}\" needed a human to answer \"{}\", but no one can answer here (no elicitation handler), so it was cancelled; the tool said: {}",
+            self.unanswered.join("\", \""),
+            result.output
+        ))
+    }
+}
+
+/// What an `input_required` round leads to.
+enum Round {
+    /// Retry with these responses and the echoed state.
+    Retry(Option<String>, InputResponses),
+    /// No handler: the call suspends with the server's question (the loop's `wait_for`, or a
+    /// durable halt, answers it; the retry finds the round in `data.mcpRound`).
+    Suspend(Request),
+    Failed(ToolResult),
+}
+
+/// The `requestState` and `inputResponses` of the retry after an answered `input_required`
+/// round: `None` for a first call.
+fn retry_of(ctx: &Context) -> Option<Result<(Option<String>, InputResponses), String>> {
+    let (request, answer) = (ctx.request()?, ctx.answer()?);
+    let round = request.data.as_ref()?.get(ROUND_KEY)?;
+    if answer.id != request.id {
+        return Some(Err(format!(
+            "the answer (id {}) does not answer the MCP server's request (id {})",
+            answer.id, request.id
+        )));
+    }
+    let Some(key) = round.get("inputKey").and_then(Value::as_str) else {
+        return Some(Err(format!(
+            "`data.{ROUND_KEY}` of the request names no inputKey"
+        )));
+    };
+    let state = round
+        .get("requestState")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut responses = InputResponses::new();
+    responses.insert(
+        key.to_owned(),
+        serde_json::to_value(result_from_answer(request, answer)).unwrap_or(Value::Null),
+    );
+    Some(Ok((state, responses)))
+}
+
+/// The `_meta` of an input request inside an `input_required` result.
+fn meta_of(request: &ElicitRequest) -> Option<Map<String, Value>> {
+    request
+        .extensions
+        .get::<RequestMetaObject>()
+        .or_else(|| request.params.meta())
+        .map(|m| m.0.0.clone())
+}
+
+impl McpTool {
+    /// Sends one `tools/call` and waits for its result: cancelled with the call, timed out
+    /// after the timeout of silence (progress from the server, or a person answering one of
+    /// its elicitations, restarts it).
+    async fn send(
+        &self,
+        params: CallToolRequestParams,
+        ctx: &Context,
+        notes: &mut Notes,
+    ) -> Result<ServerResult, ToolResult> {
+        let conn = &*self.conn;
+        let server = &conn.name;
+        let timeout = match (ctx.timeout(), conn.timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let failed = |e: &dyn fmt::Display| {
+            ToolResult::error(format!(
+                "MCP server \"{server}\" failed to run `{}`: {e}",
+                self.remote
+            ))
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = conn
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| failed(&e))?;
+        let id = handle.id.clone();
+        let watch = Arc::new(CallWatch {
+            progress_token: Some(handle.progress_token.clone()),
+            ..CallWatch::default()
+        });
+        conn.in_flight.insert(id.clone(), Arc::clone(&watch));
+        let outcome = self
+            .wait(handle.await_response(), ctx, timeout, &watch)
+            .await;
+        conn.in_flight.remove(&id);
+        notes.absorb(&watch);
+        let cancel = |reason: String| async {
+            let _ = conn
+                .peer
+                .notify_cancelled(CancelledNotificationParam::new(
+                    Some(id.clone()),
+                    Some(reason),
+                ))
+                .await;
+        };
+        match outcome {
+            Waited::Done(Ok(result)) => Ok(result),
+            Waited::Done(Err(e)) => Err(failed(&e)),
+            Waited::Cancelled => {
+                cancel("cancelled".to_owned()).await;
+                Err(ToolResult::error(format!("cancelled: {}", self.name)))
+            }
+            Waited::TimedOut(t) => {
+                cancel("timeout".to_owned()).await;
+                Err(ToolResult::error(format!(
+                    "MCP server \"{server}\" did not answer `{}` within {t:?}",
+                    self.remote
+                )))
+            }
+        }
+    }
+
+    async fn wait<F: Future<Output = T>, T>(
+        &self,
+        response: F,
+        ctx: &Context,
+        timeout: Option<Duration>,
+        watch: &CallWatch,
+    ) -> Waited<T> {
+        let mut response = std::pin::pin!(response);
+        loop {
+            let silence = async {
+                match timeout {
+                    Some(t) => tokio::time::sleep(t).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => return Waited::Cancelled,
+                done = &mut response => return Waited::Done(done),
+                () = watch.touched.notified() => {}
+                () = silence => {
+                    if watch.asking.load(Ordering::SeqCst) == 0 {
+                        return Waited::TimedOut(timeout.unwrap_or_default());
+                    }
+                }
+            }
+        }
+    }
+
+    /// One `input_required` round: each elicitation passes the trust boundary, then goes to
+    /// the host's handler; without one, a single elicitation suspends the call.
+    async fn fulfil(&self, round: InputRequiredResult, ctx: &Context, notes: &mut Notes) -> Round {
+        let server = &self.conn.name;
+        let requests = round.input_requests.unwrap_or_default();
+        let elicitations: Vec<(String, ElicitRequest)> = requests
+            .into_iter()
+            .filter_map(|(key, r)| match r {
+                InputRequest::Elicitation(e) => Some((key, e)),
+                _ => None,
+            })
+            .collect();
+        let mut responses = InputResponses::new();
+        let lone = elicitations.len() == 1;
+        for (key, e) in elicitations {
+            let meta = meta_of(&e);
+            let result = match incoming(server, &e.params, meta.as_ref()) {
+                Incoming::Refused(why) => {
+                    notes.refused.push(why.to_string());
+                    refused_result(&why)
+                }
+                Incoming::Ask(request) => match &self.conn.host {
+                    Some(host) => {
+                        let answer = tokio::select! {
+                            biased;
+                            () = ctx.cancellation().cancelled() => {
+                                return Round::Failed(ToolResult::error(format!("cancelled: {}", self.name)));
+                            }
+                            answer = host(request.clone()) => answer,
+                        };
+                        result_from_answer(&request, &answer)
+                    }
+                    None if lone => {
+                        let round = serde_json::json!({
+                            "requestState": round.request_state,
+                            "inputKey": key,
+                        });
+                        return Round::Suspend(request.with_data_entry(ROUND_KEY, round));
+                    }
+                    None => {
+                        notes.unanswered.push(message_of(&e.params));
+                        ElicitResult::new(ElicitationAction::Cancel)
+                    }
+                },
+                Incoming::Unknown => ElicitResult::new(ElicitationAction::Cancel),
+            };
+            responses.insert(key, serde_json::to_value(result).unwrap_or(Value::Null));
+        }
+        Round::Retry(round.request_state, responses)
+    }
+}
+
+enum Waited<T> {
+    Done(T),
+    Cancelled,
+    TimedOut(Duration),
 }
 
 /// An MCP tool result as a [`ToolResult`]: text blocks joined by newlines (other blocks named

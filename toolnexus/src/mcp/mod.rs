@@ -49,7 +49,7 @@ mod elicit;
 mod serve;
 
 pub use config::{McpConfig, McpServers, ServerEntry};
-pub use consume::{ElicitationHandler, McpServer, McpServerBuilder, SOURCE_MCP};
+pub use consume::{ElicitationHandler, McpServer, McpServerBuilder, ROUND_KEY, SOURCE_MCP};
 pub use elicit::{
     ELICITATION_ID_KEY, FREE_TEXT_FIELD, PENDING_META_KEY, REFUSED_META_KEY, SERVER_KEY,
 };

@@ -469,7 +469,10 @@ impl McpService {
         answer: Answer,
     ) -> ToolResult {
         crate::suspend::resolve(request, answer, |answer| {
-            let ctx = ctx.clone().with_answer(answer);
+            let ctx = ctx
+                .clone()
+                .with_request(request.clone())
+                .with_answer(answer);
             async move { self.inner.toolkit.execute(name, args.clone(), &ctx).await }
         })
         .await
