@@ -94,7 +94,11 @@ impl Fixture {
             })
             .build()
             .expect("tool");
-        let toolkit = Toolkit::builder().tool(ask).build().expect("toolkit");
+        let toolkit = Toolkit::builder()
+            .tool(ask)
+            .tool(pay())
+            .build()
+            .expect("toolkit");
         let model = FnModel::new(|req: toolnexus::ModelRequest| async move {
             let prompt = req
                 .messages
@@ -111,6 +115,10 @@ impl Fixture {
                 _ => None,
             };
             if let Some(next) = next {
+                // `{"tool": "pay", "args": {..}}` calls another tool of the fixture
+                if let Some(tool) = next.get("tool").and_then(Value::as_str) {
+                    return Reply::tool_call(tool, next["args"].clone());
+                }
                 return Reply::tool_call("ask", next);
             }
             let last = req.messages.last().and_then(|m| m.content.clone());
@@ -179,6 +187,41 @@ impl Fixture {
     pub fn retries(&self) -> usize {
         self.retries.load(Ordering::SeqCst)
     }
+}
+
+/// `pay`: a hand-made tool whose approval may be edited (it asks with
+/// [`Request::editable_approval`]).
+fn pay() -> FnTool {
+    let schema = json!({"type": "object", "properties": {
+        "amount": {"type": "integer", "minimum": 1},
+        "to": {"type": "string"}
+    }, "required": ["amount", "to"], "additionalProperties": false});
+    let asked = schema.clone();
+    FnTool::builder("pay")
+        .description("Pays someone, once approved.")
+        .destructive()
+        .editable()
+        .schema(schema)
+        .handler(move |args: Map<String, Value>, ctx: toolnexus::Context| {
+            let asked = asked.clone();
+            async move {
+                let amount = args.get("amount").cloned().unwrap_or(Value::Null);
+                let to = args
+                    .get("to")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                if ctx.answer().is_none() {
+                    let prompt = format!("Pay {amount} EUR to {to}?");
+                    let request = Request::editable_approval(prompt, Value::Object(args), asked)
+                        .expires_in(Duration::from_secs(3600));
+                    return ToolResult::suspended(request);
+                }
+                ToolResult::success(format!("paid {amount} EUR to {to}"))
+            }
+        })
+        .build()
+        .expect("tool")
 }
 
 fn request_of(args: &Value) -> Request {

@@ -19,6 +19,12 @@ pub const KIND_AUTHORIZATION: &str = "authorization";
 /// The kind of a request made by the built-in `question` tool.
 pub const KIND_QUESTION: &str = "question";
 
+/// The key of an editable approval's proposed arguments in its `data`, and of the arguments
+/// to run in an accepting answer's `data` (CONTRACT section 2).
+const DATA_ARGS: &str = "args";
+/// The key of an editable approval's argument schema in its `data`.
+const DATA_ARGS_SCHEMA: &str = "argsSchema";
+
 /// What a suspended tool asks for: the `metadata.pending` of a suspension.
 ///
 /// Wire form (key order and omission of absent keys are part of the contract):
@@ -79,6 +85,53 @@ impl Request {
     /// An `approval` request.
     pub fn approval(prompt: impl Into<String>) -> Self {
         Self::new(KIND_APPROVAL, prompt)
+    }
+
+    /// An `approval` request a person may answer with other arguments (an editable approval,
+    /// CONTRACT section 2): `data.args` holds the arguments as proposed, `data.argsSchema`
+    /// the tool's input schema. Accept with [`Request::approve_with`] to run other arguments.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolnexus::Request;
+    ///
+    /// let r = Request::editable_approval(
+    ///     "Pay 40 EUR to Ada?",
+    ///     json!({"amount": 40, "to": "Ada"}),
+    ///     json!({"type": "object", "properties": {"amount": {"type": "integer"}, "to": {"type": "string"}}}),
+    /// );
+    /// assert_eq!(r.proposed_args(), Some(&json!({"amount": 40, "to": "Ada"})));
+    /// let answer = r.approve_with(json!({"amount": 30, "to": "Ada"}));
+    /// assert_eq!(answer.data, Some(json!({"args": {"amount": 30, "to": "Ada"}})));
+    /// ```
+    pub fn editable_approval(prompt: impl Into<String>, args: Value, args_schema: Value) -> Self {
+        Self::approval(prompt)
+            .with_data_entry(DATA_ARGS, args)
+            .with_data_entry(DATA_ARGS_SCHEMA, args_schema)
+    }
+
+    /// The arguments an editable approval proposes (`data.args`), when this is one.
+    pub fn proposed_args(&self) -> Option<&Value> {
+        if self.kind != KIND_APPROVAL {
+            return None;
+        }
+        self.data.as_ref()?.get(DATA_ARGS)
+    }
+
+    /// The input schema of an editable approval's tool (`data.argsSchema`), when this is one.
+    pub fn args_schema(&self) -> Option<&Value> {
+        if self.kind != KIND_APPROVAL {
+            return None;
+        }
+        self.data.as_ref()?.get(DATA_ARGS_SCHEMA)
+    }
+
+    /// An accepting answer to this (editable) approval that runs `args` instead of the
+    /// proposed arguments: `{"id":..,"ok":true,"data":{"args":..}}`.
+    pub fn approve_with(&self, args: Value) -> Answer {
+        let mut data = Map::new();
+        data.insert(DATA_ARGS.to_owned(), args);
+        Answer::accept(&self.id, Value::Object(data))
     }
 
     /// An `authorization` request: the human logs in at `url`, out of band; the tool is then

@@ -993,3 +993,63 @@ async fn a_required_choice_starts_empty_and_submitting_it_empty_is_refused_next_
         .await
         .shows("final: answered: {&quot;cost_center&quot;:&quot;lab&quot;}");
 }
+
+#[tokio::test]
+async fn an_editable_approval_is_approved_with_edited_arguments_checked_at_the_door() {
+    let (_fx, _req, app, url) =
+        parked(json!({"tool": "pay", "args": {"amount": 40, "to": "Ada"}})).await;
+    let (cookie, csrf, page) = open(&app, &url).await;
+    for part in [
+        r#"<h1 data-kind="approval">Needs your approval</h1>"#,
+        r#"<tr><th scope="row">Amount</th><td>40</td></tr>"#,
+        r#"<label for="args">Arguments</label>"#,
+        "<textarea id=\"args\" name=\"args\" rows=\"8\" spellcheck=\"false\" aria-describedby=\"args-help\">{\n  &quot;amount&quot;: 40,\n  &quot;to&quot;: &quot;Ada&quot;\n}</textarea>",
+    ] {
+        assert!(page.contains(part), "missing {part} in {page}");
+    }
+    let post = |args: &str| {
+        // every byte but letters and digits percent-encoded, as a browser may
+        let args: String = args
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&args={args}"),
+        )
+    };
+    // refused at the door, next to the field, and nothing is recorded
+    for (args, why) in [
+        (
+            "{\"amount\": 40,",
+            "Arguments: not valid JSON (EOF while parsing a value at line 1 column 14)",
+        ),
+        (
+            r#"{"amount": 0, "to": "Ada"}"#,
+            "Arguments: /amount must be at least 1, not 0",
+        ),
+        (
+            r#"{"amount": 5, "to": "Ada", "iban": "x"}"#,
+            "Arguments: the arguments: `iban` is not a parameter",
+        ),
+    ] {
+        let r = send(&app, post(args)).await;
+        r.says(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &format!(r#"<p class="error field" id="args-error" role="alert">{why}</p>"#),
+        );
+    }
+    // an edit that fits: recorded, and the edited call is what runs
+    let ok = send(&app, post(r#"{"amount": 30, "to": "Ada"}"#)).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    moved_on(&app, &status_link(&ok))
+        .await
+        .shows("final: paid 30 EUR to Ada");
+}

@@ -59,11 +59,12 @@ pub(crate) fn tool_items(
     let schema_static = format_ident!("__TOOLNEXUS_SCHEMA_{}", index);
     let execute = execute(tool, target, &name, rt, &schema_static);
     let annotations = annotations(tool, rt);
+    let edits = approval_edits(tool);
     let methods = Methods {
         name: quote!(#name),
         description,
         input_schema: quote!(&#schema_static #field),
-        rest: quote!(#annotations #execute),
+        rest: quote!(#annotations #edits #execute),
     };
     let tool_impl = impl_tool(rt, strukt, methods);
     quote! {
@@ -135,6 +136,24 @@ fn annotations(tool: &ToolFn, rt: &TokenStream) -> TokenStream {
     }
 }
 
+/// Whether the tool states `editable` (or `editable = true`).
+fn is_editable(tool: &ToolFn) -> bool {
+    tool.attr.editable.is_some_and(|h| h.value)
+}
+
+/// `fn approval_edits` for an `editable` tool (else the trait's default, `false`).
+fn approval_edits(tool: &ToolFn) -> TokenStream {
+    if is_editable(tool) {
+        quote! {
+            fn approval_edits(&self) -> bool {
+                true
+            }
+        }
+    } else {
+        TokenStream::new()
+    }
+}
+
 /// For `approval = ".."`: the prompt, formatted from the raw arguments before they are
 /// decoded, and the gate that runs after decoding and before the body.
 fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
@@ -156,6 +175,26 @@ fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
             quote!(#rt::PromptPiece::Arg(#key))
         }
     });
+    if is_editable(tool) {
+        // the proposed arguments go into the request (only when it is made: the first call)
+        let prompt = quote! {
+            let __toolnexus_prompt = #rt::approval_prompt(&__toolnexus_args, &[#(#pieces),*]);
+            let __toolnexus_proposed = #rt::proposed_args(__toolnexus_ctx, &__toolnexus_args);
+        };
+        let gate = quote! {
+            let __toolnexus_approved = match #rt::approval_gate_editable(
+                __toolnexus_ctx,
+                __toolnexus_prompt,
+                __toolnexus_proposed,
+                <Self as #rt::Tool>::input_schema(self),
+            ) {
+                #rt::Ok(ctx) => ctx,
+                #rt::Err(result) => return result,
+            };
+            let __toolnexus_ctx = &__toolnexus_approved;
+        };
+        return (prompt, gate);
+    }
     let prompt = quote! {
         let __toolnexus_prompt = #rt::approval_prompt(&__toolnexus_args, &[#(#pieces),*]);
     };

@@ -27,6 +27,8 @@ pub(crate) struct ToolAttr {
     pub(crate) idempotent: Option<Hint>,
     pub(crate) open_world: Option<Hint>,
     pub(crate) approval: Option<Approval>,
+    /// `editable`: a person approving a call may change its arguments.
+    pub(crate) editable: Option<Hint>,
 }
 
 /// An annotation key (`read_only`, or `read_only = false`): where it was written and its value.
@@ -152,6 +154,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             "idempotent",
             "open_world",
             "approval",
+            "editable",
         ]
     };
     let parser = syn::meta::parser(|meta| {
@@ -179,6 +182,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             "name" => attr.name.is_some(),
             "description" => attr.description.is_some(),
             "approval" => attr.approval.is_some(),
+            "editable" => attr.editable.is_some(),
             "crate" => attr.krate.is_some(),
             hint => attr.hint_mut(hint).is_some(),
         };
@@ -187,6 +191,13 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 meta.path.span(),
                 format!("duplicate `#[{which}]` key `{key}`"),
             ));
+        }
+        if key == "editable" {
+            let flag = hint(&meta, &key)?;
+            if !duplicate {
+                attr.editable = Some(flag);
+            }
+            return Ok(());
         }
         if HINT_KEYS.contains(&key.as_str()) {
             let hint = hint(&meta, &key)?;

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::builder::Config;
+use super::edit::{self, Edit};
 use super::state::{Exec, State, attach, finish, halt};
 use super::trace;
 use super::wait::{Cancelled, Parked, Stop, fired, panicked, turn_calls};
@@ -458,33 +459,14 @@ impl Run<'_> {
             let result = ToolResult::error(format!("Unknown tool: {}", excerpt(&call.name)));
             return done(call.arguments.clone(), result);
         };
-        let mut args = match parse_arguments(&call.name, &call.arguments) {
+        let args = match parse_arguments(&call.name, &call.arguments) {
             Ok(args) => args,
             Err(failure) => return done(call.arguments.clone(), failure),
         };
-        if let Some(before_tool) = &self.client.hooks.before_tool {
-            // (the arguments passed `parse_arguments`: not too deep to copy)
-            let seen = ToolCall::new(
-                call.id.clone(),
-                call.name.clone(),
-                Value::Object(args.clone()),
-            );
-            match before_tool(seen).await {
-                BeforeTool::Continue => {}
-                BeforeTool::Rewrite(rewritten) if crate::limits::too_deep_map(&rewritten) => {
-                    crate::limits::dismantle(Value::Object(rewritten));
-                    let result = ToolResult::error(format!(
-                        "invalid arguments for {}: the before_tool hook's rewrite nests more than {MAX_DEPTH} levels deep",
-                        excerpt(&call.name)
-                    ));
-                    return done(Value::Object(args), result);
-                }
-                BeforeTool::Rewrite(rewritten) => args = rewritten,
-                BeforeTool::Return(result) => {
-                    return done(Value::Object(args), enforce_trust_boundary(result));
-                }
-            }
-        }
+        let args = match self.before_tool(call, args).await {
+            Ok(args) => args,
+            Err((args, result)) => return done(args, result),
+        };
         // the client's approval policies: the first prompt suspends the call before it runs
         let prompt = self
             .client
@@ -492,8 +474,13 @@ impl Run<'_> {
             .iter()
             .find_map(|policy| policy(tool.as_ref(), &args));
         if let Some(prompt) = prompt {
-            let suspension = ToolResult::suspended(Request::approval(prompt));
-            return done(Value::Object(args), suspension);
+            let request = if tool.approval_edits() {
+                let schema = tool.input_schema().clone();
+                Request::editable_approval(prompt, Value::Object(args.clone()), schema)
+            } else {
+                Request::approval(prompt)
+            };
+            return done(Value::Object(args), ToolResult::suspended(request));
         }
         let args = Value::Object(args);
         let result = self
@@ -503,16 +490,68 @@ impl Run<'_> {
         done(args, result)
     }
 
+    /// The `before_tool` hook on a call's arguments (parsed, so not too deep to copy): the
+    /// arguments to run with, or the arguments and the result that stands instead.
+    async fn before_tool(
+        &self,
+        call: &ToolCall,
+        args: serde_json::Map<String, Value>,
+    ) -> std::result::Result<serde_json::Map<String, Value>, (Value, ToolResult)> {
+        let Some(before_tool) = &self.client.hooks.before_tool else {
+            return Ok(args);
+        };
+        let seen = ToolCall::new(
+            call.id.clone(),
+            call.name.clone(),
+            Value::Object(args.clone()),
+        );
+        match before_tool(seen).await {
+            BeforeTool::Continue => Ok(args),
+            BeforeTool::Rewrite(rewritten) if crate::limits::too_deep_map(&rewritten) => {
+                crate::limits::dismantle(Value::Object(rewritten));
+                let result = ToolResult::error(format!(
+                    "invalid arguments for {}: the before_tool hook's rewrite nests more than {MAX_DEPTH} levels deep",
+                    excerpt(&call.name)
+                ));
+                Err((Value::Object(args), result))
+            }
+            BeforeTool::Rewrite(rewritten) => Ok(rewritten),
+            BeforeTool::Return(result) => {
+                Err((Value::Object(args), enforce_trust_boundary(result)))
+            }
+        }
+    }
+
     /// The answer to a suspension becomes the call's result: declined or expired, or the
-    /// tool's retry with the answer (a second suspension is `unresolved`).
+    /// tool's retry with the answer (a second suspension is `unresolved`). An accepted
+    /// approval that carries edited arguments runs them instead, once they are checked
+    /// (`edit.rs`) and passed through `before_tool` again; the arguments that ran come back
+    /// with the result, and whether they are the person's edit.
     pub(super) async fn resolve(
         &self,
         call: &ToolCall,
-        args: &Value,
+        args: Value,
         request: &Request,
         answer: Answer,
-    ) -> ToolResult {
+    ) -> (Value, ToolResult, bool) {
         let started = Instant::now();
+        let tool = self.toolkit.get(&call.name).map(AsRef::as_ref);
+        let (args, edited) = match edit::edited(tool, &call.name, request, &answer) {
+            Edit::Unchanged => (args, false),
+            Edit::Refused(why) => {
+                let result = ToolResult::error(format!("edit refused: {why}; nothing ran"));
+                self.tool_metric(call, started.elapsed(), true, false);
+                return (args, result, false);
+            }
+            Edit::Args(edited) => match self.before_tool(call, edited).await {
+                Ok(edited) => (Value::Object(edited), true),
+                Err((edited, result)) => {
+                    self.tool_metric(call, started.elapsed(), result.is_error, false);
+                    return (edited, result, true);
+                }
+            },
+        };
+        let args = &args;
         let result = crate::suspend::resolve(request, answer, |answer| async move {
             let ctx = self
                 .ctx(call)
@@ -529,7 +568,21 @@ impl Run<'_> {
         })
         .await;
         self.tool_metric(call, started.elapsed(), result.is_error, false);
-        result
+        (args.clone(), result, edited)
+    }
+
+    /// The transcript shows the arguments a person's edit ran with, in the call's place.
+    fn show_edited(st: &mut State, call_id: &str, args: &Value) {
+        let call = st
+            .request
+            .messages
+            .iter_mut()
+            .rev()
+            .flat_map(|m| m.tool_calls.iter_mut())
+            .find(|c| c.id == call_id);
+        if let Some(call) = call {
+            call.arguments = args.clone();
+        }
     }
 
     /// A result enters the transcript (after `after_tool`).
@@ -582,7 +635,10 @@ impl Run<'_> {
         // fingerprint on load)
         st.request.messages.pop();
         let args = st.records.pop().map(|r| r.args).unwrap_or_default();
-        let resolved = Box::pin(self.resolve(call, &args, &pending, answer)).await;
+        let (args, resolved, edited) = Box::pin(self.resolve(call, args, &pending, answer)).await;
+        if edited {
+            Self::show_edited(st, &call.id, &args);
+        }
         self.record(st, call, args, resolved);
         let pre = halted
             .deferred
@@ -669,7 +725,10 @@ impl Run<'_> {
             return Ok(None);
         };
         let args = Parked::args(args, call);
-        let resolved = Box::pin(self.resolve(call, &args, &request, answer)).await;
+        let (args, resolved, edited) = Box::pin(self.resolve(call, args, &request, answer)).await;
+        if edited {
+            Self::show_edited(st, &call.id, &args);
+        }
         self.record(st, call, args, resolved);
         let pre = rest.into_iter().map(Some).collect();
         Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await

@@ -57,13 +57,70 @@ pub(crate) enum Shape {
     Fields(Vec<Field>),
     /// One free-text answer (an `input` request without a schema); the data is the text.
     FreeText,
-    /// Approve / Decline.
-    Approval,
+    /// Approve / Decline; for an editable approval, the proposed arguments (editable) and
+    /// the tool's schema they must fit.
+    Approval(Option<Box<Edit>>),
     /// A link to the url and a "done, continue" button.
     Authorization(Option<String>),
     /// Accept / Decline (another kind without a schema).
     AcceptDecline,
 }
+
+/// An editable approval's proposed arguments and the schema an edit must fit.
+#[derive(Clone, Debug)]
+pub(crate) struct Edit {
+    pub(crate) proposed: Value,
+    pub(crate) schema: Value,
+}
+
+impl Edit {
+    /// The answer to an editable approval: `edited` (JSON text or a value) checked at the
+    /// door, as the loop checks it again (`data.args` only when it differs from the
+    /// proposal).
+    pub(crate) fn answer(
+        &self,
+        request: &Request,
+        edited: Option<Value>,
+    ) -> Result<crate::request::Answer, Invalid> {
+        match edited {
+            None => Ok(crate::request::Answer::ok(&request.id)),
+            Some(args) if args == self.proposed => Ok(crate::request::Answer::ok(&request.id)),
+            Some(args) => {
+                if !args.is_object() {
+                    return Err(Invalid::new(ARGS, "Arguments: must be a JSON object"));
+                }
+                crate::tool::conforms(&self.schema, &args)
+                    .map_err(|why| Invalid::new(ARGS, format!("Arguments: {why}")))?;
+                // a person never types a secret here (the loop refuses it too)
+                let typed_secret = args.as_object().into_iter().flatten().find(|(k, v)| {
+                    self.proposed.get(k.as_str()) != Some(*v) && crate::form::is_credential_field(k)
+                });
+                if let Some((key, _)) = typed_secret {
+                    return Err(Invalid::new(
+                        ARGS,
+                        format!(
+                            "Arguments: `{key}` holds a credential and cannot be changed here; secrets never pass through answers"
+                        ),
+                    ));
+                }
+                Ok(request.approve_with(args))
+            }
+        }
+    }
+
+    /// Reads the page's arguments field (JSON text).
+    pub(crate) fn parse(text: &str) -> Result<Option<Value>, Invalid> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        crate::limits::parse_checked(text)
+            .map(Some)
+            .map_err(|e| Invalid::new(ARGS, format!("Arguments: not valid JSON ({e})")))
+    }
+}
+
+/// The form field (and JSON key) of an editable approval's arguments.
+pub(crate) const ARGS: &str = "args";
 
 /// Why a request cannot be rendered here.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +142,19 @@ impl Shape {
         let data = request.data.as_ref();
         let schema = data.and_then(|d| d.get("schema"));
         match request.kind.as_str() {
-            "approval" => return Ok(Self::Approval),
+            "approval" => {
+                let edit =
+                    request
+                        .proposed_args()
+                        .zip(request.args_schema())
+                        .map(|(proposed, schema)| {
+                            Box::new(Edit {
+                                proposed: proposed.clone(),
+                                schema: schema.clone(),
+                            })
+                        });
+                return Ok(Self::Approval(edit));
+            }
             "authorization" => return Ok(Self::Authorization(request.url.clone())),
             "question" => {
                 if let Some(questions) = data.and_then(|d| d.get("questions")) {

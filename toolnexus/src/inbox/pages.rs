@@ -6,7 +6,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use serde_json::Value;
 
-use super::fields::{Control, Field, Invalid, Shape, words};
+use super::fields::{ARGS, Control, Field, Invalid, Shape, words};
 use crate::request::Request;
 
 const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-width:40rem;padding:1rem;color:#1b1b1b;background:#fafafa}\
@@ -204,7 +204,15 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                         button type="submit" name="action" value="accept" { "Submit" }
                         button.secondary type="submit" name="action" value="decline" formnovalidate { "Decline" }
                     }
-                    Shape::Approval => {
+                    Shape::Approval(edit) => {
+                        @if let Some(edit) = edit {
+                            label for="args" { "Arguments" }
+                            p.help id="args-help" { "You may change them before approving; what you approve is what runs." }
+                            @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
+                            textarea id="args" name="args" rows="8" spellcheck="false" aria-describedby="args-help" {
+                                (value(p.submitted, ARGS).map_or_else(|| pretty(&edit.proposed), str::to_owned))
+                            }
+                        }
                         button type="submit" name="action" value="accept" { "Approve" }
                         button.secondary type="submit" name="action" value="decline" { "Decline" }
                     }
@@ -229,7 +237,11 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
 
 /// Whether `error` names one of the form's fields (then it shows next to that field).
 fn on_a_field(shape: &Shape, error: &Invalid) -> bool {
-    matches!(shape, Shape::Fields(fields) if fields.iter().any(|f| f.key == error.field))
+    match shape {
+        Shape::Fields(fields) => fields.iter().any(|f| f.key == error.field),
+        Shape::Approval(Some(_)) => error.field == ARGS,
+        _ => false,
+    }
 }
 
 /// What runs once the request is answered: the call's arguments as a table, and the run.
@@ -248,6 +260,11 @@ fn will_run(args: &Value, run_id: &str) -> Markup {
         }
         p.muted { "Asked by run " code { (run_id) } "." }
     }
+}
+
+/// A value as indented JSON, for a person to edit.
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
 }
 
 /// An argument as a person reads it: text as it is, anything else as compact JSON.

@@ -47,3 +47,27 @@ pub fn approval_gate(ctx: &Context, prompt: String) -> Result<Context, ToolResul
         ))),
     }
 }
+
+/// For `#[tool(approval = "..", editable)]`: the arguments as proposed, kept for the
+/// approval request (only on the first call, which asks; a retry carries the answer).
+pub fn proposed_args(ctx: &Context, args: &Map<String, Value>) -> Option<Value> {
+    ctx.answer().is_none().then(|| Value::Object(args.clone()))
+}
+
+/// [`approval_gate`] for a tool whose approvals may be edited: the request carries the
+/// proposed arguments and the tool's schema (`data.args`, `data.argsSchema`).
+pub fn approval_gate_editable(
+    ctx: &Context,
+    prompt: String,
+    proposed: Option<Value>,
+    schema: &Value,
+) -> Result<Context, ToolResult> {
+    match (ctx.answer(), proposed) {
+        (None, Some(args)) => Err(ToolResult::suspended(Request::editable_approval(
+            prompt,
+            args,
+            schema.clone(),
+        ))),
+        _ => approval_gate(ctx, prompt),
+    }
+}

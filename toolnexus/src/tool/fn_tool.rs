@@ -46,6 +46,7 @@ pub struct FnTool {
     schema: Value,
     source: String,
     annotations: ToolAnnotations,
+    editable: bool,
     handler: Box<Handler>,
 }
 
@@ -71,6 +72,7 @@ impl FnTool {
                 schema: None,
                 source: SOURCE_NATIVE.to_owned(),
                 annotations: ToolAnnotations::new(),
+                editable: false,
                 handler: None,
             },
         }
@@ -98,6 +100,10 @@ impl Tool for FnTool {
         self.annotations
     }
 
+    fn approval_edits(&self) -> bool {
+        self.editable
+    }
+
     fn execute<'a>(
         &'a self,
         args: Map<String, Value>,
@@ -120,6 +126,7 @@ struct Config {
     schema: Option<Value>,
     source: String,
     annotations: ToolAnnotations,
+    editable: bool,
     handler: Option<Box<Handler>>,
 }
 
@@ -212,6 +219,23 @@ impl FnToolBuilder {
         self
     }
 
+    /// Lets a person who approves a call change its arguments first ([`Tool::approval_edits`]):
+    /// an approval a client policy asks for this tool (for instance
+    /// [`approve_destructive`](crate::client::ClientBuilder::approve_destructive)) carries the
+    /// proposed arguments and their schema, and the approved arguments run.
+    ///
+    /// ```
+    /// use toolnexus::{FnTool, Tool};
+    ///
+    /// let pay = FnTool::builder("pay").description("Pays.").destructive().editable()
+    ///     .handler(|_, _| async { "paid" }).build().unwrap();
+    /// assert!(pay.approval_edits());
+    /// ```
+    pub fn editable(mut self) -> Self {
+        self.config.editable = true;
+        self
+    }
+
     /// States whether the tool reaches an open world, such as the web
     /// ([`ToolAnnotations::open_world`]).
     pub fn open_world(mut self, open: bool) -> Self {
@@ -272,6 +296,7 @@ impl FnToolBuilder {
             schema,
             source,
             annotations,
+            editable,
             handler,
         } = self.config;
         validate_tool_name(&name)?;
@@ -298,6 +323,7 @@ impl FnToolBuilder {
             schema,
             source,
             annotations,
+            editable,
             handler,
         })
     }

@@ -12,6 +12,7 @@
 
 mod annotations;
 mod args;
+mod conform;
 mod fn_tool;
 mod name;
 mod traits;
@@ -20,6 +21,7 @@ mod wrap;
 pub use annotations::ToolAnnotations;
 pub use args::deserialize_args;
 pub(crate) use args::{error_path, parse_arguments};
+pub(crate) use conform::conforms;
 pub use fn_tool::{FnTool, FnToolBuilder};
 pub use name::{MAX_TOOL_NAME_LEN, sanitize, validate_tool_name};
 pub use traits::{BoxFuture, IntoTool, SOURCE_NATIVE, SharedTool, Tool};

@@ -73,6 +73,17 @@ pub trait Tool: Send + Sync {
         ToolAnnotations::default()
     }
 
+    /// Whether a person approving a call of this tool may change its arguments: its
+    /// `approval` requests then carry the proposed arguments and their schema
+    /// (`data.args`, `data.argsSchema`), and an accepting answer may carry other arguments
+    /// (`data.args`), which the loop checks against [`input_schema`](Tool::input_schema),
+    /// passes through `before_tool` again, and runs instead. `false` by default: an edit to a
+    /// tool that did not opt in is refused and nothing runs. `#[tool(approval = "..",
+    /// editable)]` and [`FnToolBuilder::editable`](super::FnToolBuilder::editable) opt in.
+    fn approval_edits(&self) -> bool {
+        false
+    }
+
     /// Runs one call.
     fn execute<'a>(
         &'a self,

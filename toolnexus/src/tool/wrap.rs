@@ -49,6 +49,10 @@ impl Tool for Wrapped {
         self.inner.annotations()
     }
 
+    fn approval_edits(&self) -> bool {
+        self.inner.approval_edits()
+    }
+
     fn execute<'a>(
         &'a self,
         args: Map<String, Value>,

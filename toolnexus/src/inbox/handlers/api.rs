@@ -117,7 +117,12 @@ fn answer_from_json(request: &Request, shape: &Shape, body: &Value) -> Result<An
                 message: "the answer's data must be the text".to_owned(),
             }),
         },
-        Shape::Approval | Shape::Authorization(_) | Shape::AcceptDecline => {
+        // an editable approval takes other arguments as `data.args`
+        Shape::Approval(Some(edit)) => {
+            let args = data.and_then(|d| d.get(fields::ARGS)).cloned();
+            edit.answer(request, args)
+        }
+        Shape::Approval(None) | Shape::Authorization(_) | Shape::AcceptDecline => {
             Ok(Answer::ok(&request.id))
         }
     }

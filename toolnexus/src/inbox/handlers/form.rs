@@ -38,7 +38,14 @@ fn answer_from_form(
             }
             Ok(request.accept(text))
         }
-        Shape::Approval | Shape::Authorization(_) | Shape::AcceptDecline => {
+        Shape::Approval(Some(edit)) => {
+            let text = pairs
+                .iter()
+                .find(|(k, _)| k == fields::ARGS)
+                .map_or("", |(_, v)| v.as_str());
+            edit.answer(request, fields::Edit::parse(text)?)
+        }
+        Shape::Approval(None) | Shape::Authorization(_) | Shape::AcceptDecline => {
             Ok(Answer::ok(&request.id))
         }
     }
