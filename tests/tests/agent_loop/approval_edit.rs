@@ -20,6 +20,7 @@ static PAID: AtomicUsize = AtomicUsize::new(0);
 
 /// Pays someone.
 #[tool(destructive, approval = "Pay {amount} EUR to {to}?", editable)]
+#[allow(clippy::needless_pass_by_value)] // a tool's parameters are owned
 fn pay(amount: u32, to: String) -> String {
     PAID.fetch_add(1, Ordering::SeqCst);
     format!("paid {amount} EUR to {to}")
@@ -27,6 +28,7 @@ fn pay(amount: u32, to: String) -> String {
 
 /// Transfers money (the same body, but its approvals cannot be edited).
 #[tool(destructive, approval = "Transfer {amount} EUR to {to}?")]
+#[allow(clippy::needless_pass_by_value)] // a tool's parameters are owned
 fn transfer(amount: u32, to: String) -> String {
     format!("transferred {amount} EUR to {to}")
 }

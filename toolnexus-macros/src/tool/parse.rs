@@ -58,6 +58,7 @@ impl ToolAttr {
             "read_only" => &mut self.read_only,
             "destructive" => &mut self.destructive,
             "idempotent" => &mut self.idempotent,
+            "editable" => &mut self.editable,
             _ => &mut self.open_world,
         }
     }
@@ -81,6 +82,19 @@ fn hint(meta: &syn::meta::ParseNestedMeta<'_>, key: &str) -> syn::Result<Hint> {
         value,
     })
 }
+
+/// The keys of `#[tool(..)]`, in the order its errors list them.
+const TOOL_KEYS: [&str; 9] = [
+    "name",
+    "description",
+    "crate",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "approval",
+    "editable",
+];
 
 /// The annotation keys, in the order the docs list them.
 const HINT_KEYS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
@@ -145,17 +159,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
     let allowed: &[&str] = if which == "toolset" {
         &["crate"]
     } else {
-        &[
-            "name",
-            "description",
-            "crate",
-            "read_only",
-            "destructive",
-            "idempotent",
-            "open_world",
-            "approval",
-            "editable",
-        ]
+        &TOOL_KEYS
     };
     let parser = syn::meta::parser(|meta| {
         let key = meta.path.get_ident().map_or_else(
@@ -182,7 +186,6 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             "name" => attr.name.is_some(),
             "description" => attr.description.is_some(),
             "approval" => attr.approval.is_some(),
-            "editable" => attr.editable.is_some(),
             "crate" => attr.krate.is_some(),
             hint => attr.hint_mut(hint).is_some(),
         };
@@ -192,14 +195,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 format!("duplicate `#[{which}]` key `{key}`"),
             ));
         }
-        if key == "editable" {
-            let flag = hint(&meta, &key)?;
-            if !duplicate {
-                attr.editable = Some(flag);
-            }
-            return Ok(());
-        }
-        if HINT_KEYS.contains(&key.as_str()) {
+        if HINT_KEYS.contains(&key.as_str()) || key == "editable" {
             let hint = hint(&meta, &key)?;
             if !duplicate {
                 *attr.hint_mut(&key) = Some(hint);

@@ -79,7 +79,7 @@ impl<'a> Check<'a> {
             })?;
             self.value(target, v, path, refs + 1)?;
         }
-        self.types(s, v, path)?;
+        Self::types(s, v, path)?;
         if let Some(options) = s.get("enum").and_then(Value::as_array)
             && !options.contains(v)
         {
@@ -124,7 +124,7 @@ impl<'a> Check<'a> {
         }
     }
 
-    fn types(&self, s: &Map<String, Value>, v: &Value, path: &str) -> Result<(), String> {
+    fn types(s: &Map<String, Value>, v: &Value, path: &str) -> Result<(), String> {
         let wanted: Vec<&str> = match s.get("type") {
             Some(Value::String(t)) => vec![t.as_str()],
             Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
