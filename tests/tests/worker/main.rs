@@ -5,6 +5,7 @@
 mod behaviour;
 mod failing;
 mod processes;
+mod retries;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

@@ -153,7 +153,7 @@ pub(crate) use row::{
     COLUMNS, INFO_COLUMNS, append_history, backend, due_migrations, park_conflict,
 };
 pub(crate) use row::{
-    Columns, Outcome, RawRow, answer_json, check_answer, events_json, expired_answer,
+    Columns, Outcome, RawRow, answer_json, check_answer, events_json, expired_answer, failed_event,
     first_history, from_millis, lease_ms, lease_until, now_ms, refusal, released_state, run_id_of,
     takeover_claim, token_i64,
 };

@@ -292,18 +292,21 @@ impl RawRow {
         })
     }
 
-    /// When the row's current request was answered or expired, from its history.
-    fn answered_at(&self) -> Option<SystemTime> {
+    /// When the row's current request was answered or expired, and how many resumes of it
+    /// failed since, from its history.
+    fn answered_at(&self) -> (Option<SystemTime>, u32) {
         // cheap enough: a claim reads the history once
         let events = self.events();
-        events
+        let at = events
             .iter()
             .rev()
             .find(|e| {
                 matches!(e.event, RunEventKind::Answered | RunEventKind::Expired)
                     && e.request.as_deref() == Some(self.request_id.as_str())
             })
-            .map(|e| e.at)
+            .map(|e| e.at);
+        let failures = super::types::failures_since_answer(&events, &self.request_id).count();
+        (at, u32::try_from(failures).unwrap_or(u32::MAX))
     }
 
     /// The claim this row becomes once claimed by `owner` until `until`.
@@ -314,6 +317,7 @@ impl RawRow {
         answer: Answer,
         taken_over: bool,
     ) -> StoreResult<Claim> {
+        let (answered_at, failures) = self.answered_at();
         Ok(Claim {
             run_id: self.run_id.clone(),
             record: self.record()?,
@@ -325,8 +329,22 @@ impl RawRow {
             },
             taken_over,
             token: u64::try_from(self.claims + 1).unwrap_or(0),
-            answered_at: self.answered_at(),
+            answered_at,
+            failures,
         })
+    }
+}
+
+/// The history event of a failed resume (`retry`: whether it will be retried), and the state
+/// the run is left in.
+pub(crate) fn failed_event(claim: &Claim, error: &str, retry: bool) -> (String, RunState) {
+    let event = RunEvent::new(RunEventKind::Failed, now_ms())
+        .by(&claim.lease.owner)
+        .error(error);
+    if retry {
+        (event.json(), RunState::Claimed)
+    } else {
+        (event.outcome("failed").json(), RunState::Failed)
     }
 }
 

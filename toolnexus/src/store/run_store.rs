@@ -97,6 +97,33 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// [`StoreError::LeaseLost`] when the claim is no longer the run's.
     fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>>;
 
+    /// Records that a resume of the claimed run failed with `error` (what
+    /// [`Client::resume_claim`](crate::Client::resume_claim) returned: the model, a tool's
+    /// host, the store), as a [`Failed`](super::RunEventKind::Failed) event of its history
+    /// (by the claim's owner). With `retry_at`, the run stays claimed until then and is
+    /// [taken over](RunStore::take_over) from its last checkpoint by the first worker with room
+    /// after it; without, it is given up: [`Failed`](RunState::Failed), never resumed again.
+    ///
+    /// The default, for a store that cannot record it, refuses ([`StoreError::Invalid`]); a
+    /// worker then leaves the claim to run out, so the run is retried after the lease.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LeaseLost`] when the claim is no longer the run's.
+    fn fail<'a>(
+        &'a self,
+        claim: &'a Claim,
+        error: &'a str,
+        retry_at: Option<SystemTime>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        let _ = (claim, error, retry_at);
+        Box::pin(async {
+            Err(StoreError::Invalid(
+                "this run store cannot record failed resumes".to_owned(),
+            ))
+        })
+    }
+
     /// The nearest moment a run will need a worker without anyone answering: the earliest
     /// `expiresAt` of a parked request, or the earliest lease end of a claimed run. `None`
     /// when no run has one. A worker sleeps until then (or until woken).
@@ -198,7 +225,8 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         Box::pin(poll_change(self, run_id, version, timeout))
     }
 
-    /// Waits until the run is finished, for at most `timeout`; `None` on timeout.
+    /// Waits until the run is finished (or [given up](RunState::Failed)), for at most
+    /// `timeout`; `None` on timeout.
     fn wait_finished<'a>(
         &'a self,
         run_id: &'a str,
@@ -213,7 +241,7 @@ pub trait RunStore: Send + Sync + fmt::Debug {
                     .ok_or_else(|| StoreError::NotFound {
                         key: run_id.to_owned(),
                     })?;
-                if run.info.state == RunState::Finished {
+                if matches!(run.info.state, RunState::Finished | RunState::Failed) {
                     return Ok(Some(run));
                 }
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());

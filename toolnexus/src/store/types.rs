@@ -90,10 +90,15 @@ pub enum RunState {
     Expired,
     /// Ended (done or incomplete); its [`RunResult`] is kept.
     Finished,
+    /// Given up: every resume failed, as many times as the worker allows
+    /// ([`RunStore::fail`](super::RunStore::fail)); no worker resumes it again. Its history
+    /// holds each attempt's error.
+    Failed,
 }
 
 impl RunState {
-    /// The state's name, as stored: `parked`, `answered`, `claimed`, `expired`, `finished`.
+    /// The state's name, as stored: `parked`, `answered`, `claimed`, `expired`, `finished`,
+    /// `failed`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Parked => "parked",
@@ -101,6 +106,7 @@ impl RunState {
             Self::Claimed => "claimed",
             Self::Expired => "expired",
             Self::Finished => "finished",
+            Self::Failed => "failed",
         }
     }
 
@@ -111,6 +117,7 @@ impl RunState {
             "claimed" => Self::Claimed,
             "expired" => Self::Expired,
             "finished" => Self::Finished,
+            "failed" => Self::Failed,
             _ => return None,
         })
     }
@@ -191,12 +198,22 @@ impl RunInfo {
             .and_then(|e| e.by.as_deref())
     }
 
-    /// How the run ended (`done` or `incomplete`), once finished.
+    /// How the run ended (`done` or `incomplete`) once finished, or `failed` once given up.
     pub fn outcome(&self) -> Option<&str> {
         match self.history.last() {
-            Some(e) if e.event == RunEventKind::Finished => e.outcome.as_deref(),
+            Some(e) if matches!(e.event, RunEventKind::Finished | RunEventKind::Failed) => {
+                e.outcome.as_deref()
+            }
             _ => None,
         }
+    }
+
+    /// The errors of the resumes that failed since the current request was answered (or
+    /// expired), oldest first; the last is why a [`Failed`](RunState::Failed) run was given up.
+    pub fn failures(&self) -> Vec<&str> {
+        failures_since_answer(&self.history, &self.request_id)
+            .filter_map(|e| e.error.as_deref())
+            .collect()
     }
 }
 
@@ -215,9 +232,30 @@ pub struct RunEvent {
     /// Who: the answerer (answered) or the worker (claimed, taken over, released).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
-    /// How the run ended (finished): `done` or `incomplete`.
+    /// How the run ended (finished): `done` or `incomplete`; `failed` when a failed resume
+    /// gave it up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// Why a resume failed (failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The failed resumes of `history` since its request `request_id` was answered or expired.
+pub(crate) fn failures_since_answer<'a>(
+    history: &'a [RunEvent],
+    request_id: &str,
+) -> impl Iterator<Item = &'a RunEvent> {
+    let answered = history
+        .iter()
+        .rposition(|e| {
+            matches!(e.event, RunEventKind::Answered | RunEventKind::Expired)
+                && e.request.as_deref() == Some(request_id)
+        })
+        .map_or(history.len(), |i| i + 1);
+    history[answered..]
+        .iter()
+        .filter(|e| e.event == RunEventKind::Failed)
 }
 
 impl RunEvent {
@@ -228,6 +266,7 @@ impl RunEvent {
             request: None,
             by: None,
             outcome: None,
+            error: None,
         }
     }
 
@@ -243,6 +282,11 @@ impl RunEvent {
 
     pub(crate) fn outcome(mut self, outcome: &str) -> Self {
         self.outcome = Some(outcome.to_owned());
+        self
+    }
+
+    pub(crate) fn error(mut self, error: &str) -> Self {
+        self.error = Some(error.to_owned());
         self
     }
 
@@ -271,6 +315,9 @@ pub enum RunEventKind {
     Released,
     /// The resumed run ended (`outcome`).
     Finished,
+    /// A resume failed (`error`; `by`: the worker). The run is retried later, or, with
+    /// `outcome` `failed`, given up.
+    Failed,
     /// An event a newer release wrote.
     #[serde(other)]
     Other,
@@ -331,4 +378,8 @@ pub struct Claim {
     pub token: u64,
     /// When the answer was recorded (or the request expired), when the store knows.
     pub answered_at: Option<SystemTime>,
+    /// How many resumes of this answer failed before this claim
+    /// ([`RunStore::fail`](super::RunStore::fail)): a worker gives up after its
+    /// [`max_attempts`](crate::worker::WorkerBuilder::max_attempts).
+    pub failures: u32,
 }

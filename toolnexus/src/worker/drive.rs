@@ -7,8 +7,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::Worker;
 use super::stats::bump;
+use super::{MAX_RETRY_DELAY, Worker};
 use crate::error::Error;
 use crate::store::{Claim, RunStore, StoreError};
 
@@ -47,7 +47,45 @@ fn lost(e: &Error) -> bool {
     }
 }
 
+/// The wait before retrying an answer whose resume failed `failures` times (1 or more):
+/// `first`, doubled per earlier failure, at most [`MAX_RETRY_DELAY`].
+fn retry_delay(first: Duration, failures: u32) -> Duration {
+    let doubled = first.saturating_mul(1u32.checked_shl(failures - 1).unwrap_or(u32::MAX));
+    doubled.min(MAX_RETRY_DELAY)
+}
+
 impl Worker {
+    /// Records a failed resume of `claim`: to be retried after a while, or given up once it
+    /// failed [`max_attempts`](super::WorkerBuilder::max_attempts) times.
+    async fn failed(&self, claim: &Claim, error: &Error) {
+        let inner = &*self.inner;
+        bump(&inner.stats.failed);
+        let failures = claim.failures.saturating_add(1);
+        let message = error.to_string();
+        let retry_at = (failures < inner.config.max_attempts)
+            .then(|| SystemTime::now() + retry_delay(inner.config.retry_delay, failures));
+        match inner.store.fail(claim, &message, retry_at).await {
+            Ok(()) if retry_at.is_some() => tracing::warn!(
+                %error,
+                attempt = failures,
+                retry_in = ?retry_delay(inner.config.retry_delay, failures),
+                "worker: the resume failed; it is retried"
+            ),
+            Ok(()) => {
+                bump(&inner.stats.gave_up);
+                tracing::error!(%error, attempts = failures, "worker: the resume failed again; the run is given up");
+            }
+            Err(StoreError::LeaseLost { .. }) => {
+                tracing::info!(%error, "worker: the resume failed, and another worker has the run now");
+            }
+            Err(e) => tracing::warn!(
+                %error,
+                store_error = %e,
+                "worker: the resume failed and cannot be recorded; it is retried once its lease runs out"
+            ),
+        }
+    }
+
     /// Resumes `claim` to its outcome (or until `stop`), counting what happened.
     pub(super) async fn drive(
         self,
@@ -93,10 +131,7 @@ impl Worker {
                         bump(&stats.lost);
                         tracing::info!("worker: another worker took the run over");
                     }
-                    Err(e) => {
-                        bump(&stats.failed);
-                        tracing::warn!(error = %e, "worker: the run failed; it is retried once its lease runs out");
-                    }
+                    Err(e) => self.failed(&claim, &e).await,
                 },
                 never = renewing => match never {},
                 () = stop.cancelled() => match store.release(&claim).await {
@@ -114,5 +149,20 @@ impl Worker {
             .in_flight
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         drop(permit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_delays_double_up_to_the_ceiling() {
+        let s = Duration::from_secs;
+        assert_eq!(retry_delay(s(1), 1), s(1));
+        assert_eq!(retry_delay(s(1), 2), s(2));
+        assert_eq!(retry_delay(s(1), 4), s(8));
+        assert_eq!(retry_delay(s(1), 40), MAX_RETRY_DELAY);
+        assert_eq!(retry_delay(s(100), 5), MAX_RETRY_DELAY);
     }
 }

@@ -13,6 +13,11 @@
 //!   still expires on time, and expired runs are claimed before answered ones;
 //! - **takes over runs whose worker died**, from their last checkpoint, once their lease ran
 //!   out;
+//! - **retries a failed resume a bounded number of times**: each failure is recorded with
+//!   its error in the run's history ([`RunStore::fail`]), the run is tried again after a
+//!   doubling [delay](WorkerBuilder::retry_delay), and after
+//!   [`max_attempts`](WorkerBuilder::max_attempts) failures it is given up
+//!   ([`RunState::Failed`](crate::store::RunState::Failed));
 //! - **renews the leases** of the runs it holds while they run (a third of the lease, each
 //!   time), so a long model call never loses its run; holds at most
 //!   [`concurrency`](WorkerBuilder::concurrency) runs at once;
@@ -107,6 +112,17 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);
 /// The default longest wait after the store failed.
 pub const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(30);
 
+/// The default number of times a worker tries to resume one answer before it gives the run
+/// up.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+
+/// The default wait before the first retry of a failed resume (doubling with each failure,
+/// at most [`MAX_RETRY_DELAY`]).
+pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_secs(1);
+
+/// The longest wait between two attempts of a failed resume.
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(15 * 60);
+
 /// Drives the stored runs that need a worker; see the [module docs](self). Cheap to clone;
 /// clones share the stats.
 #[derive(Clone)]
@@ -129,6 +145,8 @@ struct Config {
     poll: Duration,
     grace: Duration,
     max_backoff: Duration,
+    max_attempts: u32,
+    retry_delay: Duration,
 }
 
 impl fmt::Debug for Worker {
@@ -171,6 +189,8 @@ impl Worker {
                 poll: DEFAULT_POLL,
                 grace: DEFAULT_GRACE,
                 max_backoff: DEFAULT_MAX_BACKOFF,
+                max_attempts: DEFAULT_MAX_ATTEMPTS,
+                retry_delay: DEFAULT_RETRY_DELAY,
             },
         }
     }
@@ -219,6 +239,25 @@ impl WorkerBuilder {
     /// at 50 ms and double.
     pub fn max_backoff(mut self, max: Duration) -> Self {
         self.config.max_backoff = max.max(Duration::from_millis(50));
+        self
+    }
+
+    /// How many times one answer's resume is tried before the run is given up (default
+    /// [`DEFAULT_MAX_ATTEMPTS`]; at least 1). A failed resume (the model, a tool's host or the
+    /// store failed) is recorded in the run's history with its error
+    /// ([`RunStore::fail`]); the run is then retried from its last checkpoint, by any worker,
+    /// after the [retry delay](Self::retry_delay), until this many attempts failed: then it
+    /// becomes [`RunState::Failed`](crate::store::RunState::Failed) and no worker resumes it
+    /// again.
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.config.max_attempts = n.max(1);
+        self
+    }
+
+    /// The wait before the first retry of a failed resume (default [`DEFAULT_RETRY_DELAY`]);
+    /// it doubles with each failure of the same answer, up to [`MAX_RETRY_DELAY`].
+    pub fn retry_delay(mut self, first: Duration) -> Self {
+        self.config.retry_delay = first;
         self
     }
 

@@ -16,13 +16,17 @@ const KEPT: usize = 10_000;
 pub struct WorkerStats {
     /// Runs claimed (answered runs, expired ones, and takeovers).
     pub claimed: u64,
-    /// Of those, runs taken over after another worker's lease ran out.
+    /// Of those, runs taken over after another worker's lease ran out (or a failed
+    /// resume's retry delay).
     pub taken_over: u64,
     /// Runs resumed to their end or to their next request, and recorded.
     pub finished: u64,
-    /// Runs whose resume failed (the model or a tool's host failed): they stay claimed until
-    /// the lease runs out, then a worker takes them over and tries again.
+    /// Resumes that failed (the model, a tool's host or the store failed): each is recorded
+    /// in the run's history, and the run is tried again after the retry delay (or given up).
     pub failed: u64,
+    /// Of those, runs given up after their last allowed attempt
+    /// ([`RunState::Failed`](crate::store::RunState::Failed)).
+    pub gave_up: u64,
     /// Runs another worker took over while this one ran them (their outcome is the other's).
     pub lost: u64,
     /// Runs handed back unfinished at shutdown.
@@ -51,6 +55,7 @@ pub(super) struct Counters {
     pub(super) taken_over: AtomicU64,
     pub(super) finished: AtomicU64,
     pub(super) failed: AtomicU64,
+    pub(super) gave_up: AtomicU64,
     pub(super) lost: AtomicU64,
     pub(super) released: AtomicU64,
     pub(super) expired: AtomicU64,
@@ -93,6 +98,7 @@ impl Counters {
             taken_over: get(&self.taken_over),
             finished: get(&self.finished),
             failed: get(&self.failed),
+            gave_up: get(&self.gave_up),
             lost: get(&self.lost),
             released: get(&self.released),
             expired: get(&self.expired),

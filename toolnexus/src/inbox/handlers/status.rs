@@ -25,6 +25,8 @@ enum Progress {
     Continuing,
     /// The run ended.
     Finished(RunResult),
+    /// Every resume failed; the run was given up (the last error).
+    Failed(String),
     /// The run asks again: its next request.
     Next(Request),
 }
@@ -37,6 +39,12 @@ fn progress(run: &StoredRun, id: &str) -> Progress {
             .result
             .clone()
             .map_or(Progress::Continuing, Progress::Finished),
+        RunState::Failed => Progress::Failed(
+            run.info
+                .failures()
+                .last()
+                .map_or_else(String::new, |e| (*e).to_owned()),
+        ),
         _ => Progress::Continuing,
     }
 }
@@ -94,6 +102,12 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
         Progress::Finished(result) => {
             pages::outcome(result.status.as_str(), &result.text, None, &back)
         }
+        Progress::Failed(error) => pages::message(
+            "Failed",
+            "error",
+            &format!("The assistant could not go on, and gave up: {error}"),
+            Some((&back, "All requests")),
+        ),
         Progress::Next(next) => {
             let href = request_href(&shared, &prefix, &next.id);
             pages::outcome("pending", "", Some((&href, &next)), &back)
@@ -118,6 +132,7 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
             json!({"status": result.status.as_str(), "text": result.text}),
             Value::Null,
         ),
+        Progress::Failed(error) => (json!({"status": "failed", "error": error}), Value::Null),
         Progress::Next(next) => (
             Value::Null,
             json!({

@@ -443,6 +443,30 @@ impl RunStore for MemoryStore {
         })
     }
 
+    fn fail<'a>(
+        &'a self,
+        claim: &'a Claim,
+        error: &'a str,
+        retry_at: Option<SystemTime>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let (event, state) = super::failed_event(claim, error, retry_at.is_some());
+            self.with_claim(claim, |rows, mut row| {
+                row.append(&event);
+                if let Some(at) = retry_at {
+                    row.lease_until = Some(super::row::millis(at));
+                } else {
+                    state.as_str().clone_into(&mut row.state);
+                    row.lease_owner = None;
+                    row.lease_until = None;
+                }
+                row.version += 1;
+                rows.insert(row);
+                Ok(())
+            })
+        })
+    }
+
     fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
         Box::pin(async move { Ok(self.next_due_now()) })
     }

@@ -416,6 +416,29 @@ impl PostgresStore {
         self.tell_workers(&self.client().await?).await
     }
 
+    /// The body of [`RunStore::fail`](crate::store::RunStore::fail): one statement.
+    pub(super) async fn fail_now(
+        &self,
+        claim: &Claim,
+        error: &str,
+        retry_at: Option<SystemTime>,
+    ) -> StoreResult<()> {
+        let (event, state) = crate::store::failed_event(claim, error, retry_at.is_some());
+        let until = retry_at.map(crate::store::row::millis);
+        self.with_claim(
+            claim,
+            &format!(
+                // a retry keeps the claim until `until`; giving up clears it
+                "state = $4, lease_until = $5,
+                 lease_owner = CASE WHEN $5::bigint IS NULL THEN NULL ELSE lease_owner END, {}",
+                append_history("$3")
+            ),
+            &[&event, &state.as_str(), &until],
+        )
+        .await
+        .map(drop)
+    }
+
     /// The body of [`RunStore::next_due`].
     pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
         let client = self.client().await?;

@@ -380,6 +380,15 @@ impl RunStore for PostgresStore {
         Box::pin(self.wait_for_work_now(timeout))
     }
 
+    fn fail<'a>(
+        &'a self,
+        claim: &'a Claim,
+        error: &'a str,
+        retry_at: Option<SystemTime>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.fail_now(claim, error, retry_at))
+    }
+
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
             let until = lease_until(self.lease);

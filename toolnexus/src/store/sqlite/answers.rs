@@ -216,6 +216,41 @@ pub(super) fn take_over_blocking(
 
 impl SqliteStore {
     /// The body of [`RunStore::release`](crate::store::RunStore::release).
+    /// The body of [`RunStore::fail`](crate::store::RunStore::fail).
+    pub(super) async fn fail_now(
+        &self,
+        claim: &Claim,
+        error: &str,
+        retry_at: Option<std::time::SystemTime>,
+    ) -> StoreResult<()> {
+        let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
+        let (event, state) = crate::store::failed_event(claim, error, retry_at.is_some());
+        let until = retry_at.map(crate::store::row::millis);
+        self.call(move |conn| {
+            let changed = conn
+                .prepare_cached(&format!(
+                    // a retry keeps the claim until `until`; giving up clears it
+                    "UPDATE runs SET state = ?4, lease_until = ?5,
+                         lease_owner = CASE WHEN ?5 IS NULL THEN NULL ELSE lease_owner END,
+                         version = version + 1, {}
+                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
+                    append_history("?3")
+                ))
+                .and_then(|mut stmt| {
+                    stmt.execute(params![run_id, token, event, state.as_str(), until])
+                })
+                .map_err(backend)?;
+            if changed == 1 {
+                Ok(())
+            } else {
+                Err(StoreError::LeaseLost {
+                    run_id: run_id.clone(),
+                })
+            }
+        })
+        .await
+    }
+
     pub(super) async fn release_now(&self, claim: &Claim) -> StoreResult<()> {
         let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
         let event = RunEvent::new(RunEventKind::Released, now_ms())

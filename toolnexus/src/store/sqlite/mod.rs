@@ -387,6 +387,15 @@ impl RunStore for SqliteStore {
         Box::pin(self.release_now(claim))
     }
 
+    fn fail<'a>(
+        &'a self,
+        claim: &'a Claim,
+        error: &'a str,
+        retry_at: Option<SystemTime>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.fail_now(claim, error, retry_at))
+    }
+
     fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
         Box::pin(self.next_due_now())
     }
