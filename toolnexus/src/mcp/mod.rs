@@ -32,6 +32,15 @@
 //! ([`check_request`](crate::boundary::check_request)) refuses, whatever the request's kind:
 //! the call's result is that refusal, as an error.
 //!
+//! # Durable serving
+//!
+//! Given a run store ([`McpService::with_store`]), a call that suspends is a parked run that
+//! outlives the serving process: on a `2026-07-28` session the `input_required` result's
+//! `requestState` names the run (sealed, bound to the client's principal, the call and an
+//! expiry), and the client's retry with the answer claims it once and resumes it in whichever
+//! process serves the same store with the same
+//! [`requestState` key](McpService::with_request_state_key).
+//!
 //! # Consuming
 //!
 //! [`McpServer::stdio`] / [`McpServer::http`] connect a server; its tools (source `"mcp"`) go
@@ -54,8 +63,8 @@ pub use elicit::{
     ELICITATION_ID_KEY, FREE_TEXT_FIELD, PENDING_META_KEY, REFUSED_META_KEY, SERVER_KEY,
 };
 pub use serve::{
-    DEFAULT_ELICITATION_TIMEOUT, DEFAULT_PROGRESS_INTERVAL, HttpServer, INPUT_REQUEST_KEY,
-    McpService,
+    DEFAULT_ELICITATION_TIMEOUT, DEFAULT_PARK_TTL, DEFAULT_PROGRESS_INTERVAL, HttpServer,
+    INPUT_REQUEST_KEY, McpService,
 };
 
 /// The rmcp crate this module is built on, to name its transports and types.

@@ -3,13 +3,13 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, Implementation, InputRequest, InputRequests,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DEFAULT_MRTR_MAX_ROUNDS,
+    ElicitRequest, ElicitRequestParams, ElicitResult, Implementation, InputRequest, InputRequests,
     InputRequiredResult, InputResponses, ListToolsResult, MetaObject, PaginatedRequestParams,
     ProgressNotificationParam, ProtocolVersion, RequestStateCodec, ServerCapabilities,
     ServerConfig,
@@ -26,9 +26,13 @@ use tokio_util::sync::CancellationToken;
 use super::McpError;
 use super::annotations::hints_to_mcp;
 use super::elicit::{Mode, PENDING_META_KEY, answer_from_result, checked_elicitation_for};
+use crate::client::{Client, FnModel, Reply};
 use crate::context::Context;
+use crate::model::{ModelRequest, Role};
 use crate::request::{Answer, DeclineReason, Request};
 use crate::result::ToolResult;
+use crate::run::RunResult;
+use crate::store::{RunStore, StoreError};
 use crate::toolkit::Toolkit;
 
 /// The key of the one input request a multi-round-trip `input_required` result carries.
@@ -36,6 +40,10 @@ pub const INPUT_REQUEST_KEY: &str = "toolnexus";
 
 /// How long an elicitation may wait for the human unless set otherwise: ten minutes.
 pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a call parked in a run store ([`McpService::with_store`]) waits for its answer
+/// when its request sets no `expiresAt`, unless set otherwise: a day.
+pub const DEFAULT_PARK_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// How often a call waiting for a person sends a progress notification, unless set otherwise:
 /// every five seconds.
@@ -87,6 +95,32 @@ struct Inner {
     timeout: Duration,
     progress_interval: Duration,
     codec: RequestStateCodec,
+    store: Option<Arc<dyn RunStore>>,
+    park_ttl: Duration,
+    principal: Option<PrincipalFn>,
+}
+
+/// Who the session's client is, for binding a parked call's `requestState` to it.
+type PrincipalFn = Arc<dyn Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync>;
+
+/// What a parked call's `requestState` names (sealed): the run in the store, the request it
+/// waits on, who may answer, which call it was, until when.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParkedState {
+    run: String,
+    request: String,
+    principal: Option<String>,
+    call: String,
+    until: u64,
+}
+
+/// Either kind of sealed `requestState`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Sealed {
+    Parked(ParkedState),
+    Round(RoundState),
 }
 
 impl fmt::Debug for McpService {
@@ -101,6 +135,7 @@ impl fmt::Debug for McpService {
 
 /// What travels in `requestState` between the rounds of a multi-round-trip call.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RoundState {
     tool: String,
     args: Value,
@@ -139,6 +174,9 @@ impl McpService {
                 timeout: DEFAULT_ELICITATION_TIMEOUT,
                 progress_interval: DEFAULT_PROGRESS_INTERVAL,
                 codec: RequestStateCodec::new_unchecked(key.to_vec()),
+                store: None,
+                park_ttl: DEFAULT_PARK_TTL,
+                principal: None,
             }),
             closed: CancellationToken::new(),
         }
@@ -178,6 +216,47 @@ impl McpService {
     #[must_use]
     pub fn with_progress_interval(mut self, every: Duration) -> Self {
         self.inner_mut().progress_interval = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Parks every call in `store`: the call runs as a one-call run of the agent loop, and a
+    /// call that suspends is a parked run ([`RunStore::park`]) that outlives this process.
+    ///
+    /// - On a `2026-07-28` session the `input_required` result's `requestState` names the
+    ///   parked run, sealed (see [`with_request_state_key`](Self::with_request_state_key)) and
+    ///   bound to the session's principal ([`with_principal`](Self::with_principal)), to the
+    ///   call (tool and arguments) and to an expiry (the request's `expiresAt`, else
+    ///   [`with_park_ttl`](Self::with_park_ttl)). The retry with the answer claims the run in
+    ///   the store ([`RunStore::claim`]: once, whoever comes first) and resumes it, in this
+    ///   process or any other serving the same store with the same key.
+    /// - On an older session the elicitation is asked live, and the answer resumes the
+    ///   parked run the same way.
+    /// - A client that cannot be asked gets the text fallback; the run stays parked, for an
+    ///   answer through the store by other means.
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.inner_mut().store = Some(store);
+        self
+    }
+
+    /// How long a parked call waits when its request sets no `expiresAt`
+    /// ([`DEFAULT_PARK_TTL`] unless set).
+    #[must_use]
+    pub fn with_park_ttl(mut self, ttl: Duration) -> Self {
+        self.inner_mut().park_ttl = ttl;
+        self
+    }
+
+    /// Who the session's client is (an authenticated user, read from the request's
+    /// extensions, such as the HTTP request's headers): a parked call's `requestState` is
+    /// bound to it, and a retry from anyone else is refused. Without it every client is the
+    /// same anonymous principal.
+    #[must_use]
+    pub fn with_principal<F>(mut self, principal: F) -> Self
+    where
+        F: Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static,
+    {
+        self.inner_mut().principal = Some(Arc::new(principal));
         self
     }
 
@@ -299,10 +378,21 @@ impl McpService {
             .with_call_id(rc.id.to_string());
         if let Some(state) = params.request_state {
             let responses = params.input_responses.as_ref();
-            return self
-                .round(&name, &args, &ctx, &state, responses)
-                .await
-                .into();
+            return match inner.codec.open_json::<Sealed>(&state) {
+                Err(e) => {
+                    tool_result(&ToolResult::error(format!("invalid requestState: {e}"))).into()
+                }
+                Ok(Sealed::Round(state)) => self
+                    .round(&name, &args, &ctx, state, responses)
+                    .await
+                    .into(),
+                Ok(Sealed::Parked(state)) => {
+                    self.parked_round(&name, &args, rc, state, responses).await
+                }
+            };
+        }
+        if let Some(store) = &inner.store {
+            return self.call_parked(&name, &args, rc, store).await;
         }
         let first = inner.toolkit.execute(&name, args.clone(), &ctx).await;
         let Some(request) = first.pending() else {
@@ -337,15 +427,9 @@ impl McpService {
         name: &str,
         args: &Value,
         ctx: &Context,
-        state: &str,
+        state: RoundState,
         responses: Option<&InputResponses>,
     ) -> CallToolResult {
-        let state: RoundState = match self.inner.codec.open_json(state) {
-            Ok(state) => state,
-            Err(e) => {
-                return tool_result(&ToolResult::error(format!("invalid requestState: {e}")));
-            }
-        };
         if state.tool != name || &state.args != args {
             return tool_result(&ToolResult::error(
                 "invalid requestState: it belongs to another tool call",
@@ -432,6 +516,191 @@ impl McpService {
         tool_result(&self.resolve(name, args, ctx, request, answer).await)
     }
 
+    /// A first call with a run store: a one-call run that parks in the store if it suspends.
+    async fn call_parked(
+        &self,
+        name: &str,
+        args: &Value,
+        rc: &RequestContext<RoleServer>,
+        store: &Arc<dyn RunStore>,
+    ) -> CallToolResponse {
+        let client = match one_call_client(store, Some((name, args))) {
+            Ok(client) => client,
+            Err(e) => return tool_result(&ToolResult::error(e)).into(),
+        };
+        let ran = tokio::select! {
+            biased;
+            () = rc.ct.cancelled() => return cancelled_result(name).into(),
+            ran = client.run(format!("tools/call {name}"), &self.inner.toolkit) => ran,
+        };
+        match ran {
+            Ok(run) => self.parked_outcome(name, args, rc, store, run).await,
+            Err(e) => tool_result(&ToolResult::error(format!(
+                "{name} could not be run durably: {e}"
+            )))
+            .into(),
+        }
+    }
+
+    /// What a one-call run gives the client: its tool result, or (parked on a request) the
+    /// question, as `input_required` naming the parked run, as a live elicitation, or as the
+    /// text fallback.
+    async fn parked_outcome(
+        &self,
+        name: &str,
+        args: &Value,
+        rc: &RequestContext<RoleServer>,
+        store: &Arc<dyn RunStore>,
+        mut run: RunResult,
+    ) -> CallToolResponse {
+        // a live elicitation may be answered in this call; bounded like the loop's rounds
+        for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
+            let Some(request) = run.pending.as_deref().cloned() else {
+                return tool_result(&last_call(&run)).into();
+            };
+            let suspended = ToolResult::suspended(request.clone());
+            let caps = rc.client_capabilities().and_then(|c| c.elicitation);
+            let modes = supported_modes(caps.as_ref());
+            let elicitation = match checked_elicitation_for(&request) {
+                Err(refused) => {
+                    return tool_result(&ToolResult::error(refused.to_string())).into();
+                }
+                Ok(e) => e,
+            };
+            let Some((_, elicitation)) = elicitation.filter(|(m, _)| modes.contains(m)) else {
+                return fallback(&suspended).into();
+            };
+            if rc
+                .protocol_version()
+                .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+            {
+                let state = ParkedState {
+                    run: run.run_id.clone(),
+                    request: request.id.clone(),
+                    principal: self.principal_of(rc),
+                    call: call_fingerprint(name, args),
+                    until: self.park_deadline(&request),
+                };
+                let Ok(sealed) = self.inner.codec.seal_json(&state) else {
+                    return fallback(&suspended).into();
+                };
+                let mut requests = InputRequests::new();
+                requests.insert(
+                    INPUT_REQUEST_KEY.to_owned(),
+                    InputRequest::Elicitation(ElicitRequest::new(elicitation)),
+                );
+                return InputRequiredResult::new(Some(requests), Some(sealed)).into();
+            }
+            let answer = match self.ask_live(&request, elicitation, rc).await {
+                Ok(answer) => answer,
+                Err(result) => return result.into(),
+            };
+            run = match resume_parked(store, &self.inner.toolkit, &answer).await {
+                Ok(next) => next,
+                Err(result) => return result.into(),
+            };
+        }
+        tool_result(&ToolResult::error(format!(
+            "{name} asked again after {DEFAULT_MRTR_MAX_ROUNDS} answers"
+        )))
+        .into()
+    }
+
+    /// The retry of a parked call: the sealed state checked against this session and call,
+    /// the run claimed in the store (once) and resumed with the answer.
+    async fn parked_round(
+        &self,
+        name: &str,
+        args: &Value,
+        rc: &RequestContext<RoleServer>,
+        state: ParkedState,
+        responses: Option<&InputResponses>,
+    ) -> CallToolResponse {
+        let refuse = |why: &str| {
+            tool_result(&ToolResult::error(format!("invalid requestState: {why}"))).into()
+        };
+        let Some(store) = &self.inner.store else {
+            return refuse("it names a parked run, and this server has no run store");
+        };
+        if state.call != call_fingerprint(name, args) {
+            return refuse("it belongs to another tool call");
+        }
+        if state.principal != self.principal_of(rc) {
+            return refuse("it belongs to another client");
+        }
+        if unix_now() > state.until {
+            return tool_result(&ToolResult::error(format!(
+                "declined/expired: the request of {name} expired before the answer arrived"
+            )))
+            .into();
+        }
+        let stored = match store.get_by_request(&state.request).await {
+            Ok(Some(stored)) if stored.info.run_id == state.run => stored,
+            Ok(_) => return refuse("no parked run waits on its request"),
+            Err(e) => return tool_result(&ToolResult::error(e.to_string())).into(),
+        };
+        let request = stored.record.pending().clone();
+        let response = responses
+            .and_then(|r| r.get(INPUT_REQUEST_KEY))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let answer = match response {
+            Some(result) => answer_from_result(&request, &result),
+            None => Answer::decline(request.id.clone(), DeclineReason::Cancelled),
+        };
+        match resume_parked(store, &self.inner.toolkit, &answer).await {
+            Ok(run) => self.parked_outcome(name, args, rc, store, run).await,
+            Err(result) => result.into(),
+        }
+    }
+
+    fn principal_of(&self, rc: &RequestContext<RoleServer>) -> Option<String> {
+        self.inner.principal.as_ref().and_then(|p| p(rc))
+    }
+
+    /// Until when (unix seconds) a parked request accepts its answer.
+    fn park_deadline(&self, request: &Request) -> u64 {
+        let at = request
+            .expires_at_time()
+            .unwrap_or_else(|| SystemTime::now() + self.inner.park_ttl);
+        at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    }
+
+    /// An `elicitation/create` to the client, waited for (progress sent meanwhile) at most
+    /// the elicitation timeout: the answer, or the call's result when there is none.
+    async fn ask_live(
+        &self,
+        request: &Request,
+        elicitation: ElicitRequestParams,
+        rc: &RequestContext<RoleServer>,
+    ) -> Result<Answer, CallToolResult> {
+        let cancelled =
+            || tool_result(&ToolResult::error(format!("cancelled: {}", request.prompt)));
+        let asked = rc
+            .peer
+            .create_elicitation_with_timeout(elicitation, Some(self.inner.timeout));
+        let progress = self.progress_while_waiting(request, rc);
+        tokio::select! {
+            biased;
+            () = rc.ct.cancelled() => Err(cancelled()),
+            never = progress => match never {},
+            asked = asked => match asked {
+                Ok(result) => Ok(answer_from_result(request, &result)),
+                Err(rmcp::ServiceError::Timeout { .. }) => {
+                    Ok(Answer::decline(request.id.clone(), DeclineReason::Expired))
+                }
+                Err(e) => {
+                    if rc.ct.is_cancelled() || rc.peer.is_transport_closed() {
+                        return Err(cancelled());
+                    }
+                    Err(tool_result(&ToolResult::error(format!(
+                        "{} (the MCP client could not be asked: {e})",
+                        request.display_output()
+                    ))))
+                }
+            },
+        }
+    }
+
     /// Progress notifications on the call's progress token, one every progress interval,
     /// for as long as it is polled (while a person is asked): the client's request timeout,
     /// when it resets on progress, never runs out while the person thinks. Without a token
@@ -477,6 +746,91 @@ impl McpService {
         })
         .await
     }
+}
+
+/// The one-call run's model: it calls the tool (`call`) first, and once the transcript holds
+/// the tool's result it ends the run. On resume only the second step happens, so any
+/// process can resume the run without knowing the call.
+fn one_call_client(
+    store: &Arc<dyn RunStore>,
+    call: Option<(&str, &Value)>,
+) -> Result<Client, String> {
+    let call = call.map(|(name, args)| (name.to_owned(), args.clone()));
+    let model = FnModel::new(move |request: ModelRequest| {
+        let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+        let reply = match (&call, answered) {
+            (Some((name, args)), false) => Reply::tool_call(name.clone(), args.clone()),
+            _ => Reply::text(""),
+        };
+        async move { reply }
+    });
+    Client::builder(model)
+        .model_name("mcp")
+        .store(Arc::clone(store))
+        .build()
+        .map_err(|e| format!("the durable call could not be set up: {e}"))
+}
+
+/// Claims the parked run whose request `answer` echoes, and resumes it: the next run result,
+/// or (claimed already, expired, gone) the call's result saying so.
+async fn resume_parked(
+    store: &Arc<dyn RunStore>,
+    toolkit: &Toolkit,
+    answer: &Answer,
+) -> Result<RunResult, CallToolResult> {
+    let owner = format!("mcp-{}", std::process::id());
+    let claim = match store.claim(answer, &owner).await {
+        Ok(claim) => claim,
+        Err(StoreError::Expired { .. }) => {
+            return Err(tool_result(&ToolResult::error(
+                "declined/expired: the request expired before the answer arrived",
+            )));
+        }
+        Err(e @ StoreError::AlreadyClaimed { .. }) => {
+            return Err(tool_result(&ToolResult::error(format!(
+                "this answer was not used: {e}"
+            ))));
+        }
+        Err(e) => return Err(tool_result(&ToolResult::error(e.to_string()))),
+    };
+    let client = one_call_client(store, None).map_err(|e| tool_result(&ToolResult::error(e)))?;
+    client
+        .resume_claim(store.as_ref(), &claim, toolkit)
+        .await
+        .map_err(|e| tool_result(&ToolResult::error(format!("the parked call failed: {e}"))))
+}
+
+/// The result of a one-call run's call.
+fn last_call(run: &RunResult) -> ToolResult {
+    match run.tool_calls.last() {
+        Some(call) => {
+            let mut result = if call.is_error {
+                ToolResult::error(call.output.clone())
+            } else {
+                ToolResult::success(call.output.clone())
+            };
+            result.metadata.clone_from(&call.metadata);
+            result
+        }
+        None => ToolResult::error(run.text.clone()),
+    }
+}
+
+/// A fingerprint of a call: SHA-256 of its tool name and arguments (compact JSON), hex.
+fn call_fingerprint(name: &str, args: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(serde_json::json!([name, args]).to_string().as_bytes());
+    crate::util::hex(&digest)
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn cancelled_result(name: &str) -> CallToolResult {
+    tool_result(&ToolResult::error(format!("cancelled: {name}")))
 }
 
 fn supported_modes(caps: Option<&rmcp::model::ElicitationCapability>) -> Vec<Mode> {
