@@ -200,24 +200,6 @@ macro_rules! subject {
     };
 }
 
-/// What a store migrated from a version-1 database must show: the run parked before, as it
-/// was (with no history: version 1 kept none), and a working conversation table.
-pub async fn migrated_from_v1(store: &dyn RunStore, parked: &toolnexus::store::RunInfo) {
-    let run = store.get(&parked.run_id).await.unwrap().unwrap();
-    assert!(run.info.history.is_empty(), "{:?}", run.info.history);
-    let mut without_history = parked.clone();
-    without_history.history.clear();
-    assert_eq!(run.info, without_history);
-    let conversations = store.conversations().expect("conversations");
-    let info = conversations
-        .put_conversation(&toolnexus::store::Conversation::new("after-migration"))
-        .await
-        .unwrap();
-    assert_eq!(info.version, 1);
-    let stored = conversations.get_conversation("after-migration").await;
-    assert!(stored.unwrap().is_some());
-}
-
 mod answers;
 mod conversations;
 mod runs;

@@ -16,7 +16,7 @@ fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
             write_raw: Box::new(move |run_id, text| {
                 let raw = raw.clone();
                 Box::pin(async move {
-                    assert!(raw.__write_raw_record(&run_id, &text), "no run {run_id}");
+                    assert!(raw.write_raw_record(&run_id, &text), "no run {run_id}");
                 })
             }),
             guard: None,
@@ -40,7 +40,7 @@ async fn a_damaged_conversation_stays_local() {
         .put_conversation(&Conversation::new("good"))
         .await
         .unwrap();
-    assert!(store.__write_raw_conversation("bad", "[{\"role\":"));
+    assert!(store.write_raw_conversation("bad", "[{\"role\":"));
     match store.get_conversation("bad").await {
         Err(StoreError::CorruptConversation { id, message }) => {
             assert_eq!(id, "bad");

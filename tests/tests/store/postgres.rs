@@ -69,7 +69,7 @@ async fn migrations_run_once_and_refuse_newer() {
         c.await.unwrap().unwrap();
     }
     let client = client(&url).await;
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -82,7 +82,7 @@ async fn migrations_run_once_and_refuse_newer() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 7, newer than this release's 4: upgrade toolnexus"
+        "run store database error: the database's schema is version 7, newer than this release's 1: upgrade toolnexus"
     );
     let err = PostgresStore::connect_in_schema(&url, "bad-name")
         .await
@@ -91,65 +91,4 @@ async fn migrations_run_once_and_refuse_newer() {
         err.to_string(),
         "`bad-name` is not a schema name this store accepts: use 1 to 40 ASCII letters, digits or `_`"
     );
-}
-
-/// A version-1 database (runs only, version 1's indexes) migrates to version 4 on connect: its
-/// runs are kept (with an empty history), it keeps conversations, and its indexes are exactly
-/// version 4's.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_v1_database_migrates() {
-    let Some(url) = url("a_v1_database_migrates") else {
-        return;
-    };
-    let (store, guard) = fresh_store(&url, "v1").await;
-    let schema = guard.schema.clone();
-    let parked = store.park(Agent::once().halt().await).await.unwrap();
-    drop(store);
-    // back to version 1, as the first release left it
-    let client = client(&url).await;
-    client
-        .batch_execute(&format!(
-            "SET search_path TO \"{schema}\";
-             DROP TABLE conversations, run_waiters;
-             DROP INDEX runs_parked, runs_parked_by_kind, runs_parked_expiring, runs_expired,
-                 runs_answered;
-             ALTER TABLE runs DROP COLUMN history;
-             CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
-             CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-             DELETE FROM schema_version WHERE version >= 2;
-             RESET search_path"
-        ))
-        .await
-        .unwrap();
-
-    let store = PostgresStore::connect_in_schema(&url, &schema)
-        .await
-        .unwrap();
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
-    // version 3's and 4's indexes replaced version 1's
-    let indexes: Vec<String> = client
-        .query(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'runs'
-                 ORDER BY indexname",
-            &[&schema],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert_eq!(
-        indexes,
-        [
-            "runs_answered",
-            "runs_by_lease",
-            "runs_by_request",
-            "runs_expired",
-            "runs_parked",
-            "runs_parked_by_kind",
-            "runs_parked_expiring",
-            "runs_pkey"
-        ]
-    );
-    toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }

@@ -76,68 +76,8 @@ async fn newer_schema_is_refused() {
     let err = SqliteStore::open(&path).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 99, newer than this release's 4: upgrade toolnexus"
+        "run store database error: the database's schema is version 99, newer than this release's 1: upgrade toolnexus"
     );
-}
-
-/// A version-1 database (runs only, version 1's indexes) migrates to version 4 on open: its
-/// runs are kept (with an empty history), it keeps conversations, and its indexes are exactly
-/// version 4's.
-#[tokio::test]
-async fn a_v1_database_migrates() {
-    let dir = std::env::temp_dir().join(format!("toolnexus-sqlite-v1-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let _guard = TempDir(dir.clone());
-    let path = dir.join("runs.db");
-    let store = SqliteStore::open(&path).await.unwrap();
-    let parked = store.park(Agent::once().halt().await).await.unwrap();
-    drop(store);
-    // back to version 1, as the first release left it
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
-        "DROP TABLE conversations;
-         DROP INDEX runs_parked; DROP INDEX runs_parked_by_kind; DROP INDEX runs_claimed;
-         DROP INDEX runs_expired; DROP INDEX runs_parked_expiring; DROP INDEX runs_answered;
-         ALTER TABLE runs DROP COLUMN history;
-         CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
-         CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-         CREATE INDEX runs_by_lease ON runs (state, lease_until);
-         DELETE FROM schema_version WHERE version >= 2",
-    )
-    .unwrap();
-
-    let store = SqliteStore::open(&path).await.unwrap();
-    let versions: Vec<i64> = conn
-        .prepare("SELECT version FROM schema_version ORDER BY version")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(versions, vec![1, 2, 3, 4]);
-    // version 3's and 4's indexes replaced version 1's
-    let indexes: Vec<String> = conn
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'
-                 AND sql IS NOT NULL ORDER BY name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(
-        indexes,
-        [
-            "runs_answered",
-            "runs_claimed",
-            "runs_expired",
-            "runs_parked",
-            "runs_parked_by_kind",
-            "runs_parked_expiring"
-        ]
-    );
-    toolnexus_tests::store_conformance::migrated_from_v1(&store, &parked).await;
 }
 
 /// A fresh directory for one test, removed on drop.

@@ -309,11 +309,6 @@ pub(crate) struct ConversationRow {
     pub(crate) version: i64,
 }
 
-/// The SQL columns of a conversation, in [`ConversationRow`] order.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const CONVERSATION_COLUMNS: &str =
-    "id, messages, turns, message_count, waiting_run, waiting_request, updated_at, version";
-
 impl ConversationRow {
     /// The row `conversation` is saved as (version bumped), after checking its transcript.
     pub(crate) fn of(conversation: &Conversation) -> StoreResult<Self> {

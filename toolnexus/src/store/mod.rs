@@ -9,8 +9,9 @@
 //! machines). Each also keeps [conversations](ConversationStore) by id.
 //!
 //! The module, one concept a file: the stored run's types (`types`), the [`RunStore`] trait
-//! (`run_store`), listing ([`PendingQuery`], `query`), the row codec the stores share (`row`),
-//! conversations (`conversation`), and one file or folder per store.
+//! (`run_store`), listing ([`PendingQuery`], `query`), the row codec every store shares (`row`),
+//! conversations (`conversation`), what the two SQL stores share (`sql/`: columns, the listing
+//! statement, the schema and its migrations), and one folder per store.
 //!
 //! # The life of a stored run
 //!
@@ -90,40 +91,9 @@ mod memory;
 mod postgres;
 mod query;
 mod row;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
 
-/// Schema version 3's indexes, the same SQL in both SQL stores (a macro, so each store's
-/// migration table can `concat!` it): version 1's state indexes give way to indexes that hold
-/// only the states their queries read (parked, parked and expiring, expired).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-macro_rules! v3_state_indexes {
-    () => {
-        "DROP INDEX IF EXISTS runs_by_state;
-        DROP INDEX IF EXISTS runs_by_kind;
-        CREATE INDEX IF NOT EXISTS runs_parked ON runs (created_at, run_id)
-            WHERE state = 'parked';
-        CREATE INDEX IF NOT EXISTS runs_parked_by_kind ON runs (kind, created_at, run_id)
-            WHERE state = 'parked';
-        CREATE INDEX IF NOT EXISTS runs_parked_expiring ON runs (expires_at)
-            WHERE state = 'parked' AND expires_at IS NOT NULL;
-        CREATE INDEX IF NOT EXISTS runs_expired ON runs (created_at, run_id)
-            WHERE state = 'expired';"
-    };
-}
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use v3_state_indexes;
-
-/// Schema version 4, the same SQL in both SQL stores: each run's history (a JSON array of
-/// [`RunEvent`]s), and the index of the answered runs workers claim, oldest first.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-macro_rules! v4_history {
-    () => {
-        "ALTER TABLE runs ADD COLUMN history TEXT NOT NULL DEFAULT '[]';
-        CREATE INDEX IF NOT EXISTS runs_answered ON runs (created_at, run_id)
-            WHERE state = 'answered';"
-    };
-}
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use v4_history;
 mod run_store;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -146,12 +116,6 @@ pub use types::{
     Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, StoredRun,
 };
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use query::{SqlParam, pending_sql};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use row::{
-    COLUMNS, INFO_COLUMNS, append_history, backend, due_migrations, park_conflict,
-};
 pub(crate) use row::{
     Columns, Outcome, RawRow, answer_json, check_answer, events_json, expired_answer, failed_event,
     first_history, from_millis, lease_ms, lease_until, now_ms, refusal, released_state, run_id_of,
@@ -162,9 +126,7 @@ pub(crate) use wake::Wake;
 /// How long a claim holds a run unless renewed, when the store is not told otherwise.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
-/// The version of the stores' database schema this release writes (kept in a
-/// `schema_version` table; a store migrates an older database on connect). Version 1 holds
-/// the runs; version 2 adds the conversations; version 3 narrows the runs' indexes to the
-/// states their queries read; version 4 adds each run's history and the `answered` state
-/// (answers recorded apart from resuming, indexed for the workers).
-pub const SCHEMA_VERSION: i64 = 4;
+/// The version of the SQL stores' database schema this release writes (kept in a
+/// `schema_version` table; a store migrates an older database on connect and refuses a newer
+/// one). Version 1 is the initial schema: the runs with their history and the conversations.
+pub const SCHEMA_VERSION: i64 = 1;

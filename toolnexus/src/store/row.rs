@@ -6,8 +6,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-use super::SCHEMA_VERSION;
 use super::{
     Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, StoredRun,
 };
@@ -53,35 +51,6 @@ pub(crate) fn lease_until(lease: Duration) -> i64 {
     now_ms().saturating_add(lease_ms(lease))
 }
 
-/// A database failure, as its message.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
-}
-
-/// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
-/// a database newer than this release is refused.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn due_migrations<'m>(
-    current: i64,
-    migrations: &'m [&'m str],
-) -> StoreResult<impl Iterator<Item = (i64, &'m str)>> {
-    debug_assert_eq!(
-        migrations.len(),
-        usize::try_from(SCHEMA_VERSION).unwrap_or(0)
-    );
-    if current > SCHEMA_VERSION {
-        return Err(StoreError::Backend(format!(
-            "the database's schema is version {current}, newer than this release's {SCHEMA_VERSION}: upgrade toolnexus"
-        )));
-    }
-    Ok(migrations
-        .iter()
-        .enumerate()
-        .skip(usize::try_from(current).unwrap_or(0))
-        .map(|(from, sql)| (i64::try_from(from + 1).unwrap_or(i64::MAX), *sql)))
-}
-
 /// The indexed columns of a record about to be parked.
 pub(crate) struct Columns {
     pub(crate) run_id: String,
@@ -93,24 +62,6 @@ pub(crate) struct Columns {
 }
 
 impl Columns {
-    /// The columns of the run as parked now (at `now` ms, version 1).
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn parked(&self, now: i64) -> RunInfo {
-        RunInfo {
-            run_id: self.run_id.clone(),
-            request_id: self.request_id.clone(),
-            kind: self.kind.clone(),
-            prompt: self.prompt.clone(),
-            created_at: from_millis(now),
-            expires_at: self.expires_at.map(from_millis),
-            state: RunState::Parked,
-            lease: None,
-            version: 1,
-            attempts: 0,
-            history: vec![self.requested(now)],
-        }
-    }
-
     /// The event of this park.
     pub(crate) fn requested(&self, now: i64) -> RunEvent {
         RunEvent::new(RunEventKind::Requested, now).request(&self.request_id)
@@ -131,23 +82,6 @@ impl Columns {
                 .map(|_| pending.expires_at_time().map_or(i64::MIN, millis)),
             record: record.to_json(),
         }
-    }
-}
-
-/// The conflict a refused insert of `cols` is: the run is stored already, or its request id
-/// names another run.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn park_conflict(cols: &Columns, run_exists: bool) -> StoreError {
-    if run_exists {
-        StoreError::Conflict(format!(
-            "run `{}` is already stored: a parked run is parked once",
-            cols.run_id
-        ))
-    } else {
-        StoreError::Conflict(format!(
-            "request `{}` is already the request of another run: request ids name one run",
-            cols.request_id
-        ))
     }
 }
 
@@ -411,28 +345,6 @@ pub(crate) fn refusal(run_id: &str, state: RunState) -> StoreError {
             state: other,
         },
     }
-}
-
-/// The SQL columns every store query reads, in [`RawRow`] order.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, state, \
-     lease_owner, lease_until, version, claims, history, record, answer, checkpoint, result";
-
-/// The SQL columns of a row without its record, answer, checkpoint and result, in [`RawRow`]
-/// order: what a change that returns only the run's [`RunInfo`] reads back.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const INFO_COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, \
-     state, lease_owner, lease_until, version, claims, history";
-
-/// The SQL expression that appends the events of the text parameter `param` (a fragment from
-/// [`events_json`]) to the `history` column (a JSON array): text only, the same in both SQL
-/// stores.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn append_history(param: &str) -> String {
-    format!(
-        "history = substr(history, 1, length(history) - 1) \
-         || CASE WHEN history = '[]' THEN '' ELSE ',' END || {param} || ']'"
-    )
 }
 
 /// Events as a fragment of a JSON array (`{..},{..}`), to append to a history.

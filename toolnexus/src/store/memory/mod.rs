@@ -10,6 +10,8 @@ use tokio::sync::Notify;
 
 mod answers;
 mod conversations;
+#[cfg(feature = "test-support")]
+mod test_support;
 
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
@@ -106,26 +108,6 @@ impl MemoryStore {
             .conversations
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Not public API: replaces a conversation's stored transcript text, to test how a damaged
-    /// row reads.
-    #[doc(hidden)]
-    pub fn __write_raw_conversation(&self, id: &str, messages: &str) -> bool {
-        self.conversation_rows()
-            .get_mut(id)
-            .map(|row| messages.clone_into(&mut row.messages))
-            .is_some()
-    }
-
-    /// Not public API: replaces a run's stored record text, to test how a damaged row reads.
-    #[doc(hidden)]
-    pub fn __write_raw_record(&self, run_id: &str, record: &str) -> bool {
-        let mut rows = self.rows();
-        rows.by_id
-            .get_mut(run_id)
-            .map(|row| record.clone_into(&mut row.record))
-            .is_some()
     }
 
     fn changed(&self) {

@@ -9,10 +9,10 @@ use tokio_postgres::types::ToSql;
 use super::rows::{raw, raw_at};
 use super::{PostgresStore, pg};
 use crate::request::Answer;
+use crate::store::sql::{COLUMNS, append_history};
 use crate::store::{
-    COLUMNS, Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
-    append_history, events_json, expired_answer, from_millis, lease_ms, now_ms, refusal,
-    takeover_claim,
+    Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
+    events_json, expired_answer, from_millis, lease_ms, now_ms, refusal, takeover_claim,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it (by whom).

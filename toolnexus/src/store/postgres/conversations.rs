@@ -3,7 +3,8 @@
 use tokio_postgres::Row;
 
 use super::{PostgresStore, pg};
-use crate::store::conversation::{CONVERSATION_COLUMNS, ConversationRow, changed};
+use crate::store::conversation::{ConversationRow, changed};
+use crate::store::sql::CONVERSATION_COLUMNS;
 use crate::store::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
 };

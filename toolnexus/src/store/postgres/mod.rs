@@ -27,11 +27,11 @@ use listen::Listener;
 use rows::{raw, raw_info};
 
 use super::{
-    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RunInfo,
-    RunStore, SqlParam, StoreError, StoreResult, StoredRun, Wake, append_history, backend,
-    check_answer, first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of,
-    token_i64,
+    Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RunInfo, RunStore, StoreError,
+    StoreResult, StoredRun, Wake, check_answer, first_history, from_millis, lease_until, now_ms,
+    run_id_of, token_i64,
 };
+use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql};
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
 ///
@@ -287,7 +287,7 @@ impl RunStore for PostgresStore {
                     .await
                     .map_err(|e| pg(&e))?
                     .is_some();
-                return Err(super::park_conflict(&cols, exists));
+                return Err(crate::store::sql::park_conflict(&cols, exists));
             }
             if cols.expires_at.is_some() {
                 // a new deadline: workers sleeping until a later one must know

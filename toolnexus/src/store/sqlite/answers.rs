@@ -8,10 +8,10 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{SqliteStore, raw, row_where};
 use crate::request::Answer;
+use crate::store::sql::{COLUMNS, append_history, backend};
 use crate::store::{
-    COLUMNS, Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
-    append_history, backend, events_json, expired_answer, from_millis, lease_ms, now_ms, refusal,
-    token_i64,
+    Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
+    events_json, expired_answer, from_millis, lease_ms, now_ms, refusal, token_i64,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it for one.

@@ -3,17 +3,19 @@
 //! which also checkpoints the write-ahead log (the rule is in the type's documentation).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use rusqlite::Connection;
 
 use super::schema;
-use crate::store::{StoreError, StoreResult, backend};
+use crate::store::sql::backend;
+use crate::store::{StoreError, StoreResult, Wake};
 
 /// How long a statement on the connection thread waits for another process's write lock
 /// before it fails.
@@ -91,7 +93,7 @@ impl Connections {
             here: Mutex::new(here),
             jobs: connection_thread(thread)?,
             in_place: AtomicU32::new(0),
-            work: crate::store::Wake::for_file(&path),
+            work: wake_for_file(&path),
             path,
         })
     }
@@ -172,4 +174,20 @@ fn open_blocking(path: &Path) -> StoreResult<Connection> {
         .map_err(backend)?;
     schema::migrate(&mut conn)?;
     Ok(conn)
+}
+
+/// The wake-up shared by every store of this process opened on the database file at `path`
+/// (so two `SqliteStore::open`s of one file wake each other's workers).
+fn wake_for_file(path: &Path) -> Arc<Wake> {
+    static FILES: Mutex<Option<HashMap<PathBuf, Weak<Wake>>>> = Mutex::new(None);
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut files = FILES.lock().unwrap_or_else(PoisonError::into_inner);
+    let files = files.get_or_insert_with(HashMap::new);
+    files.retain(|_, wake| wake.strong_count() > 0);
+    if let Some(wake) = files.get(&key).and_then(Weak::upgrade) {
+        return wake;
+    }
+    let wake = Arc::new(Wake::default());
+    files.insert(key, Arc::downgrade(&wake));
+    wake
 }

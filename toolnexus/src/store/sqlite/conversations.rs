@@ -3,9 +3,10 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::SqliteStore;
-use crate::store::conversation::{CONVERSATION_COLUMNS, ConversationRow, changed};
+use crate::store::conversation::{ConversationRow, changed};
+use crate::store::sql::{CONVERSATION_COLUMNS, backend};
 use crate::store::{
-    Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult, backend,
+    Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
 };
 use crate::util::BoxFuture;
 

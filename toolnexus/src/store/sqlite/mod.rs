@@ -20,11 +20,11 @@ use answers::{Answering, answer_blocking, mark_expired, take_over_blocking};
 use connection::Connections;
 
 use super::{
-    COLUMNS, Claim, Columns, DEFAULT_LEASE, INFO_COLUMNS, Outcome, Page, PendingQuery, RawRow,
-    RunInfo, RunState, RunStore, SqlParam, StoreError, StoreResult, StoredRun, append_history,
-    backend, check_answer, first_history, from_millis, lease_until, now_ms, pending_sql, run_id_of,
-    token_i64,
+    Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
+    RunStore, StoreError, StoreResult, StoredRun, check_answer, first_history, from_millis,
+    lease_until, now_ms, run_id_of, token_i64,
 };
+use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql};
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
 ///
@@ -197,7 +197,7 @@ fn conflict(conn: &Connection, cols: &Columns) -> StoreError {
         )
         .optional()
         .is_ok_and(|r| r.is_some());
-    super::park_conflict(cols, exists)
+    crate::store::sql::park_conflict(cols, exists)
 }
 
 fn finish_blocking(

@@ -3,55 +3,23 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use crate::store::{StoreResult, backend, due_migrations};
+use crate::store::StoreResult;
+use crate::store::sql::{backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
-/// runs, 2: the conversations, 3: the runs' indexes hold only the states their queries read,
-/// so a change of state writes fewer index pages and finished runs leave them, 4: each run's
-/// history, and the answered runs' index).
-const MIGRATIONS: &[&str] = &[
-    "CREATE TABLE runs (
-        run_id      TEXT PRIMARY KEY,
-        request_id  TEXT NOT NULL UNIQUE,
-        kind        TEXT NOT NULL,
-        prompt      TEXT NOT NULL,
-        created_at  INTEGER NOT NULL,
-        expires_at  INTEGER,
-        state       TEXT NOT NULL,
-        lease_owner TEXT,
-        lease_until INTEGER,
-        version     INTEGER NOT NULL,
-        claims      INTEGER NOT NULL,
-        record      TEXT NOT NULL,
-        answer      TEXT,
-        checkpoint  TEXT,
-        result      TEXT
-    );
-    CREATE INDEX runs_by_state ON runs (state, created_at, run_id);
-    CREATE INDEX runs_by_kind ON runs (state, kind, created_at, run_id);
-    CREATE INDEX runs_by_lease ON runs (state, lease_until);",
-    "CREATE TABLE conversations (
-        id              TEXT PRIMARY KEY,
-        messages        TEXT NOT NULL,
-        turns           INTEGER NOT NULL,
-        message_count   INTEGER NOT NULL,
-        waiting_run     TEXT,
-        waiting_request TEXT,
-        updated_at      INTEGER NOT NULL,
-        version         INTEGER NOT NULL
-    );
-    CREATE INDEX conversations_by_run ON conversations (waiting_run)
-        WHERE waiting_run IS NOT NULL;",
-    concat!(
-        "DROP INDEX IF EXISTS runs_by_lease;
-        CREATE INDEX IF NOT EXISTS runs_claimed ON runs (lease_until)
-            WHERE state = 'claimed';",
-        crate::store::v3_state_indexes!()
-    ),
-    crate::store::v4_history!(),
-];
+/// initial schema (`sql::initial_schema!`)).
+const MIGRATIONS: &[&str] = &[crate::store::sql::initial_schema!(INTEGER)];
+
+// the list reaches the version this release writes
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+const _: () = assert!(MIGRATIONS.len() == crate::store::SCHEMA_VERSION as usize);
 
 pub(super) fn migrate(conn: &mut Connection) -> StoreResult<()> {
+    migrate_with(conn, MIGRATIONS)
+}
+
+/// Runs the migrations of `migrations` the database has not reached, in one transaction.
+fn migrate_with(conn: &mut Connection, migrations: &[&str]) -> StoreResult<()> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
@@ -64,7 +32,7 @@ pub(super) fn migrate(conn: &mut Connection) -> StoreResult<()> {
             |r| r.get(0),
         )
         .map_err(backend)?;
-    for (version, sql) in due_migrations(current, MIGRATIONS)? {
+    for (version, sql) in due_migrations(current, migrations)? {
         tx.execute_batch(sql).map_err(backend)?;
         tx.execute(
             "INSERT INTO schema_version (version) VALUES (?1)",
@@ -73,4 +41,51 @@ pub(super) fn migrate(conn: &mut Connection) -> StoreResult<()> {
         .map_err(backend)?;
     }
     tx.commit().map_err(backend)
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    use super::{MIGRATIONS, migrate_with};
+
+    fn versions(conn: &Connection) -> Vec<i64> {
+        conn.prepare("SELECT version FROM schema_version ORDER BY version")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// The machinery still runs for the next version: a database at this release's schema
+    /// takes one more entry (and only it), keeps its rows, and opening it again runs nothing.
+    #[test]
+    fn a_later_version_migrates_a_current_database() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        assert_eq!(versions(&conn), [1]);
+        conn.execute(
+            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
+             VALUES ('r', 'q', 'input', 'p', 0, 'parked', 1, 0, '{}')",
+            [],
+        )
+        .unwrap();
+        let next = [
+            MIGRATIONS[0],
+            "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT 'kept'",
+        ];
+        migrate_with(&mut conn, &next).unwrap();
+        migrate_with(&mut conn, &next).unwrap();
+        assert_eq!(versions(&conn), [1, 2]);
+        let note: String = conn
+            .query_row("SELECT note FROM runs WHERE run_id = 'r'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(note, "kept");
+        // an older release refuses the newer database
+        assert_eq!(
+            migrate_with(&mut conn, MIGRATIONS).unwrap_err().to_string(),
+            "run store database error: the database's schema is version 2, newer than this release's 1: upgrade toolnexus"
+        );
+    }
 }

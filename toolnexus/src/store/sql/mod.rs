@@ -1,0 +1,17 @@
+//! What the two SQL stores (`SqliteStore`, `PostgresStore`) share, gated once here: the
+//! columns every statement reads and how a change appends to a run's history (`row`), the
+//! `list_pending` statement (`query`), and the one initial schema with the migration machinery
+//! that will carry later versions (`schema`).
+//!
+//! Nothing in this room depends on which SQL store is built: the stores' own rooms
+//! (`sqlite/`, `postgres/`) hold what only one of them needs.
+
+mod query;
+mod row;
+mod schema;
+
+pub(crate) use query::{SqlParam, pending_sql};
+pub(crate) use row::{
+    COLUMNS, CONVERSATION_COLUMNS, INFO_COLUMNS, append_history, backend, park_conflict,
+};
+pub(crate) use schema::{due_migrations, initial_schema};

@@ -1,0 +1,54 @@
+//! The `list_pending` statement the SQL stores share.
+
+use super::COLUMNS;
+use crate::store::{PendingQuery, StoreResult};
+
+/// A parameter of a SQL statement built at run time.
+#[derive(Clone, Debug)]
+pub(crate) enum SqlParam {
+    Text(String),
+    Int(i64),
+}
+
+/// The `list_pending` statement for `query` (one row more than a page, to know whether another
+/// follows), with `placeholder(n)` naming the n-th parameter (from 1).
+pub(crate) fn pending_sql(
+    query: &PendingQuery,
+    placeholder: fn(usize) -> String,
+) -> StoreResult<(String, Vec<SqlParam>)> {
+    let mut sql = format!("SELECT {COLUMNS} FROM runs WHERE state = 'parked'");
+    let mut params = Vec::new();
+    let mut push = |sql: &mut String, clause: &str, values: Vec<SqlParam>| {
+        sql.push_str(" AND ");
+        let mut values = values.into_iter();
+        for (i, piece) in clause.split('?').enumerate() {
+            if i > 0 {
+                if let Some(v) = values.next() {
+                    params.push(v);
+                }
+                sql.push_str(&placeholder(params.len()));
+            }
+            sql.push_str(piece);
+        }
+    };
+    if let Some(kind) = query.kind_filter() {
+        push(&mut sql, "kind = ?", vec![SqlParam::Text(kind.to_owned())]);
+    }
+    if let Some(at) = query.created_before_ms() {
+        push(&mut sql, "created_at < ?", vec![SqlParam::Int(at)]);
+    }
+    if let Some(at) = query.expiring_before_ms() {
+        push(&mut sql, "expires_at < ?", vec![SqlParam::Int(at)]);
+    }
+    if let Some((ms, id)) = query.cursor()? {
+        push(
+            &mut sql,
+            "(created_at, run_id) > (?, ?)",
+            vec![SqlParam::Int(ms), SqlParam::Text(id)],
+        );
+    }
+    let limit = i64::try_from(query.page_size().saturating_add(1)).unwrap_or(i64::MAX);
+    sql.push_str(" ORDER BY created_at, run_id LIMIT ");
+    sql.push_str(&limit.to_string());
+    Ok((sql, params))
+}

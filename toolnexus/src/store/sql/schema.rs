@@ -1,0 +1,126 @@
+//! The SQL stores' schema: one initial schema (both stores' runs and conversations, with the
+//! integer type as the store spells it), and the migration machinery later versions will use.
+//!
+//! Each store keeps its list of migrations (entry `n` takes a database from version `n` to
+//! `n + 1`; today one entry, the initial schema) and records the versions it reached in a
+//! `schema_version` table. A new version appends an entry to both stores' lists and bumps
+//! [`SCHEMA_VERSION`](crate::store::SCHEMA_VERSION).
+
+use crate::store::{StoreError, StoreResult};
+
+/// The initial schema (version 1), the same SQL in both stores but for the integer type
+/// (`INTEGER` in SQLite, `BIGINT` in PostgreSQL): the runs (indexed columns, the record and
+/// its answer, checkpoint, result and history), indexes that hold only the states their
+/// queries read (so a change of state writes few index pages and finished runs leave them),
+/// and the conversations.
+macro_rules! initial_schema {
+    ($int:tt) => {
+        concat!(
+            "CREATE TABLE runs (
+                run_id      TEXT PRIMARY KEY,
+                request_id  TEXT NOT NULL,
+                kind        TEXT NOT NULL,
+                prompt      TEXT NOT NULL,
+                created_at  ",
+            stringify!($int),
+            " NOT NULL,
+                expires_at  ",
+            stringify!($int),
+            ",
+                state       TEXT NOT NULL,
+                lease_owner TEXT,
+                lease_until ",
+            stringify!($int),
+            ",
+                version     ",
+            stringify!($int),
+            " NOT NULL,
+                claims      ",
+            stringify!($int),
+            " NOT NULL,
+                history     TEXT NOT NULL DEFAULT '[]',
+                record      TEXT NOT NULL,
+                answer      TEXT,
+                checkpoint  TEXT,
+                result      TEXT
+            );
+            CREATE UNIQUE INDEX runs_by_request ON runs (request_id);
+            CREATE INDEX runs_claimed ON runs (lease_until) WHERE state = 'claimed';
+            CREATE INDEX runs_parked ON runs (created_at, run_id) WHERE state = 'parked';
+            CREATE INDEX runs_parked_by_kind ON runs (kind, created_at, run_id)
+                WHERE state = 'parked';
+            CREATE INDEX runs_parked_expiring ON runs (expires_at)
+                WHERE state = 'parked' AND expires_at IS NOT NULL;
+            CREATE INDEX runs_expired ON runs (created_at, run_id) WHERE state = 'expired';
+            CREATE INDEX runs_answered ON runs (created_at, run_id) WHERE state = 'answered';
+            CREATE TABLE conversations (
+                id              TEXT PRIMARY KEY,
+                messages        TEXT NOT NULL,
+                turns           ",
+            stringify!($int),
+            " NOT NULL,
+                message_count   ",
+            stringify!($int),
+            " NOT NULL,
+                waiting_run     TEXT,
+                waiting_request TEXT,
+                updated_at      ",
+            stringify!($int),
+            " NOT NULL,
+                version         ",
+            stringify!($int),
+            " NOT NULL
+            );
+            CREATE INDEX conversations_by_run ON conversations (waiting_run)
+                WHERE waiting_run IS NOT NULL;"
+        )
+    };
+}
+pub(crate) use initial_schema;
+
+/// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
+/// `migrations` lists every version's (entry `n` reaches version `n + 1`). A database newer
+/// than the last entry is refused.
+pub(crate) fn due_migrations<'m>(
+    current: i64,
+    migrations: &'m [&'m str],
+) -> StoreResult<impl Iterator<Item = (i64, &'m str)>> {
+    let latest = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
+    if current > latest {
+        return Err(StoreError::Backend(format!(
+            "the database's schema is version {current}, newer than this release's {latest}: upgrade toolnexus"
+        )));
+    }
+    Ok(migrations
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(current).unwrap_or(0))
+        .map(|(from, sql)| (i64::try_from(from + 1).unwrap_or(i64::MAX), *sql)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::due_migrations;
+
+    /// The machinery a later version will use: a fresh database runs every entry, a database
+    /// at version 1 only the ones after it, a current one none, a newer one is refused.
+    #[test]
+    fn migrations_run_from_the_version_reached() {
+        let steps = ["v1", "v2", "v3"];
+        let due = |current| {
+            due_migrations(current, &steps)
+                .map(Iterator::collect::<Vec<_>>)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(due(0), Ok(vec![(1, "v1"), (2, "v2"), (3, "v3")]));
+        assert_eq!(due(1), Ok(vec![(2, "v2"), (3, "v3")]));
+        assert_eq!(due(3), Ok(vec![]));
+        assert_eq!(
+            due(4),
+            Err(
+                "run store database error: the database's schema is version 4, newer than this release's 3: upgrade toolnexus"
+                    .to_owned()
+            )
+        );
+    }
+}
