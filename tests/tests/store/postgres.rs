@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
-use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, fresh_store, schema_versions, url};
-use toolnexus_tests::store_conformance::{Agent, Subject};
+use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, schema_versions, url};
+use toolnexus_tests::store_conformance::Subject;
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
