@@ -6,7 +6,8 @@
 //!
 //! The cases, one file per concept: the runs' life (`runs`), a takeover from the last
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
-//! the store (`answers`), conversations (`conversations`).
+//! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
+//! store given seal keys (`sealed`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -68,6 +69,21 @@ macro_rules! store_conformance {
             claim_and_halt_again_keep_history, concurrent_submits_one_recorded,
             submit_checks_like_claim, claim_next_order_and_one_owner, release_hands_the_run_back,
             next_due_is_the_nearest_deadline, wait_for_work_wakes_on_submit);
+    };
+    (sealed: $make:ident) => {
+        /// The cases again, and the attacks on rows, on a store given seal keys
+        /// ([`seal_key`](crate::store_conformance::seal_key) seals,
+        /// [`retired_key`](crate::store_conformance::retired_key) still opens).
+        mod sealed {
+            $crate::store_conformance!(@cases super::$make;
+                park_get_claim_finish, takeover_resumes_from_the_last_checkpoint,
+                halts_again_after_its_claim, lease_expiry_and_takeover, expiry,
+                a_record_spliced_from_another_row_is_refused,
+                an_unsealed_record_in_a_sealed_store_is_refused,
+                an_edited_sealed_record_is_refused,
+                a_record_sealed_with_an_unknown_key_is_refused,
+                a_record_sealed_with_a_retired_key_opens);
+        }
     };
     (@cases $make:path; $($case:ident),*) => {
         $(
@@ -203,9 +219,11 @@ macro_rules! subject {
 mod answers;
 mod conversations;
 mod runs;
+mod sealed;
 mod takeover;
 
 pub use answers::*;
 pub use conversations::*;
 pub use runs::*;
+pub use sealed::*;
 pub use takeover::*;

@@ -5,11 +5,22 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::MemoryStore;
-use toolnexus_tests::store_conformance::Subject;
+use toolnexus_tests::store_conformance::{Subject, retired_key, seal_key};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false)
+}
+
+fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, true)
+}
+
+fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
-        let store = MemoryStore::new().with_lease(lease);
+        let mut store = MemoryStore::new().with_lease(lease);
+        if sealed {
+            store = store.with_seal_keys(seal_key(), [retired_key()]);
+        }
         let raw = store.clone();
         Some(Subject {
             handles: vec![Arc::new(store.clone()), Arc::new(store)],
@@ -25,6 +36,7 @@ fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
 }
 
 toolnexus_tests::store_conformance!(make);
+toolnexus_tests::store_conformance!(sealed: make_sealed);
 
 /// A conversation whose stored transcript cannot be read is a clear error naming it; the
 /// others, and listing, are unaffected.

@@ -7,18 +7,29 @@ use std::time::Duration;
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
 use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, schema_versions, url};
-use toolnexus_tests::store_conformance::Subject;
+use toolnexus_tests::store_conformance::{Subject, retired_key, seal_key};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false)
+}
+
+fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, true)
+}
+
+fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
         let url = url("store::postgres")?;
         let schema = fresh_schema("conf");
         let mut handles: Vec<Arc<dyn RunStore>> = Vec::new();
         for _ in 0..3 {
-            let store = PostgresStore::connect_in_schema(&url, &schema)
+            let mut store = PostgresStore::connect_in_schema(&url, &schema)
                 .await
                 .unwrap()
                 .with_lease(lease);
+            if sealed {
+                store = store.with_seal_keys(seal_key(), [retired_key()]);
+            }
             handles.push(Arc::new(store));
         }
         let (raw_url, raw_schema) = (url.clone(), schema.clone());
@@ -44,6 +55,7 @@ fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
 }
 
 toolnexus_tests::store_conformance!(make);
+toolnexus_tests::store_conformance!(sealed: make_sealed);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

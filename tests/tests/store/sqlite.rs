@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{RunStore, SqliteStore};
-use toolnexus_tests::store_conformance::{Agent, Subject};
+use toolnexus_tests::store_conformance::{Agent, Subject, retired_key, seal_key};
 
 /// A temporary directory, removed on drop.
 struct TempDir(PathBuf);
@@ -20,6 +20,14 @@ impl Drop for TempDir {
 }
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false)
+}
+
+fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, true)
+}
+
+fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
     static N: AtomicUsize = AtomicUsize::new(0);
     Box::pin(async move {
         let dir = std::env::temp_dir().join(format!(
@@ -31,9 +39,11 @@ fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
         let path = dir.join("runs.db");
         let mut handles: Vec<Arc<dyn RunStore>> = Vec::new();
         for _ in 0..3 {
-            handles.push(Arc::new(
-                SqliteStore::open(&path).await.unwrap().with_lease(lease),
-            ));
+            let mut store = SqliteStore::open(&path).await.unwrap().with_lease(lease);
+            if sealed {
+                store = store.with_seal_keys(seal_key(), [retired_key()]);
+            }
+            handles.push(Arc::new(store));
         }
         Some(Subject {
             handles,
@@ -60,6 +70,7 @@ fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
 }
 
 toolnexus_tests::store_conformance!(make);
+toolnexus_tests::store_conformance!(sealed: make_sealed);
 
 /// A database whose schema is newer than this release's is refused on open, with the versions.
 #[tokio::test]

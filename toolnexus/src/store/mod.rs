@@ -95,6 +95,7 @@ mod row;
 mod sql;
 
 mod run_store;
+mod seal;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod types;
@@ -121,6 +122,7 @@ pub(crate) use row::{
     first_history, from_millis, lease_ms, lease_until, now_ms, refusal, released_state, run_id_of,
     takeover_claim, token_i64,
 };
+pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;
 
 /// How long a claim holds a run unless renewed, when the store is not told otherwise.

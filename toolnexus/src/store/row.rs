@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::{
-    Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, StoredRun,
+    Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, Seal, StoreError, StoreResult,
+    StoredRun,
 };
 use crate::request::{Answer, DeclineReason};
 use crate::run::{PendingRun, RunResult, RunStatus};
@@ -15,11 +16,6 @@ use crate::run::{PendingRun, RunResult, RunStatus};
 /// The run id a record is stored under.
 pub(crate) fn run_id_of(record: &PendingRun) -> String {
     record.run_id().to_owned()
-}
-
-/// Reads a stored record (checked as [`PendingRun::from_json`] checks any record).
-fn decode_record(json: &str) -> crate::run::RecordResult<PendingRun> {
-    PendingRun::from_json(json)
 }
 
 /// Milliseconds since the Unix epoch (negative before it).
@@ -67,7 +63,7 @@ impl Columns {
         RunEvent::new(RunEventKind::Requested, now).request(&self.request_id)
     }
 
-    pub(crate) fn of(run_id: String, record: &PendingRun) -> Self {
+    pub(crate) fn of(run_id: String, record: &PendingRun, seal: &Seal) -> Self {
         let pending = record.pending();
         Self {
             run_id,
@@ -80,7 +76,7 @@ impl Columns {
                 .expires_at
                 .as_ref()
                 .map(|_| pending.expires_at_time().map_or(i64::MIN, millis)),
-            record: record.to_json(),
+            record: seal.record(record),
         }
     }
 }
@@ -93,12 +89,12 @@ pub(crate) enum Outcome {
 }
 
 impl Outcome {
-    pub(crate) fn of(run_id: &str, result: RunResult) -> StoreResult<Self> {
+    pub(crate) fn of(run_id: &str, result: RunResult, seal: &Seal) -> StoreResult<Self> {
         if result.status == RunStatus::Pending {
             let record = PendingRun::try_from(result).map_err(|e| {
                 StoreError::Invalid(format!("cannot park run `{run_id}` again: {e}"))
             })?;
-            Ok(Self::Parked(Columns::of(run_id.to_owned(), &record)))
+            Ok(Self::Parked(Columns::of(run_id.to_owned(), &record, seal)))
         } else {
             let json = serde_json::to_string(&result).map_err(|e| {
                 StoreError::Invalid(format!("cannot keep the result of run `{run_id}`: {e}"))
@@ -193,8 +189,8 @@ impl RawRow {
         }
     }
 
-    pub(crate) fn record(&self) -> StoreResult<PendingRun> {
-        decode_record(&self.record).map_err(|e| self.corrupt(e.to_string()))
+    pub(crate) fn record(&self, seal: &Seal) -> StoreResult<PendingRun> {
+        seal.open_record(&self.run_id, &self.request_id, &self.record)
     }
 
     pub(crate) fn answer(&self) -> StoreResult<Option<Answer>> {
@@ -204,14 +200,14 @@ impl RawRow {
             .transpose()
     }
 
-    pub(crate) fn checkpoint(&self) -> StoreResult<Option<Value>> {
+    pub(crate) fn checkpoint(&self, seal: &Seal) -> StoreResult<Option<Value>> {
         self.checkpoint
             .as_deref()
-            .map(|c| serde_json::from_str(c).map_err(|e| self.corrupt(format!("checkpoint: {e}"))))
+            .map(|c| seal.open_checkpoint(&self.run_id, c))
             .transpose()
     }
 
-    pub(crate) fn decode(&self) -> StoreResult<StoredRun> {
+    pub(crate) fn decode(&self, seal: &Seal) -> StoreResult<StoredRun> {
         let result = self
             .result
             .as_deref()
@@ -219,9 +215,9 @@ impl RawRow {
             .transpose()?;
         Ok(StoredRun {
             info: self.info()?,
-            record: self.record()?,
+            record: self.record(seal)?,
             answer: self.answer()?,
-            checkpoint: self.checkpoint()?,
+            checkpoint: self.checkpoint(seal)?,
             result,
         })
     }
@@ -246,6 +242,7 @@ impl RawRow {
     /// The claim this row becomes once claimed by `owner` until `until`.
     pub(crate) fn claim(
         &self,
+        seal: &Seal,
         owner: &str,
         until: i64,
         answer: Answer,
@@ -254,9 +251,9 @@ impl RawRow {
         let (answered_at, failures) = self.answered_at();
         Ok(Claim {
             run_id: self.run_id.clone(),
-            record: self.record()?,
+            record: self.record(seal)?,
             answer,
-            checkpoint: self.checkpoint()?,
+            checkpoint: self.checkpoint(seal)?,
             lease: Lease {
                 owner: owner.to_owned(),
                 until: from_millis(until),
@@ -363,13 +360,13 @@ pub(crate) fn first_history(event: &RunEvent) -> String {
 
 /// The claim a takeover makes of `row`; `None` (logged) when its row cannot be read, so one
 /// damaged run never blocks the others.
-pub(crate) fn takeover_claim(row: &RawRow, owner: &str, until: i64) -> Option<Claim> {
+pub(crate) fn takeover_claim(row: &RawRow, seal: &Seal, owner: &str, until: i64) -> Option<Claim> {
     let claim = row.answer().and_then(|answer| {
         let answer = answer.ok_or_else(|| StoreError::Corrupt {
             run_id: row.run_id.clone(),
             message: "a claimed or expired run has no answer".to_owned(),
         })?;
-        row.claim(owner, until, answer, true)
+        row.claim(seal, owner, until, answer, true)
     });
     match claim {
         Ok(claim) => Some(claim),

@@ -58,7 +58,7 @@ impl MemoryStore {
             RunEvent::new(RunEventKind::Claimed, now).by(owner),
         ]));
         // decoded before the row changes: a corrupt record leaves the run parked
-        let mut claim = claimed.claim(owner, until, answer.clone(), false)?;
+        let mut claim = claimed.claim(&self.seal, owner, until, answer.clone(), false)?;
         claim.answered_at = Some(from_millis(now));
         RunState::Claimed.as_str().clone_into(&mut claimed.state);
         claimed.lease_owner = Some(owner.to_owned());
@@ -77,7 +77,7 @@ impl MemoryStore {
         let mut rows = self.rows();
         let mut row = self.answerable(&mut rows, answer, now)?;
         // read before the row changes: a corrupt record leaves the run parked
-        row.record()?;
+        row.record(&self.seal)?;
         RunState::Answered.as_str().clone_into(&mut row.state);
         row.answer = Some(answer_json(answer));
         row.append(
@@ -107,7 +107,7 @@ impl MemoryStore {
         answered.sort_by_key(|r| (r.created_at, r.run_id.clone()));
         let until = now.saturating_add(lease_ms(self.lease()));
         let (row, claim) = answered.into_iter().find_map(|r| {
-            let claim = takeover_claim(r, owner, until)?;
+            let claim = takeover_claim(r, &self.seal, owner, until)?;
             Some((r.clone(), claim))
         })?;
         let mut claimed = row;

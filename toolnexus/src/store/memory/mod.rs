@@ -14,7 +14,7 @@ mod conversations;
 mod test_support;
 
 use crate::request::Answer;
-use crate::run::{PendingRun, RunResult};
+use crate::run::{PendingRun, RunResult, SealKey};
 use crate::util::BoxFuture;
 
 use super::conversation::ConversationRow;
@@ -46,6 +46,7 @@ use answers::mark_expired;
 pub struct MemoryStore {
     shared: Arc<Shared>,
     lease: Option<Duration>,
+    seal: super::Seal,
 }
 
 #[derive(Default)]
@@ -72,7 +73,8 @@ impl fmt::Debug for MemoryStore {
         f.debug_struct("MemoryStore")
             .field("runs", &runs)
             .field("lease", &self.lease())
-            .finish()
+            .field("seal_keys", &self.seal)
+            .finish_non_exhaustive()
     }
 }
 
@@ -86,6 +88,33 @@ impl MemoryStore {
     #[must_use]
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.lease = Some(lease);
+        self
+    }
+
+    /// Seals every record and checkpoint this handle writes with `current`, and refuses any
+    /// row that does not open under `current` or one of `retired` (keys being rotated out),
+    /// as [`StoreError::Corrupt`] for that run only. Give every handle of one store the same
+    /// keys (clones made before this call share the rows, not the keys).
+    ///
+    /// ```
+    /// use toolnexus::run::SealKey;
+    /// use toolnexus::store::MemoryStore;
+    ///
+    /// let current = SealKey::new("2026-02", [3u8; 32]).unwrap();
+    /// let retired = SealKey::new("2026-01", [2u8; 32]).unwrap();
+    /// let store = MemoryStore::new().with_seal_keys(current, [retired]);
+    /// assert_eq!(
+    ///     format!("{store:?}"),
+    ///     r#"MemoryStore { runs: 0, lease: 30s, seal_keys: ["2026-02", "2026-01"], .. }"#
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_seal_keys(
+        mut self,
+        current: SealKey,
+        retired: impl IntoIterator<Item = SealKey>,
+    ) -> Self {
+        self.seal = super::Seal::new(current, retired);
         self
     }
 
@@ -120,7 +149,7 @@ impl MemoryStore {
     }
 
     fn park_now(&self, record: &PendingRun) -> StoreResult<RunInfo> {
-        let cols = Columns::of(run_id_of(record), record);
+        let cols = Columns::of(run_id_of(record), record, &self.seal);
         let mut rows = self.rows();
         if rows.by_id.contains_key(&cols.run_id) {
             return Err(StoreError::Conflict(format!(
@@ -176,7 +205,7 @@ impl MemoryStore {
         let until = now.saturating_add(lease_ms(self.lease()));
         let (row, claim) = candidates
             .into_iter()
-            .find_map(|r| takeover_claim(r, owner, until).map(|c| (r.clone(), c)))?;
+            .find_map(|r| takeover_claim(r, &self.seal, owner, until).map(|c| (r.clone(), c)))?;
         let mut claimed = row;
         let event = if claimed.state == RunState::Expired.as_str() {
             RunEventKind::Claimed
@@ -312,7 +341,7 @@ impl MemoryStore {
             (None, None) => None,
         };
         id.and_then(|id| rows.by_id.get(&id))
-            .map(RawRow::decode)
+            .map(|row| row.decode(&self.seal))
             .transpose()
     }
 }
@@ -483,7 +512,10 @@ impl RunStore for MemoryStore {
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move { self.touch(claim, Some(state.to_string())).map(drop) })
+        Box::pin(async move {
+            self.touch(claim, Some(self.seal.checkpoint(&claim.run_id, &state)))
+                .map(drop)
+        })
     }
 
     fn finish<'a>(
@@ -492,7 +524,7 @@ impl RunStore for MemoryStore {
         result: RunResult,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let outcome = Outcome::of(&claim.run_id, result)?;
+            let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
             let parks = matches!(outcome, Outcome::Parked(_));
             let info = self.with_claim(claim, |rows, mut row| {
                 let now = now_ms();

@@ -117,13 +117,13 @@ impl PostgresStore {
             Answering::Claim(owner) => {
                 // the row as it was before this claim counted
                 row.claims -= 1;
-                row.claim(owner, until, answer.clone(), false)
+                row.claim(&self.seal, owner, until, answer.clone(), false)
                     .map(|mut claim| {
                         claim.answered_at = Some(from_millis(now));
                         Some(claim)
                     })
             }
-            Answering::Submit(_) => row.record().map(|_| None),
+            Answering::Submit(_) => row.record(&self.seal).map(|_| None),
         };
         match read {
             Ok(claim) => {
@@ -314,7 +314,7 @@ impl PostgresStore {
         let was: String = row.get(0);
         let mut raw = raw_at(&row, 1);
         raw.claims -= 1;
-        let Some(mut claim) = takeover_claim(&raw, owner, until) else {
+        let Some(mut claim) = takeover_claim(&raw, &self.seal, owner, until) else {
             // logged; its lease holds it out of the way for a while
             return Box::pin(self.claim_picked(owner, pick)).await;
         };
@@ -340,7 +340,7 @@ impl PostgresStore {
         let until = now.saturating_add(lease_ms(self.lease));
         for row in rows {
             let row = raw(&row);
-            let Some(claim) = takeover_claim(&row, owner, until) else {
+            let Some(claim) = takeover_claim(&row, &self.seal, owner, until) else {
                 continue;
             };
             let event = if row.state == RunState::Claimed.as_str() {

@@ -68,6 +68,7 @@ pub struct PostgresStore {
     work: Arc<Wake>,
     listener: Arc<OnceCell<Listener>>,
     lease: Duration,
+    seal: crate::store::Seal,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -143,9 +144,25 @@ impl PostgresStore {
             work: Arc::new(Wake::default()),
             listener: Arc::new(OnceCell::new()),
             lease: DEFAULT_LEASE,
+            seal: crate::store::Seal::default(),
         };
         store.migrate().await?;
         Ok(store)
+    }
+
+    /// Seals every record and checkpoint this handle writes with `current`, and refuses any
+    /// row that does not open under `current` or one of `retired` (keys being rotated out),
+    /// as [`StoreError::Corrupt`] for that run only. Every process on the database needs the
+    /// same keys. Without keys the store trusts whoever can write the database: a record is
+    /// checked against itself, which catches damage but not a consistent forgery.
+    #[must_use]
+    pub fn with_seal_keys(
+        mut self,
+        current: crate::run::SealKey,
+        retired: impl IntoIterator<Item = crate::run::SealKey>,
+    ) -> Self {
+        self.seal = crate::store::Seal::new(current, retired);
+        self
     }
 
     /// Sets how long a claim holds a run unless renewed.
@@ -192,7 +209,7 @@ impl PostgresStore {
             .query_opt(&stmt, &[&key])
             .await
             .map_err(|e| pg(&e))?
-            .map(|r| raw(&r).decode())
+            .map(|r| raw(&r).decode(&self.seal))
             .transpose()
     }
 
@@ -253,7 +270,7 @@ impl RunStore for PostgresStore {
 
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let cols = Columns::of(run_id_of(&record), &record);
+            let cols = Columns::of(run_id_of(&record), &record, &self.seal);
             let now = now_ms();
             let client = self.client().await?;
             let stmt = client
@@ -405,7 +422,7 @@ impl RunStore for PostgresStore {
             self.with_claim(
                 claim,
                 "checkpoint = $3, lease_until = $4",
-                &[&state.to_string(), &until],
+                &[&self.seal.checkpoint(&claim.run_id, &state), &until],
             )
             .await?;
             Ok(())
@@ -418,7 +435,7 @@ impl RunStore for PostgresStore {
         result: RunResult,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let outcome = Outcome::of(&claim.run_id, result)?;
+            let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
             let now = now_ms();
             let event = outcome.event(now).json();
             let row = match outcome {

@@ -10,7 +10,7 @@ use super::{SqliteStore, raw, row_where};
 use crate::request::Answer;
 use crate::store::sql::{COLUMNS, append_history, backend};
 use crate::store::{
-    Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
+    Claim, RawRow, RunEvent, RunEventKind, RunState, Seal, StoreError, StoreResult, answer_json,
     events_json, expired_answer, from_millis, lease_ms, now_ms, refusal, token_i64,
 };
 
@@ -24,6 +24,7 @@ pub(super) enum Answering {
 /// the run claimed (with the claim), or recorded as answered (without).
 pub(super) fn answer_blocking(
     conn: &mut Connection,
+    seal: &Seal,
     answer: &Answer,
     how: &Answering,
 ) -> StoreResult<(RawRow, Option<Claim>)> {
@@ -59,7 +60,7 @@ pub(super) fn answer_blocking(
                 row.claims -= 1;
                 // decoded before committing: a corrupt record rolls the claim back (the run
                 // stays parked)
-                let mut claim = row.claim(owner, until, answer.clone(), false)?;
+                let mut claim = row.claim(seal, owner, until, answer.clone(), false)?;
                 claim.answered_at = Some(from_millis(now));
                 Ok::<_, StoreError>((row, Some(claim)))
             })
@@ -81,7 +82,7 @@ pub(super) fn answer_blocking(
             .map_err(backend)?
             .map(|row| {
                 // read before committing: a corrupt record rolls the answer back
-                row.record()?;
+                row.record(seal)?;
                 Ok::<_, StoreError>((row, None))
             })
             .transpose()?,
@@ -132,6 +133,7 @@ pub(super) fn mark_expired(
 /// which it commits), with the history event `event` of each row's state.
 fn claim_first(
     tx: rusqlite::Transaction<'_>,
+    seal: &Seal,
     candidates: Vec<RawRow>,
     owner: &str,
     until: i64,
@@ -140,7 +142,7 @@ fn claim_first(
     for row in candidates {
         // a run whose row cannot be read is left where it is (reported by `get`); the others
         // are taken over as usual
-        let Some(mut claim) = crate::store::takeover_claim(&row, owner, until) else {
+        let Some(mut claim) = crate::store::takeover_claim(&row, seal, owner, until) else {
             continue;
         };
         let event = match row.state.as_str() {
@@ -175,6 +177,7 @@ fn claim_first(
 
 pub(super) fn take_over_blocking(
     conn: &mut Connection,
+    seal: &Seal,
     owner: &str,
     lease: Duration,
     answered_too: bool,
@@ -211,7 +214,7 @@ pub(super) fn take_over_blocking(
         )?;
     }
     let until = now.saturating_add(lease_ms(lease));
-    claim_first(tx, candidates, owner, until, now)
+    claim_first(tx, seal, candidates, owner, until, now)
 }
 
 impl SqliteStore {

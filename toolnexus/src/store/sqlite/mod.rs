@@ -59,6 +59,7 @@ use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, backend
 pub struct SqliteStore {
     shared: Arc<Connections>,
     lease: Duration,
+    seal: crate::store::Seal,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -66,6 +67,7 @@ impl fmt::Debug for SqliteStore {
         f.debug_struct("SqliteStore")
             .field("path", &self.shared.path)
             .field("lease", &self.lease)
+            .field("seal_keys", &self.seal)
             .finish_non_exhaustive()
     }
 }
@@ -90,7 +92,23 @@ impl SqliteStore {
                     .map_err(backend)??,
             ),
             lease: DEFAULT_LEASE,
+            seal: crate::store::Seal::default(),
         })
+    }
+
+    /// Seals every record and checkpoint this handle writes with `current`, and refuses any
+    /// row that does not open under `current` or one of `retired` (keys being rotated out),
+    /// as [`StoreError::Corrupt`] for that run only. Every process that opens the file needs
+    /// the same keys. Without keys the store trusts whoever can write the file: a record is
+    /// checked against itself, which catches damage but not a consistent forgery.
+    #[must_use]
+    pub fn with_seal_keys(
+        mut self,
+        current: crate::run::SealKey,
+        retired: impl IntoIterator<Item = crate::run::SealKey>,
+    ) -> Self {
+        self.seal = crate::store::Seal::new(current, retired);
+        self
     }
 
     /// Sets how long a claim holds a run unless renewed.
@@ -131,7 +149,8 @@ impl SqliteStore {
 
     /// An answer's effect on its run ([`answer_blocking`]).
     async fn answer(&self, answer: Answer, how: Answering) -> StoreResult<(RawRow, Option<Claim>)> {
-        self.call(move |conn| answer_blocking(conn, &answer, &how))
+        let seal = self.seal.clone();
+        self.call(move |conn| answer_blocking(conn, &seal, &answer, &how))
             .await
     }
 
@@ -272,7 +291,7 @@ impl RunStore for SqliteStore {
 
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let cols = Columns::of(run_id_of(&record), &record);
+            let cols = Columns::of(run_id_of(&record), &record, &self.seal);
             let info = self
                 .call(move |conn| {
                     let now = now_ms();
@@ -312,10 +331,10 @@ impl RunStore for SqliteStore {
     }
 
     fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        let run_id = run_id.to_owned();
+        let (run_id, seal) = (run_id.to_owned(), self.seal.clone());
         Box::pin(self.call(move |conn| {
             row_where(conn, "run_id", &run_id)?
-                .map(|r| r.decode())
+                .map(|r| r.decode(&seal))
                 .transpose()
         }))
     }
@@ -324,10 +343,10 @@ impl RunStore for SqliteStore {
         &'a self,
         request_id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        let request_id = request_id.to_owned();
+        let (request_id, seal) = (request_id.to_owned(), self.seal.clone());
         Box::pin(self.call(move |conn| {
             row_where(conn, "request_id", &request_id)?
-                .map(|r| r.decode())
+                .map(|r| r.decode(&seal))
                 .transpose()
         }))
     }
@@ -374,13 +393,13 @@ impl RunStore for SqliteStore {
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        let (owner, lease) = (owner.to_owned(), self.lease);
-        Box::pin(self.call(move |conn| take_over_blocking(conn, &owner, lease, false)))
+        let (owner, lease, seal) = (owner.to_owned(), self.lease, self.seal.clone());
+        Box::pin(self.call(move |conn| take_over_blocking(conn, &seal, &owner, lease, false)))
     }
 
     fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        let (owner, lease) = (owner.to_owned(), self.lease);
-        Box::pin(self.call(move |conn| take_over_blocking(conn, &owner, lease, true)))
+        let (owner, lease, seal) = (owner.to_owned(), self.lease, self.seal.clone());
+        Box::pin(self.call(move |conn| take_over_blocking(conn, &seal, &owner, lease, true)))
     }
 
     fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
@@ -426,7 +445,11 @@ impl RunStore for SqliteStore {
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move { self.touch(claim, Some(state.to_string())).await.map(drop) })
+        Box::pin(async move {
+            self.touch(claim, Some(self.seal.checkpoint(&claim.run_id, &state)))
+                .await
+                .map(drop)
+        })
     }
 
     fn finish<'a>(
@@ -435,7 +458,7 @@ impl RunStore for SqliteStore {
         result: RunResult,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let outcome = Outcome::of(&claim.run_id, result)?;
+            let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
             let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
             let info = self
                 .call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome))
