@@ -6,6 +6,11 @@
 //! - consuming: a call through the MCP-sourced tool (`Toolkit::execute` of an `McpServer`'s
 //!   `echo`) against calling the same rmcp server with rmcp's client directly.
 //!
+//! - with the store on: the same served over stdio and HTTP by an `McpService` given a
+//!   `SqliteStore` (each call a one-call run that would park if it suspended), and a call that
+//!   suspends and is answered (MRTR: `input_required`, then the retry claiming and resuming
+//!   the parked run from the SQLite file), over HTTP.
+//!
 //! `cargo bench -p toolnexus-tests --features mcp --bench mcp_roundtrip`
 
 use divan::Bencher;
@@ -38,9 +43,33 @@ fn params() -> CallToolRequestParams {
     CallToolRequestParams::new("echo").with_arguments(args)
 }
 
+const KEY: &str = "the benchmark's key for sealing requestState";
+
+/// A fresh SQLite file for one benchmark.
+fn store_file(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolnexus-mcp-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let file = dir.join(format!("{name}.sqlite"));
+    let _ = std::fs::remove_file(&file);
+    file
+}
+
+async fn stored_service(name: &str) -> McpService {
+    let store = toolnexus::store::SqliteStore::open(store_file(name))
+        .await
+        .expect("opens");
+    McpService::new(toolkit())
+        .with_store(std::sync::Arc::new(store))
+        .with_request_state_key(KEY.as_bytes().to_vec())
+        .expect("a valid key")
+}
+
 async fn stdio_client(mode: &str) -> RunningService<RoleClient, ()> {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp_peer"));
     cmd.arg(mode);
+    if mode == "toolnexus-store" {
+        cmd.arg(store_file("stdio")).env("TOOLNEXUS_MCP_KEY", KEY);
+    }
     ().serve(TokioChildProcess::new(cmd).expect("mcp_peer starts"))
         .await
         .expect("client starts")
@@ -142,4 +171,88 @@ fn consume_rmcp_client_directly(bencher: Bencher<'_, '_>) {
     let rt = runtime();
     let client = rt.block_on(stdio_client("rmcp"));
     round_trips(bencher, &rt, &client);
+}
+
+/// stdio: the toolkit served by toolnexus with a `SqliteStore`.
+#[divan::bench]
+fn serve_stdio_toolnexus_store(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    let client = rt.block_on(stdio_client("toolnexus-store"));
+    round_trips(bencher, &rt, &client);
+}
+
+/// streamable HTTP: the toolkit served by toolnexus with a `SqliteStore`.
+#[divan::bench]
+fn serve_http_toolnexus_store(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    let (server, client) = rt.block_on(async {
+        let server = stored_service("http")
+            .await
+            .serve_http("127.0.0.1:0")
+            .await
+            .expect("serves");
+        let client = http_client_for(server.url()).await;
+        (server, client)
+    });
+    round_trips(bencher, &rt, &client);
+    server.shutdown();
+}
+
+/// streamable HTTP, store on: a call that suspends (parked in SQLite, `input_required`) and
+/// its retry with the answer (claimed, resumed): both rounds, on a 2026-07-28 session.
+#[divan::bench]
+fn serve_http_parked_suspend_and_answer(bencher: Bencher<'_, '_>) {
+    use rmcp::ClientServiceExt;
+    use rmcp::model::{CallToolResponse, InputResponses, ProtocolVersion};
+    use rmcp::service::ClientLifecycleMode;
+
+    let rt = runtime();
+    let (server, client) = rt.block_on(async {
+        let server = stored_service("parked")
+            .await
+            .serve_http("127.0.0.1:0")
+            .await
+            .expect("serves");
+        let transport = StreamableHttpClientTransport::with_client(
+            http_client(),
+            StreamableHttpClientTransportConfig::with_uri(server.url()),
+        );
+        let client = toolnexus_tests::mcp_fixtures::Script::new()
+            .serve_with_lifecycle(
+                transport,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .expect("client starts");
+        (server, client)
+    });
+    bencher.bench_local(|| {
+        rt.block_on(async {
+            let first = client
+                .call_tool_once(CallToolRequestParams::new("book_trip"))
+                .await
+                .expect("tools/call");
+            let CallToolResponse::InputRequired(asked) = first else {
+                panic!("input_required");
+            };
+            let mut responses = InputResponses::new();
+            responses.insert(
+                "toolnexus".to_owned(),
+                json!({"action": "accept", "content": {"city": "Oslo"}}),
+            );
+            let mut retry = CallToolRequestParams::new("book_trip");
+            retry.request_state = asked.request_state;
+            retry.input_responses = Some(responses);
+            let CallToolResponse::Complete(done) =
+                client.call_tool_once(retry).await.expect("tools/call")
+            else {
+                panic!("complete");
+            };
+            assert_eq!(done.is_error, Some(false));
+            divan::black_box(done);
+        });
+    });
+    server.shutdown();
 }

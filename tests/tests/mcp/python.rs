@@ -245,6 +245,11 @@ async fn toolkit_over_http(mode: &str) {
     );
     for call in &calls[..3] {
         assert_eq!(elicitations(call), [approval("Delete /tmp/x?")]);
+        // the request, kind and id, reaches Python in the elicitation's _meta
+        assert_eq!(
+            call["elicitations"][0]["_meta"]["toolnexus/pending"],
+            json!({"id": "r-delete", "kind": "approval", "prompt": "Delete /tmp/x?"})
+        );
     }
     assert_eq!(
         elicitations(&calls[3]),
@@ -268,6 +273,63 @@ async fn python_client_over_streamable_http() {
 #[tokio::test]
 async fn python_client_over_streamable_http_in_rounds() {
     toolkit_over_http("auto").await;
+}
+
+/// The Python SDK's client against a server that parks each suspended call in a run store:
+/// asked live on the older protocol, by `input_required` naming the parked run on 2026-07-28.
+/// (Each fixture tool once: their request ids are fixed, and a store keeps one run per id.)
+async fn stored_toolkit_over_http(mode: &str) {
+    let Some(python) = python() else { return };
+    let server = McpService::new(toolkit())
+        .with_store(std::sync::Arc::new(toolnexus::store::MemoryStore::new()))
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect("serves");
+    let out = python_client(
+        &python,
+        json!({
+            "server": {"url": server.url()},
+            "mode": mode,
+            "calls": [
+                {"tool": "delete_file", "args": {"path": "/tmp/x"}, "reply": {"action": "decline"}},
+                {"tool": "book_trip", "args": {}, "reply": {"action": "accept", "content": {"city": "Oslo"}}},
+                {"tool": "read_inbox", "args": {}, "reply": {"action": "accept"}},
+                {"tool": "echo", "args": {"text": "hi"}}
+            ]
+        }),
+    )
+    .await;
+    server.shutdown();
+    let calls = out["calls"].as_array().expect("calls");
+    let results: Vec<&Value> = calls.iter().map(|c| &c["result"]).collect();
+    assert_eq!(
+        results,
+        [
+            &text_result("declined/expired: Delete /tmp/x?", true),
+            &text_result("booked to Oslo", false),
+            &text_result("inbox: 3 messages", false),
+            &text_result("hi", false),
+        ]
+    );
+    assert_eq!(elicitations(&calls[0]), [approval("Delete /tmp/x?")]);
+    let ids: Vec<&Value> = calls[..3]
+        .iter()
+        .map(|c| &c["elicitations"][0]["_meta"]["toolnexus/pending"]["id"])
+        .collect();
+    assert_eq!(
+        ids,
+        [&json!("r-delete"), &json!("r-city"), &json!("r-login")]
+    );
+}
+
+#[tokio::test]
+async fn python_client_over_streamable_http_with_a_store() {
+    stored_toolkit_over_http("legacy").await;
+}
+
+#[tokio::test]
+async fn python_client_over_streamable_http_in_rounds_with_a_store() {
+    stored_toolkit_over_http("auto").await;
 }
 
 fn answering(
