@@ -182,18 +182,23 @@ impl Session<'_> {
 
     /// After an answer: the page says it is recorded at once; its status page shows the
     /// outcome once the worker resumed the run (reloading itself until then).
+    ///
+    /// The recorded page reloads itself into the status page after 2 s: on a loaded machine
+    /// the browser may be there before this looks, which is the page working as meant.
     async fn outcome(&self) -> String {
-        assert_eq!(
-            self.text("#recorded").await,
-            "Recorded. The assistant is continuing."
-        );
-        self.browser
-            .find(Locator::LinkText("See how it goes"))
-            .await
-            .expect("the status link")
-            .click()
-            .await
-            .expect("click");
+        if let Ok(recorded) = self.browser.find(Locator::Css("#recorded")).await {
+            if let Ok(text) = recorded.text().await {
+                assert_eq!(text, "Recorded. The assistant is continuing.");
+            }
+            if let Ok(link) = self
+                .browser
+                .find(Locator::LinkText("See how it goes"))
+                .await
+            {
+                // the page may reload between finding the link and clicking it
+                let _ = link.click().await;
+            }
+        }
         self.browser
             .wait()
             .at_most(Duration::from_secs(15))
