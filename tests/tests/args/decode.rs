@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Value, json};
 use toolnexus::__private::{ArgError, ArgType};
 
-use crate::types::{Category, Change, Expense, Lookup, Payment, Report};
+use crate::types::{
+    Category, Change, Expense, Lookup, Paging, Payment, Priority, Report, Settings,
+};
 
 fn decode<T: ArgType>(v: Value) -> Result<T, ArgError> {
     T::__toolnexus_decode(v)
@@ -205,4 +207,98 @@ fn nested_lists_maps_and_boxes_name_the_whole_path() {
     let mut bad = report;
     bad["payment"] = json!({"kind": "card"});
     assert_eq!(err::<Report>(bad), "payment: missing field `last4`");
+}
+
+fn settings() -> Settings {
+    Settings {
+        limit: 20,
+        offset: -1.5,
+        verbose: false,
+        name: "report".to_owned(),
+        priority: Priority::High,
+        fallback: Priority::Normal,
+        payment: Payment::Card {
+            last4: "0000".to_owned(),
+        },
+        note: None,
+        changes: vec![Change::Clear, Change::Move { from: 1, to: 2 }],
+        ratio: 0.1,
+    }
+}
+
+#[test]
+fn absent_or_null_fields_take_their_defaults() {
+    assert_eq!(decode::<Settings>(json!({})).unwrap(), settings());
+    let nulls: serde_json::Map<String, Value> = schema_keys::<Settings>()
+        .into_iter()
+        .map(|k| (k, Value::Null))
+        .collect();
+    assert_eq!(
+        decode::<Settings>(Value::Object(nulls)).unwrap(),
+        settings()
+    );
+    assert_eq!(
+        decode::<Paging>(json!({"size": 10})).unwrap(),
+        Paging { page: 1, size: 10 }
+    );
+    assert_eq!(
+        decode::<Settings>(json!({"priority": "low", "limit": 3}))
+            .map(|s| (s.priority, s.limit))
+            .unwrap(),
+        (Priority::Low, 3)
+    );
+    assert_eq!(
+        err::<Settings>(json!({"priority": "urgent"})),
+        "priority: unknown variant `urgent`, expected one of `low`, `normal`, `high`"
+    );
+}
+
+/// The property names of `T`'s schema.
+fn schema_keys<T: ArgType>() -> Vec<String> {
+    toolnexus::__private::schema_of::<T>()["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_encoder_writes_what_the_decoder_reads_back() {
+    let json = settings().__toolnexus_json().unwrap();
+    assert_eq!(
+        json,
+        json!({
+            "limit": 20,
+            "offset": -1.5,
+            "verbose": false,
+            "name": "report",
+            "priority": "high",
+            "fallback": "normal",
+            "payment": {"kind": "card", "last4": "0000"},
+            "note": null,
+            "changes": [{"op": "Clear"}, {"op": "Move", "with": {"from": 1, "to": 2}}],
+            "ratio": 0.1
+        })
+    );
+    assert_eq!(decode::<Settings>(json).unwrap(), settings());
+    // a skipped field is not written; a float that is not finite has no JSON
+    let mut e = expense();
+    e.internal = true;
+    assert_eq!(
+        e.__toolnexus_json().unwrap(),
+        json!({"amount": 1250, "note": null, "count": 1, "cat": "travel", "tags": ["taxi"]})
+    );
+    let mut s = settings();
+    s.offset = f64::NAN;
+    assert_eq!(s.__toolnexus_json(), None);
+    // a map's keys are sorted, whatever its order
+    let map: HashMap<String, u8> = (0..20).map(|i| (format!("k{i:02}"), i)).collect();
+    let keys: Vec<String> = match map.__toolnexus_json().unwrap() {
+        Value::Object(m) => m.keys().cloned().collect(),
+        other => panic!("{other}"),
+    };
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
 }

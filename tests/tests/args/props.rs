@@ -1,8 +1,9 @@
 //! Property tests, one per shape: values generated from the schema (valid by an independent
-//! validator, `jsonschema`) always decode; values near the schema (a wrong leaf, an extra key, a
-//! missing one) that the decoder refuses, the validator refuses too. And the lowerings (OpenAI
-//! strict, Gemini) accept every schema the derive writes, except a map for OpenAI strict (which
-//! has no way to say one).
+//! validator, `jsonschema`) always decode, and the decoded value's JSON (what a default shows)
+//! is valid too and decodes to the same value; values near the schema (a wrong leaf, an extra
+//! key, a missing one) that the decoder refuses, the validator refuses too. And the lowerings
+//! (OpenAI strict, Gemini) accept every schema the derive writes, except a map for OpenAI strict
+//! (which has no way to say one).
 
 use proptest::prelude::*;
 use proptest::strategy::Union;
@@ -10,7 +11,9 @@ use serde_json::{Map, Value, json};
 use toolnexus::__private::{ArgType, schema_of};
 use toolnexus::adapters::{gemini_schema, openai_strict_schema};
 
-use crate::types::{Category, Change, Expense, Lookup, Payment, Report};
+use crate::types::{
+    Category, Change, Expense, Lookup, Paging, Payment, Priority, Report, Settings,
+};
 
 /// Anything at all: the wrong leaf a model might send.
 fn junk() -> BoxedStrategy<Value> {
@@ -128,7 +131,7 @@ fn object(obj: &Map<String, Value>, noise: bool) -> BoxedStrategy<Value> {
 }
 
 /// The two properties for `T`, over `cases` values each.
-fn agree<T: ArgType + std::fmt::Debug>() {
+fn agree<T: ArgType + std::fmt::Debug + PartialEq>() {
     let schema = schema_of::<T>();
     let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(256));
@@ -138,11 +141,21 @@ fn agree<T: ArgType + std::fmt::Debug>() {
                 validator.is_valid(&v),
                 "the generator made an invalid value: {v}"
             );
-            let decoded = T::__toolnexus_decode(v.clone());
+            let decoded = match T::__toolnexus_decode(v.clone()) {
+                Ok(d) => d,
+                Err(e) => return Err(TestCaseError::fail(format!("{v} is valid by the schema but: {e}"))),
+            };
+            let Some(json) = decoded.__toolnexus_json() else {
+                return Err(TestCaseError::fail(format!("{decoded:?} (from {v}) has no JSON")));
+            };
             prop_assert!(
-                decoded.is_ok(),
-                "{v} is valid by the schema but: {}",
-                decoded.unwrap_err()
+                validator.is_valid(&json),
+                "the JSON of {decoded:?} is not valid by the schema: {json}"
+            );
+            let again = T::__toolnexus_decode(json.clone());
+            prop_assert!(
+                again.as_ref().is_ok_and(|a| *a == decoded),
+                "{json} (the JSON of {decoded:?}) decodes to {again:?}"
             );
             Ok(())
         })
@@ -201,6 +214,18 @@ fn nested_lists_maps_and_boxes() {
     agree::<Report>();
 }
 
+#[test]
+fn a_string_enum_with_documented_variants() {
+    agree::<Priority>();
+    agree::<Option<Priority>>();
+}
+
+#[test]
+fn defaults_of_every_kind() {
+    agree::<Settings>();
+    agree::<Paging>();
+}
+
 /// A tool schema holding `schema` as its one property, as `#[tool]` makes it.
 fn tool_schema(schema: &Value) -> Value {
     json!({"type": "object", "properties": {"arg": schema}, "required": ["arg"], "additionalProperties": false})
@@ -215,6 +240,9 @@ fn the_lowerings_accept_every_schema_but_a_map_for_openai_strict() {
         ("payment", schema_of::<Option<Payment>>()),
         ("change", schema_of::<Change>()),
         ("report", schema_of::<Report>()),
+        ("priority", schema_of::<Option<Priority>>()),
+        ("settings", schema_of::<Settings>()),
+        ("paging", schema_of::<Paging>()),
     ];
     for (name, schema) in &schemas {
         let whole = tool_schema(schema);

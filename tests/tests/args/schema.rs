@@ -1,9 +1,19 @@
 //! The schemas the derive writes.
 
-use serde_json::json;
-use toolnexus::__private::schema_of;
+use serde_json::{Value, json};
+use toolnexus::__private::{schema_of, schema_text};
 
-use crate::types::{Category, Expense, Lookup, Payment};
+use crate::types::{Category, Change, Expense, Lookup, Paging, Payment, Priority, Settings};
+
+/// `schema` with `"default": value` as its last member.
+fn with_default(schema: Value, value: Value) -> Value {
+    let mut schema = schema;
+    schema
+        .as_object_mut()
+        .unwrap()
+        .insert("default".to_owned(), value);
+    schema
+}
 
 #[test]
 fn a_struct_of_scalars_is_one_literal() {
@@ -33,7 +43,7 @@ fn renames_defaults_skips_and_nested_types() {
             "properties": {
                 "amount": {"description": "The amount, in cents.", "type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295_u32},
                 "note": {"description": "What it was for.", "type": ["string", "null"]},
-                "count": {"description": "How many of it.", "type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                "count": {"description": "How many of it.", "type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "default": 1},
                 "cat": {"description": "Where an expense goes.", "type": "string", "enum": ["travel", "office_supplies", "other"]},
                 "tags": {"type": "array", "items": {"type": "string"}}
             },
@@ -91,4 +101,116 @@ fn internally_tagged_enums_are_one_of_with_a_const_tag() {
             ]
         })
     );
+}
+
+#[test]
+fn documented_variants_are_one_branch_each_with_their_description() {
+    let branches = json!([
+        {"description": "Whenever there is time.", "type": "string", "const": "low"},
+        {"type": "string", "const": "normal"},
+        {"description": "Before anything else.", "type": "string", "const": "high"}
+    ]);
+    assert_eq!(
+        schema_of::<Priority>(),
+        json!({
+            "description": "How urgent: a string enum whose variants say what they mean.",
+            "oneOf": branches
+        })
+    );
+    let mut nullable = branches.as_array().unwrap().clone();
+    nullable.push(json!({"type": "null"}));
+    assert_eq!(
+        schema_of::<Option<Priority>>(),
+        json!({
+            "description": "How urgent: a string enum whose variants say what they mean.",
+            "oneOf": nullable
+        })
+    );
+}
+
+#[test]
+fn every_kind_of_default_is_shown_as_the_json_the_decoder_reads_back() {
+    let schema = schema_of::<Settings>();
+    let props = &schema["properties"];
+    // literals, written at compile time
+    assert_eq!(
+        props["limit"],
+        json!({"description": "Results per page.", "type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295_u32, "default": 20})
+    );
+    assert_eq!(
+        props["offset"],
+        json!({"type": "number", "format": "double", "default": -1.5})
+    );
+    assert_eq!(
+        props["ratio"],
+        json!({"type": "number", "format": "float", "default": 0.1})
+    );
+    assert_eq!(
+        props["note"],
+        json!({"type": ["string", "null"], "default": null})
+    );
+    // computed once running: `Default`, a function, expressions of derived types
+    assert_eq!(props["verbose"], json!({"type": "boolean", "default": false}));
+    assert_eq!(props["name"], json!({"type": "string", "default": "report"}));
+    assert_eq!(
+        props["priority"],
+        with_default(schema_of::<Priority>(), json!("high"))
+    );
+    assert_eq!(
+        props["fallback"],
+        with_default(schema_of::<Priority>(), json!("normal"))
+    );
+    assert_eq!(
+        props["payment"],
+        with_default(
+            schema_of::<Payment>(),
+            json!({"kind": "card", "last4": "0000"})
+        )
+    );
+    assert_eq!(
+        props["changes"],
+        json!({
+            "type": "array",
+            "items": schema_of::<Change>(),
+            "default": [{"op": "Clear"}, {"op": "Move", "with": {"from": 1, "to": 2}}]
+        })
+    );
+    // nothing is required, and nothing else is there
+    assert_eq!(schema.get("required"), None);
+    assert_eq!(
+        props.as_object().unwrap().keys().collect::<Vec<_>>(),
+        [
+            "limit", "offset", "verbose", "name", "priority", "fallback", "payment", "note",
+            "changes", "ratio"
+        ]
+    );
+}
+
+#[test]
+fn a_container_default_shows_each_field_of_the_default_value() {
+    assert_eq!(
+        schema_of::<Paging>(),
+        json!({
+            "description": "Defaults of the whole struct.",
+            "type": "object",
+            "properties": {
+                "page": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295_u32, "default": 1},
+                "size": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295_u32, "default": 50}
+            },
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn a_schema_assembled_once_keeps_each_callers_description() {
+    // the first call, with a description of its own, fills the type's cache; the cache holds
+    // what follows the description, so later calls still start with theirs
+    let first = schema_text::<Settings>(Some("Mine."));
+    let second = schema_text::<Settings>(None);
+    let own = r#"{"description":"Defaults of every kind, each shown in the schema.","#;
+    assert!(first.starts_with(r#"{"description":"Mine.","type":"object""#), "{first}");
+    assert!(second.starts_with(own), "{second}");
+    assert_eq!(first[r#"{"description":"Mine.","#.len()..], second[own.len()..]);
+    assert_eq!(schema_text::<Settings>(None), second);
 }

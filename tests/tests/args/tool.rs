@@ -79,6 +79,8 @@ fn a_derived_parameter_is_described_and_decoded_by_the_derive() {
         "How it was paid, if known."
     );
     assert_eq!(schema["properties"]["others"]["type"], "array");
+    // a default of a derived type is shown as the derive writes it (no `Serialize` needed)
+    assert_eq!(schema["properties"]["others"]["default"], json!([]));
     assert_eq!(schema["required"], json!(["expense"]));
     let kit = Toolkit::builder()
         .tool(FileExpense)

@@ -79,3 +79,59 @@ pub(crate) struct Lookup {
     /// Whether to match exactly.
     pub(crate) exact: Option<bool>,
 }
+
+/// How urgent: a string enum whose variants say what they mean.
+#[derive(Args, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Priority {
+    /// Whenever there is time.
+    Low,
+    #[default]
+    Normal,
+    /// Before anything else.
+    High,
+}
+
+/// Defaults of every kind, each shown in the schema.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub(crate) struct Settings {
+    /// Results per page.
+    #[arg(default = 20)]
+    pub(crate) limit: u32,
+    #[arg(default = -1.5)]
+    pub(crate) offset: f64,
+    #[arg(default)]
+    pub(crate) verbose: bool,
+    #[serde(default = "report_name")]
+    pub(crate) name: String,
+    #[arg(default = Priority::High)]
+    pub(crate) priority: Priority,
+    #[arg(default)]
+    pub(crate) fallback: Priority,
+    #[arg(default = Payment::Card { last4: "0000".to_owned() })]
+    pub(crate) payment: Payment,
+    #[arg(default)]
+    pub(crate) note: Option<String>,
+    #[arg(default = vec![Change::Clear, Change::Move { from: 1, to: 2 }])]
+    pub(crate) changes: Vec<Change>,
+    #[arg(default = 0.1)]
+    pub(crate) ratio: f32,
+}
+
+fn report_name() -> String {
+    "report".to_owned()
+}
+
+/// Defaults of the whole struct.
+#[derive(Args, Debug, Clone, PartialEq)]
+#[serde(default)]
+pub(crate) struct Paging {
+    pub(crate) page: u32,
+    pub(crate) size: u32,
+}
+
+impl Default for Paging {
+    fn default() -> Self {
+        Self { page: 1, size: 50 }
+    }
+}

@@ -336,11 +336,11 @@ fn schema(tool: &ToolFn, rt: &TokenStream) -> Schema {
             steps.push(quote! {
                 {
                     #[allow(unused_imports)]
-                    use #rt::{DefaultOpaque as _, DefaultSerialize as _};
+                    use #rt::{DefaultArg as _, DefaultOpaque as _, DefaultSerialize as _};
                     let __toolnexus_default: #stored = #default;
                     __toolnexus_schema.default_value(
                         #key,
-                        (&&#rt::DefaultProbe(&__toolnexus_default)).__toolnexus_default(),
+                        (&&&#rt::DefaultProbe(&__toolnexus_default)).__toolnexus_default(),
                     );
                 }
             });

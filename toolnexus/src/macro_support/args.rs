@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::hash::BuildHasher;
 use std::marker::PhantomData;
+pub use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Unexpected};
@@ -58,6 +59,12 @@ pub trait ArgType: Sized {
     /// The value of an absent property: `None` for an `Option`, else nothing (the property
     /// is required).
     fn __toolnexus_absent() -> Option<Self> {
+        None
+    }
+
+    /// The value as the JSON its decoder reads back (a default shown in a schema), or `None`
+    /// when it has none (a float that is not finite, a skipped variant).
+    fn __toolnexus_json(&self) -> Option<Value> {
         None
     }
 }
@@ -255,13 +262,15 @@ pub fn object(value: Value, expected: &'static str) -> Result<Map<String, Value>
     }
 }
 
-/// How a field of type `T` is described and decoded: the one place generated code names a
-/// field's type (so a type that is not an [`ArgType`] is one error, not one per use).
+/// How a field of type `T` is described, decoded and shown: the one place generated code names
+/// a field's type (so a type that is not an [`ArgType`] is one error, not one per use).
+#[inline]
 pub fn field_type<T: ArgType>() -> FieldType<T> {
     FieldType {
         schema: T::__toolnexus_schema,
         decode: T::__toolnexus_decode,
         absent: T::__toolnexus_absent,
+        json: T::__toolnexus_json,
     }
 }
 
@@ -270,6 +279,7 @@ pub struct FieldType<T> {
     schema: fn(&mut String, Option<&str>),
     decode: fn(Value) -> Result<T, ArgError>,
     absent: fn() -> Option<T>,
+    json: fn(&T) -> Option<Value>,
 }
 
 impl<T> fmt::Debug for FieldType<T> {
@@ -284,32 +294,75 @@ impl<T> FieldType<T> {
         (self.schema)(out, description);
     }
 
-    /// A field's value: decoded when present, its absent value (`None`) or ``missing field``
-    /// otherwise; errors name the field.
-    pub fn field(&self, value: Option<Value>, key: &'static str) -> Result<T, ArgError> {
+    /// Writes the field's schema, with its description and its default (when the default has
+    /// JSON).
+    pub fn schema_default(&self, out: &mut String, description: Option<&str>, default: &T) {
+        (self.schema)(out, description);
+        default_member(out, (self.json)(default).as_ref());
+    }
+
+    /// Decodes a present value; errors name the field.
+    #[inline]
+    pub fn decode(&self, value: Value, key: &'static str) -> Result<T, ArgError> {
+        (self.decode)(value).map_err(|e| e.at_key(key))
+    }
+
+    /// Decodes a present value of a field with a default: `null` is `None` (the default; OpenAI
+    /// strict schemas make models send `null` for what they leave out).
+    #[inline]
+    pub fn decode_or_null(&self, value: Value, key: &'static str) -> Result<Option<T>, ArgError> {
         match value {
-            Some(v) => (self.decode)(v).map_err(|e| e.at_key(key)),
+            Value::Null => Ok(None),
+            v => self.decode(v, key).map(Some),
+        }
+    }
+
+    /// A field's decoded value, else its absent value (`None`) or ``missing field``.
+    #[inline]
+    pub fn present(&self, value: Option<T>, key: &'static str) -> Result<T, ArgError> {
+        match value {
+            Some(v) => Ok(v),
             None => (self.absent)().ok_or_else(|| ArgError::missing_field(key)),
         }
     }
 
-    /// A field with a default: absent or `null` gives `default()` (OpenAI strict schemas make
-    /// models send `null` for what they leave out).
-    pub fn field_or(
-        &self,
-        value: Option<Value>,
-        key: &'static str,
-        default: impl FnOnce() -> T,
-    ) -> Result<T, ArgError> {
+    /// A field's value: decoded when present, its absent value (`None`) or ``missing field``
+    /// otherwise; errors name the field.
+    #[inline]
+    pub fn field(&self, value: Option<Value>, key: &'static str) -> Result<T, ArgError> {
         match value {
-            Some(Value::Null) | None => Ok(default()),
-            Some(v) => (self.decode)(v).map_err(|e| e.at_key(key)),
+            Some(v) => self.decode(v, key),
+            None => (self.absent)().ok_or_else(|| ArgError::missing_field(key)),
         }
+    }
+
+    /// The field's value as JSON (see [`ArgType::__toolnexus_json`]).
+    pub fn json(&self, value: &T) -> Option<Value> {
+        (self.json)(value)
+    }
+}
+
+/// Adds `"default":<value>` as the last member of the schema just written (which ends with its
+/// closing `}`), when there is a value.
+pub fn default_member(out: &mut String, value: Option<&Value>) {
+    let Some(text) = value.and_then(|v| serde_json::to_string(v).ok()) else {
+        return;
+    };
+    if out.ends_with('}') {
+        out.pop();
+        if !out.ends_with('{') {
+            out.push(',');
+        }
+        out.push_str(r#""default":"#);
+        out.push_str(&text);
+        out.push('}');
     }
 }
 
 /// The members of an object into slots, in the order of `keys`; any other key is
-/// ``unknown field``.
+/// ``unknown field``. (Structs match their keys in generated code; this serves the two keys of
+/// an adjacently tagged enum and the none of a unit variant.)
+#[inline]
 pub fn slots<const N: usize>(
     map: Map<String, Value>,
     keys: &'static [&'static str; N],
@@ -325,6 +378,7 @@ pub fn slots<const N: usize>(
 }
 
 /// Takes the tag of an internally tagged enum out of its object.
+#[inline]
 pub fn tag(map: &mut Map<String, Value>, key: &'static str) -> Result<String, ArgError> {
     tag_value(map.remove(key), key)
 }
@@ -374,6 +428,25 @@ pub fn description_member(out: &mut String, description: &str) {
     out.push(',');
 }
 
+/// A schema written in pieces (a part comes from another type, a description or a default is
+/// only known once running), assembled once per process: `body` writes the text after `{` and
+/// the description, into the cache `cell` the derive declares per type.
+pub fn cached_schema(
+    out: &mut String,
+    description: Option<&str>,
+    own: Option<&str>,
+    cell: &'static OnceLock<String>,
+    body: fn(&mut String),
+) {
+    let text = cell.get_or_init(|| {
+        let mut text = String::with_capacity(256);
+        body(&mut text);
+        text
+    });
+    open(out, description.or(own));
+    out.push_str(text);
+}
+
 /// A unit variant's name: a string, or ``invalid type``.
 #[inline]
 pub fn variant_name(value: Value, expected: &'static str) -> Result<String, ArgError> {
@@ -383,12 +456,25 @@ pub fn variant_name(value: Value, expected: &'static str) -> Result<String, ArgE
     }
 }
 
+/// Adds `key: value` to an object being shown as JSON; `None` when the value has no JSON.
+#[inline]
+pub fn put(map: &mut Map<String, Value>, key: &str, value: Option<Value>) -> Option<()> {
+    map.insert(key.to_owned(), value?);
+    Some(())
+}
+
+/// A variant's name as a JSON string.
+#[inline]
+pub fn name_json(name: &str) -> Option<Value> {
+    Some(Value::String(name.to_owned()))
+}
+
 // ---------------------------------------------------------------------------------------------
 // std types
 
 /// Scalars: their schema is the one `#[tool]` writes for them, decoding is serde's.
 macro_rules! scalar {
-    ($($ty:ty [$read:path] => $schema:expr, $nullable:expr;)*) => {$(
+    ($($ty:ty [$read:ident] => $schema:expr, $nullable:expr;)*) => {$(
         impl ArgType for $ty {
             fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
                 open(out, description);
@@ -402,10 +488,108 @@ macro_rules! scalar {
 
             #[inline]
             fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
-                <$ty>::deserialize($read(value)).map_err(|e| ArgError::serde(&e))
+                $read(value)
+            }
+
+            fn __toolnexus_json(&self) -> Option<Value> {
+                Json::json(self)
             }
         }
     )*};
+}
+
+/// Decoding by serde's own `Deserialize` (its errors, its range checks).
+#[inline(never)]
+fn by_serde<T: DeserializeOwned>(value: Value) -> Result<T, ArgError> {
+    T::deserialize(value).map_err(|e| ArgError::serde(&e))
+}
+
+/// `bool`: read directly, serde's error otherwise.
+#[inline]
+fn boolean(value: Value) -> Result<bool, ArgError> {
+    match value {
+        Value::Bool(b) => Ok(b),
+        other => by_serde(other),
+    }
+}
+
+/// `f64`: any number, as serde reads it; serde's error otherwise.
+#[inline]
+fn double(value: Value) -> Result<f64, ArgError> {
+    if let Value::Number(n) = &value
+        && let Some(f) = n.as_f64()
+    {
+        return Ok(f);
+    }
+    by_serde(value)
+}
+
+/// Unsigned integers: an integer in range read directly; anything else (a float that is an
+/// integer, an error in serde's words) through serde.
+#[inline]
+fn unsigned<T: TryFrom<u64> + DeserializeOwned>(value: Value) -> Result<T, ArgError> {
+    if let Value::Number(n) = &value
+        && let Some(u) = n.as_u64()
+        && let Ok(v) = T::try_from(u)
+    {
+        return Ok(v);
+    }
+    by_serde(integral(value))
+}
+
+/// Signed integers, as [`unsigned`].
+#[inline]
+fn signed<T: TryFrom<i64> + DeserializeOwned>(value: Value) -> Result<T, ArgError> {
+    if let Value::Number(n) = &value
+        && let Some(i) = n.as_i64()
+        && let Ok(v) = T::try_from(i)
+    {
+        return Ok(v);
+    }
+    by_serde(integral(value))
+}
+
+/// A scalar's JSON (what `serde_json` makes of it); `None` for a float that is not finite.
+trait Json {
+    fn json(&self) -> Option<Value>;
+}
+
+macro_rules! json_int {
+    ($($ty:ty)*) => {$(
+        impl Json for $ty {
+            fn json(&self) -> Option<Value> {
+                serde_json::to_value(self).ok()
+            }
+        }
+    )*};
+}
+
+json_int!(i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 usize);
+
+impl Json for bool {
+    fn json(&self) -> Option<Value> {
+        Some(Value::Bool(*self))
+    }
+}
+
+impl Json for char {
+    fn json(&self) -> Option<Value> {
+        Some(Value::String(self.to_string()))
+    }
+}
+
+impl Json for f32 {
+    /// The shortest decimal that reads back as the same `f32` (`0.1`, not `0.10000000149..`).
+    fn json(&self) -> Option<Value> {
+        let shortest: f64 = self.to_string().parse().ok()?;
+        serde_json::Number::from_f64(shortest).map(Value::Number)
+    }
+}
+
+impl Json for f64 {
+    fn json(&self) -> Option<Value> {
+        serde_json::Number::from_f64(*self).map(Value::Number)
+    }
 }
 
 /// A float without a fractional part as the integer it is (JSON Schema's `integer` accepts
@@ -434,33 +618,33 @@ fn integral(value: Value) -> Value {
 }
 
 scalar! {
-    bool [std::convert::identity] => r#""type":"boolean"}"#, r#""type":["boolean","null"]}"#;
-    char [std::convert::identity] => r#""type":"string","minLength":1,"maxLength":1}"#,
+    bool [boolean] => r#""type":"boolean"}"#, r#""type":["boolean","null"]}"#;
+    char [by_serde] => r#""type":"string","minLength":1,"maxLength":1}"#,
         r#""type":["string","null"],"minLength":1,"maxLength":1}"#;
-    f32 [std::convert::identity] => r#""type":"number","format":"float"}"#, r#""type":["number","null"],"format":"float"}"#;
-    f64 [std::convert::identity] => r#""type":"number","format":"double"}"#,
+    f32 [by_serde] => r#""type":"number","format":"float"}"#, r#""type":["number","null"],"format":"float"}"#;
+    f64 [double] => r#""type":"number","format":"double"}"#,
         r#""type":["number","null"],"format":"double"}"#;
-    i8 [integral] => r#""type":"integer","format":"int8","minimum":-128,"maximum":127}"#,
+    i8 [signed] => r#""type":"integer","format":"int8","minimum":-128,"maximum":127}"#,
         r#""type":["integer","null"],"format":"int8","minimum":-128,"maximum":127}"#;
-    i16 [integral] => r#""type":"integer","format":"int16","minimum":-32768,"maximum":32767}"#,
+    i16 [signed] => r#""type":"integer","format":"int16","minimum":-32768,"maximum":32767}"#,
         r#""type":["integer","null"],"format":"int16","minimum":-32768,"maximum":32767}"#;
-    i32 [integral] => r#""type":"integer","format":"int32","minimum":-2147483648,"maximum":2147483647}"#,
+    i32 [signed] => r#""type":"integer","format":"int32","minimum":-2147483648,"maximum":2147483647}"#,
         r#""type":["integer","null"],"format":"int32","minimum":-2147483648,"maximum":2147483647}"#;
-    i64 [integral] => r#""type":"integer","format":"int64"}"#, r#""type":["integer","null"],"format":"int64"}"#;
-    i128 [integral] => r#""type":"integer","format":"int128"}"#,
+    i64 [signed] => r#""type":"integer","format":"int64"}"#, r#""type":["integer","null"],"format":"int64"}"#;
+    i128 [signed] => r#""type":"integer","format":"int128"}"#,
         r#""type":["integer","null"],"format":"int128"}"#;
-    isize [integral] => r#""type":"integer","format":"int"}"#, r#""type":["integer","null"],"format":"int"}"#;
-    u8 [integral] => r#""type":"integer","format":"uint8","minimum":0,"maximum":255}"#,
+    isize [signed] => r#""type":"integer","format":"int"}"#, r#""type":["integer","null"],"format":"int"}"#;
+    u8 [unsigned] => r#""type":"integer","format":"uint8","minimum":0,"maximum":255}"#,
         r#""type":["integer","null"],"format":"uint8","minimum":0,"maximum":255}"#;
-    u16 [integral] => r#""type":"integer","format":"uint16","minimum":0,"maximum":65535}"#,
+    u16 [unsigned] => r#""type":"integer","format":"uint16","minimum":0,"maximum":65535}"#,
         r#""type":["integer","null"],"format":"uint16","minimum":0,"maximum":65535}"#;
-    u32 [integral] => r#""type":"integer","format":"uint32","minimum":0,"maximum":4294967295}"#,
+    u32 [unsigned] => r#""type":"integer","format":"uint32","minimum":0,"maximum":4294967295}"#,
         r#""type":["integer","null"],"format":"uint32","minimum":0,"maximum":4294967295}"#;
-    u64 [integral] => r#""type":"integer","format":"uint64","minimum":0}"#,
+    u64 [unsigned] => r#""type":"integer","format":"uint64","minimum":0}"#,
         r#""type":["integer","null"],"format":"uint64","minimum":0}"#;
-    u128 [integral] => r#""type":"integer","format":"uint128","minimum":0}"#,
+    u128 [unsigned] => r#""type":"integer","format":"uint128","minimum":0}"#,
         r#""type":["integer","null"],"format":"uint128","minimum":0}"#;
-    usize [integral] => r#""type":"integer","format":"uint","minimum":0}"#,
+    usize [unsigned] => r#""type":"integer","format":"uint","minimum":0}"#,
         r#""type":["integer","null"],"format":"uint","minimum":0}"#;
 }
 
@@ -481,6 +665,10 @@ impl ArgType for String {
             Value::String(s) => Ok(s),
             other => Err(ArgError::invalid_type(&other, "a string")),
         }
+    }
+
+    fn __toolnexus_json(&self) -> Option<Value> {
+        Some(Value::String(self.clone()))
     }
 }
 
@@ -503,6 +691,13 @@ impl<T: ArgType> ArgType for Option<T> {
     fn __toolnexus_absent() -> Option<Self> {
         Some(None)
     }
+
+    fn __toolnexus_json(&self) -> Option<Value> {
+        match self {
+            None => Some(Value::Null),
+            Some(v) => v.__toolnexus_json(),
+        }
+    }
 }
 
 impl<T: ArgType> ArgType for Box<T> {
@@ -520,6 +715,10 @@ impl<T: ArgType> ArgType for Box<T> {
 
     fn __toolnexus_absent() -> Option<Self> {
         T::__toolnexus_absent().map(Box::new)
+    }
+
+    fn __toolnexus_json(&self) -> Option<Value> {
+        (**self).__toolnexus_json()
     }
 }
 
@@ -548,6 +747,13 @@ impl<T: ArgType> ArgType for Vec<T> {
             other => Err(ArgError::invalid_type(&other, "a sequence")),
         }
     }
+
+    fn __toolnexus_json(&self) -> Option<Value> {
+        self.iter()
+            .map(ArgType::__toolnexus_json)
+            .collect::<Option<Vec<Value>>>()
+            .map(Value::Array)
+    }
 }
 
 fn map_schema<T: ArgType>(out: &mut String, description: Option<&str>, ty: &str) {
@@ -568,6 +774,17 @@ fn map_decode<T: ArgType, M: FromIterator<(String, T)>>(value: Value) -> Result<
         .collect()
 }
 
+/// A map's JSON, its keys sorted (a `HashMap`'s order differs from process to process).
+fn map_json<'a, T: ArgType + 'a>(entries: impl Iterator<Item = (&'a String, &'a T)>) -> Option<Value> {
+    let mut entries: Vec<(&String, &T)> = entries.collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    entries
+        .into_iter()
+        .map(|(k, v)| Some((k.clone(), v.__toolnexus_json()?)))
+        .collect::<Option<Map<String, Value>>>()
+        .map(Value::Object)
+}
+
 impl<T: ArgType, S: BuildHasher + Default> ArgType for HashMap<String, T, S> {
     fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
         map_schema::<T>(out, description, r#""type":"object""#);
@@ -579,6 +796,10 @@ impl<T: ArgType, S: BuildHasher + Default> ArgType for HashMap<String, T, S> {
 
     fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
         map_decode(value)
+    }
+
+    fn __toolnexus_json(&self) -> Option<Value> {
+        map_json(self.iter())
     }
 }
 
@@ -593,6 +814,10 @@ impl<T: ArgType> ArgType for BTreeMap<String, T> {
 
     fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
         map_decode(value)
+    }
+
+    fn __toolnexus_json(&self) -> Option<Value> {
+        map_json(self.iter())
     }
 }
 

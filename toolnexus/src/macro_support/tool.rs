@@ -357,10 +357,23 @@ pub fn struct_schema<T: schemars::JsonSchema>() -> StructSchema {
     StructSchema { schema, closed }
 }
 
-/// Serializes a default value for the schema when its type is `Serialize`
-/// (`(&&DefaultProbe(&v)).__toolnexus_default()`), else gives `None`.
+/// A default value's JSON for the schema: what `#[derive(Args)]` writes for it when its type
+/// is an argument type, else its `Serialize` form, else `None`
+/// (`(&&&DefaultProbe(&v)).__toolnexus_default()`).
 #[derive(Debug)]
 pub struct DefaultProbe<'a, T>(pub &'a T);
+
+/// The argument-type case of [`DefaultProbe`] (preferred: it is what the decoder reads back).
+pub trait DefaultArg {
+    /// The default as JSON.
+    fn __toolnexus_default(&self) -> Option<Value>;
+}
+
+impl<T: super::args::ArgType> DefaultArg for &&DefaultProbe<'_, T> {
+    fn __toolnexus_default(&self) -> Option<Value> {
+        self.0.__toolnexus_json()
+    }
+}
 
 /// The `Serialize` case of [`DefaultProbe`].
 pub trait DefaultSerialize {
