@@ -678,6 +678,10 @@ pub(crate) fn derive(input: &Input<'_>) -> TokenStream {
 /// What a derive with a compile error still emits: its impl, never reached (the crate does not
 /// compile), so uses of the type give no second error.
 pub(crate) fn stub(input: &Input<'_>) -> TokenStream {
+    if has_unsized_field(input) {
+        // an argument type is sized: the stub would only add errors about that
+        return TokenStream::new();
+    }
     let (rt, use_rt) = Runtime::new(input.krate.as_ref()).alias();
     let ident = input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
@@ -698,5 +702,28 @@ pub(crate) fn stub(input: &Input<'_>) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+/// Whether a field's type is `dyn Trait` (or `impl Trait`), refused in `validate`.
+fn has_unsized_field(input: &Input<'_>) -> bool {
+    let unsized_type = |f: &Field<'_>| {
+        let mut ty = f.ty;
+        while let syn::Type::Paren(syn::TypeParen { elem, .. })
+        | syn::Type::Group(syn::TypeGroup { elem, .. }) = ty
+        {
+            ty = elem;
+        }
+        matches!(ty, syn::Type::TraitObject(_) | syn::Type::ImplTrait(_))
+    };
+    match &input.shape {
+        Shape::Struct(fields) => fields.iter().any(unsized_type),
+        Shape::Tagged { variants, .. } | Shape::Strings(variants) => {
+            variants.iter().any(|v| match &v.kind {
+                VariantKind::Struct(fields) => fields.iter().any(unsized_type),
+                _ => false,
+            })
+        }
+        Shape::External(_) | Shape::Refused => false,
     }
 }

@@ -109,14 +109,75 @@ const SERDE_KEYS: &[&str] = &[
     "serialize_with",
 ];
 
+/// Where keys are written: each key means something in some places only.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    Struct,
+    Enum,
+    Variant,
+    Field,
+}
+
+impl Place {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Struct => "a struct",
+            Self::Enum => "an enum",
+            Self::Variant => "a variant",
+            Self::Field => "a field",
+        }
+    }
+}
+
+/// Where a key applies (`None`: anywhere, or a key refused elsewhere), as places and as words.
+fn home(key: &str) -> Option<(&'static [Place], &'static str)> {
+    use Place::{Enum, Field, Struct, Variant};
+    Some(match key {
+        "default" => (&[Struct, Field], "a field, or a struct (every field)"),
+        "rename" => (&[Field, Variant], "a field or a variant"),
+        "skip" | "skip_deserializing" => (&[Field, Variant], "a field or a variant"),
+        "rename_all" => (
+            &[Struct, Enum, Variant],
+            "a struct, an enum or a struct variant (its fields)",
+        ),
+        "rename_all_fields" | "tag" | "content" => (&[Enum], "an enum"),
+        "crate" | "deny_unknown_fields" => (&[Struct, Enum], "the type"),
+        _ => return None,
+    })
+}
+
+/// A key written where it means nothing: an error on the key.
+fn check_place(attr: &str, key: &str, place: Place, span: Span, errors: &mut Errors) {
+    // a tag on a struct is refused with its own reason (`validate`); serde's `rename` of a
+    // container names the type in serde's own messages, nothing the schema says
+    let container = matches!(place, Place::Struct | Place::Enum);
+    if attr == "serde" && (key == "tag" && place == Place::Struct || key == "rename" && container) {
+        return;
+    }
+    if let Some((places, words)) = home(key)
+        && !places.contains(&place)
+    {
+        errors.push(syn::Error::new(
+            span,
+            format!(
+                "`#[{attr}({key})]` does not apply to {}; it goes on {words}",
+                place.name()
+            ),
+        ));
+    }
+}
+
 fn read_keys(
     attrs: &[Attribute],
+    place: Place,
     refused: &mut Vec<(&'static str, String, Span)>,
     errors: &mut Errors,
 ) -> Keys {
     let serde = SerdeAttrs::parse(attrs, errors);
     for (key, span) in &serde.keys {
-        if !SERDE_KEYS.contains(&key.as_str()) {
+        if SERDE_KEYS.contains(&key.as_str()) {
+            check_place("serde", key, place, *span, errors);
+        } else {
             refused.push(("serde", key.clone(), *span));
         }
     }
@@ -146,6 +207,7 @@ fn read_keys(
     for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
         let result = attr.parse_nested_meta(|meta| {
             let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            check_place("arg", &key, place, meta.path.span(), errors);
             match key.as_str() {
                 "default" => {
                     out.default = Some(if meta.input.peek(Token![=]) {
@@ -185,7 +247,11 @@ const NAMED_FIELDS: &str = "`#[derive(Args)]` needs a struct with named fields (
 pub(crate) fn input<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a> {
     let mut refused = Vec::new();
     let mut bad_rules = Vec::new();
-    let container = read_keys(&input.attrs, &mut refused, errors);
+    let container_place = match input.data {
+        Data::Enum(_) => Place::Enum,
+        _ => Place::Struct,
+    };
+    let container = read_keys(&input.attrs, container_place, &mut refused, errors);
     let mut check_rule = |rule: &Option<(String, Span)>| {
         if let Some((r, span)) = rule
             && !crate::serde_attrs::RULES.contains(&r.as_str())
@@ -229,7 +295,7 @@ pub(crate) fn input<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a
         Data::Enum(e) => {
             let mut variants = Vec::new();
             for v in &e.variants {
-                let keys = read_keys(&v.attrs, &mut refused, errors);
+                let keys = read_keys(&v.attrs, Place::Variant, &mut refused, errors);
                 check_rule(&keys.rename_all);
                 let name = keys.rename.clone().unwrap_or_else(|| {
                     apply_variant_rule(
@@ -254,7 +320,7 @@ pub(crate) fn input<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a
                     Fields::Unnamed(u) if u.unnamed.len() == 1 => {
                         let f = &u.unnamed[0];
                         // the one field's own keys (a `#[serde(with)]`, say)
-                        read_keys(&f.attrs, &mut refused, errors);
+                        read_keys(&f.attrs, Place::Field, &mut refused, errors);
                         VariantKind::Newtype(&f.ty)
                     }
                     Fields::Unnamed(u) => VariantKind::Tuple(u.span()),
@@ -308,7 +374,7 @@ fn fields<'a>(
     let mut out = Vec::new();
     for field in fields {
         let Some(ident) = &field.ident else { continue };
-        let keys = read_keys(&field.attrs, refused, errors);
+        let keys = read_keys(&field.attrs, Place::Field, refused, errors);
         let key = keys
             .rename
             .clone()

@@ -156,7 +156,7 @@ fn check_type(ty: &Type, errors: &mut Errors) {
         )),
         Type::ImplTrait(_) | Type::TraitObject(_) | Type::Infer(_) => errors.push(syn::Error::new(
             ty.span(),
-            "`#[derive(Args)]` needs a concrete field type",
+            "`#[derive(Args)]` needs a concrete field type to decode into, not `dyn Trait`, `impl Trait` or `_`",
         )),
         _ => {}
     }
