@@ -41,6 +41,33 @@ pub(crate) struct Strict {
     pub(crate) change: Option<Adjacent>,
     #[doc = include_str!("lints.md")]
     pub(crate) r#type: String,
+    /// A default of a derived type, shown in the schema once running.
+    #[arg(default = Kind::Two)]
+    pub(crate) kind: Kind,
+    /// A struct whose fields all have defaults.
+    #[serde(default)]
+    pub(crate) paging: Paging,
+}
+
+/// Defaults for every field.
+#[derive(Args, Debug, Default)]
+#[serde(default)]
+pub(crate) struct Paging {
+    /// A page.
+    pub(crate) page: u32,
+    /// Skipped.
+    #[arg(skip)]
+    pub(crate) seen: bool,
+}
+
+/// A string enum whose variants have `#[doc = include_str!(..)]` docs.
+#[derive(Args, Debug)]
+pub(crate) enum Raw {
+    #[doc = include_str!("lints.md")]
+    A,
+    /// Skipped.
+    #[arg(skip)]
+    B,
 }
 
 /// A string enum.
@@ -95,6 +122,8 @@ pub(crate) fn strict_tool(
         by_name,
         change,
         r#type,
+        kind,
+        paging,
     } = arg;
     let tagged: Vec<i64> = by_name
         .values()
@@ -108,7 +137,10 @@ pub(crate) fn strict_tool(
         Some(Adjacent::New(k)) => format!("{k:?}"),
         Some(Adjacent::Fields { x }) => x.to_string(),
     };
-    format!("{text} {limit:?} {tries} {seen} {kinds:?} {tagged:?} {change} {type}")
+    format!(
+        "{text} {limit:?} {tries} {seen} {kinds:?} {tagged:?} {change} {type} {kind:?} {} {}",
+        paging.page, paging.seen
+    )
 }
 
 #[test]
@@ -121,5 +153,22 @@ fn every_shape_compiles_under_strict_lints() {
     assert_eq!(
         schema["properties"]["arg"]["required"],
         serde_json::json!(["text", "kinds", "byName", "type"])
+    );
+    assert_eq!(
+        schema["properties"]["arg"]["properties"]["kind"]["default"],
+        "Two"
+    );
+    assert_eq!(
+        schema["properties"]["arg"]["properties"]["paging"]["default"],
+        serde_json::json!({"page": 0})
+    );
+    assert_eq!(
+        toolnexus::__private::schema_of::<Raw>()["oneOf"],
+        serde_json::json!([{"description": "Raw docs.\n", "type": "string", "const": "A"}])
+    );
+    // a skipped variant has no JSON (it is no value of the schema)
+    assert_eq!(
+        toolnexus::__private::ArgType::__toolnexus_json(&Raw::B),
+        None
     );
 }

@@ -143,10 +143,16 @@ fn agree<T: ArgType + std::fmt::Debug + PartialEq>() {
             );
             let decoded = match T::__toolnexus_decode(v.clone()) {
                 Ok(d) => d,
-                Err(e) => return Err(TestCaseError::fail(format!("{v} is valid by the schema but: {e}"))),
+                Err(e) => {
+                    return Err(TestCaseError::fail(format!(
+                        "{v} is valid by the schema but: {e}"
+                    )));
+                }
             };
             let Some(json) = decoded.__toolnexus_json() else {
-                return Err(TestCaseError::fail(format!("{decoded:?} (from {v}) has no JSON")));
+                return Err(TestCaseError::fail(format!(
+                    "{decoded:?} (from {v}) has no JSON"
+                )));
             };
             prop_assert!(
                 validator.is_valid(&json),

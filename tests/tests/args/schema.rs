@@ -150,8 +150,14 @@ fn every_kind_of_default_is_shown_as_the_json_the_decoder_reads_back() {
         json!({"type": ["string", "null"], "default": null})
     );
     // computed once running: `Default`, a function, expressions of derived types
-    assert_eq!(props["verbose"], json!({"type": "boolean", "default": false}));
-    assert_eq!(props["name"], json!({"type": "string", "default": "report"}));
+    assert_eq!(
+        props["verbose"],
+        json!({"type": "boolean", "default": false})
+    );
+    assert_eq!(
+        props["name"],
+        json!({"type": "string", "default": "report"})
+    );
     assert_eq!(
         props["priority"],
         with_default(schema_of::<Priority>(), json!("high"))
@@ -209,8 +215,14 @@ fn a_schema_assembled_once_keeps_each_callers_description() {
     let first = schema_text::<Settings>(Some("Mine."));
     let second = schema_text::<Settings>(None);
     let own = r#"{"description":"Defaults of every kind, each shown in the schema.","#;
-    assert!(first.starts_with(r#"{"description":"Mine.","type":"object""#), "{first}");
+    assert!(
+        first.starts_with(r#"{"description":"Mine.","type":"object""#),
+        "{first}"
+    );
     assert!(second.starts_with(own), "{second}");
-    assert_eq!(first[r#"{"description":"Mine.","#.len()..], second[own.len()..]);
+    assert_eq!(
+        first[r#"{"description":"Mine.","#.len()..],
+        second[own.len()..]
+    );
     assert_eq!(schema_text::<Settings>(None), second);
 }

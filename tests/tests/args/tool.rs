@@ -125,6 +125,16 @@ fn a_derived_parameter_is_described_and_decoded_by_the_derive() {
 }
 
 #[test]
+fn a_tool_schema_is_assembled_once_per_process() {
+    // the same value on every call (a static), not a schema rebuilt per call
+    assert!(std::ptr::eq(
+        FileExpense.input_schema(),
+        FileExpense.input_schema()
+    ));
+    assert!(std::ptr::eq(Search.input_schema(), Search.input_schema()));
+}
+
+#[test]
 fn an_args_struct_that_derives_args() {
     let schema = Search.input_schema();
     assert_eq!(schema["required"], json!(["query", "limit"]));

@@ -1,10 +1,14 @@
-//! `#[derive(Args)]`: a type's JSON schema and its decoder from a JSON value, both written at
-//! compile time. Like the other derives: `parse` builds the model and keeps what it cannot say,
-//! `validate` refuses it (naming the attribute), `expand` generates code and cannot fail. On an
-//! error the impl is still emitted as a stub, so uses of the type give no second error.
+//! `#[derive(Args)]`: a type's JSON schema, its decoder from a JSON value and its encoder (a
+//! default shown in a schema), written at compile time. Like the other derives: `parse` builds
+//! the model and keeps what it cannot say (a key written where it means nothing is an error on
+//! the key), `validate` refuses it (naming the attribute), `expand` generates code and cannot
+//! fail (the schema text in `schema`, tagged enums in `tagged`). On an error the impl is still
+//! emitted as a stub, so uses of the type give no second error.
 
 mod expand;
 mod parse;
+mod schema;
+mod tagged;
 mod validate;
 
 use proc_macro2::TokenStream;

@@ -134,8 +134,7 @@ fn home(key: &str) -> Option<(&'static [Place], &'static str)> {
     use Place::{Enum, Field, Struct, Variant};
     Some(match key {
         "default" => (&[Struct, Field], "a field, or a struct (every field)"),
-        "rename" => (&[Field, Variant], "a field or a variant"),
-        "skip" | "skip_deserializing" => (&[Field, Variant], "a field or a variant"),
+        "rename" | "skip" | "skip_deserializing" => (&[Field, Variant], "a field or a variant"),
         "rename_all" => (
             &[Struct, Enum, Variant],
             "a struct, an enum or a struct variant (its fields)",

@@ -5,9 +5,12 @@
 //! `::toolnexus::__private::*`.
 //!
 //! A type's schema is compact JSON text the derive wrote at compile time; composite types
-//! (a field whose type is another derived type) splice their parts' text together once per
-//! process. Decoding reads a `serde_json::Value` directly (a match on keys per struct) and
-//! fails with serde's own wording, at the path inside the value.
+//! (a field whose type is another derived type, a default computed once running) splice their
+//! parts' text together once per process ([`cached_schema`], a cache per type). Decoding reads
+//! a `serde_json::Value` directly (a generated match on each key, the value decoded at once;
+//! integers, bools and strings without serde) and fails with serde's own wording, at the path
+//! inside the value. Encoding ([`ArgType::__toolnexus_json`]) writes a value as the JSON its
+//! decoder reads back: a default shown in a schema.
 //!
 //! The file is longer than the crate's usual ~600 lines on purpose: its larger half is one
 //! `ArgType` impl per std type the derive composes (each a schema fragment and a decoder), and
@@ -775,7 +778,9 @@ fn map_decode<T: ArgType, M: FromIterator<(String, T)>>(value: Value) -> Result<
 }
 
 /// A map's JSON, its keys sorted (a `HashMap`'s order differs from process to process).
-fn map_json<'a, T: ArgType + 'a>(entries: impl Iterator<Item = (&'a String, &'a T)>) -> Option<Value> {
+fn map_json<'a, T: ArgType + 'a>(
+    entries: impl Iterator<Item = (&'a String, &'a T)>,
+) -> Option<Value> {
     let mut entries: Vec<(&String, &T)> = entries.collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
     entries
