@@ -69,13 +69,13 @@ pub(super) fn decode_fields(
     }
 }
 
-/// `put(..)?;` for each field bound to `value_of(field)`, into `__toolnexus_map`.
+/// `[(key, json), ..]`: each field's key and its value's JSON (`value_of(field)`).
 pub(super) fn encode_fields(
     fields: &[Field<'_>],
     value_of: impl Fn(usize, &Field<'_>) -> TokenStream,
     rt: &TokenStream,
 ) -> TokenStream {
-    let puts = fields
+    let members = fields
         .iter()
         .enumerate()
         .filter(|(_, f)| !f.skip)
@@ -83,9 +83,9 @@ pub(super) fn encode_fields(
             let key = &f.key;
             let ops = field_type(f.ty, rt);
             let value = value_of(i, f);
-            quote!(#rt::put(&mut __toolnexus_map, #key, #ops.json(#value))?;)
+            quote!((#key, #ops.json(#value)))
         });
-    quote!(#(#puts)*)
+    quote!([#(#members),*])
 }
 
 /// `FieldType<ty>`: how a field of type `ty` is described and decoded. Every use of a field's
@@ -157,7 +157,7 @@ fn shape(input: &Input<'_>, rt: &TokenStream) -> Option<Impl> {
             object(&mut p, fields, None, rt);
             let expected = format!("struct {name}");
             let map = quote!(#rt::object(__toolnexus_value, #expected)?);
-            let puts = encode_fields(
+            let members = encode_fields(
                 fields,
                 |_, f| {
                     let ident = f.ident;
@@ -169,12 +169,7 @@ fn shape(input: &Input<'_>, rt: &TokenStream) -> Option<Impl> {
                 schema: p.writer(&own, rt),
                 nullable: None,
                 decode: decode_fields(fields, &map, &quote!(Self), rt),
-                json: quote! {
-                    #[allow(unused_mut)]
-                    let mut __toolnexus_map = #rt::JsonMap::new();
-                    #puts
-                    #rt::Some(#rt::JsonValue::Object(__toolnexus_map))
-                },
+                json: quote!(#rt::object_json(#members)),
                 extra: TokenStream::new(),
             })
         }

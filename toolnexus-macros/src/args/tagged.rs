@@ -146,35 +146,24 @@ pub(super) fn tagged(
             return quote!(#pat => #rt::None,);
         }
         let vname = &v.name;
-        let start = quote! {
-            let mut __toolnexus_map = #rt::JsonMap::new();
-            #rt::put(&mut __toolnexus_map, #tag, #rt::name_json(#vname))?;
-        };
         let field_value = |i: usize, _: &Field<'_>| {
             let var = format_ident!("__toolnexus_f{}", i);
             quote!(#var)
         };
-        // `pre` computes the content before the object is started
-        let (pat, pre, body) = match (content, &v.kind) {
-            (_, VariantKind::Unit) => (any_of(v), TokenStream::new(), TokenStream::new()),
-            (None, VariantKind::Struct(fields)) => (
-                bind_fields(v, fields),
-                TokenStream::new(),
-                encode_fields(fields, field_value, rt),
-            ),
-            (Some(c), VariantKind::Struct(fields)) => {
-                let puts = encode_fields(fields, field_value, rt);
+        let (pat, json) = match (content, &v.kind) {
+            (_, VariantKind::Unit) => (any_of(v), quote!(#rt::tagged_json(#tag, #vname, []))),
+            (None, VariantKind::Struct(fields)) => {
+                let members = encode_fields(fields, field_value, rt);
                 (
                     bind_fields(v, fields),
-                    quote! {
-                        let __toolnexus_content = {
-                            #[allow(unused_mut)]
-                            let mut __toolnexus_map = #rt::JsonMap::new();
-                            #puts
-                            #rt::JsonValue::Object(__toolnexus_map)
-                        };
-                    },
-                    quote!(#rt::put(&mut __toolnexus_map, #c, #rt::Some(__toolnexus_content))?;),
+                    quote!(#rt::tagged_json(#tag, #vname, #members)),
+                )
+            }
+            (Some(c), VariantKind::Struct(fields)) => {
+                let members = encode_fields(fields, field_value, rt);
+                (
+                    bind_fields(v, fields),
+                    quote!(#rt::adjacent_json(#tag, #vname, #c, #rt::object_json(#members))),
                 )
             }
             (Some(c), VariantKind::Newtype(ty)) => {
@@ -182,22 +171,15 @@ pub(super) fn tagged(
                 let ops = field_type(ty, rt);
                 (
                     quote!(Self::#vident(__toolnexus_f0)),
-                    TokenStream::new(),
-                    quote!(#rt::put(&mut __toolnexus_map, #c, #ops.json(__toolnexus_f0))?;),
+                    quote!(#rt::adjacent_json(#tag, #vname, #c, #ops.json(__toolnexus_f0))),
                 )
             }
             // refused in `validate`
             (None, VariantKind::Newtype(_)) | (_, VariantKind::Tuple(_)) => {
-                let pat = any_of(v);
-                return quote!(#pat => #rt::None,);
+                (any_of(v), quote!(#rt::None))
             }
         };
-        quote!(#pat => {
-            #pre
-            #start
-            #body
-            #rt::Some(#rt::JsonValue::Object(__toolnexus_map))
-        })
+        quote!(#pat => #json,)
     });
     Impl {
         schema: p.writer(own, rt),

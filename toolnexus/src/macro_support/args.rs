@@ -459,11 +459,35 @@ pub fn variant_name(value: Value, expected: &'static str) -> Result<String, ArgE
     }
 }
 
-/// Adds `key: value` to an object being shown as JSON; `None` when the value has no JSON.
-#[inline]
-pub fn put(map: &mut Map<String, Value>, key: &str, value: Option<Value>) -> Option<()> {
-    map.insert(key.to_owned(), value?);
-    Some(())
+/// An object's JSON from its members' (`None` when a member has none).
+pub fn object_json<const N: usize>(members: [(&str, Option<Value>); N]) -> Option<Value> {
+    members_json(Map::with_capacity(N), members)
+}
+
+/// An internally tagged variant's JSON: the tag, then the members.
+pub fn tagged_json<const N: usize>(
+    tag: &str,
+    name: &str,
+    members: [(&str, Option<Value>); N],
+) -> Option<Value> {
+    let mut map = Map::with_capacity(N + 1);
+    map.insert(tag.to_owned(), Value::String(name.to_owned()));
+    members_json(map, members)
+}
+
+/// An adjacently tagged variant's JSON: the tag and the content.
+pub fn adjacent_json(tag: &str, name: &str, key: &str, content: Option<Value>) -> Option<Value> {
+    tagged_json(tag, name, [(key, content)])
+}
+
+fn members_json<const N: usize>(
+    mut map: Map<String, Value>,
+    members: [(&str, Option<Value>); N],
+) -> Option<Value> {
+    for (key, value) in members {
+        map.insert(key.to_owned(), value?);
+    }
+    Some(Value::Object(map))
 }
 
 /// A variant's name as a JSON string.
