@@ -310,22 +310,17 @@ impl<T> FieldType<T> {
         (self.decode)(value).map_err(|e| e.at_key(key))
     }
 
-    /// Decodes a present value of a field with a default: `null` is `None` (the default; OpenAI
-    /// strict schemas make models send `null` for what they leave out).
+    /// A field with a default: absent or `null` is `None` (the default; OpenAI strict schemas
+    /// make models send `null` for what they leave out), else decoded.
     #[inline]
-    pub fn decode_or_null(&self, value: Value, key: &'static str) -> Result<Option<T>, ArgError> {
+    pub fn field_or_null(
+        &self,
+        value: Option<Value>,
+        key: &'static str,
+    ) -> Result<Option<T>, ArgError> {
         match value {
-            Value::Null => Ok(None),
-            v => self.decode(v, key).map(Some),
-        }
-    }
-
-    /// A field's decoded value, else its absent value (`None`) or ``missing field``.
-    #[inline]
-    pub fn present(&self, value: Option<T>, key: &'static str) -> Result<T, ArgError> {
-        match value {
-            Some(v) => Ok(v),
-            None => (self.absent)().ok_or_else(|| ArgError::missing_field(key)),
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => self.decode(v, key).map(Some),
         }
     }
 
@@ -363,8 +358,7 @@ pub fn default_member(out: &mut String, value: Option<&Value>) {
 }
 
 /// The members of an object into slots, in the order of `keys`; any other key is
-/// ``unknown field``. (Structs match their keys in generated code; this serves the two keys of
-/// an adjacently tagged enum and the none of a unit variant.)
+/// ``unknown field``.
 #[inline]
 pub fn slots<const N: usize>(
     map: Map<String, Value>,
