@@ -7,7 +7,7 @@
 //! The cases, one file per concept: the runs' life (`runs`), a takeover from the last
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
 //! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
-//! store given seal keys (`sealed`).
+//! store given seal keys (`sealed`), damaged rows (`damaged`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -68,7 +68,9 @@ macro_rules! store_conformance {
             conversation_settles_a_run_finished_elsewhere, submit_records_the_answer_and_who,
             claim_and_halt_again_keep_history, concurrent_submits_one_recorded,
             submit_checks_like_claim, claim_next_order_and_one_owner, release_hands_the_run_back,
-            next_due_is_the_nearest_deadline, wait_for_work_wakes_on_submit);
+            next_due_is_the_nearest_deadline, wait_for_work_wakes_on_submit,
+            a_hundred_damaged_rows_never_block_a_good_one,
+            a_damaged_claimed_row_leaves_the_takeover_set);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -218,12 +220,14 @@ macro_rules! subject {
 
 mod answers;
 mod conversations;
+mod damaged;
 mod runs;
 mod sealed;
 mod takeover;
 
 pub use answers::*;
 pub use conversations::*;
+pub use damaged::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;

@@ -46,7 +46,15 @@
 //!   ([`StoreError::Expired`]); the run's answer becomes `declined/expired`, and a worker that
 //!   takes it over resumes it with that answer, so the model learns the request expired.
 //! - **Bad rows stay local.** A row whose record cannot be read gives
-//!   [`StoreError::Corrupt`] naming the run; every other run works as before.
+//!   [`StoreError::Corrupt`] naming the run; every other run works as before. A worker that
+//!   meets such a row when it claims or takes over a run marks it
+//!   [`damaged`](RunState::Damaged) (its history says why and which worker found it), so it
+//!   leaves the claimable set at once and no worker is offered it again.
+//! - **Sealed rows.** A store given seal keys (`with_seal_keys`) seals every record and
+//!   checkpoint it writes and refuses, as [`StoreError::Corrupt`] for that run only, a row
+//!   that does not open under its keys or holds another row's record. A store without keys
+//!   trusts whoever can write its rows: a record is checked against itself, which catches
+//!   damage but not a consistent forgery.
 //!
 //! ```
 //! use toolnexus::store::{MemoryStore, RunStore};
@@ -118,9 +126,9 @@ pub use types::{
 };
 
 pub(crate) use row::{
-    Columns, Outcome, RawRow, answer_json, check_answer, events_json, expired_answer, failed_event,
-    first_history, from_millis, lease_ms, lease_until, now_ms, refusal, released_state, run_id_of,
-    takeover_claim, token_i64,
+    Columns, Outcome, RawRow, answer_json, check_answer, damaged_event, events_json,
+    expired_answer, failed_event, first_history, from_millis, lease_ms, lease_until, now_ms,
+    refusal, released_state, run_id_of, takeover_claim, token_i64,
 };
 pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;

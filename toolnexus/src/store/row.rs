@@ -358,23 +358,29 @@ pub(crate) fn first_history(event: &RunEvent) -> String {
     format!("[{}]", event.json())
 }
 
-/// The claim a takeover makes of `row`; `None` (logged) when its row cannot be read, so one
-/// damaged run never blocks the others.
-pub(crate) fn takeover_claim(row: &RawRow, seal: &Seal, owner: &str, until: i64) -> Option<Claim> {
-    let claim = row.answer().and_then(|answer| {
-        let answer = answer.ok_or_else(|| StoreError::Corrupt {
-            run_id: row.run_id.clone(),
-            message: "a claimed or expired run has no answer".to_owned(),
-        })?;
-        row.claim(seal, owner, until, answer, true)
-    });
-    match claim {
-        Ok(claim) => Some(claim),
-        Err(e) => {
-            tracing::warn!(run_id = %row.run_id, error = %e, "run store: skipping a run that cannot be taken over");
-            None
-        }
-    }
+/// The claim a takeover (or a worker's claim of an answered run) makes of `row`; an error
+/// when its row cannot be read: the caller then marks the row [`damaged`](RunState::Damaged)
+/// ([`damaged_event`]), so one unreadable run never blocks the others.
+pub(crate) fn takeover_claim(
+    row: &RawRow,
+    seal: &Seal,
+    owner: &str,
+    until: i64,
+) -> StoreResult<Claim> {
+    let answer = row.answer()?.ok_or_else(|| StoreError::Corrupt {
+        run_id: row.run_id.clone(),
+        message: "a claimed, answered or expired run has no answer".to_owned(),
+    })?;
+    row.claim(seal, owner, until, answer, true)
+}
+
+/// The history event of a row found unreadable by `owner` at `now` (logged), as JSON.
+pub(crate) fn damaged_event(row: &RawRow, error: &StoreError, owner: &str, now: i64) -> String {
+    tracing::warn!(run_id = %row.run_id, error = %error, "run store: a run that cannot be read is marked damaged");
+    RunEvent::new(RunEventKind::Damaged, now)
+        .by(owner)
+        .error(&error.to_string())
+        .json()
 }
 
 /// The state a released claim hands its run back in: `expired` for a run resuming with

@@ -210,6 +210,13 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         None
     }
 
+    /// The run's indexed columns and history, without reading its record: what an operator
+    /// looks at for a run whose record cannot be read (a [`Damaged`](RunState::Damaged) run,
+    /// whose [`get`](RunStore::get) is [`StoreError::Corrupt`]). `None` when no run has that id.
+    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Box::pin(async move { Ok(self.get(run_id).await?.map(|run| run.info)) })
+    }
+
     /// Waits until the run's row changes past `version` (an answer claimed it, it finished,
     /// parked again, expired or was deleted) or `timeout` passes. Returns the run's new
     /// columns, `None` on timeout, [`StoreError::NotFound`] once it is gone.
@@ -267,12 +274,11 @@ async fn poll_change<S: RunStore + ?Sized>(
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let info = store
-            .get(run_id)
+            .info(run_id)
             .await?
             .ok_or_else(|| StoreError::NotFound {
                 key: run_id.to_owned(),
-            })?
-            .info;
+            })?;
         if info.version > version {
             return Ok(Some(info));
         }

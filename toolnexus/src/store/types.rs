@@ -94,6 +94,11 @@ pub enum RunState {
     /// ([`RunStore::fail`](super::RunStore::fail)); no worker resumes it again. Its history
     /// holds each attempt's error.
     Failed,
+    /// Its row could not be read when a worker came to claim it (a record or checkpoint
+    /// that does not open under the store's seal keys, a forged, damaged or unknown-version
+    /// record, a missing answer): taken out of the claimable set so it never blocks the other
+    /// runs, with the reason in its history (event `damaged`), for an operator to look at.
+    Damaged,
 }
 
 impl RunState {
@@ -107,6 +112,7 @@ impl RunState {
             Self::Expired => "expired",
             Self::Finished => "finished",
             Self::Failed => "failed",
+            Self::Damaged => "damaged",
         }
     }
 
@@ -118,6 +124,7 @@ impl RunState {
             "expired" => Self::Expired,
             "finished" => Self::Finished,
             "failed" => Self::Failed,
+            "damaged" => Self::Damaged,
             _ => return None,
         })
     }
@@ -318,6 +325,9 @@ pub enum RunEventKind {
     /// A resume failed (`error`; `by`: the worker). The run is retried later, or, with
     /// `outcome` `failed`, given up.
     Failed,
+    /// A worker found the row unreadable and took it out of the claimable set (`error`: why;
+    /// `by`: the worker). The run is [`Damaged`](RunState::Damaged).
+    Damaged,
     /// An event a newer release wrote.
     #[serde(other)]
     Other,

@@ -8,7 +8,7 @@ use super::{MemoryStore, Rows};
 use crate::request::Answer;
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, answer_json,
-    events_json, expired_answer, from_millis, lease_ms, now_ms, refusal, takeover_claim,
+    events_json, expired_answer, from_millis, lease_ms, now_ms, refusal,
 };
 
 impl MemoryStore {
@@ -99,17 +99,21 @@ impl MemoryStore {
     pub(super) fn claim_answered(&self, owner: &str) -> Option<Claim> {
         let now = now_ms();
         let mut rows = self.rows();
-        let mut answered: Vec<&RawRow> = rows
+        let answered: Vec<(i64, String)> = rows
             .by_id
             .values()
             .filter(|r| r.state == RunState::Answered.as_str())
+            .map(|r| (r.created_at, r.run_id.clone()))
             .collect();
-        answered.sort_by_key(|r| (r.created_at, r.run_id.clone()));
         let until = now.saturating_add(lease_ms(self.lease()));
-        let (row, claim) = answered.into_iter().find_map(|r| {
-            let claim = takeover_claim(r, &self.seal, owner, until)?;
-            Some((r.clone(), claim))
-        })?;
+        let (found, damaged) = self.first_readable(&mut rows, answered, owner, until, now);
+        let Some((row, claim)) = found else {
+            drop(rows);
+            if damaged {
+                self.changed();
+            }
+            return None;
+        };
         let mut claimed = row;
         RunState::Claimed.as_str().clone_into(&mut claimed.state);
         claimed.lease_owner = Some(owner.to_owned());

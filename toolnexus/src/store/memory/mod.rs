@@ -21,8 +21,8 @@ use super::conversation::ConversationRow;
 use super::{
     Claim, Columns, ConversationStore, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow,
     RunEvent, RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun,
-    check_answer, first_history, lease_ms, lease_until, now_ms, run_id_of, takeover_claim,
-    token_i64,
+    check_answer, damaged_event, first_history, lease_ms, lease_until, now_ms, run_id_of,
+    takeover_claim, token_i64,
 };
 use answers::mark_expired;
 
@@ -192,7 +192,7 @@ impl MemoryStore {
     fn take_over_now(&self, owner: &str) -> Option<Claim> {
         let now = now_ms();
         let mut rows = self.rows();
-        let mut candidates: Vec<&RawRow> = rows
+        let candidates: Vec<(i64, String)> = rows
             .by_id
             .values()
             .filter(|r| {
@@ -200,12 +200,17 @@ impl MemoryStore {
                     || (r.state == RunState::Claimed.as_str()
                         && r.lease_until.is_some_and(|until| until <= now))
             })
+            .map(|r| (r.created_at, r.run_id.clone()))
             .collect();
-        candidates.sort_by_key(|r| (r.created_at, r.run_id.clone()));
         let until = now.saturating_add(lease_ms(self.lease()));
-        let (row, claim) = candidates
-            .into_iter()
-            .find_map(|r| takeover_claim(r, &self.seal, owner, until).map(|c| (r.clone(), c)))?;
+        let (found, damaged) = self.first_readable(&mut rows, candidates, owner, until, now);
+        let Some((row, claim)) = found else {
+            drop(rows);
+            if damaged {
+                self.changed();
+            }
+            return None;
+        };
         let mut claimed = row;
         let event = if claimed.state == RunState::Expired.as_str() {
             RunEventKind::Claimed
@@ -222,6 +227,41 @@ impl MemoryStore {
         drop(rows);
         self.changed();
         Some(claim)
+    }
+
+    /// The oldest row of `candidates` (`(created_at, run_id)`) a worker can read, with the
+    /// claim `owner` would make of it; every unreadable row met first is marked
+    /// [`damaged`](RunState::Damaged), so it leaves the claimable set. Also says whether any
+    /// row was marked.
+    fn first_readable(
+        &self,
+        rows: &mut Rows,
+        mut candidates: Vec<(i64, String)>,
+        owner: &str,
+        until: i64,
+        now: i64,
+    ) -> (Option<(RawRow, Claim)>, bool) {
+        candidates.sort();
+        let mut damaged = false;
+        for (_, id) in candidates {
+            let Some(row) = rows.by_id.get(&id) else {
+                continue;
+            };
+            match takeover_claim(row, &self.seal, owner, until) {
+                Ok(claim) => return (Some((row.clone(), claim)), damaged),
+                Err(e) => {
+                    let mut marked = row.clone();
+                    marked.append(&damaged_event(row, &e, owner, now));
+                    RunState::Damaged.as_str().clone_into(&mut marked.state);
+                    marked.lease_owner = None;
+                    marked.lease_until = None;
+                    marked.version += 1;
+                    rows.insert(marked);
+                    damaged = true;
+                }
+            }
+        }
+        (None, damaged)
     }
 
     /// Runs `change` on the claim's row when the claim still holds it.
@@ -385,6 +425,10 @@ impl RunStore for MemoryStore {
 
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move { self.park_now(&record) })
+    }
+
+    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Box::pin(async move { self.rows().by_id.get(run_id).map(RawRow::info).transpose() })
     }
 
     fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {

@@ -278,9 +278,21 @@ impl PostgresStore {
 
     /// Claims one run for `owner` in one statement: the first of `pick` (a `SELECT run_id`
     /// with `FOR UPDATE SKIP LOCKED`, whose `$1` is now), so concurrent workers never wait on
-    /// each other. A row that cannot be read stays claimed (logged) until its lease runs out,
-    /// so it never blocks the others.
+    /// each other. A row that cannot be read is marked damaged at once (logged), so it
+    /// never blocks the others.
     async fn claim_picked(&self, owner: &str, pick: &str) -> StoreResult<Option<Claim>> {
+        loop {
+            match self.claim_picked_once(owner, pick).await? {
+                Picked::Claim(claim) => return Ok(Some(*claim)),
+                // marked damaged: pick again
+                Picked::Damaged => {}
+                Picked::Nothing => return Ok(None),
+            }
+        }
+    }
+
+    /// One pick of [`claim_picked`](Self::claim_picked).
+    async fn claim_picked_once(&self, owner: &str, pick: &str) -> StoreResult<Picked> {
         let client = self.client().await?;
         let now = now_ms();
         let until = now.saturating_add(lease_ms(self.lease));
@@ -309,17 +321,32 @@ impl PostgresStore {
             .await
             .map_err(|e| pg(&e))?
         else {
-            return Ok(None);
+            return Ok(Picked::Nothing);
         };
         let was: String = row.get(0);
         let mut raw = raw_at(&row, 1);
         raw.claims -= 1;
-        let Some(mut claim) = takeover_claim(&raw, &self.seal, owner, until) else {
-            // logged; its lease holds it out of the way for a while
-            return Box::pin(self.claim_picked(owner, pick)).await;
+        let mut claim = match takeover_claim(&raw, &self.seal, owner, until) {
+            Ok(claim) => claim,
+            Err(e) => {
+                // out of the claimable set at once (not held until its lease runs out)
+                let claims = raw.claims + 1;
+                client
+                    .execute(
+                        &damaged_sql("claims = $2"),
+                        &[
+                            &raw.run_id,
+                            &claims,
+                            &crate::store::damaged_event(&raw, &e, owner, now),
+                        ],
+                    )
+                    .await
+                    .map_err(|e| pg(&e))?;
+                return Ok(Picked::Damaged);
+            }
         };
         claim.taken_over = was != "answered";
-        Ok(Some(claim))
+        Ok(Picked::Claim(Box::new(claim)))
     }
 
     pub(super) async fn take_over_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
@@ -340,8 +367,21 @@ impl PostgresStore {
         let until = now.saturating_add(lease_ms(self.lease));
         for row in rows {
             let row = raw(&row);
-            let Some(claim) = takeover_claim(&row, &self.seal, owner, until) else {
-                continue;
+            let claim = match takeover_claim(&row, &self.seal, owner, until) {
+                Ok(claim) => claim,
+                Err(e) => {
+                    tx.execute(
+                        &damaged_sql("version = $2"),
+                        &[
+                            &row.run_id,
+                            &row.version,
+                            &crate::store::damaged_event(&row, &e, owner, now),
+                        ],
+                    )
+                    .await
+                    .map_err(|e| pg(&e))?;
+                    continue;
+                }
             };
             let event = if row.state == RunState::Claimed.as_str() {
                 RunEventKind::TakenOver
@@ -370,6 +410,8 @@ impl PostgresStore {
             tx.commit().await.map_err(|e| pg(&e))?;
             return Ok(Some(claim));
         }
+        // keeps the rows marked damaged
+        tx.commit().await.map_err(|e| pg(&e))?;
         Ok(None)
     }
 
@@ -459,4 +501,23 @@ impl PostgresStore {
             .get(0);
         Ok(at.map(from_millis))
     }
+}
+
+/// The statement that marks the run `$1` damaged (history event `$3`), when `condition`
+/// (on `$2`) still holds.
+fn damaged_sql(condition: &str) -> String {
+    format!(
+        "UPDATE runs SET state = 'damaged', lease_owner = NULL, lease_until = NULL,
+             version = version + 1, {}
+         WHERE run_id = $1 AND {condition}",
+        append_history("$3")
+    )
+}
+
+/// What one pick of a worker's claim found.
+enum Picked {
+    Claim(Box<Claim>),
+    /// An unreadable row, now marked damaged.
+    Damaged,
+    Nothing,
 }

@@ -533,6 +533,24 @@ impl RunStore for PostgresStore {
         })
     }
 
+    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached(&format!(
+                    "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = $1"
+                ))
+                .await
+                .map_err(|e| pg(&e))?;
+            client
+                .query_opt(&stmt, &[&run_id])
+                .await
+                .map_err(|e| pg(&e))?
+                .map(|r| rows::raw_info(&r).info())
+                .transpose()
+        })
+    }
+
     fn wait_change<'a>(
         &'a self,
         run_id: &'a str,

@@ -129,6 +129,31 @@ pub(super) fn mark_expired(
     Ok(())
 }
 
+/// Marks `row` (found unreadable by `owner`: `error`) damaged, unless it changed meanwhile.
+fn mark_damaged(
+    conn: &Connection,
+    row: &RawRow,
+    error: &StoreError,
+    owner: &str,
+    now: i64,
+) -> StoreResult<()> {
+    conn.prepare_cached(&format!(
+        "UPDATE runs SET state = 'damaged', lease_owner = NULL, lease_until = NULL,
+             version = version + 1, {}
+         WHERE run_id = ?1 AND version = ?2",
+        append_history("?3")
+    ))
+    .and_then(|mut stmt| {
+        stmt.execute(params![
+            row.run_id,
+            row.version,
+            crate::store::damaged_event(row, error, owner, now)
+        ])
+    })
+    .map_err(backend)?;
+    Ok(())
+}
+
 /// Claims the first readable row of `candidates` for `owner` (in the caller's transaction,
 /// which it commits), with the history event `event` of each row's state.
 fn claim_first(
@@ -140,10 +165,14 @@ fn claim_first(
     now: i64,
 ) -> StoreResult<Option<Claim>> {
     for row in candidates {
-        // a run whose row cannot be read is left where it is (reported by `get`); the others
-        // are taken over as usual
-        let Some(mut claim) = crate::store::takeover_claim(&row, seal, owner, until) else {
-            continue;
+        // a run whose row cannot be read leaves the claimable set (damaged, with why); the
+        // others are taken over as usual
+        let mut claim = match crate::store::takeover_claim(&row, seal, owner, until) {
+            Ok(claim) => claim,
+            Err(e) => {
+                mark_damaged(&tx, &row, &e, owner, now)?;
+                continue;
+            }
         };
         let event = match row.state.as_str() {
             "claimed" => RunEventKind::TakenOver,
@@ -172,6 +201,8 @@ fn claim_first(
         tx.commit().map_err(backend)?;
         return Ok(Some(claim));
     }
+    // keeps the rows marked damaged
+    tx.commit().map_err(backend)?;
     Ok(None)
 }
 

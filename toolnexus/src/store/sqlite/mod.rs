@@ -330,6 +330,19 @@ impl RunStore for SqliteStore {
         })
     }
 
+    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        let run_id = run_id.to_owned();
+        Box::pin(self.call(move |conn| {
+            conn.prepare_cached(&format!(
+                "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = ?1"
+            ))
+            .and_then(|mut stmt| stmt.query_row([&run_id], raw_info).optional())
+            .map_err(backend)?
+            .map(|row| row.info())
+            .transpose()
+        }))
+    }
+
     fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
         let (run_id, seal) = (run_id.to_owned(), self.seal.clone());
         Box::pin(self.call(move |conn| {
