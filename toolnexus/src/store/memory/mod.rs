@@ -3,26 +3,23 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::Notify;
 
 mod answers;
 mod conversations;
+mod run_store;
 #[cfg(feature = "test-support")]
 mod test_support;
 
-use crate::request::Answer;
-use crate::run::{PendingRun, RunResult, SealKey};
-use crate::util::BoxFuture;
+use crate::run::{PendingRun, SealKey};
 
 use super::conversation::ConversationRow;
 use super::{
-    Claim, Columns, ConversationStore, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow,
-    RunEvent, RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun,
-    check_answer, damaged_event, first_history, lease_ms, lease_until, now_ms, run_id_of,
-    takeover_claim, token_i64,
+    Claim, Columns, DEFAULT_LEASE, Page, PendingQuery, RawRow, RunEvent, RunEventKind, RunInfo,
+    RunState, StoreError, StoreResult, StoredRun, damaged_event, first_history, lease_ms,
+    lease_until, now_ms, run_id_of, takeover_claim, token_i64,
 };
 use answers::mark_expired;
 
@@ -415,238 +412,5 @@ fn check_request_free(rows: &Rows, request_id: &str, this_run: Option<&str>) -> 
             "request `{request_id}` is already the request of run `{other}`: request ids name one run"
         ))),
         _ => Ok(()),
-    }
-}
-
-impl RunStore for MemoryStore {
-    fn conversations(&self) -> Option<&dyn ConversationStore> {
-        Some(self)
-    }
-
-    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
-        Box::pin(async move { self.park_now(&record) })
-    }
-
-    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move { self.rows().by_id.get(run_id).map(RawRow::info).transpose() })
-    }
-
-    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(async move { self.decoded(Some(run_id), None) })
-    }
-
-    fn get_by_request<'a>(
-        &'a self,
-        request_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(async move { self.decoded(None, Some(request_id)) })
-    }
-
-    fn claim<'a>(
-        &'a self,
-        answer: &'a Answer,
-        owner: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Claim>> {
-        Box::pin(async move {
-            check_answer(answer)?;
-            self.claim_now(answer, owner)
-        })
-    }
-
-    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        Box::pin(async move { Ok(self.take_over_now(owner)) })
-    }
-
-    fn submit<'a>(
-        &'a self,
-        answer: &'a Answer,
-        answered_by: &'a str,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            check_answer(answer)?;
-            self.submit_now(answer, answered_by)
-        })
-    }
-
-    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        Box::pin(async move {
-            Ok(self
-                .take_over_now(owner)
-                .or_else(|| self.claim_answered(owner)))
-        })
-    }
-
-    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            self.with_claim(claim, |rows, mut row| {
-                super::released_state(claim)
-                    .as_str()
-                    .clone_into(&mut row.state);
-                row.append(
-                    &RunEvent::new(RunEventKind::Released, now_ms())
-                        .by(&claim.lease.owner)
-                        .json(),
-                );
-                row.lease_owner = None;
-                row.lease_until = None;
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })?;
-            self.work();
-            Ok(())
-        })
-    }
-
-    fn fail<'a>(
-        &'a self,
-        claim: &'a Claim,
-        error: &'a str,
-        retry_at: Option<SystemTime>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let (event, state) = super::failed_event(claim, error, retry_at.is_some());
-            self.with_claim(claim, |rows, mut row| {
-                row.append(&event);
-                if let Some(at) = retry_at {
-                    row.lease_until = Some(super::row::millis(at));
-                } else {
-                    state.as_str().clone_into(&mut row.state);
-                    row.lease_owner = None;
-                    row.lease_until = None;
-                }
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })
-        })
-    }
-
-    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
-        Box::pin(async move { Ok(self.next_due_now()) })
-    }
-
-    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(async move {
-            let now = now_ms();
-            let rows = self.rows();
-            let n = rows
-                .by_id
-                .values()
-                .filter(|r| match r.state.as_str() {
-                    "answered" | "expired" => true,
-                    "claimed" => r.lease_until.is_some_and(|until| until <= now),
-                    _ => false,
-                })
-                .count();
-            Ok(u64::try_from(n).unwrap_or(u64::MAX))
-        })
-    }
-
-    fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
-        Box::pin(self.shared.work.wait(timeout))
-    }
-
-    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let until = self.touch(claim, None)?;
-            claim.lease.until = super::from_millis(until);
-            Ok(())
-        })
-    }
-
-    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            self.touch(claim, Some(self.seal.checkpoint(&claim.run_id, &state)))
-                .map(drop)
-        })
-    }
-
-    fn finish<'a>(
-        &'a self,
-        claim: &'a Claim,
-        result: RunResult,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
-            let parks = matches!(outcome, Outcome::Parked(_));
-            let info = self.with_claim(claim, |rows, mut row| {
-                let now = now_ms();
-                row.append(&outcome.event(now).json());
-                match outcome {
-                    Outcome::Parked(cols) => {
-                        check_request_free(rows, &cols.request_id, Some(&row.run_id))?;
-                        row.request_id = cols.request_id;
-                        row.kind = cols.kind;
-                        row.prompt = cols.prompt;
-                        row.expires_at = cols.expires_at;
-                        row.record = cols.record;
-                        row.created_at = now;
-                        RunState::Parked.as_str().clone_into(&mut row.state);
-                        row.answer = None;
-                        row.checkpoint = None;
-                    }
-                    Outcome::Finished(json, _) => {
-                        RunState::Finished.as_str().clone_into(&mut row.state);
-                        row.result = Some(json);
-                    }
-                }
-                row.lease_owner = None;
-                row.lease_until = None;
-                row.version += 1;
-                let info = row.info()?;
-                rows.insert(row);
-                Ok(info)
-            })?;
-            if parks && info.expires_at.is_some() {
-                self.work();
-            }
-            Ok(info)
-        })
-    }
-
-    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(async move { self.list_now(query) })
-    }
-
-    fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
-        Box::pin(async move { Ok(self.expire_now()) })
-    }
-
-    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(async move { Ok(self.delete_now(run_id)) })
-    }
-
-    fn wait_change<'a>(
-        &'a self,
-        run_id: &'a str,
-        version: u64,
-        timeout: Duration,
-    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            loop {
-                let notified = self.shared.changed.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                let info = {
-                    let rows = self.rows();
-                    match rows.by_id.get(run_id) {
-                        Some(row) => row.info()?,
-                        None => {
-                            return Err(StoreError::NotFound {
-                                key: run_id.to_owned(),
-                            });
-                        }
-                    }
-                };
-                if info.version > version {
-                    return Ok(Some(info));
-                }
-                if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                    return Ok(None);
-                }
-            }
-        })
     }
 }
