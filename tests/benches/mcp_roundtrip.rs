@@ -7,9 +7,7 @@
 //!   `echo`) against calling the same rmcp server with rmcp's client directly.
 //!
 //! - with the store on: the same served over stdio and HTTP by an `McpService` given a
-//!   `SqliteStore` (each call a one-call run that would park if it suspended), and a call that
-//!   suspends and is answered (MRTR: `input_required`, then the retry claiming and resuming
-//!   the parked run from the SQLite file), over HTTP.
+//!   `SqliteStore` (each call a one-call run that would park if it suspended).
 //!
 //! `cargo bench -p toolnexus-tests --features mcp --bench mcp_roundtrip`
 
@@ -195,64 +193,5 @@ fn serve_http_toolnexus_store(bencher: Bencher<'_, '_>) {
         (server, client)
     });
     round_trips(bencher, &rt, &client);
-    server.shutdown();
-}
-
-/// streamable HTTP, store on: a call that suspends (parked in SQLite, `input_required`) and
-/// its retry with the answer (claimed, resumed): both rounds, on a 2026-07-28 session.
-#[divan::bench]
-fn serve_http_parked_suspend_and_answer(bencher: Bencher<'_, '_>) {
-    use rmcp::ClientServiceExt;
-    use rmcp::model::{CallToolResponse, InputResponses, ProtocolVersion};
-    use rmcp::service::ClientLifecycleMode;
-
-    let rt = runtime();
-    let (server, client) = rt.block_on(async {
-        let server = stored_service("parked")
-            .await
-            .serve_http("127.0.0.1:0")
-            .await
-            .expect("serves");
-        let transport = StreamableHttpClientTransport::with_client(
-            http_client(),
-            StreamableHttpClientTransportConfig::with_uri(server.url()),
-        );
-        let client = toolnexus_tests::mcp_fixtures::Script::new()
-            .serve_with_lifecycle(
-                transport,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            )
-            .await
-            .expect("client starts");
-        (server, client)
-    });
-    bencher.bench_local(|| {
-        rt.block_on(async {
-            let first = client
-                .call_tool_once(CallToolRequestParams::new("book_trip"))
-                .await
-                .expect("tools/call");
-            let CallToolResponse::InputRequired(asked) = first else {
-                panic!("input_required");
-            };
-            let mut responses = InputResponses::new();
-            responses.insert(
-                "toolnexus".to_owned(),
-                json!({"action": "accept", "content": {"city": "Oslo"}}),
-            );
-            let mut retry = CallToolRequestParams::new("book_trip");
-            retry.request_state = asked.request_state;
-            retry.input_responses = Some(responses);
-            let CallToolResponse::Complete(done) =
-                client.call_tool_once(retry).await.expect("tools/call")
-            else {
-                panic!("complete");
-            };
-            assert_eq!(done.is_error, Some(false));
-            divan::black_box(done);
-        });
-    });
     server.shutdown();
 }
