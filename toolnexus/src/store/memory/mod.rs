@@ -23,7 +23,7 @@ use super::{
 };
 use answers::mark_expired;
 
-/// A [`RunStore`] in this process's memory: for tests and single-process hosts (its runs end
+/// A [`RunStore`](super::RunStore) in this process's memory: for tests and single-process hosts (its runs end
 /// with the process). Cheap to clone; clones share the runs.
 ///
 /// Rows are kept as the SQL stores keep them (indexed columns plus the record as JSON), so a
