@@ -15,14 +15,22 @@ use toolnexus::{
 use toolnexus_tests::fixtures::client_for;
 use toolnexus_tests::tool_results;
 
-/// How many times `pay` ran its body.
-static PAID: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// How many times `pay` ran its body on this thread: each test runs its loop on its own
+    /// thread (a current-thread runtime), so tests running side by side do not count each
+    /// other's payments.
+    static PAID: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn paid() -> usize {
+    PAID.with(std::cell::Cell::get)
+}
 
 /// Pays someone.
 #[tool(destructive, approval = "Pay {amount} EUR to {to}?", editable)]
 #[allow(clippy::needless_pass_by_value)] // a tool's parameters are owned
 fn pay(amount: u32, to: String) -> String {
-    PAID.fetch_add(1, Ordering::SeqCst);
+    PAID.with(|n| n.set(n.get() + 1));
     format!("paid {amount} EUR to {to}")
 }
 
@@ -62,7 +70,7 @@ fn answering(
 
 #[tokio::test]
 async fn an_edited_approval_runs_the_edited_arguments_and_the_transcript_shows_them() {
-    let before = PAID.load(Ordering::SeqCst);
+    let before = paid();
     let (client, seen) = answering(script("pay", json!({"amount": 40, "to": "Ada"})), |req| {
         req.approve_with(json!({"amount": 30, "to": "Ada"}))
     });
@@ -93,7 +101,7 @@ async fn an_edited_approval_runs_the_edited_arguments_and_the_transcript_shows_t
         .find(|c| c.name == "pay")
         .expect("the model's call");
     assert_eq!(call.arguments, json!({"amount": 30, "to": "Ada"}));
-    assert!(PAID.load(Ordering::SeqCst) > before);
+    assert_eq!(paid(), before + 1, "the edited call ran once");
 }
 
 #[tokio::test]
@@ -137,7 +145,7 @@ async fn an_edit_that_does_not_fit_the_tools_parameters_is_refused_and_nothing_r
         ),
     ];
     for (edit, why) in cases {
-        let before = PAID.load(Ordering::SeqCst);
+        let before = paid();
         let answer = edit.clone();
         let (client, _) = answering(
             script("pay", json!({"amount": 40, "to": "Ada"})),
@@ -145,11 +153,7 @@ async fn an_edit_that_does_not_fit_the_tools_parameters_is_refused_and_nothing_r
         );
         let result = client.run("pay", &kit()).await.unwrap();
         assert_eq!(tool_results(&result.messages)[0].1, why, "{edit}");
-        assert_eq!(
-            PAID.load(Ordering::SeqCst),
-            before,
-            "nothing ran for {edit}"
-        );
+        assert_eq!(paid(), before, "nothing ran for {edit}");
     }
 }
 
@@ -174,7 +178,7 @@ async fn an_edit_passes_before_tool_again() {
         )
         .build()
         .unwrap();
-    let before = PAID.load(Ordering::SeqCst);
+    let before = paid();
     let result = client.run("pay", &kit()).await.unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
@@ -188,7 +192,7 @@ async fn an_edit_passes_before_tool_again() {
         tool_results(&result.messages)[0].1,
         "over the limit of 100 EUR"
     );
-    assert_eq!(PAID.load(Ordering::SeqCst), before);
+    assert_eq!(paid(), before);
 }
 
 #[tokio::test]
