@@ -60,13 +60,7 @@ pub(super) fn edited(
             "the edited arguments do not fit `{name}`'s parameters: {why}"
         ));
     }
-    // the trust boundary: a person never types a secret into answer data; a value the
-    // model proposed may stay where it was
-    let proposed = proposed.as_object();
-    if let Some(key) = args.iter().find_map(|(key, value)| {
-        let changed = proposed.and_then(|p| p.get(key)) != Some(value);
-        (changed && crate::form::is_credential_field(key)).then_some(key)
-    }) {
+    if let Some(key) = crate::form::edited_credential(proposed.as_object(), args) {
         return Edit::Refused(format!(
             "the edit changes `{}`, which holds a credential; secrets never pass through answer data",
             excerpt(key)

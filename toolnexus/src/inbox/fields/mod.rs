@@ -92,10 +92,10 @@ impl Edit {
                 crate::tool::conforms(&self.schema, &args)
                     .map_err(|why| Invalid::new(ARGS, format!("Arguments: {why}")))?;
                 // a person never types a secret here (the loop refuses it too)
-                let typed_secret = args.as_object().into_iter().flatten().find(|(k, v)| {
-                    self.proposed.get(k.as_str()) != Some(*v) && crate::form::is_credential_field(k)
-                });
-                if let Some((key, _)) = typed_secret {
+                let typed_secret = args
+                    .as_object()
+                    .and_then(|a| crate::form::edited_credential(self.proposed.as_object(), a));
+                if let Some(key) = typed_secret {
                     return Err(Invalid::new(
                         ARGS,
                         format!(
