@@ -11,7 +11,9 @@
 //! Prints `ready` once it works; shuts down gracefully when its stdin closes (stop claiming,
 //! drain, release), then prints `stats <json>`. With `RUN_WORKER_PAUSE_MS`, it pauses that
 //! long after each side effect, before the checkpoint that records it (the crash window), so
-//! a test that kills it lands there.
+//! a test that kills it lands there. With `RUN_WORKER_ABORT`, the tool aborts the process
+//! after its side effect (a resume that crashes its worker every time); with
+//! `RUN_WORKER_MAX_ATTEMPTS`, the worker's `max_attempts`.
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -84,6 +86,10 @@ fn toolkit(effects: Effects, name: String) -> Toolkit {
                 if let Some(pause) = pause() {
                     tokio::time::sleep(pause).await;
                 }
+                if std::env::var_os("RUN_WORKER_ABORT").is_some() {
+                    eprintln!("run_worker {name}: the tool aborts the process");
+                    std::process::abort();
+                }
                 let data = answer.data.clone().unwrap_or_default();
                 ToolResult::success(format!("hello {data}"))
             }
@@ -133,7 +139,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let worker = Worker::builder(
+    let mut worker = Worker::builder(
         store,
         Agent::once().client(),
         toolkit(effects, name.clone()),
@@ -141,8 +147,11 @@ async fn main() -> ExitCode {
     .name(name.as_str())
     .concurrency(concurrency.parse().expect("a concurrency"))
     .poll(poll)
-    .grace(Duration::from_secs(2))
-    .build();
+    .grace(Duration::from_secs(2));
+    if let Ok(n) = std::env::var("RUN_WORKER_MAX_ATTEMPTS") {
+        worker = worker.max_attempts(n.parse().expect("RUN_WORKER_MAX_ATTEMPTS: a number"));
+    }
+    let worker = worker.build();
     let stop = CancellationToken::new();
     // stdin closing is the graceful shutdown
     std::thread::spawn({
@@ -166,6 +175,7 @@ async fn main() -> ExitCode {
             "taken_over": stats.taken_over,
             "finished": stats.finished,
             "failed": stats.failed,
+            "gave_up": stats.gave_up,
             "lost": stats.lost,
             "released": stats.released,
             "expired": stats.expired,

@@ -70,7 +70,8 @@ macro_rules! store_conformance {
             submit_checks_like_claim, claim_next_order_and_one_owner, release_hands_the_run_back,
             next_due_is_the_nearest_deadline, wait_for_work_wakes_on_submit,
             a_hundred_damaged_rows_never_block_a_good_one,
-            a_damaged_claimed_row_leaves_the_takeover_set);
+            a_damaged_claimed_row_leaves_the_takeover_set,
+            a_run_that_keeps_crashing_its_worker_is_given_up);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys

@@ -1,18 +1,20 @@
 //! A claimed run whose worker dies goes on from its last checkpoint in the worker that takes
-//! it over.
+//! it over; a run that crashes every worker that resumes it is given up after the worker's
+//! `max_attempts`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolnexus::store::{RunState, StoreError};
+use toolnexus::store::{Claim, RunEventKind, RunState, StoreError};
+use toolnexus::worker::Worker;
 use toolnexus::{
-    Client, FnModel, FnTool, ModelRequest, PendingRun, Reply, Request, Role, RunStatus, ToolResult,
-    Toolkit,
+    CancellationToken, Client, FnModel, FnTool, ModelRequest, PendingRun, Reply, Request, Role,
+    RunStatus, ToolResult, Toolkit,
 };
 
-use super::{Make, make_subject};
+use super::{Agent, Make, make_subject};
 
 /// Three tools in three turns: `ask` (suspends, then greets), `two`, `three`; each counts its
 /// runs (the answered `ask` only).
@@ -200,4 +202,114 @@ pub async fn takeover_resumes_from_the_last_checkpoint(make: Make) {
         )
     );
     assert_eq!(tools.counts(), [1, 1, 1]);
+}
+
+/// A run whose resume crashes its worker every time (claimed, then nothing: no outcome, no
+/// failure, the lease runs out) is not taken over without end. Each claim of the answer is an
+/// attempt (`Claim::attempt`, `Claim::crashes`), a takeover's history event carries its
+/// number, a release hands an attempt back uncounted; and a worker with `max_attempts(3)`
+/// that takes the run over after three crashes does not resume it: it ends `Failed`, with
+/// the reason "crashed its worker 3 times". Claims come through `claim_next` and
+/// `take_over`, from several handles.
+#[allow(clippy::too_many_lines)] // one run's life, read top to bottom
+pub async fn a_run_that_keeps_crashing_its_worker_is_given_up(make: Make) {
+    use RunEventKind::{Answered, Claimed, Failed, Released, Requested, TakenOver};
+    let lease = Duration::from_millis(200);
+    let lapse = || tokio::time::sleep(lease + Duration::from_millis(150));
+    let s = subject!(make, lease);
+    let handle = |i: usize| Arc::clone(&s.handles[i % s.handles.len()]);
+    let record = Agent::once().halt().await;
+    let request = record.pending().clone();
+    let run_id = s.store().park(record).await.unwrap().run_id;
+    s.store()
+        .submit(&request.accept("Ada"), "desk")
+        .await
+        .unwrap();
+    let counts = |c: &Claim| (c.taken_over, c.attempt(), c.crashes, c.failures);
+
+    // attempt 1 claims the answer, and its worker dies
+    let first = handle(0).claim_next("crashing-1").await.unwrap().unwrap();
+    assert_eq!(counts(&first), (false, 1, 0, 0));
+    lapse().await;
+    // attempt 2 takes it over, then hands it back at shutdown: not an attempt
+    let second = handle(1).claim_next("crashing-2").await.unwrap().unwrap();
+    assert_eq!(counts(&second), (true, 2, 1, 0));
+    handle(1).release(&second).await.unwrap();
+    let third = handle(2).claim_next("crashing-3").await.unwrap().unwrap();
+    assert_eq!(counts(&third), (false, 2, 1, 0), "a release is no crash");
+    lapse().await;
+    // attempt 3: taken over after the second crash, and its worker dies too
+    let fourth = handle(0).take_over("crashing-4").await.unwrap().unwrap();
+    assert_eq!(counts(&fourth), (true, 3, 2, 0));
+    lapse().await;
+
+    // a worker allowing 3 attempts takes the run over after the third crash, and gives it up
+    let calls = Arc::new(AtomicU32::new(0));
+    let client = {
+        let calls = Arc::clone(&calls);
+        Client::builder(FnModel::new(move |_: ModelRequest| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Reply::text("resumed") }
+        }))
+        .model_name("conformance")
+        .build()
+        .unwrap()
+    };
+    let worker = Worker::builder(handle(1), client, Agent::toolkit())
+        .name("w-limit")
+        .poll(Duration::from_millis(50))
+        .max_attempts(3)
+        .build();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (worker, stop) = (worker.clone(), stop.clone());
+        async move { worker.run(stop.cancelled_owned()).await }
+    });
+    let run = s
+        .store()
+        .wait_finished(&run_id, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("the run is given up");
+    stop.cancel();
+    let stats = running.await.unwrap();
+
+    let reason = "the run crashed its worker 3 times (each resume ended with no outcome: the \
+                  worker process died, or stalled past its lease); given up after 3 attempts";
+    assert_eq!(run.info.state, RunState::Failed);
+    assert_eq!(run.info.outcome(), Some("failed"));
+    assert_eq!(run.info.failures(), [reason]);
+    assert!(run.result.is_none());
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "the model was never called"
+    );
+    assert_eq!((stats.taken_over, stats.gave_up), (1, 1), "{stats:?}");
+    assert_eq!((stats.finished, stats.failed), (0, 0), "{stats:?}");
+    let events: Vec<_> = run
+        .info
+        .history
+        .iter()
+        .map(|e| (e.event, e.by.as_deref(), e.attempt))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            (Requested, None, None),
+            (Answered, Some("desk"), None),
+            (Claimed, Some("crashing-1"), None),
+            (TakenOver, Some("crashing-2"), Some(2)),
+            (Released, Some("crashing-2"), None),
+            (Claimed, Some("crashing-3"), None),
+            (TakenOver, Some("crashing-4"), Some(3)),
+            (TakenOver, Some("w-limit"), Some(4)),
+            (Failed, Some("w-limit"), None),
+        ]
+    );
+    // nothing takes it over again
+    lapse().await;
+    assert!(s.store().claim_next("another").await.unwrap().is_none());
+    assert!(s.store().take_over("another").await.unwrap().is_none());
+    assert_eq!(s.store().waiting().await.unwrap(), 0);
 }

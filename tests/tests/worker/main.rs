@@ -3,6 +3,7 @@
 //! leases, holding at most N runs, shutting down gracefully, backing off when the store fails.
 
 mod behaviour;
+mod crashes;
 mod failing;
 mod processes;
 mod retries;

@@ -31,7 +31,10 @@
 //!   out and [`RunStore::take_over`] hands the run, its answer and its last
 //!   [`checkpoint`](RunStore::checkpoint), to another worker. A worker whose lease was taken
 //!   over gets [`StoreError::LeaseLost`] from `checkpoint`, `renew` and `finish`, so a run is
-//!   finished exactly once.
+//!   finished exactly once. A takeover of a lapsed lease is an attempt at the answer like a
+//!   [failed](RunStore::fail) resume ([`Claim::attempt`], [`Claim::crashes`]; its history
+//!   event carries the number), so a worker can give up a run that crashes every worker
+//!   that resumes it.
 //! - **Checkpoints.** [`Client::resume_claim`](crate::Client::resume_claim) (and so
 //!   [`Client::answer`](crate::Client::answer)) saves the run's state as the claim's checkpoint
 //!   each time the tool results of a turn are all in; a claim that took a run over goes on from
@@ -128,7 +131,7 @@ pub use types::{
 pub(crate) use row::{
     Columns, Outcome, RawRow, answer_json, check_answer, damaged_event, events_json,
     expired_answer, failed_event, first_history, from_millis, lease_ms, lease_until, now_ms,
-    refusal, released_state, run_id_of, takeover_claim, token_i64,
+    refusal, released_state, run_id_of, takeover_claim, takeover_event, token_i64,
 };
 pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use super::types::attempts_since_answer;
 use super::{
     Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, Seal, StoreError, StoreResult,
     StoredRun,
@@ -223,10 +224,14 @@ impl RawRow {
     }
 
     /// When the row's current request was answered or expired, and how many resumes of it
-    /// failed since, from its history.
-    fn answered_at(&self) -> (Option<SystemTime>, u32) {
+    /// failed and crashed their worker since (see [`attempts_since_answer`]). `logged`: the
+    /// history already ends with the event of the claim being made, which is left out.
+    fn answered_at(&self, logged: bool) -> (Option<SystemTime>, u32, u32) {
         // cheap enough: a claim reads the history once
-        let events = self.events();
+        let mut events = self.events();
+        if logged {
+            events.pop();
+        }
         let at = events
             .iter()
             .rev()
@@ -235,11 +240,12 @@ impl RawRow {
                     && e.request.as_deref() == Some(self.request_id.as_str())
             })
             .map(|e| e.at);
-        let failures = super::types::failures_since_answer(&events, &self.request_id).count();
-        (at, u32::try_from(failures).unwrap_or(u32::MAX))
+        let (failures, crashes) = attempts_since_answer(&events, &self.request_id);
+        (at, failures, crashes)
     }
 
-    /// The claim this row becomes once claimed by `owner` until `until`.
+    /// The claim this row becomes once claimed by `owner` until `until`; `logged`: the row's
+    /// history already ends with this claim's own event.
     pub(crate) fn claim(
         &self,
         seal: &Seal,
@@ -247,8 +253,9 @@ impl RawRow {
         until: i64,
         answer: Answer,
         taken_over: bool,
+        logged: bool,
     ) -> StoreResult<Claim> {
-        let (answered_at, failures) = self.answered_at();
+        let (answered_at, failures, crashes) = self.answered_at(logged);
         Ok(Claim {
             run_id: self.run_id.clone(),
             record: self.record(seal)?,
@@ -262,6 +269,7 @@ impl RawRow {
             token: u64::try_from(self.claims + 1).unwrap_or(0),
             answered_at,
             failures,
+            crashes,
         })
     }
 }
@@ -361,17 +369,33 @@ pub(crate) fn first_history(event: &RunEvent) -> String {
 /// The claim a takeover (or a worker's claim of an answered run) makes of `row`; an error
 /// when its row cannot be read: the caller then marks the row [`damaged`](RunState::Damaged)
 /// ([`damaged_event`]), so one unreadable run never blocks the others.
+/// `logged`: the row's history already ends with this claim's own event.
 pub(crate) fn takeover_claim(
     row: &RawRow,
     seal: &Seal,
     owner: &str,
     until: i64,
+    logged: bool,
 ) -> StoreResult<Claim> {
     let answer = row.answer()?.ok_or_else(|| StoreError::Corrupt {
         run_id: row.run_id.clone(),
         message: "a claimed, answered or expired run has no answer".to_owned(),
     })?;
-    row.claim(seal, owner, until, answer, true)
+    row.claim(seal, owner, until, answer, true, logged)
+}
+
+/// The history event of a claim that takes a run over from `previous_state`, by `owner` at
+/// `now`: [`TakenOver`](RunEventKind::TakenOver) (with the claim's attempt number) from a
+/// claimed run whose lease ran out, else [`Claimed`](RunEventKind::Claimed).
+pub(crate) fn takeover_event(previous_state: &str, claim: &Claim, owner: &str, now: i64) -> String {
+    if previous_state == RunState::Claimed.as_str() {
+        RunEvent::new(RunEventKind::TakenOver, now)
+            .by(owner)
+            .attempt(claim.attempt())
+            .json()
+    } else {
+        RunEvent::new(RunEventKind::Claimed, now).by(owner).json()
+    }
 }
 
 /// The history event of a row found unreadable by `owner` at `now` (logged), as JSON.

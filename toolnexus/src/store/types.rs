@@ -90,9 +90,9 @@ pub enum RunState {
     Expired,
     /// Ended (done or incomplete); its [`RunResult`] is kept.
     Finished,
-    /// Given up: every resume failed, as many times as the worker allows
-    /// ([`RunStore::fail`](super::RunStore::fail)); no worker resumes it again. Its history
-    /// holds each attempt's error.
+    /// Given up: every resume failed or crashed its worker, as many times as the worker
+    /// allows ([`RunStore::fail`](super::RunStore::fail)); no worker resumes it again. Its
+    /// history holds each failed attempt's error, and the reason it was given up.
     Failed,
     /// Its row could not be read when a worker came to claim it (a record or checkpoint
     /// that does not open under the store's seal keys, a forged, damaged or unknown-version
@@ -246,13 +246,16 @@ pub struct RunEvent {
     /// Why a resume failed (failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Which attempt at resuming the current answer this takeover is (taken over): the
+    /// first claim of an answer is attempt 1, and every earlier attempt that failed or
+    /// crashed its worker counts ([`Claim::attempt`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
 }
 
-/// The failed resumes of `history` since its request `request_id` was answered or expired.
-pub(crate) fn failures_since_answer<'a>(
-    history: &'a [RunEvent],
-    request_id: &str,
-) -> impl Iterator<Item = &'a RunEvent> {
+/// The events of `history` since its request `request_id` was answered or expired (none
+/// when it was not).
+fn since_answer<'a>(history: &'a [RunEvent], request_id: &str) -> &'a [RunEvent] {
     let answered = history
         .iter()
         .rposition(|e| {
@@ -260,9 +263,37 @@ pub(crate) fn failures_since_answer<'a>(
                 && e.request.as_deref() == Some(request_id)
         })
         .map_or(history.len(), |i| i + 1);
-    history[answered..]
+    &history[answered..]
+}
+
+/// The failed resumes of `history` since its request `request_id` was answered or expired.
+pub(crate) fn failures_since_answer<'a>(
+    history: &'a [RunEvent],
+    request_id: &str,
+) -> impl Iterator<Item = &'a RunEvent> {
+    since_answer(history, request_id)
         .iter()
         .filter(|e| e.event == RunEventKind::Failed)
+}
+
+/// How the earlier attempts at resuming the current answer of `history` (its request
+/// `request_id`) ended without an outcome: `(failures, crashes)`. Each attempt begins with a
+/// claim (claimed, taken over); one handed back ([released](RunEventKind::Released)) does not
+/// count; one that [failed](RunEventKind::Failed) is a failure; any other ended with its
+/// worker gone before its lease ran out (the process died, or stalled past its lease): a
+/// crash. `history` ends before the claim being made.
+pub(crate) fn attempts_since_answer(history: &[RunEvent], request_id: &str) -> (u32, u32) {
+    let (mut begun, mut released, mut failed) = (0u32, 0u32, 0u32);
+    for e in since_answer(history, request_id) {
+        match e.event {
+            RunEventKind::Claimed | RunEventKind::TakenOver => begun += 1,
+            RunEventKind::Released => released += 1,
+            RunEventKind::Failed => failed += 1,
+            _ => {}
+        }
+    }
+    let crashes = begun.saturating_sub(released).saturating_sub(failed);
+    (failed, crashes)
 }
 
 impl RunEvent {
@@ -274,6 +305,7 @@ impl RunEvent {
             by: None,
             outcome: None,
             error: None,
+            attempt: None,
         }
     }
 
@@ -297,6 +329,11 @@ impl RunEvent {
         self
     }
 
+    pub(crate) fn attempt(mut self, attempt: u32) -> Self {
+        self.attempt = Some(attempt);
+        self
+    }
+
     /// The event as stored: one JSON object.
     pub(crate) fn json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
@@ -316,7 +353,8 @@ pub enum RunEventKind {
     Expired,
     /// A worker claimed the run to resume it (`by`: the worker).
     Claimed,
-    /// A worker took the run over after the last worker's lease ran out.
+    /// A worker took the run over after the last worker's lease ran out (`attempt`: which
+    /// attempt at the current answer this is).
     TakenOver,
     /// A worker that was shutting down handed the run back unfinished.
     Released,
@@ -389,7 +427,21 @@ pub struct Claim {
     /// When the answer was recorded (or the request expired), when the store knows.
     pub answered_at: Option<SystemTime>,
     /// How many resumes of this answer failed before this claim
-    /// ([`RunStore::fail`](super::RunStore::fail)): a worker gives up after its
-    /// [`max_attempts`](crate::worker::WorkerBuilder::max_attempts).
+    /// ([`RunStore::fail`](super::RunStore::fail)).
     pub failures: u32,
+    /// How many resumes of this answer crashed their worker before this claim: claimed, then
+    /// taken over once the lease ran out with no outcome recorded (the worker process died,
+    /// or stalled past its lease). A resume handed back ([`RunStore::release`](super::RunStore::release))
+    /// is not one.
+    pub crashes: u32,
+}
+
+impl Claim {
+    /// Which attempt at resuming the current answer this claim is: 1 for the first, plus
+    /// every earlier one that [failed](Self::failures) or [crashed](Self::crashes) its worker.
+    /// A worker gives the run up once this would pass its
+    /// [`max_attempts`](crate::worker::WorkerBuilder::max_attempts).
+    pub fn attempt(&self) -> u32 {
+        self.failures.saturating_add(self.crashes).saturating_add(1)
+    }
 }

@@ -47,8 +47,8 @@ fn lost(e: &Error) -> bool {
     }
 }
 
-/// The wait before retrying an answer whose resume failed `failures` times (1 or more):
-/// `first`, doubled per earlier failure, at most [`MAX_RETRY_DELAY`].
+/// The wait before retrying an answer whose resume failed (or crashed) `failures` times (1 or
+/// more): `first`, doubled per earlier failure, at most [`MAX_RETRY_DELAY`].
 fn retry_delay(first: Duration, failures: u32) -> Duration {
     let doubled = first.saturating_mul(1u32.checked_shl(failures - 1).unwrap_or(u32::MAX));
     doubled.min(MAX_RETRY_DELAY)
@@ -56,11 +56,12 @@ fn retry_delay(first: Duration, failures: u32) -> Duration {
 
 impl Worker {
     /// Records a failed resume of `claim`: to be retried after a while, or given up once it
-    /// failed [`max_attempts`](super::WorkerBuilder::max_attempts) times.
+    /// was the [`max_attempts`](super::WorkerBuilder::max_attempts)th attempt (failed or
+    /// crashed).
     async fn failed(&self, claim: &Claim, error: &Error) {
         let inner = &*self.inner;
         bump(&inner.stats.failed);
-        let failures = claim.failures.saturating_add(1);
+        let failures = claim.attempt();
         let message = error.to_string();
         let retry_at = (failures < inner.config.max_attempts)
             .then(|| SystemTime::now() + retry_delay(inner.config.retry_delay, failures));
@@ -84,6 +85,52 @@ impl Worker {
                 "worker: the resume failed and cannot be recorded; it is retried once its lease runs out"
             ),
         }
+    }
+
+    /// Gives up, without resuming it, a run whose earlier attempts at this answer (failed or
+    /// crashed their worker) reached [`max_attempts`](super::WorkerBuilder::max_attempts):
+    /// a resume that kills its worker process every time never returns an error to record,
+    /// so each takeover after a lapsed lease counts as an attempt, and the run ends
+    /// [`Failed`](crate::store::RunState::Failed) instead of being taken over without end.
+    /// Returns whether it was given up.
+    async fn exhausted(&self, claim: &Claim) -> bool {
+        let inner = &*self.inner;
+        let tried = claim.attempt() - 1;
+        if tried < inner.config.max_attempts {
+            return false;
+        }
+        let reason = match (claim.crashes, claim.failures) {
+            (0, failed) => {
+                format!("the resume failed {failed} times; given up after {tried} attempts")
+            }
+            (crashed, 0) => format!(
+                "the run crashed its worker {crashed} times (each resume ended with no outcome: \
+                 the worker process died, or stalled past its lease); given up after {tried} attempts"
+            ),
+            (crashed, failed) => format!(
+                "the run crashed its worker {crashed} times (each resume ended with no outcome: \
+                 the worker process died, or stalled past its lease) and failed {failed} times; \
+                 given up after {tried} attempts"
+            ),
+        };
+        match inner.store.fail(claim, &reason, None).await {
+            Ok(()) => {
+                bump(&inner.stats.gave_up);
+                tracing::error!(
+                    crashes = claim.crashes,
+                    failures = claim.failures,
+                    "worker: the run crashed its worker too often; it is given up"
+                );
+            }
+            Err(StoreError::LeaseLost { .. }) => {
+                tracing::info!("worker: another worker has the run now");
+            }
+            Err(e) => tracing::warn!(
+                store_error = %e,
+                "worker: cannot give up a run that crashed its worker too often; it is tried again once its lease runs out"
+            ),
+        }
+        true
     }
 
     /// Resumes `claim` to its outcome (or until `stop`), counting what happened.
@@ -110,9 +157,12 @@ impl Worker {
             run_id = %claim.run_id,
             worker = %inner.config.name,
             taken_over = claim.taken_over,
-            attempt = claim.token,
+            attempt = claim.attempt(),
         );
         async {
+            if self.exhausted(&claim).await {
+                return;
+            }
             let store = inner.store.as_ref();
             let resume = inner.client.resume_claim(store, &claim, &inner.toolkit);
             // renews until the claim is lost, then waits: a lost claim ends the run at its next

@@ -18,6 +18,13 @@
 //!   doubling [delay](WorkerBuilder::retry_delay), and after
 //!   [`max_attempts`](WorkerBuilder::max_attempts) failures it is given up
 //!   ([`RunState::Failed`](crate::store::RunState::Failed));
+//! - **gives up a run that keeps crashing its worker**: a resume that kills its worker
+//!   process (an abort, a crash in native code, the OOM killer) returns no error to record,
+//!   so each takeover after a lapsed lease counts as an attempt too (its history event
+//!   carries the attempt number, [`Claim::attempt`](crate::store::Claim::attempt)); the
+//!   worker that takes a run over past [`max_attempts`](WorkerBuilder::max_attempts) does
+//!   not resume it but ends it [`Failed`](crate::store::RunState::Failed), with the reason
+//!   "the run crashed its worker N times" in its history;
 //! - **renews the leases** of the runs it holds while they run (a third of the lease, each
 //!   time), so a long model call never loses its run; holds at most
 //!   [`concurrency`](WorkerBuilder::concurrency) runs at once;
@@ -249,6 +256,11 @@ impl WorkerBuilder {
     /// after the [retry delay](Self::retry_delay), until this many attempts failed: then it
     /// becomes [`RunState::Failed`](crate::store::RunState::Failed) and no worker resumes it
     /// again.
+    ///
+    /// A resume that crashed its worker (taken over once its lease ran out, with no outcome
+    /// recorded) counts as an attempt too: a run that kills every worker process that
+    /// resumes it is given up, not taken over without end. Give every worker of a store the
+    /// same number.
     pub fn max_attempts(mut self, n: u32) -> Self {
         self.config.max_attempts = n.max(1);
         self

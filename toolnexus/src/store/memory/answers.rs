@@ -58,7 +58,7 @@ impl MemoryStore {
             RunEvent::new(RunEventKind::Claimed, now).by(owner),
         ]));
         // decoded before the row changes: a corrupt record leaves the run parked
-        let mut claim = claimed.claim(&self.seal, owner, until, answer.clone(), false)?;
+        let mut claim = claimed.claim(&self.seal, owner, until, answer.clone(), false, true)?;
         claim.answered_at = Some(from_millis(now));
         RunState::Claimed.as_str().clone_into(&mut claimed.state);
         claimed.lease_owner = Some(owner.to_owned());

@@ -17,9 +17,9 @@ use crate::run::{PendingRun, SealKey};
 
 use super::conversation::ConversationRow;
 use super::{
-    Claim, Columns, DEFAULT_LEASE, Page, PendingQuery, RawRow, RunEvent, RunEventKind, RunInfo,
-    RunState, StoreError, StoreResult, StoredRun, damaged_event, first_history, lease_ms,
-    lease_until, now_ms, run_id_of, takeover_claim, token_i64,
+    Claim, Columns, DEFAULT_LEASE, Page, PendingQuery, RawRow, RunInfo, RunState, StoreError,
+    StoreResult, StoredRun, damaged_event, first_history, lease_ms, lease_until, now_ms, run_id_of,
+    takeover_claim, takeover_event, token_i64,
 };
 use answers::mark_expired;
 
@@ -209,12 +209,7 @@ impl MemoryStore {
             return None;
         };
         let mut claimed = row;
-        let event = if claimed.state == RunState::Expired.as_str() {
-            RunEventKind::Claimed
-        } else {
-            RunEventKind::TakenOver
-        };
-        claimed.append(&RunEvent::new(event, now).by(owner).json());
+        claimed.append(&takeover_event(&claimed.state, &claim, owner, now));
         RunState::Claimed.as_str().clone_into(&mut claimed.state);
         claimed.lease_owner = Some(owner.to_owned());
         claimed.lease_until = Some(until);
@@ -244,7 +239,7 @@ impl MemoryStore {
             let Some(row) = rows.by_id.get(&id) else {
                 continue;
             };
-            match takeover_claim(row, &self.seal, owner, until) {
+            match takeover_claim(row, &self.seal, owner, until, false) {
                 Ok(claim) => return (Some((row.clone(), claim)), damaged),
                 Err(e) => {
                     let mut marked = row.clone();

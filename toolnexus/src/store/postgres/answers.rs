@@ -13,6 +13,7 @@ use crate::store::sql::{COLUMNS, append_history};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
     events_json, expired_answer, from_millis, lease_ms, now_ms, refusal, takeover_claim,
+    takeover_event,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it (by whom).
@@ -117,7 +118,7 @@ impl PostgresStore {
             Answering::Claim(owner) => {
                 // the row as it was before this claim counted
                 row.claims -= 1;
-                row.claim(&self.seal, owner, until, answer.clone(), false)
+                row.claim(&self.seal, owner, until, answer.clone(), false, true)
                     .map(|mut claim| {
                         claim.answered_at = Some(from_millis(now));
                         Some(claim)
@@ -304,7 +305,12 @@ impl PostgresStore {
                  FROM p WHERE runs.run_id = p.run_id
                  RETURNING p.state AS was, {})
                  SELECT u.*, {} FROM u",
-                append_history("(CASE WHEN p.state = 'claimed' THEN $4::text ELSE $5::text END)"),
+                append_history(&format!(
+                    "(CASE WHEN p.state = 'claimed'
+                         THEN left($4::text, -1) || ',\"attempt\":' || {}::text || '}}'
+                         ELSE $5::text END)",
+                    attempt_expr("runs.history")
+                )),
                 COLUMNS
                     .split(", ")
                     .map(|c| format!("runs.{c}"))
@@ -326,7 +332,8 @@ impl PostgresStore {
         let was: String = row.get(0);
         let mut raw = raw_at(&row, 1);
         raw.claims -= 1;
-        let mut claim = match takeover_claim(&raw, &self.seal, owner, until) {
+        // the history ends with this claim's event
+        let mut claim = match takeover_claim(&raw, &self.seal, owner, until, true) {
             Ok(claim) => claim,
             Err(e) => {
                 // out of the claimable set at once (not held until its lease runs out)
@@ -367,7 +374,7 @@ impl PostgresStore {
         let until = now.saturating_add(lease_ms(self.lease));
         for row in rows {
             let row = raw(&row);
-            let claim = match takeover_claim(&row, &self.seal, owner, until) {
+            let claim = match takeover_claim(&row, &self.seal, owner, until, false) {
                 Ok(claim) => claim,
                 Err(e) => {
                     tx.execute(
@@ -383,11 +390,7 @@ impl PostgresStore {
                     continue;
                 }
             };
-            let event = if row.state == RunState::Claimed.as_str() {
-                RunEventKind::TakenOver
-            } else {
-                RunEventKind::Claimed
-            };
+            let event = takeover_event(&row.state, &claim, owner, now);
             tx.execute(
                 &format!(
                     "UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
@@ -395,12 +398,7 @@ impl PostgresStore {
                      WHERE run_id = $1",
                     append_history("$4")
                 ),
-                &[
-                    &row.run_id,
-                    &owner,
-                    &until,
-                    &RunEvent::new(event, now).by(owner).json(),
-                ],
+                &[&row.run_id, &owner, &until, &event],
             )
             .await
             .map_err(|e| pg(&e))?;
@@ -501,6 +499,36 @@ impl PostgresStore {
             .get(0);
         Ok(at.map(from_millis))
     }
+}
+
+/// The SQL expression of the attempt number a takeover of a run with the history `history`
+/// (an SQL text expression, before the takeover's event) records: one more than the claims
+/// (claimed, taken over) since the last answered or expired event, less the releases, as
+/// `attempts_since_answer` counts them. It reads the history as the text the stores write
+/// (compact JSON, `"event"` first, so a kind's pattern never occurs inside a string, where
+/// quotes are escaped) rather than as `jsonb`, so a history that is not JSON costs a wrong
+/// number in one event, never the statement that claims every run.
+fn attempt_expr(history: &str) -> String {
+    let count = |kind: &str| {
+        let pattern = format!("\"event\":\"{kind}\"");
+        format!(
+            "(length(t) - length(replace(t, '{pattern}', ''))) / {}",
+            pattern.len()
+        )
+    };
+    let last = |kind: &str| {
+        let reversed: String = format!("{{\"event\":\"{kind}\"").chars().rev().collect();
+        format!("nullif(strpos(reverse({history}), '{reversed}'), 0)")
+    };
+    format!(
+        "(SELECT 1 + {} + {} - {}
+          FROM (SELECT right({history}, coalesce(least({}, {}), length({history}))) AS t) AS tail)",
+        count("claimed"),
+        count("taken_over"),
+        count("released"),
+        last("answered"),
+        last("expired"),
+    )
 }
 
 /// The statement that marks the run `$1` damaged (history event `$3`), when `condition`

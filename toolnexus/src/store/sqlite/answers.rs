@@ -60,7 +60,7 @@ pub(super) fn answer_blocking(
                 row.claims -= 1;
                 // decoded before committing: a corrupt record rolls the claim back (the run
                 // stays parked)
-                let mut claim = row.claim(seal, owner, until, answer.clone(), false)?;
+                let mut claim = row.claim(seal, owner, until, answer.clone(), false, true)?;
                 claim.answered_at = Some(from_millis(now));
                 Ok::<_, StoreError>((row, Some(claim)))
             })
@@ -167,36 +167,24 @@ fn claim_first(
     for row in candidates {
         // a run whose row cannot be read leaves the claimable set (damaged, with why); the
         // others are taken over as usual
-        let mut claim = match crate::store::takeover_claim(&row, seal, owner, until) {
+        let mut claim = match crate::store::takeover_claim(&row, seal, owner, until, false) {
             Ok(claim) => claim,
             Err(e) => {
                 mark_damaged(&tx, &row, &e, owner, now)?;
                 continue;
             }
         };
-        let event = match row.state.as_str() {
-            "claimed" => RunEventKind::TakenOver,
-            "answered" => {
-                claim.taken_over = false;
-                RunEventKind::Claimed
-            }
-            _ => RunEventKind::Claimed,
-        };
+        if row.state == RunState::Answered.as_str() {
+            claim.taken_over = false;
+        }
+        let event = crate::store::takeover_event(&row.state, &claim, owner, now);
         tx.prepare_cached(&format!(
             "UPDATE runs SET state = 'claimed', lease_owner = ?2, lease_until = ?3,
                  claims = claims + 1, version = version + 1, {}
              WHERE run_id = ?1 AND claims = ?4",
             append_history("?5")
         ))
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                row.run_id,
-                owner,
-                until,
-                row.claims,
-                RunEvent::new(event, now).by(owner).json()
-            ])
-        })
+        .and_then(|mut stmt| stmt.execute(params![row.run_id, owner, until, row.claims, event]))
         .map_err(backend)?;
         tx.commit().map_err(backend)?;
         return Ok(Some(claim));
