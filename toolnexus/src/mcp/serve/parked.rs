@@ -1,0 +1,248 @@
+//! A call served with a run store ([`McpService::with_store`]): a one-call run of the agent
+//! loop that parks in the store when it suspends; the `requestState` (sealed, bound to the
+//! principal, the call and an expiry) names the parked run, and the retry claims it once and
+//! resumes it, in this process or any other serving the same store.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rmcp::model::{CallToolResponse, CallToolResult, DEFAULT_MRTR_MAX_ROUNDS, InputResponses};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    McpService, answer_in, cancelled_result, elicitation_for_client, fallback,
+    input_required_result, speaks_mrtr, tool_result,
+};
+use crate::client::{Client, FnModel, Reply};
+use crate::model::{ModelRequest, Role};
+use crate::request::{Answer, Request};
+use crate::result::ToolResult;
+use crate::run::RunResult;
+use crate::store::{RunStore, StoreError};
+use crate::toolkit::Toolkit;
+
+/// What a parked call's `requestState` names (sealed): the run in the store, the request it
+/// waits on, who may answer, which call it was, until when.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ParkedState {
+    run: String,
+    request: String,
+    principal: Option<String>,
+    call: String,
+    until: u64,
+}
+
+impl McpService {
+    /// A first call with a run store: a one-call run that parks in the store if it suspends.
+    pub(super) async fn call_parked(
+        &self,
+        name: &str,
+        args: &Value,
+        rc: &RequestContext<RoleServer>,
+        store: &Arc<dyn RunStore>,
+    ) -> CallToolResponse {
+        let client = match one_call_client(store, Some((name, args))) {
+            Ok(client) => client,
+            Err(e) => return tool_result(&ToolResult::error(e)).into(),
+        };
+        let ran = tokio::select! {
+            biased;
+            () = rc.ct.cancelled() => return cancelled_result(name).into(),
+            ran = client.run(format!("tools/call {name}"), &self.inner.toolkit) => ran,
+        };
+        match ran {
+            Ok(run) => self.parked_outcome(name, args, rc, store, run).await,
+            Err(e) => tool_result(&ToolResult::error(format!(
+                "{name} could not be run durably: {e}"
+            )))
+            .into(),
+        }
+    }
+
+    /// What a one-call run gives the client: its tool result, or (parked on a request) the
+    /// question, as `input_required` naming the parked run, as a live elicitation, or as the
+    /// text fallback.
+    async fn parked_outcome(
+        &self,
+        name: &str,
+        args: &Value,
+        rc: &RequestContext<RoleServer>,
+        store: &Arc<dyn RunStore>,
+        mut run: RunResult,
+    ) -> CallToolResponse {
+        // a live elicitation may be answered in this call; bounded like the loop's rounds
+        for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
+            let Some(request) = run.pending.as_deref().cloned() else {
+                return tool_result(&last_call(&run)).into();
+            };
+            let suspended = ToolResult::suspended(request.clone());
+            let elicitation = match elicitation_for_client(&request, rc) {
+                Err(refused) => return refused.into(),
+                Ok(Some(elicitation)) => elicitation,
+                Ok(None) => return fallback(&suspended).into(),
+            };
+            if speaks_mrtr(rc) {
+                let state = ParkedState {
+                    run: run.run_id.clone(),
+                    request: request.id.clone(),
+                    principal: self.principal_of(rc),
+                    call: call_fingerprint(name, args),
+                    until: self.park_deadline(&request),
+                };
+                return match self.inner.codec.seal_json(&state) {
+                    Ok(sealed) => input_required_result(elicitation, sealed),
+                    Err(_) => fallback(&suspended).into(),
+                };
+            }
+            let answer = match self.ask_live(&request, elicitation, rc).await {
+                Ok(answer) => answer,
+                Err(result) => return result.into(),
+            };
+            run = match resume_parked(store, &self.inner.toolkit, &answer).await {
+                Ok(next) => next,
+                Err(result) => return result.into(),
+            };
+        }
+        tool_result(&ToolResult::error(format!(
+            "{name} asked again after {DEFAULT_MRTR_MAX_ROUNDS} answers"
+        )))
+        .into()
+    }
+
+    /// The retry of a parked call: the sealed state checked against this session and call,
+    /// the run claimed in the store (once) and resumed with the answer.
+    pub(super) async fn parked_round(
+        &self,
+        name: &str,
+        args: &Value,
+        rc: &RequestContext<RoleServer>,
+        state: ParkedState,
+        responses: Option<&InputResponses>,
+    ) -> CallToolResponse {
+        let refuse = |why: &str| {
+            tool_result(&ToolResult::error(format!("invalid requestState: {why}"))).into()
+        };
+        let Some(store) = &self.inner.store else {
+            return refuse("it names a parked run, and this server has no run store");
+        };
+        if state.call != call_fingerprint(name, args) {
+            return refuse("it belongs to another tool call");
+        }
+        if state.principal != self.principal_of(rc) {
+            return refuse("it belongs to another client");
+        }
+        if unix_now() > state.until {
+            return tool_result(&ToolResult::error(format!(
+                "declined/expired: the request of {name} expired before the answer arrived"
+            )))
+            .into();
+        }
+        let stored = match store.get_by_request(&state.request).await {
+            Ok(Some(stored)) if stored.info.run_id == state.run => stored,
+            Ok(_) => return refuse("no parked run waits on its request"),
+            Err(e) => return tool_result(&ToolResult::error(e.to_string())).into(),
+        };
+        let request = stored.record.pending().clone();
+        let answer = answer_in(responses, &request);
+        match resume_parked(store, &self.inner.toolkit, &answer).await {
+            Ok(run) => self.parked_outcome(name, args, rc, store, run).await,
+            Err(result) => result.into(),
+        }
+    }
+
+    fn principal_of(&self, rc: &RequestContext<RoleServer>) -> Option<String> {
+        self.inner.principal.as_ref().and_then(|p| p(rc))
+    }
+
+    /// Until when (unix seconds) a parked request accepts its answer.
+    fn park_deadline(&self, request: &Request) -> u64 {
+        let at = request
+            .expires_at_time()
+            .unwrap_or_else(|| SystemTime::now() + self.inner.park_ttl);
+        at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    }
+}
+
+/// The one-call run's model: it calls the tool (`call`) first, and once the transcript holds
+/// the tool's result it ends the run. On resume only the second step happens, so any
+/// process can resume the run without knowing the call.
+fn one_call_client(
+    store: &Arc<dyn RunStore>,
+    call: Option<(&str, &Value)>,
+) -> Result<Client, String> {
+    let call = call.map(|(name, args)| (name.to_owned(), args.clone()));
+    let model = FnModel::new(move |request: ModelRequest| {
+        let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+        let reply = match (&call, answered) {
+            (Some((name, args)), false) => Reply::tool_call(name.clone(), args.clone()),
+            _ => Reply::text(""),
+        };
+        async move { reply }
+    });
+    Client::builder(model)
+        .model_name("mcp")
+        .store(Arc::clone(store))
+        .build()
+        .map_err(|e| format!("the durable call could not be set up: {e}"))
+}
+
+/// Claims the parked run whose request `answer` echoes, and resumes it: the next run result,
+/// or (claimed already, expired, gone) the call's result saying so.
+async fn resume_parked(
+    store: &Arc<dyn RunStore>,
+    toolkit: &Toolkit,
+    answer: &Answer,
+) -> Result<RunResult, CallToolResult> {
+    let owner = format!("mcp-{}", std::process::id());
+    let claim = match store.claim(answer, &owner).await {
+        Ok(claim) => claim,
+        Err(StoreError::Expired { .. }) => {
+            return Err(tool_result(&ToolResult::error(
+                "declined/expired: the request expired before the answer arrived",
+            )));
+        }
+        Err(e @ StoreError::AlreadyClaimed { .. }) => {
+            return Err(tool_result(&ToolResult::error(format!(
+                "this answer was not used: {e}"
+            ))));
+        }
+        Err(e) => return Err(tool_result(&ToolResult::error(e.to_string()))),
+    };
+    let client = one_call_client(store, None).map_err(|e| tool_result(&ToolResult::error(e)))?;
+    client
+        .resume_claim(store.as_ref(), &claim, toolkit)
+        .await
+        .map_err(|e| tool_result(&ToolResult::error(format!("the parked call failed: {e}"))))
+}
+
+/// The result of a one-call run's call.
+fn last_call(run: &RunResult) -> ToolResult {
+    match run.tool_calls.last() {
+        Some(call) => {
+            let mut result = if call.is_error {
+                ToolResult::error(call.output.clone())
+            } else {
+                ToolResult::success(call.output.clone())
+            };
+            result.metadata.clone_from(&call.metadata);
+            result
+        }
+        None => ToolResult::error(run.text.clone()),
+    }
+}
+
+/// A fingerprint of a call: SHA-256 of its tool name and arguments (compact JSON), hex.
+fn call_fingerprint(name: &str, args: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(serde_json::json!([name, args]).to_string().as_bytes());
+    crate::util::hex(&digest)
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
