@@ -72,8 +72,8 @@
 //!   request's id (unique across processes and machines: `sus-<ms>-<counter>-<64 random
 //!   bits>`) and arrives before its `expiresAt` (millisecond precision; a late answer reads as
 //!   `declined/expired: <prompt>` and runs nothing), and only while the record's halted call
-//!   still matches the fingerprint (SHA-256 of the tool name and canonical arguments) taken
-//!   when the request was made. A record that disagrees with itself is refused on load, naming
+//!   still matches the fingerprint (SHA-256 of the tool name, the canonical arguments, the run
+//!   id and the request id) taken when the request was made. A record that disagrees with itself is refused on load, naming
 //!   the field and both values; a [sealed](PendingRun::seal) record (HMAC-SHA-256, with a key
 //!   id so keys rotate) is refused after any edit at all. Seal every record that leaves the
 //!   process.

@@ -7,7 +7,8 @@
 //! The cases, one file per concept: the runs' life (`runs`), a takeover from the last
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
 //! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
-//! store given seal keys (`sealed`), damaged rows (`damaged`).
+//! store given seal keys (`sealed`), forged rows in a store without keys (`forged`), damaged
+//! rows (`damaged`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -29,6 +30,11 @@ pub struct Subject {
     pub handles: Vec<Arc<dyn RunStore>>,
     /// Replaces the stored record text of a run, as a damaged or older row would hold it.
     pub write_raw: Box<dyn Fn(String, String) -> BoxFuture<'static, ()> + Send + Sync>,
+    /// Sets one column of a run's row (`run_id`, `column`, the text or `None` for `NULL`), as a
+    /// damaged or forged row would hold it; resolves to whether the store's column could hold
+    /// the value (a typed column refuses text in an integer column). Panics when the run is
+    /// not stored.
+    pub write_column: WriteColumn,
     /// Kept until the subject is dropped (temporary files, a schema to drop).
     pub guard: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
@@ -47,6 +53,10 @@ impl Subject {
         self.handles[0].as_ref()
     }
 }
+
+/// [`Subject::write_column`].
+pub type WriteColumn =
+    Box<dyn Fn(String, &'static str, Option<String>) -> BoxFuture<'static, bool> + Send + Sync>;
 
 /// How a store test file builds its subjects: `make(lease)` gives a fresh, empty store, or
 /// `None` when the store is not available here (the test then skips, saying why).
@@ -71,7 +81,10 @@ macro_rules! store_conformance {
             next_due_is_the_nearest_deadline, wait_for_work_wakes_on_submit,
             a_hundred_damaged_rows_never_block_a_good_one,
             a_damaged_claimed_row_leaves_the_takeover_set,
-            a_run_that_keeps_crashing_its_worker_is_given_up);
+            a_run_that_keeps_crashing_its_worker_is_given_up,
+            a_record_spliced_with_its_ids_rewritten_is_refused,
+            a_run_whose_run_id_was_changed_is_refused,
+            a_run_whose_request_id_was_changed_is_refused);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -222,6 +235,7 @@ macro_rules! subject {
 mod answers;
 mod conversations;
 mod damaged;
+mod forged;
 mod runs;
 mod sealed;
 mod takeover;
@@ -229,6 +243,7 @@ mod takeover;
 pub use answers::*;
 pub use conversations::*;
 pub use damaged::*;
+pub use forged::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;

@@ -445,18 +445,35 @@ async fn a_failing_wait_for_halts_the_run_exactly_as_a_run_without_wait_for() {
         halted.tool_calls[0].output,
         "waiting for a city, given {\"city\":\"rewritten\"}"
     );
-    via_wait_for.run_id.clone_from(&halted.run_id);
-    assert_eq!(via_wait_for, halted);
-    // the same records, but for how long the later calls took
+    // the same records, but for how long the later calls took and the run's own id (which
+    // the fingerprints bind: each is checked against its own run when the record is made)
     let record = |run: &toolnexus::RunResult| {
         let json = PendingRun::try_from(run).unwrap().to_json();
         let mut record: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(record["runId"], json!(run.run_id));
+        record.as_object_mut().unwrap().remove("runId");
+        let halted = record["halted"].as_object_mut().unwrap();
+        assert_eq!(
+            halted
+                .remove("fingerprint")
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .len(),
+            64
+        );
         let deferred = record["halted"]["deferred"].as_array_mut().unwrap();
         assert_eq!(deferred.len(), 2);
         for d in deferred {
-            d.as_object_mut().unwrap().remove("duration").unwrap();
+            let d = d.as_object_mut().unwrap();
+            d.remove("duration").unwrap();
+            if let Some(fingerprint) = d.remove("fingerprint") {
+                assert_eq!(fingerprint.as_str().unwrap().len(), 64);
+            }
         }
         record
     };
     assert_eq!(record(&via_wait_for), record(&halted));
+    via_wait_for.run_id.clone_from(&halted.run_id);
+    assert_eq!(via_wait_for, halted);
 }

@@ -83,14 +83,17 @@ async fn approve(record: &str, toolkit: &Toolkit, deleted: &Mutex<Vec<String>>) 
     deleted.lock().unwrap().clone()
 }
 
-/// `message` is the fingerprint refusal for the halted `delete` call with these argument copies.
+/// `message` is the fingerprint refusal for the halted `delete` call with these argument copies
+/// (the run id and the request id as `record` holds them).
 fn assert_fingerprint_refusal(message: &str, record: &Value, arguments: &str, args: &str) {
     let head = format!(
-        "invalid persisted run: `halted.fingerprint` is \"{}\" but the halted call (\"{}\" with `messages[4].tool_calls[0].arguments` {arguments} and `toolCalls[1].args` {args}) hashes to \"",
+        "invalid persisted run: `halted.fingerprint` is \"{}\" but the halted call (\"{}\" with `messages[4].tool_calls[0].arguments` {arguments} and `toolCalls[1].args` {args}, in run {} asking request {}) hashes to \"",
         record["halted"]["fingerprint"].as_str().unwrap(),
         record["messages"][4]["tool_calls"][0]["name"]
             .as_str()
             .unwrap(),
+        record["runId"],
+        record["pending"]["id"],
     );
     let rest = message
         .strip_prefix(&head)
@@ -98,7 +101,10 @@ fn assert_fingerprint_refusal(message: &str, record: &Value, arguments: &str, ar
     let (hash, tail) = rest.split_at(64);
     assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()), "{message}");
     assert_ne!(hash, record["halted"]["fingerprint"].as_str().unwrap());
-    assert_eq!(tail, "\": the call changed after its request was made");
+    assert_eq!(
+        tail,
+        "\": the call, its run id or its request id changed after its request was made"
+    );
 }
 
 #[tokio::test]
@@ -211,6 +217,45 @@ async fn a_changed_pending_request_is_refused_on_load() {
         "invalid persisted run: `messages[5]` (the halted call's result) is [\"Delete /tmp/x?\",true] but the pending request's prompt is \"Delete nothing?\" (isError true)"
     );
     assert!(deleted.lock().unwrap().is_empty());
+}
+
+/// The attack: the record's run id is rewritten (a record moved to another run's row, or a
+/// run given a new id so that its tools' idempotency keys change and a call runs twice). The
+/// fingerprint binds the run id: refused, and nothing runs.
+#[tokio::test]
+async fn a_record_whose_run_id_was_changed_is_refused_on_load() {
+    let (toolkit, deleted) = toolkit();
+    let record = parked(&toolkit).await;
+    let mut forged = record.clone();
+    forged["runId"] = json!("run-forged");
+    let mut shown = record.clone();
+    shown["runId"] = json!("run-forged");
+    assert_fingerprint_refusal(
+        &refused(&forged),
+        &shown,
+        r#"{"path":"/tmp/x"}"#,
+        r#"{"path":"/tmp/x"}"#,
+    );
+    assert!(deleted.lock().unwrap().is_empty(), "nothing ran");
+}
+
+/// The attack: the record's request id is rewritten everywhere it appears, consistently (so
+/// that an answer given to another request resumes this call). The fingerprint binds the
+/// request id: refused, and nothing runs.
+#[tokio::test]
+async fn a_record_whose_request_id_was_changed_is_refused_on_load() {
+    let (toolkit, deleted) = toolkit();
+    let record = parked(&toolkit).await;
+    let mut forged = record.clone();
+    forged["pending"]["id"] = json!("sus-forged");
+    forged["toolCalls"][1]["metadata"]["pending"]["id"] = json!("sus-forged");
+    assert_fingerprint_refusal(
+        &refused(&forged),
+        &forged,
+        r#"{"path":"/tmp/x"}"#,
+        r#"{"path":"/tmp/x"}"#,
+    );
+    assert!(deleted.lock().unwrap().is_empty(), "nothing ran");
 }
 
 #[tokio::test]
@@ -400,13 +445,29 @@ async fn a_later_suspended_call_keeps_its_request_and_its_changed_arguments_are_
     let message = refused(&forged);
     assert!(
         message.starts_with(&format!(
-            "invalid persisted run: `halted.deferred[0].fingerprint` is \"{}\" but the suspended call (\"delete\" with `messages[1].tool_calls[1].arguments` {{\"path\":\"/tmp/y\"}} and `halted.deferred[0].args` {{\"path\":\"/etc\"}}) hashes to \"",
-            later["fingerprint"].as_str().unwrap()
+            "invalid persisted run: `halted.deferred[0].fingerprint` is \"{}\" but the suspended call (\"delete\" with `messages[1].tool_calls[1].arguments` {{\"path\":\"/tmp/y\"}} and `halted.deferred[0].args` {{\"path\":\"/etc\"}}, in run {} asking request {later_id}) hashes to \"",
+            later["fingerprint"].as_str().unwrap(),
+            record["runId"],
         )),
         "{message}"
     );
     assert!(
-        message.ends_with("\": the call changed after its request was made"),
+        message.ends_with(
+            "\": the call, its run id or its request id changed after its request was made"
+        ),
+        "{message}"
+    );
+
+    // the later call's request id, changed in its result and kept consistent: refused
+    let mut forged = record.clone();
+    forged["halted"]["deferred"][0]["result"]["metadata"]["pending"]["id"] = json!("sus-forged");
+    let message = refused(&forged);
+    assert!(
+        message.starts_with(&format!(
+            "invalid persisted run: `halted.deferred[0].fingerprint` is \"{}\" but the suspended call (\"delete\" with `messages[1].tool_calls[1].arguments` {{\"path\":\"/tmp/y\"}} and `halted.deferred[0].args` {{\"path\":\"/tmp/y\"}}, in run {} asking request \"sus-forged\") hashes to \"",
+            later["fingerprint"].as_str().unwrap(),
+            record["runId"],
+        )),
         "{message}"
     );
 

@@ -21,7 +21,7 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
         if sealed {
             store = store.with_seal_keys(seal_key(), [retired_key()]);
         }
-        let raw = store.clone();
+        let (raw, columns) = (store.clone(), store.clone());
         Some(Subject {
             handles: vec![Arc::new(store.clone()), Arc::new(store)],
             write_raw: Box::new(move |run_id, text| {
@@ -29,6 +29,12 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
                 Box::pin(async move {
                     assert!(raw.write_raw_record(&run_id, &text), "no run {run_id}");
                 })
+            }),
+            write_column: Box::new(move |run_id, column, value| {
+                let held = columns
+                    .write_raw_column(&run_id, column, value.as_deref())
+                    .unwrap_or_else(|| panic!("no run {run_id}"));
+                Box::pin(async move { held })
             }),
             guard: None,
         })

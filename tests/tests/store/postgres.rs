@@ -33,8 +33,47 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
             handles.push(Arc::new(store));
         }
         let (raw_url, raw_schema) = (url.clone(), schema.clone());
+        let (column_url, column_schema) = (url.clone(), schema.clone());
         Some(Subject {
             handles,
+            write_column: Box::new(move |run_id, column, value| {
+                let (url, schema) = (column_url.clone(), column_schema.clone());
+                Box::pin(async move {
+                    let client = client(&url).await;
+                    let table = format!("\"{schema}\".runs");
+                    let types: Vec<String> = client
+                        .query(
+                            "SELECT data_type FROM information_schema.columns
+                             WHERE table_schema = $1 AND table_name = 'runs' AND column_name = $2",
+                            &[&schema, &column],
+                        )
+                        .await
+                        .unwrap()
+                        .iter()
+                        .map(|r| r.get(0))
+                        .collect();
+                    let sql = format!("UPDATE {table} SET {column} = $1 WHERE run_id = $2");
+                    let n = match types.first().map(String::as_str) {
+                        Some("text") => client.execute(&sql, &[&value, &run_id]).await,
+                        Some("bigint") => match value.as_deref().map(str::parse::<i64>).transpose()
+                        {
+                            Ok(int) => client.execute(&sql, &[&int, &run_id]).await,
+                            // a BIGINT column cannot hold text
+                            Err(_) => return false,
+                        },
+                        other => panic!("no column {column} ({other:?})"),
+                    };
+                    match n {
+                        Ok(n) => {
+                            assert_eq!(n, 1, "no run {run_id}");
+                            true
+                        }
+                        // NOT NULL and the like: the column refused the value
+                        Err(e) if e.as_db_error().is_some() => false,
+                        Err(e) => panic!("{e}"),
+                    }
+                })
+            }),
             write_raw: Box::new(move |run_id, text| {
                 let (url, schema) = (raw_url.clone(), raw_schema.clone());
                 Box::pin(async move {

@@ -45,8 +45,28 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
             }
             handles.push(Arc::new(store));
         }
+        let column_path = path.clone();
         Some(Subject {
             handles,
+            write_column: Box::new(move |run_id, column, value| {
+                let path = column_path.clone();
+                Box::pin(async move {
+                    tokio::task::spawn_blocking(move || {
+                        let conn = rusqlite::Connection::open(&path).unwrap();
+                        // SQLite's columns hold any value: text stays text in an integer column
+                        let n = conn
+                            .execute(
+                                &format!("UPDATE runs SET {column} = ?1 WHERE run_id = ?2"),
+                                (&value, &run_id),
+                            )
+                            .unwrap();
+                        assert_eq!(n, 1, "no run {run_id}");
+                        true
+                    })
+                    .await
+                    .unwrap()
+                })
+            }),
             write_raw: Box::new(move |run_id, text| {
                 let path = path.clone();
                 Box::pin(async move {
@@ -133,16 +153,10 @@ async fn the_log_is_checkpointed_off_the_runtime() {
     let (dir, _guard) = temp_dir("checkpointed");
     let path = dir.join("runs.db");
     let store = SqliteStore::open(&path).await.unwrap();
-    let record = Agent::once().halt().await;
-    for i in 0..2_000 {
-        let json = record
-            .to_json()
-            .replace(record.run_id(), &format!("run-{i}"))
-            .replace(&record.pending().id, &format!("sus-{i}"));
-        store
-            .park(toolnexus::PendingRun::from_json(&json).unwrap())
-            .await
-            .unwrap();
+    let agent = Agent::once();
+    for _ in 0..2_000 {
+        // a record per run: its fingerprint binds its run id and request id
+        store.park(agent.halt().await).await.unwrap();
     }
     // every park landed (the first page holds 100 of them)
     let listed = store
@@ -160,21 +174,19 @@ async fn the_log_is_checkpointed_off_the_runtime() {
 async fn concurrent_calls_of_one_store_all_land() {
     let (dir, _guard) = temp_dir("concurrent");
     let store = SqliteStore::open(dir.join("runs.db")).await.unwrap();
-    let record = Agent::once().halt().await;
     let mut tasks = Vec::new();
-    for t in 0..8 {
-        let (store, record) = (store.clone(), record.clone());
+    for _ in 0..8 {
+        let store = store.clone();
         tasks.push(tokio::spawn(async move {
-            for i in 0..50 {
-                let json = record
-                    .to_json()
-                    .replace(record.run_id(), &format!("run-{t}-{i}"))
-                    .replace(&record.pending().id, &format!("sus-{t}-{i}"));
-                let parked = toolnexus::PendingRun::from_json(&json).unwrap();
+            let agent = Agent::once();
+            for _ in 0..50 {
+                // a record per run: its fingerprint binds its run id and request id
+                let parked = agent.halt().await;
+                let run_id = parked.run_id().to_owned();
                 let claim_with = parked.pending().accept("Ada");
                 store.park(parked).await.unwrap();
                 let claim = store.claim(&claim_with, "worker").await.unwrap();
-                assert_eq!(claim.run_id, format!("run-{t}-{i}"));
+                assert_eq!(claim.run_id, run_id);
             }
         }));
     }

@@ -428,7 +428,7 @@ impl Run<'_> {
                 return Ok(Some(Stop::Parked(Box::new(parked))));
             }
             let rest = execs
-                .map(|(k, e)| Some(e.defer(&calls[start + k])))
+                .map(|(k, e)| Some(e.defer(&st.run_id, &calls[start + k])))
                 .collect();
             trace::halted(&request);
             let halted = halt(st, call, index, exec, request, rest);

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::model::{Message, ModelRequest, Role, ToolCall, Usage};
 use crate::request::Request;
 use crate::result::ToolResult;
-use crate::run::{Deferred, Halted, fingerprint_of};
+use crate::run::{Deferred, FingerprintIds, Halted, fingerprint_of};
 use crate::toolkit::Toolkit;
 
 /// The run so far: what the model is sent next, the tool calls recorded, the usage, the
@@ -80,12 +80,15 @@ pub(super) struct Exec {
 impl Exec {
     /// What a later call of a halted turn leaves for the resume: its result, finished or a
     /// suspension (which keeps its request, fingerprinted now, and is not run again until
-    /// its own answer arrives).
-    pub(super) fn defer(self, call: &ToolCall) -> Deferred {
-        let fingerprint = self
-            .result
-            .is_pending()
-            .then(|| fingerprint_of(&call.name, &call.arguments, &self.args));
+    /// its own answer arrives) in run `run_id`.
+    pub(super) fn defer(self, run_id: &str, call: &ToolCall) -> Deferred {
+        let fingerprint = self.result.pending().map(|request| {
+            let ids = FingerprintIds {
+                run: run_id,
+                request: &request.id,
+            };
+            fingerprint_of(ids, &call.name, &call.arguments, &self.args)
+        });
         Deferred {
             args: self.args,
             result: self.result,
@@ -116,7 +119,11 @@ pub(super) fn halt(
     deferred: Vec<Option<Deferred>>,
 ) -> RunResult {
     // taken now, when the request is made: a resume checks the call against it
-    let fingerprint = fingerprint_of(&call.name, &call.arguments, &exec.args);
+    let ids = FingerprintIds {
+        run: &st.run_id,
+        request: &request.id,
+    };
+    let fingerprint = fingerprint_of(ids, &call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
         call.id.clone(),
         request.prompt.clone(),

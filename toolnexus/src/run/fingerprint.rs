@@ -2,10 +2,18 @@
 //!
 //! SHA-256 (lowercase hex) of the canonical JSON of
 //! `{"args": <the arguments the tool ran with>, "arguments": <the arguments as the model sent
-//! them>, "tool": <the tool's name>}`. Canonical JSON here: object keys sorted by code point
-//! at every level, no whitespace, strings and numbers as `serde_json` writes them. The two
-//! argument values differ only when a `before_tool` hook rewrote the arguments (or the model
-//! sent them as a JSON string); both are bound, so neither copy in a record can be changed.
+//! them>, "requestId": <the id of the request the call made>, "runId": <the run's id>,
+//! "tool": <the tool's name>}`. Canonical JSON here: object keys sorted by code point at every
+//! level, no whitespace, strings and numbers as `serde_json` writes them. The two argument
+//! values differ only when a `before_tool` hook rewrote the arguments (or the model sent them
+//! as a JSON string); both are bound, so neither copy in a record can be changed. The run id
+//! and the request id are bound too (contract section 4): a record moved to another run or
+//! request, its ids rewritten to match, no longer hashes to its fingerprint, and changing a
+//! run's id (which changes its tools' idempotency keys) is refused the same way.
+//!
+//! For example, a call of `t` with `{"a":1}` (both copies) in run `run-1` asking request `r1`
+//! hashes the 80 bytes
+//! `{"args":{"a":1},"arguments":{"a":1},"requestId":"r1","runId":"run-1","tool":"t"}`.
 //!
 //! Also the idempotency key of a call ([`idempotency_key`]), the same in every process that
 //! runs it.
@@ -15,14 +23,25 @@ use sha2::{Digest, Sha256};
 
 use crate::util::hex;
 
+/// The ids a fingerprint binds besides the call: the run's and its request's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ids<'a> {
+    pub(crate) run: &'a str,
+    pub(crate) request: &'a str,
+}
+
 /// The fingerprint of the call of `tool` the model made with `arguments` and the tool ran with
-/// `args`.
-pub(crate) fn of(tool: &str, arguments: &Value, args: &Value) -> String {
-    let mut bytes = Vec::with_capacity(128);
+/// `args`, in run `ids.run`, when it made request `ids.request`.
+pub(crate) fn of(ids: Ids<'_>, tool: &str, arguments: &Value, args: &Value) -> String {
+    let mut bytes = Vec::with_capacity(192);
     bytes.extend_from_slice(b"{\"args\":");
     canonical(args, &mut bytes);
     bytes.extend_from_slice(b",\"arguments\":");
     canonical(arguments, &mut bytes);
+    bytes.extend_from_slice(b",\"requestId\":");
+    string(ids.request, &mut bytes);
+    bytes.extend_from_slice(b",\"runId\":");
+    string(ids.run, &mut bytes);
     bytes.extend_from_slice(b",\"tool\":");
     string(tool, &mut bytes);
     bytes.push(b'}');
@@ -88,34 +107,72 @@ mod tests {
 
     use sha2::{Digest, Sha256};
 
-    use super::{hex, idempotency_key, of};
+    use super::{Ids, hex, idempotency_key, of};
+
+    const IDS: Ids<'static> = Ids {
+        run: "run-1",
+        request: "r1",
+    };
 
     #[test]
     fn key_order_and_whitespace_do_not_change_the_fingerprint() {
         let a: serde_json::Value =
             serde_json::from_str(r#"{"b": [1, {"y": 2, "x": 1}], "a": "s"}"#).unwrap();
         let b = json!({"a": "s", "b": [1, {"x": 1, "y": 2}]});
-        assert_eq!(of("t", &a, &a), of("t", &b, &b));
-        assert_eq!(of("t", &a, &a).len(), 64);
+        assert_eq!(of(IDS, "t", &a, &a), of(IDS, "t", &b, &b));
+        assert_eq!(of(IDS, "t", &a, &a).len(), 64);
     }
 
     #[test]
     fn the_tool_and_both_argument_copies_are_bound() {
         let args = json!({"path": "/tmp/x"});
-        let base = of("delete", &args, &args);
-        assert_ne!(base, of("delete_all", &args, &args));
-        assert_ne!(base, of("delete", &json!({"path": "/etc"}), &args));
-        assert_ne!(base, of("delete", &args, &json!({"path": "/etc"})));
-        assert_ne!(base, of("delete", &args, &json!({"path": ["/tmp/x"]})));
+        let base = of(IDS, "delete", &args, &args);
+        assert_ne!(base, of(IDS, "delete_all", &args, &args));
+        assert_ne!(base, of(IDS, "delete", &json!({"path": "/etc"}), &args));
+        assert_ne!(base, of(IDS, "delete", &args, &json!({"path": "/etc"})));
+        assert_ne!(base, of(IDS, "delete", &args, &json!({"path": ["/tmp/x"]})));
     }
 
     #[test]
+    fn the_run_id_and_the_request_id_are_bound() {
+        let args = json!({"path": "/tmp/x"});
+        let base = of(IDS, "delete", &args, &args);
+        let other_run = Ids {
+            run: "run-2",
+            ..IDS
+        };
+        let other_request = Ids {
+            request: "r2",
+            ..IDS
+        };
+        assert_ne!(base, of(other_run, "delete", &args, &args));
+        assert_ne!(base, of(other_request, "delete", &args, &args));
+        // the two ids are separate fields: one cannot be moved into the other
+        let swapped = Ids {
+            run: "r1",
+            request: "run-1",
+        };
+        assert_ne!(base, of(swapped, "delete", &args, &args));
+    }
+
+    /// The contract's test vector: another port computes the same fingerprint.
+    #[test]
     fn the_fingerprint_is_sha256_of_the_canonical_form() {
-        // sha256 of `{"args":{"a":1},"arguments":{"a":1},"tool":"t"}`, computed independently
-        // (`printf '%s' '{"args":{"a":1},"arguments":{"a":1},"tool":"t"}' | sha256sum`)
+        // computed independently:
+        // printf '%s' '{"args":{"a":1},"arguments":{"a":1},"requestId":"r1","runId":"run-1","tool":"t"}' | sha256sum
         assert_eq!(
-            of("t", &json!({"a": 1}), &json!({"a": 1})),
-            "75ae5fad9bfa8daadd34ca59bd3651559a175e29cafaf6b57705c08948aa242a"
+            of(IDS, "t", &json!({"a": 1}), &json!({"a": 1})),
+            "ad47fd58ecdd6f4c8e23cf01567036c4cefd361046d03733fc7b786b6b8be342"
+        );
+        // ids are JSON strings: quotes and control characters are escaped, not spliced
+        // printf '%s' '{"args":{},"arguments":{},"requestId":"a\"b","runId":"\n","tool":"t"}' | sha256sum
+        let odd = Ids {
+            run: "\n",
+            request: "a\"b",
+        };
+        assert_eq!(
+            of(odd, "t", &json!({}), &json!({})),
+            "2418d6a5d48395ffd36d44428c515f2eeeb75fba73ec9daa76f09fb6ad7fc6e4"
         );
     }
 

@@ -31,5 +31,5 @@ pub use seal::{MIN_SEAL_KEY_LEN, SealKey, SealKeys};
 
 pub(crate) use checkpoint::{check_checkpoint, checkpoint_of_claim, tag_checkpoint};
 pub(crate) use fingerprint::idempotency_key;
-pub(crate) use fingerprint::of as fingerprint_of;
+pub(crate) use fingerprint::{Ids as FingerprintIds, of as fingerprint_of};
 pub(crate) use pending::{Deferred, Halted};

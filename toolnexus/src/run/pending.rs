@@ -146,9 +146,11 @@ impl PendingRun {
 
     /// The fingerprint of the halted call, taken when its request was made: SHA-256
     /// (lowercase hex) of the canonical JSON of `{"args": <the arguments the tool ran with>,
-    /// "arguments": <the arguments as the model sent them>, "tool": <its name>}` (keys sorted
-    /// at every level, no whitespace). A host may store it beside the request it delivers
-    /// and compare it when the answer comes back.
+    /// "arguments": <the arguments as the model sent them>, "requestId": <the pending request's
+    /// id>, "runId": <the run's id>, "tool": <its name>}` (keys sorted at every level, no
+    /// whitespace). It binds the run and the request too, so a record whose run id or request
+    /// id was rewritten (say, to move it into another run's row) is refused on load. A host
+    /// may store it beside the request it delivers and compare it when the answer comes back.
     pub fn fingerprint(&self) -> &str {
         &self.halted.fingerprint
     }

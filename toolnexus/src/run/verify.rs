@@ -226,18 +226,23 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
     for (k, deferred) in run.halted.deferred.iter().enumerate() {
         let Some(d) = deferred else { continue };
         let later = &calls[index + 1 + k];
-        let expected = d
-            .result
-            .is_pending()
-            .then(|| fingerprint::of(&later.name, &later.arguments, &d.args));
+        let expected = d.result.pending().map(|request| {
+            let ids = fingerprint::Ids {
+                run: &run.run_id,
+                request: &request.id,
+            };
+            fingerprint::of(ids, &later.name, &later.arguments, &d.args)
+        });
         if d.fingerprint != expected {
             return fail(format!(
-                "`halted.deferred[{k}].fingerprint` is {} but the suspended call ({} with `messages[{at}].tool_calls[{}].arguments` {} and `halted.deferred[{k}].args` {}) hashes to {}: the call changed after its request was made",
+                "`halted.deferred[{k}].fingerprint` is {} but the suspended call ({} with `messages[{at}].tool_calls[{}].arguments` {} and `halted.deferred[{k}].args` {}, in run {} asking request {}) hashes to {}: the call, its run id or its request id changed after its request was made",
                 show(&d.fingerprint),
                 show(&later.name),
                 index + 1 + k,
                 show(&later.arguments),
                 show(&d.args),
+                show(&run.run_id),
+                show(&d.result.pending().map(|r| &r.id)),
                 show(&expected)
             ));
         }
@@ -260,14 +265,20 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
         ));
     };
     same_request(&run.pending, own, k)?;
-    let expected = fingerprint::of(&call.name, &call.arguments, &record.args);
+    let ids = fingerprint::Ids {
+        run: &run.run_id,
+        request: &run.pending.id,
+    };
+    let expected = fingerprint::of(ids, &call.name, &call.arguments, &record.args);
     if run.halted.fingerprint != expected {
         return fail(format!(
-            "`halted.fingerprint` is {} but the halted call ({} with `messages[{at}].tool_calls[{index}].arguments` {} and `toolCalls[{k}].args` {}) hashes to {}: the call changed after its request was made",
+            "`halted.fingerprint` is {} but the halted call ({} with `messages[{at}].tool_calls[{index}].arguments` {} and `toolCalls[{k}].args` {}, in run {} asking request {}) hashes to {}: the call, its run id or its request id changed after its request was made",
             show(&run.halted.fingerprint),
             show(&call.name),
             show(&call.arguments),
             show(&record.args),
+            show(&run.run_id),
+            show(&run.pending.id),
             show(&expected)
         ));
     }

@@ -15,6 +15,87 @@ impl MemoryStore {
             .is_some()
     }
 
+    /// Sets one column of a run's row to `value` as is (`None`: SQL `NULL`), to test how a
+    /// damaged or forged row reads: `run_id`, `request_id`, `state`, `record`, `answer`,
+    /// `checkpoint`, `result`, `history`, or an integer column (`created_at`, `expires_at`,
+    /// `lease_until`). Returns `None` when the run does not exist, `Some(false)` when the column
+    /// cannot hold `value` (text in an integer column, `NULL` where the row needs a value, an
+    /// unknown column), as a typed SQL column would refuse it.
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-support")))]
+    pub fn write_raw_column(
+        &self,
+        run_id: &str,
+        column: &str,
+        value: Option<&str>,
+    ) -> Option<bool> {
+        let mut rows = self.rows();
+        let mut row = rows.by_id.get(run_id)?.clone();
+        let int = || value.map(str::parse::<i64>);
+        let held = match (column, value) {
+            ("run_id", Some(v)) => {
+                rows.parked.remove(&(row.created_at, row.run_id.clone()));
+                rows.by_id.remove(run_id);
+                v.clone_into(&mut row.run_id);
+                true
+            }
+            ("request_id", Some(v)) => {
+                v.clone_into(&mut row.request_id);
+                true
+            }
+            ("state", Some(v)) => {
+                v.clone_into(&mut row.state);
+                true
+            }
+            ("record", Some(v)) => {
+                v.clone_into(&mut row.record);
+                true
+            }
+            ("history", Some(v)) => {
+                v.clone_into(&mut row.history);
+                true
+            }
+            ("answer", v) => {
+                row.answer = v.map(str::to_owned);
+                true
+            }
+            ("checkpoint", v) => {
+                row.checkpoint = v.map(str::to_owned);
+                true
+            }
+            ("result", v) => {
+                row.result = v.map(str::to_owned);
+                true
+            }
+            ("created_at", Some(_)) => match int() {
+                Some(Ok(at)) => {
+                    rows.parked.remove(&(row.created_at, row.run_id.clone()));
+                    row.created_at = at;
+                    true
+                }
+                _ => false,
+            },
+            ("expires_at", _) => match int().transpose() {
+                Ok(at) => {
+                    row.expires_at = at;
+                    true
+                }
+                Err(_) => false,
+            },
+            ("lease_until", _) => match int().transpose() {
+                Ok(at) => {
+                    row.lease_until = at;
+                    true
+                }
+                Err(_) => false,
+            },
+            _ => false,
+        };
+        if held {
+            rows.insert(row);
+        }
+        Some(held)
+    }
+
     /// Replaces a conversation's stored transcript text as is, to test how a damaged row
     /// reads. Returns whether the conversation exists.
     #[cfg_attr(docsrs, doc(cfg(feature = "test-support")))]
