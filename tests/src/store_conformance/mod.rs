@@ -84,7 +84,9 @@ macro_rules! store_conformance {
             a_run_that_keeps_crashing_its_worker_is_given_up,
             a_record_spliced_with_its_ids_rewritten_is_refused,
             a_run_whose_run_id_was_changed_is_refused,
-            a_run_whose_request_id_was_changed_is_refused);
+            a_run_whose_request_id_was_changed_is_refused,
+            a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local,
+            a_damaged_timestamp_column_stays_local, a_run_in_an_unknown_state_is_listed_damaged);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -98,7 +100,9 @@ macro_rules! store_conformance {
                 an_unsealed_record_in_a_sealed_store_is_refused,
                 an_edited_sealed_record_is_refused,
                 a_record_sealed_with_an_unknown_key_is_refused,
-                a_record_sealed_with_a_retired_key_opens);
+                a_record_sealed_with_a_retired_key_opens,
+                an_unsealed_answer_in_a_sealed_store_is_refused,
+                a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local);
         }
     };
     (@cases $make:path; $($case:ident),*) => {

@@ -63,6 +63,12 @@ impl RunStore for Flaky {
     fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
         self.inner.next_due()
     }
+    fn list_damaged(
+        &self,
+        limit: usize,
+    ) -> BoxFuture<'_, StoreResult<Vec<toolnexus::store::DamagedRun>>> {
+        self.inner.list_damaged(limit)
+    }
     fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
         self.inner.waiting()
     }

@@ -52,10 +52,14 @@
 //!   [`StoreError::Corrupt`] naming the run; every other run works as before. A worker that
 //!   meets such a row when it claims or takes over a run marks it
 //!   [`damaged`](RunState::Damaged) (its history says why and which worker found it), so it
-//!   leaves the claimable set at once and no worker is offered it again.
-//! - **Sealed rows.** A store given seal keys (`with_seal_keys`) seals every record and
-//!   checkpoint it writes and refuses, as [`StoreError::Corrupt`] for that run only, a row
-//!   that does not open under its keys or holds another row's record. A store without keys
+//!   leaves the claimable set at once and no worker is offered it again. A row whose indexed
+//!   columns cannot be read (an unknown state; in SQLite, text in a timestamp) never fails a
+//!   page of [`list_pending`](RunStore::list_pending): it is reported in [`Page::damaged`]
+//!   with its run id. [`RunStore::list_damaged`] lists every such run for an operator, with
+//!   why.
+//! - **Sealed rows.** A store given seal keys (`with_seal_keys`) seals every record,
+//!   checkpoint and answer it writes and refuses, as [`StoreError::Corrupt`] for that run
+//!   only, a row that does not open under its keys or holds another row's record or answer. A store without keys
 //!   trusts whoever can write its rows: a record is checked against itself, which catches
 //!   damage but not a consistent forgery.
 //!
@@ -96,6 +100,8 @@
 
 use std::time::Duration;
 
+#[cfg(any(feature = "sqlite", feature = "test-support"))]
+mod cell;
 mod conversation;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -125,16 +131,66 @@ pub use run_store::RunStore;
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
 pub use types::{
-    Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, StoredRun,
+    Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult,
+    StoredRun,
 };
 
+#[cfg(feature = "sqlite")]
+pub(crate) use cell::Cell;
 pub(crate) use row::{
-    Columns, Outcome, RawRow, answer_json, check_answer, damaged_event, events_json,
-    expired_answer, failed_event, first_history, from_millis, lease_ms, lease_until, now_ms,
-    refusal, released_state, run_id_of, takeover_claim, takeover_event, token_i64,
+    Columns, Outcome, RawRow, check_answer, damaged_event, events_json, expired_answer,
+    failed_event, first_history, from_millis, lease_ms, lease_until, now_ms, refusal,
+    released_state, run_id_of, takeover_claim, takeover_event, token_i64,
 };
 pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;
+
+/// The row decoding the stores share, opened for fuzzing and tests (feature `test-support`):
+/// a row as a SQL database hands it over ([`rows::Cell`]s in column order) and what each
+/// read of it gives. Not for production use.
+#[cfg(feature = "test-support")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-support")))]
+pub mod rows {
+    pub use super::cell::Cell;
+    use super::{Claim, DamagedRun, Page, RawRow, RunInfo, Seal, StoreResult, StoredRun};
+    use crate::run::SealKey;
+
+    /// What each read of one row gives.
+    #[derive(Debug)]
+    #[non_exhaustive]
+    pub struct Decoded {
+        /// Its indexed columns ([`RunStore::info`](super::RunStore::info)).
+        pub info: StoreResult<RunInfo>,
+        /// The whole run ([`RunStore::get`](super::RunStore::get)).
+        pub run: StoreResult<StoredRun>,
+        /// The claim a takeover makes of it (`None` without an answer to resume with).
+        pub takeover: StoreResult<Claim>,
+        /// The row on a page of [`list_pending`](super::RunStore::list_pending).
+        pub page: Page,
+        /// The row as [`list_damaged`](super::RunStore::list_damaged) reports it.
+        pub damaged: Option<DamagedRun>,
+    }
+
+    /// Decodes one row, given as the columns of
+    /// `run_id, request_id, kind, prompt, created_at, expires_at, state, lease_owner,
+    /// lease_until, version, claims, history, record, answer, checkpoint, result` in this
+    /// order (fewer: the columns left out are missing), with a store's seal keys (the first
+    /// seals; none: an unsealed store), through the decoding the SQL stores use.
+    pub fn decode(cells: Vec<Cell>, keys: &[SealKey]) -> Decoded {
+        let seal = match keys.split_first() {
+            Some((current, retired)) => Seal::new(current.clone(), retired.iter().cloned()),
+            None => Seal::default(),
+        };
+        let row = RawRow::from_cells(cells);
+        Decoded {
+            info: row.info(),
+            run: row.decode(&seal),
+            takeover: super::takeover_claim(&row, &seal, "fuzz", 0, false),
+            page: Page::of_rows(vec![row.clone()], 1),
+            damaged: row.as_damaged(),
+        }
+    }
+}
 
 /// How long a claim holds a run unless renewed, when the store is not told otherwise.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::row::millis;
-use super::{RunInfo, StoreError, StoreResult};
+use super::{DamagedRun, RawRow, RunInfo, StoreError, StoreResult};
 
 /// Which pending runs [`RunStore::list_pending`](super::RunStore::list_pending) returns, oldest first.
 ///
@@ -117,17 +117,34 @@ pub struct Page {
     pub runs: Vec<RunInfo>,
     /// The cursor of the next page ([`PendingQuery::after`]); `None` on the last page.
     pub next: Option<String>,
+    /// The parked runs of this page whose rows cannot be read (a damaged column), left out of
+    /// `runs` so one bad row never fails a page: each with its run id and why.
+    pub damaged: Vec<DamagedRun>,
 }
 
 impl Page {
-    pub(crate) fn new(mut runs: Vec<RunInfo>, size: usize) -> Self {
-        let next = if runs.len() > size {
-            runs.truncate(size);
-            runs.last()
-                .map(|r| format!("{}:{}", millis(r.created_at), r.run_id))
+    /// The page of `rows` (one more than `size` when another page follows), in order: each
+    /// row listed, or reported damaged when it cannot be read.
+    pub(crate) fn of_rows(mut rows: Vec<RawRow>, size: usize) -> Self {
+        let next = if rows.len() > size {
+            rows.truncate(size);
+            rows.last()
+                .map(|r| format!("{}:{}", r.created_at, r.run_id))
         } else {
             None
         };
-        Self { runs, next }
+        let mut runs = Vec::with_capacity(rows.len());
+        let mut damaged = Vec::new();
+        for row in &rows {
+            match row.info() {
+                Ok(info) => runs.push(info),
+                Err(e) => damaged.push(row.damaged_run(&e)),
+            }
+        }
+        Self {
+            runs,
+            next,
+            damaged,
+        }
     }
 }

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::types::attempts_since_answer;
 use super::{
-    Claim, Lease, RunEvent, RunEventKind, RunInfo, RunState, Seal, StoreError, StoreResult,
-    StoredRun,
+    Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, Seal, StoreError,
+    StoreResult, StoredRun,
 };
 use crate::request::{Answer, DeclineReason};
 use crate::run::{PendingRun, RunResult, RunStatus};
@@ -133,10 +133,58 @@ pub(crate) struct RawRow {
     pub(crate) answer: Option<String>,
     pub(crate) checkpoint: Option<String>,
     pub(crate) result: Option<String>,
+    /// Why a column of the row could not be read as the schema says ([`RawRow::from_cells`]):
+    /// the row is then known by its run id only, and every read of it is
+    /// [`StoreError::Corrupt`].
+    pub(crate) damage: Option<String>,
 }
 
 impl RawRow {
+    /// This row as an operator sees it when it cannot be read (`error`).
+    pub(crate) fn damaged_run(&self, error: &StoreError) -> DamagedRun {
+        DamagedRun {
+            run_id: self.run_id.clone(),
+            state: self.state.clone(),
+            reason: error.to_string(),
+            at: None,
+        }
+    }
+
+    /// This row as [`RunStore::list_damaged`](super::RunStore::list_damaged) reports it: a row
+    /// that cannot be read, or one a worker marked damaged (with the error it met); `None`
+    /// for any other row.
+    pub(crate) fn as_damaged(&self) -> Option<DamagedRun> {
+        if let Err(e) = self.info() {
+            return Some(self.damaged_run(&e));
+        }
+        if self.state != RunState::Damaged.as_str() {
+            return None;
+        }
+        let events = self.events();
+        let event = events
+            .iter()
+            .rev()
+            .find(|e| e.event == RunEventKind::Damaged);
+        Some(DamagedRun {
+            run_id: self.run_id.clone(),
+            state: self.state.clone(),
+            reason: event
+                .and_then(|e| e.error.clone())
+                .unwrap_or_else(|| "marked damaged; its history does not say why".to_owned()),
+            at: event.map(|e| e.at),
+        })
+    }
+
+    /// [`StoreError::Corrupt`] when a column of the row could not be read.
+    pub(crate) fn readable(&self) -> StoreResult<()> {
+        match &self.damage {
+            Some(why) => Err(self.corrupt(why.clone())),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn info(&self) -> StoreResult<RunInfo> {
+        self.readable()?;
         let state = RunState::parse(&self.state)
             .ok_or_else(|| self.corrupt(format!("unknown state `{}`", self.state)))?;
         let lease = match (&self.lease_owner, self.lease_until) {
@@ -183,7 +231,7 @@ impl RawRow {
         self.history.push(']');
     }
 
-    fn corrupt(&self, message: String) -> StoreError {
+    pub(crate) fn corrupt(&self, message: String) -> StoreError {
         StoreError::Corrupt {
             run_id: self.run_id.clone(),
             message,
@@ -191,13 +239,14 @@ impl RawRow {
     }
 
     pub(crate) fn record(&self, seal: &Seal) -> StoreResult<PendingRun> {
+        self.readable()?;
         seal.open_record(&self.run_id, &self.request_id, &self.record)
     }
 
-    pub(crate) fn answer(&self) -> StoreResult<Option<Answer>> {
+    pub(crate) fn answer(&self, seal: &Seal) -> StoreResult<Option<Answer>> {
         self.answer
             .as_deref()
-            .map(|a| serde_json::from_str(a).map_err(|e| self.corrupt(format!("answer: {e}"))))
+            .map(|a| seal.open_answer(&self.run_id, &self.request_id, a))
             .transpose()
     }
 
@@ -217,7 +266,7 @@ impl RawRow {
         Ok(StoredRun {
             info: self.info()?,
             record: self.record(seal)?,
-            answer: self.answer()?,
+            answer: self.answer(seal)?,
             checkpoint: self.checkpoint(seal)?,
             result,
         })
@@ -287,9 +336,9 @@ pub(crate) fn failed_event(claim: &Claim, error: &str, retry: bool) -> (String, 
     }
 }
 
-/// The JSON of the answer an expired run is resumed with.
-pub(crate) fn expired_answer(request_id: &str) -> String {
-    serde_json::to_string(&Answer::decline(request_id, DeclineReason::Expired)).unwrap_or_default()
+/// The answer an expired run is resumed with, as `seal` keeps it.
+pub(crate) fn expired_answer(seal: &Seal, request_id: &str) -> String {
+    seal.answer(&Answer::decline(request_id, DeclineReason::Expired))
 }
 
 /// Refuses an answer a store must not keep: `data` nested deeper than
@@ -329,10 +378,6 @@ pub(crate) fn check_answer(answer: &Answer) -> StoreResult<()> {
         )));
     }
     Ok(())
-}
-
-pub(crate) fn answer_json(answer: &Answer) -> String {
-    serde_json::to_string(answer).unwrap_or_default()
 }
 
 pub(crate) fn token_i64(claim: &Claim) -> i64 {
@@ -377,7 +422,8 @@ pub(crate) fn takeover_claim(
     until: i64,
     logged: bool,
 ) -> StoreResult<Claim> {
-    let answer = row.answer()?.ok_or_else(|| StoreError::Corrupt {
+    row.readable()?;
+    let answer = row.answer(seal)?.ok_or_else(|| StoreError::Corrupt {
         run_id: row.run_id.clone(),
         message: "a claimed, answered or expired run has no answer".to_owned(),
     })?;

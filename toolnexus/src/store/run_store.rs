@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::{
-    Claim, ConversationStore, Page, PendingQuery, RunInfo, RunState, StoreError, StoreResult,
-    StoredRun,
+    Claim, ConversationStore, DamagedRun, Page, PendingQuery, RunInfo, RunState, StoreError,
+    StoreResult, StoredRun,
 };
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
@@ -195,6 +195,19 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     ///
     /// [`StoreError::Invalid`] for a cursor no page returned.
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>>;
+
+    /// The runs an operator should look at, by run id, at most `limit`: every run a worker
+    /// marked [`Damaged`](RunState::Damaged) (with the error it met, from its history), and
+    /// every row whose indexed columns cannot be read (an unknown state; in SQLite, whose
+    /// columns hold any value, a timestamp that is not an integer), with why. A run whose
+    /// record, answer or checkpoint alone is damaged is listed once a worker met it (a
+    /// [`get`](RunStore::get) only reports it, as [`StoreError::Corrupt`]). May read every
+    /// row of the store: an operator's tool, not a hot path.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the store cannot be reached.
+    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>>;
 
     /// Marks every parked run whose request is past `expiresAt` as expired (its answer becomes
     /// `declined/expired`, for [`take_over`](RunStore::take_over)); returns their ids.

@@ -145,6 +145,23 @@ pub struct Lease {
     pub until: SystemTime,
 }
 
+/// A run an operator should look at: its row cannot be read, or a worker found it unreadable
+/// and marked it [`Damaged`](RunState::Damaged) ([`RunStore::list_damaged`](super::RunStore::list_damaged),
+/// [`Page::damaged`](super::Page::damaged)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DamagedRun {
+    /// The run's id.
+    pub run_id: String,
+    /// Its state as stored (`damaged`, or whatever an unreadable row holds).
+    pub state: String,
+    /// Why it cannot be used: the error a worker met (its `damaged` event), or what in the row
+    /// cannot be read.
+    pub reason: String,
+    /// When a worker marked it damaged (`None` for a row found unreadable as it was read).
+    pub at: Option<SystemTime>,
+}
+
 /// The indexed columns of a stored run: what listing and lookups read without decoding the
 /// record.
 #[derive(Clone, Debug, PartialEq, Eq)]

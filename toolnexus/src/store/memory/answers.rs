@@ -7,8 +7,8 @@ use std::time::SystemTime;
 use super::{MemoryStore, Rows};
 use crate::request::Answer;
 use crate::store::{
-    Claim, RawRow, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, answer_json,
-    events_json, expired_answer, from_millis, lease_ms, now_ms, refusal,
+    Claim, RawRow, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, events_json,
+    expired_answer, from_millis, lease_ms, now_ms, refusal,
 };
 
 impl MemoryStore {
@@ -35,7 +35,7 @@ impl MemoryStore {
         }
         if row.expires_at.is_some_and(|at| at <= now) {
             let mut expired = row;
-            mark_expired(&mut expired, now);
+            mark_expired(&mut expired, &self.seal, now);
             rows.insert(expired);
             self.changed();
             self.work();
@@ -63,7 +63,7 @@ impl MemoryStore {
         RunState::Claimed.as_str().clone_into(&mut claimed.state);
         claimed.lease_owner = Some(owner.to_owned());
         claimed.lease_until = Some(until);
-        claimed.answer = Some(answer_json(answer));
+        claimed.answer = Some(self.seal.answer(answer));
         claimed.claims += 1;
         claimed.version += 1;
         rows.insert(claimed);
@@ -79,7 +79,7 @@ impl MemoryStore {
         // read before the row changes: a corrupt record leaves the run parked
         row.record(&self.seal)?;
         RunState::Answered.as_str().clone_into(&mut row.state);
-        row.answer = Some(answer_json(answer));
+        row.answer = Some(self.seal.answer(answer));
         row.append(
             &RunEvent::new(RunEventKind::Answered, now)
                 .request(&answer.id)
@@ -145,9 +145,9 @@ impl MemoryStore {
 }
 
 /// Marks a parked row expired at `now`: its answer becomes `declined/expired`.
-pub(super) fn mark_expired(row: &mut RawRow, now: i64) {
+pub(super) fn mark_expired(row: &mut RawRow, seal: &crate::store::Seal, now: i64) {
     RunState::Expired.as_str().clone_into(&mut row.state);
-    row.answer = Some(expired_answer(&row.request_id));
+    row.answer = Some(expired_answer(seal, &row.request_id));
     row.append(
         &RunEvent::new(RunEventKind::Expired, now)
             .request(&row.request_id)

@@ -88,7 +88,7 @@ impl MemoryStore {
         self
     }
 
-    /// Seals every record and checkpoint this handle writes with `current`, and refuses any
+    /// Seals every record, checkpoint and answer this handle writes with `current`, and refuses any
     /// row that does not open under `current` or one of `retired` (keys being rotated out),
     /// as [`StoreError::Corrupt`] for that run only. Give every handle of one store the same
     /// keys (clones made before this call share the rows, not the keys).
@@ -174,6 +174,7 @@ impl MemoryStore {
             answer: None,
             checkpoint: None,
             result: None,
+            damage: None,
         };
         let info = row.info()?;
         rows.insert(row);
@@ -313,12 +314,21 @@ impl MemoryStore {
             {
                 continue;
             }
-            runs.push(row.info()?);
+            runs.push(row.clone());
             if runs.len() > size {
                 break;
             }
         }
-        Ok(Page::new(runs, size))
+        Ok(Page::of_rows(runs, size))
+    }
+
+    fn list_damaged_now(&self, limit: usize) -> Vec<super::DamagedRun> {
+        let rows = self.rows();
+        let mut damaged: Vec<_> = rows.by_id.values().filter_map(RawRow::as_damaged).collect();
+        drop(rows);
+        damaged.sort_unstable_by(|a, b| a.run_id.cmp(&b.run_id));
+        damaged.truncate(limit);
+        damaged
     }
 
     fn expire_now(&self) -> Vec<String> {
@@ -334,7 +344,7 @@ impl MemoryStore {
             .collect();
         let mut ids = Vec::with_capacity(due.len());
         for mut row in due {
-            mark_expired(&mut row, now);
+            mark_expired(&mut row, &self.seal, now);
             ids.push(row.run_id.clone());
             rows.insert(row);
         }

@@ -8,8 +8,9 @@ use super::{MemoryStore, check_request_free};
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
 use crate::store::{
-    Claim, ConversationStore, Outcome, Page, PendingQuery, RawRow, RunEvent, RunEventKind, RunInfo,
-    RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer, now_ms,
+    Claim, ConversationStore, DamagedRun, Outcome, Page, PendingQuery, RawRow, RunEvent,
+    RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer,
+    now_ms,
 };
 use crate::util::BoxFuture;
 
@@ -206,6 +207,10 @@ impl RunStore for MemoryStore {
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
         Box::pin(async move { Ok(self.expire_now()) })
+    }
+
+    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
+        Box::pin(async move { Ok(self.list_damaged_now(limit)) })
     }
 
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {

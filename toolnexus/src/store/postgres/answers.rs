@@ -11,9 +11,8 @@ use super::{PostgresStore, pg};
 use crate::request::Answer;
 use crate::store::sql::{COLUMNS, append_history};
 use crate::store::{
-    Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, answer_json,
-    events_json, expired_answer, from_millis, lease_ms, now_ms, refusal, takeover_claim,
-    takeover_event,
+    Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, events_json,
+    expired_answer, from_millis, lease_ms, now_ms, refusal, takeover_claim, takeover_event,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it (by whom).
@@ -95,7 +94,7 @@ impl PostgresStore {
             .prepare_cached(&self.answer_sql(how))
             .await
             .map_err(|e| pg(&e))?;
-        let json = answer_json(answer);
+        let json = self.seal.answer(answer);
         let changed = match how {
             Answering::Claim(owner) => {
                 let params: [&(dyn ToSql + Sync); 6] =
@@ -210,9 +209,12 @@ impl PostgresStore {
         let event = RunEvent::new(RunEventKind::Expired, now)
             .request(request_id)
             .json();
-        tx.execute(&stmt, &[&run_id, &expired_answer(request_id), &event])
-            .await
-            .map_err(|e| pg(&e))?;
+        tx.execute(
+            &stmt,
+            &[&run_id, &expired_answer(&self.seal, request_id), &event],
+        )
+        .await
+        .map_err(|e| pg(&e))?;
         Ok(())
     }
 
@@ -240,7 +242,7 @@ impl PostgresStore {
         let mut events = Vec::with_capacity(due.len());
         for row in &due {
             let (run_id, request_id): (String, String) = (row.get(0), row.get(1));
-            answers.push(expired_answer(&request_id));
+            answers.push(expired_answer(&self.seal, &request_id));
             events.push(
                 RunEvent::new(RunEventKind::Expired, now)
                     .request(&request_id)

@@ -27,11 +27,13 @@ use listen::Listener;
 use rows::{raw, raw_info};
 
 use super::{
-    Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RunInfo, RunStore, StoreError,
-    StoreResult, StoredRun, Wake, check_answer, first_history, from_millis, lease_until, now_ms,
-    run_id_of, token_i64,
+    Claim, Columns, DEFAULT_LEASE, DamagedRun, Outcome, Page, PendingQuery, RunInfo, RunStore,
+    StoreError, StoreResult, StoredRun, Wake, check_answer, first_history, from_millis,
+    lease_until, now_ms, run_id_of, token_i64,
 };
-use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql};
+use crate::store::sql::{
+    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
+};
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
 ///
@@ -150,7 +152,7 @@ impl PostgresStore {
         Ok(store)
     }
 
-    /// Seals every record and checkpoint this handle writes with `current`, and refuses any
+    /// Seals every record, checkpoint and answer this handle writes with `current`, and refuses any
     /// row that does not open under `current` or one of `retired` (keys being rotated out),
     /// as [`StoreError::Corrupt`] for that run only. Every process on the database needs the
     /// same keys. Without keys the store trusts whoever can write the database: a record is
@@ -485,7 +487,7 @@ impl RunStore for PostgresStore {
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         Box::pin(async move {
             let size = query.page_size();
-            let (sql, params) = pending_sql(query, |n| format!("${n}"))?;
+            let (sql, params) = pending_sql(query, |n| format!("${n}"), "")?;
             let params: Vec<Box<dyn ToSql + Sync + Send>> = params
                 .into_iter()
                 .map(|p| -> Box<dyn ToSql + Sync + Send> {
@@ -502,11 +504,24 @@ impl RunStore for PostgresStore {
             let client = self.client().await?;
             let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
             let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
-            let runs = rows
-                .iter()
-                .map(|r| raw(r).info())
-                .collect::<StoreResult<Vec<_>>>()?;
-            Ok(Page::new(runs, size))
+            Ok(Page::of_rows(rows.iter().map(raw).collect(), size))
+        })
+    }
+
+    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
+        Box::pin(async move {
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            // the columns are typed: only the state can hold what no run is in
+            let stmt = client
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM runs WHERE state NOT IN {GOOD_STATES}
+                     ORDER BY run_id LIMIT $1"
+                ))
+                .await
+                .map_err(|e| pg(&e))?;
+            let rows = client.query(&stmt, &[&limit]).await.map_err(|e| pg(&e))?;
+            Ok(rows.iter().filter_map(|r| raw(r).as_damaged()).collect())
         })
     }
 

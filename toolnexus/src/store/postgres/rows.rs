@@ -33,6 +33,7 @@ fn raw_info_at(r: &Row, at: usize) -> RawRow {
         answer: None,
         checkpoint: None,
         result: None,
+        damage: None,
     }
 }
 

@@ -12,6 +12,7 @@ mod schema;
 
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
-    COLUMNS, CONVERSATION_COLUMNS, INFO_COLUMNS, append_history, backend, park_conflict,
+    COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
+    park_conflict,
 };
 pub(crate) use schema::{due_migrations, initial_schema};

@@ -11,12 +11,18 @@ pub(crate) enum SqlParam {
 }
 
 /// The `list_pending` statement for `query` (one row more than a page, to know whether another
-/// follows), with `placeholder(n)` naming the n-th parameter (from 1).
+/// follows), with `placeholder(n)` naming the n-th parameter (from 1), and `also` (SQL, or
+/// empty) a further condition every row listed meets.
 pub(crate) fn pending_sql(
     query: &PendingQuery,
     placeholder: fn(usize) -> String,
+    also: &str,
 ) -> StoreResult<(String, Vec<SqlParam>)> {
     let mut sql = format!("SELECT {COLUMNS} FROM runs WHERE state = 'parked'");
+    if !also.is_empty() {
+        sql.push_str(" AND ");
+        sql.push_str(also);
+    }
     let mut params = Vec::new();
     let mut push = |sql: &mut String, clause: &str, values: Vec<SqlParam>| {
         sql.push_str(" AND ");

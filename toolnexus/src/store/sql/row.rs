@@ -17,6 +17,11 @@ pub(crate) const INFO_COLUMNS: &str = "run_id, request_id, kind, prompt, created
 pub(crate) const CONVERSATION_COLUMNS: &str =
     "id, messages, turns, message_count, waiting_run, waiting_request, updated_at, version";
 
+/// The states a readable row may hold, as an SQL list: a row in any other state is listed by
+/// [`RunStore::list_damaged`](crate::store::RunStore::list_damaged).
+pub(crate) const GOOD_STATES: &str =
+    "('parked', 'answered', 'claimed', 'expired', 'finished', 'failed')";
+
 /// A database failure, as its message.
 pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(e.to_string())

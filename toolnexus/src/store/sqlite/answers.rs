@@ -10,8 +10,8 @@ use super::{SqliteStore, raw, row_where};
 use crate::request::Answer;
 use crate::store::sql::{COLUMNS, append_history, backend};
 use crate::store::{
-    Claim, RawRow, RunEvent, RunEventKind, RunState, Seal, StoreError, StoreResult, answer_json,
-    events_json, expired_answer, from_millis, lease_ms, now_ms, refusal, token_i64,
+    Claim, RawRow, RunEvent, RunEventKind, RunState, Seal, StoreError, StoreResult, events_json,
+    expired_answer, from_millis, lease_ms, now_ms, refusal, token_i64,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it for one.
@@ -50,7 +50,7 @@ pub(super) fn answer_blocking(
             ))
             .map_err(backend)?
             .query_row(
-                params![answer.id, owner, until, answer_json(answer), now, events],
+                params![answer.id, owner, until, seal.answer(answer), now, events],
                 raw,
             )
             .optional()
@@ -75,7 +75,7 @@ pub(super) fn answer_blocking(
             ))
             .map_err(backend)?
             .query_row(
-                params![answer.id, answer_json(answer), now, answered.by(by).json()],
+                params![answer.id, seal.answer(answer), now, answered.by(by).json()],
                 raw,
             )
             .optional()
@@ -99,7 +99,7 @@ pub(super) fn answer_blocking(
         return Err(refusal(&row.run_id, state));
     }
     // parked but past `expiresAt`: the answer becomes declined/expired
-    mark_expired(&tx, &row.run_id, &row.request_id, now)?;
+    mark_expired(&tx, seal, &row.run_id, &row.request_id, now)?;
     tx.commit().map_err(backend)?;
     Err(StoreError::Expired { run_id: row.run_id })
 }
@@ -107,6 +107,7 @@ pub(super) fn answer_blocking(
 /// Marks a parked run expired: its answer becomes `declined/expired`.
 pub(super) fn mark_expired(
     conn: &Connection,
+    seal: &Seal,
     run_id: &str,
     request_id: &str,
     now: i64,
@@ -119,7 +120,7 @@ pub(super) fn mark_expired(
     .and_then(|mut stmt| {
         stmt.execute(params![
             run_id,
-            expired_answer(request_id),
+            expired_answer(seal, request_id),
             RunEvent::new(RunEventKind::Expired, now)
                 .request(request_id)
                 .json()

@@ -20,11 +20,13 @@ use answers::{Answering, answer_blocking, mark_expired, take_over_blocking};
 use connection::Connections;
 
 use super::{
-    Claim, Columns, DEFAULT_LEASE, Outcome, Page, PendingQuery, RawRow, RunInfo, RunState,
-    RunStore, StoreError, StoreResult, StoredRun, check_answer, first_history, from_millis,
-    lease_until, now_ms, run_id_of, token_i64,
+    Cell, Claim, Columns, DEFAULT_LEASE, DamagedRun, Outcome, Page, PendingQuery, RawRow, RunInfo,
+    RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer, first_history,
+    from_millis, lease_until, now_ms, run_id_of, token_i64,
 };
-use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql};
+use crate::store::sql::{
+    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
+};
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
 ///
@@ -96,7 +98,7 @@ impl SqliteStore {
         })
     }
 
-    /// Seals every record and checkpoint this handle writes with `current`, and refuses any
+    /// Seals every record, checkpoint and answer this handle writes with `current`, and refuses any
     /// row that does not open under `current` or one of `retired` (keys being rotated out),
     /// as [`StoreError::Corrupt`] for that run only. Every process that opens the file needs
     /// the same keys. Without keys the store trusts whoever can write the file: a record is
@@ -167,34 +169,33 @@ impl SqliteStore {
 
 /// A row read with [`COLUMNS`]: the info columns, then the blobs.
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    let mut row = raw_info(r)?;
-    row.record = r.get(12)?;
-    row.answer = r.get(13)?;
-    row.checkpoint = r.get(14)?;
-    row.result = r.get(15)?;
-    Ok(row)
+    cells(r, 16)
 }
 
 /// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
 fn raw_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok(RawRow {
-        run_id: r.get(0)?,
-        request_id: r.get(1)?,
-        kind: r.get(2)?,
-        prompt: r.get(3)?,
-        created_at: r.get(4)?,
-        expires_at: r.get(5)?,
-        state: r.get(6)?,
-        lease_owner: r.get(7)?,
-        lease_until: r.get(8)?,
-        version: r.get(9)?,
-        claims: r.get(10)?,
-        history: r.get(11)?,
-        record: String::new(),
-        answer: None,
-        checkpoint: None,
-        result: None,
-    })
+    cells(r, 12)
+}
+
+/// The row of the first `n` columns of `r`, through the decoding the SQL stores share: a
+/// column holding what the schema does not allow (SQLite keeps any value in any column)
+/// damages that row only ([`RawRow::from_cells`]).
+fn cells(r: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<RawRow> {
+    use rusqlite::types::ValueRef;
+    let mut cells = Vec::with_capacity(n);
+    for k in 0..n {
+        cells.push(match r.get_ref(k)? {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(i) => Cell::Int(i),
+            ValueRef::Real(f) => Cell::Real(f),
+            ValueRef::Text(t) => match std::str::from_utf8(t) {
+                Ok(t) => Cell::Text(t.to_owned()),
+                Err(_) => Cell::Blob(t.to_vec()),
+            },
+            ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
+        });
+    }
+    Ok(RawRow::from_cells(cells))
 }
 
 fn row_where(conn: &Connection, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
@@ -486,7 +487,11 @@ impl RunStore for SqliteStore {
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         Box::pin(async move {
             let size = query.page_size();
-            let (sql, params) = pending_sql(query, |n| format!("?{n}"))?;
+            // SQLite keeps any value in any column: the pages walk the rows whose `created_at`
+            // is an integer (the cursor's order); the others are reported on the first page
+            let (sql, params) =
+                pending_sql(query, |n| format!("?{n}"), "typeof(created_at) = 'integer'")?;
+            let first = query.cursor()?.is_none();
             self.call(move |conn| {
                 let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
                 let rows = stmt
@@ -494,18 +499,56 @@ impl RunStore for SqliteStore {
                     .map_err(backend)?
                     .collect::<rusqlite::Result<Vec<_>>>()
                     .map_err(backend)?;
-                let runs = rows
-                    .iter()
-                    .map(RawRow::info)
-                    .collect::<StoreResult<Vec<_>>>()?;
-                Ok(Page::new(runs, size))
+                let mut page = Page::of_rows(rows, size);
+                if first {
+                    let mut stmt = conn
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM runs
+                             WHERE state = 'parked' AND typeof(created_at) <> 'integer'
+                             ORDER BY run_id LIMIT ?1"
+                        ))
+                        .map_err(backend)?;
+                    let limit = i64::try_from(size).unwrap_or(i64::MAX);
+                    let unordered = stmt
+                        .query_map([limit], raw)
+                        .map_err(backend)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                        .map_err(backend)?;
+                    page.damaged
+                        .extend(unordered.iter().filter_map(RawRow::as_damaged));
+                }
+                Ok(page)
             })
             .await
         })
     }
 
+    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Box::pin(self.call(move |conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM runs
+                     WHERE state NOT IN {GOOD_STATES}
+                        OR typeof(created_at) <> 'integer' OR typeof(version) <> 'integer'
+                        OR typeof(claims) <> 'integer'
+                        OR typeof(expires_at) NOT IN ('integer', 'null')
+                        OR typeof(lease_until) NOT IN ('integer', 'null')
+                     ORDER BY run_id LIMIT ?1"
+                ))
+                .map_err(backend)?;
+            let rows = stmt
+                .query_map([limit], raw)
+                .map_err(backend)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(backend)?;
+            Ok(rows.iter().filter_map(RawRow::as_damaged).collect())
+        }))
+    }
+
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
-        let expired = Connections::on_thread(&self.shared, |conn| {
+        let seal = self.seal.clone();
+        let expired = Connections::on_thread(&self.shared, move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -528,7 +571,7 @@ impl RunStore for SqliteStore {
             };
             let now = now_ms();
             for (run_id, request_id) in &due {
-                mark_expired(&tx, run_id, request_id, now)?;
+                mark_expired(&tx, &seal, run_id, request_id, now)?;
             }
             tx.commit().map_err(backend)?;
             Ok(due.into_iter().map(|(id, _)| id).collect::<Vec<_>>())
