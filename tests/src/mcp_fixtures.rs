@@ -144,6 +144,8 @@ pub struct Script {
     pub arrived: Arc<tokio::sync::Notify>,
     /// How long the human thinks before each reply.
     pub thinks: Arc<Mutex<std::time::Duration>>,
+    /// Whether the client declares the Tasks extension (`io.modelcontextprotocol/tasks`).
+    pub tasks: bool,
 }
 
 impl std::fmt::Debug for Script {
@@ -161,6 +163,13 @@ impl Script {
             modes: Some((true, true)),
             ..Self::default()
         }
+    }
+
+    /// This client, declaring the Tasks extension too.
+    #[must_use]
+    pub fn with_tasks(mut self) -> Self {
+        self.tasks = true;
+        self
     }
 
     /// A client declaring the given modes (`None`: no elicitation at all).
@@ -245,6 +254,12 @@ impl ClientHandler for Script {
                 e.url = Some(UrlElicitationCapability::new());
             }
             caps.elicitation = Some(e);
+        }
+        if self.tasks {
+            caps.extensions.get_or_insert_with(Default::default).insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                serde_json::Map::new(),
+            );
         }
         ClientConfig::new(caps, Implementation::new("script", "1.0.0"))
     }

@@ -270,7 +270,7 @@ impl Request {
 /// Formats an instant as RFC 3339 UTC with millisecond precision (`2026-01-01T00:00:00.500Z`),
 /// truncating below the millisecond; a whole second has no fraction (`2026-01-01T00:00:00Z`,
 /// the contract's pinned form); instants before 1970 or past 9999 are clamped.
-fn format_rfc3339(at: SystemTime) -> String {
+pub(crate) fn format_rfc3339(at: SystemTime) -> String {
     let millis = match at.duration_since(UNIX_EPOCH) {
         Ok(d) => i128::try_from(d.as_millis()).unwrap_or(i128::MAX),
         Err(_) => 0,

@@ -10,6 +10,7 @@ mod parked;
 mod python;
 mod rounds;
 mod serve;
+mod tasks;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

@@ -18,13 +18,21 @@ const KEY: &str = "a test key for sealing requestState, 32+ bytes long";
 
 /// A server process on `file`, and a 2026-07-28 client session with it.
 async fn process(file: &std::path::Path) -> (RunningService<RoleClient, Script>, u32) {
+    process_with(file, Script::new()).await
+}
+
+/// A server process on `file`, and a 2026-07-28 session of `script` with it.
+pub(crate) async fn process_with(
+    file: &std::path::Path,
+    script: Script,
+) -> (RunningService<RoleClient, Script>, u32) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp_peer"));
     cmd.arg("toolnexus-store")
         .arg(file)
         .env("TOOLNEXUS_MCP_KEY", KEY);
     let child = TokioChildProcess::new(cmd).expect("mcp_peer starts");
     let pid = child.id().expect("a process id");
-    let client = Script::new()
+    let client = script
         .serve_with_lifecycle(
             child,
             ClientLifecycleMode::Discover {
@@ -36,7 +44,7 @@ async fn process(file: &std::path::Path) -> (RunningService<RoleClient, Script>,
     (client, pid)
 }
 
-fn text(r: &CallToolResult) -> (String, bool) {
+pub(crate) fn text(r: &CallToolResult) -> (String, bool) {
     let t = r.content[0].as_text().expect("a text block").text.clone();
     (t, r.is_error.unwrap_or(false))
 }
@@ -124,7 +132,7 @@ async fn a_parked_call_survives_a_server_restart_and_resumes_once() {
 }
 
 /// An in-process server with a `MemoryStore`, and a client session (`rounds`: 2026-07-28).
-async fn in_process(
+pub(crate) async fn in_process(
     service: toolnexus::mcp::McpService,
     script: Script,
     rounds: bool,
@@ -148,7 +156,7 @@ async fn in_process(
         .expect("client starts")
 }
 
-fn with_memory_store() -> toolnexus::mcp::McpService {
+pub(crate) fn with_memory_store() -> toolnexus::mcp::McpService {
     toolnexus::mcp::McpService::new(toolnexus_tests::mcp_fixtures::toolkit())
         .with_store(std::sync::Arc::new(toolnexus::store::MemoryStore::new()))
 }

@@ -13,10 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ProtocolVersion, RequestStateCodec, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    ElicitRequest, ElicitRequestParams, ElicitResult, GetTaskParams, GetTaskResult, Implementation,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProtocolVersion, RequestStateCodec, ServerCapabilities, ServerConfig,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -35,6 +36,7 @@ use crate::toolkit::Toolkit;
 
 mod live;
 mod parked;
+mod tasks;
 mod transport;
 
 pub use transport::HttpServer;
@@ -215,6 +217,15 @@ impl McpService {
     ///   [`with_park_ttl`](Self::with_park_ttl)). The retry with the answer claims the run in
     ///   the store ([`RunStore::claim`]: once, whoever comes first) and resumes it, in this
     ///   process or any other serving the same store with the same key.
+    /// - A client that declares the Tasks extension (`io.modelcontextprotocol/tasks`) gets a
+    ///   task instead (the server then advertises the extension): the task id names the
+    ///   parked run (sealed, bound to the principal), `tasks/get` reads the run from the store
+    ///   (`input_required` with the request's elicitation, `working`, `completed` with the
+    ///   call's result, `failed`), `tasks/update` claims it with the answer (once) and
+    ///   resumes it, and `tasks/cancel` answers the request as cancelled. Tasks live in the
+    ///   store: they outlive this process, and any process serving the same store with the
+    ///   same key answers them. A run whose serving process died while resuming it is taken
+    ///   over by a [`Worker`](crate::worker::Worker) on the store, like any claimed run.
     /// - On an older session the elicitation is asked live, and the answer resumes the
     ///   parked run the same way.
     /// - A client that cannot be asked gets the text fallback; the run stays parked, for an
@@ -417,8 +428,15 @@ fn fallback(suspended: &ToolResult) -> CallToolResult {
 
 impl ServerHandler for McpService {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.inner.info.clone());
+        let capabilities = if self.inner.store.is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        let mut info = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
             info = info.with_instructions(instructions.clone());
         }
@@ -431,6 +449,30 @@ impl ServerHandler for McpService {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.get_parked_task(request, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.update_parked_task(request, &context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_parked_task(request, &context).await
     }
 
     async fn call_tool(

@@ -11,6 +11,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::tasks::wants_tasks;
 use super::{
     McpService, answer_in, cancelled_result, elicitation_for_client, fallback,
     input_required_result, speaks_mrtr, tool_result,
@@ -20,7 +21,7 @@ use crate::model::{ModelRequest, Role};
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
 use crate::run::RunResult;
-use crate::store::{RunStore, StoreError};
+use crate::store::{Claim, RunStore, StoreError};
 use crate::toolkit::Toolkit;
 
 /// What a parked call's `requestState` names (sealed): the run in the store, the request it
@@ -84,6 +85,11 @@ impl McpService {
                 Ok(Some(elicitation)) => elicitation,
                 Ok(None) => return fallback(&suspended).into(),
             };
+            if wants_tasks(rc)
+                && let Some(task) = self.task_of(&run.run_id, rc)
+            {
+                return task;
+            }
             if speaks_mrtr(rc) {
                 let state = ParkedState {
                     run: run.run_id.clone(),
@@ -153,7 +159,7 @@ impl McpService {
         }
     }
 
-    fn principal_of(&self, rc: &RequestContext<RoleServer>) -> Option<String> {
+    pub(super) fn principal_of(&self, rc: &RequestContext<RoleServer>) -> Option<String> {
         self.inner.principal.as_ref().and_then(|p| p(rc))
     }
 
@@ -196,30 +202,45 @@ async fn resume_parked(
     toolkit: &Toolkit,
     answer: &Answer,
 ) -> Result<RunResult, CallToolResult> {
+    let claim = claim_parked(store, answer).await?;
+    resume_claimed(store, toolkit, &claim).await
+}
+
+/// Claims the parked run whose request `answer` echoes (once, whoever comes first): the
+/// claim, or the call's result saying why not (claimed already, expired, gone).
+pub(super) async fn claim_parked(
+    store: &Arc<dyn RunStore>,
+    answer: &Answer,
+) -> Result<Claim, CallToolResult> {
     let owner = format!("mcp-{}", std::process::id());
-    let claim = match store.claim(answer, &owner).await {
-        Ok(claim) => claim,
-        Err(StoreError::Expired { .. }) => {
-            return Err(tool_result(&ToolResult::error(
-                "declined/expired: the request expired before the answer arrived",
-            )));
-        }
-        Err(e @ StoreError::AlreadyClaimed { .. }) => {
-            return Err(tool_result(&ToolResult::error(format!(
-                "this answer was not used: {e}"
-            ))));
-        }
-        Err(e) => return Err(tool_result(&ToolResult::error(e.to_string()))),
-    };
+    match store.claim(answer, &owner).await {
+        Ok(claim) => Ok(claim),
+        Err(StoreError::Expired { .. }) => Err(tool_result(&ToolResult::error(
+            "declined/expired: the request expired before the answer arrived",
+        ))),
+        Err(e @ StoreError::AlreadyClaimed { .. }) => Err(tool_result(&ToolResult::error(
+            format!("this answer was not used: {e}"),
+        ))),
+        Err(e) => Err(tool_result(&ToolResult::error(e.to_string()))),
+    }
+}
+
+/// Resumes a claimed one-call run: the next run result, or the call's result saying why it
+/// failed.
+pub(super) async fn resume_claimed(
+    store: &Arc<dyn RunStore>,
+    toolkit: &Toolkit,
+    claim: &Claim,
+) -> Result<RunResult, CallToolResult> {
     let client = one_call_client(store, None).map_err(|e| tool_result(&ToolResult::error(e)))?;
     client
-        .resume_claim(store.as_ref(), &claim, toolkit)
+        .resume_claim(store.as_ref(), claim, toolkit)
         .await
         .map_err(|e| tool_result(&ToolResult::error(format!("the parked call failed: {e}"))))
 }
 
 /// The result of a one-call run's call.
-fn last_call(run: &RunResult) -> ToolResult {
+pub(super) fn last_call(run: &RunResult) -> ToolResult {
     match run.tool_calls.last() {
         Some(call) => {
             let mut result = if call.is_error {
