@@ -67,6 +67,62 @@ pub use serve::{
     INPUT_REQUEST_KEY, McpService,
 };
 
+/// The mapping between suspensions and MCP elicitations, both directions, opened for fuzzing
+/// and tests (feature `test-support`): the functions serving and consuming go through. Not
+/// for production use.
+#[cfg(feature = "test-support")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-support")))]
+pub mod mapping {
+    use rmcp::model::{ElicitRequestParams, ElicitResult};
+    use serde_json::{Map, Value};
+
+    use crate::boundary::BoundaryError;
+    use crate::request::{Answer, Request};
+
+    /// Serving: the elicitation a suspension's request becomes once it passed the trust
+    /// boundary (`Ok(None)`: it has no MCP form, the text fallback applies), or the boundary's
+    /// refusal. `true` with a URL-mode elicitation.
+    ///
+    /// # Errors
+    ///
+    /// The trust boundary's refusal: the request asks for a credential.
+    pub fn serve(request: &Request) -> Result<Option<(bool, ElicitRequestParams)>, BoundaryError> {
+        super::elicit::checked_elicitation_for(request)
+            .map(|e| e.map(|(mode, params)| (mode == super::elicit::Mode::Url, params)))
+    }
+
+    /// Consuming: what a server's elicitation (with its request's `_meta`) becomes for the
+    /// host: `Some(Ok)`: the request its handler is asked, having passed the trust boundary;
+    /// `Some(Err)`: refused (declined to the server, never shown); `None`: a mode this crate
+    /// does not know.
+    pub fn consume(
+        server: &str,
+        params: &ElicitRequestParams,
+        meta: Option<&Map<String, Value>>,
+    ) -> Option<Result<Request, BoundaryError>> {
+        match super::elicit::incoming(server, params, meta) {
+            super::elicit::Incoming::Ask(request) => Some(Ok(request)),
+            super::elicit::Incoming::Refused(e) => Some(Err(e)),
+            super::elicit::Incoming::Unknown => None,
+        }
+    }
+
+    /// The decline a server gets for a refused elicitation.
+    pub fn refused(why: &BoundaryError) -> ElicitResult {
+        super::elicit::refused_result(why)
+    }
+
+    /// Serving: the answer a client's elicitation result gives the suspended tool.
+    pub fn answer_from_result(request: &Request, result: &ElicitResult) -> Answer {
+        super::elicit::answer_from_result(request, result)
+    }
+
+    /// Consuming: the elicitation result the host's answer gives back to the server.
+    pub fn result_from_answer(request: &Request, answer: &Answer) -> ElicitResult {
+        super::elicit::result_from_answer(request, answer)
+    }
+}
+
 /// The rmcp crate this module is built on, to name its transports and types.
 pub use rmcp;
 

@@ -171,16 +171,31 @@ pub mod rows {
         pub damaged: Option<DamagedRun>,
     }
 
+    /// The store's seal of `keys` (the first seals; none: unsealed).
+    fn seal_of(keys: &[SealKey]) -> Seal {
+        match keys.split_first() {
+            Some((current, retired)) => Seal::new(current.clone(), retired.iter().cloned()),
+            None => Seal::default(),
+        }
+    }
+
+    /// The text a store with `keys` keeps `answer` as (in the `answer` column).
+    pub fn answer_text(keys: &[SealKey], answer: &crate::request::Answer) -> String {
+        seal_of(keys).answer(answer)
+    }
+
+    /// The text a store with `keys` keeps the checkpoint `state` of run `run_id` as.
+    pub fn checkpoint_text(keys: &[SealKey], run_id: &str, state: &serde_json::Value) -> String {
+        seal_of(keys).checkpoint(run_id, state)
+    }
+
     /// Decodes one row, given as the columns of
     /// `run_id, request_id, kind, prompt, created_at, expires_at, state, lease_owner,
     /// lease_until, version, claims, history, record, answer, checkpoint, result` in this
     /// order (fewer: the columns left out are missing), with a store's seal keys (the first
     /// seals; none: an unsealed store), through the decoding the SQL stores use.
     pub fn decode(cells: Vec<Cell>, keys: &[SealKey]) -> Decoded {
-        let seal = match keys.split_first() {
-            Some((current, retired)) => Seal::new(current.clone(), retired.iter().cloned()),
-            None => Seal::default(),
-        };
+        let seal = seal_of(keys);
         let row = RawRow::from_cells(cells);
         Decoded {
             info: row.info(),
