@@ -18,9 +18,13 @@
 # no tool macro (what `plain_serde` is, with the type's fields).
 #
 # Two measures, each RUNS times: after a touch of the crate's source (incremental), and a full
-# re-check (`cargo clean -p` of the crate first). Reports medians and differences per function.
+# re-check (`cargo clean -p` of the crate first). Each check's wall time and its CPU time (user
+# + system of cargo and rustc, from `/usr/bin/time`; on a shared machine the steadier of the
+# two). Reports medians, differences per function and ratios to the baseline.
 #
 # usage: scripts/compile-time.sh [N=100] [RUNS=5]
+# With USER_TYPES_ONLY=1, only the user-type crates (`args_derive`, `plain_serde_type`,
+# `serde_schemars`, `tool_schemars`).
 # Offline: dependencies resolve from the local registry cache with this repository's lockfile.
 set -euo pipefail
 
@@ -30,9 +34,14 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-CRATES=(with_tool plain_serde args_derive plain_serde_type serde_schemars tool_schemars)
+ALL_CRATES=(with_tool plain_serde args_derive plain_serde_type serde_schemars tool_schemars)
+if [ "${USER_TYPES_ONLY:-0}" = 1 ]; then
+  CRATES=(args_derive plain_serde_type serde_schemars tool_schemars)
+else
+  CRATES=("${ALL_CRATES[@]}")
+fi
 
-members=$(printf '"%s", ' "${CRATES[@]}")
+members=$(printf '"%s", ' "${ALL_CRATES[@]}")
 cat > "$WORK/Cargo.toml" <<TOML
 [workspace]
 resolver = "3"
@@ -47,7 +56,7 @@ cp "$REPO/Cargo.lock" "$WORK/Cargo.lock"
 
 # the macros need nothing in the user's manifest but toolnexus (no serde, serde_json or
 # schemars); the baselines need serde (and schemars) for their derives
-for crate in "${CRATES[@]}"; do
+for crate in "${ALL_CRATES[@]}"; do
   mkdir -p "$WORK/$crate/src"
   cat > "$WORK/$crate/Cargo.toml" <<TOML
 [package]
@@ -159,42 +168,52 @@ done
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-# one timed `cargo check` of a crate, in milliseconds: after touching its source (`touch`), or
-# after removing its own artifacts (`full`)
+# one timed `cargo check` of a crate: "<wall ms> <cpu ms>", after touching its source (`touch`),
+# or after removing its own artifacts (`full`)
 time_crate() {
-  local crate="$1" mode="$2" start end
+  local crate="$1" mode="$2"
   if [ "$mode" = full ]; then
     cargo clean --offline -q -p "$crate"
   fi
   touch "$crate/src/lib.rs"
-  start=$(date +%s%N)
-  cargo check --offline -q -p "$crate"
-  end=$(date +%s%N)
-  echo $(( (end - start) / 1000000 ))
+  /usr/bin/time -f "%e %U %S" -o "$WORK/time.txt" cargo check --offline -q -p "$crate"
+  awk '{ printf "%d %d", $1 * 1000, ($2 + $3) * 1000 }' "$WORK/time.txt"
 }
 
-declare -A times
+declare -A wall cpu
 for mode in touch full; do
   for run in $(seq 1 "$RUNS"); do
     # interleaved, the order rotating from run to run
     for k in $(seq 0 $(( ${#CRATES[@]} - 1 ))); do
       crate="${CRATES[$(( (k + run) % ${#CRATES[@]} ))]}"
-      times["$mode,$crate"]+="$(time_crate "$crate" "$mode") "
+      read -r w c < <(time_crate "$crate" "$mode")
+      wall["$mode,$crate"]+="$w "
+      cpu["$mode,$crate"]+="$c "
     done
   done
 done
 
+has() { [[ " ${CRATES[*]} " == *" $1 "* ]]; }
 for mode in touch full; do
-  echo "== cargo check, $mode ($( [ "$mode" = touch ] && echo "source touched" || echo "cargo clean -p first"))"
-  declare -A med=()
+  echo "== cargo check, $mode ($( [ "$mode" = touch ] && echo "source touched" || echo "cargo clean -p first")), medians of $RUNS runs"
+  declare -A mw=() mc=()
   for crate in "${CRATES[@]}"; do
     # shellcheck disable=SC2086
-    med[$crate]=$(printf '%s\n' ${times["$mode,$crate"]} | median)
-    printf '  %-17s median %6s ms   runs: %s\n' "$crate" "${med[$crate]}" "${times["$mode,$crate"]}"
+    mw[$crate]=$(printf '%s\n' ${wall["$mode,$crate"]} | median)
+    # shellcheck disable=SC2086
+    mc[$crate]=$(printf '%s\n' ${cpu["$mode,$crate"]} | median)
+    printf '  %-17s wall %6s ms  cpu %6s ms   wall runs: %s  cpu runs: %s\n' "$crate" \
+      "${mw[$crate]}" "${mc[$crate]}" "${wall["$mode,$crate"]}" "${cpu["$mode,$crate"]}"
   done
-  per() { awk -v a="$1" -v b="$2" -v n="$N" 'BEGIN { printf "%+.2f ms", (a - b) / n }'; }
-  echo "  per function: #[tool] plain params vs plain serde:          $(per "${med[with_tool]}" "${med[plain_serde]}")"
-  echo "  per function: #[derive(Args)] + #[tool] vs plain serde:     $(per "${med[args_derive]}" "${med[plain_serde_type]}") (target: at most 0)"
-  echo "  per function: serde + schemars (no tool) vs plain serde:    $(per "${med[serde_schemars]}" "${med[plain_serde_type]}")"
-  echo "  per function: serde + schemars + #[tool] vs plain serde:    $(per "${med[tool_schemars]}" "${med[plain_serde_type]}")"
+  # per function (ms) and ratio, wall and CPU, of `$1` against `$2`
+  per() {
+    awk -v a="${mw[$1]}" -v b="${mw[$2]}" -v c="${mc[$1]}" -v d="${mc[$2]}" -v n="$N" \
+      'BEGIN { printf "wall %+.2f ms (%.2fx), cpu %+.2f ms (%.2fx)", (a - b) / n, a / b, (c - d) / n, c / d }'
+  }
+  if has with_tool; then
+    echo "  per function: #[tool] plain params vs plain serde:          $(per with_tool plain_serde)"
+  fi
+  echo "  per function: #[derive(Args)] + #[tool] vs plain serde:     $(per args_derive plain_serde_type) (target: at most 0)"
+  echo "  per function: serde + schemars (no tool) vs plain serde:    $(per serde_schemars plain_serde_type)"
+  echo "  per function: serde + schemars + #[tool] vs plain serde:    $(per tool_schemars plain_serde_type)"
 done

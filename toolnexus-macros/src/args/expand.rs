@@ -13,10 +13,11 @@ use super::tagged::tagged;
 use crate::docs::doc_text;
 use crate::runtime::Runtime;
 use crate::tool::known::json_string;
-/// `Ok(<ctor> { field: .., .. })` from the map in `map`: the keys into slots (an unknown key
-/// refused), then each field decoded from its slot, or its default, or its absent value. (A
-/// `match` on the keys in generated code decodes no faster than the runtime's `slots` and costs
-/// more to compile.)
+/// `Ok(<ctor> { field: .., .. })` from the map in `map`: the runtime's `decode_object` reads
+/// the object once, each key matched and its value decoded at once, over a list of the fields
+/// (`(field, (field, (.., ())))`, generic code: nothing per field to check but the list); then
+/// each field is its value, or its default. (A `match` on the keys in generated code decodes
+/// about as fast and costs more to compile.)
 pub(super) fn decode_fields(
     fields: &[Field<'_>],
     map: &TokenStream,
@@ -26,6 +27,7 @@ pub(super) fn decode_fields(
     let taken: Vec<&Field<'_>> = fields.iter().filter(|f| !f.skip).collect();
     let keys: Vec<&str> = taken.iter().map(|f| f.key.as_str()).collect();
     let mut vars = Vec::new();
+    let mut list = Vec::new();
     let mut inits = Vec::new();
     for f in fields {
         let ident = f.ident;
@@ -38,18 +40,29 @@ pub(super) fn decode_fields(
         let key = &f.key;
         let ops = field_type(f.ty, rt);
         if f.default.is_none() {
-            inits.push(quote!(#ident: #ops.field(#var, #key)?));
+            list.push(quote!(#ops.required(#key)));
+            inits.push(quote!(#ident: #var));
         } else {
+            list.push(quote!(#ops.defaulted(#key)));
             let value = default_value(f);
-            inits.push(quote!(#ident: match #ops.field_or_null(#var, #key)? {
+            inits.push(quote!(#ident: match #var {
                 #rt::Some(__toolnexus_set) => __toolnexus_set,
                 #rt::None => #value,
             }));
         }
         vars.push(var);
     }
+    // `(a, (b, (c, ())))`, for the values and for the fields
+    let nest = |items: &[TokenStream]| {
+        items
+            .iter()
+            .rev()
+            .fold(quote!(()), |tail, item| quote!((#item, #tail)))
+    };
+    let pattern = nest(&vars.iter().map(|v| quote!(#v)).collect::<Vec<_>>());
+    let list = nest(&list);
     quote! {
-        let [#(#vars),*] = #rt::slots(#map, &[#(#keys),*])?;
+        let #pattern = #rt::decode_object(#map, &[#(#keys),*], &#list)?;
         #rt::Ok(#ctor { #(#inits),* })
     }
 }

@@ -110,7 +110,7 @@ pub(super) fn tagged(
     }
     let unknown = quote! {
         __toolnexus_other => #rt::Err(
-            #rt::ArgError::unknown_variant(__toolnexus_other, &[#(#names),*]).at_key(#tag),
+            #rt::ArgError::unknown_variant(__toolnexus_other, &[#(#names),*]).at_field(#tag),
         ),
     };
     let decode = match content {

@@ -16,6 +16,7 @@
 //! `ArgType` impl per std type the derive composes (each a schema fragment and a decoder), and
 //! splitting them from the trait they implement would only scatter one table.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::hash::BuildHasher;
@@ -141,7 +142,8 @@ struct ErrorInner {
 }
 
 enum Segment {
-    Key(String),
+    /// A field's key (static: no allocation for the path of an error) or a map's key.
+    Key(Cow<'static, str>),
     Index(usize),
 }
 
@@ -160,7 +162,20 @@ impl ArgError {
     /// The error, one key further out.
     #[must_use]
     pub fn at_key(mut self, key: &str) -> Self {
-        self.0.path.push(Segment::Key(key.to_owned()));
+        self.0.path.push(Segment::Key(Cow::Owned(key.to_owned())));
+        self
+    }
+
+    /// The error, one field further out (a key known at compile time).
+    #[must_use]
+    pub fn at_field(mut self, key: &'static str) -> Self {
+        self.0.path.push(Segment::Key(Cow::Borrowed(key)));
+        self
+    }
+
+    #[must_use]
+    fn at_map_key(mut self, key: String) -> Self {
+        self.0.path.push(Segment::Key(Cow::Owned(key)));
         self
     }
 
@@ -307,24 +322,10 @@ impl<T> FieldType<T> {
     /// Decodes a present value; errors name the field.
     #[inline]
     pub fn decode(&self, value: Value, key: &'static str) -> Result<T, ArgError> {
-        (self.decode)(value).map_err(|e| e.at_key(key))
+        (self.decode)(value).map_err(|e| e.at_field(key))
     }
 
-    /// A field with a default: absent or `null` is `None` (the default; OpenAI strict schemas
-    /// make models send `null` for what they leave out), else decoded.
-    #[inline]
-    pub fn field_or_null(
-        &self,
-        value: Option<Value>,
-        key: &'static str,
-    ) -> Result<Option<T>, ArgError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => self.decode(v, key).map(Some),
-        }
-    }
-
-    /// A field's value: decoded when present, its absent value (`None`) or ``missing field``
+        /// A field's value: decoded when present, its absent value (`None`) or ``missing field``
     /// otherwise; errors name the field.
     #[inline]
     pub fn field(&self, value: Option<Value>, key: &'static str) -> Result<T, ArgError> {
@@ -338,6 +339,169 @@ impl<T> FieldType<T> {
     pub fn json(&self, value: &T) -> Option<Value> {
         (self.json)(value)
     }
+}
+
+impl<T> FieldType<T> {
+    /// The struct field `key`, required (its absent value, or ``missing field``).
+    #[inline]
+    pub fn required(self, key: &'static str) -> Required<T> {
+        Required { ty: self, key }
+    }
+
+    /// The struct field `key`, with a default: absent or `null` leaves it unset (OpenAI strict
+    /// schemas make models send `null` for what they leave out).
+    #[inline]
+    pub fn defaulted(self, key: &'static str) -> Defaulted<T> {
+        Defaulted { ty: self, key }
+    }
+}
+
+/// A required struct field (see [`FieldType::required`]).
+pub struct Required<T> {
+    ty: FieldType<T>,
+    key: &'static str,
+}
+
+/// A struct field with a default (see [`FieldType::defaulted`]).
+pub struct Defaulted<T> {
+    ty: FieldType<T>,
+    key: &'static str,
+}
+
+impl<T> fmt::Debug for Required<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Required").field(&self.key).finish()
+    }
+}
+
+impl<T> fmt::Debug for Defaulted<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Defaulted").field(&self.key).finish()
+    }
+}
+
+/// A struct's fields as the derive lists them, `(field, (field, (.., ())))` (a list of any
+/// length with no generated code per field but the list itself): each key matched as the
+/// object is read, its value decoded at once into its slot.
+pub trait Fields {
+    /// The fields' values so far: `(Option<T>, (.., ()))`.
+    type Slots;
+    /// The fields' values once read: a required field's `T` (its absent value when absent),
+    /// a defaulted field's `Option<T>` (`None`: the default), as `(T, (Option<U>, (.., ())))`.
+    type Values;
+
+    /// No field read yet.
+    fn empty(&self) -> Self::Slots;
+
+    /// Decodes `value` into the slot of the field named `key`; `Ok(false)` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// The value's error, at the field's key.
+    fn offer(&self, slots: &mut Self::Slots, key: &str, value: Value) -> Result<bool, ArgError>;
+
+    /// The values read; a required field that is absent is its absent value or
+    /// ``missing field``.
+    ///
+    /// # Errors
+    ///
+    /// ``missing field`` for the first required field absent with no absent value.
+    fn finish(&self, slots: Self::Slots) -> Result<Self::Values, ArgError>;
+}
+
+impl Fields for () {
+    type Slots = ();
+    type Values = ();
+
+    #[inline]
+    fn empty(&self) {}
+
+    #[inline]
+    fn offer(&self, (): &mut (), _: &str, _: Value) -> Result<bool, ArgError> {
+        Ok(false)
+    }
+
+    #[inline]
+    fn finish(&self, (): ()) -> Result<(), ArgError> {
+        Ok(())
+    }
+}
+
+impl<T, R: Fields> Fields for (Required<T>, R) {
+    type Slots = (Option<T>, R::Slots);
+    type Values = (T, R::Values);
+
+    #[inline]
+    fn empty(&self) -> Self::Slots {
+        (None, self.1.empty())
+    }
+
+    #[inline]
+    fn offer(&self, slots: &mut Self::Slots, key: &str, value: Value) -> Result<bool, ArgError> {
+        if key == self.0.key {
+            slots.0 = Some(self.0.ty.decode(value, self.0.key)?);
+            Ok(true)
+        } else {
+            self.1.offer(&mut slots.1, key, value)
+        }
+    }
+
+    #[inline]
+    fn finish(&self, slots: Self::Slots) -> Result<Self::Values, ArgError> {
+        let value = match slots.0 {
+            Some(v) => v,
+            None => (self.0.ty.absent)().ok_or_else(|| ArgError::missing_field(self.0.key))?,
+        };
+        Ok((value, self.1.finish(slots.1)?))
+    }
+}
+
+impl<T, R: Fields> Fields for (Defaulted<T>, R) {
+    type Slots = (Option<T>, R::Slots);
+    type Values = (Option<T>, R::Values);
+
+    #[inline]
+    fn empty(&self) -> Self::Slots {
+        (None, self.1.empty())
+    }
+
+    #[inline]
+    fn offer(&self, slots: &mut Self::Slots, key: &str, value: Value) -> Result<bool, ArgError> {
+        if key == self.0.key {
+            if !value.is_null() {
+                slots.0 = Some(self.0.ty.decode(value, self.0.key)?);
+            }
+            Ok(true)
+        } else {
+            self.1.offer(&mut slots.1, key, value)
+        }
+    }
+
+    #[inline]
+    fn finish(&self, slots: Self::Slots) -> Result<Self::Values, ArgError> {
+        Ok((slots.0, self.1.finish(slots.1)?))
+    }
+}
+
+/// A struct's fields from its object's members, each key matched and its value decoded as it
+/// is read; a key no field has is ``unknown field`` (`keys` lists them for the message).
+///
+/// # Errors
+///
+/// The first field's error, at its key; ``unknown field``; ``missing field``.
+#[inline]
+pub fn decode_object<F: Fields>(
+    map: Map<String, Value>,
+    keys: &'static [&'static str],
+    fields: &F,
+) -> Result<F::Values, ArgError> {
+    let mut slots = fields.empty();
+    for (key, value) in map {
+        if !fields.offer(&mut slots, &key, value)? {
+            return Err(ArgError::unknown_field(&key, keys));
+        }
+    }
+    fields.finish(slots)
 }
 
 /// Adds `"default":<value>` as the last member of the schema just written (which ends with its
@@ -385,7 +549,7 @@ pub fn tag(map: &mut Map<String, Value>, key: &'static str) -> Result<String, Ar
 pub fn tag_value(value: Option<Value>, key: &'static str) -> Result<String, ArgError> {
     match value {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(ArgError::invalid_type(&other, "a variant name").at_key(key)),
+        Some(other) => Err(ArgError::invalid_type(&other, "a variant name").at_field(key)),
         None => Err(ArgError::missing_field(key)),
     }
 }
@@ -401,7 +565,7 @@ pub fn content<T>(
     match value {
         Some(v) => object(v, expected)
             .and_then(decode)
-            .map_err(|e| e.at_key(key)),
+            .map_err(|e| e.at_field(key)),
         None => Err(ArgError::missing_field(key)),
     }
 }
@@ -790,7 +954,7 @@ fn map_decode<T: ArgType, M: FromIterator<(String, T)>>(value: Value) -> Result<
         .into_iter()
         .map(|(k, v)| match T::__toolnexus_decode(v) {
             Ok(v) => Ok((k, v)),
-            Err(e) => Err(e.at_key(&k)),
+            Err(e) => Err(e.at_map_key(k)),
         })
         .collect()
 }
