@@ -160,7 +160,8 @@ user_types "serde::Deserialize, schemars::JsonSchema" "#[toolnexus::tool]" \
   > "$WORK/tool_schemars/src/lib.rs"
 
 cd "$WORK"
-export CARGO_TARGET_DIR="$WORK/target"
+# CT_TARGET_DIR: a target directory kept between runs (the dependencies built once)
+export CARGO_TARGET_DIR="${CT_TARGET_DIR:-$WORK/target}"
 echo "warming up (building dependencies once)..." >&2
 for crate in "${CRATES[@]}"; do
   cargo check --offline -q -p "$crate"
@@ -177,7 +178,7 @@ time_crate() {
   fi
   touch "$crate/src/lib.rs"
   /usr/bin/time -f "%e %U %S" -o "$WORK/time.txt" cargo check --offline -q -p "$crate"
-  awk '{ printf "%d %d", $1 * 1000, ($2 + $3) * 1000 }' "$WORK/time.txt"
+  awk '{ printf "%d %d\n", $1 * 1000, ($2 + $3) * 1000 }' "$WORK/time.txt"
 }
 
 declare -A wall cpu

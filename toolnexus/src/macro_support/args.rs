@@ -7,9 +7,11 @@
 //! A type's schema is compact JSON text the derive wrote at compile time; composite types
 //! (a field whose type is another derived type, a default computed once running) splice their
 //! parts' text together once per process ([`cached_schema`], a cache per type). Decoding reads
-//! a `serde_json::Value` directly (a generated match on each key, the value decoded at once;
-//! integers, bools and strings without serde) and fails with serde's own wording, at the path
-//! inside the value. Encoding ([`ArgType::__toolnexus_json`]) writes a value as the JSON its
+//! a `serde_json::Value` directly: a struct's object once, through [`decode_object`] over the
+//! generic list of its fields ([`Fields`]: each key matched, its value decoded at once; generic
+//! code, so `cargo check` of the user's crate has nothing per field to check but the list);
+//! integers, bools and strings are read without serde. A value that does not decode fails with
+//! serde's own wording, at the path inside the value. Encoding ([`ArgType::__toolnexus_json`]) writes a value as the JSON its
 //! decoder reads back: a default shown in a schema.
 //!
 //! The file is longer than the crate's usual ~600 lines on purpose: its larger half is one
@@ -325,7 +327,7 @@ impl<T> FieldType<T> {
         (self.decode)(value).map_err(|e| e.at_field(key))
     }
 
-        /// A field's value: decoded when present, its absent value (`None`) or ``missing field``
+    /// A field's value: decoded when present, its absent value (`None`) or ``missing field``
     /// otherwise; errors name the field.
     #[inline]
     pub fn field(&self, value: Option<Value>, key: &'static str) -> Result<T, ArgError> {
