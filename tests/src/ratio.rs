@@ -7,10 +7,18 @@
 /// machine state. `cases[0]` is the subject; the result holds, for each other case, the
 /// median over the rounds of `subject / case` (robust to a machine whose speed drifts, where
 /// medians taken minutes apart are not), and the median batch time of every case.
+///
+/// The first [`warm_up`]`(rounds)` rounds run the same way but are not kept (connections,
+/// statement caches and the allocator settle, whichever case ran first).
 pub fn interleaved(
     rounds: usize,
     cases: &mut [&mut dyn FnMut() -> std::time::Duration],
 ) -> Interleaved {
+    for round in 0..warm_up(rounds) {
+        for k in 0..cases.len() {
+            cases[(round + k) % cases.len()]();
+        }
+    }
     let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); cases.len()];
     for round in 0..rounds {
         for k in 0..cases.len() {
@@ -33,6 +41,11 @@ pub fn interleaved(
         medians: times.into_iter().map(median).collect(),
         ratios,
     }
+}
+
+/// The rounds [`interleaved`] runs before the `rounds` it keeps: a tenth, at least 2.
+pub fn warm_up(rounds: usize) -> usize {
+    (rounds / 10).max(2)
 }
 
 /// What [`interleaved`] measured.

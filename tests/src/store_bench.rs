@@ -132,9 +132,10 @@ pub fn compare_with_floors(
 fn ratios_line(store: &str, m: &Interleaved) -> String {
     let us = |s: f64| s * 1e6 / f64::from(u32::try_from(BATCH).unwrap_or(1));
     format!(
-        "{store} park+claim+finish, interleaved with both floors ({ROUNDS} rounds of {BATCH} cycles): \
+        "{store} park+claim+finish, interleaved with both floors ({ROUNDS} rounds of {BATCH} cycles, after {} warm-up rounds): \
          {:.0} us vs INSERT+UPDATE {:.0} us: {:.2}x; vs INSERT+two UPDATEs {:.0} us: {:.2}x \
          (medians of the rounds' ratios)",
+        crate::ratio::warm_up(ROUNDS),
         us(m.medians[0]),
         us(m.medians[1]),
         m.ratios[0],

@@ -12,15 +12,19 @@ use super::{MAX_RETRY_DELAY, Worker};
 use crate::error::Error;
 use crate::store::{Claim, RunStore, StoreError};
 
+/// How long to sleep before renewing a lease that runs out at `until`: a third of what is left.
+fn renew_in(until: SystemTime) -> Duration {
+    let left = until.duration_since(SystemTime::now()).unwrap_or_default();
+    (left / 3).max(Duration::from_millis(10))
+}
+
 /// Renews a claim's lease a third of the lease before it runs out, until the claim is lost.
-async fn keep_lease(store: &dyn RunStore, mut claim: Claim) {
+/// The claim is copied (its record with it) only once a renewal is due: a run shorter than
+/// that costs a timer, nothing more.
+async fn keep_lease(store: &dyn RunStore, claim: &Claim) {
+    tokio::time::sleep(renew_in(claim.lease.until)).await;
+    let mut claim = claim.clone();
     loop {
-        let left = claim
-            .lease
-            .until
-            .duration_since(SystemTime::now())
-            .unwrap_or_default();
-        tokio::time::sleep((left / 3).max(Duration::from_millis(10))).await;
         match store.renew(&mut claim).await {
             Ok(()) => {}
             Err(StoreError::LeaseLost { .. }) => {
@@ -35,6 +39,7 @@ async fn keep_lease(store: &dyn RunStore, mut claim: Claim) {
                 }
             }
         }
+        tokio::time::sleep(renew_in(claim.lease.until)).await;
     }
 }
 
@@ -168,7 +173,7 @@ impl Worker {
             // renews until the claim is lost, then waits: a lost claim ends the run at its next
             // checkpoint or finish (`LeaseLost`), never halfway through a tool
             let renewing = async {
-                keep_lease(store, claim.clone()).await;
+                keep_lease(store, &claim).await;
                 std::future::pending::<std::convert::Infallible>().await
             };
             tokio::select! {

@@ -62,13 +62,12 @@ impl PostgresStore {
             Answering::Submit(_) => ("state = 'answered'", format!(", {}", self.work_expr())),
         };
         format!(
-            "WITH u AS (UPDATE runs SET {set}, answer = $2, version = version + 1, {}
-                 WHERE request_id = $1 AND state = 'parked'
-                   AND (expires_at IS NULL OR expires_at > $3)
-                 RETURNING {COLUMNS})
-             SELECT u.*, {}{work} FROM u",
+            "UPDATE runs SET {set}, answer = $2, version = version + 1, {}
+             WHERE request_id = $1 AND state = 'parked'
+               AND (expires_at IS NULL OR expires_at > $3)
+             RETURNING {COLUMNS}, {}{work}",
             append_history("$4"),
-            self.notify_expr("u.run_id")
+            self.notify_expr("runs.run_id")
         )
     }
 

@@ -230,7 +230,8 @@ impl PostgresStore {
     }
 
     /// Changes the claim's row with `set` (a `SET` list whose parameters start at `$3`) when
-    /// the claim still holds it, and notifies waiters: one statement, one round trip.
+    /// the claim still holds it, and notifies waiters: one statement, one round trip (the
+    /// notification in its `RETURNING`, no `WITH` around it).
     async fn with_claim(
         &self,
         claim: &Claim,
@@ -239,11 +240,10 @@ impl PostgresStore {
     ) -> StoreResult<Row> {
         let client = self.client().await?;
         let sql = format!(
-            "WITH u AS (UPDATE runs SET {set}, version = version + 1
-                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-                 RETURNING {INFO_COLUMNS})
-             SELECT u.*, {} FROM u",
-            self.notify_expr("u.run_id")
+            "UPDATE runs SET {set}, version = version + 1
+             WHERE run_id = $1 AND state = 'claimed' AND claims = $2
+             RETURNING {INFO_COLUMNS}, {}",
+            self.notify_expr("runs.run_id")
         );
         let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
         let token = token_i64(claim);
@@ -275,17 +275,18 @@ impl RunStore for PostgresStore {
             let cols = Columns::of(run_id_of(&record), &record, &self.seal);
             let now = now_ms();
             let client = self.client().await?;
+            // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
+            // conflict is told apart by the unique index it hit
             let stmt = client
                 .prepare_cached(
                     "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
                          state, version, claims, record, history)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)
-                     ON CONFLICT DO NOTHING RETURNING run_id",
+                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)",
                 )
                 .await
                 .map_err(|e| pg(&e))?;
             let inserted = client
-                .query_opt(
+                .execute(
                     &stmt,
                     &[
                         &cols.run_id,
@@ -298,14 +299,20 @@ impl RunStore for PostgresStore {
                         &first_history(&cols.requested(now)),
                     ],
                 )
-                .await
-                .map_err(|e| pg(&e))?;
-            if inserted.is_none() {
-                let exists = client
-                    .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&cols.run_id])
-                    .await
-                    .map_err(|e| pg(&e))?
-                    .is_some();
+                .await;
+            if let Err(e) = inserted {
+                if e.code() != Some(&SqlState::UNIQUE_VIOLATION) {
+                    return Err(pg(&e));
+                }
+                let exists = match e.as_db_error().and_then(|db| db.constraint()) {
+                    Some("runs_pkey") => true,
+                    Some("runs_by_request") => false,
+                    _ => client
+                        .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&cols.run_id])
+                        .await
+                        .map_err(|e| pg(&e))?
+                        .is_some(),
+                };
                 return Err(crate::store::sql::park_conflict(&cols, exists));
             }
             if cols.expires_at.is_some() {
