@@ -26,8 +26,8 @@ use divan::counter::ItemsCount;
 use serde_json::Value;
 use tokio::sync::Notify;
 use toolnexus::store::{
-    Claim, ConversationStore, MemoryStore, Page, PendingQuery, PostgresStore, RunInfo, RunStore,
-    SqliteStore, StoreResult, StoredRun,
+    Claim, ConversationStore, DamagedRun, MemoryStore, Page, PendingQuery, PostgresStore, RunInfo,
+    RunStore, SqliteStore, StoreResult, StoredRun,
 };
 use toolnexus::worker::Worker;
 use toolnexus::{Answer, BoxFuture, CancellationToken, Client, PendingRun, RunResult, Toolkit};
@@ -174,6 +174,9 @@ impl RunStore for Finishes {
     }
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         self.inner.list_pending(query)
+    }
+    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
+        self.inner.list_damaged(limit)
     }
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
         self.inner.expire()
