@@ -21,7 +21,7 @@ pub const KIND_QUESTION: &str = "question";
 
 /// The key of an editable approval's proposed arguments in its `data`, and of the arguments
 /// to run in an accepting answer's `data` (CONTRACT section 2).
-const DATA_ARGS: &str = "args";
+pub(crate) const DATA_ARGS: &str = "args";
 /// The key of an editable approval's argument schema in its `data`.
 const DATA_ARGS_SCHEMA: &str = "argsSchema";
 

@@ -6,6 +6,7 @@
 //! and pass, except under `CI=true`, where they fail.
 
 mod consume;
+mod edit;
 mod parked;
 mod python;
 mod rounds;

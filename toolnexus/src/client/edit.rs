@@ -6,11 +6,12 @@ use serde_json::{Map, Value};
 
 use crate::limits::{MAX_DEPTH, excerpt};
 use crate::request::{Answer, KIND_APPROVAL, Request};
+use crate::result::ToolResult;
 use crate::tool::{Tool, conforms};
 
 /// What an accepting answer to an approval says about the arguments to run.
 #[derive(Debug)]
-pub(super) enum Edit {
+pub(crate) enum Edit {
     /// No other arguments: the call runs with the ones the person was shown.
     Unchanged,
     /// These arguments, checked, run instead.
@@ -19,11 +20,16 @@ pub(super) enum Edit {
     Refused(String),
 }
 
+/// What the model reads for a refused edit: `edit refused: <why>; nothing ran`.
+pub(crate) fn refused(why: &str) -> ToolResult {
+    ToolResult::error(format!("edit refused: {why}; nothing ran"))
+}
+
 /// The arguments `answer` carries for `tool`'s approval `request`, checked: the tool must
 /// allow edits and have asked with its proposed arguments; the edit must be an object no
 /// deeper than [`MAX_DEPTH`] that fits the tool's input schema, and must not put a
 /// credential the person typed into a field the boundary names as one.
-pub(super) fn edited(
+pub(crate) fn edited(
     tool: Option<&dyn Tool>,
     name: &str,
     request: &Request,

@@ -11,7 +11,7 @@
 //! durable record of a run, what it is at rest and its checks, is [`run`](crate::run)'s.
 
 mod builder;
-mod edit;
+pub(crate) mod edit;
 mod event;
 mod fn_model;
 mod hooks;

@@ -539,7 +539,7 @@ impl Run<'_> {
         let (args, edited) = match edit::edited(tool, &call.name, request, &answer) {
             Edit::Unchanged => (args, false),
             Edit::Refused(why) => {
-                let result = ToolResult::error(format!("edit refused: {why}; nothing ran"));
+                let result = edit::refused(&why);
                 self.tool_metric(call, started.elapsed(), true, false);
                 return (args, result, false);
             }

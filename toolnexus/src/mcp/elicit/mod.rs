@@ -9,7 +9,8 @@ use serde_json::{Map, Value, json};
 
 use crate::boundary::{BoundaryError, check_request};
 use crate::request::{
-    Answer, DeclineReason, KIND_APPROVAL, KIND_AUTHORIZATION, KIND_INPUT, KIND_QUESTION, Request,
+    Answer, DATA_ARGS, DeclineReason, KIND_APPROVAL, KIND_AUTHORIZATION, KIND_INPUT, KIND_QUESTION,
+    Request,
 };
 
 /// The property an `input` request without `data.schema` asks for: `output`, the free-text
@@ -46,7 +47,9 @@ pub(crate) enum Mode {
 ///
 /// - `input`: a form whose `requestedSchema` is `data.schema`, or one string field
 ///   [`FREE_TEXT_FIELD`] when absent;
-/// - `approval`: a form with no fields (accept = approve);
+/// - `approval`: a form with no fields (accept = approve); an editable approval whose
+///   arguments are all strings, numbers, integers or booleans is a form of those arguments,
+///   filled in with the proposed values (an accepted change is the edit, `data.args`);
 /// - `question`: one field per question of `data.questions`, keyed by the question's text
 ///   (a string enum for its options, an array of that enum when `multiple`);
 /// - `authorization`: a URL-mode elicitation with the request's `url`, whose elicitation id
@@ -79,7 +82,7 @@ fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
                 "required": [FREE_TEXT_FIELD]
             })
         }),
-        KIND_APPROVAL => no_fields(),
+        KIND_APPROVAL => edit_form(request).unwrap_or_else(no_fields),
         KIND_QUESTION => match data_schema {
             Some(schema) => schema.clone(),
             None => question_schema(request.data.as_ref()?.get("questions")?)?,
@@ -100,6 +103,68 @@ fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
 /// A form without fields: accept or decline.
 fn no_fields() -> Value {
     json!({"type": "object", "properties": {}})
+}
+
+/// The keywords of an argument's schema an edit form keeps (the restricted schema's own).
+const EDIT_FIELD_KEYWORDS: [&str; 7] = [
+    "title",
+    "description",
+    "enum",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+];
+
+/// An editable approval ([`Request::editable_approval`]) as a form of its arguments, each
+/// field filled in with the proposed value: accepting it unchanged approves what was shown,
+/// a changed field approves the edit (which the loop checks like any edit before anything
+/// runs). `None`, and the approval is a plain accept/decline form, unless every argument is
+/// one the restricted schema can ask for (a string, number, integer or boolean) and the form
+/// passes the trust boundary as an `input` form would (no field asks for a credential).
+fn edit_form(request: &Request) -> Option<Value> {
+    let args = request.proposed_args()?.as_object()?;
+    let schema = request.args_schema()?;
+    let properties = schema.get("properties")?.as_object()?;
+    if properties.is_empty() {
+        return None;
+    }
+    let mut fields = Map::new();
+    for (name, property) in properties {
+        let ty = property.get("type")?.as_str()?;
+        if !matches!(ty, "string" | "number" | "integer" | "boolean") {
+            return None;
+        }
+        let mut field = Map::new();
+        field.insert("type".to_owned(), Value::String(ty.to_owned()));
+        for keyword in EDIT_FIELD_KEYWORDS {
+            if let Some(value) = property.get(keyword) {
+                field.insert(keyword.to_owned(), value.clone());
+            }
+        }
+        if let Some(proposed) = args.get(name) {
+            field.insert("default".to_owned(), proposed.clone());
+        }
+        fields.insert(name.clone(), Value::Object(field));
+    }
+    let mut form = json!({"type": "object", "properties": fields.clone()});
+    if let Some(required) = schema.get("required") {
+        form["required"] = required.clone();
+    }
+    // the restricted schema reads it whole: no keyword dropped on the way (a string field's
+    // `enum` of numbers, say, would be), else the form would ask less than the tool checks
+    let read =
+        serde_json::to_value(serde_json::from_value::<ElicitationSchema>(form.clone()).ok()?)
+            .ok()?;
+    for (name, field) in &fields {
+        let kept = read.get("properties")?.get(name)?.as_object()?;
+        if field.as_object()?.keys().any(|k| !kept.contains_key(k)) {
+            return None;
+        }
+    }
+    let as_input = Request::input(request.prompt.clone()).with_data_entry("schema", form.clone());
+    check_request(&as_input).ok()?;
+    Some(form)
 }
 
 /// `_meta` with the request under [`PENDING_META_KEY`].
@@ -206,6 +271,7 @@ pub(crate) fn answer_from_result(request: &Request, result: &ElicitResult) -> An
     match result.action {
         ElicitationAction::Accept => match &result.content {
             Some(Value::Object(o)) if o.is_empty() => Answer::ok(request.id.clone()),
+            Some(Value::Object(o)) if request.proposed_args().is_some() => edited(request, o),
             Some(Value::Object(o)) if asks_free_text(request) && o.len() == 1 => {
                 match o.get(FREE_TEXT_FIELD) {
                     Some(text @ Value::String(_)) => Answer::accept(request.id.clone(), text),
@@ -217,6 +283,23 @@ pub(crate) fn answer_from_result(request: &Request, result: &ElicitResult) -> An
         },
         ElicitationAction::Decline => Answer::decline(request.id.clone(), DeclineReason::Declined),
         _ => Answer::decline(request.id.clone(), DeclineReason::Cancelled),
+    }
+}
+
+/// An editable approval accepted with the fields of its edit form: the proposed arguments
+/// with the fields the person sent over them; unchanged, a plain approval of what was shown.
+fn edited(request: &Request, fields: &Map<String, Value>) -> Answer {
+    let Some(Value::Object(proposed)) = request.proposed_args() else {
+        return Answer::ok(request.id.clone());
+    };
+    let mut args = proposed.clone();
+    for (name, value) in fields {
+        args.insert(name.clone(), value.clone());
+    }
+    if &args == proposed {
+        Answer::ok(request.id.clone())
+    } else {
+        request.approve_with(Value::Object(args))
     }
 }
 
@@ -312,6 +395,13 @@ fn request_from_elicitation(
 pub(crate) fn result_from_answer(request: &Request, answer: &Answer) -> ElicitResult {
     if answer.ok {
         let result = ElicitResult::new(ElicitationAction::Accept);
+        // an edited approval goes back as the fields of its edit form
+        if request.proposed_args().is_some()
+            && let Some(args @ Value::Object(_)) =
+                answer.data.as_ref().and_then(|d| d.get(DATA_ARGS))
+        {
+            return result.with_content(args.clone());
+        }
         match &answer.data {
             Some(data @ Value::Object(_)) => result.with_content(data.clone()),
             Some(text @ Value::String(_)) => match one_string_field(request) {

@@ -304,3 +304,111 @@ fn elicitations_become_requests() {
         r#"{"elicitationId":"e-7","mcpServer":"travel"}"#
     );
 }
+
+fn editable(args: Value, schema: Value) -> Request {
+    Request::editable_approval("Pay Ada?", args, schema).with_id("r-pay")
+}
+
+fn pay_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "to": {"type": "string", "description": "Who is paid"},
+            "amount": {"type": "integer", "minimum": 1},
+            "express": {"type": "boolean"}
+        },
+        "required": ["to", "amount"]
+    })
+}
+
+#[test]
+fn an_editable_approval_is_a_form_of_its_arguments_filled_in_with_the_proposed_values() {
+    let request = editable(
+        json!({"to": "Ada", "amount": 140, "express": false}),
+        pay_schema(),
+    );
+    let (mode, params) = elicitation_for(&request).unwrap();
+    assert_eq!(mode, Mode::Form);
+    let wire: Value = serde_json::from_str(&wire(&params)).unwrap();
+    assert_eq!(
+        wire["requestedSchema"],
+        json!({
+            "type": "object",
+            "properties": {
+                "to": {"type": "string", "description": "Who is paid", "default": "Ada"},
+                "amount": {"type": "integer", "minimum": 1, "default": 140},
+                "express": {"type": "boolean", "default": false}
+            },
+            "required": ["to", "amount"]
+        })
+    );
+    assert_eq!(wire["message"], "Pay Ada?");
+}
+
+#[test]
+fn an_editable_approval_it_cannot_ask_field_by_field_is_a_plain_approval() {
+    let no_fields = json!({"type": "object", "properties": {}});
+    // an argument the restricted schema cannot ask for (an array)
+    let list = editable(
+        json!({"to": ["Ada"]}),
+        json!({"type": "object", "properties": {"to": {"type": "array", "items": {"type": "string"}}}}),
+    );
+    // an optional argument (a type union)
+    let optional = editable(
+        json!({"to": "Ada"}),
+        json!({"type": "object", "properties": {"to": {"type": ["string", "null"]}}}),
+    );
+    // a field that asks for a credential never leaves as a form field
+    let secret = editable(
+        json!({"password": "x"}),
+        json!({"type": "object", "properties": {"password": {"type": "string"}}}),
+    );
+    // a keyword the restricted schema refuses
+    let pattern = editable(
+        json!({"to": "Ada"}),
+        json!({"type": "object", "properties": {"to": {"type": "string", "enum": [1, 2]}}}),
+    );
+    for request in [list, optional, secret, pattern] {
+        let (_, params) = elicitation_for(&request).unwrap();
+        let wire: Value = serde_json::from_str(&wire(&params)).unwrap();
+        assert_eq!(wire["requestedSchema"], no_fields, "{request:?}");
+    }
+}
+
+#[test]
+fn an_edit_form_accepted_changed_is_the_edit_and_unchanged_a_plain_approval() {
+    let request = editable(
+        json!({"to": "Ada", "amount": 140, "express": false}),
+        pay_schema(),
+    );
+    let accept = |content: Value| {
+        answer_from_result(
+            &request,
+            &ElicitResult::new(ElicitationAction::Accept).with_content(content),
+        )
+    };
+    // a changed field: the proposed arguments with it over them
+    assert_eq!(
+        accept(json!({"to": "Ada", "amount": 90, "express": false})),
+        request.approve_with(json!({"to": "Ada", "amount": 90, "express": false}))
+    );
+    // a client that sends only what changed
+    assert_eq!(
+        accept(json!({"express": true})),
+        request.approve_with(json!({"to": "Ada", "amount": 140, "express": true}))
+    );
+    // unchanged, or nothing sent: what was shown runs
+    assert_eq!(
+        accept(json!({"to": "Ada", "amount": 140, "express": false})),
+        Answer::ok("r-pay")
+    );
+    assert_eq!(accept(json!({})), Answer::ok("r-pay"));
+    // and back: an edit is the form's fields
+    let edit = request.approve_with(json!({"to": "Bob", "amount": 140, "express": false}));
+    let result = result_from_answer(&request, &edit);
+    assert_eq!(result.action, ElicitationAction::Accept);
+    assert_eq!(
+        result.content,
+        Some(json!({"to": "Bob", "amount": 140, "express": false}))
+    );
+}

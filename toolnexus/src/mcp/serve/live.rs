@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{McpService, answer_in, fallback, input_required_result, tool_result};
+use crate::client::edit::{self, Edit};
 use crate::context::Context;
 use crate::mcp::elicit::answer_from_result;
 use crate::request::{Answer, DeclineReason, Request};
@@ -146,7 +147,10 @@ impl McpService {
     }
 
     /// The loop rule ([`crate::suspend::resolve`], CONTRACT section 3) for one answered
-    /// suspension: the retry runs the same tool with the answer in its context.
+    /// suspension: the retry runs the same tool with the answer in its context. An approval
+    /// accepted with edited arguments runs with them once the loop's checks pass
+    /// ([`edit::edited`]: the tool allows edits, the edit fits its schema and moves no
+    /// credential); a refused edit runs nothing.
     async fn resolve(
         &self,
         name: &str,
@@ -155,6 +159,13 @@ impl McpService {
         request: &Request,
         answer: Answer,
     ) -> ToolResult {
+        let tool = self.inner.toolkit.get(name).map(AsRef::as_ref);
+        let args = match edit::edited(tool, name, request, &answer) {
+            Edit::Unchanged => args.clone(),
+            Edit::Refused(why) => return edit::refused(&why),
+            Edit::Args(edited) => Value::Object(edited),
+        };
+        let args = &args;
         crate::suspend::resolve(request, answer, |answer| {
             let ctx = ctx
                 .clone()
