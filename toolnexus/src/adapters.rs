@@ -11,8 +11,18 @@
 //! say, the `"type":["string","null"]` an `Option` field gets, so the obvious call is the safe
 //! one). [`gemini_raw`] is the Gemini shape with the schemas passed as they are, for a host
 //! that lowers them itself. [`openai_strict_schema`] and [`gemini_schema`] lower one schema.
+//!
+//! Which ones return a `Result`: exactly those that lower schemas ([`openai_strict`],
+//! [`gemini`] and the [`Toolkit`] methods over them), since a schema can hold what the
+//! provider's subset cannot express (a recursive type, say); the ones that pass schemas as they
+//! are cannot fail. All of them return [`ProviderTools`], whose text has the contract's key
+//! order in every build.
 
-use serde_json::{Map, Value, json};
+use std::fmt;
+use std::ops::Deref;
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 use crate::error::Result;
 pub use crate::lower::{gemini_schema, openai_strict_schema};
@@ -24,8 +34,8 @@ use crate::tool::Tool;
 pub fn spec_of(tool: &dyn Tool) -> ToolSpec {
     let mut schema = tool.input_schema().clone();
     if let Some(obj) = schema.as_object_mut() {
-        obj.shift_remove("$schema");
-        obj.shift_remove("title");
+        crate::json_text::remove_key(obj, "$schema");
+        crate::json_text::remove_key(obj, "title");
         if !obj.contains_key("type") {
             obj.insert("type".to_owned(), Value::String("object".to_owned()));
         }
@@ -33,32 +43,174 @@ pub fn spec_of(tool: &dyn Tool) -> ToolSpec {
     ToolSpec::new(tool.name(), tool.description(), schema)
 }
 
-fn declaration(spec: &ToolSpec, schema_key: &str) -> Value {
-    let mut decl = Map::new();
-    decl.insert("name".to_owned(), Value::String(spec.name.clone()));
-    decl.insert(
-        "description".to_owned(),
-        Value::String(spec.description.clone()),
-    );
-    decl.insert(schema_key.to_owned(), spec.parameters.clone());
-    Value::Object(decl)
+/// Tool declarations in one provider's shape ([contract section 5](crate::contract)), as every
+/// adapter here returns them.
+///
+/// Written ([`Display`](fmt::Display), [`Serialize`]) with the contract's key order in every
+/// build, whatever `serde_json` features another crate turns on (`{"type","function"}`,
+/// `{"name","description","parameters"}`, ...; each schema's keys sorted). Read as the JSON value
+/// it equals: it dereferences to a [`Value`] (`tools[0]["function"]["name"]`), compares equal to
+/// one, and [`into_value`](Self::into_value) hands it over (a `Value`'s maps order their keys
+/// as `serde_json` is built: sorted, unless its `preserve_order` feature is on).
+///
+/// ```
+/// use toolnexus::model::ToolSpec;
+/// use toolnexus::json;
+///
+/// let tools = toolnexus::adapters::openai(&[ToolSpec::new("ping", "Pings.", json!({"type": "object"}))]);
+/// assert_eq!(
+///     tools.to_string(),
+///     r#"[{"type":"function","function":{"name":"ping","description":"Pings.","parameters":{"type":"object"}}}]"#
+/// );
+/// assert_eq!(tools[0]["function"]["name"], "ping");
+/// assert_eq!(tools, json!([{"type": "function", "function": {"name": "ping", "description": "Pings.", "parameters": {"type": "object"}}}]));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderTools {
+    shape: Shape,
+    specs: Vec<ToolSpec>,
+    value: Value,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    OpenAi { strict: bool },
+    Anthropic,
+    Gemini,
+}
+
+#[derive(Serialize)]
+struct Declaration<'a> {
+    name: &'a str,
+    description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct OpenAiTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Declaration<'a>,
+}
+
+#[derive(Serialize)]
+struct GeminiTools<'a> {
+    #[serde(rename = "functionDeclarations")]
+    function_declarations: Vec<Declaration<'a>>,
+}
+
+impl ProviderTools {
+    fn new(shape: Shape, mut specs: Vec<ToolSpec>) -> Self {
+        // schemas in sorted key order in every build (a `preserve_order` build keeps a map's
+        // insertion order, which would otherwise show through)
+        for spec in &mut specs {
+            spec.parameters.sort_all_objects();
+        }
+        let mut tools = Self {
+            shape,
+            specs,
+            value: Value::Null,
+        };
+        tools.value = serde_json::to_value(&tools).unwrap_or_default();
+        tools
+    }
+
+    /// The declarations as a JSON value (the same value this dereferences to).
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// The tool specs the declarations were made from, in order (schemas lowered, for the
+    /// adapters that lower them).
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+}
+
+impl Serialize for ProviderTools {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let shape = self.shape;
+        let declaration = move |spec| declaration(shape, spec);
+        match self.shape {
+            Shape::OpenAi { .. } => serializer.collect_seq(self.specs.iter().map(|s| OpenAiTool {
+                kind: "function",
+                function: declaration(s),
+            })),
+            Shape::Anthropic => serializer.collect_seq(self.specs.iter().map(declaration)),
+            Shape::Gemini => serializer.collect_seq([GeminiTools {
+                function_declarations: self.specs.iter().map(declaration).collect(),
+            }]),
+        }
+    }
+}
+
+/// One tool's declaration in `shape`.
+fn declaration(shape: Shape, spec: &ToolSpec) -> Declaration<'_> {
+            let mut d = Declaration {
+                name: &spec.name,
+                description: &spec.description,
+                parameters: None,
+                input_schema: None,
+                strict: None,
+            };
+            match shape {
+                Shape::Anthropic => d.input_schema = Some(&spec.parameters),
+                Shape::OpenAi { strict } => {
+                    d.parameters = Some(&spec.parameters);
+                    d.strict = strict.then_some(true);
+                }
+                Shape::Gemini => d.parameters = Some(&spec.parameters),
+            }
+            d
+}
+
+impl fmt::Display for ProviderTools {
+    /// The compact JSON text, in the contract's key order.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl Deref for ProviderTools {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.value
+    }
+}
+
+impl PartialEq<Value> for ProviderTools {
+    fn eq(&self, other: &Value) -> bool {
+        self.value == *other
+    }
+}
+
+impl PartialEq<ProviderTools> for Value {
+    fn eq(&self, other: &ProviderTools) -> bool {
+        *self == other.value
+    }
+}
+
+impl From<ProviderTools> for Value {
+    fn from(tools: ProviderTools) -> Self {
+        tools.value
+    }
 }
 
 /// OpenAI chat-completions tools:
 /// `[{"type":"function","function":{"name","description","parameters"}}]`.
-pub fn openai(specs: &[ToolSpec]) -> Value {
-    specs
-        .iter()
-        .map(|s| json!({"type": "function", "function": declaration(s, "parameters")}))
-        .collect()
+pub fn openai(specs: &[ToolSpec]) -> ProviderTools {
+    ProviderTools::new(Shape::OpenAi { strict: false }, specs.to_vec())
 }
 
 /// Anthropic messages tools: `[{"name","description","input_schema"}]`.
-pub fn anthropic(specs: &[ToolSpec]) -> Value {
-    specs
-        .iter()
-        .map(|s| declaration(s, "input_schema"))
-        .collect()
+pub fn anthropic(specs: &[ToolSpec]) -> ProviderTools {
+    ProviderTools::new(Shape::Anthropic, specs.to_vec())
 }
 
 /// Gemini tools with the schemas passed **as they are**, exactly one wrapper element even with
@@ -66,9 +218,8 @@ pub fn anthropic(specs: &[ToolSpec]) -> Value {
 ///
 /// Gemini rejects parts of JSON Schema that `schemars` emits (`"type":["string","null"]` for
 /// an `Option`, `$ref`, ...); [`gemini`] lowers them first and is what to send.
-pub fn gemini_raw(specs: &[ToolSpec]) -> Value {
-    let decls: Vec<Value> = specs.iter().map(|s| declaration(s, "parameters")).collect();
-    json!([{ "functionDeclarations": decls }])
+pub fn gemini_raw(specs: &[ToolSpec]) -> ProviderTools {
+    ProviderTools::new(Shape::Gemini, specs.to_vec())
 }
 
 /// OpenAI chat-completions tools in strict mode, each schema lowered by
@@ -87,24 +238,20 @@ pub fn gemini_raw(specs: &[ToolSpec]) -> Value {
 /// let spec = ToolSpec::new("ping", "Pings.", json!({"type": "object", "properties": {}}));
 /// assert_eq!(
 ///     toolnexus::adapters::openai_strict(&[spec]).unwrap().to_string(),
-///     r#"[{"type":"function","function":{"name":"ping","description":"Pings.","parameters":{"type":"object","properties":{},"required":[],"additionalProperties":false},"strict":true}}]"#
+///     r#"[{"type":"function","function":{"name":"ping","description":"Pings.","parameters":{"additionalProperties":false,"properties":{},"required":[],"type":"object"},"strict":true}}]"#
 /// );
 /// ```
-pub fn openai_strict(specs: &[ToolSpec]) -> Result<Value> {
-    let mut tools = Vec::with_capacity(specs.len());
+pub fn openai_strict(specs: &[ToolSpec]) -> Result<ProviderTools> {
+    let mut lowered = Vec::with_capacity(specs.len());
     for spec in specs {
         let parameters = openai_strict_schema(&spec.name, &spec.parameters)?;
-        let mut function = Map::new();
-        function.insert("name".to_owned(), Value::String(spec.name.clone()));
-        function.insert(
-            "description".to_owned(),
-            Value::String(spec.description.clone()),
-        );
-        function.insert("parameters".to_owned(), parameters);
-        function.insert("strict".to_owned(), Value::Bool(true));
-        tools.push(json!({"type": "function", "function": function}));
+        lowered.push(ToolSpec::new(
+            spec.name.clone(),
+            spec.description.clone(),
+            parameters,
+        ));
     }
-    Ok(Value::Array(tools))
+    Ok(ProviderTools::new(Shape::OpenAi { strict: true }, lowered))
 }
 
 /// Gemini tools with each schema lowered by [`gemini_schema`] to what Gemini accepts, exactly
@@ -127,10 +274,10 @@ pub fn openai_strict(specs: &[ToolSpec]) -> Result<Value> {
 /// }));
 /// assert_eq!(
 ///     toolnexus::adapters::gemini(&[spec]).unwrap().to_string(),
-///     r#"[{"functionDeclarations":[{"name":"find","description":"Finds.","parameters":{"type":"object","properties":{"near":{"type":"string","nullable":true}}}}]}]"#
+///     r#"[{"functionDeclarations":[{"name":"find","description":"Finds.","parameters":{"properties":{"near":{"nullable":true,"type":"string"}},"type":"object"}}]}]"#
 /// );
 /// ```
-pub fn gemini(specs: &[ToolSpec]) -> Result<Value> {
+pub fn gemini(specs: &[ToolSpec]) -> Result<ProviderTools> {
     let mut lowered = Vec::with_capacity(specs.len());
     for spec in specs {
         let parameters = gemini_schema(&spec.name, &spec.parameters)?;
@@ -140,5 +287,5 @@ pub fn gemini(specs: &[ToolSpec]) -> Result<Value> {
             parameters,
         ));
     }
-    Ok(gemini_raw(&lowered))
+    Ok(ProviderTools::new(Shape::Gemini, lowered))
 }

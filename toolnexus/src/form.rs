@@ -34,7 +34,7 @@ use crate::suspend::SuspendError;
 ///
 /// assert_eq!(
 ///     Trip::answer_schema().to_string(),
-///     r#"{"type":"object","properties":{"city":{"type":"string","description":"Where to."},"nights":{"type":"integer"},"window_seat":{"type":"boolean"}},"required":["city","nights"]}"#
+///     r#"{"properties":{"city":{"description":"Where to.","type":"string"},"nights":{"type":"integer"},"window_seat":{"type":"boolean"}},"required":["city","nights"],"type":"object"}"#
 /// );
 /// ```
 ///

@@ -121,6 +121,7 @@ mod id;
 #[cfg(feature = "inbox")]
 #[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
 pub mod inbox;
+mod json_text;
 pub mod limits;
 mod lower;
 mod macro_support;

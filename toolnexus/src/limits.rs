@@ -131,12 +131,15 @@ pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
     None
 }
 
-/// Parses JSON text without serde_json's recursion limit (127 levels): for text whose depth
-/// the caller has checked with [`deeper_than`] (against [`MAX_DEPTH`], or a record's bound).
+/// Parses JSON text with the crate's own reader (no recursion limit of serde_json's, floats
+/// read exactly, so a record reads back as it was written): for text whose depth the caller
+/// has checked with [`deeper_than`] (against [`MAX_DEPTH`], or a record's bound). The error
+/// is serde_json's message when it has one for the text.
 pub(crate) fn parse_checked<T: serde::de::DeserializeOwned>(json: &str) -> serde_json::Result<T> {
-    let mut de = serde_json::Deserializer::from_str(json);
-    de.disable_recursion_limit();
-    T::deserialize(&mut de).and_then(|v| de.end().map(|()| v))
+    use serde::de::Error as _;
+    let value = crate::json_text::parse_or_explain(json, usize::MAX)
+        .map_err(serde_json::Error::custom)?;
+    T::deserialize(value)
 }
 
 /// The error text for a value deeper than [`MAX_DEPTH`]; `what` says what nests

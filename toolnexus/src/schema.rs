@@ -40,8 +40,8 @@ pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
     let schema = generator().into_root_schema_for::<T>();
     let mut value = schema.to_value();
     if let Some(obj) = value.as_object_mut() {
-        obj.shift_remove("$schema");
-        obj.shift_remove("title");
+        crate::json_text::remove_key(obj, "$schema");
+        crate::json_text::remove_key(obj, "title");
     }
     value
 }

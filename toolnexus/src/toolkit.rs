@@ -11,7 +11,7 @@ use std::task::Poll;
 use serde_json::{Map, Value};
 use tokio_util::sync::WaitForCancellationFuture;
 
-use crate::adapters;
+use crate::adapters::{self, ProviderTools};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::model::ToolSpec;
@@ -427,7 +427,7 @@ impl Toolkit {
     /// ```
     /// assert_eq!(toolnexus::Toolkit::new().to_openai(), serde_json::json!([]));
     /// ```
-    pub fn to_openai(&self) -> Value {
+    pub fn to_openai(&self) -> ProviderTools {
         adapters::openai(&self.specs())
     }
 
@@ -436,7 +436,7 @@ impl Toolkit {
     /// ```
     /// assert_eq!(toolnexus::Toolkit::new().to_anthropic(), serde_json::json!([]));
     /// ```
-    pub fn to_anthropic(&self) -> Value {
+    pub fn to_anthropic(&self) -> ProviderTools {
         adapters::anthropic(&self.specs())
     }
 
@@ -453,13 +453,13 @@ impl Toolkit {
     ///     serde_json::json!([{"functionDeclarations": []}])
     /// );
     /// ```
-    pub fn to_gemini(&self) -> Result<Value> {
+    pub fn to_gemini(&self) -> Result<ProviderTools> {
         adapters::gemini(&self.specs())
     }
 
     /// Gemini tools with the schemas passed as they are, not lowered (see [`adapters::gemini_raw`]):
     /// Gemini may reject them; [`to_gemini`](Self::to_gemini) is what to send.
-    pub fn to_gemini_raw(&self) -> Value {
+    pub fn to_gemini_raw(&self) -> ProviderTools {
         adapters::gemini_raw(&self.specs())
     }
 
@@ -469,7 +469,7 @@ impl Toolkit {
     ///
     /// [`Error::SchemaLowering`] naming the first tool whose
     /// schema strict mode cannot express, the construct and where it is.
-    pub fn to_openai_strict(&self) -> Result<Value> {
+    pub fn to_openai_strict(&self) -> Result<ProviderTools> {
         adapters::openai_strict(&self.specs())
     }
 }

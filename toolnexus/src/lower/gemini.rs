@@ -72,7 +72,10 @@ const GEMINI_KEPT: &[&str] = &[
 /// ```
 pub fn gemini_schema(tool: &str, schema: &Value) -> Result<Value> {
     let mut lowering = Lowering::new(tool, TARGET_GEMINI, schema)?;
-    lowering.gemini(schema, "")
+    let mut lowered = lowering.gemini(schema, "")?;
+    // sorted keys in every build, as every schema toolnexus writes
+    lowered.sort_all_objects();
+    Ok(lowered)
 }
 
 impl Lowering<'_> {
@@ -157,7 +160,7 @@ impl Lowering<'_> {
             if branches.len() == 1 {
                 // the one non-null branch is the schema; the parent's own keywords win
                 if let Value::Object(mut merged) = branches.remove(0) {
-                    nullable |= merged.shift_remove("nullable") == Some(Value::Bool(true));
+                    nullable |= crate::json_text::remove_key(&mut merged, "nullable") == Some(Value::Bool(true));
                     merged.extend(out);
                     out = merged;
                 }
@@ -300,13 +303,13 @@ fn gemini_finish(mut out: Map<String, Value>, obj: &Map<String, Value>) -> Map<S
         .and_then(Value::as_object)
         .is_some_and(Map::is_empty)
     {
-        out.shift_remove("properties");
+        crate::json_text::remove_key(&mut out, "properties");
         if out
             .get("required")
             .and_then(Value::as_array)
             .is_some_and(Vec::is_empty)
         {
-            out.shift_remove("required");
+            crate::json_text::remove_key(&mut out, "required");
         }
     }
     // an `enum` without a type: Gemini's enums are typed

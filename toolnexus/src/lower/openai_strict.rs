@@ -128,7 +128,10 @@ pub fn openai_strict_schema(tool: &str, schema: &Value) -> Result<Value> {
             Value::Object(lowered_defs.into_iter().collect()),
         );
     }
-    Ok(Value::Object(root))
+    let mut lowered = Value::Object(root);
+    // sorted keys in every build, as every schema toolnexus writes
+    lowered.sort_all_objects();
+    Ok(lowered)
 }
 
 impl Lowering<'_> {
@@ -202,7 +205,11 @@ impl Lowering<'_> {
                 out.insert("properties".to_owned(), Value::Object(Map::new()));
                 Map::new()
             });
-            let required: Vec<Value> = props.keys().cloned().map(Value::String).collect();
+            // every property, in sorted order (the properties' own order is serde_json's map
+            // order, which another crate's `preserve_order` would change)
+            let mut names: Vec<&String> = props.keys().collect();
+            names.sort_unstable();
+            let required: Vec<Value> = names.into_iter().cloned().map(Value::String).collect();
             out.insert("required".to_owned(), Value::Array(required));
             out.insert("additionalProperties".to_owned(), Value::Bool(false));
         }
@@ -227,7 +234,7 @@ impl Lowering<'_> {
             match self.strict(branch, &format!("{path}/{key}/{i}"))? {
                 // a bare nested `anyOf` (an optional enum, say) is spliced in
                 Value::Object(mut b) if b.len() == 1 && b.contains_key("anyOf") => {
-                    if let Some(Value::Array(inner)) = b.shift_remove("anyOf") {
+                    if let Some(Value::Array(inner)) = crate::json_text::remove_key(&mut b, "anyOf") {
                         lowered.extend(inner);
                     }
                 }
@@ -362,8 +369,8 @@ fn make_nullable(schema: Value) -> Value {
     }
     // wrap; the annotations describe the whole, so they move to the wrapper
     let mut outer = Map::new();
-    let description = obj.shift_remove("description");
-    let title = obj.shift_remove("title");
+    let description = crate::json_text::remove_key(&mut obj, "description");
+    let title = crate::json_text::remove_key(&mut obj, "title");
     outer.insert(
         "anyOf".to_owned(),
         Value::Array(vec![Value::Object(obj), json!({"type": "null"})]),

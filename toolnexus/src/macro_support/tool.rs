@@ -174,7 +174,10 @@ impl<'de> Deserializer<'de> for Missing<'_> {
 
 /// Parses the input schema the macro wrote as a literal (every parameter's type was known).
 pub fn schema_literal(json: &str) -> Value {
-    serde_json::from_str(json).unwrap_or_else(|_| empty_schema())
+    let mut schema = serde_json::from_str(json).unwrap_or_else(|_| empty_schema());
+    // keys in sorted order whether or not a crate turned on serde_json's `preserve_order`
+    schema.sort_all_objects();
+    schema
 }
 
 fn empty_schema() -> Value {
@@ -281,34 +284,8 @@ impl SchemaBuilder {
             root.insert("$defs".to_owned(), Value::Object(defs));
         }
         let mut schema = Value::Object(root);
-        description_first(&mut schema);
+        schema.sort_all_objects();
         schema
-    }
-}
-
-/// Moves every schema's `description` to the front (where a reader, human or model, looks
-/// first), as the literal schemas the macro writes have it. Property and definition maps keep
-/// their order.
-fn description_first(schema: &mut Value) {
-    match schema {
-        Value::Object(obj) => {
-            if let Some(d) = obj.shift_remove("description") {
-                obj.shift_insert(0, "description".to_owned(), d);
-            }
-            for (key, value) in obj.iter_mut() {
-                match key.as_str() {
-                    "properties" | "$defs" | "definitions" | "patternProperties" => {
-                        if let Value::Object(map) = value {
-                            map.values_mut().for_each(description_first);
-                        }
-                    }
-                    "enum" | "const" | "default" | "examples" | "required" => {}
-                    _ => description_first(value),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(description_first),
-        _ => {}
     }
 }
 
@@ -340,7 +317,7 @@ pub fn struct_schema<T: schemars::JsonSchema>() -> StructSchema {
     let mut closed = None;
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("description");
-        if let Some(extra) = obj.shift_remove("additionalProperties") {
+        if let Some(extra) = crate::json_text::remove_key(obj, "additionalProperties") {
             // after `properties` and `required`, as in every other tool schema
             obj.insert("additionalProperties".to_owned(), extra);
         } else {
@@ -353,7 +330,7 @@ pub fn struct_schema<T: schemars::JsonSchema>() -> StructSchema {
             closed = Some(names);
         }
     }
-    description_first(&mut schema);
+    schema.sort_all_objects();
     StructSchema { schema, closed }
 }
 

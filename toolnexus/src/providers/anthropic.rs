@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use reqwest::header::{HeaderName, HeaderValue};
@@ -12,6 +11,7 @@ use super::dialect::{Dialect, EventParser};
 use super::wire::{filled_call_id, parse_arguments, require_finished, usage};
 use crate::adapters;
 use crate::error::Error;
+use crate::json_text;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
 use crate::result::{ContentPart, PART_FILE, PART_IMAGE};
 
@@ -91,7 +91,7 @@ fn body(request: &ModelRequest, model: &str, max_tokens: u32, stream: bool) -> M
         Value::Array(messages(&request.messages)),
     );
     if !request.tools.is_empty() {
-        body.insert("tools".to_owned(), adapters::anthropic(&request.tools));
+        body.insert("tools".to_owned(), adapters::anthropic(&request.tools).into_value());
     }
     if stream {
         body.insert("stream".to_owned(), Value::Bool(true));
@@ -222,49 +222,50 @@ fn parse(reply: &Value) -> Result<ModelTurn, Error> {
     })
 }
 
-/// A reply read with each content block left raw.
-#[derive(serde::Deserialize)]
-struct RawReply<'a> {
-    #[serde(borrow)]
-    content: Vec<&'a RawValue>,
-    #[serde(default)]
-    usage: Option<Value>,
+/// A `tool_use` block read with its `input` left raw: `(id, name, input)`.
+fn raw_tool_use(block: &str) -> Option<(String, String, &str)> {
+    let (mut kind, mut id, mut name, mut input) = (None, String::new(), String::new(), None);
+    for (key, raw) in json_text::raw_members(block)? {
+        match key.as_str() {
+            "type" => kind = Some(serde_json::from_str::<String>(raw).ok()?),
+            "id" => id = serde_json::from_str(raw).ok()?,
+            "name" => name = serde_json::from_str(raw).ok()?,
+            "input" => input = Some(raw),
+            _ => {}
+        }
+    }
+    (kind.as_deref() == Some("tool_use")).then_some(())?;
+    Some((id, name, input?))
 }
 
-/// A `tool_use` block whose `input` is left raw.
-#[derive(serde::Deserialize)]
-struct RawToolUse<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    #[serde(default)]
-    id: String,
-    #[serde(default)]
-    name: String,
-    #[serde(borrow)]
-    input: &'a RawValue,
-}
-
+/// A reply `serde_json` cannot read whole, read with each content block left raw.
 fn parse_lenient(bytes: &[u8]) -> Option<ModelTurn> {
-    let reply: RawReply<'_> = serde_json::from_slice(bytes).ok()?;
-    let mut blocks = Vec::with_capacity(reply.content.len());
-    for raw in reply.content {
-        if let Ok(block) = serde_json::from_str::<Value>(raw.get()) {
+    let mut content = None;
+    let mut usage = None;
+    for (key, raw) in json_text::raw_members(std::str::from_utf8(bytes).ok()?)? {
+        match key.as_str() {
+            "content" => content = Some(json_text::raw_elements(raw)?),
+            "usage" => usage = Some(serde_json::from_str::<Value>(raw).ok()?),
+            _ => {}
+        }
+    }
+    let content = content?;
+    let mut blocks = Vec::with_capacity(content.len());
+    for raw in content {
+        if let Ok(block) = serde_json::from_str::<Value>(raw) {
             blocks.push(block);
             continue;
         }
-        let block: RawToolUse<'_> = serde_json::from_str(raw.get()).ok()?;
-        if block.kind != "tool_use" {
-            return None;
-        }
+        let (id, name, input) = raw_tool_use(raw)?;
         // the loop parses the raw text again and tells the model what is wrong
         blocks.push(json!({
-            "type": "tool_use", "id": block.id, "name": block.name,
-            "input": block.input.get(),
+            "type": "tool_use", "id": id, "name": name,
+            "input": input,
         }));
     }
     let mut reply_value = Map::new();
     reply_value.insert("content".to_owned(), Value::Array(blocks));
-    if let Some(usage) = reply.usage {
+    if let Some(usage) = usage {
         reply_value.insert("usage".to_owned(), usage);
     }
     parse(&Value::Object(reply_value)).ok()
@@ -437,16 +438,6 @@ impl EventParser for StreamState {
 }
 
 /// A `content_block_start` event with its `tool_use` block's `input` left raw.
-#[derive(serde::Deserialize)]
-struct RawBlockStart<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    #[serde(default)]
-    index: u64,
-    #[serde(borrow)]
-    content_block: RawToolUse<'a>,
-}
-
 impl StreamState {
     fn open_block(&mut self, index: u64, block: Block) -> Result<(), Error> {
         if self.blocks.insert(index, block).is_some() {
@@ -461,19 +452,27 @@ impl StreamState {
     /// to it (a lone surrogate, nesting past its depth limit) opens the block with that input
     /// raw, as a whole reply's would be (`None` for anything else: the stream is corrupt).
     fn raw_tool_use_start(&mut self, data: &str) -> Option<Result<(), Error>> {
-        let start: RawBlockStart<'_> = serde_json::from_str(data).ok()?;
-        if start.kind != "content_block_start" || start.content_block.kind != "tool_use" {
+        let (mut kind, mut index, mut block) = (None, 0, None);
+        for (key, raw) in json_text::raw_members(data)? {
+            match key.as_str() {
+                "type" => kind = Some(serde_json::from_str::<String>(raw).ok()?),
+                "index" => index = serde_json::from_str(raw).ok()?,
+                "content_block" => block = Some(raw_tool_use(raw)?),
+                _ => {}
+            }
+        }
+        if kind.as_deref() != Some("content_block_start") {
             return None;
         }
-        let block = start.content_block;
+        let (id, name, input) = block?;
         Some(self.open_block(
-            start.index,
+            index,
             Block::ToolUse {
-                id: block.id,
-                name: block.name,
+                id,
+                name,
                 start_input: Value::Null,
                 json: String::new(),
-                raw_input: Some(block.input.get().to_owned()),
+                raw_input: Some(input.to_owned()),
             },
         ))
     }

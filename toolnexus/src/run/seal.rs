@@ -4,14 +4,14 @@
 use std::fmt;
 
 use hmac::{Hmac, KeyInit, Mac};
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use serde::Deserialize;
 use sha2::Sha256;
 
 use super::error::{RecordError, RecordResult};
 use crate::util::{hex, unhex};
 
 use super::pending::{PendingRun, check_depth};
+use crate::json_text;
 
 /// The MAC algorithm of a sealed record (`alg` in the envelope).
 const ALG: &str = "HS256";
@@ -163,13 +163,14 @@ impl SealKeys for Vec<SealKey> {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+/// The envelope's fields as read (the record is checked as text, by its exact bytes).
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Envelope<'a> {
+struct Envelope {
     kid: String,
     alg: String,
-    #[serde(borrow)]
-    record: &'a RawValue,
+    #[allow(dead_code, reason = "read for its presence; the MAC covers the record's bytes")]
+    record: serde::de::IgnoredAny,
     mac: String,
 }
 
@@ -228,16 +229,14 @@ impl PendingRun {
     pub fn seal(&self, key: &SealKey) -> String {
         let record = self.to_json();
         let mac = hex(&key.mac(&record).finalize().into_bytes());
-        // `to_json` is valid JSON, so it is a valid raw value; an envelope of strings and a
-        // raw value always serializes
-        let record = RawValue::from_string(record).unwrap_or_else(|_| unreachable!());
-        serde_json::to_string(&Envelope {
-            kid: key.id.clone(),
-            alg: ALG.to_owned(),
-            record: &record,
-            mac,
-        })
-        .unwrap_or_default()
+        // the record goes in as the exact bytes the MAC covers
+        let string = |s: &str| serde_json::Value::from(s).to_string();
+        format!(
+            r#"{{"kid":{},"alg":{},"record":{record},"mac":{}}}"#,
+            string(&key.id),
+            string(ALG),
+            string(&mac)
+        )
     }
 
     /// Reads a record sealed by [`PendingRun::seal`] with one of `keys` (found by the
@@ -251,15 +250,20 @@ impl PendingRun {
     /// only a key holder can make) disagrees with itself.
     pub fn open<K: SealKeys + ?Sized>(json: &str, keys: &K) -> RecordResult<Self> {
         check_depth(json, 1)?;
-        let mut de = serde_json::Deserializer::from_str(json);
-        de.disable_recursion_limit();
-        let envelope = Envelope::deserialize(&mut de)
-            .and_then(|e| de.end().map(|()| e))
-            .map_err(|e| {
-                RecordError::Invalid(format!(
-                    "not a sealed record (`{{\"kid\",\"alg\",\"record\",\"mac\"}}` from `PendingRun::seal`): {e}"
-                ))
-            })?;
+        let not_sealed = |e: &dyn fmt::Display| {
+            RecordError::Invalid(format!(
+                "not a sealed record (`{{\"kid\",\"alg\",\"record\",\"mac\"}}` from `PendingRun::seal`): {e}"
+            ))
+        };
+        let (value, members) =
+            json_text::parse_with_spans(json, usize::MAX).map_err(|e| not_sealed(&e))?;
+        let envelope = Envelope::deserialize(&value).map_err(|e| not_sealed(&e))?;
+        // one `record`, whose exact bytes the MAC is checked over
+        let mut records = members.iter().filter(|(key, _)| key == "record");
+        let (Some((_, record)), None) = (records.next(), records.next()) else {
+            return Err(not_sealed(&"duplicate field `record`"));
+        };
+        let record = &json[record.clone()];
         if envelope.alg != ALG {
             return Err(RecordError::Invalid(format!(
                 "`alg` is {:?} but sealed records use {ALG:?}",
@@ -277,7 +281,6 @@ impl PendingRun {
                     .join(", ")
             )));
         };
-        let record = envelope.record.get();
         let verified =
             unhex(&envelope.mac).is_some_and(|mac| key.mac(record).verify_slice(&mac).is_ok());
         if !verified {

@@ -157,7 +157,7 @@ impl FnToolBuilder {
     /// let ping = FnTool::builder("ping").description("Pings.").handler(|_, _| async { "pong" }).build().unwrap();
     /// assert_eq!(
     ///     ping.input_schema().to_string(),
-    ///     r#"{"type":"object","properties":{},"additionalProperties":false}"#
+    ///     r#"{"additionalProperties":false,"properties":{},"type":"object"}"#
     /// );
     /// ```
     pub fn schema(mut self, schema: Value) -> Self {

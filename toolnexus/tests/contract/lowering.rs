@@ -12,8 +12,34 @@ use toolnexus::{Error, FnTool, Toolkit, schema::input_schema_for};
 
 /// Byte-exact comparison: `Value` equality ignores key order, the wire does not.
 #[track_caller]
+/// The lowered schema is exactly `expected`, with its keys sorted at every level (the order
+/// toolnexus writes schemas in, whether or not serde_json's `preserve_order` is on).
 fn assert_json(actual: &Value, expected: &Value) {
+    let mut expected = expected.clone();
+    expected.sort_all_objects();
     assert_eq!(actual.to_string(), expected.to_string());
+}
+
+/// [`assert_json`] for strict mode, which lists every property in `required`, sorted.
+fn assert_strict_json(actual: &Value, expected: &Value) {
+    fn sort_required(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (key, item) in map.iter_mut() {
+                    if let (true, Value::Array(names)) = (key == "required", &mut *item) {
+                        names.sort_by_key(ToString::to_string);
+                    } else {
+                        sort_required(item);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(sort_required),
+            _ => {}
+        }
+    }
+    let mut expected = expected.clone();
+    sort_required(&mut expected);
+    assert_json(actual, &expected);
 }
 
 fn strict(schema: &Value) -> Value {
@@ -152,7 +178,7 @@ fn generated_schema_of_a_booking_is_what_the_lowerings_start_from() {
 
 #[test]
 fn strict_lowering_of_a_booking() {
-    assert_json(
+    assert_strict_json(
         &strict(&input_schema_for::<Booking>()),
         &json!({
             "type": "object",
@@ -232,7 +258,7 @@ fn gemini_lowering_of_a_booking() {
     );
 }
 
-const CATEGORY_STRICT_PROPERTIES: &str = r##"{"name":{"type":"string","description":"The name."},"children":{"type":"array","items":{"$ref":"#/$defs/Category"},"description":"Sub-categories."},"parent":{"anyOf":[{"$ref":"#/$defs/Category"},{"type":"null"}]}}"##;
+const CATEGORY_STRICT_PROPERTIES: &str = r##"{"children":{"description":"Sub-categories.","items":{"$ref":"#/$defs/Category"},"type":"array"},"name":{"description":"The name.","type":"string"},"parent":{"anyOf":[{"$ref":"#/$defs/Category"},{"type":"null"}]}}"##;
 
 #[test]
 fn a_recursive_root_type_keeps_its_self_reference_in_strict_mode() {
@@ -249,7 +275,7 @@ fn a_recursive_root_type_keeps_its_self_reference_in_strict_mode() {
             "required": ["name", "children"]
         }),
     );
-    assert_json(
+    assert_strict_json(
         &strict(&schema),
         &json!({
             "type": "object",
@@ -268,7 +294,7 @@ fn a_recursive_root_type_keeps_its_self_reference_in_strict_mode() {
 fn a_recursive_nested_type_keeps_its_defs_in_strict_mode() {
     let lowered = strict(&input_schema_for::<Catalog>());
     let expected = format!(
-        r#"{{"type":"object","properties":{{"title":{{"type":"string"}},"root":{{"type":"object","properties":{CATEGORY_STRICT_PROPERTIES},"required":["name","children","parent"],"additionalProperties":false}}}},"required":["title","root"],"additionalProperties":false,"$defs":{{"Category":{{"type":"object","properties":{CATEGORY_STRICT_PROPERTIES},"required":["name","children","parent"],"additionalProperties":false}}}}}}"#
+        r#"{{"$defs":{{"Category":{{"additionalProperties":false,"properties":{CATEGORY_STRICT_PROPERTIES},"required":["children","name","parent"],"type":"object"}}}},"additionalProperties":false,"properties":{{"root":{{"additionalProperties":false,"properties":{CATEGORY_STRICT_PROPERTIES},"required":["children","name","parent"],"type":"object"}},"title":{{"type":"string"}}}},"required":["root","title"],"type":"object"}}"#
     );
     assert_eq!(lowered.to_string(), expected);
 }
@@ -370,7 +396,7 @@ fn strict_optional_properties_become_nullable_without_double_null() {
         },
         "required": ["req"]
     });
-    assert_json(
+    assert_strict_json(
         &strict(&schema),
         &json!({
             "type": "object",
@@ -405,7 +431,7 @@ fn strict_reaches_every_nested_object() {
         },
         "required": ["list", "choice", "merged"]
     });
-    assert_json(
+    assert_strict_json(
         &strict(&schema),
         &json!({
             "type": "object",
@@ -441,7 +467,7 @@ fn strict_inlines_non_recursive_defs_and_keeps_recursive_ones() {
             "Unused": {"type": "string"}
         }
     });
-    assert_json(
+    assert_strict_json(
         &strict(&schema),
         &json!({
             "type": "object",
@@ -477,7 +503,7 @@ fn strict_keeps_supported_keywords_and_drops_the_rest() {
         "required": ["when", "id", "n", "list", "x-vendor"],
         "additionalProperties": false
     });
-    assert_json(
+    assert_strict_json(
         &strict(&schema),
         &json!({
             "type": "object",
@@ -573,7 +599,7 @@ fn strict_output_has_pinned_key_order_in_the_tool_shape() {
         .unwrap();
     assert_eq!(
         kit.to_openai_strict().unwrap().to_string(),
-        r#"[{"type":"function","function":{"name":"seat","description":"Picks a seat.","parameters":{"type":"object","properties":{"row":{"type":["integer","null"]}},"required":["row"],"additionalProperties":false},"strict":true}}]"#
+        r#"[{"type":"function","function":{"name":"seat","description":"Picks a seat.","parameters":{"additionalProperties":false,"properties":{"row":{"type":["integer","null"]}},"required":["row"],"type":"object"},"strict":true}}]"#
     );
 }
 
@@ -779,7 +805,7 @@ fn unused_definitions_are_left_out_and_errors_point_into_the_used_ones() {
         "properties": {"a": {"type": "string"}},
         "$defs": {"Unused": {"$ref": "https://example.com/x.json"}}
     });
-    assert_json(
+    assert_strict_json(
         &strict(&unused_only),
         &json!({
             "type": "object",

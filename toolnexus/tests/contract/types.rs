@@ -76,13 +76,16 @@ fn pinned_bytes_round_trip_byte_identical() {
 }
 
 #[test]
-fn key_order_inside_data_survives_a_round_trip() {
-    // deliberately not alphabetical, nested, and with every JSON type
-    let raw = r#"{"id":"r9","kind":"order","prompt":"Confirm?","data":{"zeta":1,"alpha":{"y":[3,1,2],"b":null,"a":true},"mid":"x","schema":{"type":"object","properties":{"qty":{"type":"integer"},"note":{"type":"string"}}}}}"#;
+fn data_survives_a_round_trip_byte_for_byte() {
+    // nested, with every JSON type; the keys inside `data` are a `serde_json` map's, so they come
+    // back in its order: sorted, or as read when another crate turns on its `preserve_order`
+    // (a sorted input comes back byte for byte either way); the contract's own keys keep the
+    // contract's order in every build
+    let raw = r#"{"id":"r9","kind":"order","prompt":"Confirm?","data":{"alpha":{"a":true,"b":null,"y":[3,1,2]},"mid":"x","schema":{"properties":{"note":{"type":"string"},"qty":{"type":"integer"}},"type":"object"},"zeta":1}}"#;
     let req: Request = serde_json::from_str(raw).unwrap();
     assert_eq!(serde_json::to_string(&req).unwrap(), raw);
 
-    let answer_raw = r#"{"id":"r9","ok":true,"data":{"z":0,"a":{"q":1,"c":2}}}"#;
+    let answer_raw = r#"{"id":"r9","ok":true,"data":{"a":{"c":2,"q":1},"z":0}}"#;
     let answer: Answer = serde_json::from_str(answer_raw).unwrap();
     assert_eq!(serde_json::to_string(&answer).unwrap(), answer_raw);
 
@@ -171,7 +174,7 @@ fn request_builders_for_known_and_custom_kinds() {
         .with_data_entry("a", json!(2));
     assert_eq!(
         serde_json::to_string(&with_entry).unwrap(),
-        r#"{"id":"r3","kind":"input","prompt":"p","data":{"b":1,"a":2}}"#
+        r#"{"id":"r3","kind":"input","prompt":"p","data":{"a":2,"b":1}}"#
     );
 }
 

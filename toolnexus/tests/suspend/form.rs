@@ -68,7 +68,7 @@ fn the_restricted_schema_golden() {
     // key order is part of the wire form
     assert_eq!(
         Booking::answer_schema().to_string().get(..60).unwrap(),
-        r#"{"type":"object","properties":{"city":{"type":"string","desc"#
+        r#"{"properties":{"city":{"description":"The city to fly to.\n\"#
     );
 }
 
@@ -90,7 +90,7 @@ fn rename_all_on_a_struct_and_no_required_when_all_optional() {
     }
     assert_eq!(
         Prefs::answer_schema().to_string(),
-        r#"{"type":"object","properties":{"homeCity":{"type":"string"},"maxStops":{"type":"integer"}}}"#
+        r#"{"properties":{"homeCity":{"type":"string"},"maxStops":{"type":"integer"}},"type":"object"}"#
     );
 }
 
@@ -134,7 +134,7 @@ fn answer_schema_for_a_json_schema_type() {
     }
     assert_eq!(
         answer_schema_for::<Flat>().unwrap().to_string(),
-        r#"{"type":"object","properties":{"name":{"type":"string","description":"Name."},"age":{"type":"integer"},"ok":{"type":"boolean"}},"required":["name","ok"]}"#
+        r#"{"properties":{"age":{"type":"integer"},"name":{"description":"Name.","type":"string"},"ok":{"type":"boolean"}},"required":["name","ok"],"type":"object"}"#
     );
     assert_eq!(
         answer_schema_for::<Vec<String>>().unwrap_err().to_string(),

@@ -17,7 +17,7 @@ fn name_source_and_schema_golden() {
     );
     assert_eq!(
         tool.input_schema().to_string(),
-        r#"{"type":"object","properties":{"questions":{"type":"array","description":"The questions to ask.","items":{"type":"object","properties":{"question":{"type":"string","description":"The question."},"header":{"type":"string","description":"A short label for the question."},"options":{"type":"array","items":{"type":"string"},"description":"Choices to offer."},"multiple":{"type":"boolean","description":"Whether several options may be chosen."}},"required":["question"],"additionalProperties":false},"minItems":1}},"required":["questions"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"questions":{"description":"The questions to ask.","items":{"additionalProperties":false,"properties":{"header":{"description":"A short label for the question.","type":"string"},"multiple":{"description":"Whether several options may be chosen.","type":"boolean"},"options":{"description":"Choices to offer.","items":{"type":"string"},"type":"array"},"question":{"description":"The question.","type":"string"}},"required":["question"],"type":"object"},"minItems":1,"type":"array"}},"required":["questions"],"type":"object"}"#
     );
     // a valid tool schema for every provider
     toolnexus::schema::check_input_schema("question", tool.input_schema()).unwrap();
@@ -38,7 +38,7 @@ async fn first_call_suspends_with_the_rendered_prompt_and_the_questions() {
     assert!(r.is_error);
     assert_eq!(
         serde_json::to_string(&req.data).unwrap(),
-        r#"{"questions":[{"question":"Which seat?","header":"Seat","options":["aisle","window"]},{"question":"Any meal preference?"},{"question":"Extras?","options":["bag","lounge"],"multiple":true},{"question":"Empty options?","options":[]}]}"#
+        r#"{"questions":[{"header":"Seat","options":["aisle","window"],"question":"Which seat?"},{"question":"Any meal preference?"},{"multiple":true,"options":["bag","lounge"],"question":"Extras?"},{"options":[],"question":"Empty options?"}]}"#
     );
     assert!(req.id.starts_with("sus-"));
     assert_eq!(req.url, None);

@@ -152,7 +152,7 @@ fn assert_pending_on_another_prompt_url_id_data_schema() {
                 assert_pending!(r, schema = City);
             }),
             "the answer schema differs: none",
-            "a suspension, answer schema {\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city.\"}},\"required\":[\"city\"]}",
+            "a suspension, answer schema {\"properties\":{\"city\":{\"description\":\"The city.\",\"type\":\"string\"}},\"required\":[\"city\"],\"type\":\"object\"}",
         ),
     ];
     for (f, problem, expected) in cases {

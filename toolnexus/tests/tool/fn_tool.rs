@@ -122,8 +122,8 @@ async fn serializable_values_are_compact_json() {
         ToolResult::success(r#"{"city":"Oslo","celsius":-3,"tags":["snow","wind"]}"#)
     );
     assert_eq!(
-        run(&returning(json!({"b": [1, 2], "a": null})), json!({})).await,
-        ToolResult::success(r#"{"b":[1,2],"a":null}"#)
+        run(&returning(json!({"a": null, "b": [1, 2]})), json!({})).await,
+        ToolResult::success(r#"{"a":null,"b":[1,2]}"#)
     );
     assert_eq!(
         run(&returning(42_u64), json!({})).await,

@@ -39,7 +39,7 @@ fn the_issue_example() {
     assert_eq!(t.source(), "native");
     assert_eq!(
         schema_of(&t),
-        r#"{"type":"object","properties":{"flight":{"description":"The flight number, e.g. \"AI-503\".","type":"string"},"seats":{"description":"How many seats; one when omitted.","type":["integer","null"],"format":"uint8","minimum":0,"maximum":255}},"required":["flight"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"flight":{"description":"The flight number, e.g. \"AI-503\".","type":"string"},"seats":{"description":"How many seats; one when omitted.","format":"uint8","maximum":255,"minimum":0,"type":["integer","null"]}},"required":["flight"],"type":"object"}"#
     );
     // the same `Value` every time: built once, never per call
     assert!(std::ptr::eq(t.input_schema(), BookFlight.input_schema()));
@@ -84,56 +84,56 @@ fn known_types_are_written_at_compile_time() {
     let one = |k: &str| serde_json::to_string(&props[k]).unwrap();
     assert_eq!(one("s"), r#"{"type":"string"}"#);
     assert_eq!(one("r"), r#"{"type":"string"}"#);
-    assert_eq!(one("c"), r#"{"type":"string","minLength":1,"maxLength":1}"#);
+    assert_eq!(one("c"), r#"{"maxLength":1,"minLength":1,"type":"string"}"#);
     assert_eq!(one("b"), r#"{"type":"boolean"}"#);
     assert_eq!(
         one("i8_"),
-        r#"{"type":"integer","format":"int8","minimum":-128,"maximum":127}"#
+        r#"{"format":"int8","maximum":127,"minimum":-128,"type":"integer"}"#
     );
     assert_eq!(
         one("i16_"),
-        r#"{"type":"integer","format":"int16","minimum":-32768,"maximum":32767}"#
+        r#"{"format":"int16","maximum":32767,"minimum":-32768,"type":"integer"}"#
     );
     assert_eq!(
         one("i32_"),
-        r#"{"type":"integer","format":"int32","minimum":-2147483648,"maximum":2147483647}"#
+        r#"{"format":"int32","maximum":2147483647,"minimum":-2147483648,"type":"integer"}"#
     );
-    assert_eq!(one("i64_"), r#"{"type":"integer","format":"int64"}"#);
-    assert_eq!(one("i128_"), r#"{"type":"integer","format":"int128"}"#);
-    assert_eq!(one("isize_"), r#"{"type":"integer","format":"int"}"#);
+    assert_eq!(one("i64_"), r#"{"format":"int64","type":"integer"}"#);
+    assert_eq!(one("i128_"), r#"{"format":"int128","type":"integer"}"#);
+    assert_eq!(one("isize_"), r#"{"format":"int","type":"integer"}"#);
     assert_eq!(
         one("u8_"),
-        r#"{"type":"integer","format":"uint8","minimum":0,"maximum":255}"#
+        r#"{"format":"uint8","maximum":255,"minimum":0,"type":"integer"}"#
     );
     assert_eq!(
         one("u16_"),
-        r#"{"type":"integer","format":"uint16","minimum":0,"maximum":65535}"#
+        r#"{"format":"uint16","maximum":65535,"minimum":0,"type":"integer"}"#
     );
     assert_eq!(
         one("u32_"),
-        r#"{"type":"integer","format":"uint32","minimum":0,"maximum":4294967295}"#
+        r#"{"format":"uint32","maximum":4294967295,"minimum":0,"type":"integer"}"#
     );
     assert_eq!(
         one("u64_"),
-        r#"{"type":"integer","format":"uint64","minimum":0}"#
+        r#"{"format":"uint64","minimum":0,"type":"integer"}"#
     );
     assert_eq!(
         one("u128_"),
-        r#"{"type":"integer","format":"uint128","minimum":0}"#
+        r#"{"format":"uint128","minimum":0,"type":"integer"}"#
     );
     assert_eq!(
         one("usize_"),
-        r#"{"type":"integer","format":"uint","minimum":0}"#
+        r#"{"format":"uint","minimum":0,"type":"integer"}"#
     );
-    assert_eq!(one("f32_"), r#"{"type":"number","format":"float"}"#);
-    assert_eq!(one("f64_"), r#"{"type":"number","format":"double"}"#);
+    assert_eq!(one("f32_"), r#"{"format":"float","type":"number"}"#);
+    assert_eq!(one("f64_"), r#"{"format":"double","type":"number"}"#);
     assert_eq!(
         one("list"),
-        r#"{"type":"array","items":{"type":"integer","format":"uint32","minimum":0,"maximum":4294967295}}"#
+        r#"{"items":{"format":"uint32","maximum":4294967295,"minimum":0,"type":"integer"},"type":"array"}"#
     );
     assert_eq!(
         one("maybe_list"),
-        r#"{"type":["array","null"],"items":{"type":"string"}}"#
+        r#"{"items":{"type":"string"},"type":["array","null"]}"#
     );
     assert_eq!(one("full"), r#"{"type":"string"}"#);
     let keys: Vec<&str> = props
@@ -142,10 +142,9 @@ fn known_types_are_written_at_compile_time() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(
-        keys,
-        [
-            "s",
+    // every parameter, in the sorted order toolnexus writes every schema's keys in (`required`
+    // below keeps the parameters' order)
+    let mut declared = ["s",
             "r",
             "c",
             "b",
@@ -166,8 +165,9 @@ fn known_types_are_written_at_compile_time() {
             "list",
             "maybe_list",
             "full"
-        ]
-    );
+    ];
+    declared.sort_unstable();
+    assert_eq!(keys, declared);
     assert_eq!(
         serde_json::to_string(&got["required"]).unwrap(),
         r#"["s","r","c","b","i8_","i16_","i32_","i64_","i128_","isize_","u8_","u16_","u32_","u64_","u128_","usize_","f32_","f64_","list","full"]"#
@@ -235,112 +235,111 @@ fn user_types_are_inlined_and_documented() {
     assert_eq!(
         serde_json::to_string_pretty(t.input_schema()).unwrap(),
         r##"{
-  "type": "object",
-  "properties": {
-    "to": {
-      "description": "Where to.",
-      "type": "object",
-      "properties": {
-        "street": {
-          "description": "The street and number.",
-          "type": "string"
-        },
-        "city": {
-          "description": "The city.",
-          "type": "string",
-          "enum": [
-            "oslo",
-            "pune"
-          ]
-        }
-      },
-      "required": [
-        "street",
-        "city"
-      ]
-    },
-    "city": {
-      "description": "Optional city override.",
-      "type": [
-        "string",
-        "null"
-      ],
-      "enum": [
-        "oslo",
-        "pune",
-        null
-      ]
-    },
-    "labels": {
-      "description": "Labels per line.",
-      "type": "object",
-      "additionalProperties": {
-        "type": "integer",
-        "format": "uint32",
-        "minimum": 0,
-        "maximum": 4294967295
-      }
-    },
-    "weight": {
-      "description": "Weight in kg.",
-      "type": "number",
-      "format": "double",
-      "default": 1.5
-    },
-    "note": {
-      "description": "Shown to the courier.",
-      "type": "string",
-      "default": "fragile"
-    },
-    "tree": {
+  "$defs": {
+    "Category": {
       "description": "A tree of categories (recursive: keeps a `$ref`).",
-      "type": [
-        "object",
-        "null"
-      ],
       "properties": {
-        "name": {
-          "type": "string"
-        },
         "children": {
-          "type": "array",
           "items": {
             "$ref": "#/$defs/Category"
-          }
+          },
+          "type": "array"
+        },
+        "name": {
+          "type": "string"
         }
       },
       "required": [
         "name",
         "children"
+      ],
+      "type": "object"
+    }
+  },
+  "additionalProperties": false,
+  "properties": {
+    "city": {
+      "description": "Optional city override.",
+      "enum": [
+        "oslo",
+        "pune",
+        null
+      ],
+      "type": [
+        "string",
+        "null"
       ]
+    },
+    "labels": {
+      "additionalProperties": {
+        "format": "uint32",
+        "minimum": 0,
+        "type": "integer"
+      },
+      "description": "Labels per line.",
+      "type": "object"
+    },
+    "note": {
+      "default": "fragile",
+      "description": "Shown to the courier.",
+      "type": "string"
+    },
+    "to": {
+      "description": "Where to.",
+      "properties": {
+        "city": {
+          "description": "The city.",
+          "enum": [
+            "oslo",
+            "pune"
+          ],
+          "type": "string"
+        },
+        "street": {
+          "description": "The street and number.",
+          "type": "string"
+        }
+      },
+      "required": [
+        "street",
+        "city"
+      ],
+      "type": "object"
+    },
+    "tree": {
+      "description": "A tree of categories (recursive: keeps a `$ref`).",
+      "properties": {
+        "children": {
+          "items": {
+            "$ref": "#/$defs/Category"
+          },
+          "type": "array"
+        },
+        "name": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "name",
+        "children"
+      ],
+      "type": [
+        "object",
+        "null"
+      ]
+    },
+    "weight": {
+      "default": 1.5,
+      "description": "Weight in kg.",
+      "format": "double",
+      "type": "number"
     }
   },
   "required": [
     "to",
     "labels"
   ],
-  "additionalProperties": false,
-  "$defs": {
-    "Category": {
-      "description": "A tree of categories (recursive: keeps a `$ref`).",
-      "type": "object",
-      "properties": {
-        "name": {
-          "type": "string"
-        },
-        "children": {
-          "type": "array",
-          "items": {
-            "$ref": "#/$defs/Category"
-          }
-        }
-      },
-      "required": [
-        "name",
-        "children"
-      ]
-    }
-  }
+  "type": "object"
 }"##
     );
 }
@@ -359,7 +358,7 @@ fn include_str_docs_are_read_once_compiled() {
     );
     assert_eq!(
         schema_of(&Lookup),
-        r#"{"type":"object","properties":{"key":{"description":"The key to look up.\n","type":"string"}},"required":["key"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"key":{"description":"The key to look up.\n","type":"string"}},"required":["key"],"type":"object"}"#
     );
 }
 
@@ -378,7 +377,7 @@ fn description_attribute_wins_over_docs() {
     assert_eq!(PingServer.description(), "Ping the server.");
     assert_eq!(
         schema_of(&PingServer),
-        r#"{"type":"object","properties":{},"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{},"type":"object"}"#
     );
     assert_eq!(
         DescribedByFile.description(),
@@ -419,11 +418,11 @@ fn fetch(#[args] StrictArgs { id }: StrictArgs, ctx: &toolnexus::Context) -> u64
 fn an_arguments_struct_gives_its_fields() {
     assert_eq!(
         schema_of(&Search),
-        r#"{"type":"object","properties":{"query":{"description":"Words to look for.","type":"string"},"limit":{"description":"At most this many hits.","type":["integer","null"],"format":"uint32","minimum":0}},"required":["query"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"limit":{"description":"At most this many hits.","format":"uint32","minimum":0,"type":["integer","null"]},"query":{"description":"Words to look for.","type":"string"}},"required":["query"],"type":"object"}"#
     );
     assert_eq!(
         schema_of(&Fetch),
-        r#"{"type":"object","properties":{"id":{"type":"integer","format":"uint64","minimum":0}},"required":["id"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"id":{"format":"uint64","minimum":0,"type":"integer"}},"required":["id"],"type":"object"}"#
     );
 }
 
@@ -438,7 +437,7 @@ fn names_follow_the_function() {
     assert_eq!(Type.name(), "type");
     assert_eq!(
         schema_of(&Type),
-        r#"{"type":"object","properties":{"match":{"type":"boolean"}},"required":["match"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"match":{"type":"boolean"}},"required":["match"],"type":"object"}"#
     );
 }
 
@@ -475,7 +474,7 @@ fn compile_time_schemas_agree_with_schemars() {
     assert_eq!(Mirror.input_schema(), &expected);
     assert_eq!(
         serde_json::to_string(Mirror.input_schema()).unwrap(),
-        r#"{"type":"object","properties":{"s":{"description":"Text.","type":"string"},"flag":{"type":["boolean","null"]},"n":{"type":"integer","format":"uint8","minimum":0,"maximum":255},"xs":{"type":"array","items":{"type":"number","format":"double"}}},"required":["s","n","xs"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"flag":{"type":["boolean","null"]},"n":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"},"s":{"description":"Text.","type":"string"},"xs":{"items":{"format":"double","type":"number"},"type":"array"}},"required":["s","n","xs"],"type":"object"}"#
     );
 }
 
@@ -489,6 +488,6 @@ fn tools_can_be_local_items() {
     assert_eq!(Local.name(), "local");
     assert_eq!(
         schema_of(&Local),
-        r#"{"type":"object","properties":{"n":{"type":"integer","format":"int8","minimum":-128,"maximum":127}},"required":["n"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"n":{"format":"int8","maximum":127,"minimum":-128,"type":"integer"}},"required":["n"],"type":"object"}"#
     );
 }

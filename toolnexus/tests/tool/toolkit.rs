@@ -76,9 +76,9 @@ async fn null_arguments_read_as_an_empty_object() {
     let r = kit.execute("echo", Value::Null, &Context::new()).await;
     assert_eq!(r, ToolResult::success("{}"));
     let r = kit
-        .execute("echo", json!({"b": 1, "a": [true]}), &Context::new())
+        .execute("echo", json!({"a": [true], "b": 1}), &Context::new())
         .await;
-    assert_eq!(r, ToolResult::success(r#"{"b":1,"a":[true]}"#));
+    assert_eq!(r, ToolResult::success(r#"{"a":[true],"b":1}"#));
 }
 
 #[tokio::test]

@@ -78,11 +78,11 @@ async fn tools_share_one_instance() {
     assert_eq!(tools[0].description(), "Insert a row.");
     assert_eq!(
         serde_json::to_string(tools[0].input_schema()).unwrap(),
-        r#"{"type":"object","properties":{"row":{"description":"The row's text.","type":"string"}},"required":["row"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"row":{"description":"The row's text.","type":"string"}},"required":["row"],"type":"object"}"#
     );
     assert_eq!(
         serde_json::to_string(tools[1].input_schema()).unwrap(),
-        r#"{"type":"object","properties":{"prefix":{"type":["string","null"]}},"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"prefix":{"type":["string","null"]}},"type":"object"}"#
     );
 
     let kit = Toolkit::builder().tools(tools).build().unwrap();
@@ -154,7 +154,7 @@ mod renamed {
 async fn the_context_reaches_the_function_and_is_not_in_the_schema() {
     assert_eq!(
         serde_json::to_string(Book.input_schema()).unwrap(),
-        r#"{"type":"object","properties":{"flight":{"type":"string"}},"required":["flight"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"flight":{"type":"string"}},"required":["flight"],"type":"object"}"#
     );
     let kit = Toolkit::builder()
         .tool(Book)
@@ -180,7 +180,7 @@ async fn the_context_reaches_the_function_and_is_not_in_the_schema() {
     );
     assert_eq!(
         serde_json::to_string(renamed::Marked.input_schema()).unwrap(),
-        r#"{"type":"object","properties":{"n":{"type":"integer","format":"uint8","minimum":0,"maximum":255}},"required":["n"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"n":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"}},"required":["n"],"type":"object"}"#
     );
     assert_eq!(
         kit.execute("marked", json!({"n": 4}), &Context::new())
@@ -226,7 +226,7 @@ async fn the_runtime_path_can_be_overridden() {
     );
     assert_eq!(
         serde_json::to_string(ViaFacade.input_schema()).unwrap(),
-        r#"{"type":"object","properties":{"x":{"type":"integer","format":"uint8","minimum":0,"maximum":255}},"required":["x"],"additionalProperties":false}"#
+        r#"{"additionalProperties":false,"properties":{"x":{"format":"uint8","maximum":255,"minimum":0,"type":"integer"}},"required":["x"],"type":"object"}"#
     );
     assert_eq!(
         kit.execute("via_facade_str", json!({}), &Context::new())
