@@ -37,6 +37,43 @@ pub const MAX_RESULT_PART_BYTES: usize = 32 << 20;
 /// and the run stays as it was. (The answer page's own cap on a request body is 64 KiB.)
 pub const MAX_ANSWER_DATA_BYTES: usize = 1 << 20;
 
+/// Reads JSON text into `T` as toolnexus reads its own records: every number exactly (the
+/// nearest `f64`, as `str::parse` gives it), nesting up to [`MAX_DEPTH`] levels inside a few
+/// levels of wrapping (a [`Request`](crate::Request)'s `data` as deep as the loop accepts reads
+/// back), without recursion.
+///
+/// `serde_json::from_str` reads floats on a fast path that may land one unit off, unless its
+/// `float_roundtrip` feature is on; toolnexus turns none of serde_json's features on (cargo
+/// unifies features, so that would change `serde_json` in every crate of your build). Use this
+/// where a value must read back exactly as it was written: a request or answer from another
+/// port, a result you compare byte for byte.
+///
+/// ```
+/// use toolnexus::Request;
+///
+/// let text = r#"{"id":"r1","kind":"input","prompt":"p","data":{"x":29999999999999999999999995}}"#;
+/// let request: Request = toolnexus::limits::from_json_str(text).unwrap();
+/// assert_eq!(
+///     serde_json::to_string(&request).unwrap(),
+///     r#"{"id":"r1","kind":"input","prompt":"p","data":{"x":3e+25}}"#
+/// );
+/// assert!(toolnexus::limits::from_json_str::<Request>("{").is_err());
+/// ```
+///
+/// # Errors
+///
+/// The text is not JSON (serde_json's message where it has one), nests deeper than that, or
+/// does not describe a `T`.
+pub fn from_json_str<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    use serde::de::Error as _;
+    let value = crate::json_text::parse_or_explain(text, TEXT_DEPTH)
+        .map_err(serde_json::Error::custom)?;
+    T::deserialize(value)
+}
+
+/// The nesting [`from_json_str`] reads: a value at [`MAX_DEPTH`] inside a record's levels.
+const TEXT_DEPTH: usize = MAX_DEPTH + 8;
+
 /// At most this many characters of a value are quoted in an error text.
 pub(crate) const QUOTE_CHARS: usize = 64;
 

@@ -52,18 +52,14 @@ async fn a_sealed_record_opens_with_its_key_and_resumes() {
     let record = halted(&toolkit).await;
     let sealed = record.seal(&key("k1", 1));
     let envelope: Value = serde_json::from_str(&sealed).unwrap();
-    let keys: Vec<&str> = envelope
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(keys, ["kid", "alg", "record", "mac"]);
+    assert_eq!(
+        toolnexus_tests::keys_in_order(&sealed),
+        ["kid", "alg", "record", "mac"]
+    );
     assert_eq!(envelope["kid"], "k1");
     assert_eq!(envelope["alg"], "HS256");
-    assert_eq!(
-        envelope["record"].to_string(),
-        record.to_json(),
+    assert!(
+        sealed.contains(&format!(r#","record":{},"mac":"#, record.to_json())),
         "the record, verbatim"
     );
     assert_eq!(envelope["mac"].as_str().unwrap().len(), 64);

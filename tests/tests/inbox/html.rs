@@ -381,7 +381,7 @@ async fn an_input_request_renders_every_control_and_a_wrong_value_resumes_nothin
     right.shows("Answered by signed link.");
     let status = status_link(&right);
     let done = moved_on(&app, &status).await;
-    done.shows(r#"<div class="done" id="outcome">final: answered: {&quot;city&quot;:&quot;Oslo&quot;,&quot;nights&quot;:3,&quot;seat&quot;:&quot;aisle&quot;,&quot;bags&quot;:true}</div>"#);
+    done.shows(r#"<div class="done" id="outcome">final: answered: {&quot;bags&quot;:true,&quot;city&quot;:&quot;Oslo&quot;,&quot;nights&quot;:3,&quot;seat&quot;:&quot;aisle&quot;}</div>"#);
     assert_eq!(fx.retries(), 1);
     assert_eq!(state_of(&fx, &req.id).await, RunState::Finished);
 }
@@ -820,7 +820,7 @@ async fn declining_and_other_kinds() {
         ),
     )
     .await;
-    moved_on(&app, &status_link(&r)).await.shows("final: answered: {&quot;Seat?&quot;:&quot;window&quot;,&quot;Meals?&quot;:[&quot;veg&quot;,&quot;fish&quot;]}");
+    moved_on(&app, &status_link(&r)).await.shows("final: answered: {&quot;Meals?&quot;:[&quot;veg&quot;,&quot;fish&quot;],&quot;Seat?&quot;:&quot;window&quot;}");
 }
 
 #[tokio::test]

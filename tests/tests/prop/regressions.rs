@@ -6,17 +6,18 @@ use toolnexus::{Context, PendingRun, Request, Toolkit, tool};
 /// Found by the `deserialize` fuzz target: without serde_json's `float_roundtrip`, a number
 /// in a request's `data` read back from its own JSON as a different float
 /// (`3e+25` -> `3.0000000000000005e25`), so a persisted record changed each time it was saved
-/// and loaded.
+/// and loaded. toolnexus no longer turns that feature on for everyone; it reads records, and
+/// `limits::from_json_str` reads any value, exactly.
 #[test]
 fn floats_in_request_data_survive_repeated_round_trips() {
     let text = r#"{"id":"r1","kind":"input","prompt":"Where to?","data":{"k":[0,29999999999999999999999995,null]}}"#;
-    let request: Request = serde_json::from_str(text).unwrap();
+    let request: Request = toolnexus::limits::from_json_str(text).unwrap();
     let once = serde_json::to_string(&request).unwrap();
     assert_eq!(
         once,
         r#"{"id":"r1","kind":"input","prompt":"Where to?","data":{"k":[0,3e+25,null]}}"#
     );
-    let again: Request = serde_json::from_str(&once).unwrap();
+    let again: Request = toolnexus::limits::from_json_str(&once).unwrap();
     assert_eq!(serde_json::to_string(&again).unwrap(), once);
     for number in [
         0.1,
@@ -28,7 +29,7 @@ fn floats_in_request_data_survive_repeated_round_trips() {
             .with_id("r")
             .with_data_entry("x", json!(number));
         let text = serde_json::to_string(&request).unwrap();
-        let back: Request = serde_json::from_str(&text).unwrap();
+        let back: Request = toolnexus::limits::from_json_str(&text).unwrap();
         assert_eq!(back, request, "{text}");
     }
 }

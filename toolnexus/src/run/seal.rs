@@ -257,6 +257,13 @@ impl PendingRun {
         };
         let (value, members) =
             json_text::parse_with_spans(json, usize::MAX).map_err(|e| not_sealed(&e))?;
+        // an unknown field is named in the text's order, as a streaming reader would
+        const FIELDS: [&str; 4] = ["kid", "alg", "record", "mac"];
+        if let Some((unknown, _)) = members.iter().find(|(k, _)| !FIELDS.contains(&k.as_str())) {
+            return Err(not_sealed(&format!(
+                "unknown field `{unknown}`, expected one of `kid`, `alg`, `record`, `mac`"
+            )));
+        }
         let envelope = Envelope::deserialize(&value).map_err(|e| not_sealed(&e))?;
         // one `record`, whose exact bytes the MAC is checked over
         let mut records = members.iter().filter(|(key, _)| key == "record");
