@@ -5,8 +5,7 @@
 //! answer in-process or halts durably and resumes later.
 //!
 //! ```
-//! use serde_json::json;
-//! use toolnexus::{Context, Form, Suspension, Toolkit, ask, assert_pending, assert_success, tool};
+//! use toolnexus::{Context, Form, Suspension, Toolkit, ask, assert_pending, assert_success, json, tool};
 //!
 //! #[derive(Form, serde::Deserialize)]
 //! struct Destination {
@@ -158,7 +157,7 @@ pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use providers::{ApiKey, HttpProvider};
-pub use request::{Answer, Request};
+pub use request::{Answer, DeclineReason, Request};
 pub use result::{ContentPart, IntoToolResult, Json, ToolResult, pending_of};
 pub use run::{PendingRun, RunResult, RunStatus};
 pub use suspend::Suspension;

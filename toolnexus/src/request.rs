@@ -223,6 +223,27 @@ impl Request {
         self.with_expires_at(SystemTime::now() + ttl)
     }
 
+    /// The request's `data` as a map (`None` when it has none), without cloning it out of
+    /// its box.
+    ///
+    /// ```
+    /// use toolnexus::{Request, json};
+    ///
+    /// let request = Request::input("Where to?").with_data_entry("flight", json!("AI-503"));
+    /// assert_eq!(request.data().unwrap()["flight"], "AI-503");
+    /// assert_eq!(request.data_entry("flight"), Some(&json!("AI-503")));
+    /// assert_eq!(request.data_entry("seat"), None);
+    /// assert!(Request::approval("Go?").data().is_none());
+    /// ```
+    pub fn data(&self) -> Option<&Map<String, Value>> {
+        self.data.as_deref()
+    }
+
+    /// One entry of the request's `data` (`None` when it has no such entry).
+    pub fn data_entry(&self, key: &str) -> Option<&Value> {
+        self.data.as_deref().and_then(|d| d.get(key))
+    }
+
     /// The parsed `expiresAt`, if present and valid RFC 3339 (any offset, any fraction of a
     /// second: `2026-01-01T01:00:00.25+01:00` reads as `2026-01-01T00:00:00.250Z`).
     pub fn expires_at_time(&self) -> Option<SystemTime> {

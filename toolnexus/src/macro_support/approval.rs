@@ -12,8 +12,9 @@ use crate::result::ToolResult;
 pub enum PromptPiece {
     /// Text, as written.
     Text(&'static str),
-    /// The argument of this property: a string as its text, anything else as compact JSON,
-    /// an absent argument as `null`.
+    /// The argument of this property: a string as its text, a number as Rust's `Display`
+    /// writes it (`140`, not JSON's `140.0`, as the tool's own `format!` of an `f64` would),
+    /// anything else as compact JSON, an absent argument as `null`.
     Arg(&'static str),
 }
 
@@ -25,12 +26,24 @@ pub fn approval_prompt(args: &Map<String, Value>, pieces: &[PromptPiece]) -> Str
             PromptPiece::Text(t) => out.push_str(t),
             PromptPiece::Arg(key) => match args.get(*key) {
                 Some(Value::String(s)) => out.push_str(s),
+                Some(Value::Number(n)) => out.push_str(&display_number(n)),
                 Some(v) => out.push_str(&v.to_string()),
                 None => out.push_str("null"),
             },
         }
     }
     out
+}
+
+/// A JSON number as Rust's `Display` writes the integer or float it holds.
+fn display_number(n: &serde_json::Number) -> String {
+    if let Some(u) = n.as_u64() {
+        u.to_string()
+    } else if let Some(i) = n.as_i64() {
+        i.to_string()
+    } else {
+        n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string())
+    }
 }
 
 /// Before the body: without an answer, the `approval` suspension to return; with a declining
@@ -69,5 +82,38 @@ pub fn approval_gate_editable(
             schema.clone(),
         ))),
         _ => approval_gate(ctx, prompt),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{PromptPiece, approval_prompt};
+
+    #[test]
+    fn numbers_read_as_rust_displays_them() {
+        let pieces = [
+            PromptPiece::Text("Refund "),
+            PromptPiece::Arg("amount"),
+            PromptPiece::Text(" of "),
+            PromptPiece::Arg("count"),
+            PromptPiece::Text(" to "),
+            PromptPiece::Arg("who"),
+            PromptPiece::Text(" "),
+            PromptPiece::Arg("tags"),
+            PromptPiece::Arg("missing"),
+        ];
+        let args = json!({"amount": 140.0, "count": -3, "who": "Ada", "tags": ["a", 1.5]});
+        assert_eq!(
+            approval_prompt(args.as_object().unwrap(), &pieces),
+            format!("Refund {} of {} to Ada [\"a\",1.5]null", 140.0_f64, -3)
+        );
+        assert_eq!(format!("{}", 140.0_f64), "140");
+        let args = json!({"amount": 0.1, "count": 18_446_744_073_709_551_615_u64});
+        assert_eq!(
+            approval_prompt(args.as_object().unwrap(), &pieces[..4]),
+            "Refund 0.1 of 18446744073709551615"
+        );
     }
 }
