@@ -151,22 +151,22 @@ impl Serialize for ProviderTools {
 
 /// One tool's declaration in `shape`.
 fn declaration(shape: Shape, spec: &ToolSpec) -> Declaration<'_> {
-            let mut d = Declaration {
-                name: &spec.name,
-                description: &spec.description,
-                parameters: None,
-                input_schema: None,
-                strict: None,
-            };
-            match shape {
-                Shape::Anthropic => d.input_schema = Some(&spec.parameters),
-                Shape::OpenAi { strict } => {
-                    d.parameters = Some(&spec.parameters);
-                    d.strict = strict.then_some(true);
-                }
-                Shape::Gemini => d.parameters = Some(&spec.parameters),
-            }
-            d
+    let mut d = Declaration {
+        name: &spec.name,
+        description: &spec.description,
+        parameters: None,
+        input_schema: None,
+        strict: None,
+    };
+    match shape {
+        Shape::Anthropic => d.input_schema = Some(&spec.parameters),
+        Shape::OpenAi { strict } => {
+            d.parameters = Some(&spec.parameters);
+            d.strict = strict.then_some(true);
+        }
+        Shape::Gemini => d.parameters = Some(&spec.parameters),
+    }
+    d
 }
 
 impl fmt::Display for ProviderTools {

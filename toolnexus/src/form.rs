@@ -173,7 +173,10 @@ pub(crate) fn object_schema(props: Vec<(String, Map<String, Value>, bool)>) -> V
     if !required.is_empty() {
         root.insert("required".to_owned(), Value::Array(required));
     }
-    Value::Object(root)
+    let mut schema = Value::Object(root);
+    // keys sorted in every build (the order every schema toolnexus writes has)
+    schema.sort_all_objects();
+    schema
 }
 
 /// The restricted answer schema of a type that implements [`schemars::JsonSchema`] (for types

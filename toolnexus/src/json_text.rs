@@ -72,7 +72,10 @@ pub(crate) fn explain(text: &str, ours: &JsonError) -> String {
 /// whose values need not be valid JSON (a lone surrogate, nesting deeper than any parser takes),
 /// as only strings and brackets are followed. `None` when `text` is not an object of members.
 pub(crate) fn raw_members(text: &str) -> Option<Vec<(String, &str)>> {
-    let mut s = Scanner { bytes: text.as_bytes(), at: 0 };
+    let mut s = Scanner {
+        bytes: text.as_bytes(),
+        at: 0,
+    };
     let mut members = Vec::new();
     s.skip_whitespace();
     if !s.eat(b'{') {
@@ -106,7 +109,10 @@ pub(crate) fn raw_members(text: &str) -> Option<Vec<(String, &str)>> {
 
 /// The raw text of each element of the array `text` is (see [`raw_members`]).
 pub(crate) fn raw_elements(text: &str) -> Option<Vec<&str>> {
-    let mut s = Scanner { bytes: text.as_bytes(), at: 0 };
+    let mut s = Scanner {
+        bytes: text.as_bytes(),
+        at: 0,
+    };
     let mut elements = Vec::new();
     s.skip_whitespace();
     if !s.eat(b'[') {
@@ -182,7 +188,16 @@ impl Scanner<'_> {
                 while let Some(&b) = self.bytes.get(self.at) {
                     if matches!(
                         b,
-                        b',' | b'}' | b']' | b'{' | b'[' | b'"' | b':' | b' ' | b'\t' | b'\n' | b'\r'
+                        b',' | b'}'
+                            | b']'
+                            | b'{'
+                            | b'['
+                            | b'"'
+                            | b':'
+                            | b' '
+                            | b'\t'
+                            | b'\n'
+                            | b'\r'
                     ) {
                         break;
                     }
@@ -215,10 +230,7 @@ impl Scanner<'_> {
 /// Removes `key` from `map` keeping the order of the other keys whether or not `serde_json`'s
 /// `preserve_order` feature is on (`Map::remove` is a swap-remove under it, and
 /// `Map::shift_remove` exists only with it).
-pub(crate) fn remove_key(
-    map: &mut Map<String, Value>,
-    key: &str,
-) -> Option<Value> {
+pub(crate) fn remove_key(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
     if !map.contains_key(key) {
         return None;
     }
@@ -597,8 +609,14 @@ mod tests {
             ("[1 2]", "expected `,` or `]` at byte 3"),
             (r#"{"a" 1}"#, "expected `:` at byte 5"),
             ("{1:2}", "key must be a string at byte 1"),
-            (r#""\ud800""#, "lone leading surrogate in hex escape at byte 7"),
-            (r#""\udc00""#, "lone trailing surrogate in hex escape at byte 7"),
+            (
+                r#""\ud800""#,
+                "lone leading surrogate in hex escape at byte 7",
+            ),
+            (
+                r#""\udc00""#,
+                "lone trailing surrogate in hex escape at byte 7",
+            ),
             ("\"a\u{1}\"", "control character in a string at byte 2"),
             ("01", "trailing characters at byte 1"),
             ("1.", "invalid number at byte 2"),
@@ -656,8 +674,19 @@ mod tests {
         );
         assert_eq!(raw_elements("[]").unwrap(), Vec::<&str>::new());
         assert_eq!(raw_members("{}").unwrap(), Vec::new());
-        for bad in ["[1", r#"{"a":1"#, r#"{"a" 1}"#, "[1 2]", r#"["a"b]"#, "{1:2}", "[1] x"] {
-            assert!(raw_elements(bad).is_none() && raw_members(bad).is_none(), "{bad}");
+        for bad in [
+            "[1",
+            r#"{"a":1"#,
+            r#"{"a" 1}"#,
+            "[1 2]",
+            r#"["a"b]"#,
+            "{1:2}",
+            "[1] x",
+        ] {
+            assert!(
+                raw_elements(bad).is_none() && raw_members(bad).is_none(),
+                "{bad}"
+            );
         }
     }
 

@@ -66,8 +66,8 @@ pub const MAX_ANSWER_DATA_BYTES: usize = 1 << 20;
 /// does not describe a `T`.
 pub fn from_json_str<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
     use serde::de::Error as _;
-    let value = crate::json_text::parse_or_explain(text, TEXT_DEPTH)
-        .map_err(serde_json::Error::custom)?;
+    let value =
+        crate::json_text::parse_or_explain(text, TEXT_DEPTH).map_err(serde_json::Error::custom)?;
     T::deserialize(value)
 }
 

@@ -81,6 +81,7 @@ struct Input {
 fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
+        let mut schema =
         json!({
             "type": "object",
             "properties": {
@@ -103,7 +104,10 @@ fn schema() -> &'static Value {
             },
             "required": ["questions"],
             "additionalProperties": false
-        })
+        });
+        // keys sorted in every build, as every schema toolnexus writes
+        schema.sort_all_objects();
+        schema
     })
 }
 

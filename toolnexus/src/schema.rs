@@ -43,6 +43,8 @@ pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
         crate::json_text::remove_key(obj, "$schema");
         crate::json_text::remove_key(obj, "title");
     }
+    // keys sorted in every build, as every schema toolnexus writes
+    value.sort_all_objects();
     value
 }
 

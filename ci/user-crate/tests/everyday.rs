@@ -117,7 +117,10 @@ fn collections() {
     assert_eq!(words, ["b", "a"]);
     let map: HashMap<_, _> = [("a", 1), ("b", 2)].into_iter().collect();
     assert_eq!(map["a"], 1);
-    let owned: HashMap<String, usize> = ["ab", "c"].iter().map(|s| (s.to_string(), s.len())).collect();
+    let owned: HashMap<String, usize> = ["ab", "c"]
+        .iter()
+        .map(|s| (s.to_string(), s.len()))
+        .collect();
     assert_eq!(owned.get("ab"), Some(&2));
     let sorted: BTreeMap<_, _> = map.iter().map(|(k, v)| (*v, *k)).collect();
     assert_eq!(sorted.values().collect::<Vec<_>>(), [&"a", &"b"]);
@@ -132,7 +135,8 @@ fn collections() {
 fn question_marks(text: &str) -> Result<u32, Box<dyn Error>> {
     let n: u32 = text.parse()?;
     let value: serde_json::Value = serde_json::from_str("{\"k\":1}")?;
-    let request: toolnexus::Request = serde_json::from_str(r#"{"id":"r","kind":"input","prompt":"p"}"#)?;
+    let request: toolnexus::Request =
+        serde_json::from_str(r#"{"id":"r","kind":"input","prompt":"p"}"#)?;
     std::fs::metadata(".")?;
     if request.id != "r" || value["k"] != 1 {
         return Err("unexpected".into());

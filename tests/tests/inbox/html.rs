@@ -848,6 +848,34 @@ async fn mounted_under_a_prefix_links_follow_the_mount_point() {
 }
 
 #[tokio::test]
+async fn mounted_with_mount_it_answers_with_and_without_a_trailing_slash() {
+    let fx = Fixture::new().await;
+    let req = fx.park(approval_args("Deploy?")).await;
+    let inbox = fx.inbox();
+    let app = axum::Router::new().merge(inbox.mount("/inbox/"));
+    let list = send(&app, get_admin("/inbox")).await;
+    list.says(
+        StatusCode::OK,
+        &format!(r#"href="/inbox/r/{}?exp="#, req.id),
+    );
+    let res = app
+        .clone()
+        .oneshot(get_admin("/inbox/"))
+        .await
+        .expect("router answers");
+    assert_eq!(res.status(), StatusCode::PERMANENT_REDIRECT);
+    assert_eq!(res.headers()[header::LOCATION], "/inbox");
+    let url = format!("/inbox{}", link(&fx, &inbox, &req.id));
+    send(&app, get(&url)).await.says(StatusCode::OK, "Deploy?");
+    // plain `nest` answers only without the slash (axum's rule), which `mount` is for
+    let nested = axum::Router::new().nest("/inbox", inbox.router());
+    assert_eq!(
+        send(&nested, get_admin("/inbox/")).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
 async fn a_run_that_asks_again_links_to_its_next_request() {
     let fx = Fixture::new().await;
     let first = fx

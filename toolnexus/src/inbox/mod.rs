@@ -170,10 +170,39 @@ impl Inbox {
         }
     }
 
-    /// The router: mount it with `Router::nest("/prefix", inbox.router())` or serve it as is.
-    /// Links on its pages follow the mount point.
+    /// The router: mount it with [`Inbox::mount`], with `Router::nest("/prefix",
+    /// inbox.router())`, or serve it as is. Links on its pages follow the mount point. (axum's
+    /// `nest("/inbox", ..)` answers `/inbox` but not `/inbox/`; [`Inbox::mount`] answers both.)
     pub fn router(&self) -> Router {
         handlers::router(self.shared.clone())
+    }
+
+    /// The router mounted at `at` (`"/inbox"`), to [`merge`](Router::merge) into your app:
+    /// the list at `at`, and at `at` with a trailing slash (a permanent redirect to `at`, so
+    /// the page's links stay relative to one place).
+    ///
+    /// ```no_run
+    /// # fn demo(inbox: toolnexus::inbox::Inbox) {
+    /// let app = axum::Router::new().merge(inbox.mount("/inbox"));
+    /// # let _: axum::Router = app;
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `at` does not start with `/` or is `/` itself (serve [`Inbox::router`] as is
+    /// for that), as `Router::nest` does.
+    pub fn mount(&self, at: &str) -> Router {
+        let at = at.trim_end_matches('/');
+        assert!(
+            at.starts_with('/'),
+            "an inbox is mounted at a path that starts with `/` (and is not `/`): `/inbox`"
+        );
+        let to = at.to_owned();
+        Router::new().nest(at, self.router()).route(
+            &format!("{at}/"),
+            axum::routing::get(move || async move { axum::response::Redirect::permanent(&to) }),
+        )
     }
 
     /// A signed link to the page of request `request_id`, valid for `valid_for`, relative to the

@@ -160,7 +160,8 @@ impl Lowering<'_> {
             if branches.len() == 1 {
                 // the one non-null branch is the schema; the parent's own keywords win
                 if let Value::Object(mut merged) = branches.remove(0) {
-                    nullable |= crate::json_text::remove_key(&mut merged, "nullable") == Some(Value::Bool(true));
+                    nullable |= crate::json_text::remove_key(&mut merged, "nullable")
+                        == Some(Value::Bool(true));
                     merged.extend(out);
                     out = merged;
                 }

@@ -234,7 +234,8 @@ impl Lowering<'_> {
             match self.strict(branch, &format!("{path}/{key}/{i}"))? {
                 // a bare nested `anyOf` (an optional enum, say) is spliced in
                 Value::Object(mut b) if b.len() == 1 && b.contains_key("anyOf") => {
-                    if let Some(Value::Array(inner)) = crate::json_text::remove_key(&mut b, "anyOf") {
+                    if let Some(Value::Array(inner)) = crate::json_text::remove_key(&mut b, "anyOf")
+                    {
                         lowered.extend(inner);
                     }
                 }

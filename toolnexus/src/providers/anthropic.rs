@@ -91,7 +91,10 @@ fn body(request: &ModelRequest, model: &str, max_tokens: u32, stream: bool) -> M
         Value::Array(messages(&request.messages)),
     );
     if !request.tools.is_empty() {
-        body.insert("tools".to_owned(), adapters::anthropic(&request.tools).into_value());
+        body.insert(
+            "tools".to_owned(),
+            adapters::anthropic(&request.tools).into_value(),
+        );
     }
     if stream {
         body.insert("stream".to_owned(), Value::Bool(true));

@@ -65,7 +65,10 @@ fn body(request: &ModelRequest, model: &str, stream: bool) -> Map<String, Value>
         request.messages.iter().map(message).collect(),
     );
     if !request.tools.is_empty() {
-        body.insert("tools".to_owned(), adapters::openai(&request.tools).into_value());
+        body.insert(
+            "tools".to_owned(),
+            adapters::openai(&request.tools).into_value(),
+        );
     }
     if stream {
         body.insert("stream".to_owned(), Value::Bool(true));

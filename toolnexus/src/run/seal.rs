@@ -169,7 +169,10 @@ impl SealKeys for Vec<SealKey> {
 struct Envelope {
     kid: String,
     alg: String,
-    #[allow(dead_code, reason = "read for its presence; the MAC covers the record's bytes")]
+    #[allow(
+        dead_code,
+        reason = "read for its presence; the MAC covers the record's bytes"
+    )]
     record: serde::de::IgnoredAny,
     mac: String,
 }

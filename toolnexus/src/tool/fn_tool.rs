@@ -314,7 +314,10 @@ impl FnToolBuilder {
             ))
         })?;
         let schema = schema.unwrap_or_else(|| {
-            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+            let mut schema = serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false});
+            // keys sorted in every build, as every schema toolnexus writes
+            schema.sort_all_objects();
+            schema
         });
         crate::schema::check_input_schema(&name, &schema)?;
         Ok(FnTool {

@@ -123,7 +123,10 @@ fn order_follows_the_toolkit_not_the_names() {
         names(kit.to_openai().into_value(), "/function/name"),
         ["zeta", "alpha", "mid"]
     );
-    assert_eq!(names(kit.to_anthropic().into_value(), "/name"), ["zeta", "alpha", "mid"]);
+    assert_eq!(
+        names(kit.to_anthropic().into_value(), "/name"),
+        ["zeta", "alpha", "mid"]
+    );
     let gemini = kit.to_gemini().unwrap();
     assert_eq!(gemini.as_array().unwrap().len(), 1);
     assert_eq!(
@@ -131,7 +134,10 @@ fn order_follows_the_toolkit_not_the_names() {
         ["zeta", "alpha", "mid"]
     );
     assert_eq!(
-        names(kit.to_openai_strict().unwrap().into_value(), "/function/name"),
+        names(
+            kit.to_openai_strict().unwrap().into_value(),
+            "/function/name"
+        ),
         ["zeta", "alpha", "mid"]
     );
 }
