@@ -17,6 +17,9 @@ use std::ops::Range;
 
 use serde_json::{Map, Number, Value};
 
+/// A member of a root object: its key, and the byte range of its value in the text.
+pub(crate) type Member = (String, Range<usize>);
+
 /// Why JSON text did not read, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct JsonError {
@@ -45,7 +48,7 @@ pub(crate) fn parse(text: &str, max_depth: usize) -> Result<Value, JsonError> {
 pub(crate) fn parse_with_spans(
     text: &str,
     max_depth: usize,
-) -> Result<(Value, Vec<(String, Range<usize>)>), JsonError> {
+) -> Result<(Value, Vec<Member>), JsonError> {
     let mut spans = Vec::new();
     let value = Reader::new(text).value(max_depth, Some(&mut spans))?;
     Ok((value, spans))
@@ -291,7 +294,7 @@ impl<'a> Reader<'a> {
     fn value(
         mut self,
         max_depth: usize,
-        mut spans: Option<&mut Vec<(String, Range<usize>)>>,
+        mut spans: Option<&mut Vec<Member>>,
     ) -> Result<Value, JsonError> {
         let mut stack: Vec<Frame> = Vec::new();
         let mut member_start = 0;
@@ -352,10 +355,10 @@ impl<'a> Reader<'a> {
                         }
                     }
                     Some(Frame::Object(map, key)) => {
-                        if depth == 1 {
-                            if let Some(spans) = spans.as_deref_mut() {
-                                spans.push((key.clone(), member_start..self.at));
-                            }
+                        if depth == 1
+                            && let Some(spans) = spans.as_deref_mut()
+                        {
+                            spans.push((key.clone(), member_start..self.at));
                         }
                         map.insert(std::mem::take(key), value);
                         self.skip_whitespace();

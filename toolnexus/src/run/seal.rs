@@ -252,6 +252,7 @@ impl PendingRun {
     /// `keys`, was changed in any way after it was sealed, or (sealed yet inconsistent, which
     /// only a key holder can make) disagrees with itself.
     pub fn open<K: SealKeys + ?Sized>(json: &str, keys: &K) -> RecordResult<Self> {
+        const FIELDS: [&str; 4] = ["kid", "alg", "record", "mac"];
         check_depth(json, 1)?;
         let not_sealed = |e: &dyn fmt::Display| {
             RecordError::Invalid(format!(
@@ -261,7 +262,6 @@ impl PendingRun {
         let (value, members) =
             json_text::parse_with_spans(json, usize::MAX).map_err(|e| not_sealed(&e))?;
         // an unknown field is named in the text's order, as a streaming reader would
-        const FIELDS: [&str; 4] = ["kid", "alg", "record", "mac"];
         if let Some((unknown, _)) = members.iter().find(|(k, _)| !FIELDS.contains(&k.as_str())) {
             return Err(not_sealed(&format!(
                 "unknown field `{unknown}`, expected one of `kid`, `alg`, `record`, `mac`"
