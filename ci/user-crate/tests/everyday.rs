@@ -1,6 +1,7 @@
 //! The everyday lines of a crate that depends on toolnexus (every feature on). Each must keep
 //! compiling as written: none names a type that inference finds on its own today.
-//! (`String + &String` is `examples/string_add.rs`, built by ci/check-user-crate.sh.)
+//! (`String + &String` and `String += &String` are `examples/string_add.rs`, built on their own
+//! by ci/check-user-crate.sh.)
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::error::Error;
@@ -28,11 +29,11 @@ fn strings() {
     let from_cow: String = std::borrow::Cow::Borrowed("c").into();
     assert_eq!(from_str, name);
     assert_eq!(from_string_ref, "Oslo");
-    assert_eq!(from_char + &from_box + &from_cow, "xbc");
+    assert_eq!(from_char + from_box.as_str() + from_cow.as_str(), "xbc");
     let with_str = name.clone() + " and Pune";
     assert_eq!(with_str, "Oslo and Pune");
     let mut grown = String::new();
-    grown += &name;
+    grown += name.as_str();
     grown += "!";
     grown.push('?');
     assert_eq!(grown, "Oslo!?");
