@@ -274,6 +274,7 @@ fn user_types_are_inlined_and_documented() {
     "labels": {
       "additionalProperties": {
         "format": "uint32",
+        "maximum": 4294967295,
         "minimum": 0,
         "type": "integer"
       },
