@@ -174,8 +174,8 @@ pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
 /// is serde_json's message when it has one for the text.
 pub(crate) fn parse_checked<T: serde::de::DeserializeOwned>(json: &str) -> serde_json::Result<T> {
     use serde::de::Error as _;
-    let value = crate::json_text::parse_or_explain(json, usize::MAX)
-        .map_err(serde_json::Error::custom)?;
+    let value =
+        crate::json_text::parse_or_explain(json, usize::MAX).map_err(serde_json::Error::custom)?;
     T::deserialize(value)
 }
 
