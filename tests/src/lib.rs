@@ -222,6 +222,41 @@ pub fn tool_results(messages: &[toolnexus::Message]) -> Vec<(String, String, boo
         .collect()
 }
 
+/// The keys of the JSON object `text` is, in the order the text has them (a `serde_json::Value`
+/// has them in its map's order: sorted, unless a crate turns on `preserve_order`).
+///
+/// # Panics
+///
+/// When `text` is not a JSON object.
+pub fn keys_in_order(text: &str) -> Vec<String> {
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some((key, serde::de::IgnoredAny)) = map.next_entry::<String, _>()? {
+                        keys.push(key);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    serde_json::from_str::<Keys>(text)
+        .unwrap_or_else(|e| panic!("not a JSON object ({e}): {text}"))
+        .0
+}
+
 #[cfg(test)]
 mod skip_summary {
     use crate::skip::{Skip, render};
@@ -277,39 +312,4 @@ mod skip_summary {
             "SKIPPED in this cargo test run so far: 4 tests: compiletest 1 (the default features), provider 2 (llmock and fakellm), store 1 (PostgreSQL)\n"
         );
     }
-}
-
-/// The keys of the JSON object `text` is, in the order the text has them (a `serde_json::Value`
-/// has them in its map's order: sorted, unless a crate turns on `preserve_order`).
-///
-/// # Panics
-///
-/// When `text` is not a JSON object.
-pub fn keys_in_order(text: &str) -> Vec<String> {
-    struct Keys(Vec<String>);
-    impl<'de> serde::Deserialize<'de> for Keys {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Keys;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a JSON object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Keys, A::Error> {
-                    let mut keys = Vec::new();
-                    while let Some((key, serde::de::IgnoredAny)) = map.next_entry::<String, _>()? {
-                        keys.push(key);
-                    }
-                    Ok(Keys(keys))
-                }
-            }
-            d.deserialize_map(Visit)
-        }
-    }
-    serde_json::from_str::<Keys>(text)
-        .unwrap_or_else(|e| panic!("not a JSON object ({e}): {text}"))
-        .0
 }
