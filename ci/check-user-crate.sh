@@ -65,7 +65,10 @@ if git not in toml:
 toml = toml.replace(git, '{ path = "%s", features = [%s] }' % (repo / "toolnexus", features), 1)
 (out / "Cargo.toml").write_text(
     '[package]\nname = "readme-snippets"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n'
-    "[workspace]\n\n" + toml
+    "[workspace]\n\n"
+    # the workspace's dev profile, so the dependencies it built are reused (no effect on errors)
+    + '[profile.dev.package."*"]\ndebug = "line-tables-only"\n\n'
+    + toml
 )
 (out / "src" / "lib.rs").write_text("")
 

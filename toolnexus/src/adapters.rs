@@ -13,7 +13,7 @@
 //! that lowers them itself. [`openai_strict_schema`] and [`gemini_schema`] lower one schema.
 //!
 //! Which ones return a `Result`: exactly those that lower schemas ([`openai_strict`],
-//! [`gemini`] and the [`Toolkit`] methods over them), since a schema can hold what the
+//! [`gemini`] and the [`Toolkit`](crate::Toolkit) methods over them), since a schema can hold what the
 //! provider's subset cannot express (a recursive type, say); the ones that pass schemas as they
 //! are cannot fail. All of them return [`ProviderTools`], whose text has the contract's key
 //! order in every build.
