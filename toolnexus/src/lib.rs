@@ -149,7 +149,10 @@ pub mod worker;
 #[doc = include_str!("../docs/contract.md")]
 pub mod contract {}
 
-pub use client::{Client, Event, FnModel, Reply, ScriptedModel};
+// the types a root type's methods take or give are at the root too: `Metric` and `BeforeTool`
+// (`Client::builder`'s `on_metric` and `before_tool`), `SealKey` and `SealKeys`
+// (`PendingRun::seal` and `open`), `DeclineReason` (`Request::decline`)
+pub use client::{BeforeTool, Client, Event, FnModel, Metric, Reply, ScriptedModel};
 pub use context::Context;
 pub use error::{Error, Result};
 pub use form::Form;
@@ -159,7 +162,7 @@ pub use model::{Message, Model, ModelRequest, Role, Usage};
 pub use providers::{ApiKey, HttpProvider};
 pub use request::{Answer, DeclineReason, Request};
 pub use result::{ContentPart, IntoToolResult, Json, ToolResult, pending_of};
-pub use run::{PendingRun, RunResult, RunStatus};
+pub use run::{PendingRun, RunResult, RunStatus, SealKey, SealKeys};
 pub use suspend::Suspension;
 pub use tool::{BoxFuture, FnTool, SharedTool, Tool};
 pub use toolkit::Toolkit;

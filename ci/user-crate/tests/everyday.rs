@@ -178,3 +178,43 @@ fn serde_json_keeps_its_own_key_order() {
         r#"{"a":{"c":[3],"d":2},"b":1}"#
     );
 }
+
+#[tokio::test]
+async fn what_root_methods_take_is_at_the_root() {
+    use std::sync::{Arc, Mutex};
+    use toolnexus::{
+        Answer, BeforeTool, Client, DeclineReason, FnTool, Metric, PendingRun, Reply, Request,
+        ScriptedModel, SealKey, ToolResult, Toolkit,
+    };
+
+    let ask = FnTool::builder("ask")
+        .description("Asks.")
+        .handler(|_, _| async { ToolResult::suspended(Request::input("Name?").with_id("r1")) })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    let tools = Arc::new(Mutex::new(0));
+    let seen = Arc::clone(&tools);
+    let client = Client::builder(ScriptedModel::new([Reply::tool_call(
+        "ask",
+        serde_json::json!({}),
+    )]))
+    .model_name("m")
+    .before_tool(|_| async { BeforeTool::Continue })
+    .on_metric(move |m: &Metric| {
+        if matches!(m, Metric::Tool { .. }) {
+            *seen.lock().unwrap() += 1;
+        }
+    })
+    .build()
+    .unwrap();
+    let halted = client.run("hi", &toolkit).await.unwrap();
+    assert_eq!(*tools.lock().unwrap(), 1);
+
+    let key = SealKey::new("k1", [7u8; 32]).unwrap();
+    let sealed = PendingRun::try_from(&halted).unwrap().seal(&key);
+    let record = PendingRun::open(&sealed, &key).unwrap();
+    assert_eq!(record.pending().id, "r1");
+    let declined: Answer = record.pending().decline(DeclineReason::Cancelled);
+    assert!(!declined.ok);
+}
