@@ -316,13 +316,17 @@ async fn close_shuts_the_process_down() {
 #[tokio::test]
 async fn mcp_json_loads_several_servers() {
     let (url, stop) = serve_rmcp_http(|| RmcpPeer).await;
-    let text = json!({"mcpServers": {
-        "local": {"command": peer_bin(), "args": ["rmcp"], "env": {"RUST_LOG": "off"}},
-        "remote": {"url": url, "headers": {"X-Test": "1"}},
-        "broken": {"command": "/nonexistent/mcp-server"},
-        "off": {"command": "/nonexistent/other", "disabled": true}
-    }})
-    .to_string();
+    // the file's own order (not alphabetical), kept whatever order serde_json's maps have
+    let text = format!(
+        r#"{{"mcpServers": {{
+            "local": {{"command": {}, "args": ["rmcp"], "env": {{"RUST_LOG": "off"}}}},
+            "remote": {{"url": {}, "headers": {{"X-Test": "1"}}}},
+            "broken": {{"command": "/nonexistent/mcp-server"}},
+            "off": {{"command": "/nonexistent/other", "disabled": true}}
+        }}}}"#,
+        json!(peer_bin()),
+        json!(url)
+    );
     let config = McpConfig::from_json(&text).expect("valid config");
     let names: Vec<&str> = config.servers().iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["local", "remote", "broken", "off"]);

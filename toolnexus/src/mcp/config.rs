@@ -75,8 +75,19 @@ impl McpConfig {
         let Some(map) = root.get("mcpServers").and_then(Value::as_object) else {
             return Err(bad("no `mcpServers` object".to_owned()));
         };
+        // in file order: a `Value`'s map has its own order (sorted, unless serde_json's
+        // `preserve_order` is on), so the names' order comes from the text
+        let mut names: Vec<String> = crate::json_text::raw_members(text)
+            .and_then(|root| root.into_iter().rev().find(|(k, _)| k == "mcpServers"))
+            .and_then(|(_, servers)| crate::json_text::raw_members(servers))
+            .map(|members| members.into_iter().map(|(name, _)| name).collect())
+            .unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|name| map.contains_key(name) && seen.insert(name.clone()));
+        names.extend(map.keys().filter(|k| !seen.contains(*k)).cloned());
         let mut servers = Vec::with_capacity(map.len());
-        for (name, entry) in map {
+        for name in names {
+            let entry = &map[&name];
             let entry: ServerEntry = serde_path_to_error::deserialize(entry.clone())
                 .map_err(|e| bad(format!("server \"{name}\": {e}")))?;
             match (&entry.command, &entry.url) {
@@ -92,7 +103,7 @@ impl McpConfig {
                 }
                 _ => {}
             }
-            servers.push((name.clone(), entry));
+            servers.push((name, entry));
         }
         Ok(Self { servers })
     }

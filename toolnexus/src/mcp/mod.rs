@@ -21,7 +21,10 @@
 //! the agent loop would. Every elicitation carries the [`Request`](crate::Request) under
 //! `_meta["toolnexus/pending"]` ([`PENDING_META_KEY`]), so a host on another toolnexus port
 //! keeps its kind, id and `expiresAt`. A client that cannot be asked gets the suspension's
-//! output as an error result with the request under the same key.
+//! output as an error result with the request under the same key. rmcp builds its messages
+//! from `serde_json` values, so a Request (or an answer's content) inside an MCP message has
+//! its members in the order of serde_json's maps in your build (sorted, unless a crate turns
+//! on serde_json's `preserve_order`), not the contract's; a reader on any port reads it by key.
 //!
 //! A person's time never times out a call: while an elicitation waits, the server sends
 //! progress notifications on the call's progress token
