@@ -1057,7 +1057,7 @@ async fn an_editable_approval_is_approved_with_edited_arguments_checked_at_the_d
     for (args, why) in [
         (
             "{\"amount\": 40,",
-            "Arguments: not valid JSON (EOF while parsing a value at line 1 column 14)",
+            "Arguments: not valid JSON (EOF while parsing an object at line 1 column 14)",
         ),
         (
             r#"{"amount": 0, "to": "Ada"}"#,
