@@ -55,7 +55,7 @@ use crate::suspend::SuspendError;
 ///
 /// assert_eq!(
 ///     Expense::answer_schema()["properties"]["cost_center"].to_string(),
-///     r#"{"type":"string","title":"Cost center","description":"The department that pays; ask finance when unsure."}"#
+///     r#"{"description":"The department that pays; ask finance when unsure.","title":"Cost center","type":"string"}"#
 /// );
 /// ```
 ///
