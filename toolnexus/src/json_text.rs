@@ -71,6 +71,7 @@ pub(crate) fn explain(text: &str, ours: &JsonError) -> String {
     }
 }
 
+#[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)
 /// The raw text of each member of the object `text` is, keys read as JSON strings: for text
 /// whose values need not be valid JSON (a lone surrogate, nesting deeper than any parser takes),
 /// as only strings and brackets are followed. `None` when `text` is not an object of members.
@@ -110,6 +111,7 @@ pub(crate) fn raw_members(text: &str) -> Option<Vec<(String, &str)>> {
     (s.at == text.len()).then_some(members)
 }
 
+#[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)
 /// The raw text of each element of the array `text` is (see [`raw_members`]).
 pub(crate) fn raw_elements(text: &str) -> Option<Vec<&str>> {
     let mut s = Scanner {
@@ -140,12 +142,14 @@ pub(crate) fn raw_elements(text: &str) -> Option<Vec<&str>> {
     (s.at == text.len()).then_some(elements)
 }
 
+#[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)
 /// Finds where values end by their strings and brackets alone.
 struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
+#[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)
 impl Scanner<'_> {
     fn skip_whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
