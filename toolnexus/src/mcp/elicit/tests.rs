@@ -82,9 +82,11 @@ fn a_custom_kind_without_a_schema_is_an_accept_or_decline_form() {
     wire_money.expires_at = Some(expires.to_owned());
     let (mode, params) = elicitation_for(&wire_money).unwrap();
     assert_eq!(mode, Mode::Form);
+    // the Request in `_meta` is a serde_json map inside rmcp's params: its keys in that
+    // map's order (sorted: toolnexus turns on none of serde_json's features)
     assert_eq!(
         wire(&params),
-        r#"{"mode":"form","_meta":{"toolnexus/pending":{"id":"r-wire","kind":"wire","prompt":"Wire 5 EUR?","expiresAt":"2030-01-01T00:00:00Z"}},"message":"Wire 5 EUR?","requestedSchema":{"type":"object","properties":{}}}"#
+        r#"{"mode":"form","_meta":{"toolnexus/pending":{"expiresAt":"2030-01-01T00:00:00Z","id":"r-wire","kind":"wire","prompt":"Wire 5 EUR?"}},"message":"Wire 5 EUR?","requestedSchema":{"type":"object","properties":{}}}"#
     );
     // accept reads as a plain yes, decline as declined
     let yes = ElicitResult::new(ElicitationAction::Accept).with_content(json!({}));
@@ -98,7 +100,7 @@ fn a_custom_kind_without_a_schema_is_an_accept_or_decline_form() {
     let (_, params) = elicitation_for(&r).unwrap();
     assert_eq!(
         wire(&params),
-        r#"{"mode":"form","_meta":{"toolnexus/pending":{"id":"r-pay","kind":"pay","prompt":"Pay?","data":{"schema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}},"message":"Pay?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}"#
+        r#"{"mode":"form","_meta":{"toolnexus/pending":{"data":{"schema":{"properties":{"ok":{"type":"boolean"}},"type":"object"}},"id":"r-pay","kind":"pay","prompt":"Pay?"}},"message":"Pay?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}"#
     );
 }
 
@@ -127,7 +129,7 @@ fn a_request_sent_in_meta_keeps_its_kind_id_and_expiry_on_the_consuming_side() {
     assert_eq!(r.id, "sus-2");
     assert_eq!(
         serde_json::to_string(&r.data).unwrap(),
-        r#"{"schema":{"type":"object","properties":{"confirm":{"type":"boolean"}}},"mcpServer":"shop"}"#
+        r#"{"mcpServer":"shop","schema":{"properties":{"confirm":{"type":"boolean"}},"type":"object"}}"#
     );
     // a form never becomes an authorization, whatever _meta claims
     let mut claims = Map::new();
