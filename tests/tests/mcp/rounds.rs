@@ -85,7 +85,8 @@ async fn an_input_required_result_reaches_on_elicitation_and_resumes() {
         wire,
         [
             format!(
-                r#"{{"id":"r-city","kind":"input","prompt":"Which city?","data":{{"schema":{},"mcpServer":"tn"}}}}"#,
+                // `data` is a serde_json map: its keys sorted (no serde_json feature is on)
+                r#"{{"id":"r-city","kind":"input","prompt":"Which city?","data":{{"mcpServer":"tn","schema":{}}}}}"#,
                 Destination::answer_schema()
             ),
             r#"{"id":"r-delete","kind":"approval","prompt":"Delete /tmp/x?","data":{"mcpServer":"tn"}}"#.to_owned(),
