@@ -11,9 +11,7 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::{StoreError, StoreResult};
 use crate::request::Answer;
@@ -42,24 +40,73 @@ impl std::fmt::Debug for Seal {
     }
 }
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AnswerEnvelope<'a> {
+/// The nesting an envelope's text is read to (the envelope and a few levels around a value at
+/// [`MAX_DEPTH`](crate::limits::MAX_DEPTH)).
+const ENVELOPE_DEPTH: usize = crate::limits::MAX_DEPTH + 8;
+
+/// A sealed envelope (`{"kid","alg",<field>,"mac"}`) as read: its strings, and the exact text
+/// of its payload member (what the MAC covers) with the value read from it.
+struct Opened<'t> {
     kid: String,
     alg: String,
-    #[serde(borrow)]
-    answer: &'a RawValue,
     mac: String,
+    inner: &'t str,
+    payload: Value,
 }
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope<'a> {
-    kid: String,
-    alg: String,
-    #[serde(borrow)]
-    checkpoint: &'a RawValue,
-    mac: String,
+/// The envelope around `payload` (JSON text, kept byte for byte: the MAC covers those bytes).
+fn envelope(field: &str, kid: &str, payload: &str, mac: &str) -> String {
+    let string = |s: &str| Value::from(s).to_string();
+    format!(
+        r#"{{"kid":{},"alg":{},"{field}":{payload},"mac":{}}}"#,
+        string(kid),
+        string(ALG),
+        string(mac)
+    )
+}
+
+/// Reads an envelope written by [`envelope`] with the payload member `field`: an object of
+/// exactly those four members, each once, the three others strings.
+fn open_envelope<'t>(text: &'t str, field: &str) -> Result<Opened<'t>, String> {
+    let (value, members) = crate::json_text::parse_with_spans(text, ENVELOPE_DEPTH)
+        .map_err(|e| crate::json_text::explain(text, &e))?;
+    let Value::Object(mut map) = value else {
+        return Err(format!(
+            "expected an object `{{\"kid\",\"alg\",\"{field}\",\"mac\"}}`"
+        ));
+    };
+    let fields = ["kid", "alg", field, "mac"];
+    // an unknown field is named in the text's order, as a streaming reader would
+    if let Some((unknown, _)) = members.iter().find(|(k, _)| !fields.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown field `{}`, expected one of `kid`, `alg`, `{field}`, `mac`",
+            crate::limits::excerpt(unknown)
+        ));
+    }
+    for name in fields {
+        match members.iter().filter(|(k, _)| k == name).count() {
+            0 => return Err(format!("missing field `{name}`")),
+            1 => {}
+            _ => return Err(format!("duplicate field `{name}`")),
+        }
+    }
+    let mut string = |name: &str| match map.remove(name) {
+        Some(Value::String(s)) => Ok(s),
+        _ => Err(format!("`{name}` is not a string")),
+    };
+    let (kid, alg, mac) = (string("kid")?, string("alg")?, string("mac")?);
+    let span = members
+        .iter()
+        .find(|(k, _)| k == field)
+        .map(|(_, span)| span.clone())
+        .unwrap_or_default();
+    Ok(Opened {
+        kid,
+        alg,
+        mac,
+        inner: &text[span],
+        payload: map.remove(field).unwrap_or_default(),
+    })
 }
 
 impl Seal {
@@ -111,15 +158,7 @@ impl Seal {
         };
         let key = &keys[0];
         let mac = key.mac_parts(CHECKPOINT, &[run_id, &json]);
-        // a `Value`'s text is valid JSON; an envelope of strings and a raw value serializes
-        let raw = RawValue::from_string(json).unwrap_or_else(|_| unreachable!());
-        serde_json::to_string(&Envelope {
-            kid: key.id().to_owned(),
-            alg: ALG.to_owned(),
-            checkpoint: &raw,
-            mac,
-        })
-        .unwrap_or_default()
+        envelope("checkpoint", key.id(), &json, &mac)
     }
 
     /// Reads the checkpoint text of run `run_id`.
@@ -129,9 +168,9 @@ impl Seal {
             message: format!("checkpoint: {message}"),
         };
         let Some(keys) = &self.0 else {
-            return serde_json::from_str(text).map_err(|e| corrupt(e.to_string()));
+            return crate::json_text::parse_or_explain(text, ENVELOPE_DEPTH).map_err(corrupt);
         };
-        let envelope: Envelope<'_> = serde_json::from_str(text)
+        let envelope = open_envelope(text, "checkpoint")
             .map_err(|e| corrupt(format!("not a sealed checkpoint: {e}")))?;
         if envelope.alg != ALG {
             return Err(corrupt(format!(
@@ -145,14 +184,13 @@ impl Seal {
                 crate::limits::excerpt(&envelope.kid)
             )));
         };
-        let inner = envelope.checkpoint.get();
-        if !key.verify_parts(CHECKPOINT, &[run_id, inner], &envelope.mac) {
+        if !key.verify_parts(CHECKPOINT, &[run_id, envelope.inner], &envelope.mac) {
             return Err(corrupt(format!(
                 "changed after it was sealed, or sealed for another run (its MAC does not verify under key `{}`)",
                 key.id()
             )));
         }
-        serde_json::from_str(inner).map_err(|e| corrupt(e.to_string()))
+        Ok(envelope.payload)
     }
 
     /// The text the answer `answer` is kept as: its JSON, or with keys an envelope whose MAC
@@ -164,15 +202,7 @@ impl Seal {
         };
         let key = &keys[0];
         let mac = key.mac_parts(ANSWER, &[&answer.id, &json]);
-        // an answer's JSON is valid JSON; an envelope of strings and a raw value serializes
-        let raw = RawValue::from_string(json).unwrap_or_else(|_| unreachable!());
-        serde_json::to_string(&AnswerEnvelope {
-            kid: key.id().to_owned(),
-            alg: ALG.to_owned(),
-            answer: &raw,
-            mac,
-        })
-        .unwrap_or_default()
+        envelope("answer", key.id(), &json, &mac)
     }
 
     /// Reads the answer text of the row of run `run_id` waiting on `request_id`: it must open
@@ -188,9 +218,9 @@ impl Seal {
             message: format!("answer: {message}"),
         };
         let answer: Answer = match &self.0 {
-            None => serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?,
+            None => crate::limits::from_json_str(text).map_err(|e| corrupt(e.to_string()))?,
             Some(keys) => {
-                let envelope: AnswerEnvelope<'_> = serde_json::from_str(text)
+                let envelope = open_envelope(text, "answer")
                     .map_err(|e| corrupt(format!("not a sealed answer: {e}")))?;
                 if envelope.alg != ALG {
                     return Err(corrupt(format!(
@@ -204,14 +234,13 @@ impl Seal {
                         crate::limits::excerpt(&envelope.kid)
                     )));
                 };
-                let inner = envelope.answer.get();
-                if !key.verify_parts(ANSWER, &[request_id, inner], &envelope.mac) {
+                if !key.verify_parts(ANSWER, &[request_id, envelope.inner], &envelope.mac) {
                     return Err(corrupt(format!(
                         "changed after it was sealed, or sealed for another request (its MAC does not verify under key `{}`)",
                         key.id()
                     )));
                 }
-                serde_json::from_str(inner).map_err(|e| corrupt(e.to_string()))?
+                serde_json::from_value(envelope.payload).map_err(|e| corrupt(e.to_string()))?
             }
         };
         if answer.id != request_id {
