@@ -229,32 +229,51 @@ pub fn tool_results(messages: &[toolnexus::Message]) -> Vec<(String, String, boo
 ///
 /// When `text` is not a JSON object.
 pub fn keys_in_order(text: &str) -> Vec<String> {
-    struct Keys(Vec<String>);
-    impl<'de> serde::Deserialize<'de> for Keys {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Keys;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a JSON object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Keys, A::Error> {
-                    let mut keys = Vec::new();
-                    while let Some((key, serde::de::IgnoredAny)) = map.next_entry::<String, _>()? {
-                        keys.push(key);
-                    }
-                    Ok(Keys(keys))
-                }
-            }
-            d.deserialize_map(Visit)
+    keys_in_order_at(text, &[])
+}
+
+/// The keys of the object at `path` (member names from the root) inside the JSON object
+/// `text` is, in the order the text has them.
+///
+/// # Panics
+///
+/// When `text` is not a JSON object, or holds no object at `path`.
+pub fn keys_in_order_at(text: &str, path: &[&str]) -> Vec<String> {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+    struct At<'p>(&'p [&'p str]);
+    impl<'de> DeserializeSeed<'de> for At<'_> {
+        type Value = Option<Vec<String>>;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
         }
     }
-    serde_json::from_str::<Keys>(text)
+    impl<'de> Visitor<'de> for At<'_> {
+        type Value = Option<Vec<String>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut keys = Vec::new();
+            let mut found = None;
+            while let Some(key) = map.next_key::<String>()? {
+                match self.0.split_first() {
+                    Some((first, rest)) if *first == key => {
+                        found = map.next_value_seed(At(rest))?;
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                keys.push(key);
+            }
+            Ok(if self.0.is_empty() { Some(keys) } else { found })
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    At(path)
+        .deserialize(&mut de)
         .unwrap_or_else(|e| panic!("not a JSON object ({e}): {text}"))
-        .0
+        .unwrap_or_else(|| panic!("no object at {path:?} in {text}"))
 }
 
 #[cfg(test)]
