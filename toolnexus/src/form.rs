@@ -11,6 +11,16 @@
 //! Each property is `{"type", "enum"?, "title"?, "description"?}` with `type` one of `string`, `number`,
 //! `integer`, `boolean` (`enum` only on strings); `required` lists the fields that are neither
 //! `Option` nor `#[serde(default)]` and is omitted when empty.
+//!
+//! # Field order
+//!
+//! A schema's `properties` is a JSON object, and toolnexus writes objects with sorted keys in
+//! every build (it turns on none of serde_json's features, so a `Value`'s map is sorted). The
+//! order a form shows its fields in is carried by the one array JSON Schema has for them:
+//! `required`, which [`Form`], `#[tool]`, `#[derive(Args)]` and [`answer_schema_for`] write in
+//! declaration order. The answer page and MCP elicitation forms show the required fields in
+//! `required`'s order, then the optional ones in `properties`' order ([`field_order`]). Declare
+//! the fields a person must fill first; an optional field goes after them, sorted by name.
 
 use serde_json::{Map, Value};
 
@@ -142,6 +152,40 @@ pub(crate) fn enum_schema(values: &[&str]) -> Map<String, Value> {
     m
 }
 
+/// The order a form shows the fields of the object schema `schema` in: the names in its
+/// `required` array that are properties, in that order, then the other properties in the
+/// order of its `properties` object. See [the module docs](self#field-order).
+///
+/// ```
+/// use toolnexus::form::field_order;
+///
+/// let schema = toolnexus::json!({
+///     "type": "object",
+///     "properties": {"a_note": {"type": "string"}, "city": {"type": "string"}, "b_flag": {"type": "boolean"}, "nights": {"type": "integer"}},
+///     "required": ["nights", "city"]
+/// });
+/// assert_eq!(field_order(&schema), ["nights", "city", "a_note", "b_flag"]);
+/// ```
+#[must_use]
+pub fn field_order(schema: &Value) -> Vec<&str> {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut order: Vec<&str> = Vec::with_capacity(props.len());
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        if props.contains_key(name) && !order.contains(&name) {
+            order.push(name);
+        }
+    }
+    for name in props.keys() {
+        if !order.contains(&name.as_str()) {
+            order.push(name);
+        }
+    }
+    order
+}
+
 /// One property of a form: name, schema (with the description appended), whether required.
 pub(crate) fn property(
     mut schema: Map<String, Value>,
@@ -221,7 +265,12 @@ fn restrict(schema: &Value) -> Result<Value, String> {
         .unwrap_or_default();
     let mut props = Vec::new();
     if let Some(properties) = root.get("properties").and_then(Value::as_object) {
-        for (name, prop) in properties {
+        // in the form's order, so `required` keeps the order schemars wrote it in
+        for name in field_order(schema) {
+            let Some(prop) = properties.get(name) else {
+                continue;
+            };
+            let name = name.to_owned();
             let flat = flat_property(prop).map_err(|what| {
                 format!(
                     "field `{name}` is {what}; answer forms hold flat primitives only (string, number, integer, boolean, string enum)"

@@ -70,6 +70,21 @@ fn the_restricted_schema_golden() {
         Booking::answer_schema().to_string().get(..60).unwrap(),
         r#"{"properties":{"city":{"description":"The city to fly to.\n\"#
     );
+    // a form shows the required fields in declaration order (`required`), then the rest
+    assert_eq!(
+        toolnexus::form::field_order(&Booking::answer_schema()),
+        [
+            "city",
+            "nights",
+            "price_limit",
+            "window",
+            "seat",
+            "type",
+            "fullName",
+            "meal",
+            "note"
+        ]
+    );
 }
 
 #[test]

@@ -191,7 +191,12 @@ fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
         .and_then(Value::as_object)
         .unwrap_or(&empty);
     let mut fields = Vec::with_capacity(props.len());
-    for (key, prop) in props {
+    // required fields in `required`'s order (declaration order), then the rest
+    for key in crate::form::field_order(schema) {
+        let Some(prop) = props.get(key) else {
+            continue;
+        };
+        let key = key.to_owned();
         let ty = prop.get("type").and_then(Value::as_str).unwrap_or("");
         let control = match (ty, prop.get("enum").and_then(Value::as_array)) {
             ("string", Some(values)) => {
@@ -221,7 +226,7 @@ fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
         let num = |k: &str| prop.get(k).and_then(Value::as_f64);
         let len = |k: &str| prop.get(k).and_then(Value::as_u64);
         let (label, help) = label_of(
-            key,
+            &key,
             prop.get("title").and_then(Value::as_str),
             prop.get("description").and_then(Value::as_str),
         );

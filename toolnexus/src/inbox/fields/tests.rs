@@ -59,6 +59,22 @@ fn wrong_values_name_the_field() {
 }
 
 #[test]
+fn fields_show_required_ones_in_their_order_then_the_rest() {
+    // `required` is written in declaration order; the map of `properties` is sorted
+    let keys: Vec<String> = trip().into_iter().map(|f| f.key).collect();
+    assert_eq!(keys, ["city", "nights", "bags", "seat"]);
+    let schema = json!({"type":"object","properties":{
+        "bags":{"type":"boolean"},"city":{"type":"string"},"nights":{"type":"integer"}},
+        "required":["nights","city"]});
+    let keys: Vec<String> = schema_form(&schema)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.key)
+        .collect();
+    assert_eq!(keys, ["nights", "city", "bags"]);
+}
+
+#[test]
 fn labels_are_words_a_person_reads_never_the_code_name() {
     assert_eq!(words("cost_center"), "Cost center");
     assert_eq!(words("costCenter"), "Cost center");

@@ -89,7 +89,15 @@ fn elicitation_for(request: &Request) -> Option<(Mode, ElicitRequestParams)> {
         },
         _ => data_schema.cloned().unwrap_or_else(no_fields),
     };
-    let requested_schema: ElicitationSchema = serde_json::from_value(schema).ok()?;
+    let mut requested_schema: ElicitationSchema = serde_json::from_value(schema.clone()).ok()?;
+    // the fields in the form's order (required in declaration order, then the rest), not the
+    // sorted order of the schema's map
+    requested_schema.property_order = Some(
+        crate::form::field_order(&schema)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    );
     Some((
         Mode::Form,
         ElicitRequestParams::FormElicitationParams {

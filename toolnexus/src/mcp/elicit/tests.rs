@@ -18,6 +18,25 @@ fn input_without_schema_asks_for_one_string_field() {
 }
 
 #[test]
+fn a_form_shows_required_fields_in_their_order_then_the_rest() {
+    // the schema's map is sorted; `required` carries the declaration order
+    let r = Request::input("Trip?").with_id("r3").with_data_entry(
+        "schema",
+        json!({"type": "object", "properties": {
+            "bags": {"type": "boolean"}, "city": {"type": "string"},
+            "nights": {"type": "integer"}, "a_note": {"type": "string"}},
+            "required": ["nights", "city"]}),
+    );
+    let (_, params) = elicitation_for(&r).unwrap();
+    let text = wire(&params);
+    let form = &text[text.find("requestedSchema").unwrap()..];
+    let at = |key: &str| form.find(&format!(r#""{key}":{{"type""#)).unwrap();
+    let mut keys = ["a_note", "bags", "city", "nights"];
+    keys.sort_by_key(|k| at(k));
+    assert_eq!(keys, ["nights", "city", "a_note", "bags"], "{text}");
+}
+
+#[test]
 fn approval_is_a_form_without_fields() {
     let (_, params) = elicitation_for(&Request::approval("Delete x?").with_id("r2")).unwrap();
     assert_eq!(
