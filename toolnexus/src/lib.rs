@@ -226,4 +226,32 @@ pub mod __private {
 
     #[cfg(feature = "http")]
     pub use crate::providers::{parse_event_stream_chunks, parse_reply_body};
+
+    /// The crate's JSON reader (`json_text::parse`), for the differential fuzz target: the
+    /// value of `text` nested at most `max_depth` levels, or where and why it did not read.
+    ///
+    /// # Errors
+    ///
+    /// The text is not one JSON value, or nests deeper than `max_depth`.
+    pub fn json_text_parse(
+        text: &str,
+        max_depth: usize,
+    ) -> Result<serde_json::Value, (usize, &'static str)> {
+        crate::json_text::parse(text, max_depth).map_err(|e| (e.at, e.what))
+    }
+
+    /// [`json_text_parse`], and for a root object each member's key and the byte range of its
+    /// value in `text`, in order.
+    ///
+    /// # Errors
+    ///
+    /// As [`json_text_parse`].
+    #[allow(clippy::type_complexity, reason = "a fuzzing entry point, spelled out")]
+    pub fn json_text_parse_with_spans(
+        text: &str,
+        max_depth: usize,
+    ) -> Result<(serde_json::Value, Vec<(String, std::ops::Range<usize>)>), (usize, &'static str)>
+    {
+        crate::json_text::parse_with_spans(text, max_depth).map_err(|e| (e.at, e.what))
+    }
 }
