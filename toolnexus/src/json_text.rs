@@ -724,4 +724,93 @@ mod tests {
             ]
         );
     }
+
+    /// Property tests: the reader against `serde_json`'s writer (every value it writes reads
+    /// back the same, floats to the bit) and against `serde_json`'s reader on what it accepts
+    /// (the workspace's serde_json has no `float_roundtrip`, so values are compared where its
+    /// floats are not involved; `fuzz/fuzz_targets/json_text.rs` compares every value against
+    /// a serde_json that reads floats exactly).
+    mod prop {
+        use proptest::prelude::*;
+        use serde_json::{Map, Number, Value};
+
+        use super::super::{parse, parse_with_spans};
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<u64>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                (proptest::num::f64::NORMAL
+                    | proptest::num::f64::SUBNORMAL
+                    | proptest::num::f64::ZERO)
+                    .prop_map(|f| Value::Number(Number::from_f64(f).unwrap())),
+                any::<String>().prop_map(Value::String),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            leaf().prop_recursive(8, 64, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::vec((any::<String>(), inner), 0..6)
+                        .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+            #[test]
+            fn what_serde_json_writes_reads_back_the_same(v in value()) {
+                for text in [serde_json::to_string(&v).unwrap(), serde_json::to_string_pretty(&v).unwrap()] {
+                    let read = parse(&text, 128).unwrap();
+                    prop_assert_eq!(&read, &v);
+                    // the same bits: `-0.0` stays negative, every float its own `f64`
+                    prop_assert_eq!(read.to_string(), v.to_string());
+                    let (spanned, members) = parse_with_spans(&text, 128).unwrap();
+                    prop_assert_eq!(&spanned, &v);
+                    for (key, span) in members {
+                        prop_assert_eq!(parse(&text[span], 128).unwrap(), v[&key].clone());
+                    }
+                }
+            }
+
+            #[test]
+            fn a_number_reads_as_str_parse_reads_it(
+                text in r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?"
+            ) {
+                let read = parse(&text, 1);
+                let integer = !text.contains(['.', 'e', 'E']);
+                let exact: f64 = text.parse().unwrap();
+                if integer && text != "-0" && let Ok(n) = text.parse::<u64>() {
+                    prop_assert_eq!(read.unwrap(), Value::from(n));
+                } else if integer && text != "-0" && let Ok(n) = text.parse::<i64>() {
+                    prop_assert_eq!(read.unwrap(), Value::from(n));
+                } else if exact.is_finite() {
+                    let read = read.unwrap();
+                    prop_assert_eq!(read.as_f64().map(f64::to_bits), Some(exact.to_bits()), "{}", text);
+                    prop_assert!(read.is_f64());
+                } else {
+                    // serde_json refuses a number out of `f64`'s range too
+                    prop_assert!(read.is_err());
+                    prop_assert!(serde_json::from_str::<Value>(&text).is_err());
+                }
+            }
+
+            #[test]
+            fn accepts_what_serde_json_accepts(text in r#"[\[\]{}:,"\\ \t\n0-9a-z.eE+\-]{0,24}"#) {
+                let ours = parse(&text, 128);
+                let theirs = serde_json::from_str::<Value>(&text);
+                prop_assert_eq!(ours.is_ok(), theirs.is_ok(), "{}: {:?} {:?}", text, ours, theirs.err());
+                if let (Ok(ours), Ok(theirs)) = (ours, theirs)
+                    && !text.contains(['.', 'e', 'E'])
+                {
+                    prop_assert_eq!(ours, theirs);
+                }
+            }
+        }
+    }
 }
