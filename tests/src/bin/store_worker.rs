@@ -64,7 +64,7 @@ async fn work(url: &str, schema: &str, name: &str, lease: Duration) -> Result<()
                     resume(&store, &agent, &toolkit, claim).await?;
                     progressed = true;
                 }
-                Err(StoreError::AlreadyClaimed { .. } | StoreError::NotFound { .. }) => {}
+                Err(StoreError::AlreadyAnswered { .. } | StoreError::NotFound { .. }) => {}
                 Err(e) => return Err(e),
             }
         }

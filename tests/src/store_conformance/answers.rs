@@ -72,19 +72,21 @@ pub async fn submit_records_the_answer_and_who(make: Make) {
     ] {
         assert_eq!(
             refused.unwrap_err(),
-            StoreError::AlreadyClaimed {
+            StoreError::AlreadyAnswered {
                 run_id: parked.run_id.clone(),
+                request_id: request.id.clone(),
                 state: RunState::Answered
             }
         );
     }
     assert_eq!(
-        StoreError::AlreadyClaimed {
+        StoreError::AlreadyAnswered {
             run_id: "r".to_owned(),
+            request_id: "q".to_owned(),
             state: RunState::Answered
         }
         .to_string(),
-        "the request of run `r` was already answered (the run is answered)"
+        "request `q` of run `r` was already answered (the run is answered now)"
     );
 
     let claim = store.claim_next("worker-1").await.unwrap().expect("a run");
@@ -183,7 +185,7 @@ pub async fn claim_and_halt_again_keep_history(make: Make) {
 }
 
 /// Of many concurrent submitters (across handles), exactly one is recorded; the others get
-/// `AlreadyClaimed`.
+/// `AlreadyAnswered`.
 pub async fn concurrent_submits_one_recorded(make: Make) {
     let s = subject!(make);
     let agent = Agent::once();
@@ -205,8 +207,16 @@ pub async fn concurrent_submits_one_recorded(make: Make) {
                 assert_eq!(info.answered_by(), Some(format!("user-{i}").as_str()));
                 winners.push(i);
             }
-            (_, Err(StoreError::AlreadyClaimed { run_id: r, state })) => {
+            (
+                _,
+                Err(StoreError::AlreadyAnswered {
+                    run_id: r,
+                    request_id,
+                    state,
+                }),
+            ) => {
                 assert_eq!(r, run_id);
+                assert_eq!(request_id, request.id);
                 assert_eq!(state, RunState::Answered);
             }
             (_, Err(e)) => panic!("unexpected {e:?}"),
@@ -484,4 +494,123 @@ pub async fn wait_for_work_wakes_on_submit(make: Make) {
         "woke after {:?}, not on the submit",
         woke - started
     );
+}
+
+/// One error per situation: an answer to a request that was answered already is
+/// `AlreadyAnswered` (naming the run and the request), whichever request of the run it was (the
+/// one it waits on, an earlier one, the last one of a finished run) and whoever won the race;
+/// an answer to a request no run made (or a deleted run's) is `NotFound`. `claim` and `submit`
+/// agree.
+pub async fn answered_and_unknown_requests_are_told_apart(make: Make) {
+    let s = subject!(make);
+    let store = s.store();
+    let agent = Agent {
+        halts: 2,
+        ..Agent::once()
+    };
+    let record = agent.halt().await;
+    let first = record.pending().clone();
+    let run_id = store.park(record).await.unwrap().run_id;
+    let already = |request_id: &str, state| StoreError::AlreadyAnswered {
+        run_id: run_id.clone(),
+        request_id: request_id.to_owned(),
+        state,
+    };
+
+    // eight claimants across handles; the winner resumes at once and parks on its next request
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let store = Arc::clone(&s.handles[i % s.handles.len()]);
+        let answer = first.accept(format!("user-{i}"));
+        let agent = agent.clone();
+        tasks.push(tokio::spawn(async move {
+            let claim = store.claim(&answer, &format!("host-{i}")).await?;
+            let halted = agent.resume(&claim.record, claim.answer.clone()).await;
+            Ok::<_, StoreError>(store.finish(&claim, halted).await.unwrap())
+        }));
+    }
+    let mut winners = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(info) => winners.push(info),
+            // the loser's run is claimed, or parked again on its next request
+            Err(StoreError::AlreadyAnswered {
+                run_id: r,
+                request_id,
+                state,
+            }) => {
+                assert_eq!((r.as_str(), request_id.as_str()), (run_id.as_str(), first.id.as_str()));
+                assert!(
+                    matches!(state, RunState::Claimed | RunState::Parked),
+                    "{state}"
+                );
+            }
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1);
+    let second = winners[0].request_id.clone();
+    assert_ne!(second, first.id);
+
+    // the earlier request, while the run waits on the next one
+    let again = first.accept("Eve");
+    assert_eq!(
+        store.claim(&again, "late").await.unwrap_err(),
+        already(&first.id, RunState::Parked)
+    );
+    assert_eq!(
+        store.submit(&again, "late").await.unwrap_err(),
+        already(&first.id, RunState::Parked)
+    );
+    // nothing changed: the run still waits on its second request
+    let stored = store.get(&run_id).await.unwrap().unwrap();
+    assert_eq!(stored.info.state, RunState::Parked);
+    assert_eq!(stored.info.request_id, second);
+
+    // the last request, once the run finished
+    let claim = store
+        .claim(&Answer::accept(&second, "Bob"), "host")
+        .await
+        .unwrap();
+    let done = agent.resume(&claim.record, claim.answer.clone()).await;
+    assert_eq!(
+        store.finish(&claim, done).await.unwrap().state,
+        RunState::Finished
+    );
+    let last = Answer::accept(&second, "Bob");
+    assert_eq!(
+        store.claim(&last, "late").await.unwrap_err(),
+        already(&second, RunState::Finished)
+    );
+    assert_eq!(
+        store.submit(&again, "late").await.unwrap_err(),
+        already(&first.id, RunState::Finished)
+    );
+    assert_eq!(
+        already(&first.id, RunState::Finished).to_string(),
+        format!(
+            "request `{}` of run `{run_id}` was already answered (the run is finished now)",
+            first.id
+        )
+    );
+
+    // never made, and made by a run that was deleted since
+    let never = StoreError::NotFound {
+        key: "sus-never".to_owned(),
+    };
+    assert_eq!(
+        store.claim(&Answer::ok("sus-never"), "a").await.unwrap_err(),
+        never
+    );
+    assert_eq!(
+        store.submit(&Answer::ok("sus-never"), "a").await.unwrap_err(),
+        never
+    );
+    assert!(store.delete(&run_id).await.unwrap());
+    for (answer, id) in [(&again, &first.id), (&last, &second)] {
+        assert_eq!(
+            store.claim(answer, "a").await.unwrap_err(),
+            StoreError::NotFound { key: id.clone() }
+        );
+    }
 }

@@ -86,7 +86,8 @@ macro_rules! store_conformance {
             a_run_whose_run_id_was_changed_is_refused,
             a_run_whose_request_id_was_changed_is_refused,
             a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local,
-            a_damaged_timestamp_column_stays_local, a_run_in_an_unknown_state_is_listed_damaged);
+            a_damaged_timestamp_column_stays_local, a_run_in_an_unknown_state_is_listed_damaged,
+            answered_and_unknown_requests_are_told_apart);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys

@@ -78,11 +78,16 @@ pub async fn park_get_claim_finish(make: Make) {
 
     // the same answer again, or a finish by a stale claim, changes nothing
     match store.claim(&answer, "worker-2").await {
-        Err(StoreError::AlreadyClaimed { run_id, state }) => {
+        Err(StoreError::AlreadyAnswered {
+            run_id,
+            request_id,
+            state,
+        }) => {
             assert_eq!(run_id, parked.run_id);
+            assert_eq!(request_id, answer.id);
             assert_eq!(state, RunState::Finished);
         }
-        other => panic!("expected AlreadyClaimed, got {other:?}"),
+        other => panic!("expected AlreadyAnswered, got {other:?}"),
     }
     assert_eq!(
         store.finish(&claim, result).await.unwrap_err(),
@@ -145,8 +150,13 @@ pub async fn concurrent_claims_one_winner(make: Make) {
     for (i, task) in tasks.into_iter().enumerate() {
         match task.await.unwrap() {
             Ok(claim) => winners.push((i, claim)),
-            Err(StoreError::AlreadyClaimed { run_id, state }) => {
+            Err(StoreError::AlreadyAnswered {
+                run_id,
+                request_id,
+                state,
+            }) => {
                 assert_eq!(run_id, parked.run_id);
+                assert_eq!(request_id, answer.id);
                 assert_eq!(state, RunState::Claimed);
                 refused += 1;
             }

@@ -925,12 +925,9 @@ async fn a_run_that_asks_again_links_to_its_next_request() {
     // the first request's status page follows the run to its end
     let first_status = moved_on(&app, &status_link(&r_first)).await;
     first_status.shows("final: answered: null");
-    // the store forgets a request once its run moved on: the old link finds nothing
+    // the old link, once its run moved on and finished: answered already (not "not found")
     let old = send(&app, get(&url)).await;
-    old.says(
-        StatusCode::NOT_FOUND,
-        "No request waits under this id: it was answered already, or never existed.",
-    );
+    old.says(StatusCode::CONFLICT, "This request was already answered.");
     assert_eq!(fx.retries(), 2);
 }
 

@@ -361,7 +361,7 @@ impl Client {
     /// # Errors
     ///
     /// [`Error::Config`] when the client has no store; [`Error::Store`] with
-    /// [`StoreError::NotFound`], [`StoreError::AlreadyClaimed`] or [`StoreError::Expired`] when
+    /// [`StoreError::NotFound`], [`StoreError::AlreadyAnswered`] or [`StoreError::Expired`] when
     /// the answer cannot claim the run (nothing is resumed); then as [`Client::resume`].
     pub async fn answer(&self, answer: Answer, toolkit: &Toolkit) -> Result<RunResult> {
         let Some(store) = self.inner.store.clone() else {

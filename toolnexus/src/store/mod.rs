@@ -25,7 +25,12 @@
 //! # Guarantees
 //!
 //! - **One winner.** Of any number of concurrent [`claim`](RunStore::claim)s for one request,
-//!   exactly one returns a [`Claim`]; the others get [`StoreError::AlreadyClaimed`].
+//!   exactly one returns a [`Claim`]; the others get [`StoreError::AlreadyAnswered`].
+//! - **One error per situation.** An answer to a request that was answered already is
+//!   [`StoreError::AlreadyAnswered`] (with the run and the request), whichever request of the
+//!   run it was and whoever won the race; an answer to a request no run made is
+//!   [`StoreError::NotFound`]; one that came after the request's `expiresAt` is
+//!   [`StoreError::Expired`].
 //! - **Leases.** A claim holds the run for the store's lease time (30 s unless set); a worker
 //!   renews it ([`RunStore::renew`]) while the run goes on. When a worker dies, its lease runs
 //!   out and [`RunStore::take_over`] hands the run, its answer and its last
@@ -94,7 +99,7 @@
 //!
 //! // a second answer to the same request loses
 //! let again = store.claim(&answer, "worker-2").await.unwrap_err();
-//! assert!(matches!(again, toolnexus::store::StoreError::AlreadyClaimed { .. }));
+//! assert!(matches!(again, toolnexus::store::StoreError::AlreadyAnswered { .. }));
 //! # });
 //! ```
 
@@ -139,7 +144,7 @@ pub use types::{
 pub(crate) use cell::Cell;
 pub(crate) use row::{
     Columns, Outcome, RawRow, check_answer, damaged_event, events_json, expired_answer,
-    failed_event, first_history, from_millis, lease_ms, lease_until, now_ms, refusal,
+    failed_event, first_history, from_millis, lease_ms, lease_until, now_ms, past_refusal, refusal,
     released_state, run_id_of, takeover_claim, takeover_event, token_i64,
 };
 pub(crate) use seal::Seal;
@@ -212,5 +217,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// The version of the SQL stores' database schema this release writes (kept in a
 /// `schema_version` table; a store migrates an older database on connect and refuses a newer
-/// one). Version 1 is the initial schema: the runs with their history and the conversations.
+/// one). Version 1 is the initial schema: the runs with their history, the requests each run
+/// waited on before its current one (so an answer to one of them is
+/// [`StoreError::AlreadyAnswered`], not [`StoreError::NotFound`]) and the conversations.
 pub const SCHEMA_VERSION: i64 = 1;

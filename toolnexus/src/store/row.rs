@@ -384,16 +384,43 @@ pub(crate) fn token_i64(claim: &Claim) -> i64 {
     i64::try_from(claim.token).unwrap_or(i64::MAX)
 }
 
-/// Why a claim failed, from the run's current columns.
-pub(crate) fn refusal(run_id: &str, state: RunState) -> StoreError {
+/// Why an answer to the request a run waits on (or last waited on) failed, from the run's
+/// current columns.
+pub(crate) fn refusal(run_id: &str, request_id: &str, state: RunState) -> StoreError {
     match state {
         RunState::Expired => StoreError::Expired {
             run_id: run_id.to_owned(),
         },
-        other => StoreError::AlreadyClaimed {
+        other => StoreError::AlreadyAnswered {
             run_id: run_id.to_owned(),
+            request_id: request_id.to_owned(),
             state: other,
         },
+    }
+}
+
+/// Why an answer to an earlier request of `run` failed (a request the run no longer waits
+/// on: it was answered, or it expired, and the run went on): `Expired` when the run's history
+/// says it expired, else `AlreadyAnswered`.
+pub(crate) fn past_refusal(run: &RawRow, request_id: &str) -> StoreError {
+    let info = match run.info() {
+        Ok(info) => info,
+        Err(corrupt) => return corrupt,
+    };
+    let expired = info
+        .history
+        .iter()
+        .any(|e| e.event == RunEventKind::Expired && e.request.as_deref() == Some(request_id));
+    if expired {
+        StoreError::Expired {
+            run_id: info.run_id,
+        }
+    } else {
+        StoreError::AlreadyAnswered {
+            run_id: info.run_id,
+            request_id: request_id.to_owned(),
+            state: info.state,
+        }
     }
 }
 

@@ -38,6 +38,9 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// # Errors
     ///
     /// [`StoreError::Corrupt`] when its row cannot be read.
+    ///
+    /// A request the run waited on before its current one (answered, or expired, and the run
+    /// went on) finds the run too, so a host can tell "answered already" from "never made".
     fn get_by_request<'a>(
         &'a self,
         request_id: &'a str,
@@ -47,8 +50,8 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     ///
-    /// [`StoreError::NotFound`] when no run waits on that request; [`StoreError::AlreadyClaimed`]
-    /// when it was answered already; [`StoreError::Expired`] when the request expired (the run's
+    /// [`StoreError::NotFound`] when no run made that request; [`StoreError::AlreadyAnswered`]
+    /// when it was answered already (whichever request of the run it was); [`StoreError::Expired`] when the request expired (the run's
     /// answer becomes `declined/expired`); [`StoreError::Corrupt`] when the record cannot be
     /// read (the run stays parked).
     fn claim<'a>(&'a self, answer: &'a Answer, owner: &'a str)
@@ -67,8 +70,8 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     ///
-    /// [`StoreError::NotFound`] when no run waits on that request; [`StoreError::AlreadyClaimed`]
-    /// when it was answered already; [`StoreError::Expired`] when the request expired (the
+    /// [`StoreError::NotFound`] when no run made that request; [`StoreError::AlreadyAnswered`]
+    /// when it was answered already (whichever request of the run it was); [`StoreError::Expired`] when the request expired (the
     /// run's answer becomes `declined/expired`); [`StoreError::Corrupt`] when the record cannot
     /// be read (the run stays parked).
     fn submit<'a>(

@@ -13,19 +13,25 @@ use crate::run::{PendingRun, RunResult};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// No run has that id, or no parked run waits on that request id.
+    /// No run has that id, or no run ever made a request with that id (or the run that made it
+    /// was deleted).
     #[error("no run found for `{key}`")]
     NotFound {
         /// The run id or request id looked up.
         key: String,
     },
-    /// The run's request was already answered: another answer was recorded or claimed it
-    /// first, or the run finished.
-    #[error("the request of run `{run_id}` was already answered (the run is {state})")]
-    AlreadyClaimed {
+    /// The request was answered already, whichever request of the run it was: the one the run
+    /// waits on (another answer was recorded or claimed first, whoever won the race), an
+    /// earlier one (the run went on and waits on a later request now), or the last one of a
+    /// run that finished. A request no run made is [`NotFound`](Self::NotFound) instead.
+    #[error("request `{request_id}` of run `{run_id}` was already answered (the run is {state} now)")]
+    AlreadyAnswered {
         /// The run.
         run_id: String,
-        /// Its state (`answered`, `claimed` or `finished`).
+        /// The request the answer echoed.
+        request_id: String,
+        /// The run's state now (`answered`, `claimed`, `finished`, or `parked` on a later
+        /// request).
         state: RunState,
     },
     /// The request expired before the answer arrived; the run's answer is `declined/expired`.

@@ -52,7 +52,7 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
                 StatusCode::NOT_FOUND,
                 "Not found",
                 "error",
-                "No request waits under this id: it was answered already, or never existed.",
+                "No request was made under this id (or its run was deleted).",
             );
         }
         Err(e) => {
@@ -134,7 +134,7 @@ pub(super) async fn record(
         .submit(&answer, &by)
         .await
         .map_err(|e| match e {
-            StoreError::AlreadyClaimed { .. } => (
+            StoreError::AlreadyAnswered { .. } => (
                 StatusCode::CONFLICT,
                 "This request was already answered.".to_owned(),
             ),
@@ -144,8 +144,7 @@ pub(super) async fn record(
             ),
             StoreError::NotFound { .. } => (
                 StatusCode::NOT_FOUND,
-                "No request waits under this id: it was answered already, or never existed."
-                    .to_owned(),
+                "No request was made under this id (or its run was deleted).".to_owned(),
             ),
             other => store_failed(&other),
         })

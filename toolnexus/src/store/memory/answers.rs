@@ -8,7 +8,7 @@ use super::{MemoryStore, Rows};
 use crate::request::Answer;
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, events_json,
-    expired_answer, from_millis, lease_ms, now_ms, refusal,
+    expired_answer, from_millis, lease_ms, now_ms, past_refusal, refusal,
 };
 
 impl MemoryStore {
@@ -23,15 +23,18 @@ impl MemoryStore {
         let not_found = || StoreError::NotFound {
             key: answer.id.clone(),
         };
-        let run_id = rows
-            .by_request
-            .get(&answer.id)
-            .cloned()
-            .ok_or_else(not_found)?;
+        let Some(run_id) = rows.by_request.get(&answer.id).cloned() else {
+            // an earlier request of a run that went on, or none at all
+            let past = rows.past_requests.get(&answer.id);
+            return Err(match past.and_then(|run| rows.by_id.get(run)) {
+                Some(run) => past_refusal(run, &answer.id),
+                None => not_found(),
+            });
+        };
         let row = rows.by_id.get(&run_id).cloned().ok_or_else(not_found)?;
         let state = row.info()?.state;
         if state != RunState::Parked {
-            return Err(refusal(&run_id, state));
+            return Err(refusal(&run_id, &answer.id, state));
         }
         if row.expires_at.is_some_and(|at| at <= now) {
             let mut expired = row;

@@ -60,6 +60,8 @@ struct Shared {
 struct Rows {
     by_id: HashMap<String, RawRow>,
     by_request: HashMap<String, String>,
+    /// Requests runs waited on before their current one, to their run.
+    past_requests: HashMap<String, String>,
     /// `(created_at, run_id)` of every parked run, for listing in order.
     parked: BTreeSet<(i64, String)>,
 }
@@ -366,6 +368,7 @@ impl MemoryStore {
         if rows.by_request.get(&row.request_id) == Some(&row.run_id) {
             rows.by_request.remove(&row.request_id);
         }
+        rows.past_requests.retain(|_, run| *run != row.run_id);
         drop(rows);
         self.changed();
         true
@@ -379,7 +382,11 @@ impl MemoryStore {
         let rows = self.rows();
         let id = match (run_id, request_id) {
             (Some(id), _) => Some(id.to_owned()),
-            (None, Some(req)) => rows.by_request.get(req).cloned(),
+            (None, Some(req)) => rows
+                .by_request
+                .get(req)
+                .or_else(|| rows.past_requests.get(req))
+                .cloned(),
             (None, None) => None,
         };
         id.and_then(|id| rows.by_id.get(&id))
@@ -399,6 +406,7 @@ impl Rows {
                 && self.by_request.get(&old_request) == Some(&row.run_id)
             {
                 self.by_request.remove(&old_request);
+                self.past_requests.insert(old_request, row.run_id.clone());
             }
         }
         if row.state == RunState::Parked.as_str() {

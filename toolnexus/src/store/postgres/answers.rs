@@ -6,13 +6,13 @@ use std::time::SystemTime;
 
 use tokio_postgres::types::ToSql;
 
-use super::rows::{raw, raw_at};
+use super::rows::{raw, raw_at, raw_info};
 use super::{PostgresStore, pg};
 use crate::request::Answer;
-use crate::store::sql::{COLUMNS, append_history};
+use crate::store::sql::{COLUMNS, INFO_COLUMNS, append_history};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, events_json,
-    expired_answer, from_millis, lease_ms, now_ms, refusal, takeover_claim, takeover_event,
+    expired_answer, from_millis, lease_ms, now_ms, past_refusal, refusal, takeover_claim, takeover_event,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it (by whom).
@@ -158,16 +158,32 @@ impl PostgresStore {
         now: i64,
     ) -> StoreResult<T> {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        let current = tx
+        let Some(current) = tx
             .query_opt(
                 "SELECT run_id, state, expires_at FROM runs WHERE request_id = $1 FOR UPDATE",
                 &[&answer.id],
             )
             .await
             .map_err(|e| pg(&e))?
-            .ok_or_else(|| StoreError::NotFound {
-                key: answer.id.clone(),
-            })?;
+        else {
+            // an earlier request of a run that went on, or none at all
+            let past = tx
+                .query_opt(
+                    &format!(
+                        "SELECT {INFO_COLUMNS} FROM runs
+                         WHERE run_id = (SELECT run_id FROM past_requests WHERE request_id = $1)"
+                    ),
+                    &[&answer.id],
+                )
+                .await
+                .map_err(|e| pg(&e))?;
+            return Err(match past {
+                Some(run) => past_refusal(&raw_info(&run), &answer.id),
+                None => StoreError::NotFound {
+                    key: answer.id.clone(),
+                },
+            });
+        };
         let run_id: String = current.get(0);
         let state_text: String = current.get(1);
         let state = RunState::parse(&state_text).ok_or_else(|| StoreError::Corrupt {
@@ -181,7 +197,7 @@ impl PostgresStore {
             self.work.notify();
             return Err(StoreError::Expired { run_id });
         }
-        Err(refusal(&run_id, state))
+        Err(refusal(&run_id, &answer.id, state))
     }
 
     /// Marks a parked run expired (its answer becomes `declined/expired`), notifying its

@@ -204,7 +204,10 @@ impl PostgresStore {
     async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<StoredRun>> {
         let client = self.client().await?;
         let stmt = client
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM runs WHERE {column} = $1"))
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM runs WHERE {}",
+                past_or(column)
+            ))
             .await
             .map_err(|e| pg(&e))?;
         client
@@ -238,11 +241,27 @@ impl PostgresStore {
         set: &str,
         more: &[&(dyn ToSql + Sync)],
     ) -> StoreResult<Row> {
+        self.with_claim_after(claim, "", set, more).await
+    }
+
+    /// [`with_claim`](Self::with_claim), with `before` (`name AS (statement), `: a common
+    /// table expression over the row as it was) in the same statement.
+    async fn with_claim_after(
+        &self,
+        claim: &Claim,
+        before: &str,
+        set: &str,
+        more: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Row> {
         let client = self.client().await?;
         let sql = format!(
-            "UPDATE runs SET {set}, version = version + 1
+            "{}UPDATE runs SET {set}, version = version + 1
              WHERE run_id = $1 AND state = 'claimed' AND claims = $2
              RETURNING {INFO_COLUMNS}, {}",
+            match before.trim_end().trim_end_matches(',') {
+                "" => String::new(),
+                ctes => format!("WITH {ctes} "),
+            },
             self.notify_expr("runs.run_id")
         );
         let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
@@ -262,6 +281,18 @@ impl PostgresStore {
         row.ok_or_else(|| StoreError::LeaseLost {
             run_id: claim.run_id.clone(),
         })
+    }
+}
+
+/// The condition `column = $1`; for `request_id`, an earlier request of a run (one it waited
+/// on before its current one) finds the run too, when no run waits on it now.
+fn past_or(column: &str) -> String {
+    if column == "request_id" {
+        "request_id = $1 OR (run_id = (SELECT run_id FROM past_requests WHERE request_id = $1)
+             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.request_id = $1))"
+            .to_owned()
+    } else {
+        format!("{column} = $1")
     }
 }
 
@@ -450,8 +481,15 @@ impl RunStore for PostgresStore {
             let row = match outcome {
                 Outcome::Parked(cols) => {
                     let row = self
-                        .with_claim(
+                        .with_claim_after(
                             claim,
+                            // the request it leaves is kept: a later answer to it was
+                            // answered already
+                            "k AS (INSERT INTO past_requests (request_id, run_id)
+                                 SELECT request_id, run_id FROM runs
+                                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2
+                                   AND request_id <> $3
+                                 ON CONFLICT (request_id) DO NOTHING), ",
                             &format!(
                                 "request_id = $3, kind = $4, prompt = $5, expires_at = $6,
                                  record = $7, created_at = $8, state = 'parked', answer = NULL,
@@ -548,6 +586,9 @@ impl RunStore for PostgresStore {
                 .await
                 .map_err(|e| pg(&e))?;
             tx.execute("DELETE FROM run_waiters WHERE run_id = $1", &[&run_id])
+                .await
+                .map_err(|e| pg(&e))?;
+            tx.execute("DELETE FROM past_requests WHERE run_id = $1", &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;

@@ -12,7 +12,9 @@ use crate::store::{StoreError, StoreResult};
 /// (`INTEGER` in SQLite, `BIGINT` in PostgreSQL): the runs (indexed columns, the record and
 /// its answer, checkpoint, result and history), indexes that hold only the states their
 /// queries read (so a change of state writes few index pages and finished runs leave them),
-/// and the conversations.
+/// the requests runs waited on before their current one (each answered or expired, so an
+/// answer to one of them is told apart from an answer to a request no run made), and the
+/// conversations.
 macro_rules! initial_schema {
     ($int:tt) => {
         concat!(
@@ -53,6 +55,11 @@ macro_rules! initial_schema {
                 WHERE state = 'parked' AND expires_at IS NOT NULL;
             CREATE INDEX runs_expired ON runs (created_at, run_id) WHERE state = 'expired';
             CREATE INDEX runs_answered ON runs (created_at, run_id) WHERE state = 'answered';
+            CREATE TABLE past_requests (
+                request_id TEXT PRIMARY KEY,
+                run_id     TEXT NOT NULL
+            );
+            CREATE INDEX past_requests_by_run ON past_requests (run_id);
             CREATE TABLE conversations (
                 id              TEXT PRIMARY KEY,
                 messages        TEXT NOT NULL,

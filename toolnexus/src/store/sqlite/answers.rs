@@ -6,12 +6,12 @@ use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{SqliteStore, raw, row_where};
+use super::{SqliteStore, past_row, raw, row_where};
 use crate::request::Answer;
 use crate::store::sql::{COLUMNS, append_history, backend};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, RunState, Seal, StoreError, StoreResult, events_json,
-    expired_answer, from_millis, lease_ms, now_ms, refusal, token_i64,
+    expired_answer, from_millis, lease_ms, now_ms, past_refusal, refusal, token_i64,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it for one.
@@ -91,12 +91,18 @@ pub(super) fn answer_blocking(
         tx.commit().map_err(backend)?;
         return Ok(done);
     }
-    let row = row_where(&tx, "request_id", &answer.id)?.ok_or_else(|| StoreError::NotFound {
-        key: answer.id.clone(),
-    })?;
+    let Some(row) = row_where(&tx, "request_id", &answer.id)? else {
+        // an earlier request of a run that went on, or none at all
+        return Err(match past_row(&tx, &answer.id)? {
+            Some(run) => past_refusal(&run, &answer.id),
+            None => StoreError::NotFound {
+                key: answer.id.clone(),
+            },
+        });
+    };
     let state = row.info()?.state;
     if state != RunState::Parked {
-        return Err(refusal(&row.run_id, state));
+        return Err(refusal(&row.run_id, &answer.id, state));
     }
     // parked but past `expiresAt`: the answer becomes declined/expired
     mark_expired(&tx, seal, &row.run_id, &row.request_id, now)?;

@@ -208,6 +208,20 @@ fn row_where(conn: &Connection, column: &str, key: &str) -> StoreResult<Option<R
     .map_err(backend)
 }
 
+/// The run that waited on `request_id` before its current request.
+fn past_row(conn: &Connection, request_id: &str) -> StoreResult<Option<RawRow>> {
+    conn.query_row(
+        &format!(
+            "SELECT {COLUMNS} FROM runs
+             WHERE run_id = (SELECT run_id FROM past_requests WHERE request_id = ?1)"
+        ),
+        [request_id],
+        raw,
+    )
+    .optional()
+    .map_err(backend)
+}
+
 fn conflict(conn: &Connection, cols: &Columns) -> StoreError {
     let exists = conn
         .query_row(
@@ -228,9 +242,20 @@ fn finish_blocking(
 ) -> StoreResult<RunInfo> {
     let now = now_ms();
     let event = outcome.event(now).json();
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
     let row = match outcome {
-        Outcome::Parked(cols) => conn
-            .prepare_cached(&format!(
+        Outcome::Parked(cols) => {
+            // the request it leaves is kept: a later answer to it was answered already
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO past_requests (request_id, run_id)
+                 SELECT request_id, run_id FROM runs
+                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2 AND request_id <> ?3",
+            )
+            .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
+            .map_err(backend)?;
+            tx.prepare_cached(&format!(
                 "UPDATE runs SET request_id = ?3, kind = ?4, prompt = ?5, expires_at = ?6,
                      record = ?7, created_at = ?8, state = 'parked', answer = NULL,
                      checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
@@ -257,12 +282,13 @@ fn finish_blocking(
             .optional()
             .map_err(|e| {
                 if is_constraint(&e) {
-                    conflict(conn, cols)
+                    conflict(&tx, cols)
                 } else {
                     backend(e)
                 }
-            })?,
-        Outcome::Finished(json, _) => conn
+            })?
+        }
+        Outcome::Finished(json, _) => tx
             .prepare_cached(&format!(
                 "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
                      lease_until = NULL, version = version + 1, {}
@@ -275,7 +301,9 @@ fn finish_blocking(
             .optional()
             .map_err(backend)?,
     };
-    row.ok_or(StoreError::LeaseLost { run_id })?.info()
+    let info = row.ok_or(StoreError::LeaseLost { run_id })?.info()?;
+    tx.commit().map_err(backend)?;
+    Ok(info)
 }
 
 fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
@@ -359,9 +387,12 @@ impl RunStore for SqliteStore {
     ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
         let (request_id, seal) = (request_id.to_owned(), self.seal.clone());
         Box::pin(self.call(move |conn| {
-            row_where(conn, "request_id", &request_id)?
-                .map(|r| r.decode(&seal))
-                .transpose()
+            match row_where(conn, "request_id", &request_id)? {
+                Some(row) => Some(row),
+                None => past_row(conn, &request_id)?,
+            }
+            .map(|r| r.decode(&seal))
+            .transpose()
         }))
     }
 
@@ -588,9 +619,14 @@ impl RunStore for SqliteStore {
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.execute("DELETE FROM runs WHERE run_id = ?1", [&run_id])
-                .map(|n| n == 1)
-                .map_err(backend)
+            let tx = conn.transaction().map_err(backend)?;
+            let n = tx
+                .execute("DELETE FROM runs WHERE run_id = ?1", [&run_id])
+                .map_err(backend)?;
+            tx.execute("DELETE FROM past_requests WHERE run_id = ?1", [&run_id])
+                .map_err(backend)?;
+            tx.commit().map_err(backend)?;
+            Ok(n == 1)
         }))
     }
 }
