@@ -517,40 +517,7 @@ pub async fn answered_and_unknown_requests_are_told_apart(make: Make) {
         state,
     };
 
-    // eight claimants across handles; the winner resumes at once and parks on its next request
-    let mut tasks = Vec::new();
-    for i in 0..8 {
-        let store = Arc::clone(&s.handles[i % s.handles.len()]);
-        let answer = first.accept(format!("user-{i}"));
-        let agent = agent.clone();
-        tasks.push(tokio::spawn(async move {
-            let claim = store.claim(&answer, &format!("host-{i}")).await?;
-            let halted = agent.resume(&claim.record, claim.answer.clone()).await;
-            Ok::<_, StoreError>(store.finish(&claim, halted).await.unwrap())
-        }));
-    }
-    let mut winners = Vec::new();
-    for task in tasks {
-        match task.await.unwrap() {
-            Ok(info) => winners.push(info),
-            // the loser's run is claimed, or parked again on its next request
-            Err(StoreError::AlreadyAnswered {
-                run_id: r,
-                request_id,
-                state,
-            }) => {
-                assert_eq!((r.as_str(), request_id.as_str()), (run_id.as_str(), first.id.as_str()));
-                assert!(
-                    matches!(state, RunState::Claimed | RunState::Parked),
-                    "{state}"
-                );
-            }
-            Err(other) => panic!("unexpected {other:?}"),
-        }
-    }
-    assert_eq!(winners.len(), 1);
-    let second = winners[0].request_id.clone();
-    assert_ne!(second, first.id);
+    let second = race_then_park_again(&s, &agent, &first, &run_id).await;
 
     // the earlier request, while the run waits on the next one
     let again = first.accept("Eve");
@@ -599,11 +566,17 @@ pub async fn answered_and_unknown_requests_are_told_apart(make: Make) {
         key: "sus-never".to_owned(),
     };
     assert_eq!(
-        store.claim(&Answer::ok("sus-never"), "a").await.unwrap_err(),
+        store
+            .claim(&Answer::ok("sus-never"), "a")
+            .await
+            .unwrap_err(),
         never
     );
     assert_eq!(
-        store.submit(&Answer::ok("sus-never"), "a").await.unwrap_err(),
+        store
+            .submit(&Answer::ok("sus-never"), "a")
+            .await
+            .unwrap_err(),
         never
     );
     assert!(store.delete(&run_id).await.unwrap());
@@ -613,4 +586,53 @@ pub async fn answered_and_unknown_requests_are_told_apart(make: Make) {
             StoreError::NotFound { key: id.clone() }
         );
     }
+}
+
+/// Eight claimants of `first` across the subject's handles; the winner resumes at once and
+/// parks on its next request, whose id this returns. Every loser gets `AlreadyAnswered` for
+/// `first`, the run claimed or parked again by then.
+async fn race_then_park_again(
+    s: &super::Subject,
+    agent: &Agent,
+    first: &toolnexus::Request,
+    run_id: &str,
+) -> String {
+    // eight claimants across handles; the winner resumes at once and parks on its next request
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let store = Arc::clone(&s.handles[i % s.handles.len()]);
+        let answer = first.accept(format!("user-{i}"));
+        let agent = agent.clone();
+        tasks.push(tokio::spawn(async move {
+            let claim = store.claim(&answer, &format!("host-{i}")).await?;
+            let halted = agent.resume(&claim.record, claim.answer.clone()).await;
+            Ok::<_, StoreError>(store.finish(&claim, halted).await.unwrap())
+        }));
+    }
+    let mut winners = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(info) => winners.push(info),
+            // the loser's run is claimed, or parked again on its next request
+            Err(StoreError::AlreadyAnswered {
+                run_id: r,
+                request_id,
+                state,
+            }) => {
+                assert_eq!(
+                    (r.as_str(), request_id.as_str()),
+                    (run_id, first.id.as_str())
+                );
+                assert!(
+                    matches!(state, RunState::Claimed | RunState::Parked),
+                    "{state}"
+                );
+            }
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1);
+    let second = winners[0].request_id.clone();
+    assert_ne!(second, first.id);
+    second
 }

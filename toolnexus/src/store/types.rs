@@ -24,7 +24,9 @@ pub enum StoreError {
     /// waits on (another answer was recorded or claimed first, whoever won the race), an
     /// earlier one (the run went on and waits on a later request now), or the last one of a
     /// run that finished. A request no run made is [`NotFound`](Self::NotFound) instead.
-    #[error("request `{request_id}` of run `{run_id}` was already answered (the run is {state} now)")]
+    #[error(
+        "request `{request_id}` of run `{run_id}` was already answered (the run is {state} now)"
+    )]
     AlreadyAnswered {
         /// The run.
         run_id: String,
