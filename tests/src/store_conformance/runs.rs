@@ -438,11 +438,16 @@ pub async fn halts_again_after_its_claim(make: Make) {
         "the used answer is gone with its request"
     );
     assert_eq!(stored.checkpoint, None);
-    assert!(store.get_by_request(&first.id).await.unwrap().is_none());
+    // the first request still finds its run (which waits on the second now), and an answer to
+    // it was answered already
+    let by_first = store.get_by_request(&first.id).await.unwrap().unwrap();
+    assert_eq!(by_first.info, again);
     assert_eq!(
         store.claim(&first.accept("Ada"), "w").await.unwrap_err(),
-        StoreError::NotFound {
-            key: first.id.clone()
+        StoreError::AlreadyAnswered {
+            run_id: parked.run_id.clone(),
+            request_id: first.id.clone(),
+            state: RunState::Parked
         }
     );
     let pending = store.list_pending(&PendingQuery::new()).await.unwrap();
