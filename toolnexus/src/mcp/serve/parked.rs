@@ -218,7 +218,7 @@ pub(super) async fn claim_parked(
         Err(StoreError::Expired { .. }) => Err(tool_result(&ToolResult::error(
             "declined/expired: the request expired before the answer arrived",
         ))),
-        Err(e @ StoreError::AlreadyClaimed { .. }) => Err(tool_result(&ToolResult::error(
+        Err(e @ StoreError::AlreadyAnswered { .. }) => Err(tool_result(&ToolResult::error(
             format!("this answer was not used: {e}"),
         ))),
         Err(e) => Err(tool_result(&ToolResult::error(e.to_string()))),
