@@ -109,7 +109,8 @@ async fn a_parked_call_survives_a_server_restart_and_resumes_once() {
     let (again, is_error) = retry(&client, &state, accept).await;
     assert!(is_error);
     assert!(
-        again.starts_with("this answer was not used: the request of run"),
+        again.starts_with("this answer was not used: request `")
+            && again.contains("was already answered (the run is finished now)"),
         "{again}"
     );
     // a state for another call is refused before anything is claimed
