@@ -12,7 +12,8 @@ use crate::request::Answer;
 use crate::store::sql::{COLUMNS, INFO_COLUMNS, append_history};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, events_json,
-    expired_answer, from_millis, lease_ms, now_ms, past_refusal, refusal, takeover_claim, takeover_event,
+    expired_answer, from_millis, lease_ms, now_ms, past_refusal, refusal, takeover_claim,
+    takeover_event,
 };
 
 /// What an answer does to a parked run: claims it for a worker, or records it (by whom).
