@@ -551,7 +551,9 @@ impl<'a> Reader<'a> {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{parse, parse_or_explain, parse_with_spans, raw_elements, raw_members, remove_key};
+    use super::{parse, parse_or_explain, parse_with_spans, remove_key};
+    #[cfg(feature = "http")]
+    use super::{raw_elements, raw_members};
 
     fn same_as_serde(text: &str) {
         let theirs: Value = serde_json::from_str(text).unwrap();
@@ -663,6 +665,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn raw_members_and_elements_follow_strings_and_brackets() {
         let text = r#" {"a" : [1, "]", {"b": "\ud800"}] , "n":-1.5e3,"s":"x\"y", "t":true} "#;
