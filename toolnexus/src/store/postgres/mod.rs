@@ -1,5 +1,9 @@
 //! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
 //! many machines.
+//!
+//! Slightly over the crate's usual ~600 lines on purpose: it is the one `RunStore` impl (one
+//! short method per trait method) beside the pool and statement setup; the answer paths, rows,
+//! LISTEN/NOTIFY, conversations and the schema have their own files.
 
 mod answers;
 mod conversations;
