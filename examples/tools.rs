@@ -98,7 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
 
     println!("tools as OpenAI sees them:");
-    println!("{}", serde_json::to_string_pretty(&toolkit.to_openai())?);
+    println!("{}", serde_json::to_string_pretty(&toolkit.to_openai()?)?);
 
     let ctx = Context::new();
     let calls = [

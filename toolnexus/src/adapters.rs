@@ -6,17 +6,26 @@
 //!
 //! [`openai`] and [`anthropic`] pass each schema as it is (both providers take JSON Schema).
 //! Two adapters lower the schemas to what a provider accepts, reporting what cannot be lowered
-//! as [`Error::SchemaLowering`](crate::Error::SchemaLowering): [`openai_strict`] (OpenAI's
+//! as [`Error::SchemaLowering`]: [`openai_strict`] (OpenAI's
 //! `"strict": true` function calling) and [`gemini`] (Gemini's OpenAPI subset: Gemini rejects,
 //! say, the `"type":["string","null"]` an `Option` field gets, so the obvious call is the safe
 //! one). [`gemini_raw`] is the Gemini shape with the schemas passed as they are, for a host
 //! that lowers them itself. [`openai_strict_schema`] and [`gemini_schema`] lower one schema.
 //!
-//! Which ones return a `Result`: exactly those that lower schemas ([`openai_strict`],
-//! [`gemini`] and the [`Toolkit`](crate::Toolkit) methods over them), since a schema can hold what the
-//! provider's subset cannot express (a recursive type, say); the ones that pass schemas as they
-//! are cannot fail. All of them return [`ProviderTools`], whose text has the contract's key
-//! order in every build.
+//! Every adapter returns a `Result`, and first checks what the provider would refuse the whole
+//! request for, so specs a [`before_llm`](crate::client::ClientBuilder::before_llm) hook
+//! rewrote fail here, with the tool named, instead of as an HTTP 400 mid-run:
+//! - a name outside the provider's pattern, `[A-Za-z0-9_-]{1,64}`, and for Gemini also a first
+//!   character other than a letter or `_`
+//!   ([`Error::InvalidToolName`]);
+//! - two specs with one name ([`Error::DuplicateTool`]);
+//! - parameters that are not a schema with root `"type":"object"`
+//!   ([`Error::InvalidSchema`]).
+//!
+//! The lowering adapters ([`openai_strict`], [`gemini`]) can fail one more way,
+//! [`Error::SchemaLowering`]: the schema holds what the provider's
+//! subset cannot express (a recursive type, say). All of them return [`ProviderTools`], whose
+//! text has the contract's key order in every build.
 
 use std::fmt;
 use std::ops::Deref;
@@ -24,10 +33,10 @@ use std::ops::Deref;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 pub use crate::lower::{gemini_schema, openai_strict_schema};
 use crate::model::ToolSpec;
-use crate::tool::Tool;
+use crate::tool::{Tool, validate_tool_name};
 
 /// A tool's spec as handed to an adapter: its schema with root `"type":"object"` and without
 /// the root `$schema` and `title` keys that some providers reject.
@@ -57,13 +66,14 @@ pub fn spec_of(tool: &dyn Tool) -> ToolSpec {
 /// use toolnexus::model::ToolSpec;
 /// use toolnexus::json;
 ///
-/// let tools = toolnexus::adapters::openai(&[ToolSpec::new("ping", "Pings.", json!({"type": "object"}))]);
+/// let tools = toolnexus::adapters::openai(&[ToolSpec::new("ping", "Pings.", json!({"type": "object"}))])?;
 /// assert_eq!(
 ///     tools.to_string(),
 ///     r#"[{"type":"function","function":{"name":"ping","description":"Pings.","parameters":{"type":"object"}}}]"#
 /// );
 /// assert_eq!(tools[0]["function"]["name"], "ping");
 /// assert_eq!(tools, json!([{"type": "function", "function": {"name": "ping", "description": "Pings.", "parameters": {"type": "object"}}}]));
+/// # Ok::<(), toolnexus::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProviderTools {
@@ -204,13 +214,28 @@ impl From<ProviderTools> for Value {
 
 /// OpenAI chat-completions tools:
 /// `[{"type":"function","function":{"name","description","parameters"}}]`.
-pub fn openai(specs: &[ToolSpec]) -> ProviderTools {
-    ProviderTools::new(Shape::OpenAi { strict: false }, specs.to_vec())
+///
+/// # Errors
+///
+/// What OpenAI would refuse the request for (see the [module docs](self)): an invalid or
+/// duplicate name, parameters without root `"type":"object"`.
+pub fn openai(specs: &[ToolSpec]) -> Result<ProviderTools> {
+    check(specs, Shape::OpenAi { strict: false })?;
+    Ok(ProviderTools::new(
+        Shape::OpenAi { strict: false },
+        specs.to_vec(),
+    ))
 }
 
 /// Anthropic messages tools: `[{"name","description","input_schema"}]`.
-pub fn anthropic(specs: &[ToolSpec]) -> ProviderTools {
-    ProviderTools::new(Shape::Anthropic, specs.to_vec())
+///
+/// # Errors
+///
+/// What Anthropic would refuse the request for (see the [module docs](self)): an invalid or
+/// duplicate name, an `input_schema` without root `"type":"object"`.
+pub fn anthropic(specs: &[ToolSpec]) -> Result<ProviderTools> {
+    check(specs, Shape::Anthropic)?;
+    Ok(ProviderTools::new(Shape::Anthropic, specs.to_vec()))
 }
 
 /// Gemini tools with the schemas passed **as they are**, exactly one wrapper element even with
@@ -218,8 +243,15 @@ pub fn anthropic(specs: &[ToolSpec]) -> ProviderTools {
 ///
 /// Gemini rejects parts of JSON Schema that `schemars` emits (`"type":["string","null"]` for
 /// an `Option`, `$ref`, ...); [`gemini`] lowers them first and is what to send.
-pub fn gemini_raw(specs: &[ToolSpec]) -> ProviderTools {
-    ProviderTools::new(Shape::Gemini, specs.to_vec())
+///
+/// # Errors
+///
+/// What Gemini would refuse the request for (see the [module docs](self)): an invalid or
+/// duplicate name (a Gemini name starts with a letter or `_`), parameters without root
+/// `"type":"object"`.
+pub fn gemini_raw(specs: &[ToolSpec]) -> Result<ProviderTools> {
+    check(specs, Shape::Gemini)?;
+    Ok(ProviderTools::new(Shape::Gemini, specs.to_vec()))
 }
 
 /// OpenAI chat-completions tools in strict mode, each schema lowered by
@@ -228,7 +260,8 @@ pub fn gemini_raw(specs: &[ToolSpec]) -> ProviderTools {
 ///
 /// # Errors
 ///
-/// [`Error::SchemaLowering`](crate::Error::SchemaLowering) for the first tool (in order) whose
+/// What OpenAI would refuse the request for, as [`openai`]; then
+/// [`Error::SchemaLowering`] for the first tool (in order) whose
 /// schema strict mode cannot express, naming the tool, the construct and its location.
 ///
 /// ```
@@ -242,6 +275,7 @@ pub fn gemini_raw(specs: &[ToolSpec]) -> ProviderTools {
 /// );
 /// ```
 pub fn openai_strict(specs: &[ToolSpec]) -> Result<ProviderTools> {
+    check(specs, Shape::OpenAi { strict: true })?;
     let mut lowered = Vec::with_capacity(specs.len());
     for spec in specs {
         let parameters = openai_strict_schema(&spec.name, &spec.parameters)?;
@@ -260,7 +294,8 @@ pub fn openai_strict(specs: &[ToolSpec]) -> Result<ProviderTools> {
 ///
 /// # Errors
 ///
-/// [`Error::SchemaLowering`](crate::Error::SchemaLowering) for the first tool (in order) whose
+/// What Gemini would refuse the request for, as [`gemini_raw`]; then
+/// [`Error::SchemaLowering`] for the first tool (in order) whose
 /// schema Gemini cannot take (a recursive type, say), naming the tool, the construct and its
 /// location.
 ///
@@ -278,6 +313,7 @@ pub fn openai_strict(specs: &[ToolSpec]) -> Result<ProviderTools> {
 /// );
 /// ```
 pub fn gemini(specs: &[ToolSpec]) -> Result<ProviderTools> {
+    check(specs, Shape::Gemini)?;
     let mut lowered = Vec::with_capacity(specs.len());
     for spec in specs {
         let parameters = gemini_schema(&spec.name, &spec.parameters)?;
@@ -288,4 +324,46 @@ pub fn gemini(specs: &[ToolSpec]) -> Result<ProviderTools> {
         ));
     }
     Ok(ProviderTools::new(Shape::Gemini, lowered))
+}
+
+/// What the provider of `shape` refuses a whole request for, checked spec by spec in order:
+/// the name, a name seen before, the parameters' root.
+fn check(specs: &[ToolSpec], shape: Shape) -> Result<()> {
+    let mut seen = std::collections::HashSet::with_capacity(specs.len());
+    for spec in specs {
+        validate_tool_name(&spec.name)?;
+        if shape == Shape::Gemini
+            && !spec
+                .name
+                .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        {
+            return Err(Error::InvalidToolName {
+                name: spec.name.clone(),
+                reason: "Gemini needs a name that starts with a letter or `_`".to_owned(),
+            });
+        }
+        if !seen.insert(spec.name.as_str()) {
+            return Err(Error::DuplicateTool {
+                name: spec.name.clone(),
+            });
+        }
+        let root = spec.parameters.as_object().and_then(|o| o.get("type"));
+        if root != Some(&Value::String("object".to_owned())) {
+            let found = match root {
+                None if spec.parameters.is_object() => "a schema without `type`".to_owned(),
+                None => format!(
+                    "{} instead of a schema",
+                    crate::util::json_kind(&spec.parameters)
+                ),
+                Some(t) => format!("root `\"type\":{t}`"),
+            };
+            return Err(Error::InvalidSchema {
+                tool: spec.name.clone(),
+                reason: format!(
+                    "the provider needs parameters with root `\"type\":\"object\"`, found {found}"
+                ),
+            });
+        }
+    }
+    Ok(())
 }

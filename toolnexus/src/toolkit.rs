@@ -424,19 +424,29 @@ impl Toolkit {
 
     /// OpenAI chat-completions tools (see [`adapters::openai`]).
     ///
+    /// # Errors
+    ///
+    /// What OpenAI would refuse the request for ([`adapters`] lists it). A toolkit's own tools
+    /// pass (their names and schemas were checked when they were added); the checks are for
+    /// specs a hook rewrote, and the four adapters share one signature.
+    ///
     /// ```
-    /// assert_eq!(toolnexus::Toolkit::new().to_openai(), serde_json::json!([]));
+    /// assert_eq!(toolnexus::Toolkit::new().to_openai().unwrap(), serde_json::json!([]));
     /// ```
-    pub fn to_openai(&self) -> ProviderTools {
+    pub fn to_openai(&self) -> Result<ProviderTools> {
         adapters::openai(&self.specs())
     }
 
     /// Anthropic messages tools (see [`adapters::anthropic`]).
     ///
+    /// # Errors
+    ///
+    /// What Anthropic would refuse the request for, as [`to_openai`](Self::to_openai).
+    ///
     /// ```
-    /// assert_eq!(toolnexus::Toolkit::new().to_anthropic(), serde_json::json!([]));
+    /// assert_eq!(toolnexus::Toolkit::new().to_anthropic().unwrap(), serde_json::json!([]));
     /// ```
-    pub fn to_anthropic(&self) -> ProviderTools {
+    pub fn to_anthropic(&self) -> Result<ProviderTools> {
         adapters::anthropic(&self.specs())
     }
 
@@ -445,7 +455,9 @@ impl Toolkit {
     /// # Errors
     ///
     /// [`Error::SchemaLowering`] naming the first tool whose
-    /// schema Gemini cannot take (a recursive type, say), the construct and where it is.
+    /// schema Gemini cannot take (a recursive type, say), the construct and where it is; a tool
+    /// whose name does not start with a letter or `_` ([`Error::InvalidToolName`]: Gemini's
+    /// rule).
     ///
     /// ```
     /// assert_eq!(
@@ -459,7 +471,12 @@ impl Toolkit {
 
     /// Gemini tools with the schemas passed as they are, not lowered (see [`adapters::gemini_raw`]):
     /// Gemini may reject them; [`to_gemini`](Self::to_gemini) is what to send.
-    pub fn to_gemini_raw(&self) -> ProviderTools {
+    ///
+    /// # Errors
+    ///
+    /// A tool whose name does not start with a letter or `_` ([`Error::InvalidToolName`]:
+    /// Gemini's rule).
+    pub fn to_gemini_raw(&self) -> Result<ProviderTools> {
         adapters::gemini_raw(&self.specs())
     }
 

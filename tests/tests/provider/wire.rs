@@ -311,3 +311,27 @@ async fn a_client_without_a_model_name_sends_the_providers_default_model() {
         "a client needs a model name: call `.model_name(..)` (any label for an in-process model), or build the provider with `.model(..)`"
     );
 }
+
+/// A spec the provider would refuse (a hook renamed the tool outside its pattern) fails before
+/// anything is sent, naming the tool, in both styles.
+#[tokio::test]
+async fn a_spec_the_provider_would_refuse_is_not_sent() {
+    let fake = FakeProvider::scripted([
+        FakeReply::json(openai::text("ok", 1, 1)),
+        FakeReply::json(anthropic::text("ok", 1, 1)),
+    ])
+    .await;
+    let renamed = ToolSpec::new("book flight", "Books.", json!({"type": "object"}));
+    let request = ModelRequest::new("m", vec![Message::user("hi")], vec![spec(), renamed]);
+    for provider in [
+        keyless(HttpProvider::openai(fake.url())),
+        keyless(HttpProvider::anthropic(fake.url())),
+    ] {
+        let err = provider.complete(&request, None).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid tool name `book flight`: character ' ' at index 4 is not one of [A-Za-z0-9_-]"
+        );
+    }
+    assert!(fake.requests().is_empty());
+}

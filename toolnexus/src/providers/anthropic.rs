@@ -49,7 +49,7 @@ impl Dialect for AnthropicMessages {
         model: &str,
         max_tokens: u32,
         stream: bool,
-    ) -> Map<String, Value> {
+    ) -> Result<Map<String, Value>, Error> {
         body(request, model, max_tokens, stream)
     }
 
@@ -73,7 +73,12 @@ impl Dialect for AnthropicMessages {
 /// The request body: `{"model","max_tokens","system"?,"messages","tools"?,"stream"?}`. System
 /// messages go to the top-level `system` field (joined by a blank line when there are
 /// several); consecutive tool results become one `user` message of `tool_result` blocks.
-fn body(request: &ModelRequest, model: &str, max_tokens: u32, stream: bool) -> Map<String, Value> {
+fn body(
+    request: &ModelRequest,
+    model: &str,
+    max_tokens: u32,
+    stream: bool,
+) -> Result<Map<String, Value>, Error> {
     let system: Vec<&str> = request
         .messages
         .iter()
@@ -93,13 +98,13 @@ fn body(request: &ModelRequest, model: &str, max_tokens: u32, stream: bool) -> M
     if !request.tools.is_empty() {
         body.insert(
             "tools".to_owned(),
-            adapters::anthropic(&request.tools).into_value(),
+            adapters::anthropic(&request.tools)?.into_value(),
         );
     }
     if stream {
         body.insert("stream".to_owned(), Value::Bool(true));
     }
-    body
+    Ok(body)
 }
 
 /// A `tool_result` block's content: the text alone, or, with content parts, a list of blocks

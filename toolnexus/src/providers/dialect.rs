@@ -40,13 +40,18 @@ pub(crate) trait Dialect: Sync {
     fn fixed_headers(&self) -> Vec<(HeaderName, HeaderValue)>;
 
     /// The request body for `model`, streamed or not.
+    ///
+    /// # Errors
+    ///
+    /// What the provider would refuse the request for, from the tools' adapter (a spec a
+    /// `before_llm` hook renamed outside the provider's pattern, say).
     fn body(
         &self,
         request: &ModelRequest,
         model: &str,
         max_tokens: u32,
         stream: bool,
-    ) -> Map<String, Value>;
+    ) -> Result<Map<String, Value>, Error>;
 
     /// A whole (not streamed) reply as a turn.
     ///

@@ -217,7 +217,7 @@ impl Inner {
         let mut body = self
             .style
             .dialect()
-            .body(request, model, options.max_tokens, stream);
+            .body(request, model, options.max_tokens, stream)?;
         for (k, v) in &options.body_fields {
             body.insert(k.clone(), v.clone());
         }

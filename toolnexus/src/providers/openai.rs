@@ -43,7 +43,7 @@ impl Dialect for OpenAiChat {
         model: &str,
         _max_tokens: u32,
         stream: bool,
-    ) -> Map<String, Value> {
+    ) -> Result<Map<String, Value>, Error> {
         body(request, model, stream)
     }
 
@@ -57,7 +57,7 @@ impl Dialect for OpenAiChat {
 }
 
 /// The request body: `{"model","messages","tools"?,"stream"?,"stream_options"?}`.
-fn body(request: &ModelRequest, model: &str, stream: bool) -> Map<String, Value> {
+fn body(request: &ModelRequest, model: &str, stream: bool) -> Result<Map<String, Value>, Error> {
     let mut body = Map::new();
     body.insert("model".to_owned(), Value::String(model.to_owned()));
     body.insert(
@@ -67,14 +67,14 @@ fn body(request: &ModelRequest, model: &str, stream: bool) -> Map<String, Value>
     if !request.tools.is_empty() {
         body.insert(
             "tools".to_owned(),
-            adapters::openai(&request.tools).into_value(),
+            adapters::openai(&request.tools)?.into_value(),
         );
     }
     if stream {
         body.insert("stream".to_owned(), Value::Bool(true));
         body.insert("stream_options".to_owned(), json!({"include_usage": true}));
     }
-    body
+    Ok(body)
 }
 
 fn message(m: &Message) -> Value {

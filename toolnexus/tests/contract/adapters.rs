@@ -51,10 +51,10 @@ const PING_SCHEMA: &str = r#"{"properties":{},"type":"object"}"#;
 #[test]
 fn empty_toolkits() {
     let kit = Toolkit::new();
-    assert_eq!(kit.to_openai().to_string(), "[]");
-    assert_eq!(kit.to_anthropic().to_string(), "[]");
+    assert_eq!(kit.to_openai().unwrap().to_string(), "[]");
+    assert_eq!(kit.to_anthropic().unwrap().to_string(), "[]");
     assert_eq!(
-        kit.to_gemini_raw().to_string(),
+        kit.to_gemini_raw().unwrap().to_string(),
         r#"[{"functionDeclarations":[]}]"#
     );
     assert_eq!(kit.to_openai_strict().unwrap().to_string(), "[]");
@@ -62,10 +62,10 @@ fn empty_toolkits() {
         kit.to_gemini().unwrap().to_string(),
         r#"[{"functionDeclarations":[]}]"#
     );
-    assert_eq!(adapters::openai(&[]).to_string(), "[]");
-    assert_eq!(adapters::anthropic(&[]).to_string(), "[]");
+    assert_eq!(adapters::openai(&[]).unwrap().to_string(), "[]");
+    assert_eq!(adapters::anthropic(&[]).unwrap().to_string(), "[]");
     assert_eq!(
-        adapters::gemini_raw(&[]).to_string(),
+        adapters::gemini_raw(&[]).unwrap().to_string(),
         r#"[{"functionDeclarations":[]}]"#
     );
     assert_eq!(
@@ -77,7 +77,7 @@ fn empty_toolkits() {
 #[test]
 fn openai_shape_in_tool_order() {
     assert_eq!(
-        two_tools().to_openai().to_string(),
+        two_tools().to_openai().unwrap().to_string(),
         format!(
             r#"[{{"type":"function","function":{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}}}},{{"type":"function","function":{{"name":"ping","description":"Pings.","parameters":{PING_SCHEMA}}}}}]"#
         )
@@ -87,7 +87,7 @@ fn openai_shape_in_tool_order() {
 #[test]
 fn anthropic_shape_in_tool_order() {
     assert_eq!(
-        two_tools().to_anthropic().to_string(),
+        two_tools().to_anthropic().unwrap().to_string(),
         format!(
             r#"[{{"name":"get_weather","description":"Current weather for a city.","input_schema":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","input_schema":{PING_SCHEMA}}}]"#
         )
@@ -97,7 +97,7 @@ fn anthropic_shape_in_tool_order() {
 #[test]
 fn gemini_raw_shape_has_one_wrapper_in_tool_order() {
     assert_eq!(
-        two_tools().to_gemini_raw().to_string(),
+        two_tools().to_gemini_raw().unwrap().to_string(),
         format!(
             r#"[{{"functionDeclarations":[{{"name":"get_weather","description":"Current weather for a city.","parameters":{WEATHER_SCHEMA}}},{{"name":"ping","description":"Pings.","parameters":{PING_SCHEMA}}}]}}]"#
         )
@@ -120,11 +120,11 @@ fn order_follows_the_toolkit_not_the_names() {
             .collect()
     };
     assert_eq!(
-        names(kit.to_openai().into_value(), "/function/name"),
+        names(kit.to_openai().unwrap().into_value(), "/function/name"),
         ["zeta", "alpha", "mid"]
     );
     assert_eq!(
-        names(kit.to_anthropic().into_value(), "/name"),
+        names(kit.to_anthropic().unwrap().into_value(), "/name"),
         ["zeta", "alpha", "mid"]
     );
     let gemini = kit.to_gemini().unwrap();
@@ -177,7 +177,7 @@ fn every_schema_handed_to_an_adapter_is_a_root_object_without_schema_or_title() 
     );
     let kit = Toolkit::from_tools([titled]).unwrap();
     assert_eq!(
-        kit.to_anthropic().to_string(),
+        kit.to_anthropic().unwrap().to_string(),
         r#"[{"name":"titled","description":"Has a title.","input_schema":{"properties":{"n":{"title":"N","type":"integer"}},"type":"object"}}]"#
     );
     assert_eq!(kit.specs(), vec![spec]);
@@ -201,9 +201,15 @@ fn every_schema_handed_to_an_adapter_is_a_root_object_without_schema_or_title() 
 fn spec_based_adapters_match_the_toolkit_methods() {
     let kit = two_tools();
     let specs = kit.specs();
-    assert_eq!(adapters::openai(&specs), kit.to_openai());
-    assert_eq!(adapters::anthropic(&specs), kit.to_anthropic());
-    assert_eq!(adapters::gemini_raw(&specs), kit.to_gemini_raw());
+    assert_eq!(adapters::openai(&specs).unwrap(), kit.to_openai().unwrap());
+    assert_eq!(
+        adapters::anthropic(&specs).unwrap(),
+        kit.to_anthropic().unwrap()
+    );
+    assert_eq!(
+        adapters::gemini_raw(&specs).unwrap(),
+        kit.to_gemini_raw().unwrap()
+    );
     assert_eq!(
         adapters::openai_strict(&specs).unwrap(),
         kit.to_openai_strict().unwrap()
@@ -216,7 +222,7 @@ fn spec_based_adapters_match_the_toolkit_methods() {
         json!({"type": "object", "properties": {}}),
     )];
     assert_eq!(
-        adapters::anthropic(&custom).to_string(),
+        adapters::anthropic(&custom).unwrap().to_string(),
         r#"[{"name":"x","description":"X.","input_schema":{"properties":{},"type":"object"}}]"#
     );
 }
@@ -261,7 +267,7 @@ fn a_lowering_error_names_the_first_failing_tool() {
     );
     // the plain shapes still pass the schema as it is
     assert_eq!(
-        kit.to_openai()[1]["function"]["parameters"]["properties"]["counts"],
+        kit.to_openai().unwrap()[1]["function"]["parameters"]["properties"]["counts"],
         json!({"type": "object", "additionalProperties": {"type": "integer"}})
     );
     // Gemini drops `additionalProperties`
@@ -292,7 +298,7 @@ fn to_gemini_is_the_safe_form_and_the_raw_form_says_so() {
     let params =
         |v: Value| v[0]["functionDeclarations"][0]["parameters"]["properties"]["near"].clone();
     assert_eq!(
-        params(kit.to_gemini_raw().into_value()),
+        params(kit.to_gemini_raw().unwrap().into_value()),
         json!({"type": ["string", "null"]})
     );
     assert_eq!(
@@ -316,4 +322,85 @@ fn a_fn_tool_without_a_schema_takes_no_arguments_like_a_parameterless_tool() {
     let expected = r#"{"additionalProperties":false,"properties":{},"type":"object"}"#;
     assert_eq!(by_hand.input_schema().to_string(), expected);
     assert_eq!(Pinger.input_schema().to_string(), expected);
+}
+
+/// Every adapter checks what its provider would refuse the whole request for, so a spec a hook
+/// rewrote fails before anything is sent, naming the tool.
+#[test]
+fn every_adapter_refuses_what_its_provider_would_refuse() {
+    type Adapter = fn(&[ToolSpec]) -> toolnexus::Result<adapters::ProviderTools>;
+    let ok = ToolSpec::new("ping", "Pings.", json!({"type": "object"}));
+    let all: [(&str, Adapter); 5] = [
+        ("openai", adapters::openai),
+        ("anthropic", adapters::anthropic),
+        ("gemini_raw", adapters::gemini_raw),
+        ("openai_strict", adapters::openai_strict),
+        ("gemini", adapters::gemini),
+    ];
+    for (which, adapter) in all {
+        let err = |specs: &[ToolSpec]| match adapter(specs) {
+            Err(e) => e.to_string(),
+            Ok(tools) => panic!("{which} took {tools}"),
+        };
+        assert_eq!(
+            err(&[
+                ok.clone(),
+                ToolSpec::new("get weather", "W.", json!({"type": "object"}))
+            ]),
+            "invalid tool name `get weather`: character ' ' at index 3 is not one of [A-Za-z0-9_-]",
+            "{which}"
+        );
+        assert_eq!(
+            err(&[ok.clone(), ok.clone()]),
+            "duplicate tool name `ping`: every tool of a toolkit needs its own name",
+            "{which}"
+        );
+        assert_eq!(
+            err(&[ToolSpec::new("s", "S.", json!({"type": "string"}))]),
+            r#"invalid input schema for tool `s`: the provider needs parameters with root `"type":"object"`, found root `"type":"string"`"#,
+            "{which}"
+        );
+        assert_eq!(
+            err(&[ToolSpec::new("s", "S.", json!({"properties": {}}))]),
+            r#"invalid input schema for tool `s`: the provider needs parameters with root `"type":"object"`, found a schema without `type`"#,
+            "{which}"
+        );
+        assert_eq!(
+            err(&[ToolSpec::new("s", "S.", json!([1]))]),
+            r#"invalid input schema for tool `s`: the provider needs parameters with root `"type":"object"`, found an array instead of a schema"#,
+            "{which}"
+        );
+        // a name that starts with a digit: OpenAI and Anthropic take it, Gemini does not
+        let digit = [ToolSpec::new(
+            "2fa_check",
+            "2FA.",
+            json!({"type": "object"}),
+        )];
+        if which.starts_with("gemini") {
+            assert_eq!(
+                err(&digit),
+                "invalid tool name `2fa_check`: Gemini needs a name that starts with a letter or `_`",
+            );
+        } else {
+            assert!(
+                adapter(&digit)
+                    .unwrap()
+                    .to_string()
+                    .contains(r#""name":"2fa_check""#),
+                "{which}"
+            );
+        }
+    }
+    // through a toolkit: its own tools pass every check but Gemini's first character
+    let kit = Toolkit::builder()
+        .tool(tool("2fa_check", "Checks.", json!({"type": "object"})))
+        .build()
+        .unwrap();
+    assert!(
+        kit.to_openai().is_ok() && kit.to_anthropic().is_ok() && kit.to_openai_strict().is_ok()
+    );
+    assert_eq!(
+        kit.to_gemini().unwrap_err().to_string(),
+        "invalid tool name `2fa_check`: Gemini needs a name that starts with a letter or `_`"
+    );
 }
