@@ -8,7 +8,7 @@
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
 //! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
 //! store given seal keys (`sealed`), forged rows in a store without keys (`forged`), damaged
-//! rows (`damaged`).
+//! rows (`damaged`), and the history of answered runs (`history`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -87,7 +87,8 @@ macro_rules! store_conformance {
             a_run_whose_request_id_was_changed_is_refused,
             a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local,
             a_damaged_timestamp_column_stays_local, a_run_in_an_unknown_state_is_listed_damaged,
-            answered_and_unknown_requests_are_told_apart);
+            answered_and_unknown_requests_are_told_apart,
+            history_lists_answered_runs_newest_first);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -241,6 +242,7 @@ mod answers;
 mod conversations;
 mod damaged;
 mod forged;
+mod history;
 mod runs;
 mod sealed;
 mod takeover;
@@ -249,6 +251,7 @@ pub use answers::*;
 pub use conversations::*;
 pub use damaged::*;
 pub use forged::*;
+pub use history::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;

@@ -9,7 +9,8 @@
 //! machines). Each also keeps [conversations](ConversationStore) by id.
 //!
 //! The module, one concept a file: the stored run's types (`types`), the [`RunStore`] trait
-//! (`run_store`), listing ([`PendingQuery`], `query`), the row codec every store shares (`row`),
+//! (`run_store`), listing ([`PendingQuery`], `query`), the history of answered runs
+//! ([`HistoryQuery`], `history`), the row codec every store shares (`row`),
 //! conversations (`conversation`), what the two SQL stores share (`sql/`: columns, the listing
 //! statement, the schema and its migrations), and one folder per store.
 //!
@@ -108,6 +109,7 @@ use std::time::Duration;
 #[cfg(any(feature = "sqlite", feature = "test-support"))]
 mod cell;
 mod conversation;
+pub(crate) mod history;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -126,6 +128,7 @@ mod wake;
 pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
 };
+pub use history::HistoryQuery;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]

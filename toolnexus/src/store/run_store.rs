@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::{
-    Claim, ConversationStore, DamagedRun, Page, PendingQuery, RunInfo, RunState, StoreError,
-    StoreResult, StoredRun,
+    Claim, ConversationStore, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, RunState,
+    StoreError, StoreResult, StoredRun,
 };
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
@@ -198,6 +198,32 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     ///
     /// [`StoreError::Invalid`] for a cursor no page returned.
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>>;
+
+    /// The runs people answered: every run with at least one request answered (or expired
+    /// unanswered), whatever it did since, newest request first (by the `created_at` of its
+    /// current or last request, then run id), one page at a time. Each run's
+    /// [history](RunInfo::history) says who answered each request and when, and how the run
+    /// ended ([`RunInfo::answered_by`], [`RunInfo::answered_at`], [`RunInfo::outcome`]). What an
+    /// answer page's history view shows.
+    ///
+    /// A row whose indexed columns cannot be read is reported in [`Page::damaged`]
+    /// (SQLite: one whose `created_at` is not an integer is left out, as it has no place in
+    /// the order; [`list_damaged`](RunStore::list_damaged) lists it).
+    ///
+    /// The default, for a store that cannot list its history, refuses
+    /// ([`StoreError::Invalid`]).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Invalid`] for a cursor no history page returned.
+    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        let _ = query;
+        Box::pin(async {
+            Err(StoreError::Invalid(
+                "this run store cannot list the runs people answered".to_owned(),
+            ))
+        })
+    }
 
     /// The runs an operator should look at, by run id, at most `limit`: every run a worker
     /// marked [`Damaged`](RunState::Damaged) (with the error it met, from its history), and

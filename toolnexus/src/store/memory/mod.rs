@@ -9,6 +9,7 @@ use tokio::sync::Notify;
 
 mod answers;
 mod conversations;
+mod history;
 mod run_store;
 #[cfg(feature = "test-support")]
 mod test_support;

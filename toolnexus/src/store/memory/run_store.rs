@@ -8,9 +8,9 @@ use super::{MemoryStore, check_request_free};
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
 use crate::store::{
-    Claim, ConversationStore, DamagedRun, Outcome, Page, PendingQuery, RawRow, RunEvent,
-    RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer,
-    now_ms,
+    Claim, ConversationStore, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RawRow,
+    RunEvent, RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun,
+    check_answer, now_ms,
 };
 use crate::util::BoxFuture;
 
@@ -203,6 +203,10 @@ impl RunStore for MemoryStore {
 
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         Box::pin(async move { self.list_now(query) })
+    }
+
+    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Box::pin(async move { self.history_now(query) })
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {

@@ -7,6 +7,7 @@
 
 mod answers;
 mod conversations;
+mod history;
 mod listen;
 mod rows;
 mod schema;
@@ -31,8 +32,8 @@ use listen::Listener;
 use rows::{raw, raw_info};
 
 use super::{
-    Claim, Columns, DEFAULT_LEASE, DamagedRun, Outcome, Page, PendingQuery, RunInfo, RunStore,
-    StoreError, StoreResult, StoredRun, Wake, check_answer, first_history, from_millis,
+    Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RunInfo,
+    RunStore, StoreError, StoreResult, StoredRun, Wake, check_answer, first_history, from_millis,
     lease_until, now_ms, run_id_of, token_i64,
 };
 use crate::store::sql::{
@@ -555,6 +556,10 @@ impl RunStore for PostgresStore {
             let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
             Ok(Page::of_rows(rows.iter().map(raw).collect(), size))
         })
+    }
+
+    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Box::pin(self.history(query))
     }
 
     fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {

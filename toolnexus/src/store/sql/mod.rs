@@ -6,10 +6,12 @@
 //! Nothing in this room depends on which SQL store is built: the stores' own rooms
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
+mod history;
 mod query;
 mod row;
 mod schema;
 
+pub(crate) use history::history_sql;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,

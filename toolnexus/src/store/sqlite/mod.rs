@@ -7,6 +7,7 @@
 mod answers;
 mod connection;
 mod conversations;
+mod history;
 mod schema;
 
 use std::fmt;
@@ -24,9 +25,9 @@ use answers::{Answering, answer_blocking, mark_expired, take_over_blocking};
 use connection::Connections;
 
 use super::{
-    Cell, Claim, Columns, DEFAULT_LEASE, DamagedRun, Outcome, Page, PendingQuery, RawRow, RunInfo,
-    RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer, first_history,
-    from_millis, lease_until, now_ms, run_id_of, token_i64,
+    Cell, Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery,
+    RawRow, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer,
+    first_history, from_millis, lease_until, now_ms, run_id_of, token_i64,
 };
 use crate::store::sql::{
     COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
@@ -556,6 +557,10 @@ impl RunStore for SqliteStore {
             })
             .await
         })
+    }
+
+    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Box::pin(self.history(query))
     }
 
     fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {

@@ -1,0 +1,30 @@
+//! The SQLite store's history listing: the runs people answered, newest request first.
+
+use super::{SqliteStore, raw_info, to_sql};
+use crate::store::sql::{backend, history_sql};
+use crate::store::{HistoryQuery, Page, StoreResult};
+
+impl SqliteStore {
+    /// One page of [`list_history`](crate::store::RunStore::list_history). SQLite keeps any
+    /// value in any column: the pages walk the rows whose `created_at` is an integer (the
+    /// cursor's order); [`list_damaged`](crate::store::RunStore::list_damaged) reports the
+    /// others.
+    pub(super) async fn history(&self, query: &HistoryQuery) -> StoreResult<Page> {
+        let size = query.page_size();
+        let (sql, params) =
+            history_sql(query, |n| format!("?{n}"), "typeof(created_at) = 'integer'")?;
+        self.call(move |conn| {
+            let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+            let rows = stmt
+                .query_map(
+                    rusqlite::params_from_iter(params.iter().map(to_sql)),
+                    raw_info,
+                )
+                .map_err(backend)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(backend)?;
+            Ok(Page::of_rows(rows, size))
+        })
+        .await
+    }
+}
