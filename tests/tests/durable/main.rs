@@ -3,6 +3,7 @@
 //! on every path (`expiry`), a record checked against itself on load (`record`), sealed
 //! records (`seal`), and single use by run id (`single_use`).
 
+mod agent;
 mod checkpoints;
 mod expiry;
 mod ids;

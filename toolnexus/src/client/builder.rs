@@ -49,6 +49,8 @@ pub(super) struct Config {
     pub(super) store: Option<Arc<dyn RunStore>>,
     /// Where a claimed run's checkpoints go while [`Client::resume_claim`] resumes it.
     pub(super) checkpoints: Option<super::store::Checkpoints>,
+    /// The agent's name ([`ClientBuilder::agent_name`]).
+    pub(super) agent_name: Option<String>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -81,6 +83,7 @@ impl ClientBuilder {
                 cancel: None,
                 store: None,
                 checkpoints: None,
+                agent_name: None,
             },
         }
     }
@@ -90,6 +93,42 @@ impl ClientBuilder {
     /// `.model(..)`); a client with neither fails to build.
     pub fn model_name(mut self, name: impl Into<String>) -> Self {
         self.config.model_name = name.into();
+        self
+    }
+
+    /// Names the agent whose runs this client starts (`"expense-bot"`): a person answering
+    /// one of its requests sees who is asking. The name is kept in the record of every run
+    /// that halts ([`PendingRun::agent`](crate::PendingRun::agent)), bound by its fingerprint
+    /// (and sealed with it when the store seals), so it survives a restart and shows for runs
+    /// parked by other processes; a run resumed elsewhere keeps the name it started with. An
+    /// empty name is no name.
+    ///
+    /// ```
+    /// use toolnexus::{Client, FnTool, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let approve = FnTool::builder("book").description("Books an expense.")
+    ///     .handler(|_, ctx| async move {
+    ///         if ctx.answer().is_none() {
+    ///             return ToolResult::suspended(Request::approval("Book 42 EUR?"));
+    ///         }
+    ///         ToolResult::success("booked")
+    ///     })
+    ///     .build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(approve).build().unwrap();
+    /// let client = Client::builder(ScriptedModel::new([Reply::tool_call("book", serde_json::json!({}))]))
+    ///     .model_name("m")
+    ///     .agent_name("expense-bot")
+    ///     .build()
+    ///     .unwrap();
+    /// let halted = client.run("book it", &toolkit).await.unwrap();
+    /// let record = PendingRun::try_from(halted).unwrap();
+    /// assert_eq!(record.agent(), Some("expense-bot"));
+    /// # });
+    /// ```
+    pub fn agent_name(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        self.config.agent_name = (!name.trim().is_empty()).then_some(name);
         self
     }
 

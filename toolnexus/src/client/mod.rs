@@ -443,6 +443,10 @@ impl Client {
         let (checkpoints, mut saved) = mpsc::channel(1);
         let mut config = (*self.inner).clone();
         config.checkpoints = Some(checkpoints);
+        // a run taken over from its checkpoint keeps the agent its record names
+        if let Some(agent) = claim.record.agent() {
+            config.agent_name = Some(agent.to_owned());
+        }
         let client = Self {
             inner: Arc::new(config),
         };
@@ -536,7 +540,11 @@ impl Client {
                 run: Box::new(run),
             });
         }
-        let (state, resume) = Resume::start(run, answer, toolkit)?;
+        let (mut state, resume) = Resume::start(run, answer, toolkit)?;
+        // the run keeps the agent it started with; a record without one takes this client's
+        if state.agent.is_none() {
+            state.agent.clone_from(&self.inner.agent_name);
+        }
         self.drive(state, toolkit, sink, sink.is_some(), Some(resume))
             .await
     }
@@ -548,7 +556,8 @@ impl Client {
         sink: Option<Sink<'_>>,
     ) -> Result<RunResult> {
         crate::run::check_checkpoint(&run)?;
-        let state = State::from_run(run, toolkit);
+        let mut state = State::from_run(run, toolkit);
+        state.agent.clone_from(&self.inner.agent_name);
         self.drive(state, toolkit, sink, sink.is_some(), None).await
     }
 }

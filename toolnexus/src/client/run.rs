@@ -172,13 +172,16 @@ impl Resume {
         let assistant_at = run.check()?;
         let pending = run.pending().clone();
         let (result, halted) = run.into_parts();
+        let agent = halted.agent.clone();
         let resume = Self {
             assistant_at,
             halted,
             pending,
             answer,
         };
-        Ok((State::from_run(result, toolkit), Box::new(resume)))
+        let mut state = State::from_run(result, toolkit);
+        state.agent = agent;
+        Ok((state, Box::new(resume)))
     }
 }
 
@@ -428,7 +431,7 @@ impl Run<'_> {
                 return Ok(Some(Stop::Parked(Box::new(parked))));
             }
             let rest = execs
-                .map(|(k, e)| Some(e.defer(&st.run_id, &calls[start + k])))
+                .map(|(k, e)| Some(e.defer(st, &calls[start + k])))
                 .collect();
             trace::halted(&request);
             let halted = halt(st, call, index, exec, request, rest);

@@ -31,6 +31,9 @@ pub(super) struct State {
     /// Whether a tool result entered the state in this call (an error then carries the
     /// checkpoint, see `checkpoint.rs`).
     pub(super) ran: bool,
+    /// The agent's name ([`ClientBuilder::agent_name`](super::ClientBuilder::agent_name), or
+    /// the halted record's), kept in every record the run parks.
+    pub(super) agent: Option<String>,
 }
 
 impl State {
@@ -48,10 +51,12 @@ impl State {
             history.insert(0, Message::system(system.clone()));
         }
         history.push(Message::user(prompt));
-        Self::from_run(
+        let mut state = Self::from_run(
             RunResult::start(config.model_name.clone(), history),
             toolkit,
-        )
+        );
+        state.agent.clone_from(&config.agent_name);
+        state
     }
 
     /// The state a run goes on from: `run`'s id, model, transcript, records, usage and turns
@@ -66,6 +71,7 @@ impl State {
             turns: run.turns,
             text: String::new(),
             ran: false,
+            agent: None,
         }
     }
 }
@@ -81,11 +87,12 @@ impl Exec {
     /// What a later call of a halted turn leaves for the resume: its result, finished or a
     /// suspension (which keeps its request, fingerprinted now, and is not run again until
     /// its own answer arrives) in run `run_id`.
-    pub(super) fn defer(self, run_id: &str, call: &ToolCall) -> Deferred {
+    pub(super) fn defer(self, st: &State, call: &ToolCall) -> Deferred {
         let fingerprint = self.result.pending().map(|request| {
             let ids = FingerprintIds {
-                run: run_id,
+                run: &st.run_id,
                 request: &request.id,
+                agent: st.agent.as_deref(),
             };
             fingerprint_of(ids, &call.name, &call.arguments, &self.args)
         });
@@ -122,6 +129,7 @@ pub(super) fn halt(
     let ids = FingerprintIds {
         run: &st.run_id,
         request: &request.id,
+        agent: st.agent.as_deref(),
     };
     let fingerprint = fingerprint_of(ids, &call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
@@ -144,6 +152,7 @@ pub(super) fn halt(
         call_index: index,
         fingerprint,
         deferred,
+        agent: st.agent.clone(),
     }));
     result
 }

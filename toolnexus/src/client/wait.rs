@@ -148,7 +148,7 @@ impl Parked {
         let rest = rest
             .into_iter()
             .zip(calls.iter().skip(index + 1))
-            .map(|(e, call)| Some(e.defer(&st.run_id, call)))
+            .map(|(e, call)| Some(e.defer(st, call)))
             .collect();
         let run = halt(st, call, index, exec, request, rest);
         Error::WaitFor {

@@ -11,6 +11,11 @@
 //! request, its ids rewritten to match, no longer hashes to its fingerprint, and changing a
 //! run's id (which changes its tools' idempotency keys) is refused the same way.
 //!
+//! A run whose client names its agent ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name))
+//! binds that name too, as a first member `"agent": <the name>`: the desk shows a person who
+//! asks, and an edit of that name is refused like an edit of the call. A record without a
+//! name hashes exactly as before the name existed.
+//!
 //! For example, a call of `t` with `{"a":1}` (both copies) in run `run-1` asking request `r1`
 //! hashes the 80 bytes
 //! `{"args":{"a":1},"arguments":{"a":1},"requestId":"r1","runId":"run-1","tool":"t"}`.
@@ -28,13 +33,21 @@ use crate::util::hex;
 pub(crate) struct Ids<'a> {
     pub(crate) run: &'a str,
     pub(crate) request: &'a str,
+    /// The agent's name, when the run has one.
+    pub(crate) agent: Option<&'a str>,
 }
 
 /// The fingerprint of the call of `tool` the model made with `arguments` and the tool ran with
 /// `args`, in run `ids.run`, when it made request `ids.request`.
 pub(crate) fn of(ids: Ids<'_>, tool: &str, arguments: &Value, args: &Value) -> String {
     let mut bytes = Vec::with_capacity(192);
-    bytes.extend_from_slice(b"{\"args\":");
+    bytes.push(b'{');
+    if let Some(agent) = ids.agent {
+        bytes.extend_from_slice(b"\"agent\":");
+        string(agent, &mut bytes);
+        bytes.push(b',');
+    }
+    bytes.extend_from_slice(b"\"args\":");
     canonical(args, &mut bytes);
     bytes.extend_from_slice(b",\"arguments\":");
     canonical(arguments, &mut bytes);
@@ -112,6 +125,7 @@ mod tests {
     const IDS: Ids<'static> = Ids {
         run: "run-1",
         request: "r1",
+        agent: None,
     };
 
     #[test]
@@ -151,6 +165,7 @@ mod tests {
         let swapped = Ids {
             run: "r1",
             request: "run-1",
+            agent: None,
         };
         assert_ne!(base, of(swapped, "delete", &args, &args));
     }
@@ -169,11 +184,32 @@ mod tests {
         let odd = Ids {
             run: "\n",
             request: "a\"b",
+            agent: None,
         };
         assert_eq!(
             of(odd, "t", &json!({}), &json!({})),
             "2418d6a5d48395ffd36d44428c515f2eeeb75fba73ec9daa76f09fb6ad7fc6e4"
         );
+    }
+
+    /// A named agent is bound as the first member; without a name nothing changes (the
+    /// vector above).
+    #[test]
+    fn the_agent_name_is_bound_when_there_is_one() {
+        let named = Ids {
+            agent: Some("expense-bot"),
+            ..IDS
+        };
+        let args = json!({"a": 1});
+        // printf '%s' '{"agent":"expense-bot","args":{"a":1},"arguments":{"a":1},"requestId":"r1","runId":"run-1","tool":"t"}' | sha256sum
+        let text = br#"{"agent":"expense-bot","args":{"a":1},"arguments":{"a":1},"requestId":"r1","runId":"run-1","tool":"t"}"#;
+        assert_eq!(of(named, "t", &args, &args), hex(&Sha256::digest(text)));
+        assert_ne!(of(named, "t", &args, &args), of(IDS, "t", &args, &args));
+        let renamed = Ids {
+            agent: Some("other-bot"),
+            ..IDS
+        };
+        assert_ne!(of(named, "t", &args, &args), of(renamed, "t", &args, &args));
     }
 
     #[test]

@@ -36,6 +36,11 @@ pub(crate) struct Halted {
     /// without running again until its own answer arrives. `null` is a call to execute on
     /// resume.
     pub(crate) deferred: Vec<Option<Deferred>>,
+    /// The name of the agent whose run this is ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name)),
+    /// bound by the fingerprints; absent in records without one (and in records written
+    /// before the name existed, which read as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) agent: Option<String>,
 }
 
 /// A later call of the halted turn: the result it gave before the halt.
@@ -153,6 +158,14 @@ impl PendingRun {
     /// may store it beside the request it delivers and compare it when the answer comes back.
     pub fn fingerprint(&self) -> &str {
         &self.halted.fingerprint
+    }
+
+    /// The name of the agent whose run this is, as its client was built with
+    /// ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name)); `None` when it has
+    /// none. Bound by the [fingerprint](PendingRun::fingerprint): what an answer page shows
+    /// as who is asking.
+    pub fn agent(&self) -> Option<&str> {
+        self.halted.agent.as_deref()
     }
 
     /// The model id of the run.

@@ -230,6 +230,7 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
             let ids = fingerprint::Ids {
                 run: &run.run_id,
                 request: &request.id,
+                agent: run.halted.agent.as_deref(),
             };
             fingerprint::of(ids, &later.name, &later.arguments, &d.args)
         });
@@ -268,11 +269,20 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
     let ids = fingerprint::Ids {
         run: &run.run_id,
         request: &run.pending.id,
+        agent: run.halted.agent.as_deref(),
     };
     let expected = fingerprint::of(ids, &call.name, &call.arguments, &record.args);
     if run.halted.fingerprint != expected {
+        // a named agent is bound too: say so only where there is one
+        let (agent, what) = match &run.halted.agent {
+            Some(name) => (
+                format!(" for agent {}", show(name)),
+                "the call, its run id, its request id or its agent's name",
+            ),
+            None => (String::new(), "the call, its run id or its request id"),
+        };
         return fail(format!(
-            "`halted.fingerprint` is {} but the halted call ({} with `messages[{at}].tool_calls[{index}].arguments` {} and `toolCalls[{k}].args` {}, in run {} asking request {}) hashes to {}: the call, its run id or its request id changed after its request was made",
+            "`halted.fingerprint` is {} but the halted call ({} with `messages[{at}].tool_calls[{index}].arguments` {} and `toolCalls[{k}].args` {}, in run {} asking request {}{agent}) hashes to {}: {what} changed after its request was made",
             show(&run.halted.fingerprint),
             show(&call.name),
             show(&call.arguments),
