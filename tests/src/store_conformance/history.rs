@@ -54,7 +54,10 @@ pub async fn history_lists_answered_runs_newest_first(make: Make) {
         ..Agent::once()
     };
     let (expired, _) = park(store, &expiring).await;
-    assert_eq!(store.expire().await.unwrap(), [expired.run_id.clone()]);
+    assert_eq!(
+        store.expire().await.unwrap(),
+        std::slice::from_ref(&expired.run_id)
+    );
     let twice = Agent {
         halts: 2,
         ..Agent::once()

@@ -131,7 +131,7 @@ async fn an_edited_name_is_refused_and_nothing_runs() {
     assert!(err.starts_with(&head), "{err}");
     assert!(
         err.ends_with(
-            "\": the call, its run id, its request id or its agent's name changed after its request was made"
+            "\": the call, its run id, its request id, its agent's name or its conversation changed after its request was made"
         ),
         "{err}"
     );
@@ -178,4 +178,48 @@ async fn a_record_without_a_name_reads_as_before_and_takes_the_resuming_clients(
     assert_eq!(calls.get(), 1);
     let next = PendingRun::try_from(again).unwrap();
     assert_eq!(next.agent(), Some("expense-bot"));
+}
+
+#[tokio::test]
+async fn a_conversation_turn_keeps_its_conversation_id_bound_in_the_record() {
+    let (toolkit, calls) = booker();
+    let store: Arc<dyn RunStore> = Arc::new(toolnexus::store::MemoryStore::new());
+    let asker = Client::builder(model())
+        .model_name("m")
+        .agent_name("expense-bot")
+        .store(store.clone())
+        .build()
+        .unwrap();
+    let halted = asker.ask("c-42", "book both", &toolkit).await.unwrap();
+    let request = halted.pending.expect("the turn halts");
+    let stored = store.get_by_request(&request.id).await.unwrap().unwrap();
+    assert_eq!(stored.record.conversation(), Some("c-42"));
+    assert_eq!(stored.record.agent(), Some("expense-bot"));
+
+    // a run of its own has none
+    let alone = halted_alone(&toolkit).await;
+    assert_eq!(alone.conversation(), None);
+
+    let json: Value = serde_json::from_str(&stored.record.to_json()).unwrap();
+    assert_eq!(json["halted"]["conversation"], "c-42");
+    let mut moved = json.clone();
+    moved["halted"]["conversation"] = json!("c-43");
+    let err = PendingRun::from_json(&moved.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(" for agent \"expense-bot\" in conversation \"c-43\") hashes to \""),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            ": the call, its run id, its request id, its agent's name or its conversation changed after its request was made"
+        ),
+        "{err}"
+    );
+    assert_eq!(calls.get(), 0);
+}
+
+async fn halted_alone(toolkit: &Toolkit) -> PendingRun {
+    halted(Some("expense-bot"), toolkit).await
 }

@@ -51,6 +51,9 @@ pub(super) struct Config {
     pub(super) checkpoints: Option<super::store::Checkpoints>,
     /// The agent's name ([`ClientBuilder::agent_name`]).
     pub(super) agent_name: Option<String>,
+    /// The conversation a run taken over from its checkpoint is a turn of (set by
+    /// [`Client::resume_claim`] from the claimed record; no builder option).
+    pub(super) conversation: Option<String>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -84,6 +87,7 @@ impl ClientBuilder {
                 store: None,
                 checkpoints: None,
                 agent_name: None,
+                conversation: None,
             },
         }
     }

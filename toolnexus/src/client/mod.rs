@@ -186,7 +186,20 @@ impl Client {
         prompt: impl Into<String>,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        let state = State::fresh(&self.inner, history, prompt.into(), toolkit);
+        self.run_in(None, history, prompt.into(), toolkit).await
+    }
+
+    /// A new run continuing `history`, a turn of `conversation` when given (kept in its
+    /// records).
+    async fn run_in(
+        &self,
+        conversation: Option<&str>,
+        history: Vec<Message>,
+        prompt: String,
+        toolkit: &Toolkit,
+    ) -> Result<RunResult> {
+        let mut state = State::fresh(&self.inner, history, prompt, toolkit);
+        state.conversation = conversation.map(str::to_owned);
         let run = self.drive(state, toolkit, None, false, None).await;
         if self.inner.store.is_none() {
             return run;
@@ -443,10 +456,11 @@ impl Client {
         let (checkpoints, mut saved) = mpsc::channel(1);
         let mut config = (*self.inner).clone();
         config.checkpoints = Some(checkpoints);
-        // a run taken over from its checkpoint keeps the agent its record names
+        // a run taken over from its checkpoint keeps the agent and conversation its record names
         if let Some(agent) = claim.record.agent() {
             config.agent_name = Some(agent.to_owned());
         }
+        config.conversation = claim.record.conversation().map(str::to_owned);
         let client = Self {
             inner: Arc::new(config),
         };
@@ -511,7 +525,12 @@ impl Client {
             ))));
         }
         let run = self
-            .run_with_history(conversation.messages.clone(), prompt, toolkit)
+            .run_in(
+                Some(conversation_id),
+                conversation.messages.clone(),
+                prompt.into(),
+                toolkit,
+            )
             .await;
         let ended = match &run {
             Ok(result) => result,
@@ -558,6 +577,7 @@ impl Client {
         crate::run::check_checkpoint(&run)?;
         let mut state = State::from_run(run, toolkit);
         state.agent.clone_from(&self.inner.agent_name);
+        state.conversation.clone_from(&self.inner.conversation);
         self.drive(state, toolkit, sink, sink.is_some(), None).await
     }
 }

@@ -172,7 +172,7 @@ impl Resume {
         let assistant_at = run.check()?;
         let pending = run.pending().clone();
         let (result, halted) = run.into_parts();
-        let agent = halted.agent.clone();
+        let (agent, conversation) = (halted.agent.clone(), halted.conversation.clone());
         let resume = Self {
             assistant_at,
             halted,
@@ -181,6 +181,7 @@ impl Resume {
         };
         let mut state = State::from_run(result, toolkit);
         state.agent = agent;
+        state.conversation = conversation;
         Ok((state, Box::new(resume)))
     }
 }

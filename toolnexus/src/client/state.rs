@@ -34,6 +34,8 @@ pub(super) struct State {
     /// The agent's name ([`ClientBuilder::agent_name`](super::ClientBuilder::agent_name), or
     /// the halted record's), kept in every record the run parks.
     pub(super) agent: Option<String>,
+    /// The conversation the run is a turn of, kept in every record the run parks.
+    pub(super) conversation: Option<String>,
 }
 
 impl State {
@@ -72,6 +74,7 @@ impl State {
             text: String::new(),
             ran: false,
             agent: None,
+            conversation: None,
         }
     }
 }
@@ -93,6 +96,7 @@ impl Exec {
                 run: &st.run_id,
                 request: &request.id,
                 agent: st.agent.as_deref(),
+                conversation: st.conversation.as_deref(),
             };
             fingerprint_of(ids, &call.name, &call.arguments, &self.args)
         });
@@ -130,6 +134,7 @@ pub(super) fn halt(
         run: &st.run_id,
         request: &request.id,
         agent: st.agent.as_deref(),
+        conversation: st.conversation.as_deref(),
     };
     let fingerprint = fingerprint_of(ids, &call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
@@ -153,6 +158,7 @@ pub(super) fn halt(
         fingerprint,
         deferred,
         agent: st.agent.clone(),
+        conversation: st.conversation.clone(),
     }));
     result
 }

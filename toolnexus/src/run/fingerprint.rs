@@ -12,9 +12,11 @@
 //! run's id (which changes its tools' idempotency keys) is refused the same way.
 //!
 //! A run whose client names its agent ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name))
-//! binds that name too, as a first member `"agent": <the name>`: the desk shows a person who
-//! asks, and an edit of that name is refused like an edit of the call. A record without a
-//! name hashes exactly as before the name existed.
+//! binds that name too, as a member `"agent": <the name>`, and a run that is a turn of a
+//! conversation ([`Client::ask`](crate::Client::ask)) its id, as `"conversation": <the id>`
+//! (each in its sorted place): the answer page shows a person who asks and where, and an edit
+//! of either is refused like an edit of the call. A record without them hashes exactly as
+//! before they existed.
 //!
 //! For example, a call of `t` with `{"a":1}` (both copies) in run `run-1` asking request `r1`
 //! hashes the 80 bytes
@@ -35,6 +37,8 @@ pub(crate) struct Ids<'a> {
     pub(crate) request: &'a str,
     /// The agent's name, when the run has one.
     pub(crate) agent: Option<&'a str>,
+    /// The conversation the run is a turn of, when it is one.
+    pub(crate) conversation: Option<&'a str>,
 }
 
 /// The fingerprint of the call of `tool` the model made with `arguments` and the tool ran with
@@ -51,6 +55,10 @@ pub(crate) fn of(ids: Ids<'_>, tool: &str, arguments: &Value, args: &Value) -> S
     canonical(args, &mut bytes);
     bytes.extend_from_slice(b",\"arguments\":");
     canonical(arguments, &mut bytes);
+    if let Some(conversation) = ids.conversation {
+        bytes.extend_from_slice(b",\"conversation\":");
+        string(conversation, &mut bytes);
+    }
     bytes.extend_from_slice(b",\"requestId\":");
     string(ids.request, &mut bytes);
     bytes.extend_from_slice(b",\"runId\":");
@@ -126,6 +134,7 @@ mod tests {
         run: "run-1",
         request: "r1",
         agent: None,
+        conversation: None,
     };
 
     #[test]
@@ -166,6 +175,7 @@ mod tests {
             run: "r1",
             request: "run-1",
             agent: None,
+            conversation: None,
         };
         assert_ne!(base, of(swapped, "delete", &args, &args));
     }
@@ -185,6 +195,7 @@ mod tests {
             run: "\n",
             request: "a\"b",
             agent: None,
+            conversation: None,
         };
         assert_eq!(
             of(odd, "t", &json!({}), &json!({})),
@@ -192,10 +203,10 @@ mod tests {
         );
     }
 
-    /// A named agent is bound as the first member; without a name nothing changes (the
-    /// vector above).
+    /// A named agent and a conversation are bound in their sorted places; without them
+    /// nothing changes (the vector above).
     #[test]
-    fn the_agent_name_is_bound_when_there_is_one() {
+    fn the_agent_name_and_the_conversation_are_bound_when_there_are_some() {
         let named = Ids {
             agent: Some("expense-bot"),
             ..IDS
@@ -204,6 +215,12 @@ mod tests {
         // printf '%s' '{"agent":"expense-bot","args":{"a":1},"arguments":{"a":1},"requestId":"r1","runId":"run-1","tool":"t"}' | sha256sum
         let text = br#"{"agent":"expense-bot","args":{"a":1},"arguments":{"a":1},"requestId":"r1","runId":"run-1","tool":"t"}"#;
         assert_eq!(of(named, "t", &args, &args), hex(&Sha256::digest(text)));
+        let both = Ids {
+            conversation: Some("c-7"),
+            ..named
+        };
+        let text = br#"{"agent":"expense-bot","args":{"a":1},"arguments":{"a":1},"conversation":"c-7","requestId":"r1","runId":"run-1","tool":"t"}"#;
+        assert_eq!(of(both, "t", &args, &args), hex(&Sha256::digest(text)));
         assert_ne!(of(named, "t", &args, &args), of(IDS, "t", &args, &args));
         let renamed = Ids {
             agent: Some("other-bot"),

@@ -41,6 +41,10 @@ pub(crate) struct Halted {
     /// before the name existed, which read as before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) agent: Option<String>,
+    /// The conversation the run is a turn of ([`Client::ask`](crate::Client::ask)), bound by
+    /// the fingerprints; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) conversation: Option<String>,
 }
 
 /// A later call of the halted turn: the result it gave before the halt.
@@ -166,6 +170,12 @@ impl PendingRun {
     /// as who is asking.
     pub fn agent(&self) -> Option<&str> {
         self.halted.agent.as_deref()
+    }
+
+    /// The id of the conversation the run is a turn of ([`Client::ask`](crate::Client::ask));
+    /// `None` for a run started on its own. Bound by the [fingerprint](PendingRun::fingerprint).
+    pub fn conversation(&self) -> Option<&str> {
+        self.halted.conversation.as_deref()
     }
 
     /// The model id of the run.

@@ -231,6 +231,7 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
                 run: &run.run_id,
                 request: &request.id,
                 agent: run.halted.agent.as_deref(),
+                conversation: run.halted.conversation.as_deref(),
             };
             fingerprint::of(ids, &later.name, &later.arguments, &d.args)
         });
@@ -270,16 +271,25 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
         run: &run.run_id,
         request: &run.pending.id,
         agent: run.halted.agent.as_deref(),
+        conversation: run.halted.conversation.as_deref(),
     };
     let expected = fingerprint::of(ids, &call.name, &call.arguments, &record.args);
     if run.halted.fingerprint != expected {
         // a named agent is bound too: say so only where there is one
-        let (agent, what) = match &run.halted.agent {
-            Some(name) => (
-                format!(" for agent {}", show(name)),
-                "the call, its run id, its request id or its agent's name",
+        let (agent, what) = match (&run.halted.agent, &run.halted.conversation) {
+            (None, None) => (String::new(), "the call, its run id or its request id"),
+            (agent, conversation) => (
+                format!(
+                    "{}{}",
+                    agent
+                        .as_ref()
+                        .map_or_else(String::new, |a| format!(" for agent {}", show(a))),
+                    conversation
+                        .as_ref()
+                        .map_or_else(String::new, |c| format!(" in conversation {}", show(c)))
+                ),
+                "the call, its run id, its request id, its agent's name or its conversation",
             ),
-            None => (String::new(), "the call, its run id or its request id"),
         };
         return fail(format!(
             "`halted.fingerprint` is {} but the halted call ({} with `messages[{at}].tool_calls[{index}].arguments` {} and `toolCalls[{k}].args` {}, in run {} asking request {}{agent}) hashes to {}: {what} changed after its request was made",

@@ -21,14 +21,17 @@ pub(crate) fn history_sql(
     let mut params = Vec::new();
     if let Some(kind) = query.kind_filter() {
         params.push(SqlParam::Text(kind.to_owned()));
-        sql.push_str(&format!(" AND kind = {}", placeholder(params.len())));
+        sql.push_str(" AND kind = ");
+        sql.push_str(&placeholder(params.len()));
     }
     if let Some((ms, id)) = query.cursor()? {
         params.push(SqlParam::Int(ms));
         let at = placeholder(params.len());
         params.push(SqlParam::Text(id));
         let id = placeholder(params.len());
-        sql.push_str(&format!(" AND (created_at, run_id) < ({at}, {id})"));
+        for piece in [" AND (created_at, run_id) < (", &at, ", ", &id, ")"] {
+            sql.push_str(piece);
+        }
     }
     let limit = i64::try_from(query.page_size().saturating_add(1)).unwrap_or(i64::MAX);
     sql.push_str(" ORDER BY created_at DESC, run_id DESC LIMIT ");
