@@ -11,7 +11,7 @@
 //! request, its ids rewritten to match, no longer hashes to its fingerprint, and changing a
 //! run's id (which changes its tools' idempotency keys) is refused the same way.
 //!
-//! A run whose client names its agent ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name))
+//! A run whose client names its agent ([`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name))
 //! binds that name too, as a member `"agent": <the name>`, and a run that is a turn of a
 //! conversation ([`Client::ask`](crate::Client::ask)) its id, as `"conversation": <the id>`
 //! (each in its sorted place): the answer page shows a person who asks and where, and an edit

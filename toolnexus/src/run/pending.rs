@@ -36,7 +36,7 @@ pub(crate) struct Halted {
     /// without running again until its own answer arrives. `null` is a call to execute on
     /// resume.
     pub(crate) deferred: Vec<Option<Deferred>>,
-    /// The name of the agent whose run this is ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name)),
+    /// The name of the agent whose run this is ([`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name)),
     /// bound by the fingerprints; absent in records without one (and in records written
     /// before the name existed, which read as before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -165,7 +165,7 @@ impl PendingRun {
     }
 
     /// The name of the agent whose run this is, as its client was built with
-    /// ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name)); `None` when it has
+    /// ([`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name)); `None` when it has
     /// none. Bound by the [fingerprint](PendingRun::fingerprint): what an answer page shows
     /// as who is asking.
     pub fn agent(&self) -> Option<&str> {
