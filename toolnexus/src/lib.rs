@@ -134,6 +134,7 @@ pub mod model;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod providers;
 pub mod question;
+pub mod reconcile;
 pub mod request;
 pub mod result;
 pub mod run;

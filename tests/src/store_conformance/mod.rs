@@ -88,7 +88,7 @@ macro_rules! store_conformance {
             a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local,
             a_damaged_timestamp_column_stays_local, a_run_in_an_unknown_state_is_listed_damaged,
             answered_and_unknown_requests_are_told_apart,
-            history_lists_answered_runs_newest_first);
+            history_lists_answered_runs_newest_first, a_crash_cut_call_goes_to_a_person);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -97,7 +97,7 @@ macro_rules! store_conformance {
         mod sealed {
             $crate::store_conformance!(@cases super::$make;
                 park_get_claim_finish, takeover_resumes_from_the_last_checkpoint,
-                halts_again_after_its_claim, lease_expiry_and_takeover, expiry,
+                a_crash_cut_call_goes_to_a_person, halts_again_after_its_claim, lease_expiry_and_takeover, expiry,
                 a_record_spliced_from_another_row_is_refused,
                 an_unsealed_record_in_a_sealed_store_is_refused,
                 an_edited_sealed_record_is_refused,
@@ -243,6 +243,7 @@ mod conversations;
 mod damaged;
 mod forged;
 mod history;
+mod reconcile;
 mod runs;
 mod sealed;
 mod takeover;
@@ -252,6 +253,7 @@ pub use conversations::*;
 pub use damaged::*;
 pub use forged::*;
 pub use history::*;
+pub use reconcile::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;

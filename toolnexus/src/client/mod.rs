@@ -15,6 +15,7 @@ pub(crate) mod edit;
 mod event;
 mod fn_model;
 mod hooks;
+mod marks;
 mod reply;
 mod run;
 mod scripted;
@@ -453,6 +454,7 @@ impl Client {
             .as_ref()
             .map(|checkpoint| crate::run::checkpoint_of_claim(&claim.run_id, checkpoint))
             .transpose()?;
+        // a checkpoint with its last turn in flight: the claim's answer is already in it
         let (checkpoints, mut saved) = mpsc::channel(1);
         let mut config = (*self.inner).clone();
         config.checkpoints = Some(checkpoints);
@@ -468,7 +470,16 @@ impl Client {
         // with it the only sender) is done
         let run = async move {
             match from {
-                Some(run) => client.resume_checkpoint(run, toolkit).await,
+                Some((run, Some(in_flight))) => {
+                    let mut state = State::from_run(run, toolkit);
+                    state.agent.clone_from(&client.inner.agent_name);
+                    state.conversation.clone_from(&client.inner.conversation);
+                    let resume = Box::new(Resume::InFlight(in_flight));
+                    client
+                        .drive(state, toolkit, None, false, Some(resume))
+                        .await
+                }
+                Some((run, None)) => client.resume_checkpoint(run, toolkit).await,
                 None => {
                     client
                         .resume(claim.record.clone(), claim.answer.clone(), toolkit)

@@ -25,6 +25,7 @@ use tracing::Instrument as _;
 
 use super::builder::Config;
 use super::edit::{self, Edit};
+use super::marks::{Marks, not_started, ran_with};
 use super::state::{Exec, State, attach, finish, halt};
 use super::trace;
 use super::wait::{Cancelled, Parked, Stop, fired, panicked, turn_calls};
@@ -32,9 +33,10 @@ use super::{BeforeTool, Client, Event, Limit, Metric, RunResult, RunStatus, Sink
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::model::{Message, ModelRequest, ModelTurn, ToolCall};
+use crate::reconcile::KIND_RECONCILE;
 use crate::request::{Answer, Request};
 use crate::result::ToolResult;
-use crate::run::{self, Halted, PendingRun};
+use crate::run::{self, Halted, InFlight, PendingRun};
 use crate::store::StoreError;
 use crate::tool::parse_arguments;
 use crate::toolkit::Toolkit;
@@ -153,12 +155,15 @@ impl Client {
 }
 
 /// What a resume starts from: where the halted turn's assistant message is, the halt, the
-/// pending request and its answer.
-pub(super) struct Resume {
-    assistant_at: usize,
-    halted: Halted,
-    pending: Request,
-    answer: Answer,
+/// pending request and its answer; or a checkpoint's turn in flight.
+pub(super) enum Resume {
+    Answer {
+        assistant_at: usize,
+        halted: Halted,
+        pending: Request,
+        answer: Answer,
+    },
+    InFlight(InFlight),
 }
 
 impl Resume {
@@ -173,7 +178,7 @@ impl Resume {
         let pending = run.pending().clone();
         let (result, halted) = run.into_parts();
         let (agent, conversation) = (halted.agent.clone(), halted.conversation.clone());
-        let resume = Self {
+        let resume = Self::Answer {
             assistant_at,
             halted,
             pending,
@@ -199,7 +204,13 @@ impl Run<'_> {
     async fn step(&self, state: &mut State, step: Step) -> Result<Stop> {
         match step {
             Step::Start(Some(resume)) => {
-                if let Some(stop) = Box::pin(self.resume_turn(state, resume)).await? {
+                let stop = match *resume {
+                    Resume::InFlight(in_flight) => {
+                        Box::pin(self.in_flight_turn(state, in_flight)).await?
+                    }
+                    answer => Box::pin(self.resume_turn(state, answer)).await?,
+                };
+                if let Some(stop) = stop {
                     return Ok(stop);
                 }
             }
@@ -403,9 +414,24 @@ impl Run<'_> {
         pre: Vec<Option<Exec>>,
     ) -> Result<Option<Stop>> {
         let todo = (0..pre.len()).filter(|&k| pre[k].is_none());
-        let mut fresh = join_all(todo.map(|k| self.execute_call(&calls[start + k])))
-            .await
-            .into_iter();
+        // a claimed run marks the calls of tools that are not idempotent before they start
+        let marks = todo
+            .clone()
+            .any(|k| self.marks(&calls[start + k].name))
+            .then(|| {
+                let deferred = pre
+                    .iter()
+                    .zip(&calls[start..])
+                    .map(|(e, call)| e.as_ref().map(|e| e.deferred(&st.run_id, call)))
+                    .collect();
+                Marks::new(st, deferred)
+            });
+        let fresh =
+            join_all(todo.map(|k| self.execute_call(&calls[start + k], marks.as_ref()))).await;
+        if let Some(error) = marks.and_then(Marks::failure) {
+            return Err(error);
+        }
+        let mut fresh = fresh.into_iter();
         let execs: Vec<Exec> = pre
             .into_iter()
             .filter_map(|done| done.or_else(|| fresh.next()))
@@ -444,15 +470,19 @@ impl Run<'_> {
     }
 
     /// One call, in its `execute_tool` span.
-    async fn execute_call(&self, call: &ToolCall) -> Exec {
+    async fn execute_call(&self, call: &ToolCall, marks: Option<&Marks<'_>>) -> Exec {
         let span = trace::tool_span(call);
-        let exec = self.execute_call_inner(call).instrument(span.clone()).await;
+        let exec = self
+            .execute_call_inner(call, marks)
+            .instrument(span.clone())
+            .await;
         trace::tool_finished(&span, &exec.result);
         exec
     }
 
-    /// One call: unknown tool, unreadable arguments, `before_tool`, then the tool.
-    async fn execute_call_inner(&self, call: &ToolCall) -> Exec {
+    /// One call: unknown tool, unreadable arguments, `before_tool`, then the tool (its started
+    /// marker saved first, in a claimed run, when the tool is not idempotent).
+    async fn execute_call_inner(&self, call: &ToolCall, marks: Option<&Marks<'_>>) -> Exec {
         let started = Instant::now();
         let done = |args: Value, result: ToolResult| Exec {
             args,
@@ -487,6 +517,11 @@ impl Run<'_> {
             return done(Value::Object(args), ToolResult::suspended(request));
         }
         let args = Value::Object(args);
+        if let Some(marks) = marks.filter(|_| self.marks(&call.name))
+            && !marks.start(self, call, &args, false, None).await
+        {
+            return done(args, not_started());
+        }
         let result = self
             .toolkit
             .execute(&call.name, args.clone(), &self.ctx(call))
@@ -531,13 +566,24 @@ impl Run<'_> {
     /// approval that carries edited arguments runs them instead, once they are checked
     /// (`edit.rs`) and passed through `before_tool` again; the arguments that ran come back
     /// with the result, and whether they are the person's edit.
+    /// A `reconcile` request's answer is [`Run::reconcile`]'s. In a claimed run, a retry of a
+    /// tool that is not idempotent saves its started marker first (`marks`; `ran_with` is
+    /// what a reconcile suspension kept of the call it stands for).
     pub(super) async fn resolve(
         &self,
         call: &ToolCall,
         args: Value,
         request: &Request,
         answer: Answer,
+        ran_with: Option<(Request, Answer)>,
+        marks: Option<&Marks<'_>>,
     ) -> (Value, ToolResult, bool) {
+        if request.kind == KIND_RECONCILE {
+            let (args, result) = self
+                .reconcile(call, args, request, answer, ran_with, marks)
+                .await;
+            return (args, result, false);
+        }
         let started = Instant::now();
         let tool = self.toolkit.get(&call.name).map(AsRef::as_ref);
         let (args, edited) = match edit::edited(tool, &call.name, request, &answer) {
@@ -557,6 +603,12 @@ impl Run<'_> {
         };
         let args = &args;
         let result = crate::suspend::resolve(request, answer, |answer| async move {
+            if let Some(marks) = marks.filter(|_| self.marks(&call.name)) {
+                let with = Some((request.clone(), answer.clone()));
+                if !marks.start(self, call, args, edited, with).await {
+                    return not_started();
+                }
+            }
             let ctx = self
                 .ctx(call)
                 .with_request(request.clone())
@@ -576,7 +628,7 @@ impl Run<'_> {
     }
 
     /// The transcript shows the arguments a person's edit ran with, in the call's place.
-    fn show_edited(st: &mut State, call_id: &str, args: &Value) {
+    pub(super) fn show_edited(st: &mut State, call_id: &str, args: &Value) {
         let call = st
             .request
             .messages
@@ -620,17 +672,16 @@ impl Run<'_> {
     }
 
     /// Resolves the halted call of a resumed run, then the rest of its turn.
-    pub(super) async fn resume_turn(
-        &self,
-        st: &mut State,
-        resume: Box<Resume>,
-    ) -> Result<Option<Stop>> {
-        let Resume {
+    pub(super) async fn resume_turn(&self, st: &mut State, resume: Resume) -> Result<Option<Stop>> {
+        let Resume::Answer {
             assistant_at,
             halted,
             pending,
             answer,
-        } = *resume;
+        } = resume
+        else {
+            return Ok(None);
+        };
         let calls = st.request.messages[assistant_at].tool_calls.clone();
         let index = halted.call_index;
         let call = &calls[index];
@@ -638,8 +689,20 @@ impl Run<'_> {
         // the retry runs with the arguments of the suspension's record (checked against the
         // fingerprint on load)
         st.request.messages.pop();
-        let args = st.records.pop().map(|r| r.args).unwrap_or_default();
-        let (args, resolved, edited) = Box::pin(self.resolve(call, args, &pending, answer)).await;
+        let (args, with) = st
+            .records
+            .pop()
+            .map(|r| (r.args, ran_with(r.metadata.as_deref())))
+            .unwrap_or_default();
+        let marks = self.marks(&call.name).then(|| {
+            let later = halted.deferred.iter().cloned();
+            Marks::new(st, std::iter::once(None).chain(later).collect())
+        });
+        let resolving = self.resolve(call, args, &pending, answer, with, marks.as_ref());
+        let (args, resolved, edited) = Box::pin(resolving).await;
+        if let Some(error) = marks.and_then(Marks::failure) {
+            return Err(error);
+        }
         if edited {
             Self::show_edited(st, &call.id, &args);
         }
@@ -722,6 +785,7 @@ impl Run<'_> {
             args,
             request,
             rest,
+            result,
             ..
         } = parked;
         let calls = turn_calls(st);
@@ -729,7 +793,19 @@ impl Run<'_> {
             return Ok(None);
         };
         let args = Parked::args(args, call);
-        let (args, resolved, edited) = Box::pin(self.resolve(call, args, &request, answer)).await;
+        let with = result.and_then(|r| ran_with(r.metadata.as_deref()));
+        let marks = self.marks(&call.name).then(|| {
+            let later = rest
+                .iter()
+                .zip(&calls[index + 1..])
+                .map(|(e, call)| Some(e.deferred(&st.run_id, call)));
+            Marks::new(st, std::iter::once(None).chain(later).collect())
+        });
+        let resolving = self.resolve(call, args, &request, answer, with, marks.as_ref());
+        let (args, resolved, edited) = Box::pin(resolving).await;
+        if let Some(error) = marks.and_then(Marks::failure) {
+            return Err(error);
+        }
         if edited {
             Self::show_edited(st, &call.id, &args);
         }
@@ -741,6 +817,15 @@ impl Run<'_> {
     /// Saves the run's state as the claim's checkpoint, when the run is a claimed one
     /// ([`Client::resume_claim`]); waits until the store has it.
     pub(super) async fn save_checkpoint(&self, st: &mut State) -> Result<()> {
+        if self.client.checkpoints.is_none() {
+            return Ok(());
+        }
+        self.send_checkpoint(st.checkpoint()).await
+    }
+
+    /// Sends `checkpoint` to the claim's store and waits until the store has it (nothing when
+    /// the run is not a claimed one).
+    pub(super) async fn send_checkpoint(&self, checkpoint: Value) -> Result<()> {
         let Some(checkpoints) = &self.client.checkpoints else {
             return Ok(());
         };
@@ -751,7 +836,7 @@ impl Run<'_> {
             ))
         };
         checkpoints
-            .send((st.checkpoint(), ack))
+            .send((checkpoint, ack))
             .await
             .map_err(|_| gone())?;
         stored.await.map_err(|_| gone())??;

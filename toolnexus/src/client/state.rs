@@ -109,6 +109,18 @@ impl Exec {
     }
 }
 
+impl Exec {
+    /// [`Exec::defer`] of a copy (what a started marker's checkpoint keeps of a later call).
+    pub(super) fn deferred(&self, run_id: &str, call: &ToolCall) -> Deferred {
+        let copy = Self {
+            args: self.args.clone(),
+            result: self.result.clone(),
+            duration: self.duration,
+        };
+        copy.defer(run_id, call)
+    }
+}
+
 impl From<Deferred> for Exec {
     fn from(d: Deferred) -> Self {
         Self {
@@ -191,6 +203,29 @@ impl State {
         self.request.messages = run.messages;
         self.records = run.tool_calls;
         checkpoint
+    }
+}
+
+impl State {
+    /// A copy of the run's state as a [`RunResult`] (status incomplete), as JSON: the `run` of
+    /// a started marker's checkpoint (its last turn in flight).
+    pub(super) fn snapshot(&self) -> Value {
+        let run = RunResult {
+            run_id: self.run_id.clone(),
+            text: String::new(),
+            messages: self.request.messages.clone(),
+            tool_call_count: self.records.len(),
+            tool_calls: self.records.clone(),
+            turns: self.turns,
+            usage: self.usage,
+            model: self.request.model.clone(),
+            status: RunStatus::Incomplete,
+            limit: None,
+            pending: None,
+            halted: None,
+        };
+        // plain data with string keys: serialization cannot fail
+        serde_json::to_value(&run).unwrap_or_default()
     }
 }
 
