@@ -95,7 +95,10 @@
 //!   the next record) are two writes to two systems, and nothing makes them atomic. The crash
 //!   window is *after the side effect, before the host has persisted the state that records
 //!   it*: if the process dies there, the only durable state is the previous checkpoint or
-//!   record, and resuming it runs the tool again. Within a process nothing runs twice (the
+//!   record, and resuming it runs the tool again, if the tool is idempotent (a run resumed
+//!   from a store saves a started marker before a tool that is not idempotent runs, and the
+//!   worker that takes it over asks a person instead: [`reconcile`]). Within a process nothing
+//!   runs twice (the
 //!   error carries the checkpoint). A tool with side effects dedupes on
 //!   [`Context::idempotency_key`]: SHA-256 of the run id, turn and tool-call id, the same on
 //!   every execution of one call (the first, the retry after an answer, a re-run after a

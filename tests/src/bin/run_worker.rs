@@ -13,7 +13,9 @@
 //! long after each side effect, before the checkpoint that records it (the crash window), so
 //! a test that kills it lands there. With `RUN_WORKER_ABORT`, the tool aborts the process
 //! after its side effect (a resume that crashes its worker every time); with
-//! `RUN_WORKER_MAX_ATTEMPTS`, the worker's `max_attempts`.
+//! `RUN_WORKER_MAX_ATTEMPTS`, the worker's `max_attempts`. The tool says it is idempotent (a
+//! crash re-runs it), unless `RUN_WORKER_NOT_IDEMPOTENT` is set (a crash inside it parks the
+//! run on a `reconcile` request).
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -71,8 +73,11 @@ fn pause() -> Option<Duration> {
 
 /// The `ask` tool of [`Agent`], whose answered retry writes its side effect.
 fn toolkit(effects: Effects, name: String) -> Toolkit {
-    let ask = FnTool::builder("ask")
-        .description("Asks the user a question.")
+    let mut ask = FnTool::builder("ask").description("Asks the user a question.");
+    if std::env::var_os("RUN_WORKER_NOT_IDEMPOTENT").is_none() {
+        ask = ask.idempotent();
+    }
+    let ask = ask
         .handler(move |_, ctx| {
             let (effects, name) = (effects.clone(), name.clone());
             async move {

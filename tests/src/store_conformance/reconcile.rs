@@ -212,10 +212,7 @@ pub fn assert_reconcile(run: &RunResult, key: &str) -> Request {
 /// output the person gives as `pay`'s result; `pay` never ran again.
 pub async fn a_crash_cut_call_goes_to_a_person(make: Make) {
     let lease = Duration::from_millis(300);
-    let s = match make_subject(make, lease).await {
-        Some(s) => s,
-        None => return,
-    };
+    let s = subject!(make, lease);
     let tools = CrashCut::new();
     let taken = tools.crash_inside_pay(&s.handles[0], lease).await;
     assert_eq!(tools.counts(), [1, 1]);

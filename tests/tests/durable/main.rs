@@ -7,6 +7,7 @@ mod agent;
 mod checkpoints;
 mod expiry;
 mod ids;
+mod reconcile;
 mod record;
 mod seal;
 mod single_use;

@@ -6,6 +6,7 @@ mod behaviour;
 mod crashes;
 mod failing;
 mod processes;
+mod reconcile;
 mod retries;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)

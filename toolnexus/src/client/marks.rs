@@ -16,7 +16,7 @@ use crate::model::{Role, ToolCall};
 use crate::reconcile::{RAN_WITH, Reconcile};
 use crate::request::{Answer, Request, format_rfc3339};
 use crate::result::ToolResult;
-use crate::run::{Deferred, InFlight, Started, tag_in_flight};
+use crate::run::{Deferred, InFlight, Marker, tag_in_flight};
 
 /// The started markers of one turn (or one answered retry) of a claimed run: each marker is
 /// saved, with every marker before it, as the claim's checkpoint before its tool starts; the
@@ -59,7 +59,7 @@ impl<'s> Marks<'s> {
             .unwrap_or_default()
             .to_owned();
         in_flight.started.retain(|m| m.call_id != call.id);
-        in_flight.started.push(Started {
+        in_flight.started.push(Marker {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             args: args.clone(),
@@ -97,7 +97,7 @@ pub(super) fn not_started() -> ToolResult {
 
 /// The suspension that stands for a marked call on takeover: a `reconcile` request, with the
 /// request and answer the call ran with kept in its metadata for a rerun.
-fn reconcile_exec(marker: Started) -> Exec {
+fn reconcile_exec(marker: Marker) -> Exec {
     let request = Request::reconcile(
         &marker.tool,
         marker.args.clone(),
@@ -135,7 +135,7 @@ impl Run<'_> {
             && self
                 .toolkit
                 .get(name)
-                .is_some_and(|tool| tool.annotations().idempotent != Some(true))
+                .is_some_and(|tool| !tool.annotations().is_idempotent())
     }
 
     /// Goes on with the turn in flight of a checkpoint: the results it holds stand, a marked

@@ -156,6 +156,7 @@ impl Client {
 
 /// What a resume starts from: where the halted turn's assistant message is, the halt, the
 /// pending request and its answer; or a checkpoint's turn in flight.
+#[allow(clippy::large_enum_variant)] // always boxed (`Box<Resume>`)
 pub(super) enum Resume {
     Answer {
         assistant_at: usize,
@@ -204,13 +205,15 @@ impl Run<'_> {
     async fn step(&self, state: &mut State, step: Step) -> Result<Stop> {
         match step {
             Step::Start(Some(resume)) => {
-                let stop = match *resume {
+                let ended = match *resume {
                     Resume::InFlight(in_flight) => {
                         Box::pin(self.in_flight_turn(state, in_flight)).await?
                     }
-                    answer => Box::pin(self.resume_turn(state, answer)).await?,
+                    answer @ Resume::Answer { .. } => {
+                        Box::pin(self.resume_turn(state, answer)).await?
+                    }
                 };
-                if let Some(stop) = stop {
+                if let Some(stop) = ended {
                     return Ok(stop);
                 }
             }

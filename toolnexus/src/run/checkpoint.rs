@@ -28,7 +28,7 @@ use crate::message::Role;
 /// A call that started and has no recorded result: what a `reconcile` request shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct Started {
+pub(crate) struct Marker {
     /// The call's id (in the turn's assistant message).
     pub(crate) call_id: String,
     /// The tool's name.
@@ -53,7 +53,7 @@ pub(crate) struct Started {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct InFlight {
-    pub(crate) started: Vec<Started>,
+    pub(crate) started: Vec<Marker>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) deferred: Vec<Option<Deferred>>,
 }

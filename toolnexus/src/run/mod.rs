@@ -30,7 +30,7 @@ pub use result::{Limit, RunResult, RunStatus, ToolCallRecord};
 pub use seal::{MIN_SEAL_KEY_LEN, SealKey, SealKeys};
 
 pub(crate) use checkpoint::{
-    InFlight, Started, check_checkpoint, checkpoint_of_claim, tag_checkpoint, tag_in_flight,
+    InFlight, Marker, check_checkpoint, checkpoint_of_claim, tag_checkpoint, tag_in_flight,
 };
 pub(crate) use fingerprint::idempotency_key;
 pub(crate) use fingerprint::{Ids as FingerprintIds, of as fingerprint_of};

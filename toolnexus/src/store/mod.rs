@@ -45,10 +45,13 @@
 //!   [`Client::answer`](crate::Client::answer)) saves the run's state as the claim's checkpoint
 //!   each time the tool results of a turn are all in; a claim that took a run over goes on from
 //!   its checkpoint, and the tools it records do not run again.
-//! - **The crash window.** A tool that ran after the last checkpoint, in a worker that died
-//!   before the next one (or before `finish`), runs again in the worker that takes over: that
-//!   window, between a tool's side effect and the next checkpoint (at most the tools of one
-//!   turn), is the only place a side effect can happen twice. A tool with side effects dedupes
+//! - **The crash window.** An [idempotent](crate::tool::ToolAnnotations::is_idempotent) tool
+//!   that ran after the last checkpoint, in a worker that died before the next one (or before
+//!   `finish`), runs again in the worker that takes over; a tool that is not idempotent saved
+//!   a started marker first, and the worker that takes over asks a person instead
+//!   ([`reconcile`](crate::reconcile)). That window, between a tool's side effect and the next
+//!   checkpoint (at most the tools of one turn), is the only place a side effect can happen
+//!   twice, and only for tools that say it is safe. A tool with side effects dedupes
 //!   it with [`Context::idempotency_key`](crate::Context::idempotency_key), stable per run and
 //!   call.
 //! - **Expiry.** An answer that arrives after the request's `expiresAt` is refused

@@ -12,7 +12,10 @@
 /// - `destructive`: the tool may delete or overwrite what exists, rather than only add
 ///   (MCP `destructiveHint`; meaningless for a read-only tool, and a tool cannot be both);
 /// - `idempotent`: calling it again with the same arguments has no further effect
-///   (MCP `idempotentHint`);
+///   (MCP `idempotentHint`). The loop acts on this one: a call of a tool that does not state
+///   it, cut by a crash of its worker, is not run again on its own but asked about
+///   ([`reconcile`](crate::reconcile)); a consumed MCP tool with `idempotentHint: true` is
+///   idempotent;
 /// - `open_world`: it reaches beyond a closed set of things, the web, say, rather than a
 ///   local database (MCP `openWorldHint`).
 ///
@@ -91,6 +94,13 @@ impl ToolAnnotations {
     /// Whether the tool states that it is destructive (`destructive == Some(true)`).
     pub const fn is_destructive(&self) -> bool {
         matches!(self.destructive, Some(true))
+    }
+
+    /// Whether the tool states that it is idempotent (`idempotent == Some(true)`): running a
+    /// call of it twice is safe. A call of a tool that does not say so is never run again on
+    /// its own after a crash cut it; a person decides ([`reconcile`](crate::reconcile)).
+    pub const fn is_idempotent(&self) -> bool {
+        matches!(self.idempotent, Some(true))
     }
 
     /// Whether the tool states that it is read-only (`read_only == Some(true)`).

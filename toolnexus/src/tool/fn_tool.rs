@@ -213,7 +213,9 @@ impl FnToolBuilder {
     }
 
     /// Marks the tool idempotent: a second call with the same arguments has no further effect
-    /// ([`ToolAnnotations::idempotent`]).
+    /// ([`ToolAnnotations::idempotent`]). A call of it cut by a crash is run again by the
+    /// worker that takes the run over; without this, a person is asked first
+    /// ([`reconcile`](crate::reconcile)).
     pub fn idempotent(mut self) -> Self {
         self.config.annotations.idempotent = Some(true);
         self

@@ -68,7 +68,9 @@ pub trait Tool: Send + Sync {
     }
 
     /// What the tool says about its effects (read-only, destructive, idempotent, open world);
-    /// none of them by default. `#[tool(read_only)]` and the like set them.
+    /// none of them by default. `#[tool(read_only)]` and the like set them. A tool that is not
+    /// [idempotent](ToolAnnotations::is_idempotent) (the default) is not run again on its own
+    /// after a crash cut its call ([`reconcile`](crate::reconcile)).
     fn annotations(&self) -> ToolAnnotations {
         ToolAnnotations::default()
     }
