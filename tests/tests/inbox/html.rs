@@ -1078,3 +1078,98 @@ async fn an_editable_approval_is_approved_with_edited_arguments_checked_at_the_d
         .await
         .shows("final: paid 30 EUR to Ada");
 }
+
+/// A run whose `pay` call a crash cut, parked on its `reconcile` request: the page says so in
+/// words, shows what ran (the tool and its arguments), offers the three actions as a required
+/// choice that starts empty (submitting without one is refused next to it), and a recorded
+/// answer resumes the run with the output the person gave; `pay` never ran again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_request_renders_as_a_form_and_its_answer_records_the_output() {
+    use std::sync::Arc;
+    use toolnexus::store::{RunStore, SqliteStore};
+    use toolnexus_tests::store_conformance::{CrashCut, assert_reconcile};
+
+    let lease = Duration::from_millis(200);
+    let path = std::env::temp_dir().join(format!(
+        "toolnexus-inbox-reconcile-{}.sqlite",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    let store: Arc<dyn RunStore> =
+        Arc::new(SqliteStore::open(&path).await.unwrap().with_lease(lease));
+    let tools = CrashCut::new();
+    let taken = tools.crash_inside_pay(&store, lease).await;
+    let parked = CrashCut::client()
+        .resume_claim(store.as_ref(), &taken, &tools.toolkit)
+        .await
+        .unwrap();
+    let key = tools.keys.lock().unwrap()[0].clone();
+    let request = assert_reconcile(&parked, &key);
+
+    let inbox = Inbox::builder(Arc::clone(&store))
+        .signed_links(toolnexus_tests::inbox_support::LINK_KEY.to_vec())
+        .build()
+        .unwrap();
+    let app = inbox.router();
+    let url = link_of(&inbox, &request.id);
+    let (cookie, csrf, page) = open(&app, &url).await;
+    for part in [
+        r#"<h1 data-kind="reconcile">Needs a decision on an interrupted call</h1>"#,
+        r#"<section class="run" aria-label="What will run"><h2>What will run: Pay <code class="muted">pay</code></h2>"#,
+        "was cut off by a crash before its result was recorded",
+        r#"<option value="rerun">rerun</option><option value="record">record</option><option value="fail">fail</option></select>"#,
+        r#"name="f.output""#,
+    ] {
+        assert!(page.contains(part), "missing {part} in {page}");
+    }
+
+    let unchosen = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.action=&f.output=x"),
+        ),
+    )
+    .await;
+    assert_eq!(
+        unchosen.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        unchosen.body
+    );
+    assert!(
+        unchosen.body.contains(r#"id="i-f.action-error""#),
+        "{}",
+        unchosen.body
+    );
+
+    let recorded = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.action=record&f.output=paid+by+hand"),
+        ),
+    )
+    .await;
+    recorded.says(StatusCode::OK, RECORDED);
+    let claim = store.claim_next("w").await.unwrap().expect("the answer");
+    assert_eq!(
+        claim.answer.data,
+        Some(json!({"action": "record", "output": "paid by hand"}))
+    );
+    let done = CrashCut::client()
+        .resume_claim(store.as_ref(), &claim, &tools.toolkit)
+        .await
+        .unwrap();
+    assert_eq!(done.text, "done: paid by hand | looked #2");
+    assert_eq!(tools.counts(), [1, 2], "pay never ran again");
+    let _ = std::fs::remove_file(&path);
+}
+
+fn link_of(inbox: &Inbox, id: &str) -> String {
+    inbox
+        .link(id, Duration::from_secs(600))
+        .expect("signed links are on")
+}

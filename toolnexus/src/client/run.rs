@@ -425,7 +425,7 @@ impl Run<'_> {
                 let deferred = pre
                     .iter()
                     .zip(&calls[start..])
-                    .map(|(e, call)| e.as_ref().map(|e| e.deferred(&st.run_id, call)))
+                    .map(|(e, call)| e.as_ref().map(|e| e.deferred(st, call)))
                     .collect();
                 Marks::new(st, deferred)
             });
@@ -801,7 +801,7 @@ impl Run<'_> {
             let later = rest
                 .iter()
                 .zip(&calls[index + 1..])
-                .map(|(e, call)| Some(e.deferred(&st.run_id, call)));
+                .map(|(e, call)| Some(e.deferred(st, call)));
             Marks::new(st, std::iter::once(None).chain(later).collect())
         });
         let resolving = self.resolve(call, args, &request, answer, with, marks.as_ref());

@@ -111,13 +111,13 @@ impl Exec {
 
 impl Exec {
     /// [`Exec::defer`] of a copy (what a started marker's checkpoint keeps of a later call).
-    pub(super) fn deferred(&self, run_id: &str, call: &ToolCall) -> Deferred {
+    pub(super) fn deferred(&self, st: &State, call: &ToolCall) -> Deferred {
         let copy = Self {
             args: self.args.clone(),
             result: self.result.clone(),
             duration: self.duration,
         };
-        copy.defer(run_id, call)
+        copy.defer(st, call)
     }
 }
 
