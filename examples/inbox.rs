@@ -14,7 +14,9 @@
 //! the file: the page could run on a web server and the worker on another machine (with
 //! `PostgresStore` for many machines). Flags: `--addr <ip:port>` (default 127.0.0.1:3000),
 //! `--db <path>` (default a fresh file in the temp dir), `--exit-after <seconds>` (answers the
-//! approval through the JSON API, prints its outcome, stops).
+//! approval through the JSON API, prints its outcome and the history's entry, stops). The
+//! client names its agent (`offsite-planner`): the pages show who is asking, and the history
+//! (`/inbox/history`) who answered what, when, and how each run went on.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -146,6 +148,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let client = Client::builder(FnModel::new(model))
         .model_name("in-process")
+        .agent_name("offsite-planner")
         .store(store.clone())
         .build()?;
 
@@ -163,7 +166,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let inbox = Inbox::builder(store.clone())
         .signed_links(random_hex()?.into_bytes())
         .authorize(move |parts, target| {
-            target == Target::List
+            matches!(target, Target::List | Target::History)
                 && parts
                     .uri
                     .query()
@@ -190,7 +193,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.db.display(),
         parked.len()
     );
-    println!("list:   http://{addr}/inbox?token={admin}");
+    println!("list:    http://{addr}/inbox?token={admin}");
+    println!("history: http://{addr}/inbox/history?token={admin}");
     for request in &parked {
         if let Some(link) = inbox.link(&request.id, Duration::from_secs(24 * 3600)) {
             println!(
@@ -263,6 +267,23 @@ async fn self_check(
                 "self-check: answered by {}, resumed by the worker: {text}",
                 progress["answeredBy"]
             );
+            // the history lists it, with who asked and who answered
+            let (_, body) = http(
+                addr,
+                "GET",
+                &format!("/inbox/api/history?token={admin}"),
+                None,
+            )
+            .await?;
+            let history: serde_json::Value = serde_json::from_str(&body)?;
+            let run = &history["runs"][0];
+            println!(
+                "self-check: history: {} asked, {} {} it, the run is {}",
+                run["agent"], run["answeredBy"], run["decision"], run["state"]
+            );
+            if run["decision"] != "approved" || run["agent"] != "offsite-planner" {
+                return Err("the history does not show the approval".into());
+            }
             return Ok(());
         }
         tokio::time::sleep(Duration::from_millis(25)).await;

@@ -19,6 +19,9 @@ use toolnexus::{
     CancellationToken, Client, FnModel, FnTool, Reply, Request, Role, ToolResult, Toolkit,
 };
 
+/// The agent's name the fixtures' client is built with.
+pub const AGENT: &str = "expense-bot";
+
 /// The signing key of the fixtures' inbox.
 pub const LINK_KEY: &[u8] = b"inbox-test-key-0123456789abcdef-0123456789";
 
@@ -126,6 +129,7 @@ impl Fixture {
         });
         let client = Client::builder(model)
             .model_name("inbox-test")
+            .agent_name(AGENT)
             .store(store.clone())
             .build()
             .expect("client");
@@ -162,8 +166,22 @@ impl Fixture {
         *result.pending.expect("the run halts on its request")
     }
 
-    /// An inbox over the store: signed links, and the list for callers that send
-    /// `x-admin: yes` or `?admin=yes`.
+    /// As [`Fixture::park`], as a turn of the conversation `conversation`.
+    ///
+    /// # Panics
+    ///
+    /// When the run fails or does not halt.
+    pub async fn park_in(&self, conversation: &str, args: Value) -> Request {
+        let result = self
+            .client
+            .ask(conversation, args.to_string(), &self.toolkit)
+            .await
+            .expect("run");
+        *result.pending.expect("the run halts on its request")
+    }
+
+    /// An inbox over the store: signed links, and the list and the history for callers that
+    /// send `x-admin: yes` or `?admin=yes`.
     ///
     /// # Panics
     ///
@@ -177,7 +195,7 @@ impl Fixture {
                         .uri
                         .query()
                         .is_some_and(|q| q.split('&').any(|p| p == "admin=yes"));
-                admin && target == Target::List
+                admin && matches!(target, Target::List | Target::History)
             })
             .build()
             .expect("a valid inbox")

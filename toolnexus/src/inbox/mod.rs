@@ -13,15 +13,25 @@
 //! | `GET /r/{id}` | one request as a form |
 //! | `POST /r/{id}` | the answer: checked and recorded; "Recorded. The assistant is continuing." |
 //! | `GET /r/{id}/status?run=..` | the run's progress: continuing, or its outcome once it moved on |
+//! | `GET /history` | the answered requests, newest first, paged (`?after=<cursor>`): who answered, when, the outcome |
 //! | `GET /api/requests` | the list as JSON |
 //! | `GET /api/requests/{id}` | one request as JSON |
 //! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
 //! | `GET /api/requests/{id}/status?run=..` | the run's progress as JSON |
+//! | `GET /api/history` | the history as JSON (`?after=<cursor>`) |
 //!
 //! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
-//! "history","link"}],"page","next"}` for the list, `{"request","runId","state","history"}` for
-//! one request (`history`: the run's [events](crate::store::RunEvent), `[{"event","at",
-//! "request"?,"by"?,"outcome"?}]`, RFC 3339 times), `202` with
+//! "agent","conversationId","history","link"}],"page","next"}` for the list,
+//! `{"request","runId","state","agent","conversationId","history"}` for one request (`agent`:
+//! the name its client was built with, [`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name);
+//! `conversationId`: the conversation the run is a turn of; each `null` when there is none;
+//! `history`: the run's [events](crate::store::RunEvent), `[{"event","at",
+//! "request"?,"by"?,"outcome"?}]`, RFC 3339 times), `{"runs":[{"runId","requestId","kind",
+//! "prompt","state","agent","conversationId","answeredBy","answeredAt","decision","outcome",
+//! "history"}],"next"}` for the history (`decision`: `approved`, `approved-with-changes`,
+//! `answered`, `declined`, `cancelled`, `expired`, or `null` when the answer is no longer kept;
+//! `outcome`: `done`, `incomplete`, `failed` once the run ended; `next`: the cursor of the next
+//! page, for `?after=`), `202` with
 //! `{"status":"recorded","runId","answeredBy","statusLink"}` for an answer, and
 //! `{"runId","state","answeredBy","history","outcome","next"}` for the status (`outcome`:
 //! `{"status","text"}` once finished; `next`: `{"request","link"}` once the run asks again);
@@ -69,6 +79,7 @@
 
 mod fields;
 mod handlers;
+mod history;
 mod pages;
 
 use std::fmt;
@@ -92,6 +103,10 @@ pub enum Target<'a> {
     List,
     /// One request (its page, its JSON, or answering it), by request id.
     Request(&'a str),
+    /// The history of answered requests (HTML or JSON): who answered what, when, and how each
+    /// run went on. A check written before this target existed denies it (it matches
+    /// [`List`](Target::List) only); admit it where the list is admitted.
+    History,
 }
 
 type AuthorizeFn = dyn Fn(&Parts, Target<'_>) -> bool + Send + Sync;

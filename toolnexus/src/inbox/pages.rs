@@ -7,6 +7,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
 use super::fields::{ARGS, Control, Field, Invalid, Shape, words};
+use super::handlers::Asker;
 use crate::request::Request;
 
 const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-width:40rem;padding:1rem;color:#1b1b1b;background:#fafafa}\
@@ -24,7 +25,10 @@ button.secondary{background:#fff;color:#1d4ed8}\
 .muted{color:#666;font-size:.9rem}.when{white-space:nowrap;color:#444;font-size:.9rem}\
 .run summary{cursor:pointer;font-weight:600}.run{background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.6rem .8rem;margin:1rem 0}.run h2{font-size:1rem;margin:0 0 .4rem}\
 .run th{font-weight:600;width:35%}.run td{overflow-wrap:anywhere}code{font-size:.9em}\
-p.error.field{margin:.3rem 0 0;padding:.3rem .5rem}";
+p.error.field{margin:.3rem 0 0;padding:.3rem .5rem}\
+.who{color:#444;font-size:.9rem}td .who{display:block;margin-top:.2rem}\
+ol.history{list-style:none;padding:0}ol.history li{background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.6rem .8rem;margin:.6rem 0}\
+ol.history li>div{margin:.15rem 0}.decision{font-weight:600}";
 
 /// A request's kind in plain words, for the badge and the heading.
 pub(crate) fn kind_words(kind: &str) -> &'static str {
@@ -38,7 +42,7 @@ pub(crate) fn kind_words(kind: &str) -> &'static str {
     }
 }
 
-fn layout(title: &str, body: &Markup) -> String {
+pub(crate) fn layout(title: &str, body: &Markup) -> String {
     layout_refreshing(title, body, None)
 }
 
@@ -70,14 +74,16 @@ pub(crate) struct Row {
     pub(crate) prompt: String,
     pub(crate) created_at: SystemTime,
     pub(crate) expires_at: Option<SystemTime>,
+    /// Who is asking, as the run's record says.
+    pub(crate) asker: Asker,
 }
 
 pub(crate) fn list(
     title: &str,
     rows: &[Row],
     page: usize,
-    prev: Option<String>,
-    next: Option<String>,
+    (prev, next): (Option<String>, Option<String>),
+    history: &str,
 ) -> String {
     let now = SystemTime::now();
     layout(
@@ -95,6 +101,7 @@ pub(crate) fn list(
                                 td {
                                     span.kind data-kind=(r.kind) { (kind_words(&r.kind)) } " "
                                     a href=(r.href) { (short(&r.prompt)) }
+                                    @if let Some(who) = who_text(&r.asker) { span.who { (who) } }
                                 }
                                 td.when { (ago(now, r.created_at)) }
                                 td.when { (expiry(now, r.expires_at)) }
@@ -108,11 +115,36 @@ pub(crate) fn list(
                 span.muted { "page " (page) }
                 @if let Some(next) = next { " " a href=(next) rel="next" { "older →" } }
             }
+            p { a href=(history) id="history-link" { "History: the requests answered so far →" } }
         },
     )
 }
 
-fn short(s: &str) -> String {
+/// Who is asking, in one short line for a list: `expense-bot · conversation c-42`.
+pub(crate) fn who_text(asker: &Asker) -> Option<String> {
+    match (&asker.agent, &asker.conversation) {
+        (Some(a), Some(c)) => Some(format!("{a} · conversation {c}")),
+        (Some(a), None) => Some(a.clone()),
+        (None, Some(c)) => Some(format!("conversation {c}")),
+        (None, None) => None,
+    }
+}
+
+/// Who is asking, as a sentence for a request's page.
+fn asked_by(asker: &Asker) -> Markup {
+    html! {
+        @if asker.agent.is_some() || asker.conversation.is_some() {
+            p.who id="who" {
+                "Asked by "
+                @if let Some(a) = &asker.agent { strong { (a) } } @else { "the assistant" }
+                @if let Some(c) = &asker.conversation { ", in conversation " code { (c) } }
+                "."
+            }
+        }
+    }
+}
+
+pub(crate) fn short(s: &str) -> String {
     let first = s.lines().next().unwrap_or("");
     if first.chars().count() > 120 || s.lines().nth(1).is_some() {
         format!("{}…", first.chars().take(120).collect::<String>())
@@ -131,7 +163,7 @@ fn span(d: Duration) -> String {
     }
 }
 
-fn ago(now: SystemTime, at: SystemTime) -> String {
+pub(crate) fn ago(now: SystemTime, at: SystemTime) -> String {
     format!("{} ago", span(now.duration_since(at).unwrap_or_default()))
 }
 
@@ -160,6 +192,8 @@ pub(crate) struct FormPage<'a> {
     pub(crate) call: Option<(&'a str, &'a Value)>,
     /// The run that asks.
     pub(crate) run_id: &'a str,
+    /// Who is asking, as the run's record says.
+    pub(crate) asker: Asker,
 }
 
 pub(crate) fn form(p: &FormPage<'_>) -> String {
@@ -171,6 +205,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
             p { a href=(p.back) { "← all requests" } }
             h1 data-kind=(r.kind) { (kind_words(&r.kind)) }
             div.prompt { (r.prompt) }
+            (asked_by(&p.asker))
             @if let Some((tool, args)) = p.call {
                 // what a person approves is shown; for other kinds it is one click away
                 @if matches!(r.kind.as_str(), "approval" | "reconcile") {

@@ -9,6 +9,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::load::{Flavor, Loaded, load, record};
+use super::who::{Asker, stored_runs};
 use super::{
     BODY_LIMIT, Inbox, json_err, json_out, newest_first, page_of, prefix, query, request_href,
     status_href, store_failed,
@@ -31,11 +32,13 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let prefix = prefix(&parts);
     let page = page_of(&q);
     let size = shared.page_size;
-    let items: Vec<Value> = runs
+    let shown: Vec<_> = runs.iter().skip((page - 1) * size).take(size).collect();
+    let stored = stored_runs(&shared, shown.iter().map(|r| r.run_id.as_str())).await;
+    let items: Vec<Value> = shown
         .iter()
-        .skip((page - 1) * size)
-        .take(size)
-        .map(|r| {
+        .zip(stored)
+        .map(|(r, run)| {
+            let asker = run.map(|run| Asker::of(&run.record)).unwrap_or_default();
             json!({
                 "id": r.request_id,
                 "runId": r.run_id,
@@ -43,6 +46,8 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
                 "prompt": r.prompt,
                 "createdAt": rfc3339(r.created_at),
                 "expiresAt": r.expires_at.map(rfc3339),
+                "agent": asker.agent,
+                "conversationId": asker.conversation,
                 "history": history(&r.history),
                 "link": request_href(&shared, &prefix, &r.request_id),
             })
@@ -65,6 +70,8 @@ pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
                 "request": request,
                 "runId": run.info.run_id,
                 "state": run.info.state.as_str(),
+                "agent": run.record.agent(),
+                "conversationId": run.record.conversation(),
                 "history": history(&run.info.history),
             }),
         ),

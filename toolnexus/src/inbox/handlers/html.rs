@@ -6,6 +6,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::load::{Flavor, Loaded, load};
+use super::who::{Asker, stored_runs};
 use super::{
     COOKIE, Inbox, denied_text, html, msg, newest_first, page_of, prefix, query, request_href,
     root, store_failed,
@@ -39,16 +40,18 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let prefix = prefix(&parts);
     let page = page_of(&q);
     let size = shared.page_size;
-    let rows: Vec<Row> = runs
+    let shown: Vec<_> = runs.iter().skip((page - 1) * size).take(size).collect();
+    let stored = stored_runs(&shared, shown.iter().map(|r| r.run_id.as_str())).await;
+    let rows: Vec<Row> = shown
         .iter()
-        .skip((page - 1) * size)
-        .take(size)
-        .map(|r| Row {
+        .zip(stored)
+        .map(|(r, run)| Row {
             href: request_href(&shared, &prefix, &r.request_id),
             kind: r.kind.clone(),
             prompt: r.prompt.clone(),
             created_at: r.created_at,
             expires_at: r.expires_at,
+            asker: run.map(|run| Asker::of(&run.record)).unwrap_or_default(),
         })
         .collect();
     // keep the caller's own query (it may carry what `authorize` checks), but the page
@@ -66,9 +69,13 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let at = |p: usize| format!("{root}?page={p}{keep}");
     let prev = (page > 1).then(|| at(page - 1));
     let next = (runs.len() > page * size).then(|| at(page + 1));
+    let history = match keep.strip_prefix('&') {
+        Some(q) => format!("{prefix}/history?{q}"),
+        None => format!("{prefix}/history"),
+    };
     html(
         StatusCode::OK,
-        pages::list(&shared.title, &rows, page, prev, next),
+        pages::list(&shared.title, &rows, page, (prev, next), &history),
     )
 }
 
@@ -123,6 +130,7 @@ pub(super) fn render_form(
             .last()
             .map(|c| (c.name.as_str(), &c.args)),
         run_id: &run.info.run_id,
+        asker: Asker::of(&run.record),
     };
     let status = if error.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY

@@ -3,14 +3,19 @@
 //! One file per concept: [`load`] finds a request, decides whether it can be answered now
 //! (for both flavours) and records an answer, [`html`] serves the list and form pages, [`form`]
 //! takes a posted form, [`api`] is the JSON API, [`status`] shows a run's progress after its
-//! answer. This file holds the router and the request and response plumbing
+//! answer, [`history`] lists the answered requests (page and JSON), [`who`] reads who is asking
+//! from a run's record. This file holds the router and the request and response plumbing
 //! they share.
 
 mod api;
 mod form;
+mod history;
 mod html;
 mod load;
 mod status;
+mod who;
+
+pub(crate) use who::Asker;
 
 use std::sync::Arc;
 
@@ -36,6 +41,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/", get(html::list))
         .route("/r/{id}", get(html::request).post(form::answer))
         .route("/r/{id}/status", get(status::page))
+        .route("/history", get(history::page))
+        .route("/api/history", get(history::json))
         .route("/api/requests", get(api::list))
         .route("/api/requests/{id}", get(api::get))
         .route("/api/requests/{id}/answer", post(api::answer))
