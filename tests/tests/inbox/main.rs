@@ -1,11 +1,13 @@
 //! The inbox (the answer page), one module per way of driving it: the router without a
-//! browser, through tower (`html`), and in headless Chromium over WebDriver (`browser`).
+//! browser, through tower (`html`; the desk's history and who is asking: `desk`), and in
+//! headless Chromium over WebDriver (`browser`).
 //!
 //! The `browser` tests need Chromium and chromedriver (`scripts/chromium.sh`): without them
 //! they print a notice and pass, except under `CI=true`, where they fail.
 //! `cargo test -p toolnexus-tests --test inbox -- browser::` runs only them.
 
 mod browser;
+mod desk;
 mod html;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
