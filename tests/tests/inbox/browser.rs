@@ -1,6 +1,8 @@
 //! The inbox in a real browser: headless Chromium, driven over WebDriver (chromedriver +
-//! fantoccini), against the router served on 127.0.0.1. Screenshots of every page go to
-//! `target/inbox-screenshots/`.
+//! fantoccini), against the router served on 127.0.0.1, at a phone's width and a desktop's:
+//! the list with who is asking, each kind of request, an empty required choice refused next to
+//! its field, an edited approval, and the history of answered requests. Screenshots of every
+//! page go to `target/inbox-screenshots/`.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`scripts/chromium.sh` installs them; or set
 //! `TOOLNEXUS_CHROMIUM` / `TOOLNEXUS_CHROMEDRIVER`). Without them the test prints a notice and
@@ -230,6 +232,11 @@ impl Session<'_> {
             !rows.contains("Restart the old cluster"),
             "the expired one went on without an answer: {rows}"
         );
+        // who is asking, under each request
+        assert!(
+            rows.contains("Deploy build 42 to production?\nexpense-bot · conversation c-42"),
+            "{rows}"
+        );
     }
 
     async fn input(&self) {
@@ -281,6 +288,10 @@ impl Session<'_> {
         shot(self.browser, "05-approval").await;
         // the desk: the kind in words, and what will run
         assert_eq!(self.text("h1").await, "Needs your approval");
+        assert_eq!(
+            self.text("#who").await,
+            "Asked by expense-bot, in conversation c-42."
+        );
         let will_run = self.text("section.run").await;
         assert!(
             will_run.starts_with("What will run: Ask ask\n"),
@@ -362,6 +373,78 @@ impl Session<'_> {
         );
     }
 
+    /// An editable approval: a change that does not fit the tool is refused next to the
+    /// field and nothing runs; the changed arguments run once approved.
+    async fn edit(&self, id: &str) {
+        self.goto_request(id).await;
+        shot(self.browser, "13-edit").await;
+        assert_eq!(self.text("h1").await, "Needs your approval");
+        let will_run = self.text("section.run").await;
+        assert!(
+            will_run.starts_with("What will run: Pay pay\n"),
+            "{will_run}"
+        );
+        assert!(will_run.contains("\nAmount 40\nTo Ada\n"), "{will_run}");
+        let proposed = self
+            .find("#args")
+            .await
+            .prop("value")
+            .await
+            .expect("value")
+            .expect("the proposed arguments");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&proposed).expect("json"),
+            json!({"amount": 40, "to": "Ada"})
+        );
+        let retries = self.fx.retries();
+        self.type_into("#args", r#"{"amount": 0, "to": "Ada"}"#)
+            .await;
+        self.click("button[value=accept]").await;
+        shot(self.browser, "14-edit-refused").await;
+        let refused = self.text("#args-error").await;
+        assert!(refused.starts_with("Arguments: "), "{refused}");
+        assert_eq!(self.fx.retries(), retries, "nothing ran");
+        self.type_into("#args", r#"{"amount": 35, "to": "Ada"}"#)
+            .await;
+        self.click("button[value=accept]").await;
+        assert_eq!(self.outcome().await, "final: paid 35 EUR to Ada");
+        shot(self.browser, "15-edit-done").await;
+    }
+
+    /// The history: each answered request, newest first, with who answered and what, at a
+    /// phone's width and a desktop's.
+    async fn history(&self, newest_first: &[&str]) {
+        self.goto("/inbox?admin=yes").await;
+        self.click("#history-link").await;
+        shot(self.browser, "16-history").await;
+        assert_eq!(self.text("h1").await, "History");
+        let mut lines = Vec::new();
+        for e in self
+            .browser
+            .find_all(Locator::Css("ol.history li .decision"))
+            .await
+            .expect("entries")
+        {
+            lines.push(e.text().await.expect("text"));
+        }
+        assert_eq!(lines.len(), newest_first.len(), "{lines:?}");
+        for (line, start) in lines.iter().zip(newest_first) {
+            assert!(line.starts_with(start), "{start}: {lines:?}");
+        }
+        let first = self.text("ol.history li").await;
+        assert!(first.contains("From expense-bot"), "{first}");
+        assert!(first.contains("Finished."), "{first}");
+        self.browser
+            .set_window_size(1280, 900)
+            .await
+            .expect("resize");
+        shot(self.browser, "16-history-desktop").await;
+        self.browser
+            .set_window_size(420, 900)
+            .await
+            .expect("resize");
+    }
+
     async fn forged(&self, id: &str) {
         let good = self
             .inbox
@@ -389,7 +472,7 @@ async fn the_inbox_in_headless_chromium() {
         .park(json!({"kind": "approval", "prompt": "Restart the old cluster?", "expired": true}))
         .await;
     let approval = fx
-        .park(approval_args("Deploy build 42 to production?"))
+        .park_in("c-42", approval_args("Deploy build 42 to production?"))
         .await;
     let question = fx
         .park(
@@ -406,6 +489,9 @@ async fn the_inbox_in_headless_chromium() {
                 "cost_center": {"type": "string", "enum": ["sales", "lab"]}
             }, "required": ["cost_center"]}
         }))
+        .await;
+    let pay = fx
+        .park(json!({"tool": "pay", "args": {"amount": 40, "to": "Ada"}}))
         .await;
     let input = fx.park(trip_args("Plan the trip to the conference")).await;
     // the fixture's worker expires the expired request at once: its run goes on with
@@ -453,6 +539,18 @@ async fn the_inbox_in_headless_chromium() {
         session.question(&question.id).await;
         session.choice(&expense.id).await;
         session.forged(&input.id).await;
+        session.edit(&pay.id).await;
+        // newest request first: input, pay, expense, question, approval, expired
+        session
+            .history(&[
+                "Answered by signed link, ",
+                "Approved with changes by signed link, ",
+                "Answered by signed link, ",
+                "Answered by signed link, ",
+                "Approved by signed link, ",
+                "Expired unanswered, ",
+            ])
+            .await;
     };
     let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(cases)).await;
     let _ = browser.close().await;

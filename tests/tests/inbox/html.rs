@@ -953,7 +953,7 @@ async fn an_approval_page_says_in_words_what_will_run_and_who_asks() {
         .info
         .run_id;
     assert!(
-        page.contains(&format!("Asked by run <code>{run_id}</code>.")),
+        page.contains(&format!("Run <code>{run_id}</code>.")),
         "{page}"
     );
     // the list says it in words too (the kind stays machine-readable)

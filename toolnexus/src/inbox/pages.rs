@@ -293,7 +293,7 @@ fn will_run(args: &Value, run_id: &str) -> Markup {
             Some(_) => p.muted { "No arguments." },
             None => p { code { (arg_text(args)) } },
         }
-        p.muted { "Asked by run " code { (run_id) } "." }
+        p.muted { "Run " code { (run_id) } "." }
     }
 }
 
