@@ -138,6 +138,7 @@ pub mod model;
 pub mod providers;
 pub mod question;
 pub mod reconcile;
+pub mod remember;
 pub mod request;
 pub mod result;
 pub mod run;
@@ -164,6 +165,7 @@ pub use model::{Message, Model, ModelRequest, Role, Usage};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use providers::{ApiKey, HttpProvider};
+pub use remember::Remember;
 pub use request::{Answer, DeclineReason, Request};
 pub use result::{ContentPart, IntoToolResult, Json, ToolResult, pending_of};
 pub use run::{PendingRun, RunResult, RunStatus, SealKey, SealKeys};

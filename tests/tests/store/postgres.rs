@@ -120,7 +120,7 @@ async fn migrations_run_once_and_refuse_newer() {
         c.await.unwrap().unwrap();
     }
     let client = client(&url).await;
-    assert_eq!(schema_versions(&client, &schema).await, vec![1]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -133,7 +133,10 @@ async fn migrations_run_once_and_refuse_newer() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 7, newer than this release's 1: upgrade toolnexus"
+        format!(
+            "run store database error: the database's schema is version 7, newer than this release's {}: upgrade toolnexus",
+            toolnexus::store::SCHEMA_VERSION
+        )
     );
     let err = PostgresStore::connect_in_schema(&url, "bad-name")
         .await
@@ -142,4 +145,41 @@ async fn migrations_run_once_and_refuse_newer() {
         err.to_string(),
         "`bad-name` is not a schema name this store accepts: use 1 to 40 ASCII letters, digits or `_`"
     );
+}
+
+/// A schema the previous release wrote (version 1, a parked run in it, no rules table) opens
+/// with this release: it takes the rules table and keeps its run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_schema_takes_the_rules_table() {
+    let Some(url) = url("a_version_1_schema_takes_the_rules_table") else {
+        return;
+    };
+    let schema = fresh_schema("v1");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    client
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".rules; DELETE FROM \"{schema}\".schema_version WHERE version > 1"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(schema_versions(&client, &schema).await, vec![1]);
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    let rules = store.rules().unwrap();
+    assert_eq!(rules.list_rules(10).await.unwrap(), vec![]);
 }

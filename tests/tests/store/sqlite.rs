@@ -107,8 +107,43 @@ async fn newer_schema_is_refused() {
     let err = SqliteStore::open(&path).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run store database error: the database's schema is version 99, newer than this release's 1: upgrade toolnexus"
+        format!(
+            "run store database error: the database's schema is version 99, newer than this release's {}: upgrade toolnexus",
+            toolnexus::store::SCHEMA_VERSION
+        )
     );
+}
+
+/// A database the previous release wrote (schema version 1, a parked run in it, no rules
+/// table) opens with this release: it takes the rules table, keeps its run, and keeps rules.
+#[tokio::test]
+async fn a_version_1_database_takes_the_rules_table() {
+    let (dir, _guard) = temp_dir("v1");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    // back to what the previous release wrote: no rules table, version 1
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE rules; DELETE FROM schema_version WHERE version > 1")
+        .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    let rules = toolnexus::store::RunStore::rules(&store).unwrap();
+    assert_eq!(rules.list_rules(10).await.unwrap(), vec![]);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let versions: Vec<i64> = conn
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, [1, 2]);
 }
 
 /// A fresh directory for one test, removed on drop.

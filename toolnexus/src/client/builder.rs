@@ -54,6 +54,8 @@ pub(super) struct Config {
     /// The conversation a run taken over from its checkpoint is a turn of (set by
     /// [`Client::resume_claim`] from the claimed record; no builder option).
     pub(super) conversation: Option<String>,
+    /// Who the runs of this client are for ([`Client::for_principal`]).
+    pub(super) principal: Option<String>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -88,6 +90,7 @@ impl ClientBuilder {
                 checkpoints: None,
                 agent_name: None,
                 conversation: None,
+                principal: None,
             },
         }
     }

@@ -65,6 +65,21 @@ pub enum Event {
         /// The request.
         request: Request,
     },
+    /// A [remembered rule](crate::remember) answered a call's approval request without
+    /// asking anyone (no [`Event::Pending`] is emitted for it): JSON
+    /// `{"type":"decided","id","name","request","rule","allowed"}`.
+    Decided {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The approval request the call made.
+        request: Request,
+        /// The rule's id.
+        rule: String,
+        /// Whether the rule approved the call (`false`: it declined it).
+        allowed: bool,
+    },
     /// The run ended (done, pending or incomplete).
     Done {
         /// The result.

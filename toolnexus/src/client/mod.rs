@@ -16,6 +16,7 @@ mod event;
 mod fn_model;
 mod hooks;
 mod marks;
+mod remember;
 mod reply;
 mod run;
 mod scripted;
@@ -47,6 +48,7 @@ pub use scripted::ScriptedModel;
 pub use wait::IntoAnswer;
 
 use builder::Config;
+use remember::Remembering;
 use run::Resume;
 use state::State;
 use store::{apply, no_conversations, settle};
@@ -159,6 +161,30 @@ impl Client {
         }
     }
 
+    /// The same client, running for `principal` (a user, a team, a service: whoever the host
+    /// says the runs are for): the [remembered decisions](crate::remember) kept for that
+    /// principal apply to the runs started (and resumed) through the returned client, and an
+    /// answer given through it that says `within: principal` is remembered for it.
+    ///
+    /// A run resumed by a [`Worker`](crate::worker::Worker) is resumed for the worker's
+    /// client's principal (none unless set): the store does not keep who a run was for.
+    ///
+    /// ```
+    /// use toolnexus::{Client, ScriptedModel};
+    ///
+    /// let client = Client::builder(ScriptedModel::default()).model_name("m").build().unwrap();
+    /// let for_ada = client.for_principal("ada");
+    /// # let _ = for_ada;
+    /// ```
+    #[must_use]
+    pub fn for_principal(&self, principal: impl Into<String>) -> Self {
+        let mut inner = (*self.inner).clone();
+        inner.principal = Some(principal.into());
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
     /// Runs the loop on a new transcript: the system prompt (if any), then `prompt` as the
     /// user turn.
     ///
@@ -201,7 +227,9 @@ impl Client {
     ) -> Result<RunResult> {
         let mut state = State::fresh(&self.inner, history, prompt, toolkit);
         state.conversation = conversation.map(str::to_owned);
-        let run = self.drive(state, toolkit, None, false, None).await;
+        let run = self
+            .drive(state, toolkit, None, false, None, self.remembering())
+            .await;
         if self.inner.store.is_none() {
             return run;
         }
@@ -227,7 +255,9 @@ impl Client {
         F: Fn(&Event) + Send + Sync,
     {
         let state = State::fresh(&self.inner, Vec::new(), prompt.into(), toolkit);
-        let run = self.drive(state, toolkit, Some(&sink), true, None).await;
+        let run = self
+            .drive(state, toolkit, Some(&sink), true, None, self.remembering())
+            .await;
         if self.inner.store.is_none() {
             return run;
         }
@@ -265,7 +295,7 @@ impl Client {
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        self.resume_inner(run, answer, toolkit, None).await
+        self.resume_inner(run, answer, toolkit, None, None).await
     }
 
     /// As [`Client::resume`], streaming into `sink` (see [`Client::stream`]).
@@ -283,7 +313,8 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        self.resume_inner(run, answer, toolkit, Some(&sink)).await
+        self.resume_inner(run, answer, toolkit, Some(&sink), None)
+            .await
     }
 
     /// Goes on with a run from its checkpoint: the [`RunResult`] an error carried
@@ -340,7 +371,8 @@ impl Client {
     /// call without exactly one result, or a transcript that ends with the model's answer.
     /// Nothing runs then. Otherwise as [`Client::run`].
     pub async fn resume_checkpoint(&self, run: RunResult, toolkit: &Toolkit) -> Result<RunResult> {
-        self.resume_checkpoint_inner(run, toolkit, None).await
+        self.resume_checkpoint_inner(run, toolkit, None, self.remembering())
+            .await
     }
 
     /// As [`Client::resume_checkpoint`], streaming into `sink` (see [`Client::stream`]).
@@ -357,7 +389,7 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        self.resume_checkpoint_inner(run, toolkit, Some(&sink))
+        self.resume_checkpoint_inner(run, toolkit, Some(&sink), self.remembering())
             .await
     }
 
@@ -468,6 +500,24 @@ impl Client {
         };
         // the run, and beside it the writer of its checkpoints, which ends when the run (and
         // with it the only sender) is done
+        let mut remembering = Remembering {
+            store: Some(store),
+            principal: self.inner.principal.clone(),
+            stored: true,
+            ..Remembering::default()
+        };
+        if store.rules().is_some() && crate::remember::Remember::of_answer(&claim.answer).is_some()
+        {
+            // who answered, as the store recorded a submit (a claim that answered itself
+            // records its own worker: nobody a rule could be for)
+            remembering.answered_by = store
+                .info(&claim.run_id)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|info| info.answered_by().map(str::to_owned))
+                .filter(|by| *by != claim.lease.owner);
+        }
         let run = async move {
             match from {
                 Some((run, Some(in_flight))) => {
@@ -476,13 +526,23 @@ impl Client {
                     state.conversation.clone_from(&client.inner.conversation);
                     let resume = Box::new(Resume::InFlight(in_flight));
                     client
-                        .drive(state, toolkit, None, false, Some(resume))
+                        .drive(state, toolkit, None, false, Some(resume), remembering)
                         .await
                 }
-                Some((run, None)) => client.resume_checkpoint(run, toolkit).await,
+                Some((run, None)) => {
+                    client
+                        .resume_checkpoint_inner(run, toolkit, None, remembering)
+                        .await
+                }
                 None => {
                     client
-                        .resume(claim.record.clone(), claim.answer.clone(), toolkit)
+                        .resume_inner(
+                            claim.record.clone(),
+                            claim.answer.clone(),
+                            toolkit,
+                            None,
+                            Some(remembering),
+                        )
                         .await
                 }
             }
@@ -556,12 +616,15 @@ impl Client {
         run
     }
 
-    async fn resume_inner(
-        &self,
+    /// Resumes `run` with `answer`; `remembering`: the claim's (else the client's store's,
+    /// with the run's conversation when the store has it waiting on the run).
+    async fn resume_inner<'a>(
+        &'a self,
         run: PendingRun,
         answer: Answer,
-        toolkit: &Toolkit,
-        sink: Option<Sink<'_>>,
+        toolkit: &'a Toolkit,
+        sink: Option<Sink<'a>>,
+        remembering: Option<Remembering<'a>>,
     ) -> Result<RunResult> {
         if answer.id != run.pending().id {
             return Err(Error::AnswerMismatch {
@@ -570,25 +633,45 @@ impl Client {
                 run: Box::new(run),
             });
         }
+        let remembering = remembering.unwrap_or_else(|| self.remembering());
         let (mut state, resume) = Resume::start(run, answer, toolkit)?;
         // the run keeps the agent it started with; a record without one takes this client's
         if state.agent.is_none() {
             state.agent.clone_from(&self.inner.agent_name);
         }
-        self.drive(state, toolkit, sink, sink.is_some(), Some(resume))
-            .await
+        self.drive(
+            state,
+            toolkit,
+            sink,
+            sink.is_some(),
+            Some(resume),
+            remembering,
+        )
+        .await
     }
 
-    async fn resume_checkpoint_inner(
-        &self,
+    async fn resume_checkpoint_inner<'a>(
+        &'a self,
         run: RunResult,
-        toolkit: &Toolkit,
-        sink: Option<Sink<'_>>,
+        toolkit: &'a Toolkit,
+        sink: Option<Sink<'a>>,
+        remembering: Remembering<'a>,
     ) -> Result<RunResult> {
         crate::run::check_checkpoint(&run)?;
         let mut state = State::from_run(run, toolkit);
         state.agent.clone_from(&self.inner.agent_name);
         state.conversation.clone_from(&self.inner.conversation);
-        self.drive(state, toolkit, sink, sink.is_some(), None).await
+        self.drive(state, toolkit, sink, sink.is_some(), None, remembering)
+            .await
+    }
+
+    /// What a run of this client starts from for [remembered decisions](crate::remember):
+    /// the client's store, its principal (the run's conversation is its state's).
+    fn remembering(&self) -> Remembering<'_> {
+        Remembering {
+            store: self.inner.store.as_deref(),
+            principal: self.inner.principal.clone(),
+            ..Remembering::default()
+        }
     }
 }

@@ -26,6 +26,7 @@ use tracing::Instrument as _;
 use super::builder::Config;
 use super::edit::{self, Edit};
 use super::marks::{Marks, not_started, ran_with};
+use super::remember::Remembering;
 use super::state::{Exec, State, attach, finish, halt};
 use super::trace;
 use super::wait::{Cancelled, Parked, Stop, fired, panicked, turn_calls};
@@ -56,6 +57,8 @@ pub(super) struct Run<'a> {
     /// The run's id and the turn whose calls run now (for `ctx.idempotency_key()`).
     pub(super) id: String,
     pub(super) turn: AtomicU32,
+    /// Where remembered decisions are checked and kept.
+    pub(super) remembering: Remembering<'a>,
 }
 
 impl Client {
@@ -68,10 +71,11 @@ impl Client {
         sink: Option<Sink<'a>>,
         streaming: bool,
         resume: Option<Box<Resume>>,
+        remembering: Remembering<'a>,
     ) -> crate::tool::BoxFuture<'a, Result<RunResult>> {
         Box::pin(async move {
             // the run stops: after a tool result entered its state, the error carries it
-            self.drive_state(&mut state, toolkit, sink, streaming, resume)
+            self.drive_state(&mut state, toolkit, sink, streaming, resume, remembering)
                 .await
                 .map_err(|error| attach(error, &mut state))
         })
@@ -84,7 +88,13 @@ impl Client {
         sink: Option<Sink<'_>>,
         streaming: bool,
         resume: Option<Box<Resume>>,
+        mut remembering: Remembering<'_>,
     ) -> Result<RunResult> {
+        // the conversation the run is a turn of (kept in its records) is where its
+        // conversation's rules hold
+        if remembering.conversation.is_none() {
+            remembering.conversation.clone_from(&state.conversation);
+        }
         let run = Run {
             client: &self.inner,
             toolkit,
@@ -101,6 +111,7 @@ impl Client {
             streaming,
             id: state.run_id.clone(),
             turn: AtomicU32::new(state.turns),
+            remembering,
         };
         let span = trace::run_span(&state.request.model, resume.is_some());
         // a cancellation ends the run, except while `wait_for` waits: then the run halts on
@@ -439,8 +450,9 @@ impl Run<'_> {
             .into_iter()
             .filter_map(|done| done.or_else(|| fresh.next()))
             .collect();
-        let mut execs = execs.into_iter().enumerate();
-        while let Some((k, exec)) = execs.next() {
+        let mut execs: std::collections::VecDeque<(usize, Exec)> =
+            execs.into_iter().enumerate().collect();
+        while let Some((k, exec)) = execs.pop_front() {
             let index = start + k;
             let call = &calls[index];
             let Some(request) = exec.result.pending() else {
@@ -448,6 +460,25 @@ impl Run<'_> {
                 self.record(st, call, exec.args, exec.result);
                 continue;
             };
+            // a remembered rule answers an approval without asking anyone
+            if let Some(answer) = self.remembered(st, call, &exec.args, request).await {
+                let request = request.clone();
+                // as an answered retry: a claimed run marks a tool that is not idempotent
+                let marks = self.marks(&call.name).then(|| {
+                    let later = execs
+                        .iter()
+                        .map(|(k, e)| Some(e.deferred(st, &calls[start + k])));
+                    Marks::new(st, std::iter::once(None).chain(later).collect())
+                });
+                let resolving =
+                    self.resolve(call, exec.args, &request, answer, None, marks.as_ref());
+                let (args, resolved, _) = Box::pin(resolving).await;
+                if let Some(error) = marks.and_then(Marks::failure) {
+                    return Err(error);
+                }
+                self.record(st, call, args, resolved);
+                continue;
+            }
             self.tool_metric(call, exec.duration, false, true);
             trace::pending(call, request);
             self.emit(|| Event::Pending {
@@ -455,12 +486,13 @@ impl Run<'_> {
             });
             let request = request.clone();
             if self.client.wait_for.is_some() {
-                let mut rest: Vec<Exec> = execs.map(|(_, e)| e).collect();
+                let mut rest: Vec<Exec> = execs.into_iter().map(|(_, e)| e).collect();
                 rest.shrink_to_fit(); // collected in place: it would keep the whole turn's room
                 let parked = Parked::new(index, call, exec, request, rest);
                 return Ok(Some(Stop::Parked(Box::new(parked))));
             }
             let rest = execs
+                .into_iter()
                 .map(|(k, e)| Some(e.defer(st, &calls[start + k])))
                 .collect();
             trace::halted(&request);
@@ -604,6 +636,8 @@ impl Run<'_> {
                 }
             },
         };
+        // "and the same from now on": kept before the call runs, for the arguments approved
+        self.keep_rule(call, &args, request, &answer).await;
         let args = &args;
         let result = crate::suspend::resolve(request, answer, |answer| async move {
             if let Some(marks) = marks.filter(|_| self.marks(&call.name)) {

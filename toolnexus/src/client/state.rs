@@ -36,6 +36,8 @@ pub(super) struct State {
     pub(super) agent: Option<String>,
     /// The conversation the run is a turn of, kept in every record the run parks.
     pub(super) conversation: Option<String>,
+    /// The decisions remembered rules made that no store has noted yet.
+    pub(super) decided: Vec<crate::store::RunEvent>,
 }
 
 impl State {
@@ -75,6 +77,7 @@ impl State {
             ran: false,
             agent: None,
             conversation: None,
+            decided: Vec::new(),
         }
     }
 }
@@ -190,6 +193,7 @@ pub(super) fn finish(st: &mut State, status: RunStatus, limit: Option<Limit>) ->
         limit,
         pending: None,
         halted: None,
+        decided: mem::take(&mut st.decided),
     }
 }
 
@@ -202,6 +206,7 @@ impl State {
         self.text = run.text;
         self.request.messages = run.messages;
         self.records = run.tool_calls;
+        self.decided = run.decided;
         checkpoint
     }
 }
@@ -223,6 +228,7 @@ impl State {
             limit: None,
             pending: None,
             halted: None,
+            decided: Vec::new(),
         };
         // plain data with string keys: serialization cannot fail
         serde_json::to_value(&run).unwrap_or_default()

@@ -31,6 +31,14 @@ impl Client {
             Ok(_) => return run,
         };
         store.park(PendingRun::try_from(halted)?).await?;
+        // the decisions remembered rules made before the run parked enter its history now
+        if let Some(rules) = store.rules() {
+            for event in &halted.decided {
+                if let Err(e) = rules.note_decision(&halted.run_id, event).await {
+                    tracing::warn!(target: "toolnexus", error = %e, run = %halted.run_id, "a rule's decision could not be noted in the run's history");
+                }
+            }
+        }
         run
     }
 

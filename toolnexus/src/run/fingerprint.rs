@@ -69,6 +69,18 @@ pub(crate) fn of(ids: Ids<'_>, tool: &str, arguments: &Value, args: &Value) -> S
     hex(&Sha256::digest(&bytes))
 }
 
+/// The fingerprint a remembered `args` rule binds (`remember::call_fingerprint`): SHA-256
+/// (lowercase hex) of the canonical JSON of `{"args": <args>, "tool": <tool>}`.
+pub(crate) fn call(tool: &str, args: &Value) -> String {
+    let mut bytes = Vec::with_capacity(96);
+    bytes.extend_from_slice(b"{\"args\":");
+    canonical(args, &mut bytes);
+    bytes.extend_from_slice(b",\"tool\":");
+    string(tool, &mut bytes);
+    bytes.push(b'}');
+    hex(&Sha256::digest(&bytes))
+}
+
 /// The key of one tool call of one run: SHA-256 (lowercase hex) of
 /// `toolnexus-idempotency-v1 NUL run_id NUL turn NUL call_id` (see
 /// [`Context::idempotency_key`](crate::Context::idempotency_key)).

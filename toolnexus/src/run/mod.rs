@@ -32,6 +32,7 @@ pub use seal::{MIN_SEAL_KEY_LEN, SealKey, SealKeys};
 pub(crate) use checkpoint::{
     InFlight, Marker, check_checkpoint, checkpoint_of_claim, tag_checkpoint, tag_in_flight,
 };
+pub(crate) use fingerprint::call as call_fingerprint;
 pub(crate) use fingerprint::idempotency_key;
 pub(crate) use fingerprint::{Ids as FingerprintIds, of as fingerprint_of};
 pub(crate) use pending::{Deferred, Halted};

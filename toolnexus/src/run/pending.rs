@@ -292,6 +292,7 @@ impl PendingRun {
             limit: None,
             pending: Some(Box::new(self.pending)),
             halted: None,
+            decided: Vec::new(),
         };
         (result, self.halted)
     }

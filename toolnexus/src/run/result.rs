@@ -134,6 +134,10 @@ pub struct RunResult {
     /// [`PendingRun`](crate::PendingRun) instead).
     #[serde(skip)]
     pub(crate) halted: Option<Box<Halted>>,
+    /// The decisions remembered rules made in this call of the loop, not yet in a store's
+    /// history (a fresh run's, written when it parks).
+    #[serde(skip)]
+    pub(crate) decided: Vec<crate::store::RunEvent>,
 }
 
 impl PartialEq for RunResult {
@@ -169,6 +173,7 @@ impl RunResult {
             limit: None,
             pending: None,
             halted: None,
+            decided: Vec::new(),
         }
     }
 

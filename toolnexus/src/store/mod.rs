@@ -148,6 +148,7 @@ pub use types::{
 
 #[cfg(feature = "sqlite")]
 pub(crate) use cell::Cell;
+pub(crate) use row::millis;
 pub(crate) use row::{
     Columns, Outcome, RawRow, check_answer, damaged_event, events_json, expired_answer,
     failed_event, first_history, from_millis, lease_ms, lease_until, now_ms, past_refusal, refusal,
@@ -226,4 +227,5 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// one). Version 1 is the initial schema: the runs with their history, the requests each run
 /// waited on before its current one (so an answer to one of them is
 /// [`StoreError::AlreadyAnswered`], not [`StoreError::NotFound`]) and the conversations.
-pub const SCHEMA_VERSION: i64 = 1;
+/// Version 2 adds the [remembered decisions](crate::remember) (a `rules` table).
+pub const SCHEMA_VERSION: i64 = 2;

@@ -252,6 +252,13 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         None
     }
 
+    /// The [remembered decisions](crate::remember) kept beside the runs, when this store keeps
+    /// them (the three stores of this crate do). The loop checks them before a call asks for
+    /// approval, and keeps the rules an answer asks to remember.
+    fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
+        None
+    }
+
     /// The run's indexed columns and history, without reading its record: what an operator
     /// looks at for a run whose record cannot be read (a [`Damaged`](RunState::Damaged) run,
     /// whose [`get`](RunStore::get) is [`StoreError::Corrupt`]). `None` when no run has that id.

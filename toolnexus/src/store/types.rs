@@ -276,6 +276,10 @@ pub struct RunEvent {
     /// crashed its worker counts ([`Claim::attempt`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
+    /// The remembered rule that decided the request (decided), by id; `outcome` says
+    /// `allowed` or `denied`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// The events of `history` since its request `request_id` was answered or expired (none
@@ -331,6 +335,7 @@ impl RunEvent {
             outcome: None,
             error: None,
             attempt: None,
+            rule: None,
         }
     }
 
@@ -352,6 +357,20 @@ impl RunEvent {
     pub(crate) fn error(mut self, error: &str) -> Self {
         self.error = Some(error.to_owned());
         self
+    }
+
+    /// The event of a remembered rule's decision on `request` (see
+    /// [`RunEventKind::Decided`]), now.
+    pub(crate) fn decided(request: &str, rule: &crate::remember::Rule) -> Self {
+        let outcome = match rule.effect {
+            crate::remember::Effect::Allow => "allowed",
+            crate::remember::Effect::Deny => "denied",
+        };
+        let mut event = Self::new(RunEventKind::Decided, super::now_ms())
+            .request(request)
+            .outcome(outcome);
+        event.rule = Some(rule.id.clone());
+        event
     }
 
     pub(crate) fn attempt(mut self, attempt: u32) -> Self {
@@ -391,6 +410,10 @@ pub enum RunEventKind {
     /// A worker found the row unreadable and took it out of the claimable set (`error`: why;
     /// `by`: the worker). The run is [`Damaged`](RunState::Damaged).
     Damaged,
+    /// A remembered rule answered an approval request without asking anyone (`request`: the
+    /// request the call made; `rule`: the rule's id; `outcome`: `allowed` or `denied`).
+    /// See [`remember`](crate::remember).
+    Decided,
     /// An event a newer release wrote.
     #[serde(other)]
     Other,

@@ -10,6 +10,7 @@ use tokio::sync::Notify;
 mod answers;
 mod conversations;
 mod history;
+mod rules;
 mod run_store;
 #[cfg(feature = "test-support")]
 mod test_support;
@@ -55,6 +56,8 @@ struct Shared {
     work: super::Wake,
     /// The conversations, by id.
     conversations: Mutex<BTreeMap<String, ConversationRow>>,
+    /// The remembered decisions, by id.
+    rules: Mutex<BTreeMap<String, crate::remember::Rule>>,
 }
 
 #[derive(Default)]
@@ -135,6 +138,14 @@ impl MemoryStore {
         // every change is one insert or remove: a poisoned map is still consistent
         self.shared
             .conversations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn rule_rows(&self) -> MutexGuard<'_, BTreeMap<String, crate::remember::Rule>> {
+        // every change is one insert or remove: a poisoned map is still consistent
+        self.shared
+            .rules
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }

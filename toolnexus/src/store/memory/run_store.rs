@@ -19,6 +19,10 @@ impl RunStore for MemoryStore {
         Some(self)
     }
 
+    fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
+        Some(self)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move { self.park_now(&record) })
     }

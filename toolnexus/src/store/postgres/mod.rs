@@ -10,6 +10,7 @@ mod conversations;
 mod history;
 mod listen;
 mod rows;
+mod rules;
 mod schema;
 
 use std::fmt;
@@ -303,6 +304,10 @@ fn past_or(column: &str) -> String {
 
 impl RunStore for PostgresStore {
     fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
+        Some(self)
+    }
+
+    fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
         Some(self)
     }
 

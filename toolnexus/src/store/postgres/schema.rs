@@ -6,17 +6,20 @@ use crate::store::sql::due_migrations;
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`), and the hosts waiting on runs, whose
-/// changes notify).
-const MIGRATIONS: &[&str] = &[concat!(
-    crate::store::sql::initial_schema!(BIGINT),
-    "
+/// changes notify; 2: the remembered rules (`sql::rules_schema!`)).
+pub(super) const MIGRATIONS: &[&str] = &[
+    concat!(
+        crate::store::sql::initial_schema!(BIGINT),
+        "
     CREATE TABLE run_waiters (
         run_id TEXT NOT NULL,
         waiter TEXT NOT NULL,
         since  BIGINT NOT NULL,
         PRIMARY KEY (run_id, waiter)
     );"
-)];
+    ),
+    crate::store::sql::rules_schema!(BIGINT),
+];
 
 // the list reaches the version this release writes
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

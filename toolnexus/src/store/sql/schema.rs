@@ -1,5 +1,6 @@
 //! The SQL stores' schema: one initial schema (both stores' runs and conversations, with the
-//! integer type as the store spells it), and the migration machinery later versions will use.
+//! integer type as the store spells it), the remembered rules (version 2), and the migration
+//! machinery.
 //!
 //! Each store keeps its list of migrations (entry `n` takes a database from version `n` to
 //! `n + 1`; today one entry, the initial schema) and records the versions it reached in a
@@ -84,6 +85,38 @@ macro_rules! initial_schema {
     };
 }
 pub(crate) use initial_schema;
+
+/// Version 2: the remembered decisions ([`remember`](crate::remember)), one row a rule, found
+/// by tool and holder (the conversation or the principal it holds for), the same SQL in both
+/// stores but for the integer type.
+macro_rules! rules_schema {
+    ($int:tt) => {
+        concat!(
+            "CREATE TABLE rules (
+                id          TEXT PRIMARY KEY,
+                effect      TEXT NOT NULL,
+                tool        TEXT NOT NULL,
+                scope       TEXT NOT NULL,
+                args        TEXT,
+                fingerprint TEXT,
+                reach       TEXT NOT NULL,
+                holder      TEXT NOT NULL,
+                ends_at     ",
+            stringify!($int),
+            ",
+                created_at  ",
+            stringify!($int),
+            " NOT NULL,
+                answered_by TEXT,
+                request_id  TEXT NOT NULL,
+                run_id      TEXT NOT NULL
+            );
+            CREATE INDEX rules_by_call ON rules (tool, reach, holder);
+            CREATE INDEX rules_by_age ON rules (created_at, id);"
+        )
+    };
+}
+pub(crate) use rules_schema;
 
 /// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
 /// `migrations` lists every version's (entry `n` reaches version `n + 1`). A database newer

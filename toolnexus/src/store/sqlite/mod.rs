@@ -8,6 +8,7 @@ mod answers;
 mod connection;
 mod conversations;
 mod history;
+mod rules;
 mod schema;
 
 use std::fmt;
@@ -320,6 +321,10 @@ fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
 
 impl RunStore for SqliteStore {
     fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
+        Some(self)
+    }
+
+    fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
         Some(self)
     }
 

@@ -7,8 +7,11 @@ use crate::store::StoreResult;
 use crate::store::sql::{backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
-/// initial schema (`sql::initial_schema!`)).
-const MIGRATIONS: &[&str] = &[crate::store::sql::initial_schema!(INTEGER)];
+/// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`)).
+const MIGRATIONS: &[&str] = &[
+    crate::store::sql::initial_schema!(INTEGER),
+    crate::store::sql::rules_schema!(INTEGER),
+];
 
 // the list reaches the version this release writes
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -64,20 +67,21 @@ mod tests {
     fn a_later_version_migrates_a_current_database() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1]);
+        let current: Vec<i64> = (1..=i64::try_from(MIGRATIONS.len()).unwrap()).collect();
+        assert_eq!(versions(&conn), current);
         conn.execute(
             "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
              VALUES ('r', 'q', 'input', 'p', 0, 'parked', 1, 0, '{}')",
             [],
         )
         .unwrap();
-        let next = [
-            MIGRATIONS[0],
-            "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT 'kept'",
-        ];
+        let mut next = MIGRATIONS.to_vec();
+        next.push("ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT 'kept'");
         migrate_with(&mut conn, &next).unwrap();
         migrate_with(&mut conn, &next).unwrap();
-        assert_eq!(versions(&conn), [1, 2]);
+        let mut later = current.clone();
+        later.push(i64::try_from(later.len()).unwrap() + 1);
+        assert_eq!(versions(&conn), later);
         let note: String = conn
             .query_row("SELECT note FROM runs WHERE run_id = 'r'", [], |r| r.get(0))
             .unwrap();
@@ -85,7 +89,34 @@ mod tests {
         // an older release refuses the newer database
         assert_eq!(
             migrate_with(&mut conn, MIGRATIONS).unwrap_err().to_string(),
-            "run store database error: the database's schema is version 2, newer than this release's 1: upgrade toolnexus"
+            format!(
+                "run store database error: the database's schema is version {}, newer than this release's {}: upgrade toolnexus",
+                MIGRATIONS.len() + 1,
+                MIGRATIONS.len()
+            )
         );
+    }
+
+    /// A database the previous release wrote (version 1, with a run in it) takes the rules
+    /// table on open and keeps its run.
+    #[test]
+    fn version_1_takes_the_rules_table() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, &MIGRATIONS[..1]).unwrap();
+        conn.execute(
+            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
+             VALUES ('r', 'q', 'input', 'p', 0, 'parked', 1, 0, '{}')",
+            [],
+        )
+        .unwrap();
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        assert_eq!(versions(&conn), [1, 2]);
+        let runs: i64 = conn
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        let rules: i64 = conn
+            .query_row("SELECT count(*) FROM rules", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!((runs, rules), (1, 0));
     }
 }

@@ -1,0 +1,137 @@
+//! The loop's part of [remembered decisions](crate::remember): before a call asks for
+//! approval, the store's rules may answer it; an answer that asks to be remembered becomes a
+//! rule.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::Event;
+use super::run::Run;
+use super::state::State;
+use crate::model::ToolCall;
+use crate::remember::{Effect, RuleQuery, RuleStore, call_fingerprint, rule_of_answer};
+use crate::request::{Answer, DeclineReason, KIND_APPROVAL, Request};
+use crate::store::{RunEvent, RunStore};
+
+/// Where a run's remembered decisions come from and go: the store that keeps the rules, the
+/// run's conversation and principal, who answered the answer it resumes with.
+#[derive(Clone, Default)]
+pub(super) struct Remembering<'a> {
+    /// The store whose [rules](RunStore::rules) are checked and kept.
+    pub(super) store: Option<&'a dyn RunStore>,
+    /// The conversation the run belongs to.
+    pub(super) conversation: Option<String>,
+    /// Who the run is for ([`Client::for_principal`](super::Client::for_principal)).
+    pub(super) principal: Option<String>,
+    /// Who answered the request the run resumes with, as the store recorded it.
+    pub(super) answered_by: Option<String>,
+    /// Whether the run is in `store` (a claimed run): its decisions enter its history at once.
+    pub(super) stored: bool,
+}
+
+impl<'a> Remembering<'a> {
+    pub(super) fn rules(&self) -> Option<&'a dyn RuleStore> {
+        self.store.and_then(RunStore::rules)
+    }
+}
+
+impl Run<'_> {
+    /// The answer a remembered rule gives to `call`'s approval `request` (made with `args`),
+    /// when one covers it; emits [`Event::Decided`] and notes it in the run's history.
+    pub(super) async fn remembered(
+        &self,
+        st: &mut State,
+        call: &ToolCall,
+        args: &Value,
+        request: &Request,
+    ) -> Option<Answer> {
+        if request.kind != KIND_APPROVAL {
+            return None;
+        }
+        let rules = self.remembering.rules()?;
+        let fingerprint = call_fingerprint(&call.name, args);
+        let query = RuleQuery::new(&call.name, &fingerprint, SystemTime::now())
+            .in_conversation(self.remembering.conversation.as_deref())
+            .for_principal(self.remembering.principal.as_deref());
+        let rule = match rules.decide(&query).await {
+            Ok(rule) => rule?,
+            Err(e) => {
+                // the store cannot say: a person is asked, as without rules
+                tracing::warn!(target: "toolnexus", error = %e, tool = %call.name, "remembered rules could not be read; asking");
+                return None;
+            }
+        };
+        let allowed = rule.effect == Effect::Allow;
+        self.emit(|| Event::Decided {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            request: request.clone(),
+            rule: rule.id.clone(),
+            allowed,
+        });
+        let event = RunEvent::decided(&request.id, &rule);
+        // a claimed run's history takes it now; a fresh run's when it parks (if it does)
+        let noted = self.remembering.stored
+            && rules
+                .note_decision(&st.run_id, &event)
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!(target: "toolnexus", error = %e, run = %st.run_id, "a rule's decision could not be noted in the run's history");
+                    true
+                });
+        if !noted {
+            st.decided.push(event);
+        }
+        Some(if allowed {
+            Answer::ok(&request.id)
+        } else {
+            Answer::decline(&request.id, DeclineReason::Declined)
+        })
+    }
+
+    /// Keeps the rule `answer` asks to remember for `call` of `tool` (the person approved
+    /// `args`), when it asks and the run's store keeps rules; what cannot be remembered is
+    /// logged, and the answer counts all the same.
+    pub(super) async fn keep_rule(
+        &self,
+        call: &ToolCall,
+        args: &Value,
+        request: &Request,
+        answer: &Answer,
+    ) {
+        if crate::remember::Remember::of_answer(answer).is_none() {
+            return;
+        }
+        if request.is_expired_at(SystemTime::now()) {
+            tracing::warn!(target: "toolnexus", request = %request.id, "the answer came after the request expired: nothing is remembered");
+            return;
+        }
+        let Some(rules) = self.remembering.rules() else {
+            tracing::warn!(target: "toolnexus", request = %request.id, "the answer asks to be remembered, but the run has no store that keeps rules");
+            return;
+        };
+        let r = &self.remembering;
+        let by = r.principal.as_deref().or(r.answered_by.as_deref());
+        let rule = rule_of_answer(
+            request,
+            answer,
+            &call.name,
+            args,
+            &self.id,
+            r.conversation.as_deref(),
+            by,
+        );
+        match rule {
+            Ok(Some(rule)) => {
+                if let Err(e) = rules.put_rule(&rule).await {
+                    tracing::warn!(target: "toolnexus", error = %e, request = %request.id, "the remembered rule could not be kept");
+                }
+            }
+            Ok(None) => {}
+            Err(why) => {
+                tracing::warn!(target: "toolnexus", request = %request.id, why = %why, "the answer's remember was not kept");
+            }
+        }
+    }
+}
