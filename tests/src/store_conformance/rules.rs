@@ -578,3 +578,79 @@ pub async fn only_approvals_are_remembered(make: Make) {
             .is_empty()
     );
 }
+
+/// A tool that asks for approval itself (not a client policy): an allow rule approves it as a
+/// person would (the tool runs again with the accepting answer); after the rule is revoked,
+/// the call asks again.
+pub async fn a_tools_own_approval_is_answered_by_a_rule(make: Make) {
+    let s = subject!(make);
+    let store = s.handles[0].clone();
+    let sent = Arc::new(AtomicU32::new(0));
+    let counter = sent.clone();
+    let send = FnTool::builder("send")
+        .description("Sends the report.")
+        .handler(move |_, ctx| {
+            let counter = counter.clone();
+            async move {
+                match ctx.answer() {
+                    Some(answer) if answer.ok => {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        ToolResult::success("sent")
+                    }
+                    Some(_) => ToolResult::error("not sent"),
+                    None => ToolResult::suspended(Request::approval("Send the report?")),
+                }
+            }
+        })
+        .build()
+        .unwrap();
+    let toolkit = Toolkit::builder().tool(send).build().unwrap();
+    let client = Client::builder(FnModel::new(|req: ModelRequest| async move {
+        if req.messages.iter().any(|m| m.role == Role::Tool) {
+            Reply::text("done")
+        } else {
+            Reply::tool_call("send", json!({"week": 3}))
+        }
+    }))
+    .model_name("rules")
+    .store(store.clone())
+    .build()
+    .unwrap()
+    .for_principal("ada");
+    let allow = rule(
+        |id| Answer::ok(id).remember(Remember::new(Scope::Args, Within::Principal)),
+        &json!({"week": 3}),
+        None,
+        Some("ada"),
+    );
+    let rules = rules_of(store.as_ref());
+    rules.put_rule(&allow).await.unwrap();
+    // the rule was made for `pay`: `send` asks
+    let asked = client.run("send it", &toolkit).await.unwrap();
+    assert_eq!(asked.status, RunStatus::Pending);
+    let request = Request::approval("Send?");
+    let answer = Answer::ok(&request.id).remember(Remember::new(Scope::Args, Within::Principal));
+    let for_send = rule_of_answer(
+        &request,
+        &answer,
+        "send",
+        &json!({"week": 3}),
+        "run-1",
+        None,
+        Some("ada"),
+    )
+    .unwrap()
+    .unwrap();
+    rules.put_rule(&for_send).await.unwrap();
+    let done = client.run("send it", &toolkit).await.unwrap();
+    assert_eq!(done.status, RunStatus::Done, "{done:?}");
+    assert_eq!(done.tool_calls[0].output, "sent");
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    assert!(rules.revoke_rule(&for_send.id).await.unwrap());
+    let again = client.run("send it", &toolkit).await.unwrap();
+    assert_eq!(
+        again.pending.map(|r| r.prompt).as_deref(),
+        Some("Send the report?")
+    );
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+}

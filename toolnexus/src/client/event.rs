@@ -13,7 +13,9 @@ use crate::run::RunResult;
 /// What happens during a run, in order ([contract section 3](crate::contract)). JSON form:
 /// `{"type":"text","delta"}`, `{"type":"tool_call","id","name","args"}`,
 /// `{"type":"tool_result","id","name","output","isError"}`, `{"type":"usage","usage"}`,
-/// `{"type":"pending","request"}`, `{"type":"done","result"}`.
+/// `{"type":"pending","request"}`, `{"type":"done","result"}`; and this port's
+/// `{"type":"decided","id","name","request","rule","allowed"}` (a
+/// [remembered rule](crate::remember) answered an approval).
 ///
 /// ```
 /// use toolnexus::{Event, Request};
