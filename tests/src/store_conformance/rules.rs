@@ -585,8 +585,8 @@ pub async fn only_approvals_are_remembered(make: Make) {
 pub async fn a_tools_own_approval_is_answered_by_a_rule(make: Make) {
     let s = subject!(make);
     let store = s.handles[0].clone();
-    let sent = Arc::new(AtomicU32::new(0));
-    let counter = sent.clone();
+    let deliveries = Arc::new(AtomicU32::new(0));
+    let counter = deliveries.clone();
     let send = FnTool::builder("send")
         .description("Sends the report.")
         .handler(move |_, ctx| {
@@ -645,12 +645,12 @@ pub async fn a_tools_own_approval_is_answered_by_a_rule(make: Make) {
     let done = client.run("send it", &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done, "{done:?}");
     assert_eq!(done.tool_calls[0].output, "sent");
-    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    assert_eq!(deliveries.load(Ordering::SeqCst), 1);
     assert!(rules.revoke_rule(&for_send.id).await.unwrap());
     let again = client.run("send it", &toolkit).await.unwrap();
     assert_eq!(
         again.pending.map(|r| r.prompt).as_deref(),
         Some("Send the report?")
     );
-    assert_eq!(sent.load(Ordering::SeqCst), 1);
+    assert_eq!(deliveries.load(Ordering::SeqCst), 1);
 }
