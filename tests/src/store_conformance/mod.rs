@@ -88,7 +88,8 @@ macro_rules! store_conformance {
             a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local,
             a_damaged_timestamp_column_stays_local, a_run_in_an_unknown_state_is_listed_damaged,
             answered_and_unknown_requests_are_told_apart,
-            history_lists_answered_runs_newest_first, a_crash_cut_call_goes_to_a_person, rules_keep_match_and_revoke,
+            history_lists_answered_runs_newest_first, a_crash_cut_call_goes_to_a_person,
+            rules_keep_match_and_revoke,
             a_remembered_approval_answers_the_next_call,
             deny_principal_and_expiry_through_the_loop, only_approvals_are_remembered,
             a_tools_own_approval_is_answered_by_a_rule);
