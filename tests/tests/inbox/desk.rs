@@ -319,3 +319,73 @@ async fn the_history_pages_follow_each_other_and_keep_the_callers_query() {
         r#"{"error":"`nonsense` is not a cursor a history page returned"}"#
     );
 }
+
+/// A run whose row cannot be read never hides the others: one in an unknown state is counted
+/// on the page (and named in the JSON), one whose record alone is damaged is listed from its
+/// columns, without who asked or what was decided.
+#[tokio::test]
+async fn a_damaged_run_in_the_history_stays_local() {
+    use toolnexus::store::{MemoryStore, RunStore};
+    use toolnexus::{Client, Reply, ScriptedModel, Toolkit};
+
+    let store = MemoryStore::new();
+    let shared: std::sync::Arc<dyn RunStore> = std::sync::Arc::new(store.clone());
+    let (ask, _) = toolnexus_tests::asker("ask", "Your name?");
+    let kit = Toolkit::builder().tool(ask).build().expect("toolkit");
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let client = Client::builder(ScriptedModel::new([Reply::tool_call("ask", json!({}))]))
+            .model_name("m")
+            .agent_name(AGENT)
+            .store(shared.clone())
+            .build()
+            .expect("client");
+        let halted = client.run("hi", &kit).await.expect("halts");
+        let request = halted.pending.expect("a request");
+        store
+            .submit(&request.accept("Ada"), "alice")
+            .await
+            .expect("recorded");
+        runs.push(halted.run_id);
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    assert_eq!(
+        store.write_raw_column(&runs[0], "state", Some("bogus")),
+        Some(true)
+    );
+    assert!(store.write_raw_record(&runs[1], "not a record"));
+    let inbox = Inbox::builder(shared)
+        .allow_anonymous()
+        .build()
+        .expect("inbox");
+    let app = inbox.router();
+
+    let history = json_of(&app, "/api/history").await;
+    let listed: Vec<(&str, &Value, &Value)> = history["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| (r["runId"].as_str().unwrap(), &r["agent"], &r["decision"]))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (runs[2].as_str(), &json!(AGENT), &json!("answered")),
+            (runs[1].as_str(), &Value::Null, &Value::Null),
+        ]
+    );
+    assert_eq!(history["runs"][1]["answeredBy"], "alice");
+    assert_eq!(history["damaged"][0]["runId"], runs[0].as_str());
+    let (status, page) = send(&app, get("/history", false)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        page.contains("1 answered run(s) on this page cannot be read"),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches(r#"<div class="decision">Answered by alice, "#)
+            .count(),
+        2,
+        "{page}"
+    );
+}

@@ -135,7 +135,7 @@ pub(crate) fn now_words(info: &RunInfo) -> &'static str {
 
 pub(crate) fn page(
     title: &str,
-    entries: &[Entry],
+    (entries, damaged): (&[Entry], usize),
     back: &str,
     newest: Option<&str>,
     older: Option<&str>,
@@ -146,6 +146,11 @@ pub(crate) fn page(
         &html! {
             p { a href=(back) { "← waiting requests" } }
             h1 { (title) }
+            @if damaged > 0 {
+                p.notice role="status" {
+                    (damaged) " answered run(s) on this page cannot be read; an operator's list of damaged runs says why."
+                }
+            }
             @if entries.is_empty() {
                 p.muted { "Nothing has been answered yet." }
             } @else {

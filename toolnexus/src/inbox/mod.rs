@@ -28,7 +28,7 @@
 //! `history`: the run's [events](crate::store::RunEvent), `[{"event","at",
 //! "request"?,"by"?,"outcome"?}]`, RFC 3339 times), `{"runs":[{"runId","requestId","kind",
 //! "prompt","state","agent","conversationId","answeredBy","answeredAt","decision","outcome",
-//! "history"}],"next"}` for the history (`decision`: `approved`, `approved-with-changes`,
+//! "history"}],"damaged":[{"runId","reason"}],"next"}` for the history (`decision`: `approved`, `approved-with-changes`,
 //! `answered`, `declined`, `cancelled`, `expired`, or `null` when the answer is no longer kept;
 //! `outcome`: `done`, `incomplete`, `failed` once the run ended; `next`: the cursor of the next
 //! page, for `?after=`), `202` with

@@ -105,7 +105,7 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
         StatusCode::OK,
         history::page(
             "History",
-            &entries,
+            (&entries, page.damaged.len()),
             &back,
             newest.as_deref(),
             older.as_deref(),
@@ -142,5 +142,13 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
             })
         })
         .collect();
-    json_out(StatusCode::OK, &json!({ "runs": runs, "next": page.next }))
+    let damaged: Vec<Value> = page
+        .damaged
+        .iter()
+        .map(|d| json!({ "runId": d.run_id, "reason": d.reason }))
+        .collect();
+    json_out(
+        StatusCode::OK,
+        &json!({ "runs": runs, "damaged": damaged, "next": page.next }),
+    )
 }
