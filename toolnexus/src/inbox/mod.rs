@@ -19,6 +19,18 @@
 //! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
 //! | `GET /api/requests/{id}/status?run=..` | the run's progress as JSON |
 //! | `GET /api/history` | the history as JSON (`?after=<cursor>`) |
+//! | `GET /rules` | the [remembered decisions](crate::remember), each with a Revoke button |
+//! | `POST /rules/{id}/revoke` | revokes one (CSRF-checked like every form) |
+//! | `GET /api/rules` | the remembered decisions as JSON |
+//!
+//! An approval's form offers to remember the decision ("the same answer from now on"): this
+//! exact call or every call of the tool, in the run's conversation (when it is a
+//! conversation's turn) or for the person answering (when [`InboxBuilder::answered_by`] names
+//! them), until revoked or for a while; the answer then carries `data.remember`. The JSON API
+//! takes the same `data.remember` and checks it the same way. `/rules` and `/api/rules` are
+//! [`Target::Rules`]; `/api/rules` answers `{"rules":[{"id","effect","tool","scope","args",
+//! "within","holder","until","createdAt","answeredBy","requestId","runId"}]}`, and a run's
+//! `history` names the rule that decided a call (`{"event":"decided","rule",..}`).
 //!
 //! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
 //! "agent","conversationId","history","link"}],"page","next"}` for the list,
@@ -107,6 +119,10 @@ pub enum Target<'a> {
     /// run went on. A check written before this target existed denies it (it matches
     /// [`List`](Target::List) only); admit it where the list is admitted.
     History,
+    /// The [remembered decisions](crate::remember) (HTML or JSON), and revoking one. A check
+    /// written before this target existed denies it; admit it for whoever may change what is
+    /// answered without asking.
+    Rules,
 }
 
 type AuthorizeFn = dyn Fn(&Parts, Target<'_>) -> bool + Send + Sync;
@@ -424,6 +440,12 @@ impl Shared {
         } else {
             "signed link".to_owned()
         }
+    }
+
+    /// Who answers, as the host's [`answered_by`](InboxBuilder::answered_by) names them
+    /// (`None` without a name: nothing is remembered for them).
+    pub(crate) fn named_answerer(&self, parts: &Parts) -> Option<String> {
+        self.answered_by.as_ref().and_then(|f| f(parts))
     }
 
     /// The CSRF token of `request_id` for the browser session `session` (the cookie's value).

@@ -194,6 +194,8 @@ pub(crate) struct FormPage<'a> {
     pub(crate) run_id: &'a str,
     /// Who is asking, as the run's record says.
     pub(crate) asker: Asker,
+    /// What an approval may be remembered for (nothing for other kinds).
+    pub(crate) remember: super::handlers::rules::Choices,
 }
 
 pub(crate) fn form(p: &FormPage<'_>) -> String {
@@ -248,6 +250,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                                 (value(p.submitted, ARGS).map_or_else(|| pretty(&edit.proposed), str::to_owned))
                             }
                         }
+                        (super::handlers::rules::choices_markup(&p.remember, p.submitted))
                         button type="submit" name="action" value="accept" { "Approve" }
                         button.secondary type="submit" name="action" value="decline" { "Decline" }
                     }

@@ -146,7 +146,7 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
                 .next()
                 .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
         });
-    let (_, request, shape) = match load(&shared, &parts, Flavor::Json).await {
+    let (run, request, shape) = match load(&shared, &parts, Flavor::Json).await {
         Loaded::Closed(r) => return r,
         Loaded::Open(run, request, shape) => (run, request, shape),
     };
@@ -168,7 +168,10 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             );
         }
     };
-    let answer = match answer_from_json(&request, &shape, &body) {
+    let choices = super::rules::Choices::of(&shared, &parts, run.record.conversation());
+    let answer = answer_from_json(&request, &shape, &body)
+        .and_then(|a| super::rules::with_json_remember(a, &request, &choices, &body));
+    let answer = match answer {
         Ok(a) => a,
         Err(invalid) => {
             return json_out(

@@ -82,7 +82,15 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             Some(&back),
         );
     }
-    let answer = match answer_from_form(&request, &shape, &pairs) {
+    let remembered = answer_from_form(&request, &shape, &pairs).and_then(|answer| {
+        if !matches!(shape, Shape::Approval(_)) {
+            return Ok(answer);
+        }
+        let choices = super::rules::Choices::of(&shared, &parts, run.record.conversation());
+        let edited = answer.data.as_ref().and_then(|d| d.get("args")).is_some();
+        super::rules::with_remember(answer, &choices, &pairs, edited)
+    });
+    let answer = match remembered {
         Ok(a) => a,
         Err(invalid) => {
             return render_form(

@@ -131,6 +131,11 @@ pub(super) fn render_form(
             .map(|c| (c.name.as_str(), &c.args)),
         run_id: &run.info.run_id,
         asker: Asker::of(&run.record),
+        remember: if request.kind == crate::request::KIND_APPROVAL {
+            super::rules::Choices::of(shared, parts, run.record.conversation())
+        } else {
+            super::rules::Choices::default()
+        },
     };
     let status = if error.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY

@@ -4,7 +4,8 @@
 //! (for both flavours) and records an answer, [`html`] serves the list and form pages, [`form`]
 //! takes a posted form, [`api`] is the JSON API, [`status`] shows a run's progress after its
 //! answer, [`history`] lists the answered requests (page and JSON), [`who`] reads who is asking
-//! from a run's record. This file holds the router and the request and response plumbing
+//! from a run's record, [`rules`] the remembered decisions (the form's choices, the rules
+//! page). This file holds the router and the request and response plumbing
 //! they share.
 
 mod api;
@@ -12,6 +13,7 @@ mod form;
 mod history;
 mod html;
 mod load;
+pub(crate) mod rules;
 mod status;
 mod who;
 
@@ -43,6 +45,9 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/r/{id}/status", get(status::page))
         .route("/history", get(history::page))
         .route("/api/history", get(history::json))
+        .route("/rules", get(rules::page))
+        .route("/rules/{id}/revoke", post(rules::revoke))
+        .route("/api/rules", get(rules::json))
         .route("/api/requests", get(api::list))
         .route("/api/requests/{id}", get(api::get))
         .route("/api/requests/{id}/answer", post(api::answer))
