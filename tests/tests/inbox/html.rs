@@ -1144,6 +1144,26 @@ async fn a_reconcile_request_renders_as_a_form_and_its_answer_records_the_output
         unchosen.body
     );
 
+    // `record` without the output is refused next to the output, as the loop would refuse it
+    let no_output = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.action=record&f.output="),
+        ),
+    )
+    .await;
+    no_output.says(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        r#"<p class="error field" id="i-f.output-error" role="alert">Output: invalid reconcile answer: `record` needs the call's `output`</p>"#,
+    );
+    assert_eq!(
+        store.claim_next("w").await.unwrap().map(|c| c.run_id),
+        None,
+        "nothing recorded"
+    );
+
     let recorded = send(
         &app,
         post_form(

@@ -213,3 +213,91 @@ async fn a_task_survives_a_server_restart_and_completes_once() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// #25, reconcile over MCP: a served call of `pay` (not idempotent), approved through
+/// `tasks/update`, is cut inside the tool (its resume stalls there, its lease lapses); the
+/// worker that takes the run over parks it on a `reconcile` request, and the task asks the
+/// client for it as an elicitation whose form offers the action as a string enum; the
+/// answer (record this output) completes the task with that output, and `pay` never ran again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_cut_served_call_asks_the_client_to_reconcile() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use toolnexus::store::{MemoryStore, RunStore};
+    use toolnexus::{Client, FnModel, FnTool, Reply, Request, ToolResult, Toolkit};
+
+    let lease = Duration::from_millis(200);
+    let runs = Arc::new(AtomicU32::new(0));
+    let inside = Arc::new(tokio::sync::Notify::new());
+    let pay = {
+        let (runs, inside) = (Arc::clone(&runs), Arc::clone(&inside));
+        FnTool::builder("pay")
+            .description("Pays.")
+            .handler(move |_, ctx| {
+                let (runs, inside) = (Arc::clone(&runs), Arc::clone(&inside));
+                async move {
+                    if ctx.answer().is_none() {
+                        return ToolResult::suspended(Request::approval("Pay 40 EUR?"));
+                    }
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    // the serving process's resume dies here
+                    inside.notify_one();
+                    std::future::pending::<ToolResult>().await
+                }
+            })
+            .build()
+            .unwrap()
+    };
+    let toolkit = Toolkit::builder().tool(pay).build().unwrap();
+    let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new().with_lease(lease));
+    let service = toolnexus::mcp::McpService::new(toolkit.clone()).with_store(Arc::clone(&store));
+    let client = in_process(service, Script::new().with_tasks(), true).await;
+
+    let id = start_task(&client, "pay", None).await;
+    let (keys, _) = asked(&get(&client, &id).await);
+    answer(&client, &id, &keys[0], json!({"action": "accept"})).await;
+    tokio::time::timeout(Duration::from_secs(10), inside.notified())
+        .await
+        .expect("the approved call is inside pay");
+    tokio::time::sleep(lease + Duration::from_millis(150)).await;
+
+    // a worker takes the run over from the started marker: it parks on `reconcile`
+    let taken = store.take_over("worker-b").await.unwrap().expect("lapsed");
+    let worker = Client::builder(FnModel::new(|_| async { Reply::text("") }))
+        .model_name("mcp")
+        .build()
+        .unwrap();
+    let parked = worker
+        .resume_claim(store.as_ref(), &taken, &toolkit)
+        .await
+        .unwrap();
+    let request = parked.pending.as_deref().expect("parked").clone();
+    assert_eq!(request.kind, "reconcile");
+
+    let waiting = get(&client, &id).await;
+    let (keys, wire) = asked(&waiting);
+    assert_eq!(keys, std::slice::from_ref(&request.id));
+    let params = &wire["params"];
+    assert_eq!(params["message"], request.prompt);
+    assert_eq!(params["_meta"]["toolnexus/pending"]["kind"], "reconcile");
+    assert_eq!(params["_meta"]["toolnexus/pending"]["data"]["tool"], "pay");
+    let form = &params["requestedSchema"];
+    assert_eq!(
+        form["properties"]["action"]["enum"],
+        json!(["rerun", "record", "fail"])
+    );
+    assert_eq!(form["properties"]["output"]["type"], "string");
+    assert_eq!(form["required"], json!(["action"]));
+
+    answer(
+        &client,
+        &id,
+        &request.id,
+        json!({"action": "accept", "content": {"action": "record", "output": "paid by hand"}}),
+    )
+    .await;
+    let done = settled(&client, &id).await;
+    assert_eq!(completed(&done), ("paid by hand".to_owned(), false));
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "pay never ran again");
+    let _ = client.cancel().await;
+}

@@ -352,6 +352,23 @@ fn values<'a>(pairs: &'a Pairs, name: &'a str) -> impl Iterator<Item = &'a str> 
         .map(|(_, v)| v.as_str())
 }
 
+/// A reconcile answer checked at the door as the loop checks it
+/// ([`Reconcile::of`](crate::reconcile::Reconcile::of): `record` needs an output), the wrong
+/// value named on the output field (`field`, its key); any other answer as it is.
+pub(crate) fn reconcile_checked(
+    request: &Request,
+    answer: crate::request::Answer,
+    field: &str,
+) -> Result<crate::request::Answer, Invalid> {
+    if request.kind != crate::reconcile::KIND_RECONCILE {
+        return Ok(answer);
+    }
+    match crate::reconcile::Reconcile::of(&answer) {
+        Ok(_) => Ok(answer),
+        Err(e) => Err(Invalid::new(field, format!("Output: {e}"))),
+    }
+}
+
 /// Reads the HTML form's values into the answer's data (one JSON value per field), checked.
 pub(crate) fn from_form(fields: &[Field], pairs: &Pairs) -> Result<Map<String, Value>, Invalid> {
     let mut data = Map::new();

@@ -113,7 +113,10 @@ fn answer_from_json(request: &Request, shape: &Shape, body: &Value) -> Result<An
     }
     let data = body.get("data");
     match shape {
-        Shape::Fields(f) => Ok(request.accept(Value::Object(fields::from_json(f, data)?))),
+        Shape::Fields(f) => {
+            let answer = request.accept(Value::Object(fields::from_json(f, data)?));
+            fields::reconcile_checked(request, answer, "output")
+        }
         Shape::FreeText => match data {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(request.accept(s)),
             Some(Value::Object(o)) if o.get("output").and_then(Value::as_str).is_some() => {

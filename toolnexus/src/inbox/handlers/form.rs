@@ -24,7 +24,10 @@ fn answer_from_form(
         return Ok(request.decline(DeclineReason::Declined));
     }
     match shape {
-        Shape::Fields(f) => Ok(request.accept(Value::Object(fields::from_form(f, pairs)?))),
+        Shape::Fields(f) => {
+            let answer = request.accept(Value::Object(fields::from_form(f, pairs)?));
+            fields::reconcile_checked(request, answer, "output")
+        }
         Shape::FreeText => {
             let text = pairs
                 .iter()
