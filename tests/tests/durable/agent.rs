@@ -1,6 +1,6 @@
 //! The agent's name (`ClientBuilder::agent_name`): kept in the record of every run that
 //! halts, through a store and a restart, bound by the fingerprint (an edited name is refused,
-//! nothing runs), kept by a resume in a client of another name; a record without a name reads
+//! nothing runs), kept by a resume in a client of another name (or none); a record without a name reads
 //! as before (its fingerprint: the unit vector in `run/fingerprint.rs`).
 
 use std::sync::Arc;
@@ -156,7 +156,7 @@ async fn an_edited_name_is_refused_and_nothing_runs() {
 }
 
 #[tokio::test]
-async fn a_record_without_a_name_reads_as_before_and_takes_the_resuming_clients() {
+async fn a_record_without_a_name_reads_as_before_and_keeps_none() {
     let (toolkit, calls) = booker();
     let record = halted(None, &toolkit).await;
     assert_eq!(record.agent(), None);
@@ -177,7 +177,11 @@ async fn a_record_without_a_name_reads_as_before_and_takes_the_resuming_clients(
     let again = worker.resume(record, answer, &toolkit).await.unwrap();
     assert_eq!(calls.get(), 1);
     let next = PendingRun::try_from(again).unwrap();
-    assert_eq!(next.agent(), Some("expense-bot"));
+    assert_eq!(
+        next.agent(),
+        None,
+        "a run keeps the name it started with, here none"
+    );
 }
 
 #[tokio::test]
@@ -222,4 +226,32 @@ async fn a_conversation_turn_keeps_its_conversation_id_bound_in_the_record() {
 
 async fn halted_alone(toolkit: &Toolkit) -> PendingRun {
     halted(Some("expense-bot"), toolkit).await
+}
+
+/// Three approvals in one turn, resumed by a client of another name: the second surfaces in a
+/// record that loads (the third still waiting in it), under the run's own name (or none).
+#[tokio::test]
+async fn a_second_suspension_of_the_turn_surfaces_under_the_runs_own_name() {
+    for name in [Some("expense-bot"), None] {
+        let (toolkit, calls) = booker();
+        let both = ScriptedModel::new([Reply::tool_call("book", json!({"amount": 10}))
+            .with_call("book", json!({"amount": 20}))
+            .with_call("book", json!({"amount": 30}))]);
+        let run = client(name, both).run("book both", &toolkit).await.unwrap();
+        let record = PendingRun::try_from(run).unwrap();
+        assert_eq!(record.agent(), name);
+        let answer = record.pending().accept(true);
+        let other = client(Some("a-worker"), ScriptedModel::new([Reply::text("done")]));
+        let again = other.resume(record, answer, &toolkit).await.unwrap();
+        assert_eq!(
+            again.status,
+            RunStatus::Pending,
+            "the second approval surfaces"
+        );
+        assert_eq!(calls.get(), 1);
+        let next = PendingRun::from_json(&PendingRun::try_from(again).unwrap().to_json())
+            .expect("the record loads: its fingerprints agree");
+        assert_eq!(next.agent(), name);
+        assert_eq!(next.pending().prompt, "Book 20 EUR?");
+    }
 }

@@ -107,8 +107,8 @@ impl ClientBuilder {
     /// one of its requests sees who is asking. The name is kept in the record of every run
     /// that halts ([`PendingRun::agent`](crate::PendingRun::agent)), bound by its fingerprint
     /// (and sealed with it when the store seals), so it survives a restart and shows for runs
-    /// parked by other processes; a run resumed elsewhere keeps the name it started with. An
-    /// empty name is no name.
+    /// parked by other processes. A run keeps the name it started with (or none) wherever it
+    /// is resumed, whatever the resuming client's name. An empty name is no name.
     ///
     /// ```
     /// use toolnexus::{Client, FnTool, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};

@@ -490,10 +490,9 @@ impl Client {
         let (checkpoints, mut saved) = mpsc::channel(1);
         let mut config = (*self.inner).clone();
         config.checkpoints = Some(checkpoints);
-        // a run taken over from its checkpoint keeps the agent and conversation its record names
-        if let Some(agent) = claim.record.agent() {
-            config.agent_name = Some(agent.to_owned());
-        }
+        // a run taken over from its checkpoint keeps the agent and conversation its record
+        // names (none stays none)
+        config.agent_name = claim.record.agent().map(str::to_owned);
         config.conversation = claim.record.conversation().map(str::to_owned);
         let client = Self {
             inner: Arc::new(config),
@@ -634,11 +633,9 @@ impl Client {
             });
         }
         let remembering = remembering.unwrap_or_else(|| self.remembering());
-        let (mut state, resume) = Resume::start(run, answer, toolkit)?;
-        // the run keeps the agent it started with; a record without one takes this client's
-        if state.agent.is_none() {
-            state.agent.clone_from(&self.inner.agent_name);
-        }
+        // the run keeps the agent (and conversation) its record names, whatever this client's
+        // name: the fingerprints of the halted turn's later calls were taken with them
+        let (state, resume) = Resume::start(run, answer, toolkit)?;
         self.drive(
             state,
             toolkit,
