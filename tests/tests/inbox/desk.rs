@@ -246,6 +246,7 @@ async fn the_history_lists_who_answered_what_when_and_how_each_run_went_on() {
         r#"<div class="who">From expense-bot · conversation c-7</div>"#,
         r#"<div class="muted now">Finished.</div>"#,
         r#"<a href="/">← waiting requests</a>"#,
+        r#"<a href="/rules" id="rules-link">Remembered decisions →</a>"#,
     ] {
         assert!(page.contains(text), "{text} in {page}");
     }
@@ -308,6 +309,10 @@ async fn the_history_pages_follow_each_other_and_keep_the_callers_query() {
         form_encoded(cursor)
     );
     assert!(page.contains(&older), "{older} in {page}");
+    assert!(
+        page.contains(r#"<a href="/rules?admin=yes" id="rules-link">"#),
+        "{page}"
+    );
     assert!(
         page.contains("Recorded: the assistant continues shortly."),
         "{page}"

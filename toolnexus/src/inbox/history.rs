@@ -136,7 +136,7 @@ pub(crate) fn now_words(info: &RunInfo) -> &'static str {
 pub(crate) fn page(
     title: &str,
     (entries, damaged): (&[Entry], usize),
-    back: &str,
+    (back, rules): (&str, &str),
     newest: Option<&str>,
     older: Option<&str>,
 ) -> String {
@@ -181,6 +181,7 @@ pub(crate) fn page(
                 @if let Some(newest) = newest { a href=(newest) { "← newest" } " " }
                 @if let Some(older) = older { a href=(older) rel="next" { "older →" } }
             }
+            p { a href=(rules) id="rules-link" { "Remembered decisions →" } }
         },
     )
 }

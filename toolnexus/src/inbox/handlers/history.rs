@@ -93,10 +93,13 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
             format!("{here}?{q}")
         }
     };
-    let back = if keep.is_empty() {
-        root
+    let (back, rules) = if keep.is_empty() {
+        (root, format!("{}/rules", super::prefix(&parts)))
     } else {
-        format!("{root}?{keep}")
+        (
+            format!("{root}?{keep}"),
+            format!("{}/rules?{keep}", super::prefix(&parts)),
+        )
     };
     let paged = query(&parts).iter().any(|(k, _)| k == "after");
     let newest = paged.then(|| with(None));
@@ -106,7 +109,7 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
         history::page(
             "History",
             (&entries, page.damaged.len()),
-            &back,
+            (&back, &rules),
             newest.as_deref(),
             older.as_deref(),
         ),
