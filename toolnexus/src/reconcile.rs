@@ -192,3 +192,53 @@ impl std::error::Error for ReconcileError {}
 /// The key, in a reconcile suspension's metadata, of the request and answer the cut call ran
 /// with (a rerun runs with them again).
 pub(crate) const RAN_WITH: &str = "toolnexusReconcile";
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Reconcile, ReconcileError};
+    use crate::request::Request;
+
+    #[test]
+    fn the_form_is_left_out_when_the_arguments_would_fail_the_boundary() {
+        let with_form =
+            Request::reconcile("pay", json!({"to": "Ada"}), "k", "2026-01-01T00:00:00Z");
+        assert!(with_form.data_entry("schema").is_some());
+        // an argument named like a credential would make the form collect it: no form, and
+        // the request (a kind without a form) passes the boundary
+        let plain = Request::reconcile(
+            "pay",
+            json!({"to_iban": "DE00"}),
+            "k",
+            "2026-01-01T00:00:00Z",
+        );
+        assert!(with_form.check_trust_boundary().is_ok());
+        assert!(plain.check_trust_boundary().is_ok());
+        let keys: Vec<&String> = plain.data.as_deref().unwrap().keys().collect();
+        assert_eq!(keys, ["args", "idempotencyKey", "startedAt", "tool"]);
+    }
+
+    #[test]
+    fn answers_read_as_actions() {
+        let r = Request::reconcile("t", json!({}), "k", "2026-01-01T00:00:00Z");
+        assert_eq!(
+            Reconcile::of(&r.decline(crate::DeclineReason::Cancelled)),
+            Ok(None)
+        );
+        assert_eq!(
+            Reconcile::of(&Reconcile::Rerun.answer(&r)),
+            Ok(Some(Reconcile::Rerun))
+        );
+        assert_eq!(
+            Reconcile::of(&r.accept(json!({"action": "fail", "output": null}))),
+            Ok(Some(Reconcile::Fail(None)))
+        );
+        assert_eq!(
+            Reconcile::of(&r.accept("rerun")),
+            Err(ReconcileError(
+                "the answer carries no `action` (one of `rerun`, `record`, `fail`)".to_owned()
+            ))
+        );
+    }
+}

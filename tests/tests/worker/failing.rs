@@ -15,12 +15,14 @@ use toolnexus_tests::store_conformance::Agent;
 
 use super::start;
 
-/// A [`MemoryStore`] whose `claim_next` fails while `down` is set, counting its calls.
+/// A [`MemoryStore`] whose `claim_next` fails while `down` is set, counting its calls, and
+/// keeping every checkpoint it is given.
 #[derive(Debug, Default)]
-struct Flaky {
-    inner: MemoryStore,
+pub(crate) struct Flaky {
+    pub(crate) inner: MemoryStore,
     down: AtomicBool,
     calls: AtomicUsize,
+    pub(crate) checkpoints: std::sync::Mutex<Vec<Value>>,
 }
 
 impl RunStore for Flaky {
@@ -82,6 +84,7 @@ impl RunStore for Flaky {
         self.inner.renew(claim)
     }
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
+        self.checkpoints.lock().unwrap().push(state.clone());
         self.inner.checkpoint(claim, state)
     }
     fn finish<'a>(

@@ -225,3 +225,48 @@ async fn a_worker_killed_inside_an_idempotent_tool_runs_it_again() {
     stop(next);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The cost of the markers: a claimed run saves one checkpoint more per call of a tool that is
+/// not idempotent (before it starts), and none for an idempotent one. The resume of a
+/// `CrashCut` run: `ask`'s retry (idempotent) and its turn's result, then `pay` (not
+/// idempotent, one marker) beside `look` (idempotent) and their turn's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_marker_costs_one_checkpoint_per_call_that_is_not_idempotent() {
+    use toolnexus_tests::store_conformance::CrashCut;
+    let store = std::sync::Arc::new(super::failing::Flaky::default());
+    let tools = CrashCut::new();
+    let halted = CrashCut::client()
+        .run("Greet me, then pay.", &tools.toolkit)
+        .await
+        .unwrap();
+    let request = halted.pending.clone().unwrap();
+    store
+        .park(toolnexus::PendingRun::try_from(halted).unwrap())
+        .await
+        .unwrap();
+    let claim = store.claim(&request.accept("Ada"), "w").await.unwrap();
+    let done = CrashCut::client()
+        .resume_claim(store.as_ref(), &claim, &tools.toolkit)
+        .await
+        .unwrap();
+    assert_eq!(done.text, "done: paid 40 #1 | looked #1");
+    let saved = store.checkpoints.lock().unwrap().clone();
+    let kinds: Vec<Vec<String>> = saved
+        .iter()
+        .map(|c| {
+            c["inFlight"]["started"]
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .map(|m| m["tool"].as_str().unwrap().to_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [vec![], vec!["pay".to_owned()], vec![]],
+        "ask's turn, pay's marker, the pay-and-look turn"
+    );
+}

@@ -227,3 +227,74 @@ pub(crate) fn check_checkpoint(run: &RunResult) -> RecordResult<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{InFlight, Marker, check_in_flight};
+    use crate::message::{Message, ToolCall};
+    use crate::run::result::{RunResult, RunStatus};
+
+    fn run(messages: Vec<Message>) -> RunResult {
+        let mut run = RunResult::start("m".to_owned(), Vec::new());
+        run.messages = messages;
+        run.status = RunStatus::Incomplete;
+        run
+    }
+
+    fn marker(call_id: &str, tool: &str) -> Marker {
+        Marker {
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            args: json!({}),
+            idempotency_key: "k".to_owned(),
+            started_at: "2026-01-01T00:00:00Z".to_owned(),
+            edited: false,
+            ran_with: None,
+        }
+    }
+
+    #[test]
+    fn a_turn_in_flight_is_checked_against_its_transcript() {
+        let calls = vec![
+            ToolCall::new("a", "look", json!({})),
+            ToolCall::new("b", "pay", json!({})),
+        ];
+        let turn = run(vec![
+            Message::user("hi"),
+            Message::assistant_tool_calls(None, calls),
+            Message::tool_result("a", "ok", false),
+        ]);
+        let flight = |started: Vec<Marker>| InFlight {
+            started,
+            deferred: Vec::new(),
+        };
+        assert!(check_in_flight(&turn, &flight(vec![marker("b", "pay")])).is_ok());
+        let err = |f: &InFlight| check_in_flight(&turn, f).unwrap_err().to_string();
+        assert_eq!(
+            err(&flight(vec![marker("a", "look")])),
+            "invalid persisted run: `inFlight.started` names the call \"a\", which is not a call of the turn in flight without a result"
+        );
+        assert_eq!(
+            err(&flight(vec![marker("b", "send")])),
+            "invalid persisted run: `inFlight.started` disagrees with the call \"b\" (tool \"send\" or named twice)"
+        );
+        let mut out_of_order = turn.clone();
+        out_of_order.messages[2] = Message::tool_result("b", "ok", false);
+        assert_eq!(
+            check_in_flight(&out_of_order, &flight(vec![]))
+                .unwrap_err()
+                .to_string(),
+            "invalid persisted run: `messages[2]` is not the result of the turn in flight's call \"a\""
+        );
+        let too_many = InFlight {
+            started: Vec::new(),
+            deferred: vec![None, None],
+        };
+        assert_eq!(
+            err(&too_many),
+            "invalid persisted run: `inFlight.deferred` has 2 entries for 1 calls without a result"
+        );
+    }
+}

@@ -12,7 +12,8 @@
 //!   is a loop of its own beside the claims, so a worker kept busy by a backlog of answers
 //!   still expires on time, and expired runs are claimed before answered ones;
 //! - **takes over runs whose worker died**, from their last checkpoint, once their lease ran
-//!   out;
+//!   out; a call of a tool that is not idempotent that the dead worker had started is not run
+//!   again: the run parks on a [`reconcile`](crate::reconcile) request and a person decides;
 //! - **retries a failed resume a bounded number of times**: each failure is recorded with
 //!   its error in the run's history ([`RunStore::fail`]), the run is tried again after a
 //!   doubling [delay](WorkerBuilder::retry_delay), and after
