@@ -283,6 +283,36 @@ impl Session<'_> {
         assert_eq!(self.fx.retries(), 1);
     }
 
+    /// The approval's form offers to remember the decision, in the run's conversation (the
+    /// fixture's inbox names nobody: no choice for a principal), starting at "just this once".
+    async fn remember_control(&self, id: &str) {
+        self.goto_request(id).await;
+        let choices = self.text("#remember").await;
+        assert_eq!(
+            choices,
+            "No, just this once\nYes: this exact call, in this conversation\nYes: every call of this tool, in this conversation"
+        );
+        let chosen = self
+            .find("#remember")
+            .await
+            .prop("value")
+            .await
+            .expect("value");
+        assert_eq!(chosen.as_deref(), Some(""));
+        assert_eq!(
+            self.text("label[for=remember]").await,
+            "The same answer from now on"
+        );
+        assert!(
+            self.find("#remember")
+                .await
+                .is_displayed()
+                .await
+                .expect("displayed")
+        );
+        shot(self.browser, "05-approval-remember").await;
+    }
+
     async fn approval(&self, id: &str) {
         self.goto_request(id).await;
         shot(self.browser, "05-approval").await;
@@ -534,6 +564,7 @@ async fn the_inbox_in_headless_chromium() {
     let cases = async {
         session.list().await;
         session.input().await;
+        session.remember_control(&approval.id).await;
         session.approval(&approval.id).await;
         session.expired(&expired.id).await;
         session.question(&question.id).await;

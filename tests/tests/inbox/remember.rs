@@ -201,7 +201,13 @@ async fn a_remembered_approval_answers_the_runs_next_call_and_is_revoked_on_the_
     assert_eq!(decided.len(), 1, "{:?}", done.info.history);
     assert_eq!(decided[0].rule.as_deref(), Some(rule.id.as_str()));
 
-    // the rules page: admins only; the JSON lists the rule
+    // the list links to the rules page; the rules page: admins only; the JSON lists the rule
+    let list = send(&app, get("/", None, true)).await;
+    assert!(
+        list.body.contains(r#"<a href="/rules" id="rules-link">"#),
+        "{}",
+        list.body
+    );
     assert_eq!(
         send(&app, get("/rules", Some("ada"), false)).await.status,
         StatusCode::FORBIDDEN

@@ -69,13 +69,14 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let at = |p: usize| format!("{root}?page={p}{keep}");
     let prev = (page > 1).then(|| at(page - 1));
     let next = (runs.len() > page * size).then(|| at(page + 1));
-    let history = match keep.strip_prefix('&') {
-        Some(q) => format!("{prefix}/history?{q}"),
-        None => format!("{prefix}/history"),
+    let with_query = |path: &str| match keep.strip_prefix('&') {
+        Some(q) => format!("{prefix}{path}?{q}"),
+        None => format!("{prefix}{path}"),
     };
+    let (history, rules) = (with_query("/history"), with_query("/rules"));
     html(
         StatusCode::OK,
-        pages::list(&shared.title, &rows, page, (prev, next), &history),
+        pages::list(&shared.title, &rows, page, (prev, next), &history, &rules),
     )
 }
 
