@@ -120,7 +120,7 @@ async fn migrations_run_once_and_refuse_newer() {
         c.await.unwrap().unwrap();
     }
     let client = client(&url).await;
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -178,8 +178,60 @@ async fn a_version_1_schema_takes_the_rules_table() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
+    // and the history's index (version 3), which the rollback left in place
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
     assert_eq!(rules.list_rules(10).await.unwrap(), vec![]);
+}
+
+/// A schema at version 2 (an answered run in it, no history index) opens with this release:
+/// it takes the index (version 3), and the history lists the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_2_schema_takes_the_history_index() {
+    let Some(url) = url("a_version_2_schema_takes_the_history_index") else {
+        return;
+    };
+    let schema = fresh_schema("v2");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    let request = record.pending().clone();
+    store.park(record.clone()).await.unwrap();
+    store.submit(&request.accept("Ada"), "alice").await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    client
+        .batch_execute(&format!(
+            "DROP INDEX \"{schema}\".runs_history; DELETE FROM \"{schema}\".schema_version WHERE version > 2"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2]);
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
+    let indexed: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'runs_history'",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(indexed, 1);
+    let page = store
+        .list_history(&toolnexus::store::HistoryQuery::new())
+        .await
+        .unwrap();
+    assert_eq!(page.runs.len(), 1);
+    assert_eq!(page.runs[0].answered_by(), Some("alice"));
 }

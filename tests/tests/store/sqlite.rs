@@ -143,7 +143,8 @@ async fn a_version_1_database_takes_the_rules_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2]);
+    // and the history's index (version 3), which the rollback left in place
+    assert_eq!(versions, [1, 2, 3]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -237,4 +238,46 @@ async fn concurrent_calls_of_one_store_all_land() {
         )
         .unwrap();
     assert_eq!(claimed, 400);
+}
+
+/// A database at version 2 (an answered run in it, no history index) opens with this release:
+/// it takes the index (version 3), and the history lists the run.
+#[tokio::test]
+async fn a_version_2_database_takes_the_history_index() {
+    let (dir, _guard) = temp_dir("v2");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    let request = record.pending().clone();
+    store.park(record).await.unwrap();
+    store.submit(&request.accept("Ada"), "alice").await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP INDEX runs_history; DELETE FROM schema_version WHERE version > 2")
+        .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let versions: Vec<i64> = conn
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, [1, 2, 3]);
+    let indexed: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(indexed, 1);
+    let page =
+        toolnexus::store::RunStore::list_history(&store, &toolnexus::store::HistoryQuery::new())
+            .await
+            .unwrap();
+    assert_eq!(page.runs.len(), 1);
+    assert_eq!(page.runs[0].answered_by(), Some("alice"));
 }

@@ -227,5 +227,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// one). Version 1 is the initial schema: the runs with their history, the requests each run
 /// waited on before its current one (so an answer to one of them is
 /// [`StoreError::AlreadyAnswered`], not [`StoreError::NotFound`]) and the conversations.
-/// Version 2 adds the [remembered decisions](crate::remember) (a `rules` table).
-pub const SCHEMA_VERSION: i64 = 2;
+/// Version 2 adds the [remembered decisions](crate::remember) (a `rules` table); version 3 an
+/// index of the answered runs, newest first, for [`RunStore::list_history`].
+pub const SCHEMA_VERSION: i64 = 3;

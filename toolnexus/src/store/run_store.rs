@@ -210,10 +210,9 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// (SQLite: one whose `created_at` is not an integer is left out, as it has no place in
     /// the order; [`list_damaged`](RunStore::list_damaged) lists it).
     ///
-    /// The SQL stores keep no index of their own for it (one would hold every finished run
-    /// forever and cost each answer a write): a page reads the `runs` table through the
-    /// filter and sorts it, like [`list_damaged`](RunStore::list_damaged). An operator's view;
-    /// a store that keeps many finished runs deletes old ones ([`delete`](RunStore::delete)).
+    /// The SQL stores walk an index of the answered runs (schema version 3), so a page reads
+    /// only its rows; the memory store scans its runs. The index holds every answered run
+    /// until it is [deleted](RunStore::delete).
     ///
     /// The default, for a store that cannot list its history, refuses
     /// ([`StoreError::Invalid`]).

@@ -11,7 +11,7 @@ mod query;
 mod row;
 mod schema;
 
-pub(crate) use history::history_sql;
+pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,

@@ -7,10 +7,12 @@ use crate::store::StoreResult;
 use crate::store::sql::{backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
-/// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`)).
+/// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
+/// the index of the answered runs' history (`sql::HISTORY_INDEX`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
+    crate::store::sql::HISTORY_INDEX,
 ];
 
 // the list reaches the version this release writes
@@ -110,7 +112,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2]);
+        assert_eq!(versions(&conn), [1, 2, 3]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -118,5 +120,55 @@ mod tests {
             .query_row("SELECT count(*) FROM rules", [], |r| r.get(0))
             .unwrap();
         assert_eq!((runs, rules), (1, 0));
+    }
+
+    /// A database at version 2 (with an answered run in it) takes the history index on open,
+    /// and the history statement walks it instead of sorting the table.
+    #[test]
+    fn version_2_takes_the_history_index_and_the_listing_uses_it() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, &MIGRATIONS[..2]).unwrap();
+        conn.execute(
+            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
+             VALUES ('r', 'q', 'input', 'p', 0, 'finished', 3, 1, '{}')",
+            [],
+        )
+        .unwrap();
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        assert_eq!(versions(&conn), [1, 2, 3]);
+        let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
+        let (sql, params) = crate::store::sql::history_sql(
+            &query,
+            |n| format!("?{n}"),
+            "typeof(created_at) = 'integer'",
+        )
+        .unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(
+                rusqlite::params_from_iter(params.iter().map(super::super::to_sql)),
+                |r| r.get(3),
+            )
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("USING INDEX runs_history")),
+            "{plan:?}"
+        );
+        assert!(
+            !plan.iter().any(|step| step.contains("TEMP B-TREE")),
+            "{plan:?}"
+        );
+        let listed: String = conn
+            .query_row(
+                &sql,
+                rusqlite::params_from_iter(params.iter().map(super::super::to_sql)),
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(listed, "r");
     }
 }
