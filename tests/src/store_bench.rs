@@ -106,9 +106,32 @@ pub fn timed_batch(mut f: impl FnMut()) -> std::time::Duration {
     start.elapsed()
 }
 
+/// The CPU time this thread has used so far (`/proc/thread-self/schedstat`, nanoseconds), where
+/// the system reports it. A benchmark's current-thread runtime runs the client and its
+/// connection tasks on this thread, so the difference over a batch is the client's own work.
+fn thread_cpu() -> Option<std::time::Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(std::time::Duration::from_nanos(ns))
+}
+
+/// `batch` (a timed batch), its thread CPU time added to `cpu`.
+fn cpu_counted(
+    cpu: &std::cell::Cell<std::time::Duration>,
+    batch: impl FnOnce() -> std::time::Duration,
+) -> std::time::Duration {
+    let before = thread_cpu();
+    let took = batch();
+    if let (Some(before), Some(after)) = (before, thread_cpu()) {
+        cpu.set(cpu.get() + after.saturating_sub(before));
+    }
+    took
+}
+
 /// The store's cycle against the two floors (`one`: `INSERT` + `UPDATE`, `two`: `INSERT` + two
 /// `UPDATE`s, each a timed batch), interleaved round by round (see [`interleaved`]): the line
-/// a store benchmark prints after divan's table.
+/// a store benchmark prints after divan's table, and a second line with the client's CPU time
+/// per cycle of each (what of the difference is this process's work, not the database's).
 pub fn compare_with_floors(
     name: &str,
     rt: &tokio::runtime::Runtime,
@@ -116,15 +139,31 @@ pub fn compare_with_floors(
     one: &mut dyn FnMut() -> std::time::Duration,
     two: &mut dyn FnMut() -> std::time::Duration,
 ) -> String {
+    let cpu: [std::cell::Cell<std::time::Duration>; 3] = Default::default();
+    let batches = std::cell::Cell::new(0u32);
     let mut subject = || {
         let mut records: Vec<PendingRun> = (0..BATCH).map(|_| fresh_record(rt)).collect();
-        timed_batch(|| park_claim_finish(rt, store, records.pop().expect("a record per cycle")))
+        batches.set(batches.get() + 1);
+        cpu_counted(&cpu[0], || {
+            timed_batch(|| park_claim_finish(rt, store, records.pop().expect("a record per cycle")))
+        })
     };
+    let mut one = || cpu_counted(&cpu[1], &mut *one);
+    let mut two = || cpu_counted(&cpu[2], &mut *two);
     // one interleaving of all three, so both floors are measured in the same rounds as the
     // store (two separate ones measured the floors minutes apart, and on a shared machine the
     // two-statement floor once came out slower than the three-statement one)
-    let m = interleaved(ROUNDS, &mut [&mut subject, one, two]);
-    ratios_line(name, &m)
+    let m = interleaved(ROUNDS, &mut [&mut subject, &mut one, &mut two]);
+    let cycles = f64::from(batches.get()) * f64::from(u32::try_from(BATCH).unwrap_or(1));
+    let per_cycle = |c: &std::cell::Cell<std::time::Duration>| c.get().as_secs_f64() * 1e6 / cycles;
+    format!(
+        "{}\n{name} client CPU per cycle (this thread: the client and its connection): \
+         store {:.0} us, INSERT+UPDATE {:.0} us, INSERT+two UPDATEs {:.0} us",
+        ratios_line(name, &m),
+        per_cycle(&cpu[0]),
+        per_cycle(&cpu[1]),
+        per_cycle(&cpu[2]),
+    )
 }
 
 /// The line a store benchmark prints for its interleaved comparison `[store, INSERT + UPDATE,
