@@ -130,10 +130,14 @@ fn cause(e: Error) -> Error {
 }
 
 /// The `ask` tool of [`Agent`], whose answered retry has a side effect: one row in `effects`.
+/// Marked idempotent, as this test is about the crash window itself (a call cut inside it is
+/// run again by the worker that takes the run over); a call that is not idempotent would park a
+/// `reconcile` request instead, which `tests/tests/worker/reconcile.rs` covers.
 fn toolkit(db: Arc<tokio_postgres::Client>, schema: &str, name: String) -> Toolkit {
     let sql = format!("INSERT INTO \"{schema}\".effects (request_id, worker) VALUES ($1, $2)");
     let ask = FnTool::builder("ask")
         .description("Asks the user a question.")
+        .idempotent()
         .handler(move |_, ctx| {
             let (db, sql, name) = (Arc::clone(&db), sql.clone(), name.clone());
             async move {
