@@ -1,13 +1,14 @@
-//! A worker process SIGKILLed inside a tool (`run_worker` over a SQLite file, the tool paused
-//! after its side effect): when the tool is not idempotent, the process that takes the runs
+//! A worker process SIGKILLed inside a tool (`run_worker` over a SQLite file or a PostgreSQL
+//! schema, the tool paused after its side effect): when the tool is not idempotent, the process that takes the runs
 //! over parks each on a `reconcile` request instead of running the tool again, and each answer
 //! does what it says (rerun: the tool runs again, with the answer it first ran with; record:
 //! the given output is the result; fail, or a decline: the call fails); when the tool is
 //! idempotent, the takeover runs it again, as before.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use toolnexus::reconcile::Reconcile;
@@ -15,88 +16,156 @@ use toolnexus::store::{RunState, RunStore, SqliteStore};
 use toolnexus::{DeclineReason, Request};
 use toolnexus_tests::store_conformance::Agent;
 
-/// Starts `run_worker` on the SQLite file (lease 300 ms, 4 runs at once, poll 50 ms) with
-/// `env`; returns it once it says `ready`.
-fn spawn(file: &str, name: &str, env: &[(&str, &str)]) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_run_worker"))
-        .args(["sqlite", file, "-", name, "300", "4", "50"])
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the worker starts");
-    let out = child.stdout.take().expect("stdout");
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let ready = lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the worker says ready");
-    assert_eq!(ready, "ready", "{name}");
-    child
+/// Where the worker processes run: the store, `run_worker`'s first three arguments, and the
+/// `effects` table (kept until dropped: a temporary directory or schema).
+struct Db {
+    store: Arc<dyn RunStore>,
+    args: [String; 3],
+    effects: Effects,
+    _guard: Box<dyn std::any::Any + Send>,
 }
 
-/// The side effects recorded for the answer to `request_id`.
-fn effects(path: &Path, request_id: &str) -> Vec<String> {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT worker FROM effects WHERE request_id = ?1 ORDER BY rowid")
-        .unwrap();
-    stmt.query_map([request_id], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+enum Effects {
+    Sqlite(PathBuf),
+    Postgres(tokio_postgres::Client, String),
 }
 
-fn all_effects(path: &Path) -> usize {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    conn.query_row("SELECT COUNT(*) FROM effects", [], |r| r.get::<_, i64>(0))
-        .unwrap()
-        .try_into()
-        .unwrap()
-}
-
-/// `n` runs parked on `ask` and answered (`Ada0`, `Ada1`, ...), a worker killed while all of
-/// them are inside the tool (after its side effect), and a second worker started: the store,
-/// the runs' ids and their first requests, and the second worker.
-async fn killed_inside_the_tool(
-    path: &Path,
-    n: usize,
-    env: &[(&str, &str)],
-) -> (SqliteStore, Vec<(String, Request)>, Child) {
-    let store = SqliteStore::open(path).await.unwrap();
-    rusqlite::Connection::open(path)
-        .unwrap()
-        .execute_batch("CREATE TABLE effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)")
-        .unwrap();
-    let mut runs = Vec::new();
-    for i in 0..n {
-        let record = Agent::once().halt().await;
-        let request = record.pending().clone();
-        let run_id = store.park(record).await.unwrap().run_id;
-        store
-            .submit(&request.accept(format!("Ada{i}")), "desk")
-            .await
+impl Db {
+    async fn sqlite(tag: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("toolnexus-reconcile-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("runs.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)")
             .unwrap();
-        runs.push((run_id, request));
+        let file = path.to_string_lossy().into_owned();
+        Self {
+            store: Arc::new(store),
+            args: ["sqlite".to_owned(), file, "-".to_owned()],
+            effects: Effects::Sqlite(path),
+            _guard: Box::new(TempDir(dir)),
+        }
     }
-    let file = path.to_string_lossy().into_owned();
-    let mut pausing = env.to_vec();
-    pausing.push(("RUN_WORKER_PAUSE_MS", "60000"));
-    let mut first = spawn(&file, "w-killed", &pausing);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while all_effects(path) < n {
-        assert!(Instant::now() < deadline, "the runs reach the tool");
-        std::thread::sleep(Duration::from_millis(20));
+
+    async fn postgres(test: &str) -> Option<Self> {
+        let url = toolnexus_tests::pg::url(test)?;
+        let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "reconcile").await;
+        let schema = guard.schema.clone();
+        let db = toolnexus_tests::pg::client(&url).await;
+        db.batch_execute(&format!(
+            "CREATE TABLE \"{schema}\".effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)"
+        ))
+        .await
+        .unwrap();
+        Some(Self {
+            store: Arc::new(store),
+            args: ["postgres".to_owned(), url, schema.clone()],
+            effects: Effects::Postgres(db, schema),
+            _guard: Box::new(guard),
+        })
     }
-    first.kill().expect("SIGKILL");
-    let _ = first.wait();
-    let second = spawn(&file, "w-next", env);
-    (store, runs, second)
+
+    /// The side effects recorded for the answer to `request_id` (every one without).
+    async fn effects(&self, request_id: Option<&str>) -> Vec<String> {
+        match &self.effects {
+            Effects::Sqlite(path) => {
+                let conn = rusqlite::Connection::open(path).unwrap();
+                let mut stmt = conn
+                    .prepare(
+                        "SELECT worker FROM effects WHERE ?1 IS NULL OR request_id = ?1 ORDER BY rowid",
+                    )
+                    .unwrap();
+                stmt.query_map([request_id], |r| r.get(0))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap()
+            }
+            Effects::Postgres(db, schema) => db
+                .query(
+                    &format!(
+                        "SELECT worker FROM \"{schema}\".effects WHERE $1::text IS NULL OR request_id = $1 ORDER BY ctid"
+                    ),
+                    &[&request_id],
+                )
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect(),
+        }
+    }
+
+    /// Starts `run_worker` (lease 300 ms, 4 runs at once, poll 50 ms) with `env`; returns it
+    /// once it says `ready`.
+    fn spawn(&self, name: &str, env: &[(&str, &str)]) -> Child {
+        let [kind, at, schema] = &self.args;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_run_worker"))
+            .args([kind, at, schema, name, "300", "4", "50"])
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the worker starts");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let ready = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the worker says ready");
+        assert_eq!(ready, "ready", "{name}");
+        child
+    }
+
+    /// `n` runs parked on `ask` and answered (`Ada0`, `Ada1`, ...), a worker killed while all
+    /// of them are inside the tool (after its side effect), and a second worker started: the
+    /// runs' ids and their first requests, and the second worker.
+    async fn killed_inside_the_tool(
+        &self,
+        n: usize,
+        env: &[(&str, &str)],
+    ) -> (Vec<(String, Request)>, Child) {
+        let mut runs = Vec::new();
+        for i in 0..n {
+            let record = Agent::once().halt().await;
+            let request = record.pending().clone();
+            let run_id = self.store.park(record).await.unwrap().run_id;
+            self.store
+                .submit(&request.accept(format!("Ada{i}")), "desk")
+                .await
+                .unwrap();
+            runs.push((run_id, request));
+        }
+        let mut pausing = env.to_vec();
+        pausing.push(("RUN_WORKER_PAUSE_MS", "60000"));
+        let mut first = self.spawn("w-killed", &pausing);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.effects(None).await.len() < n {
+            assert!(Instant::now() < deadline, "the runs reach the tool");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        first.kill().expect("SIGKILL");
+        let _ = first.wait();
+        let second = self.spawn("w-next", env);
+        (runs, second)
+    }
+}
+
+/// Deletes its directory when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn stop(mut child: Child) {
@@ -105,20 +174,12 @@ fn stop(mut child: Child) {
     assert!(status.success(), "{status}");
 }
 
-fn temp_db(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir =
-        std::env::temp_dir().join(format!("toolnexus-reconcile-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("runs.db");
-    (dir, path)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_person() {
-    let (dir, path) = temp_db("not-idempotent");
+/// A worker killed inside a tool that is not idempotent: the takeover parks every run on
+/// `reconcile`, and each answer does what it says.
+async fn not_idempotent_leaves_it_to_a_person(db: &Db) {
     let env = [("RUN_WORKER_NOT_IDEMPOTENT", "1")];
-    let (store, runs, next) = killed_inside_the_tool(&path, 4, &env).await;
+    let (runs, next) = db.killed_inside_the_tool(4, &env).await;
+    let store = &db.store;
 
     // the takeover parks every run on a reconcile request; the tool did not run again
     let mut asks = Vec::new();
@@ -143,7 +204,7 @@ async fn a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_per
         asks.push(request);
     }
     for (_, first) in &runs {
-        assert_eq!(effects(&path, &first.id), ["w-killed"]);
+        assert_eq!(db.effects(Some(&first.id)).await, ["w-killed"]);
     }
 
     // each answer does what it says
@@ -169,33 +230,26 @@ async fn a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_per
         ended.push((call.output.clone(), call.is_error, result.text));
     }
     stop(next);
-    assert_eq!(
-        ended,
-        [
-            (
-                "hello \"Ada0\"".to_owned(),
-                false,
-                "done: hello \"Ada0\"".to_owned()
-            ),
-            (
-                "recorded by hand".to_owned(),
-                false,
-                "done: recorded by hand".to_owned()
-            ),
-            (
-                "the payment bounced".to_owned(),
-                true,
-                "done: the payment bounced".to_owned()
-            ),
-            (
-                format!("declined/expired: {}", asks[3].prompt),
-                true,
-                format!("done: declined/expired: {}", asks[3].prompt)
-            ),
-        ]
-    );
+    let declined = format!("declined/expired: {}", asks[3].prompt);
+    let expected = [
+        ("hello \"Ada0\"".to_owned(), false),
+        ("recorded by hand".to_owned(), false),
+        ("the payment bounced".to_owned(), true),
+        (declined, true),
+    ];
+    let expected: Vec<_> = expected
+        .into_iter()
+        .map(|(output, is_error)| {
+            let text = format!("done: {output}");
+            (output, is_error, text)
+        })
+        .collect();
+    assert_eq!(ended, expected);
     // only the rerun ran the tool again, with the answer it first ran with
-    let counts: Vec<Vec<String>> = runs.iter().map(|(_, r)| effects(&path, &r.id)).collect();
+    let mut counts = Vec::new();
+    for (_, first) in &runs {
+        counts.push(db.effects(Some(&first.id)).await);
+    }
     assert_eq!(
         counts,
         [
@@ -205,25 +259,51 @@ async fn a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_per
             vec!["w-killed".to_owned()],
         ]
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_killed_inside_an_idempotent_tool_runs_it_again() {
-    let (dir, path) = temp_db("idempotent");
-    let (store, runs, next) = killed_inside_the_tool(&path, 2, &[]).await;
+/// A worker killed inside an idempotent tool: the takeover runs it again.
+async fn idempotent_runs_again(db: &Db) {
+    let (runs, next) = db.killed_inside_the_tool(2, &[]).await;
     for (i, (run_id, first)) in runs.iter().enumerate() {
-        let run = store
+        let run = db
+            .store
             .wait_finished(run_id, Duration::from_secs(20))
             .await
             .unwrap()
             .expect("the run ends");
         let result = run.result.unwrap();
         assert_eq!(result.text, format!("done: hello \"Ada{i}\""));
-        assert_eq!(effects(&path, &first.id), ["w-killed", "w-next"]);
+        assert_eq!(db.effects(Some(&first.id)).await, ["w-killed", "w-next"]);
     }
     stop(next);
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_person() {
+    not_idempotent_leaves_it_to_a_person(&Db::sqlite("not-idempotent").await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_worker_killed_inside_an_idempotent_tool_runs_it_again() {
+    idempotent_runs_again(&Db::sqlite("idempotent").await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_person() {
+    let test =
+        "postgres_a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_person";
+    if let Some(db) = Db::postgres(test).await {
+        not_idempotent_leaves_it_to_a_person(&db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_worker_killed_inside_an_idempotent_tool_runs_it_again() {
+    if let Some(db) =
+        Db::postgres("postgres_a_worker_killed_inside_an_idempotent_tool_runs_it_again").await
+    {
+        idempotent_runs_again(&db).await;
+    }
 }
 
 /// The cost of the markers: a claimed run saves one checkpoint more per call of a tool that is
