@@ -1193,3 +1193,58 @@ fn link_of(inbox: &Inbox, id: &str) -> String {
         .link(id, Duration::from_secs(600))
         .expect("signed links are on")
 }
+
+/// A `reconcile` request without a form (as one whose arguments name a credential is made):
+/// the page's Accept cannot say an action and is refused, never failing the call silently;
+/// the JSON API takes the action as `data`, checks it as the loop does, and the recorded
+/// output becomes the call's result without running the tool.
+#[tokio::test]
+async fn a_reconcile_request_without_a_form_takes_its_action_through_the_json_api() {
+    let (fx, req, app, url) =
+        parked(json!({"kind": "reconcile", "prompt": "Was the invoice sent?"})).await;
+    let (cookie, csrf, _) = open(&app, &url).await;
+    let accepted = send(
+        &app,
+        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
+    )
+    .await;
+    accepted.says(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid reconcile answer: the answer carries no `action` (one of `rerun`, `record`, `fail`)",
+    );
+    assert_eq!(state_of(&fx, &req.id).await, RunState::Parked);
+
+    let (path, q) = url.split_once('?').expect("query");
+    let answer = format!("/api/requests/{}/answer?{q}", &path[3..]);
+    let wrong = send(
+        &app,
+        post_json(&answer, &json!({"ok": true, "data": {"action": "record"}})),
+    )
+    .await;
+    assert_eq!(
+        wrong.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        wrong.body
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&wrong.body).expect("json"),
+        json!({"error": "Output: invalid reconcile answer: `record` needs the call's `output`", "field": "data"})
+    );
+    let done = send(
+        &app,
+        post_json(
+            &answer,
+            &json!({"ok": true, "data": {"action": "record", "output": "sent on Monday"}}),
+        ),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::ACCEPTED, "{}", done.body);
+    let recorded: Value = serde_json::from_str(&done.body).expect("json");
+    let v = moved_on_json(&app, recorded["statusLink"].as_str().expect("link")).await;
+    assert_eq!(
+        v["outcome"],
+        json!({"status": "done", "text": "final: sent on Monday"})
+    );
+    assert_eq!(fx.retries(), 0, "the tool did not run");
+}

@@ -132,6 +132,12 @@ fn answer_from_json(request: &Request, shape: &Shape, body: &Value) -> Result<An
             let args = data.and_then(|d| d.get(fields::ARGS)).cloned();
             edit.answer(request, args)
         }
+        // a reconcile request without a form (its arguments name a credential) takes its
+        // action as `data`, checked as the loop checks it
+        Shape::AcceptDecline if request.kind == crate::reconcile::KIND_RECONCILE => {
+            let answer = data.map_or_else(|| Answer::ok(&request.id), |d| request.accept(d));
+            fields::reconcile_checked(request, answer, "data")
+        }
         Shape::Approval(None) | Shape::Authorization(_) | Shape::AcceptDecline => {
             Ok(Answer::ok(&request.id))
         }

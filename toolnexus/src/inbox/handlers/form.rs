@@ -48,8 +48,10 @@ fn answer_from_form(
                 .map_or("", |(_, v)| v.as_str());
             edit.answer(request, fields::Edit::parse(text)?)
         }
+        // a reconcile request without a form cannot say its action here: refused, never a
+        // silent failure of the call (declining it fails the call; the JSON API takes one)
         Shape::Approval(None) | Shape::Authorization(_) | Shape::AcceptDecline => {
-            Ok(Answer::ok(&request.id))
+            fields::reconcile_checked(request, Answer::ok(&request.id), "action")
         }
     }
 }
