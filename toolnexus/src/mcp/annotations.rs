@@ -56,4 +56,21 @@ mod tests {
         );
         assert_eq!(hints_from_mcp(Some(&mcp)), hints);
     }
+
+    #[test]
+    fn a_consumed_tool_is_idempotent_exactly_when_its_server_says_so() {
+        // the loop's crash rule reads `is_idempotent`: a consumed tool with
+        // `idempotentHint: true` runs again after a crash, any other is asked about
+        let said = |v: serde_json::Value| {
+            let mcp: rmcp::model::ToolAnnotations = serde_json::from_value(v).unwrap();
+            hints_from_mcp(Some(&mcp)).is_idempotent()
+        };
+        assert!(said(serde_json::json!({"idempotentHint": true})));
+        assert!(!said(serde_json::json!({"idempotentHint": false})));
+        assert!(!said(serde_json::json!({"readOnlyHint": true})));
+        assert!(!hints_from_mcp(None).is_idempotent());
+        // and a served tool says what it states
+        let served = hints_to_mcp(ToolAnnotations::new().idempotent(true)).unwrap();
+        assert_eq!(served.idempotent_hint, Some(true));
+    }
 }
