@@ -418,6 +418,31 @@ pub async fn deny_principal_and_expiry_through_the_loop(make: Make) {
     ended_rule_asks_again(store.as_ref(), &client, &pay).await;
     decision_before_a_park_is_in_its_history(&store, &pay).await;
     wait_for_remembers_for_the_principal(&store, &pay).await;
+    a_run_stays_its_principals(&client, &pay, &bob).await;
+}
+
+/// Part of [`deny_principal_and_expiry_through_the_loop`]: a run stays the run of the
+/// principal it started for, whoever resumes it. Bob's parked run, answered through a client
+/// for ada (whose deny rule covers the tool), runs its first call and asks for the second
+/// instead of taking ada's rule; its records say bob.
+async fn a_run_stays_its_principals(client: &Client, pay: &Payments, bob: &toolnexus::RunResult) {
+    let record = toolnexus::PendingRun::try_from(bob).unwrap();
+    assert_eq!(record.principal(), Some("bob"));
+    let ran = pay.ran();
+    let answer = Answer::accept(&record.pending().id, json!(true));
+    let next = client
+        .for_principal("ada")
+        .answer(answer, &pay.toolkit)
+        .await
+        .unwrap();
+    assert_eq!(next.status, RunStatus::Pending, "{next:?}");
+    assert_eq!(pay.ran(), ran + 1);
+    assert_eq!(
+        next.tool_calls.last().map(|c| c.output.as_str()),
+        Some("Approval required: Pay eve 40?")
+    );
+    let again = toolnexus::PendingRun::try_from(&next).unwrap();
+    assert_eq!(again.principal(), Some("bob"));
 }
 
 /// Part of [`deny_principal_and_expiry_through_the_loop`].

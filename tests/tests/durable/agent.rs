@@ -131,7 +131,7 @@ async fn an_edited_name_is_refused_and_nothing_runs() {
     assert!(err.starts_with(&head), "{err}");
     assert!(
         err.ends_with(
-            "\": the call, its run id, its request id, its agent's name or its conversation changed after its request was made"
+            "\": the call, its run id, its request id, its agent's name, its conversation or its principal changed after its request was made"
         ),
         "{err}"
     );
@@ -217,7 +217,7 @@ async fn a_conversation_turn_keeps_its_conversation_id_bound_in_the_record() {
     );
     assert!(
         err.ends_with(
-            ": the call, its run id, its request id, its agent's name or its conversation changed after its request was made"
+            ": the call, its run id, its request id, its agent's name, its conversation or its principal changed after its request was made"
         ),
         "{err}"
     );

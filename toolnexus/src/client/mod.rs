@@ -166,8 +166,10 @@ impl Client {
     /// principal apply to the runs started (and resumed) through the returned client, and an
     /// answer given through it that says `within: principal` is remembered for it.
     ///
-    /// A run resumed by a [`Worker`](crate::worker::Worker) is resumed for the worker's
-    /// client's principal (none unless set): the store does not keep who a run was for.
+    /// Who a run is for is kept in its records (bound by their fingerprints, like the agent's
+    /// name), so a run resumed elsewhere (by a [`Worker`](crate::worker::Worker), or a client
+    /// for another principal) stays the run of the principal it started for, and a run started
+    /// for nobody stays nobody's: no client widens whose rules hold.
     ///
     /// ```
     /// use toolnexus::{Client, ScriptedModel};
@@ -494,6 +496,7 @@ impl Client {
         // names (none stays none)
         config.agent_name = claim.record.agent().map(str::to_owned);
         config.conversation = claim.record.conversation().map(str::to_owned);
+        config.principal = claim.record.principal().map(str::to_owned);
         let client = Self {
             inner: Arc::new(config),
         };
@@ -501,7 +504,6 @@ impl Client {
         // with it the only sender) is done
         let mut remembering = Remembering {
             store: Some(store),
-            principal: self.inner.principal.clone(),
             stored: true,
             ..Remembering::default()
         };
@@ -523,6 +525,7 @@ impl Client {
                     let mut state = State::from_run(run, toolkit);
                     state.agent.clone_from(&client.inner.agent_name);
                     state.conversation.clone_from(&client.inner.conversation);
+                    state.principal.clone_from(&client.inner.principal);
                     let resume = Box::new(Resume::InFlight(in_flight));
                     client
                         .drive(state, toolkit, None, false, Some(resume), remembering)
@@ -658,16 +661,16 @@ impl Client {
         let mut state = State::from_run(run, toolkit);
         state.agent.clone_from(&self.inner.agent_name);
         state.conversation.clone_from(&self.inner.conversation);
+        state.principal.clone_from(&self.inner.principal);
         self.drive(state, toolkit, sink, sink.is_some(), None, remembering)
             .await
     }
 
     /// What a run of this client starts from for [remembered decisions](crate::remember):
-    /// the client's store, its principal (the run's conversation is its state's).
+    /// the client's store (the run's conversation and principal are its state's).
     fn remembering(&self) -> Remembering<'_> {
         Remembering {
             store: self.inner.store.as_deref(),
-            principal: self.inner.principal.clone(),
             ..Remembering::default()
         }
     }

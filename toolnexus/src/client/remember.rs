@@ -22,7 +22,8 @@ pub(super) struct Remembering<'a> {
     pub(super) store: Option<&'a dyn RunStore>,
     /// The conversation the run belongs to.
     pub(super) conversation: Option<String>,
-    /// Who the run is for ([`Client::for_principal`](super::Client::for_principal)).
+    /// Who the run is for ([`Client::for_principal`](super::Client::for_principal)), as its
+    /// state (and records) keep it.
     pub(super) principal: Option<String>,
     /// Who answered the request the run resumes with, as the store recorded it.
     pub(super) answered_by: Option<String>,

@@ -95,6 +95,9 @@ impl Client {
         if remembering.conversation.is_none() {
             remembering.conversation.clone_from(&state.conversation);
         }
+        // whose rules hold: the principal the run is for, as its records keep it (a run
+        // resumed by a client for another principal, or by a worker, stays its own)
+        remembering.principal.clone_from(&state.principal);
         let run = Run {
             client: &self.inner,
             toolkit,
@@ -189,7 +192,11 @@ impl Resume {
         let assistant_at = run.check()?;
         let pending = run.pending().clone();
         let (result, halted) = run.into_parts();
-        let (agent, conversation) = (halted.agent.clone(), halted.conversation.clone());
+        let (agent, conversation, principal) = (
+            halted.agent.clone(),
+            halted.conversation.clone(),
+            halted.principal.clone(),
+        );
         let resume = Self::Answer {
             assistant_at,
             halted,
@@ -199,6 +206,7 @@ impl Resume {
         let mut state = State::from_run(result, toolkit);
         state.agent = agent;
         state.conversation = conversation;
+        state.principal = principal;
         Ok((state, Box::new(resume)))
     }
 }

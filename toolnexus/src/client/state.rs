@@ -36,6 +36,9 @@ pub(super) struct State {
     pub(super) agent: Option<String>,
     /// The conversation the run is a turn of, kept in every record the run parks.
     pub(super) conversation: Option<String>,
+    /// Who the run is for ([`Client::for_principal`](super::Client::for_principal), or the
+    /// halted record's), kept in every record the run parks: whose remembered decisions hold.
+    pub(super) principal: Option<String>,
     /// The decisions remembered rules made that no store has noted yet.
     pub(super) decided: Vec<crate::store::RunEvent>,
 }
@@ -60,6 +63,7 @@ impl State {
             toolkit,
         );
         state.agent.clone_from(&config.agent_name);
+        state.principal.clone_from(&config.principal);
         state
     }
 
@@ -77,6 +81,7 @@ impl State {
             ran: false,
             agent: None,
             conversation: None,
+            principal: None,
             decided: Vec::new(),
         }
     }
@@ -100,6 +105,7 @@ impl Exec {
                 request: &request.id,
                 agent: st.agent.as_deref(),
                 conversation: st.conversation.as_deref(),
+                principal: st.principal.as_deref(),
             };
             fingerprint_of(ids, &call.name, &call.arguments, &self.args)
         });
@@ -150,6 +156,7 @@ pub(super) fn halt(
         request: &request.id,
         agent: st.agent.as_deref(),
         conversation: st.conversation.as_deref(),
+        principal: st.principal.as_deref(),
     };
     let fingerprint = fingerprint_of(ids, &call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
@@ -174,6 +181,7 @@ pub(super) fn halt(
         deferred,
         agent: st.agent.clone(),
         conversation: st.conversation.clone(),
+        principal: st.principal.clone(),
     }));
     result
 }

@@ -13,8 +13,9 @@
 //!
 //! A run whose client names its agent ([`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name))
 //! binds that name too, as a member `"agent": <the name>`, and a run that is a turn of a
-//! conversation ([`Client::ask`](crate::Client::ask)) its id, as `"conversation": <the id>`
-//! (each in its sorted place): the answer page shows a person who asks and where, and an edit
+//! conversation ([`Client::ask`](crate::Client::ask)) its id, as `"conversation": <the id>`,
+//! and a run for a principal ([`Client::for_principal`](crate::Client::for_principal)) who, as
+//! `"principal": <the principal>` (each in its sorted place): the answer page shows a person who asks and where, and an edit
 //! of either is refused like an edit of the call. A record without them hashes exactly as
 //! before they existed.
 //!
@@ -39,6 +40,8 @@ pub(crate) struct Ids<'a> {
     pub(crate) agent: Option<&'a str>,
     /// The conversation the run is a turn of, when it is one.
     pub(crate) conversation: Option<&'a str>,
+    /// Who the run is for, when it is for someone.
+    pub(crate) principal: Option<&'a str>,
 }
 
 /// The fingerprint of the call of `tool` the model made with `arguments` and the tool ran with
@@ -58,6 +61,10 @@ pub(crate) fn of(ids: Ids<'_>, tool: &str, arguments: &Value, args: &Value) -> S
     if let Some(conversation) = ids.conversation {
         bytes.extend_from_slice(b",\"conversation\":");
         string(conversation, &mut bytes);
+    }
+    if let Some(principal) = ids.principal {
+        bytes.extend_from_slice(b",\"principal\":");
+        string(principal, &mut bytes);
     }
     bytes.extend_from_slice(b",\"requestId\":");
     string(ids.request, &mut bytes);
@@ -147,6 +154,7 @@ mod tests {
         request: "r1",
         agent: None,
         conversation: None,
+        principal: None,
     };
 
     #[test]
@@ -188,6 +196,7 @@ mod tests {
             request: "run-1",
             agent: None,
             conversation: None,
+            principal: None,
         };
         assert_ne!(base, of(swapped, "delete", &args, &args));
     }
@@ -208,6 +217,7 @@ mod tests {
             request: "a\"b",
             agent: None,
             conversation: None,
+            principal: None,
         };
         assert_eq!(
             of(odd, "t", &json!({}), &json!({})),
@@ -215,10 +225,10 @@ mod tests {
         );
     }
 
-    /// A named agent and a conversation are bound in their sorted places; without them
+    /// A named agent, a conversation and a principal are bound in their sorted places; without them
     /// nothing changes (the vector above).
     #[test]
-    fn the_agent_name_and_the_conversation_are_bound_when_there_are_some() {
+    fn the_agent_name_the_conversation_and_the_principal_are_bound_when_there_are_some() {
         let named = Ids {
             agent: Some("expense-bot"),
             ..IDS
@@ -233,6 +243,17 @@ mod tests {
         };
         let text = br#"{"agent":"expense-bot","args":{"a":1},"arguments":{"a":1},"conversation":"c-7","requestId":"r1","runId":"run-1","tool":"t"}"#;
         assert_eq!(of(both, "t", &args, &args), hex(&Sha256::digest(text)));
+        let all = Ids {
+            principal: Some("ada"),
+            ..both
+        };
+        let text = br#"{"agent":"expense-bot","args":{"a":1},"arguments":{"a":1},"conversation":"c-7","principal":"ada","requestId":"r1","runId":"run-1","tool":"t"}"#;
+        assert_eq!(of(all, "t", &args, &args), hex(&Sha256::digest(text)));
+        let for_bob = Ids {
+            principal: Some("bob"),
+            ..both
+        };
+        assert_ne!(of(all, "t", &args, &args), of(for_bob, "t", &args, &args));
         assert_ne!(of(named, "t", &args, &args), of(IDS, "t", &args, &args));
         let renamed = Ids {
             agent: Some("other-bot"),

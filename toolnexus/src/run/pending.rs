@@ -45,6 +45,10 @@ pub(crate) struct Halted {
     /// the fingerprints; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) conversation: Option<String>,
+    /// Who the run is for ([`Client::for_principal`](crate::Client::for_principal)), bound by
+    /// the fingerprints; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) principal: Option<String>,
 }
 
 /// A later call of the halted turn: the result it gave before the halt.
@@ -176,6 +180,13 @@ impl PendingRun {
     /// `None` for a run started on its own. Bound by the [fingerprint](PendingRun::fingerprint).
     pub fn conversation(&self) -> Option<&str> {
         self.halted.conversation.as_deref()
+    }
+
+    /// Who the run is for ([`Client::for_principal`](crate::Client::for_principal)): whose
+    /// [remembered decisions](crate::remember) hold for it, wherever it is resumed; `None` for
+    /// a run started for nobody. Bound by the [fingerprint](PendingRun::fingerprint).
+    pub fn principal(&self) -> Option<&str> {
+        self.halted.principal.as_deref()
     }
 
     /// The model id of the run.

@@ -232,6 +232,7 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
                 request: &request.id,
                 agent: run.halted.agent.as_deref(),
                 conversation: run.halted.conversation.as_deref(),
+                principal: run.halted.principal.as_deref(),
             };
             fingerprint::of(ids, &later.name, &later.arguments, &d.args)
         });
@@ -272,23 +273,28 @@ fn check_halted(run: &PendingRun, at: usize, call: &ToolCall) -> RecordResult<()
         request: &run.pending.id,
         agent: run.halted.agent.as_deref(),
         conversation: run.halted.conversation.as_deref(),
+        principal: run.halted.principal.as_deref(),
     };
     let expected = fingerprint::of(ids, &call.name, &call.arguments, &record.args);
     if run.halted.fingerprint != expected {
         // a named agent is bound too: say so only where there is one
-        let (agent, what) = match (&run.halted.agent, &run.halted.conversation) {
-            (None, None) => (String::new(), "the call, its run id or its request id"),
-            (agent, conversation) => (
+        let halted = &run.halted;
+        let (agent, what) = match (&halted.agent, &halted.conversation, &halted.principal) {
+            (None, None, None) => (String::new(), "the call, its run id or its request id"),
+            (agent, conversation, principal) => (
                 format!(
-                    "{}{}",
+                    "{}{}{}",
                     agent
                         .as_ref()
                         .map_or_else(String::new, |a| format!(" for agent {}", show(a))),
                     conversation
                         .as_ref()
-                        .map_or_else(String::new, |c| format!(" in conversation {}", show(c)))
+                        .map_or_else(String::new, |c| format!(" in conversation {}", show(c))),
+                    principal
+                        .as_ref()
+                        .map_or_else(String::new, |p| format!(" on behalf of {}", show(p)))
                 ),
-                "the call, its run id, its request id, its agent's name or its conversation",
+                "the call, its run id, its request id, its agent's name, its conversation or its principal",
             ),
         };
         return fail(format!(
