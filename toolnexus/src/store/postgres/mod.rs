@@ -136,8 +136,11 @@ impl PostgresStore {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
+        // LIFO: one caller at a time keeps using the connection it just returned (the
+        // same server process, warm), instead of cycling through every idle one
         let pool = Pool::builder(manager)
             .max_size(8)
+            .queue_mode(deadpool_postgres::QueueMode::Lifo)
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .wait_timeout(Some(Duration::from_secs(30)))
             .create_timeout(Some(Duration::from_secs(10)))
