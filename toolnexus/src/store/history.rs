@@ -2,7 +2,7 @@
 //! [`RunStore::list_history`](super::RunStore::list_history), newest first, one [`Page`](super::Page)
 //! at a time (the SQL stores' statement is `sql::history_sql`).
 
-use super::{StoreError, StoreResult};
+use super::StoreResult;
 
 /// Which answered runs [`RunStore::list_history`](super::RunStore::list_history) returns:
 /// every run with at least one request answered (or expired unanswered), whatever it did
@@ -64,14 +64,7 @@ impl HistoryQuery {
 
     /// The decoded cursor: the last run's `(created_at ms, run id)`.
     pub(crate) fn cursor(&self) -> StoreResult<Option<(i64, String)>> {
-        let Some(raw) = &self.cursor else {
-            return Ok(None);
-        };
-        let bad =
-            || StoreError::Invalid(format!("`{raw}` is not a cursor a history page returned"));
-        let (ms, id) = raw.split_once(':').ok_or_else(bad)?;
-        let ms = ms.parse::<i64>().map_err(|_| bad())?;
-        Ok(Some((ms, id.to_owned())))
+        super::query::decode_cursor(self.cursor.as_deref(), "a history page")
     }
 }
 

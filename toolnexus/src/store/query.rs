@@ -99,14 +99,20 @@ impl PendingQuery {
 
     /// The decoded cursor: the last run's `(created_at ms, run id)`.
     pub(crate) fn cursor(&self) -> StoreResult<Option<(i64, String)>> {
-        let Some(raw) = &self.cursor else {
-            return Ok(None);
-        };
-        let bad = || StoreError::Invalid(format!("`{raw}` is not a cursor a page returned"));
-        let (ms, id) = raw.split_once(':').ok_or_else(bad)?;
-        let ms = ms.parse::<i64>().map_err(|_| bad())?;
-        Ok(Some((ms, id.to_owned())))
+        decode_cursor(self.cursor.as_deref(), "a page")
     }
+}
+
+/// A page's cursor (`<created_at ms>:<run id>`, as [`Page::of_rows`] writes it) decoded;
+/// `pages` says which listing returns such cursors, for the error.
+pub(crate) fn decode_cursor(raw: Option<&str>, pages: &str) -> StoreResult<Option<(i64, String)>> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let bad = || StoreError::Invalid(format!("`{raw}` is not a cursor {pages} returned"));
+    let (ms, id) = raw.split_once(':').ok_or_else(bad)?;
+    let ms = ms.parse::<i64>().map_err(|_| bad())?;
+    Ok(Some((ms, id.to_owned())))
 }
 
 /// One page of [`RunStore::list_pending`](super::RunStore::list_pending).

@@ -192,6 +192,34 @@ impl PostgresStore {
         self.pool.get().await.map_err(backend)
     }
 
+    /// One page of a listing: `sql` (made by the shared SQL module) run with `params`, each
+    /// row read by `read`, `size` rows a page (the query asks for one more).
+    pub(super) async fn page(
+        &self,
+        sql: &str,
+        params: Vec<SqlParam>,
+        size: usize,
+        read: fn(&Row) -> crate::store::RawRow,
+    ) -> StoreResult<Page> {
+        let params: Vec<Box<dyn ToSql + Sync + Send>> = params
+            .into_iter()
+            .map(|p| -> Box<dyn ToSql + Sync + Send> {
+                match p {
+                    SqlParam::Text(s) => Box::new(s),
+                    SqlParam::Int(i) => Box::new(i),
+                }
+            })
+            .collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = params
+            .iter()
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+        let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
+        Ok(Page::of_rows(rows.iter().map(read).collect(), size))
+    }
+
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
         let client = self.client().await?;
         let stmt = client
@@ -544,25 +572,8 @@ impl RunStore for PostgresStore {
 
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         Box::pin(async move {
-            let size = query.page_size();
             let (sql, params) = pending_sql(query, |n| format!("${n}"), "")?;
-            let params: Vec<Box<dyn ToSql + Sync + Send>> = params
-                .into_iter()
-                .map(|p| -> Box<dyn ToSql + Sync + Send> {
-                    match p {
-                        SqlParam::Text(s) => Box::new(s),
-                        SqlParam::Int(i) => Box::new(i),
-                    }
-                })
-                .collect();
-            let refs: Vec<&(dyn ToSql + Sync)> = params
-                .iter()
-                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                .collect();
-            let client = self.client().await?;
-            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
-            let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
-            Ok(Page::of_rows(rows.iter().map(raw).collect(), size))
+            self.page(&sql, params, query.page_size(), raw).await
         })
     }
 
