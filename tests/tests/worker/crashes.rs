@@ -4,8 +4,7 @@
 //! the one that takes it over after the last allowed crash ends it `Failed` instead of
 //! running the tool again.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 use toolnexus::store::{RunEventKind, RunState, RunStore, SqliteStore};
@@ -15,27 +14,11 @@ use toolnexus_tests::store_conformance::Agent;
 /// tool aborting the process, allowing 3 attempts; returns it once it says `ready`, with its
 /// stdout lines.
 fn spawn(file: &str, name: &str) -> (Child, std::sync::mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_run_worker"))
-        .args(["sqlite", file, "-", name, "300", "1", "50"])
-        .env("RUN_WORKER_ABORT", "1")
-        .env("RUN_WORKER_MAX_ATTEMPTS", "3")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the worker starts");
-    let out = child.stdout.take().expect("stdout");
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let ready = lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the worker says ready");
-    assert_eq!(ready, "ready", "{name}");
-    (child, lines)
+    super::run_worker(
+        &["sqlite", file, "-", name, "300", "1", "50"],
+        &[("RUN_WORKER_ABORT", "1"), ("RUN_WORKER_MAX_ATTEMPTS", "3")],
+        name,
+    )
 }
 
 /// The child's exit status once it exits within `timeout`, else `None` (still running).

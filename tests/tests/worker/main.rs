@@ -12,9 +12,12 @@ mod retries;
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use toolnexus::store::{MemoryStore, RunStore, SqliteStore};
@@ -105,4 +108,33 @@ pub(crate) fn worker(store: &Backend, client: Client, toolkit: Toolkit, name: &s
         .name(name)
         .poll(Duration::from_millis(200))
         .build()
+}
+
+/// Starts the `run_worker` binary with `args` and `env` (stdin and stdout piped; its stdout
+/// lines read on a thread), once it says `ready`: the process and its later lines.
+pub(crate) fn run_worker(
+    args: &[&str],
+    env: &[(&str, &str)],
+    name: &str,
+) -> (Child, Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_run_worker"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the worker starts");
+    let out = child.stdout.take().expect("stdout");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let ready = lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the worker says ready");
+    assert_eq!(ready, "ready", "{name}");
+    (child, lines)
 }

@@ -10,8 +10,7 @@
 //! `--ignored --nocapture`, so their figures are in its output.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -29,37 +28,20 @@ struct Proc {
 
 impl Proc {
     fn spawn(args: &[&str], name: &str, pause_ms: Option<u64>) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_run_worker"));
-        if let Some(ms) = pause_ms {
-            cmd.env("RUN_WORKER_PAUSE_MS", ms.to_string());
-        }
-        let mut child = cmd
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the worker starts");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
+        let pause = pause_ms.map(|ms| ms.to_string());
+        let env: Vec<(&str, &str)> = pause
+            .as_deref()
+            .map(|ms| ("RUN_WORKER_PAUSE_MS", ms))
+            .into_iter()
+            .collect();
+        let (mut child, lines) = super::run_worker(args, &env, name);
         let stdin = child.stdin.take();
-        let p = Self {
+        Self {
             name: name.to_owned(),
             child,
             stdin,
             lines,
-        };
-        let ready = p
-            .lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the worker says ready");
-        assert_eq!(ready, "ready", "{name}");
-        p
+        }
     }
 
     /// Closes stdin (graceful shutdown) and waits; returns the stats line.

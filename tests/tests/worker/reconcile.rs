@@ -5,9 +5,8 @@
 //! the given output is the result; fail, or a decline: the call fails); when the tool is
 //! idempotent, the takeover runs it again, as before.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -103,26 +102,7 @@ impl Db {
     /// once it says `ready`.
     fn spawn(&self, name: &str, env: &[(&str, &str)]) -> Child {
         let [kind, at, schema] = &self.args;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_run_worker"))
-            .args([kind, at, schema, name, "300", "4", "50"])
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the worker starts");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let ready = lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the worker says ready");
-        assert_eq!(ready, "ready", "{name}");
-        child
+        super::run_worker(&[kind, at, schema, name, "300", "4", "50"], env, name).0
     }
 
     /// `n` runs parked on `ask` and answered (`Ada0`, `Ada1`, ...), a worker killed while all
