@@ -1,0 +1,372 @@
+//! Remembered decisions: an answer to an approval that also says "and the same from now on",
+//! kept as a [`Rule`] in the store beside the runs and checked before a later call asks.
+//!
+//! # On the wire
+//!
+//! An approval's answer carries the choice in its `data` (this port's extension; other ports
+//! ignore the key):
+//!
+//! ```text
+//! "remember": {"scope": "args" | "tool", "within": "conversation" | "principal", "until"?: RFC 3339}
+//! ```
+//!
+//! - `scope`: `args` covers calls of this tool with exactly these arguments (bound by their
+//!   canonical fingerprint: key order and spacing do not matter, any other value does);
+//!   `tool` covers every call of this tool.
+//! - `within`: `conversation` covers the calls of runs in the conversation the answered run
+//!   belongs to ([`Client::ask`](crate::Client::ask)); `principal` covers the runs started
+//!   for whoever answered ([`Client::for_principal`](crate::Client::for_principal)).
+//! - `until` (optional): the rule ends then; an expired rule never matches.
+//!
+//! An accepting answer makes an **allow** rule, a declining one (reason `declined`) a **deny**
+//! rule. [`Answer::remember`](crate::Answer::remember) writes the key:
+//!
+//! ```
+//! use toolnexus::{Answer, Remember};
+//! use toolnexus::remember::{Scope, Within};
+//!
+//! let answer = Answer::ok("sus-1").remember(Remember::new(Scope::Tool, Within::Conversation));
+//! assert_eq!(
+//!     serde_json::to_string(&answer).unwrap(),
+//!     r#"{"id":"sus-1","ok":true,"data":{"remember":{"scope":"tool","within":"conversation"}}}"#
+//! );
+//! ```
+//!
+//! # What is remembered, and what never is
+//!
+//! - Only answers to `approval` requests. An `input`, `question`, `authorization` or any other
+//!   request is asked every time: its answer is data for one call, not a yes or a no.
+//! - A declined answer makes a deny rule; an expired or cancelled one makes none (nobody
+//!   decided).
+//! - **An edited approval** ([`Request::approve_with`](crate::Request::approve_with)) is
+//!   remembered for the arguments the person wrote only: with scope `args` the rule binds the
+//!   edited arguments (what the person approved and what ran); with scope `tool` no rule is made, since
+//!   correcting a call says that this tool's calls are not right as the model makes them, so
+//!   approving all of them would widen what the person chose.
+//! - A remember the loop cannot honour (an unknown `scope` or `within`, an unreadable
+//!   `until`, `within: conversation` for a run outside any conversation, `within: principal`
+//!   with nobody known to have answered, a store that keeps no rules) makes no rule; the
+//!   answer itself still counts, and the reason is logged (`tracing`, target `toolnexus`).
+//!
+//! # Checked before asking
+//!
+//! When a call would suspend on an `approval` request, the loop asks the store's
+//! [`RuleStore`] first ([`RuleStore::decide`]): a matching deny rule declines the call (the
+//! model reads `declined/expired: <prompt>`), else a matching allow rule approves it (the tool
+//! runs as if a person had approved it, with the arguments shown). Deny wins over allow. A
+//! rule never widens beyond what the person chose: an `args` rule never matches other
+//! arguments, a conversation's rule never another conversation, a principal's rule only runs
+//! started for that principal, and an expired rule nothing. Which rule decided is an
+//! [`Event::Decided`](crate::Event::Decided) and, for a run kept in the store, a
+//! [`decided`](crate::store::RunEventKind::Decided) event of its
+//! [history](crate::store::RunInfo::history) (with the rule's id).
+
+use std::time::SystemTime;
+
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::request::{Answer, DeclineReason, KIND_APPROVAL, Request, format_rfc3339};
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod row;
+mod rule;
+mod store;
+#[cfg(test)]
+mod tests;
+
+pub use rule::{Effect, Rule, RuleQuery, call_fingerprint, decide};
+pub use store::RuleStore;
+
+/// The key of an answer's `data` that holds the remember choice.
+pub const DATA_REMEMBER: &str = "remember";
+
+/// Which calls of the tool a rule covers (`scope` on the wire).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Scope {
+    /// Calls with exactly these arguments (`args`): bound by their canonical fingerprint.
+    Args,
+    /// Every call of the tool (`tool`).
+    Tool,
+}
+
+impl Scope {
+    /// The wire name: `args` or `tool`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Args => "args",
+            Self::Tool => "tool",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "args" => Some(Self::Args),
+            "tool" => Some(Self::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// Where a rule holds (`within` on the wire).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Within {
+    /// The runs of the answered run's conversation (`conversation`).
+    Conversation,
+    /// The runs started for whoever answered (`principal`).
+    Principal,
+}
+
+impl Within {
+    /// The wire name: `conversation` or `principal`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Conversation => "conversation",
+            Self::Principal => "principal",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "conversation" => Some(Self::Conversation),
+            "principal" => Some(Self::Principal),
+            _ => None,
+        }
+    }
+}
+
+/// A person's "and the same from now on", carried by an approval's answer
+/// ([`Answer::remember`]). See the [module docs](self) for the wire form and what is
+/// remembered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Remember {
+    /// Which calls it covers.
+    pub scope: Scope,
+    /// Where it holds.
+    pub within: Within,
+    /// When it ends (`None`: until revoked).
+    pub until: Option<SystemTime>,
+}
+
+impl Remember {
+    /// Remember with this scope, within this reach, until revoked.
+    pub fn new(scope: Scope, within: Within) -> Self {
+        Self {
+            scope,
+            within,
+            until: None,
+        }
+    }
+
+    /// Ends the rule at `at` (kept to the millisecond).
+    #[must_use]
+    pub fn until(mut self, at: SystemTime) -> Self {
+        self.until = Some(at);
+        self
+    }
+
+    /// The wire form: `{"scope","until"?,"within"}` (`data` objects keep their keys sorted).
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("scope".to_owned(), Value::from(self.scope.as_str()));
+        map.insert("within".to_owned(), Value::from(self.within.as_str()));
+        if let Some(until) = self.until {
+            map.insert("until".to_owned(), Value::from(format_rfc3339(until)));
+        }
+        Value::Object(map)
+    }
+
+    /// The remember choice an answer carries (`data.remember`): `None` without one, an error
+    /// naming what is wrong for one that cannot be read.
+    ///
+    /// ```
+    /// use toolnexus::{Answer, Remember};
+    /// use toolnexus::remember::{Scope, Within};
+    ///
+    /// let answer = Answer::accept("r1", serde_json::json!({"remember": {"scope": "args", "within": "principal"}}));
+    /// assert_eq!(Remember::of_answer(&answer), Some(Ok(Remember::new(Scope::Args, Within::Principal))));
+    /// let wrong = Answer::accept("r1", serde_json::json!({"remember": {"scope": "everything", "within": "principal"}}));
+    /// assert_eq!(
+    ///     Remember::of_answer(&wrong),
+    ///     Some(Err("`remember.scope` must be \"args\" or \"tool\", not \"everything\"".to_owned()))
+    /// );
+    /// ```
+    pub fn of_answer(answer: &Answer) -> Option<Result<Self, String>> {
+        let value = answer.data.as_ref()?.as_object()?.get(DATA_REMEMBER)?;
+        Some(Self::from_value(value))
+    }
+
+    fn from_value(value: &Value) -> Result<Self, String> {
+        let Some(map) = value.as_object() else {
+            return Err("`remember` must be an object".to_owned());
+        };
+        if let Some(key) = map
+            .keys()
+            .find(|k| !matches!(k.as_str(), "scope" | "within" | "until"))
+        {
+            return Err(format!(
+                "`remember` has an unknown key `{}`",
+                crate::limits::excerpt(key)
+            ));
+        }
+        let text = |key: &str| map.get(key).map(|v| v.as_str().ok_or(v));
+        let scope = match text("scope") {
+            Some(Ok(s)) => Scope::parse(s).ok_or_else(|| {
+                format!(
+                    "`remember.scope` must be \"args\" or \"tool\", not \"{}\"",
+                    crate::limits::excerpt(s)
+                )
+            })?,
+            Some(Err(_)) => return Err("`remember.scope` must be a string".to_owned()),
+            None => return Err("`remember` has no `scope`".to_owned()),
+        };
+        let within = match text("within") {
+            Some(Ok(s)) => Within::parse(s).ok_or_else(|| {
+                format!(
+                    "`remember.within` must be \"conversation\" or \"principal\", not \"{}\"",
+                    crate::limits::excerpt(s)
+                )
+            })?,
+            Some(Err(_)) => return Err("`remember.within` must be a string".to_owned()),
+            None => return Err("`remember` has no `within`".to_owned()),
+        };
+        let until = match text("until") {
+            Some(Ok(s)) => Some(
+                OffsetDateTime::parse(s, &Rfc3339)
+                    .map(SystemTime::from)
+                    .map_err(|_| {
+                        format!(
+                            "`remember.until` must be an RFC 3339 time, not \"{}\"",
+                            crate::limits::excerpt(s)
+                        )
+                    })?,
+            ),
+            Some(Err(_)) => return Err("`remember.until` must be a string".to_owned()),
+            None => None,
+        };
+        Ok(Self {
+            scope,
+            within,
+            until,
+        })
+    }
+}
+
+impl Answer {
+    /// This answer, saying "and the same from now on": `data.remember` (see
+    /// [`remember`](crate::remember)). On an accepting answer to an approval it makes an allow
+    /// rule, on a declining one a deny rule. Other keys of an object `data` (such as an
+    /// edit's `args`) are kept; a `data` that is not an object (nothing an approval reads) is
+    /// replaced.
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// use toolnexus::{Answer, DeclineReason, Remember};
+    /// use toolnexus::remember::{Scope, Within};
+    ///
+    /// let never = Remember::new(Scope::Args, Within::Principal)
+    ///     .until(UNIX_EPOCH + Duration::from_secs(1_790_000_000));
+    /// let answer = Answer::decline("sus-1", DeclineReason::Declined).remember(never);
+    /// assert_eq!(
+    ///     serde_json::to_string(&answer).unwrap(),
+    ///     r#"{"id":"sus-1","ok":false,"data":{"remember":{"scope":"args","until":"2026-09-21T14:13:20Z","within":"principal"}},"reason":"declined"}"#
+    /// );
+    /// ```
+    #[must_use]
+    pub fn remember(mut self, remember: Remember) -> Self {
+        let mut data = match self.data.take() {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        data.insert(DATA_REMEMBER.to_owned(), remember.to_value());
+        self.data = Some(Value::Object(data));
+        self
+    }
+}
+
+/// The rule an answer to `request` asks to remember, for the call of `tool` with `args` (the
+/// arguments the person approved: an edit's when the answer edits) in run `run_id`, in
+/// `conversation`, answered by `answered_by`: `Ok(None)` when the answer remembers nothing,
+/// an error saying why when it asks for something that cannot be remembered (see the
+/// [module docs](self)).
+///
+/// # Errors
+///
+/// A remember on a request that is not an approval, an unreadable remember, an edit
+/// remembered for the whole tool, a conversation rule outside a conversation, a principal
+/// rule with nobody known to have answered.
+pub fn rule_of_answer(
+    request: &Request,
+    answer: &Answer,
+    tool: &str,
+    args: &Value,
+    run_id: &str,
+    conversation: Option<&str>,
+    answered_by: Option<&str>,
+) -> Result<Option<Rule>, String> {
+    let Some(remember) = Remember::of_answer(answer) else {
+        return Ok(None);
+    };
+    if request.kind != KIND_APPROVAL {
+        return Err(format!(
+            "only approvals are remembered, not a `{}` request",
+            crate::limits::excerpt(&request.kind)
+        ));
+    }
+    let remember = remember?;
+    let effect = match (answer.ok, &answer.reason) {
+        (true, _) => Effect::Allow,
+        (false, None | Some(DeclineReason::Declined)) => Effect::Deny,
+        (false, Some(reason)) => {
+            return Err(format!(
+                "a `{reason}` answer decides nothing, so it is not remembered"
+            ));
+        }
+    };
+    let edited = answer.ok
+        && answer
+            .data
+            .as_ref()
+            .and_then(Value::as_object)
+            .is_some_and(|d| d.contains_key(crate::request::DATA_ARGS));
+    if edited && remember.scope == Scope::Tool {
+        return Err(
+            "an edited approval is remembered for its own arguments only (scope `args`), never for the whole tool"
+                .to_owned(),
+        );
+    }
+    let holder = match remember.within {
+        Within::Conversation => conversation.ok_or(
+            "`within: conversation` for a run outside any conversation (run it with `Client::ask`)",
+        )?,
+        Within::Principal => answered_by
+            .ok_or("`within: principal` with nobody known to have answered (answer through a store's `submit`, or a client made with `Client::for_principal`)")?,
+    };
+    let (args, fingerprint) = match remember.scope {
+        Scope::Args => (Some(args.clone()), Some(call_fingerprint(tool, args))),
+        Scope::Tool => (None, None),
+    };
+    Ok(Some(Rule {
+        id: crate::id::unique("rule"),
+        effect,
+        tool: tool.to_owned(),
+        scope: remember.scope,
+        args,
+        fingerprint,
+        within: remember.within,
+        holder: holder.to_owned(),
+        until: remember.until.map(ms),
+        created_at: ms(SystemTime::now()),
+        answered_by: answered_by.map(str::to_owned),
+        request_id: request.id.clone(),
+        run_id: run_id.to_owned(),
+    }))
+}
+
+/// `at`, to the millisecond (as every store keeps times).
+fn ms(at: SystemTime) -> SystemTime {
+    crate::store::from_millis(crate::store::millis(at))
+}

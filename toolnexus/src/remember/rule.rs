@@ -1,0 +1,172 @@
+//! A kept rule: what it does ([`Effect`]), which calls it covers, and how a call is matched
+//! against the rules ([`RuleQuery`], [`decide`]).
+
+use std::fmt;
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::{Scope, Within};
+
+/// What a rule does to a call it covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Effect {
+    /// Approve it without asking.
+    Allow,
+    /// Decline it without asking.
+    Deny,
+}
+
+impl Effect {
+    /// `allow` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+        }
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "allow" => Some(Self::Allow),
+            "deny" => Some(Self::Deny),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A remembered decision, as the store keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rule {
+    /// Its id (`rule-<ms>-<counter>-<random>`).
+    pub id: String,
+    /// Allow or deny.
+    pub effect: Effect,
+    /// The tool it covers.
+    pub tool: String,
+    /// Which of its calls.
+    pub scope: Scope,
+    /// For [`Scope::Args`]: the arguments, to show (the rule matches by
+    /// [`fingerprint`](Self::fingerprint)).
+    pub args: Option<Value>,
+    /// For [`Scope::Args`]: the canonical fingerprint of the tool and its arguments
+    /// ([`call_fingerprint`]).
+    pub fingerprint: Option<String>,
+    /// Where it holds: in one conversation, or for one principal.
+    pub within: Within,
+    /// The conversation's id or the principal, as [`within`](Self::within) says.
+    pub holder: String,
+    /// When it ends (`None`: until revoked).
+    pub until: Option<SystemTime>,
+    /// When it was made (kept to the millisecond).
+    pub created_at: SystemTime,
+    /// Who answered (when known).
+    pub answered_by: Option<String>,
+    /// The request whose answer made it.
+    pub request_id: String,
+    /// The run that request belonged to.
+    pub run_id: String,
+}
+
+/// A call about to ask for approval, as [`RuleStore::decide`](super::RuleStore::decide) matches it.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct RuleQuery<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// The canonical fingerprint of the tool and its arguments ([`call_fingerprint`]).
+    pub fingerprint: &'a str,
+    /// The run's conversation, if it has one.
+    pub conversation: Option<&'a str>,
+    /// The principal the run was started for, if any.
+    pub principal: Option<&'a str>,
+    /// The time to match at (an expired rule never matches).
+    pub at: SystemTime,
+}
+
+impl<'a> RuleQuery<'a> {
+    /// A query for a call of `tool` with `fingerprint`, at `at`, outside any conversation and
+    /// for nobody (add them with [`in_conversation`](Self::in_conversation) and
+    /// [`for_principal`](Self::for_principal)).
+    pub fn new(tool: &'a str, fingerprint: &'a str, at: SystemTime) -> Self {
+        Self {
+            tool,
+            fingerprint,
+            conversation: None,
+            principal: None,
+            at,
+        }
+    }
+
+    /// In this conversation.
+    #[must_use]
+    pub fn in_conversation(mut self, id: Option<&'a str>) -> Self {
+        self.conversation = id;
+        self
+    }
+
+    /// For this principal.
+    #[must_use]
+    pub fn for_principal(mut self, principal: Option<&'a str>) -> Self {
+        self.principal = principal;
+        self
+    }
+}
+
+impl Rule {
+    /// Whether the rule covers `call`: the same tool, the same fingerprint for an `args` rule,
+    /// the same conversation or principal, and not expired at `call.at`.
+    pub fn matches(&self, call: &RuleQuery<'_>) -> bool {
+        let holder = match self.within {
+            Within::Conversation => call.conversation,
+            Within::Principal => call.principal,
+        };
+        self.tool == call.tool
+            && (self.scope == Scope::Tool || self.fingerprint.as_deref() == Some(call.fingerprint))
+            && holder == Some(self.holder.as_str())
+            && self.until.is_none_or(|until| call.at < until)
+    }
+
+    /// Whether it has ended at `now`.
+    pub fn is_expired_at(&self, now: SystemTime) -> bool {
+        self.until.is_some_and(|until| now >= until)
+    }
+}
+
+/// Of `rules`, the one that decides `call`: the oldest matching deny rule, else the oldest
+/// matching allow rule.
+pub fn decide<'r>(rules: &'r [Rule], call: &RuleQuery<'_>) -> Option<&'r Rule> {
+    let oldest = |effect| {
+        rules
+            .iter()
+            .filter(|r| r.effect == effect && r.matches(call))
+            .min_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)))
+    };
+    oldest(Effect::Deny).or_else(|| oldest(Effect::Allow))
+}
+
+/// The canonical fingerprint of a call of `tool` with `args`, as an `args` rule binds it:
+/// SHA-256 (lowercase hex) of the canonical JSON of `{"args": <args>, "tool": <tool>}` (keys
+/// sorted at every level, no whitespace).
+///
+/// ```
+/// use toolnexus::remember::call_fingerprint;
+/// use serde_json::json;
+///
+/// let a = call_fingerprint("pay", &json!({"to": "Ada", "amount": 40}));
+/// let b = call_fingerprint("pay", &serde_json::from_str(r#"{ "amount":40, "to":"Ada" }"#).unwrap());
+/// assert_eq!(a, b);
+/// assert_ne!(a, call_fingerprint("pay", &json!({"to": "Ada", "amount": 41})));
+/// ```
+pub fn call_fingerprint(tool: &str, args: &Value) -> String {
+    crate::run::call_fingerprint(tool, args)
+}
