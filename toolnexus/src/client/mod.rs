@@ -9,6 +9,10 @@
 //! loop does with a client's store (`store`), events (`event`), hooks (`hooks`), tracing
 //! (`trace`) and the in-process models ([`FnModel`], [`ScriptedModel`], [`Reply`]). The
 //! durable record of a run, what it is at rest and its checks, is [`run`](crate::run)'s.
+//!
+//! Slightly over the crate's usual ~600 lines on purpose: every entry point of the client sits
+//! side by side (each a few lines over `run`), so what a run keeps when it is resumed one way
+//! or another (its agent, conversation and principal, its remembered rules) reads in one place.
 
 mod builder;
 pub(crate) mod edit;
