@@ -102,14 +102,9 @@ impl MemoryStore {
     pub(super) fn claim_answered(&self, owner: &str) -> Option<Claim> {
         let now = now_ms();
         let mut rows = self.rows();
-        let answered: Vec<(i64, String)> = rows
-            .by_id
-            .values()
-            .filter(|r| r.state == RunState::Answered.as_str())
-            .map(|r| (r.created_at, r.run_id.clone()))
-            .collect();
         let until = now.saturating_add(lease_ms(self.lease()));
-        let (found, damaged) = self.first_readable(&mut rows, answered, owner, until, now);
+        let (found, damaged) =
+            self.first_readable(&mut rows, Rows::oldest_answered, owner, until, now);
         let Some((row, claim)) = found else {
             drop(rows);
             if damaged {
@@ -134,16 +129,7 @@ impl MemoryStore {
     }
 
     pub(super) fn next_due_now(&self) -> Option<SystemTime> {
-        let rows = self.rows();
-        rows.by_id
-            .values()
-            .filter_map(|r| match r.state.as_str() {
-                "parked" => r.expires_at,
-                "claimed" => r.lease_until,
-                _ => None,
-            })
-            .min()
-            .map(from_millis)
+        self.rows().next_due().map(from_millis)
     }
 }
 

@@ -68,6 +68,14 @@ struct Rows {
     past_requests: HashMap<String, String>,
     /// `(created_at, run_id)` of every parked run, for listing in order.
     parked: BTreeSet<(i64, String)>,
+    /// `(created_at, run_id)` of every answered run: the claimable ones, oldest first.
+    answered: BTreeSet<(i64, String)>,
+    /// `(created_at, run_id)` of every run whose request expired, oldest first.
+    expired: BTreeSet<(i64, String)>,
+    /// `(expires_at, run_id)` of every parked run with a deadline, nearest first.
+    deadlines: BTreeSet<(i64, String)>,
+    /// `(lease_until, run_id)` of every claimed run, the lease that runs out first first.
+    leases: BTreeSet<(i64, String)>,
 }
 
 impl fmt::Debug for MemoryStore {
@@ -204,18 +212,9 @@ impl MemoryStore {
     fn take_over_now(&self, owner: &str) -> Option<Claim> {
         let now = now_ms();
         let mut rows = self.rows();
-        let candidates: Vec<(i64, String)> = rows
-            .by_id
-            .values()
-            .filter(|r| {
-                r.state == RunState::Expired.as_str()
-                    || (r.state == RunState::Claimed.as_str()
-                        && r.lease_until.is_some_and(|until| until <= now))
-            })
-            .map(|r| (r.created_at, r.run_id.clone()))
-            .collect();
         let until = now.saturating_add(lease_ms(self.lease()));
-        let (found, damaged) = self.first_readable(&mut rows, candidates, owner, until, now);
+        let (found, damaged) =
+            self.first_readable(&mut rows, |rows| rows.oldest_to_take_over(now), owner, until, now);
         let Some((row, claim)) = found else {
             drop(rows);
             if damaged {
@@ -236,23 +235,23 @@ impl MemoryStore {
         Some(claim)
     }
 
-    /// The oldest row of `candidates` (`(created_at, run_id)`) a worker can read, with the
-    /// claim `owner` would make of it; every unreadable row met first is marked
-    /// [`damaged`](RunState::Damaged), so it leaves the claimable set. Also says whether any
-    /// row was marked.
+    /// The first row `oldest` names (the oldest candidate left in an index) that a worker
+    /// can read, with the claim `owner` would make of it; every unreadable row met first is
+    /// marked [`damaged`](RunState::Damaged), so it leaves the index and the next is tried.
+    /// Also says whether any row was marked.
     fn first_readable(
         &self,
         rows: &mut Rows,
-        mut candidates: Vec<(i64, String)>,
+        oldest: impl Fn(&Rows) -> Option<String>,
         owner: &str,
         until: i64,
         now: i64,
     ) -> (Option<(RawRow, Claim)>, bool) {
-        candidates.sort();
         let mut damaged = false;
-        for (_, id) in candidates {
+        while let Some(id) = oldest(rows) {
             let Some(row) = rows.by_id.get(&id) else {
-                continue;
+                // an index names only stored rows; never loop on one that would not
+                break;
             };
             match takeover_claim(row, &self.seal, owner, until, false) {
                 Ok(claim) => return (Some((row.clone(), claim)), damaged),
@@ -349,11 +348,9 @@ impl MemoryStore {
         let now = now_ms();
         let mut rows = self.rows();
         let due: Vec<RawRow> = rows
-            .by_id
-            .values()
-            .filter(|r| {
-                r.state == RunState::Parked.as_str() && r.expires_at.is_some_and(|at| at <= now)
-            })
+            .deadlines
+            .range(..(now.saturating_add(1), String::new()))
+            .filter_map(|(_, id)| rows.by_id.get(id))
             .cloned()
             .collect();
         let mut ids = Vec::with_capacity(due.len());
@@ -376,7 +373,7 @@ impl MemoryStore {
         let Some(row) = rows.by_id.remove(run_id) else {
             return false;
         };
-        rows.parked.remove(&(row.created_at, row.run_id.clone()));
+        rows.unindex(&row);
         if rows.by_request.get(&row.request_id) == Some(&row.run_id) {
             rows.by_request.remove(&row.request_id);
         }
@@ -410,23 +407,96 @@ impl MemoryStore {
 impl Rows {
     /// Stores a row, keeping the indexes in step.
     fn insert(&mut self, row: RawRow) {
-        if let Some(old) = self.by_id.get(&row.run_id) {
-            let key = (old.created_at, old.run_id.clone());
-            let old_request = old.request_id.clone();
-            self.parked.remove(&key);
-            if old_request != row.request_id
-                && self.by_request.get(&old_request) == Some(&row.run_id)
+        if let Some(old) = self.by_id.remove(&row.run_id) {
+            self.unindex(&old);
+            if old.request_id != row.request_id
+                && self.by_request.get(&old.request_id) == Some(&row.run_id)
             {
-                self.by_request.remove(&old_request);
-                self.past_requests.insert(old_request, row.run_id.clone());
+                self.by_request.remove(&old.request_id);
+                self.past_requests.insert(old.request_id, row.run_id.clone());
             }
         }
-        if row.state == RunState::Parked.as_str() {
-            self.parked.insert((row.created_at, row.run_id.clone()));
-        }
+        self.index(&row);
         self.by_request
             .insert(row.request_id.clone(), row.run_id.clone());
         self.by_id.insert(row.run_id.clone(), row);
+    }
+
+    /// Adds `row` to the index of its state (see [`unindex`](Self::unindex)).
+    fn index(&mut self, row: &RawRow) {
+        let key = || (row.created_at, row.run_id.clone());
+        match RunState::parse(&row.state) {
+            Some(RunState::Parked) => {
+                self.parked.insert(key());
+                if let Some(at) = row.expires_at {
+                    self.deadlines.insert((at, row.run_id.clone()));
+                }
+            }
+            Some(RunState::Answered) => {
+                self.answered.insert(key());
+            }
+            Some(RunState::Expired) => {
+                self.expired.insert(key());
+            }
+            Some(RunState::Claimed) => {
+                if let Some(until) = row.lease_until {
+                    self.leases.insert((until, row.run_id.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes `row` (as stored) out of every index [`index`](Self::index) put it in.
+    fn unindex(&mut self, row: &RawRow) {
+        let key = (row.created_at, row.run_id.clone());
+        self.parked.remove(&key);
+        self.answered.remove(&key);
+        self.expired.remove(&key);
+        if let Some(at) = row.expires_at {
+            self.deadlines.remove(&(at, row.run_id.clone()));
+        }
+        if let Some(until) = row.lease_until {
+            self.leases.remove(&(until, row.run_id.clone()));
+        }
+    }
+
+    /// The oldest answered run.
+    fn oldest_answered(&self) -> Option<String> {
+        self.answered.first().map(|(_, id)| id.clone())
+    }
+
+    /// The oldest run a worker takes over at `now`: its request expired, or its lease ran out
+    /// (the oldest by creation of both).
+    fn oldest_to_take_over(&self, now: i64) -> Option<String> {
+        let lapsed = self
+            .leases
+            .iter()
+            .take_while(|(until, _)| *until <= now)
+            .filter_map(|(_, id)| self.by_id.get(id).map(|r| (r.created_at, id)))
+            .min();
+        let expired = self.expired.first().map(|(at, id)| (*at, id));
+        match (expired, lapsed) {
+            (Some(e), Some(l)) => Some(e.min(l).1.clone()),
+            (e, l) => e.or(l).map(|(_, id)| id.clone()),
+        }
+    }
+
+    /// The nearest deadline: a parked run's expiry or a claimed run's lease end.
+    fn next_due(&self) -> Option<i64> {
+        let expiry = self.deadlines.first().map(|(at, _)| *at);
+        let lease = self.leases.first().map(|(until, _)| *until);
+        expiry.into_iter().chain(lease).min()
+    }
+
+    /// Runs waiting for a worker at `now`: answered, expired, or claimed with a lapsed lease.
+    fn waiting(&self, now: i64) -> usize {
+        let lapsed = self
+            .leases
+            .iter()
+            .take_while(|(until, _)| *until <= now)
+            .count();
+        self.answered.len() + self.expired.len() + lapsed
     }
 }
 

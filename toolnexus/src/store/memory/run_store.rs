@@ -128,17 +128,7 @@ impl RunStore for MemoryStore {
 
     fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
         Box::pin(async move {
-            let now = now_ms();
-            let rows = self.rows();
-            let n = rows
-                .by_id
-                .values()
-                .filter(|r| match r.state.as_str() {
-                    "answered" | "expired" => true,
-                    "claimed" => r.lease_until.is_some_and(|until| until <= now),
-                    _ => false,
-                })
-                .count();
+            let n = self.rows().waiting(now_ms());
             Ok(u64::try_from(n).unwrap_or(u64::MAX))
         })
     }

@@ -33,7 +33,7 @@ impl MemoryStore {
         let int = || value.map(str::parse::<i64>);
         let held = match (column, value) {
             ("run_id", Some(v)) => {
-                rows.parked.remove(&(row.created_at, row.run_id.clone()));
+                rows.unindex(&row);
                 rows.by_id.remove(run_id);
                 v.clone_into(&mut row.run_id);
                 true
@@ -68,7 +68,6 @@ impl MemoryStore {
             }
             ("created_at", Some(_)) => match int() {
                 Some(Ok(at)) => {
-                    rows.parked.remove(&(row.created_at, row.run_id.clone()));
                     row.created_at = at;
                     true
                 }
