@@ -380,7 +380,12 @@ impl Bench {
 
 /// The ratio worker / bare loop per run on each store, interleaved batch by batch.
 fn report_ratios() {
+    // `TOOLNEXUS_BENCH_STORES=memory,sqlite` measures only those (a profile of one store)
+    let only = std::env::var("TOOLNEXUS_BENCH_STORES").ok();
     for kind in ["memory", "sqlite", "postgres"] {
+        if only.as_deref().is_some_and(|o| !o.split(',').any(|k| k == kind)) {
+            continue;
+        }
         let Some(b) = Bench::new(kind) else {
             println!("worker: {kind}: not measured (TOOLNEXUS_PG_URL is not set)");
             continue;

@@ -138,13 +138,38 @@ impl Worker {
         true
     }
 
-    /// Resumes `claim` to its outcome (or until `stop`), counting what happened.
-    pub(super) async fn drive(
+    /// Resumes `claim`, then claims and resumes the next run that needs a worker, and so on
+    /// until none is left, claiming stops (`claims`) or the runs are stopped (`runs`); then
+    /// gives its room back (`permit`). One task carries a slot's runs one after another: a
+    /// run costs no task spawn and no wake-up of the claim loop, which only fills slots that
+    /// are free. A failed `claim_next` ends the chain quietly: the claim loop, woken by its
+    /// end, claims again and backs off if the store still fails.
+    pub(super) async fn drive_chain(
         self,
-        claim: Claim,
+        mut claim: Claim,
         permit: OwnedSemaphorePermit,
-        stop: CancellationToken,
+        claims: CancellationToken,
+        runs: CancellationToken,
     ) {
+        loop {
+            self.drive(claim, &runs).await;
+            if claims.is_cancelled() || runs.is_cancelled() {
+                break;
+            }
+            match self.inner.store.claim_next(&self.inner.config.name).await {
+                Ok(Some(next)) => claim = next,
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, "worker: cannot claim the next run; the claim loop retries");
+                    break;
+                }
+            }
+        }
+        drop(permit);
+    }
+
+    /// Resumes `claim` to its outcome (or until `stop`), counting what happened.
+    async fn drive(&self, claim: Claim, stop: &CancellationToken) {
         let inner = &*self.inner;
         let stats = &inner.stats;
         bump(&stats.claimed);
@@ -203,7 +228,6 @@ impl Worker {
         stats
             .in_flight
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        drop(permit);
     }
 }
 

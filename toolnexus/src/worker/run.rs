@@ -1,6 +1,7 @@
 //! [`Worker::run`]: two loops side by side until shutdown, then a drain. The claim loop claims
-//! while there is room and work and sleeps until a wake-up; the deadline loop sleeps until the
-//! nearest deadline and expires what is due. Apart, so expiry never queues behind claims: a
+//! while there is room and work (each claim starts a task that, once its run is done, claims
+//! the next itself while work is left) and sleeps until a wake-up; the deadline loop sleeps
+//! until the nearest deadline and expires what is due. Apart, so expiry never queues behind claims: a
 //! worker kept busy by a backlog of answered runs still expires each request on time.
 
 use std::sync::Arc;
@@ -122,7 +123,12 @@ impl Worker {
             while let Ok(permit) = Arc::clone(&permits).try_acquire_owned() {
                 match store.claim_next(&config.name).await {
                     Ok(Some(claim)) => {
-                        tasks.spawn(self.clone().drive(claim, permit, stop_runs.clone()));
+                        tasks.spawn(self.clone().drive_chain(
+                            claim,
+                            permit,
+                            stop.clone(),
+                            stop_runs.clone(),
+                        ));
                     }
                     Ok(None) => break,
                     Err(e) => {
