@@ -2,7 +2,12 @@
 //!
 //! - per run: a worker (concurrency 1) resuming a batch of answered runs, against a loop that
 //!   calls `claim_next` and `Client::resume_claim` directly (what a host wrote by hand before
-//!   the worker), on the memory store, SQLite, and PostgreSQL when `TOOLNEXUS_PG_URL` is set;
+//!   the worker), spawned on the same runtime as the worker's runs are, on the memory store,
+//!   SQLite, and PostgreSQL when `TOOLNEXUS_PG_URL` is set (a bare loop run on the bench's
+//!   main thread, where the runs were just parked, read them from that core's cache: on a
+//!   2-vCPU machine it took 54 us a run there against 93 us on a runtime thread, and the
+//!   worker's ratio swung between 1.15x and 1.7x from one process to the next with which
+//!   core its thread ran on; pinned to one CPU, 1.03x);
 //!   the ratio worker / bare is measured interleaved, batch by batch (`ratio::interleaved`),
 //!   and printed after divan's table (target: at most 1.2);
 //! - runs/s on PostgreSQL with 1, 2 and 4 workers (each its own store and connection pool,
@@ -284,17 +289,29 @@ impl Bench {
 
     /// The bare loop: `claim_next` and `resume_claim` until nothing is left; its time.
     fn bare(&self) -> Duration {
-        let (store, client, toolkit) = (&self.finishes, &self.client, &self.toolkit);
-        self.rt.block_on(async {
+        let (store, client, toolkit) = (
+            Arc::clone(&self.finishes),
+            self.client.clone(),
+            self.toolkit.clone(),
+        );
+        self.rt.block_on(async move {
             let start = Instant::now();
-            let mut n = 0;
-            while let Some(claim) = store.claim_next("bare").await.expect("claim_next") {
-                client
-                    .resume_claim(store.as_ref(), &claim, toolkit)
-                    .await
-                    .expect("resume");
-                n += 1;
-            }
+            // a task of the runtime, as a host's loop (and the worker's runs) would be: both
+            // sides read the runs the main thread parked from a runtime thread, so neither
+            // gains from the cache of the core that wrote them
+            let n = tokio::spawn(async move {
+                let mut n = 0;
+                while let Some(claim) = store.claim_next("bare").await.expect("claim_next") {
+                    client
+                        .resume_claim(store.as_ref(), &claim, &toolkit)
+                        .await
+                        .expect("resume");
+                    n += 1;
+                }
+                n
+            })
+            .await
+            .expect("the bare loop");
             assert_eq!(n, BATCH);
             start.elapsed()
         })
