@@ -168,6 +168,81 @@ pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
     None
 }
 
+/// The deepest nesting serde_json's own parser reads (its recursion limit admits 127 levels;
+/// a margin below it).
+const SERDE_JSON_DEPTH: usize = 120;
+
+/// How JSON text nests and what numbers it holds: one scan, no recursion, strings skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TextShape {
+    /// The deepest nesting (`{}` and `[]` are one level).
+    pub(crate) depth: usize,
+    /// Whether every number is an integer serde_json reads exactly: no fraction, no exponent,
+    /// at most 18 digits (so it fits an `i64` or `u64`).
+    pub(crate) integers_only: bool,
+}
+
+impl TextShape {
+    /// The shape of `json`.
+    pub(crate) fn of(json: &str) -> Self {
+        let (mut level, mut depth, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+        let (mut digits, mut in_number, mut integers_only) = (0usize, false, true);
+        for b in json.bytes() {
+            if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            if in_number {
+                match b {
+                    b'0'..=b'9' => {
+                        digits += 1;
+                        continue;
+                    }
+                    b'.' | b'e' | b'E' | b'+' | b'-' => {
+                        integers_only = false;
+                        continue;
+                    }
+                    _ => {
+                        in_number = false;
+                        if digits > 18 {
+                            integers_only = false;
+                        }
+                    }
+                }
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => {
+                    level += 1;
+                    depth = depth.max(level);
+                }
+                b'}' | b']' => level = level.saturating_sub(1),
+                b'-' => (in_number, digits) = (true, 0),
+                b'0'..=b'9' => (in_number, digits) = (true, 1),
+                _ => {}
+            }
+        }
+        if in_number && digits > 18 {
+            integers_only = false;
+        }
+        Self {
+            depth,
+            integers_only,
+        }
+    }
+
+    /// Whether serde_json's parser reads text of this shape to exactly the values
+    /// [`parse_checked`] reads: no number it would round, nesting within its recursion limit.
+    pub(crate) fn serde_json_exact(self) -> bool {
+        self.integers_only && self.depth <= SERDE_JSON_DEPTH
+    }
+}
+
 /// Parses JSON text with the crate's own reader (no recursion limit of serde_json's, floats
 /// read exactly, so a record reads back as it was written): for text whose depth the caller
 /// has checked with [`deeper_than`] (against [`MAX_DEPTH`], or a record's bound). The error
@@ -252,6 +327,52 @@ fn closing(body: &str, quote: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_text_shape_names_depth_and_whether_every_number_is_an_exact_integer() {
+        let shape = |t: &str| {
+            let s = TextShape::of(t);
+            (s.depth, s.integers_only)
+        };
+        assert_eq!(shape("1"), (0, true));
+        assert_eq!(
+            shape(r#"{"a":[1,-2,{"b":[]}],"c":true,"d":false,"e":null}"#),
+            (4, true)
+        );
+        // the `e` of true and false is no exponent; digits, dots and brackets in strings are text
+        assert_eq!(shape(r#"[true,false,"1.5e3 [[{","\"0.1\\",-7]"#), (1, true));
+        for inexact in ["0.5", "[1e3]", "[1E3]", "[2e-1]", "-0.0", "{\"x\":1.0}"] {
+            assert_eq!(shape(inexact).1, false, "{inexact}");
+        }
+        // 18 digits fit an i64 or u64; 19 may not
+        assert_eq!(shape("[999999999999999999]"), (1, true));
+        assert_eq!(shape("[-999999999999999999]"), (1, true));
+        assert_eq!(shape("[9999999999999999999]"), (1, false));
+        assert_eq!(shape("29999999999999999999999995"), (0, false));
+        assert!(
+            TextShape::of(&format!("{}{}", "[".repeat(120), "]".repeat(120))).serde_json_exact()
+        );
+        assert!(
+            !TextShape::of(&format!("{}{}", "[".repeat(121), "]".repeat(121))).serde_json_exact()
+        );
+        assert!(!TextShape::of("[0.1]").serde_json_exact());
+    }
+
+    #[test]
+    fn serde_json_reads_text_it_is_exact_for_as_the_crates_reader_does() {
+        for text in [
+            r#"{"a":[1,-2,{"b":[]}],"c":true,"n":null,"s":"\u00e9\n\"x\"","k":{"k":1,"k":2}}"#,
+            "[-0]",
+            "[999999999999999999,-999999999999999999,0]",
+            r#"{"deep":[[[[[[[[[[{"x":18446744073}]]]]]]]]]]}"#,
+        ] {
+            assert!(TextShape::of(text).serde_json_exact(), "{text}");
+            let ours: Value = parse_checked(text).unwrap();
+            let theirs: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(ours, theirs, "{text}");
+            assert_eq!(ours.to_string(), theirs.to_string(), "{text}");
+        }
+    }
 
     fn nested(levels: usize) -> Value {
         let mut v = Value::Null;

@@ -11,7 +11,7 @@ use crate::request::Request;
 use crate::result::ToolResult;
 
 use super::result::{RunResult, RunStatus, ToolCallRecord};
-use crate::limits::{MAX_DEPTH, deeper_than, depth, parse_checked};
+use crate::limits::{MAX_DEPTH, TextShape, deeper_than, depth, parse_checked};
 
 /// The version of the [`PendingRun`] record this release writes and reads.
 ///
@@ -326,9 +326,25 @@ pub(crate) fn check_depth(json: &str, envelope: usize) -> RecordResult<()> {
 }
 
 /// A record of this version read straight from `json` (depth checked first), or `None`.
+///
+/// A record whose numbers are all integers (most are: counts, token usage, ids), nested
+/// within serde_json's limit, is read by serde_json in one pass straight into the type; it
+/// reads such text to exactly the values the crate's own reader gives. Any other record (a
+/// float, a deep value), or text serde_json refuses (a repeated field, say), goes through the
+/// crate's reader, which reads every number exactly and any depth.
 fn read_direct(json: &str) -> Option<PendingRun> {
-    check_depth(json, 0).ok()?;
-    let record: PendingRun = parse_checked(json).ok()?;
+    let shape = TextShape::of(json);
+    if shape.depth > MAX_DEPTH + RECORD_LEVELS {
+        return None;
+    }
+    let record: PendingRun = match shape
+        .serde_json_exact()
+        .then(|| serde_json::from_str(json).ok())
+        .flatten()
+    {
+        Some(record) => record,
+        None => parse_checked(json).ok()?,
+    };
     (record.version == PENDING_RUN_VERSION).then_some(record)
 }
 
