@@ -15,7 +15,7 @@ use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema, fresh_store};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    PARKED, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
+    PARKED, Pinned, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
     park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 
@@ -232,6 +232,19 @@ fn floor(bencher: Bencher<'_, '_>, updates: usize) {
 /// The store's cycle against both floors, interleaved round by round (see
 /// [`interleaved`]): the ratios the target is about, printed after divan's table.
 fn report_ratios(url: &str) {
+    // held to one CPU unless asked not to (see `Pinned`)
+    let pinned = std::env::var("TOOLNEXUS_BENCH_PIN")
+        .map_or(true, |v| v != "0")
+        .then(Pinned::cpu0)
+        .flatten();
+    println!(
+        "postgres: the comparison runs {}",
+        if pinned.is_some() {
+            "with the bench's thread and the server's processes held to CPU 0"
+        } else {
+            "unpinned"
+        }
+    );
     let rt = runtime();
     let (store, _guard) = rt.block_on(fresh_store(url, "bench_paired"));
     let (mut bare1, mut bare2) = (Floor::new(url, 1), Floor::new(url, 2));

@@ -400,7 +400,10 @@ fn report_ratios() {
     // `TOOLNEXUS_BENCH_STORES=memory,sqlite` measures only those (a profile of one store)
     let only = std::env::var("TOOLNEXUS_BENCH_STORES").ok();
     for kind in ["memory", "sqlite", "postgres"] {
-        if only.as_deref().is_some_and(|o| !o.split(',').any(|k| k == kind)) {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|k| k == kind))
+        {
             continue;
         }
         let Some(b) = Bench::new(kind) else {
