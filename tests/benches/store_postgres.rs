@@ -2,7 +2,9 @@
 //! `scripts/postgres.sh`; without it this prints a notice and measures nothing):
 //!
 //! - park + claim + finish of one run, against a bare `INSERT` + `UPDATE` (and `INSERT` + two
-//!   `UPDATE`s, one per store transaction) of a row of the same size;
+//!   `UPDATE`s, one per store transaction) of a row of the same size, interleaved, in three
+//!   layouts: the bench and the server on separate CPUs, both on one CPU (see
+//!   `store_bench::Pinned`; `TOOLNEXUS_BENCH_PIN=0` skips both), and unpinned;
 //! - `list_pending` latency with 100,000 parked runs (first page, a rare kind, a deep page);
 //! - bytes per parked run on disk (printed before the benchmarks).
 //!
@@ -15,8 +17,8 @@ use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema, fresh_store};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    PARKED, Pinned, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
-    park_claim_finish, rare_kind, runtime, sample, timed_batch,
+    Layout, PARKED, Pinned, compare_with_floors, deep_page, first_page, fresh_record, list_page,
+    mb, park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 
 fn url() -> Option<String> {
@@ -232,28 +234,30 @@ fn floor(bencher: Bencher<'_, '_>, updates: usize) {
 /// The store's cycle against both floors, interleaved round by round (see
 /// [`interleaved`]): the ratios the target is about, printed after divan's table.
 fn report_ratios(url: &str) {
-    // held to one CPU unless asked not to (see `Pinned`)
-    let pinned = std::env::var("TOOLNEXUS_BENCH_PIN")
-        .map_or(true, |v| v != "0")
-        .then(Pinned::cpu0)
-        .flatten();
-    println!(
-        "postgres: the comparison runs {}",
-        if pinned.is_some() {
-            "with the bench's thread and the server's processes held to CPU 0"
-        } else {
-            "unpinned"
-        }
-    );
     let rt = runtime();
     let (store, _guard) = rt.block_on(fresh_store(url, "bench_paired"));
-    let (mut bare1, mut bare2) = (Floor::new(url, 1), Floor::new(url, 2));
-    println!(
-        "{}",
-        compare_with_floors("postgres", &rt, &store, &mut || bare1.batch(), &mut || {
-            bare2.batch()
-        })
-    );
+    let compare = |how: &str| {
+        // fresh floors (connections, so server processes) in each layout
+        let (mut bare1, mut bare2) = (Floor::new(url, 1), Floor::new(url, 2));
+        println!("postgres, {how}:");
+        println!(
+            "{}",
+            compare_with_floors("postgres", &rt, &store, &mut || bare1.batch(), &mut || {
+                bare2.batch()
+            })
+        );
+    };
+    // each layout held in turn (see `Pinned`), then none unless asked not to
+    for layout in Layout::ALL {
+        if std::env::var("TOOLNEXUS_BENCH_PIN").is_ok_and(|v| v == "0") {
+            break;
+        }
+        if let Some(pinned) = Pinned::new(layout) {
+            compare(layout.describe());
+            drop(pinned);
+        }
+    }
+    compare("unpinned (where the scheduler puts each side: varies from run to run)");
 }
 
 /// The floor: one `INSERT` and one `UPDATE` of a row of the same size, autocommit.

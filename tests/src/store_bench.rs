@@ -183,15 +183,47 @@ fn ratios_line(store: &str, m: &Interleaved) -> String {
     )
 }
 
-/// The bench's own thread and every PostgreSQL server process held to one CPU while it lives
-/// (each process's affinity put back on drop, new server processes included).
+/// Where a comparison runs: the bench's thread and the PostgreSQL server's processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The bench on CPU 0, the server on CPU 1: each side on its own CPU, as a deployment has
+    /// them (the database on another machine); every round trip wakes the other CPU.
+    SplitCpus,
+    /// Both on CPU 0: no cross-CPU wake-up, so the time is the two sides' work, one after the
+    /// other (the client's own CPU time counts in full).
+    SameCpu,
+}
+
+impl Layout {
+    /// Both layouts, as the reports name them.
+    pub const ALL: [Self; 2] = [Self::SplitCpus, Self::SameCpu];
+
+    /// What the report says of this layout.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::SplitCpus => "bench on CPU 0, server on CPU 1",
+            Self::SameCpu => "bench and server on CPU 0",
+        }
+    }
+
+    /// The server's affinity mask (`taskset`'s hexadecimal form).
+    fn server_mask(self) -> &'static str {
+        match self {
+            Self::SplitCpus => "2",
+            Self::SameCpu => "1",
+        }
+    }
+}
+
+/// The bench's own thread and every PostgreSQL server process held to a [`Layout`] while it
+/// lives (each process's affinity put back on drop, new server processes included).
 ///
 /// On a machine of few CPUs, each connection's server process lands on the client's CPU or
-/// another one, and a round trip across CPUs costs about twice one on the same CPU (the wake-up
-/// of the other side). Which way each of the three connections of a comparison (the store's,
-/// each floor's) landed decided the ratio: on a 2-vCPU machine the same code measured 1.24x,
-/// 1.35x, 2.29x and 2.48x against the three bare statements in four runs. Held to one CPU,
-/// all three pay the same switches, and the ratio compares the work: two runs agree within 1%.
+/// another one, and a round trip across CPUs costs far more than one on the same CPU (the
+/// wake-up of the other side). Where each of the three connections of a comparison (the
+/// store's, each floor's) landed decided the ratio: on a 2-vCPU machine the same code measured
+/// 1.24x, 1.35x, 2.29x and 2.48x against the three bare statements in four runs. Held to one
+/// layout, all three pay the same wake-ups, and two runs agree within 2%.
 #[derive(Debug)]
 pub struct Pinned {
     /// The server processes' affinity mask before (as `taskset -p` prints it).
@@ -199,13 +231,19 @@ pub struct Pinned {
 }
 
 impl Pinned {
-    /// Holds this thread and every `postgres` process to CPU 0 (`taskset`); `None`, with a
-    /// notice, when that cannot be done (no `taskset`, no server process of ours, or no
-    /// permission: the comparison then runs unpinned).
-    pub fn cpu0() -> Option<Self> {
+    /// Holds this thread and every `postgres` process to `layout` (`taskset`); `None`, with a
+    /// notice, when that cannot be done (fewer than 2 CPUs for [`Layout::SplitCpus`], no
+    /// `taskset`, no server process found, or no permission: the comparison is not made).
+    pub fn new(layout: Layout) -> Option<Self> {
+        if layout == Layout::SplitCpus
+            && std::thread::available_parallelism().map_or(1, std::num::NonZero::get) < 2
+        {
+            eprintln!("notice: one CPU: the split layout is not measured");
+            return None;
+        }
         let servers = postgres_pids();
         let Some(&first) = servers.first() else {
-            eprintln!("notice: no PostgreSQL process found: the comparison runs unpinned");
+            eprintln!("notice: no PostgreSQL process found: the layouts cannot be held");
             return None;
         };
         let mask = std::process::Command::new("taskset")
@@ -219,25 +257,25 @@ impl Pinned {
             });
         let Some(mask) = mask else {
             eprintln!(
-                "notice: `taskset` cannot read the server's CPUs: the comparison runs unpinned"
+                "notice: `taskset` cannot read the server's CPUs: the layouts cannot be held"
             );
             return None;
         };
         // the bench and the server's first process must be held (new server processes are
         // forked from it); a process that ended meanwhile (a closed connection's) needs nothing
-        let pinned = set_mask(std::process::id(), "1")
+        let held = set_mask(std::process::id(), "1")
             && servers.iter().all(|&pid| {
-                set_mask(pid, "1")
+                set_mask(pid, layout.server_mask())
                     || (pid != first && !std::path::Path::new(&format!("/proc/{pid}")).exists())
             });
-        if !pinned {
+        let pinned = Self { mask };
+        if !held {
             eprintln!(
-                "notice: cannot hold the bench and the PostgreSQL server to one CPU (permission?): the comparison runs unpinned"
+                "notice: cannot hold the bench and the PostgreSQL server to CPUs (permission?): the layouts cannot be held"
             );
-            drop(Self { mask });
             return None;
         }
-        Some(Self { mask })
+        Some(pinned)
     }
 }
 
