@@ -17,8 +17,8 @@ use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema, fresh_store};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    Layout, PARKED, Pinned, compare_with_floors, deep_page, first_page, fresh_record, list_page,
-    mb, park_claim_finish, rare_kind, runtime, sample, timed_batch,
+    Layout, PARKED, Pinned, compare_with_floors, deep_page, first_page, fresh_cycle, list_page, mb,
+    park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 
 fn url() -> Option<String> {
@@ -127,7 +127,7 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
     let rt = runtime();
     let (store, _guard) = rt.block_on(fresh_store(&url, "bench_cycle"));
     bencher
-        .with_inputs(|| fresh_record(&rt))
+        .with_inputs(|| fresh_cycle(&rt))
         .bench_local_values(|record| park_claim_finish(&rt, &store, record));
 }
 

@@ -15,7 +15,7 @@ use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, SqliteStore};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    PARKED, bench_request, compare_with_floors, deep_page, first_page, fresh_record, list_page, mb,
+    PARKED, bench_request, compare_with_floors, deep_page, first_page, fresh_cycle, list_page, mb,
     park_claim_finish, rare_kind, runtime, sample, timed_batch,
 };
 
@@ -115,7 +115,7 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
         .block_on(SqliteStore::open(dir("sqlite-cycle").join("runs.db")))
         .expect("store");
     bencher
-        .with_inputs(|| fresh_record(&rt))
+        .with_inputs(|| fresh_cycle(&rt))
         .bench_local_values(|record| park_claim_finish(&rt, &store, record));
 }
 

@@ -50,15 +50,23 @@ pub fn fresh_record(rt: &tokio::runtime::Runtime) -> PendingRun {
     rt.block_on(Agent::once().halt())
 }
 
-/// One measured cycle: park `record`, claim it with the answer, finish it with the sample
-/// result.
-pub fn park_claim_finish(rt: &tokio::runtime::Runtime, store: &dyn RunStore, record: PendingRun) {
-    let (_, done) = sample();
+/// The inputs of one measured cycle, made before its timer starts (as the floors' JSON is): a
+/// fresh halted record, and a copy of the sample result to finish it with.
+pub fn fresh_cycle(rt: &tokio::runtime::Runtime) -> (PendingRun, RunResult) {
+    (fresh_record(rt), sample().1.clone())
+}
+
+/// One measured cycle: park the record, claim it with the answer, finish it with the result.
+pub fn park_claim_finish(
+    rt: &tokio::runtime::Runtime,
+    store: &dyn RunStore,
+    (record, done): (PendingRun, RunResult),
+) {
     rt.block_on(async {
         let answer = record.pending().accept("Ada");
         store.park(record).await.expect("park");
         let claim = store.claim(&answer, "bench").await.expect("claim");
-        store.finish(&claim, done.clone()).await.expect("finish");
+        store.finish(&claim, done).await.expect("finish");
     });
 }
 
@@ -142,7 +150,8 @@ pub fn compare_with_floors(
     let cpu: [std::cell::Cell<std::time::Duration>; 3] = Default::default();
     let batches = std::cell::Cell::new(0u32);
     let mut subject = || {
-        let mut records: Vec<PendingRun> = (0..BATCH).map(|_| fresh_record(rt)).collect();
+        let mut records: Vec<(PendingRun, RunResult)> =
+            (0..BATCH).map(|_| fresh_cycle(rt)).collect();
         batches.set(batches.get() + 1);
         cpu_counted(&cpu[0], || {
             timed_batch(|| park_claim_finish(rt, store, records.pop().expect("a record per cycle")))
