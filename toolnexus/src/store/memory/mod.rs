@@ -213,8 +213,13 @@ impl MemoryStore {
         let now = now_ms();
         let mut rows = self.rows();
         let until = now.saturating_add(lease_ms(self.lease()));
-        let (found, damaged) =
-            self.first_readable(&mut rows, |rows| rows.oldest_to_take_over(now), owner, until, now);
+        let (found, damaged) = self.first_readable(
+            &mut rows,
+            |rows| rows.oldest_to_take_over(now),
+            owner,
+            until,
+            now,
+        );
         let Some((row, claim)) = found else {
             drop(rows);
             if damaged {
@@ -413,7 +418,8 @@ impl Rows {
                 && self.by_request.get(&old.request_id) == Some(&row.run_id)
             {
                 self.by_request.remove(&old.request_id);
-                self.past_requests.insert(old.request_id, row.run_id.clone());
+                self.past_requests
+                    .insert(old.request_id, row.run_id.clone());
             }
         }
         self.index(&row);
