@@ -252,7 +252,15 @@ fn report_ratios(url: &str) {
         if std::env::var("TOOLNEXUS_BENCH_PIN").is_ok_and(|v| v == "0") {
             break;
         }
-        if let Some(pinned) = Pinned::new(layout) {
+        let backend: i32 = rt.block_on(async {
+            connect(url)
+                .await
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .expect("pid")
+                .get(0)
+        });
+        if let Some(pinned) = Pinned::new(layout, backend.unsigned_abs()) {
             compare(layout.describe());
             drop(pinned);
         }

@@ -235,26 +235,32 @@ impl Layout {
 /// layout, all three pay the same wake-ups, and two runs agree within 2%.
 #[derive(Debug)]
 pub struct Pinned {
+    /// The server's first process (the postmaster), whose children are its other processes.
+    postmaster: u32,
     /// The server processes' affinity mask before (as `taskset -p` prints it).
     mask: String,
 }
 
 impl Pinned {
-    /// Holds this thread and every `postgres` process to `layout` (`taskset`); `None`, with a
-    /// notice, when that cannot be done (fewer than 2 CPUs for [`Layout::SplitCpus`], no
-    /// `taskset`, no server process found, or no permission: the comparison is not made).
-    pub fn new(layout: Layout) -> Option<Self> {
+    /// Holds this thread and the processes of the PostgreSQL server whose process one of
+    /// its connections is served by (`backend`: `SELECT pg_backend_pid()`) to `layout`
+    /// (`taskset`; no other server on the machine is touched); `None`, with a notice, when
+    /// that cannot be done (fewer than 2 CPUs for [`Layout::SplitCpus`], no `taskset`, the
+    /// server's processes not found, or no permission: the comparison is not made).
+    pub fn new(layout: Layout, backend: u32) -> Option<Self> {
         if layout == Layout::SplitCpus
             && std::thread::available_parallelism().map_or(1, std::num::NonZero::get) < 2
         {
             eprintln!("notice: one CPU: the split layout is not measured");
             return None;
         }
-        let servers = postgres_pids();
-        let Some(&first) = servers.first() else {
-            eprintln!("notice: no PostgreSQL process found: the layouts cannot be held");
+        let Some(first) = parent_of(backend) else {
+            eprintln!(
+                "notice: the PostgreSQL server's processes are not found: the layouts cannot be held"
+            );
             return None;
         };
+        let servers = server_pids(first);
         let mask = std::process::Command::new("taskset")
             .args(["-p", &first.to_string()])
             .output()
@@ -277,7 +283,10 @@ impl Pinned {
                 set_mask(pid, layout.server_mask())
                     || (pid != first && !std::path::Path::new(&format!("/proc/{pid}")).exists())
             });
-        let pinned = Self { mask };
+        let pinned = Self {
+            postmaster: first,
+            mask,
+        };
         if !held {
             eprintln!(
                 "notice: cannot hold the bench and the PostgreSQL server to CPUs (permission?): the layouts cannot be held"
@@ -290,7 +299,7 @@ impl Pinned {
 
 impl Drop for Pinned {
     fn drop(&mut self) {
-        for pid in std::iter::once(std::process::id()).chain(postgres_pids()) {
+        for pid in std::iter::once(std::process::id()).chain(server_pids(self.postmaster)) {
             set_mask(pid, &self.mask);
         }
     }
@@ -306,18 +315,24 @@ fn set_mask(pid: u32, mask: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Every process named `postgres` (the server and its backends), the oldest first.
-fn postgres_pids() -> Vec<u32> {
-    let mut pids: Vec<u32> = std::fs::read_dir("/proc")
+/// The parent of process `pid` (`PPid` in `/proc/<pid>/status`).
+fn parent_of(pid: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The server's processes: its first one (`postmaster`) and every child of it, that first.
+fn server_pids(postmaster: u32) -> Vec<u32> {
+    let children = std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .filter(|pid: &u32| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| c.trim() == "postgres")
-        })
-        .collect();
-    pids.sort_unstable();
-    pids
+        .filter(|&pid: &u32| pid != postmaster && parent_of(pid) == Some(postmaster));
+    std::iter::once(postmaster).chain(children).collect()
 }
