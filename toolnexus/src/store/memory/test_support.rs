@@ -95,6 +95,46 @@ impl MemoryStore {
         Some(held)
     }
 
+    /// Checks the store's indexes against its rows: each run is in the index of its state
+    /// (and, parked, in the deadlines when it has one; claimed, in the leases) with the keys
+    /// its row holds, and in no other; each run's current request names it. For tests that
+    /// every change keeps them in step.
+    ///
+    /// # Errors
+    ///
+    /// The first index that disagrees with the rows, with both sides.
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-support")))]
+    pub fn check_indexes(&self) -> Result<(), String> {
+        let rows = self.rows();
+        let mut fresh = super::Rows::default();
+        for row in rows.by_id.values() {
+            fresh.index(row);
+            if rows.by_request.get(&row.request_id) != Some(&row.run_id) {
+                return Err(format!(
+                    "request `{}` of run `{}` names {:?}",
+                    row.request_id,
+                    row.run_id,
+                    rows.by_request.get(&row.request_id)
+                ));
+            }
+        }
+        let sets = [
+            ("parked", &rows.parked, &fresh.parked),
+            ("answered", &rows.answered, &fresh.answered),
+            ("expired", &rows.expired, &fresh.expired),
+            ("deadlines", &rows.deadlines, &fresh.deadlines),
+            ("leases", &rows.leases, &fresh.leases),
+        ];
+        for (name, kept, rebuilt) in sets {
+            if kept != rebuilt {
+                return Err(format!(
+                    "the {name} index holds {kept:?}; the rows say {rebuilt:?}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Replaces a conversation's stored transcript text as is, to test how a damaged row
     /// reads. Returns whether the conversation exists.
     #[cfg_attr(docsrs, doc(cfg(feature = "test-support")))]
