@@ -142,30 +142,7 @@ pub(crate) fn depth(value: &Value, cap: usize) -> usize {
 /// Where JSON text first nests deeper than `limit` (a byte offset), if it does; one scan,
 /// no recursion, strings skipped: the bound checked before anything parses the text.
 pub(crate) fn deeper_than(json: &str, limit: usize) -> Option<usize> {
-    let (mut level, mut in_string, mut escaped) = (0usize, false, false);
-    for (at, b) in json.bytes().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                level += 1;
-                if level > limit {
-                    return Some(at);
-                }
-            }
-            b'}' | b']' => level = level.saturating_sub(1),
-            _ => {}
-        }
-    }
-    None
+    TextShape::scan(json, limit).past
 }
 
 /// The deepest nesting serde_json's own parser reads (its recursion limit admits 127 levels;
@@ -180,14 +157,23 @@ pub(crate) struct TextShape {
     /// Whether every number is an integer serde_json reads exactly: no fraction, no exponent,
     /// at most 18 digits (so it fits an `i64` or `u64`).
     pub(crate) integers_only: bool,
+    /// Where the text first nests deeper than the limit [`scan`](Self::scan) was given (a
+    /// byte offset), if it does.
+    pub(crate) past: Option<usize>,
 }
 
 impl TextShape {
     /// The shape of `json`.
     pub(crate) fn of(json: &str) -> Self {
+        Self::scan(json, usize::MAX)
+    }
+
+    /// The shape of `json`, noting where it first nests deeper than `limit`.
+    pub(crate) fn scan(json: &str, limit: usize) -> Self {
         let (mut level, mut depth, mut in_string, mut escaped) = (0usize, 0usize, false, false);
         let (mut digits, mut in_number, mut integers_only) = (0usize, false, true);
-        for b in json.bytes() {
+        let mut past = None;
+        for (at, b) in json.bytes().enumerate() {
             if in_string {
                 match b {
                     _ if escaped => escaped = false,
@@ -220,6 +206,9 @@ impl TextShape {
                 b'{' | b'[' => {
                     level += 1;
                     depth = depth.max(level);
+                    if level > limit && past.is_none() {
+                        past = Some(at);
+                    }
                 }
                 b'}' | b']' => level = level.saturating_sub(1),
                 b'-' => (in_number, digits) = (true, 0),
@@ -233,6 +222,7 @@ impl TextShape {
         Self {
             depth,
             integers_only,
+            past,
         }
     }
 
