@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use toolnexus::Request;
-use toolnexus::store::{RunEventKind, RunInfo, RunStore, SqliteStore, StoredRun};
+use toolnexus::store::{RunEvent, RunEventKind, RunInfo, RunStore, SqliteStore, StoredRun};
 use toolnexus_tests::store_conformance::Agent;
 
 /// A worker process: its stdin (dropped: graceful shutdown) and its stdout lines.
@@ -242,12 +242,7 @@ async fn scenario<S, E, F>(
         latencies.push(since(resumed.at, h[answer].at));
         for (i, e) in h.iter().enumerate() {
             if e.event == RunEventKind::TakenOver {
-                let from = h[..i]
-                    .iter()
-                    .rev()
-                    .find_map(|p| p.by.clone())
-                    .unwrap_or_default();
-                if from == victim {
+                if holder(&h[..i]) == Some(victim.as_str()) {
                     takeovers.push(since(e.at, killed_at));
                 }
                 taken_over.insert(run.info.request_id.clone());
@@ -265,7 +260,6 @@ async fn scenario<S, E, F>(
         );
     }
     latencies.sort_unstable();
-    takeovers.sort_unstable();
 
     // side effects: once per answered run, twice only for runs taken over from the victim
     let per_request = effects().await;
@@ -303,6 +297,14 @@ async fn scenario<S, E, F>(
             run.result.as_ref().expect("result").text,
             "done: declined/expired: What is your name?"
         );
+        // the victim may die holding expired runs too (the kill can fall on the expiry wave,
+        // when every worker takes the expired runs first)
+        let h = &run.info.history;
+        for (i, e) in h.iter().enumerate() {
+            if e.event == RunEventKind::TakenOver && holder(&h[..i]) == Some(victim.as_str()) {
+                takeovers.push(since(e.at, killed_at));
+            }
+        }
         let expires = run.info.expires_at.expect("expiresAt");
         let end = run
             .info
@@ -338,6 +340,8 @@ async fn scenario<S, E, F>(
             marked_max = marked_max.max(since(marked.at, expires));
         }
     }
+
+    takeovers.sort_unstable();
 
     let runs_per_s = f64::from(u32::try_from(sc.runs).unwrap_or(u32::MAX))
         / since(last_finish, submitted_at).as_secs_f64();
@@ -516,4 +520,13 @@ async fn sqlite_2000_runs_2_worker_processes() {
     };
     scenario(&sc, Arc::new(store), spawn, effects, finished).await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Who held a run at the end of `history`: the worker of its last claim or takeover.
+fn holder(history: &[RunEvent]) -> Option<&str> {
+    history
+        .iter()
+        .rev()
+        .find(|e| matches!(e.event, RunEventKind::Claimed | RunEventKind::TakenOver))
+        .and_then(|e| e.by.as_deref())
 }
