@@ -247,23 +247,24 @@ fn report_ratios(url: &str) {
             })
         );
     };
-    // each layout held in turn (see `Pinned`), then none unless asked not to
-    for layout in Layout::ALL {
-        if std::env::var("TOOLNEXUS_BENCH_PIN").is_ok_and(|v| v == "0") {
-            break;
+    // each layout held in turn (see `Pinned`), then none; `TOOLNEXUS_BENCH_PIN=0`: only none
+    if std::env::var("TOOLNEXUS_BENCH_PIN").is_ok_and(|v| v == "0") {
+        println!("postgres: the held layouts are skipped (TOOLNEXUS_BENCH_PIN=0)");
+    } else {
+        // a connection kept open while the layouts are held: its server process names the
+        // server (its parent) whose processes are moved
+        let probe = rt.block_on(connect(url));
+        let backend: i32 = rt
+            .block_on(probe.query_one("SELECT pg_backend_pid()", &[]))
+            .expect("the backend's pid")
+            .get(0);
+        for layout in Layout::ALL {
+            if let Some(pinned) = Pinned::new(layout, backend.unsigned_abs()) {
+                compare(layout.describe());
+                drop(pinned);
+            }
         }
-        let backend: i32 = rt.block_on(async {
-            connect(url)
-                .await
-                .query_one("SELECT pg_backend_pid()", &[])
-                .await
-                .expect("pid")
-                .get(0)
-        });
-        if let Some(pinned) = Pinned::new(layout, backend.unsigned_abs()) {
-            compare(layout.describe());
-            drop(pinned);
-        }
+        drop(probe);
     }
     compare("unpinned (where the scheduler puts each side: varies from run to run)");
 }

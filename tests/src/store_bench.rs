@@ -224,15 +224,16 @@ impl Layout {
     }
 }
 
-/// The bench's own thread and every PostgreSQL server process held to a [`Layout`] while it
-/// lives (each process's affinity put back on drop, new server processes included).
+/// The bench's own thread and the processes of the PostgreSQL server it measures held to a
+/// [`Layout`] while it lives (each process's affinity put back on drop, new server processes
+/// included; no other server on the machine is touched).
 ///
 /// On a machine of few CPUs, each connection's server process lands on the client's CPU or
 /// another one, and a round trip across CPUs costs far more than one on the same CPU (the
 /// wake-up of the other side). Where each of the three connections of a comparison (the
 /// store's, each floor's) landed decided the ratio: on a 2-vCPU machine the same code measured
 /// 1.24x, 1.35x, 2.29x and 2.48x against the three bare statements in four runs. Held to one
-/// layout, all three pay the same wake-ups, and two runs agree within 2%.
+/// layout, all three pay the same wake-ups, and runs agree within 5% (1% split).
 #[derive(Debug)]
 pub struct Pinned {
     /// The server's first process (the postmaster), whose children are its other processes.
@@ -283,6 +284,7 @@ impl Pinned {
                 set_mask(pid, layout.server_mask())
                     || (pid != first && !std::path::Path::new(&format!("/proc/{pid}")).exists())
             });
+        // made before the check: a partial hold is put back by its drop
         let pinned = Self {
             postmaster: first,
             mask,

@@ -337,11 +337,12 @@ fn read_direct(json: &str) -> Option<PendingRun> {
     if shape.depth > MAX_DEPTH + RECORD_LEVELS {
         return None;
     }
-    let record: PendingRun = match shape
-        .serde_json_exact()
-        .then(|| serde_json::from_str(json).ok())
-        .flatten()
-    {
+    let direct = if shape.serde_json_exact() {
+        serde_json::from_str(json).ok()
+    } else {
+        None
+    };
+    let record: PendingRun = match direct {
         Some(record) => record,
         None => parse_checked(json).ok()?,
     };

@@ -139,8 +139,8 @@ impl Worker {
     }
 
     /// Resumes `claim`, then claims and resumes the next run that needs a worker, and so on
-    /// until none is left, claiming stops (`claims`) or the runs are stopped (`runs`); then
-    /// gives its room back (`permit`). One task carries a slot's runs one after another: a
+    /// until none is left or claiming stops (`claims`; the runs themselves are stopped by
+    /// `runs`, which is cancelled only after `claims`); then gives its room back (`permit`). One task carries a slot's runs one after another: a
     /// run costs no task spawn and no wake-up of the claim loop, which only fills slots that
     /// are free. A failed `claim_next` ends the chain quietly: the claim loop, woken by its
     /// end, claims again and backs off if the store still fails.
@@ -153,7 +153,7 @@ impl Worker {
     ) {
         loop {
             self.drive(claim, &runs).await;
-            if claims.is_cancelled() || runs.is_cancelled() {
+            if claims.is_cancelled() {
                 break;
             }
             match self.inner.store.claim_next(&self.inner.config.name).await {

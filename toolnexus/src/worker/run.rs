@@ -1,8 +1,9 @@
 //! [`Worker::run`]: two loops side by side until shutdown, then a drain. The claim loop claims
 //! while there is room and work (each claim starts a task that, once its run is done, claims
 //! the next itself while work is left) and sleeps until a wake-up; the deadline loop sleeps
-//! until the nearest deadline and expires what is due. Apart, so expiry never queues behind claims: a
-//! worker kept busy by a backlog of answered runs still expires each request on time.
+//! until the nearest deadline and expires what is due. Apart, so expiry never queues behind
+//! claims: a worker kept busy by a backlog of answered runs still expires each request on
+//! time.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -476,10 +476,8 @@ impl Rows {
     /// (the oldest by creation of both).
     fn oldest_to_take_over(&self, now: i64) -> Option<String> {
         let lapsed = self
-            .leases
-            .iter()
-            .take_while(|(until, _)| *until <= now)
-            .filter_map(|(_, id)| self.by_id.get(id).map(|r| (r.created_at, id)))
+            .lapsed(now)
+            .filter_map(|id| self.by_id.get(id).map(|r| (r.created_at, id)))
             .min();
         let expired = self.expired.first().map(|(at, id)| (*at, id));
         match (expired, lapsed) {
@@ -497,12 +495,15 @@ impl Rows {
 
     /// Runs waiting for a worker at `now`: answered, expired, or claimed with a lapsed lease.
     fn waiting(&self, now: i64) -> usize {
-        let lapsed = self
-            .leases
+        self.answered.len() + self.expired.len() + self.lapsed(now).count()
+    }
+
+    /// The claimed runs whose lease ran out by `now`, the earliest lapsed first.
+    fn lapsed(&self, now: i64) -> impl Iterator<Item = &String> {
+        self.leases
             .iter()
-            .take_while(|(until, _)| *until <= now)
-            .count();
-        self.answered.len() + self.expired.len() + lapsed
+            .take_while(move |(until, _)| *until <= now)
+            .map(|(_, id)| id)
     }
 }
 
