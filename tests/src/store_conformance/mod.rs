@@ -89,6 +89,7 @@ macro_rules! store_conformance {
             a_damaged_timestamp_column_stays_local, a_run_in_an_unknown_state_is_listed_damaged,
             answered_and_unknown_requests_are_told_apart,
             history_lists_answered_runs_newest_first, a_crash_cut_call_goes_to_a_person,
+            an_edited_approval_cut_by_a_crash_asks_a_person_with_the_edited_args,
             rules_keep_match_and_revoke,
             a_remembered_approval_answers_the_next_call,
             deny_principal_and_expiry_through_the_loop, only_approvals_are_remembered,
@@ -101,7 +102,9 @@ macro_rules! store_conformance {
         mod sealed {
             $crate::store_conformance!(@cases super::$make;
                 park_get_claim_finish, takeover_resumes_from_the_last_checkpoint,
-                a_crash_cut_call_goes_to_a_person, halts_again_after_its_claim, lease_expiry_and_takeover, expiry,
+                a_crash_cut_call_goes_to_a_person,
+                an_edited_approval_cut_by_a_crash_asks_a_person_with_the_edited_args,
+                halts_again_after_its_claim, lease_expiry_and_takeover, expiry,
                 a_record_spliced_from_another_row_is_refused,
                 an_unsealed_record_in_a_sealed_store_is_refused,
                 an_edited_sealed_record_is_refused,
@@ -245,6 +248,7 @@ macro_rules! subject {
 mod answers;
 mod conversations;
 mod damaged;
+mod edited;
 mod forged;
 mod history;
 mod reconcile;
@@ -256,6 +260,7 @@ mod takeover;
 pub use answers::*;
 pub use conversations::*;
 pub use damaged::*;
+pub use edited::*;
 pub use forged::*;
 pub use history::*;
 pub use reconcile::*;

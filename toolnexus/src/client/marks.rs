@@ -146,7 +146,6 @@ impl Run<'_> {
         st: &mut State,
         in_flight: InFlight,
     ) -> Result<Option<Stop>> {
-        let calls = turn_calls(st);
         let at = st
             .request
             .messages
@@ -158,9 +157,14 @@ impl Run<'_> {
             mut started,
             deferred,
         } = in_flight;
+        // a call that ran with a person's edit shows it in the transcript, as it does once
+        // its result is recorded; the calls are read after that, so the `reconcile` request
+        // a marked call halts on is fingerprinted over the arguments the record holds (the
+        // edited ones, in the transcript and in the call's record alike)
         for marker in started.iter().filter(|m| m.edited) {
             Self::show_edited(st, &marker.call_id, &marker.args);
         }
+        let calls = turn_calls(st);
         let mut deferred = deferred.into_iter();
         let pre = calls[answered..]
             .iter()
