@@ -254,16 +254,26 @@ impl Request {
 }
 
 /// The loop rule for one answered suspension ([contract section 3](crate::contract)): an
-/// answer with `ok: false`, or one arriving after the request's `expiresAt`, reads as
-/// `declined/expired: <prompt>` and runs nothing; otherwise `retry` runs the same tool once
-/// more with the answer in its context, and a second suspension reads as
+/// answer with `ok: false`, or one that arrived (`arrived`) after the request's `expiresAt`,
+/// reads as `declined/expired: <prompt>` and runs nothing; otherwise `retry` runs the same tool
+/// once more with the answer in its context, and a second suspension reads as
 /// `unresolved: <prompt>`. The agent loop and the MCP server both resolve answers here.
-pub(crate) async fn resolve<F, Fut>(request: &Request, answer: Answer, retry: F) -> ToolResult
+///
+/// `arrived` is when the answer counts as given: the moment it reaches the loop (`wait_for`,
+/// [`Client::resume`](crate::Client::resume), an MCP elicitation), or the time a run store
+/// recorded it (a claimed run: the store refused it had it come late, and an answer recorded
+/// in time stays valid however late a worker resumes it).
+pub(crate) async fn resolve<F, Fut>(
+    request: &Request,
+    answer: Answer,
+    arrived: SystemTime,
+    retry: F,
+) -> ToolResult
 where
     F: FnOnce(Answer) -> Fut,
     Fut: Future<Output = ToolResult>,
 {
-    if !answer.ok || request.is_expired_at(SystemTime::now()) {
+    if !answer.ok || request.is_expired_at(arrived) {
         return ToolResult::error(format!("declined/expired: {}", request.prompt));
     }
     let retried = retry(answer).await;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use super::run::Run;
+use super::run::{Arrived, Run};
 use super::state::{Exec, State};
 use super::wait::{Stop, turn_calls};
 use crate::error::{Error, Result};
@@ -187,12 +187,16 @@ impl Run<'_> {
         call: &ToolCall,
         args: Value,
         request: &Request,
-        answer: Answer,
+        answer: Arrived,
         ran_with: Option<(Request, Answer)>,
         marks: Option<&Marks<'_>>,
     ) -> (Value, ToolResult) {
         let started = Instant::now();
-        let result = if !answer.ok || request.is_expired_at(SystemTime::now()) {
+        let Arrived {
+            answer,
+            at: arrived,
+        } = answer;
+        let result = if !answer.ok || request.is_expired_at(arrived) {
             ToolResult::error(format!("declined/expired: {}", request.prompt))
         } else {
             match Reconcile::of(&answer) {

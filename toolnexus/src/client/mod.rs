@@ -301,7 +301,8 @@ impl Client {
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        self.resume_inner(run, answer, toolkit, None, None).await
+        self.resume_inner(run, answer, None, toolkit, None, None)
+            .await
     }
 
     /// As [`Client::resume`], streaming into `sink` (see [`Client::stream`]).
@@ -319,7 +320,7 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        self.resume_inner(run, answer, toolkit, Some(&sink), None)
+        self.resume_inner(run, answer, None, toolkit, Some(&sink), None)
             .await
     }
 
@@ -545,6 +546,10 @@ impl Client {
                         .resume_inner(
                             claim.record.clone(),
                             claim.answer.clone(),
+                            // the answer counts when the store recorded it (it refuses one
+                            // that comes after the request's expiresAt): a worker that gets
+                            // to it later still honours it
+                            claim.answered_at,
                             toolkit,
                             None,
                             Some(remembering),
@@ -622,12 +627,15 @@ impl Client {
         run
     }
 
-    /// Resumes `run` with `answer`; `remembering`: the claim's (else the client's store's,
-    /// with the run's conversation when the store has it waiting on the run).
+    /// Resumes `run` with `answer`, recorded by a run store at `answered_at` (`None`: the
+    /// answer arrives now, and a request past its `expiresAt` reads as expired);
+    /// `remembering`: the claim's (else the client's store's, with the run's conversation
+    /// when the store has it waiting on the run).
     async fn resume_inner<'a>(
         &'a self,
         run: PendingRun,
         answer: Answer,
+        answered_at: Option<std::time::SystemTime>,
         toolkit: &'a Toolkit,
         sink: Option<Sink<'a>>,
         remembering: Option<Remembering<'a>>,
@@ -642,7 +650,7 @@ impl Client {
         let remembering = remembering.unwrap_or_else(|| self.remembering());
         // the run keeps the agent (and conversation) its record names, whatever this client's
         // name: the fingerprints of the halted turn's later calls were taken with them
-        let (state, resume) = Resume::start(run, answer, toolkit)?;
+        let (state, resume) = Resume::start(run, answer, answered_at, toolkit)?;
         self.drive(
             state,
             toolkit,

@@ -100,11 +100,12 @@ impl Run<'_> {
         args: &Value,
         request: &Request,
         answer: &Answer,
+        arrived: SystemTime,
     ) {
         if crate::remember::Remember::of_answer(answer).is_none() {
             return;
         }
-        if request.is_expired_at(SystemTime::now()) {
+        if request.is_expired_at(arrived) {
             tracing::warn!(target: "toolnexus", request = %request.id, "the answer came after the request expired: nothing is remembered");
             return;
         }

@@ -14,7 +14,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
@@ -168,6 +168,25 @@ impl Client {
     }
 }
 
+/// An answer, and when it counts as given: the request's `expiresAt` is judged against that
+/// time ([`crate::suspend::resolve`]). An answer handed to the loop (`wait_for`,
+/// [`Client::resume`], a remembered rule) arrives when the loop gets it; one a run store
+/// recorded ([`Client::resume_claim`]) arrived when the store recorded it.
+pub(super) struct Arrived {
+    pub(super) answer: Answer,
+    pub(super) at: SystemTime,
+}
+
+impl Arrived {
+    /// `answer`, arriving now.
+    pub(super) fn now(answer: Answer) -> Self {
+        Self {
+            answer,
+            at: SystemTime::now(),
+        }
+    }
+}
+
 /// What a resume starts from: where the halted turn's assistant message is, the halt, the
 /// pending request and its answer; or a checkpoint's turn in flight.
 #[allow(clippy::large_enum_variant)] // always boxed (`Box<Resume>`)
@@ -176,17 +195,19 @@ pub(super) enum Resume {
         assistant_at: usize,
         halted: Halted,
         pending: Request,
-        answer: Answer,
+        answer: Arrived,
     },
     InFlight(InFlight),
 }
 
 impl Resume {
     /// What resuming `run` with `answer` starts from, and the run's state: the record is
-    /// checked against itself first (nothing runs when it disagrees).
+    /// checked against itself first (nothing runs when it disagrees). `answered_at`: when a
+    /// run store recorded the answer (`None`: it arrives now).
     pub(super) fn start(
         run: PendingRun,
         answer: Answer,
+        answered_at: Option<SystemTime>,
         toolkit: &Toolkit,
     ) -> Result<(State, Box<Self>)> {
         let assistant_at = run.check()?;
@@ -197,6 +218,10 @@ impl Resume {
             halted.conversation.clone(),
             halted.principal.clone(),
         );
+        let answer = Arrived {
+            answer,
+            at: answered_at.unwrap_or_else(SystemTime::now),
+        };
         let resume = Self::Answer {
             assistant_at,
             halted,
@@ -478,6 +503,7 @@ impl Run<'_> {
                         .map(|(k, e)| Some(e.deferred(st, &calls[start + k])));
                     Marks::new(st, std::iter::once(None).chain(later).collect())
                 });
+                let answer = Arrived::now(answer);
                 let resolving =
                     self.resolve(call, exec.args, &request, answer, None, marks.as_ref());
                 let (args, resolved, _) = Box::pin(resolving).await;
@@ -617,7 +643,7 @@ impl Run<'_> {
         call: &ToolCall,
         args: Value,
         request: &Request,
-        answer: Answer,
+        answer: Arrived,
         ran_with: Option<(Request, Answer)>,
         marks: Option<&Marks<'_>>,
     ) -> (Value, ToolResult, bool) {
@@ -627,6 +653,10 @@ impl Run<'_> {
                 .await;
             return (args, result, false);
         }
+        let Arrived {
+            answer,
+            at: arrived,
+        } = answer;
         let started = Instant::now();
         let tool = self.toolkit.get(&call.name).map(AsRef::as_ref);
         let (args, edited) = match edit::edited(tool, &call.name, request, &answer) {
@@ -645,9 +675,9 @@ impl Run<'_> {
             },
         };
         // "and the same from now on": kept before the call runs, for the arguments approved
-        self.keep_rule(call, &args, request, &answer).await;
+        self.keep_rule(call, &args, request, &answer, arrived).await;
         let args = &args;
-        let result = crate::suspend::resolve(request, answer, |answer| async move {
+        let result = crate::suspend::resolve(request, answer, arrived, |answer| async move {
             if let Some(marks) = marks.filter(|_| self.marks(&call.name)) {
                 let with = Some((request.clone(), answer.clone()));
                 if !marks.start(self, call, args, edited, with).await {
@@ -846,6 +876,7 @@ impl Run<'_> {
                 .map(|(e, call)| Some(e.deferred(st, call)));
             Marks::new(st, std::iter::once(None).chain(later).collect())
         });
+        let answer = Arrived::now(answer);
         let resolving = self.resolve(call, args, &request, answer, with, marks.as_ref());
         let (args, resolved, edited) = Box::pin(resolving).await;
         if let Some(error) = marks.and_then(Marks::failure) {

@@ -166,7 +166,9 @@ impl McpService {
             Edit::Args(edited) => Value::Object(edited),
         };
         let args = &args;
-        crate::suspend::resolve(request, answer, |answer| {
+        // the answer arrives now (an elicitation's reply, a task's answer)
+        let arrived = std::time::SystemTime::now();
+        crate::suspend::resolve(request, answer, arrived, |answer| {
             let ctx = ctx
                 .clone()
                 .with_request(request.clone())
