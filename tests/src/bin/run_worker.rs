@@ -15,7 +15,9 @@
 //! after its side effect (a resume that crashes its worker every time); with
 //! `RUN_WORKER_MAX_ATTEMPTS`, the worker's `max_attempts`. The tool says it is idempotent (a
 //! crash re-runs it), unless `RUN_WORKER_NOT_IDEMPOTENT` is set (a crash inside it parks the
-//! run on a `reconcile` request).
+//! run on a `reconcile` request). With `RUN_WORKER_EDITABLE_PAY`, the runs are
+//! `store_conformance::EditedPay`'s instead: a `pay` tool (not idempotent, its approvals
+//! editable) whose approved run writes the side effect and pauses the same way.
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -26,7 +28,7 @@ use serde_json::json;
 use toolnexus::store::{PostgresStore, RunStore, SqliteStore};
 use toolnexus::worker::Worker;
 use toolnexus::{CancellationToken, FnTool, ToolResult, Toolkit};
-use toolnexus_tests::store_conformance::Agent;
+use toolnexus_tests::store_conformance::{Agent, EditedPay, editable_pay};
 
 /// Where a side effect is written.
 #[derive(Clone)]
@@ -69,6 +71,34 @@ fn pause() -> Option<Duration> {
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map(Duration::from_millis)
+}
+
+/// [`EditedPay`]'s `pay` tool, whose approved run writes its side effect (then pauses, or
+/// aborts, as `ask` does) and returns `paid <amount> to <to>`.
+fn pay_toolkit(effects: Effects, name: String) -> Toolkit {
+    let pay = editable_pay(move |args, ctx| {
+        let (effects, name) = (effects.clone(), name.clone());
+        async move {
+            let Some(answer) = ctx.answer() else {
+                return ToolResult::error("the worker only resumes answered runs");
+            };
+            if let Err(e) = effects.record(&answer.id, &name).await {
+                return ToolResult::error(format!("side effect failed: {e}"));
+            }
+            if let Some(pause) = pause() {
+                tokio::time::sleep(pause).await;
+            }
+            if std::env::var_os("RUN_WORKER_ABORT").is_some() {
+                eprintln!("run_worker {name}: the tool aborts the process");
+                std::process::abort();
+            }
+            ToolResult::success(format!("paid {} to {}", args["amount"], args["to"]))
+        }
+    });
+    Toolkit::builder()
+        .tool(pay)
+        .build()
+        .expect("the toolkit builds")
 }
 
 /// The `ask` tool of [`Agent`], whose answered retry writes its side effect.
@@ -144,15 +174,16 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut worker = Worker::builder(
-        store,
-        Agent::once().client(),
-        toolkit(effects, name.clone()),
-    )
-    .name(name.as_str())
-    .concurrency(concurrency.parse().expect("a concurrency"))
-    .poll(poll)
-    .grace(Duration::from_secs(2));
+    let (client, toolkit) = if std::env::var_os("RUN_WORKER_EDITABLE_PAY").is_some() {
+        (EditedPay::client(), pay_toolkit(effects, name.clone()))
+    } else {
+        (Agent::once().client(), toolkit(effects, name.clone()))
+    };
+    let mut worker = Worker::builder(store, client, toolkit)
+        .name(name.as_str())
+        .concurrency(concurrency.parse().expect("a concurrency"))
+        .poll(poll)
+        .grace(Duration::from_secs(2));
     if let Ok(n) = std::env::var("RUN_WORKER_MAX_ATTEMPTS") {
         worker = worker.max_attempts(n.parse().expect("RUN_WORKER_MAX_ATTEMPTS: a number"));
     }

@@ -219,12 +219,18 @@ pub async fn expiry_racing_submits_honours_every_accepted_answer(make: Make) {
             ran += 1;
         } else {
             assert!(expired, "run {i}: refused but {kinds:?}");
-            assert_eq!(text, "done: declined/expired: What is your name?", "run {i}");
+            assert_eq!(
+                text, "done: declined/expired: What is your name?",
+                "run {i}"
+            );
         }
     }
     stop.cancel();
     worker.await.unwrap();
     // the race was a race: some answers came in time, some after the deadline
     assert!(ran > 0 && ran < RUNS, "{ran} of {RUNS} accepted");
-    assert!(swept > 0, "the sweep expired the runs nobody answered in time");
+    assert!(
+        swept > 0,
+        "the sweep expired the runs nobody answered in time"
+    );
 }

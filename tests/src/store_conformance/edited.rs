@@ -87,9 +87,7 @@ impl EditedPay {
             editable_pay(move |args, ctx: Context| {
                 let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
                 let key = ctx.idempotency_key().unwrap_or_default().to_owned();
-                ran.lock()
-                    .unwrap()
-                    .push((Value::Object(args.clone()), key));
+                ran.lock().unwrap().push((Value::Object(args.clone()), key));
                 let stall = stall.lock().unwrap().clone();
                 async move {
                     if let Some(stall) = stall {
@@ -194,7 +192,10 @@ pub async fn an_edited_approval_cut_by_a_crash_asks_a_person_with_the_edited_arg
     assert_eq!(ran_args, edited_pay(), "the edit ran");
     assert_eq!(tools.runs.load(Ordering::SeqCst), 1);
     let marker = &taken.checkpoint.as_ref().expect("A saved the marker")["inFlight"]["started"][0];
-    assert_eq!((&marker["args"], &marker["edited"]), (&edited_pay(), &json!(true)));
+    assert_eq!(
+        (&marker["args"], &marker["edited"]),
+        (&edited_pay(), &json!(true))
+    );
 
     let parked = EditedPay::client()
         .resume_claim(s.store(), &taken, &tools.toolkit)
@@ -207,7 +208,11 @@ pub async fn an_edited_approval_cut_by_a_crash_asks_a_person_with_the_edited_arg
     assert_eq!(data["tool"], "pay");
     assert_eq!(data["args"], edited_pay(), "the arguments that ran");
     assert_eq!(data["idempotencyKey"], key);
-    assert_eq!(tools.runs.load(Ordering::SeqCst), 1, "pay did not run again");
+    assert_eq!(
+        tools.runs.load(Ordering::SeqCst),
+        1,
+        "pay did not run again"
+    );
     // the transcript shows what ran, as it does for an edit that was not cut
     let call = parked
         .messages

@@ -258,6 +258,112 @@ async fn idempotent_runs_again(db: &Db) {
     stop(next);
 }
 
+/// A person approves `pay` (not idempotent) with edited arguments, and the worker process is
+/// SIGKILLed inside it (after its side effect): the process that takes the run over parks it
+/// on a `reconcile` request that shows the edited arguments (what ran), not the model's, and
+/// the store takes that record (nothing is refused as forged, nothing failed); the person's
+/// `record` ends the call with their output, and `pay` never ran again.
+async fn an_edited_approval_cut_by_a_kill_asks_a_person_with_the_edited_args(db: &Db) {
+    use toolnexus_tests::store_conformance::{EditedPay, edited_pay, proposed_pay};
+    let env = [("RUN_WORKER_EDITABLE_PAY", "1")];
+    let store = &db.store;
+    let tools = EditedPay::new();
+    let halted = EditedPay::client()
+        .run("Pay Ada.", &tools.toolkit)
+        .await
+        .unwrap();
+    let approval = halted.pending.clone().expect("halted on the approval");
+    assert_eq!(approval.proposed_args(), Some(&proposed_pay()));
+    let run_id = store
+        .park(toolnexus::PendingRun::try_from(halted).unwrap())
+        .await
+        .unwrap()
+        .run_id;
+    store
+        .submit(&approval.approve_with(edited_pay()), "desk")
+        .await
+        .unwrap();
+    let mut pausing = env.to_vec();
+    pausing.push(("RUN_WORKER_PAUSE_MS", "60000"));
+    let mut first = db.spawn("w-killed", &pausing);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while db.effects(Some(&approval.id)).await.is_empty() {
+        assert!(Instant::now() < deadline, "the run reaches pay");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.kill().expect("SIGKILL");
+    let _ = first.wait();
+    let next = db.spawn("w-next", &env);
+
+    // the takeover parks the run on reconcile, over the arguments that ran
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let parked = loop {
+        let run = store.get(&run_id).await.unwrap().unwrap();
+        assert!(
+            !matches!(run.info.state, RunState::Failed | RunState::Finished),
+            "{:?}",
+            run.info
+        );
+        if run.info.state == RunState::Parked && run.info.request_id != approval.id {
+            break run;
+        }
+        assert!(Instant::now() < deadline, "the run is parked again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(parked.info.failures().is_empty(), "{:?}", parked.info);
+    let request = parked.record.pending().clone();
+    assert_eq!(request.kind, "reconcile");
+    let data = request.data.as_deref().unwrap();
+    assert_eq!(data["tool"], "pay");
+    assert_eq!(data["args"], edited_pay());
+    assert_eq!(data["idempotencyKey"].as_str().unwrap().len(), 64);
+    let call = parked
+        .record
+        .messages()
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .find(|c| c.name == "pay")
+        .unwrap();
+    assert_eq!(
+        call.arguments,
+        edited_pay(),
+        "the transcript shows the edit"
+    );
+    assert_eq!(db.effects(Some(&approval.id)).await, ["w-killed"]);
+
+    // the person records what the payment returned
+    let answer = Reconcile::Record("paid 30 to Bob (by hand)".to_owned()).answer(&request);
+    store.submit(&answer, "desk").await.unwrap();
+    let run = store
+        .wait_finished(&run_id, Duration::from_secs(20))
+        .await
+        .unwrap()
+        .expect("the run ends");
+    stop(next);
+    assert_eq!(run.info.state, RunState::Finished);
+    let result = run.result.unwrap();
+    assert_eq!(result.text, "done: paid 30 to Bob (by hand)");
+    assert_eq!(result.tool_calls[0].args, edited_pay());
+    assert!(run.info.failures().is_empty(), "{:?}", run.info);
+    assert_eq!(db.effects(None).await, ["w-killed"], "pay never ran again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_an_edited_approval_cut_by_a_kill_asks_a_person_with_the_edited_args() {
+    an_edited_approval_cut_by_a_kill_asks_a_person_with_the_edited_args(
+        &Db::sqlite("edited").await,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_an_edited_approval_cut_by_a_kill_asks_a_person_with_the_edited_args() {
+    let test = "postgres_an_edited_approval_cut_by_a_kill_asks_a_person_with_the_edited_args";
+    if let Some(db) = Db::postgres(test).await {
+        an_edited_approval_cut_by_a_kill_asks_a_person_with_the_edited_args(&db).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_a_worker_killed_inside_a_tool_that_is_not_idempotent_leaves_it_to_a_person() {
     not_idempotent_leaves_it_to_a_person(&Db::sqlite("not-idempotent").await).await;
