@@ -304,9 +304,11 @@ pub async fn a_run_that_keeps_crashing_its_worker_is_given_up(make: Make) {
             (Claimed, Some("crashing-3"), None),
             (TakenOver, Some("crashing-4"), Some(3)),
             (TakenOver, Some("w-limit"), Some(4)),
-            (Failed, Some("w-limit"), None),
+            // the takeover that gave it up is no attempt: 3 were made
+            (Failed, Some("w-limit"), Some(3)),
         ]
     );
+    assert_eq!(run.info.attempts, 3, "never more than the maximum");
     // nothing takes it over again
     lapse().await;
     assert!(s.store().claim_next("another").await.unwrap().is_none());

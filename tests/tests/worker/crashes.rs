@@ -116,9 +116,11 @@ async fn a_run_that_aborts_every_worker_process_is_given_up() {
             (TakenOver, by("crashing-2"), Some(2)),
             (TakenOver, by("crashing-3"), Some(3)),
             (TakenOver, by("w-limit"), Some(4)),
-            (Failed, by("w-limit"), None),
+            // the takeover that gave it up is no attempt: 3 were made
+            (Failed, by("w-limit"), Some(3)),
         ]
     );
+    assert_eq!(run.info.attempts, 3, "never more than the maximum");
     // the tool's side effect ran once per crashed attempt, never in the last process
     let effects: Vec<String> = {
         let conn = rusqlite::Connection::open(&path).unwrap();

@@ -190,3 +190,102 @@ async fn retries_a_failing_resume_until_it_succeeds() {
         assert_eq!((stats.failed, stats.gave_up, stats.finished), (2, 0, 1));
     }
 }
+
+/// Attempts never exceed the maximum: a run whose first answer was resumed (one claim) halts
+/// again, and the resume of its second answer keeps failing; the worker allows 5 attempts.
+/// The run is given up after 5 attempts at that answer, and its `attempts` says 5 (it counted
+/// every claim of the run's life before, 6), as do the events: no takeover or failure names
+/// an attempt past 5.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn attempts_never_exceed_the_maximum() {
+    for s in stores("attempts_never_exceed_the_maximum", Duration::from_secs(60)).await {
+        // asks twice; once both answers are in, the model is down
+        let model = FnModel::new(|req: ModelRequest| async move {
+            let results = req.messages.iter().filter(|m| m.role == Role::Tool).count();
+            if results < 2 {
+                Ok(Reply::tool_call("ask", serde_json::json!({})))
+            } else {
+                Err("the model is down".to_owned())
+            }
+        });
+        let client = Client::builder(model)
+            .model_name("conformance")
+            .build()
+            .unwrap();
+        let worker = Worker::builder(Arc::clone(&s.store), client.clone(), Agent::toolkit())
+            .name("w-max")
+            .poll(Duration::from_millis(50))
+            .max_attempts(5)
+            .retry_delay(Duration::from_millis(10))
+            .build();
+        let running = start(worker);
+        let halted = client
+            .run("Greet me twice.", &Agent::toolkit())
+            .await
+            .unwrap();
+        let first = halted.pending.clone().unwrap();
+        let run_id = s
+            .store
+            .park(toolnexus::PendingRun::try_from(halted).unwrap())
+            .await
+            .unwrap()
+            .run_id;
+        s.store.submit(&first.accept("Ada"), "desk").await.unwrap();
+        // the first answer's resume halts again
+        let second = loop {
+            let info = s.store.info(&run_id).await.unwrap().unwrap();
+            if info.state == RunState::Parked && info.request_id != first.id {
+                assert_eq!(
+                    info.attempts, 0,
+                    "{}: no attempt at the new request yet",
+                    s.name
+                );
+                break info.request_id;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let answer = toolnexus::Answer::accept(&second, "Bea");
+        s.store.submit(&answer, "desk").await.unwrap();
+        let run = s
+            .store
+            .wait_finished(&run_id, Duration::from_secs(30))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: the run was not given up", s.name));
+        let stats = running.stop().await;
+
+        assert_eq!(run.info.state, RunState::Failed, "{}", s.name);
+        assert_eq!(run.info.failures().len(), 5, "{}", s.name);
+        assert_eq!(run.info.attempts, 5, "{}: {:?}", s.name, run.info.history);
+        let numbered: Vec<(RunEventKind, Option<u32>)> = run
+            .info
+            .history
+            .iter()
+            .skip_while(|e| e.request.as_deref() != Some(second.as_str()))
+            .filter(|e| e.attempt.is_some())
+            .map(|e| (e.event, e.attempt))
+            .collect();
+        assert_eq!(
+            numbered,
+            [
+                (Failed, Some(1)),
+                (TakenOver, Some(2)),
+                (Failed, Some(2)),
+                (TakenOver, Some(3)),
+                (Failed, Some(3)),
+                (TakenOver, Some(4)),
+                (Failed, Some(4)),
+                (TakenOver, Some(5)),
+                (Failed, Some(5)),
+            ],
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            (stats.failed, stats.gave_up),
+            (5, 1),
+            "{}: {stats:?}",
+            s.name
+        );
+    }
+}

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::types::attempts_since_answer;
+use super::types::{attempts_at_answer, attempts_since_answer};
 use super::{
     Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, Seal, StoreError,
     StoreResult, StoredRun,
@@ -194,6 +194,7 @@ impl RawRow {
             }),
             _ => None,
         };
+        let history = self.events();
         Ok(RunInfo {
             run_id: self.run_id.clone(),
             request_id: self.request_id.clone(),
@@ -204,8 +205,8 @@ impl RawRow {
             state,
             lease,
             version: u64::try_from(self.version).unwrap_or(0),
-            attempts: u32::try_from(self.claims).unwrap_or(u32::MAX),
-            history: self.events(),
+            attempts: attempts_at_answer(&history, &self.request_id),
+            history,
         })
     }
 
@@ -319,16 +320,24 @@ impl RawRow {
             answered_at,
             failures,
             crashes,
+            gives_up: false,
         })
     }
 }
 
 /// The history event of a failed resume (`retry`: whether it will be retried), and the state
-/// the run is left in.
+/// the run is left in. The event says how many attempts at the answer were made: this claim's
+/// included, unless it gave the run up without resuming it.
 pub(crate) fn failed_event(claim: &Claim, error: &str, retry: bool) -> (String, RunState) {
+    let made = if claim.gives_up {
+        claim.attempt() - 1
+    } else {
+        claim.attempt()
+    };
     let event = RunEvent::new(RunEventKind::Failed, now_ms())
         .by(&claim.lease.owner)
-        .error(error);
+        .error(error)
+        .attempt(made);
     if retry {
         (event.json(), RunState::Claimed)
     } else {

@@ -193,7 +193,13 @@ pub struct RunInfo {
     pub lease: Option<Lease>,
     /// Bumped by every change of the row.
     pub version: u64,
-    /// How many times a worker claimed the run (each claim, takeover and resume counts).
+    /// Which attempt at resuming the current answer the run is on, as a worker's
+    /// [`max_attempts`](crate::worker::WorkerBuilder::max_attempts) counts them
+    /// ([`Claim::attempt`]): the claims and takeovers since the current request was answered
+    /// or expired, less the ones handed back ([released](RunEventKind::Released)) and a
+    /// takeover that gave the run up without resuming it. `0` while the request waits for an
+    /// answer (a run that halts again starts again from `0`); never more than the
+    /// `max_attempts` of the workers that resumed it.
     pub attempts: u32,
     /// What happened to the run, oldest first: requested, answered (and by whom), claimed or
     /// taken over (by which worker), expired, released, finished (and how).
@@ -273,7 +279,11 @@ pub struct RunEvent {
     pub error: Option<String>,
     /// Which attempt at resuming the current answer this takeover is (taken over): the
     /// first claim of an answer is attempt 1, and every earlier attempt that failed or
-    /// crashed its worker counts ([`Claim::attempt`]).
+    /// crashed its worker counts ([`Claim::attempt`]). How many attempts were made once a
+    /// resume failed (failed): the failed one included; for a run given up without resuming
+    /// it (its earlier attempts reached the worker's
+    /// [`max_attempts`](crate::worker::WorkerBuilder::max_attempts)), the ones before, so
+    /// the takeover that gave it up is no attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<u32>,
     /// The remembered rule that decided the request (decided), by id; `outcome` says
@@ -323,6 +333,28 @@ pub(crate) fn attempts_since_answer(history: &[RunEvent], request_id: &str) -> (
     }
     let crashes = begun.saturating_sub(released).saturating_sub(failed);
     (failed, crashes)
+}
+
+/// Which attempt at resuming the current answer of `history` (its request `request_id`) the
+/// run is on ([`RunInfo::attempts`]): the claims (claimed, taken over) since the answer, less
+/// the releases; a [failed](RunEventKind::Failed) event that says how many attempts were made
+/// then (its `attempt`) is taken at its word (a run given up without resuming it says one
+/// fewer than its claims).
+pub(crate) fn attempts_at_answer(history: &[RunEvent], request_id: &str) -> u32 {
+    let mut attempts = 0u32;
+    for e in since_answer(history, request_id) {
+        match e.event {
+            RunEventKind::Claimed | RunEventKind::TakenOver => attempts += 1,
+            RunEventKind::Released => attempts = attempts.saturating_sub(1),
+            RunEventKind::Failed => {
+                if let Some(made) = e.attempt {
+                    attempts = made.min(attempts);
+                }
+            }
+            _ => {}
+        }
+    }
+    attempts
 }
 
 impl RunEvent {
@@ -482,6 +514,9 @@ pub struct Claim {
     /// or stalled past its lease). A resume handed back ([`RunStore::release`](super::RunStore::release))
     /// is not one.
     pub crashes: u32,
+    /// Set by a worker that gives the run up without resuming it (its earlier attempts
+    /// reached `max_attempts`): the failure it records counts no attempt of its own.
+    pub(crate) gives_up: bool,
 }
 
 impl Claim {

@@ -118,7 +118,10 @@ impl Worker {
                  given up after {tried} attempts"
             ),
         };
-        match inner.store.fail(claim, &reason, None).await {
+        // this takeover is no attempt: the failure it records says so
+        let mut giving_up = claim.clone();
+        giving_up.gives_up = true;
+        match inner.store.fail(&giving_up, &reason, None).await {
             Ok(()) => {
                 bump(&inner.stats.gave_up);
                 tracing::error!(
