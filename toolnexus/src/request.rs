@@ -200,8 +200,10 @@ impl Request {
     /// written without a fraction: `2026-01-01T00:00:00Z`).
     ///
     /// An answer that arrives after it is refused on every path (`wait_for` and
-    /// [`Client::resume`](crate::Client::resume)): the tool does not run again and the model
-    /// reads `declined/expired: <prompt>`.
+    /// [`Client::resume`](crate::Client::resume), where it arrives when the loop gets it; a
+    /// run store, where it arrives when the store records it, see
+    /// [`Client::resume_claim`](crate::Client::resume_claim)): the tool does not run again and
+    /// the model reads `declined/expired: <prompt>`.
     ///
     /// ```
     /// use std::time::{Duration, UNIX_EPOCH};

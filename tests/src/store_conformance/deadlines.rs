@@ -173,11 +173,11 @@ pub async fn expiry_racing_submits_honours_every_accepted_answer(make: Make) {
     // the submits: spread from 120 ms before the first deadline to 120 ms after the last
     let start = first - Duration::from_millis(120);
     let span = deadline + Duration::from_millis(120);
-    let step = span.duration_since(start).unwrap() / u32::try_from(RUNS).unwrap();
+    let spacing = span.duration_since(start).unwrap() / u32::try_from(RUNS).unwrap();
     let mut submits = Vec::new();
     for (i, (_, request)) in runs.iter().enumerate() {
         let (store, request) = (Arc::clone(&s.handles[i % s.handles.len()]), request.clone());
-        let at = start + step * u32::try_from(i).unwrap();
+        let at = start + spacing * u32::try_from(i).unwrap();
         submits.push(tokio::spawn(async move {
             sleep_until(at).await;
             let answer = request.accept(format!("user{i}"));

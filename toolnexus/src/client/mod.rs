@@ -438,6 +438,13 @@ impl Client {
     /// results it holds do not run again. So a worker that dies re-runs, in the worker that
     /// takes over, at most the tools of the turn it died in (the crash window).
     ///
+    /// The claim's answer counts when the store recorded it ([`Claim::answered_at`]): the
+    /// store refuses an answer that comes after the request's `expiresAt`
+    /// ([`StoreError::Expired`]), so an answer it recorded in time runs however late a worker
+    /// resumes it (a backlog, a crashed worker, a worker started after the deadline). Only a
+    /// claim whose store knows no time for its answer judges the deadline on resume, as
+    /// [`Client::resume`] does.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;

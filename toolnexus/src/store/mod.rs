@@ -57,6 +57,9 @@
 //! - **Expiry.** An answer that arrives after the request's `expiresAt` is refused
 //!   ([`StoreError::Expired`]); the run's answer becomes `declined/expired`, and a worker that
 //!   takes it over resumes it with that answer, so the model learns the request expired.
+//!   The deadline is judged once, here, against the time the store records the answer: an
+//!   answer recorded in time counts however late a worker resumes the run, and
+//!   [`expire`](RunStore::expire) only expires runs still waiting for an answer.
 //! - **Bad rows stay local.** A row whose record cannot be read gives
 //!   [`StoreError::Corrupt`] naming the run; every other run works as before. A worker that
 //!   meets such a row when it claims or takes over a run marks it
