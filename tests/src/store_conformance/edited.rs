@@ -247,3 +247,35 @@ pub async fn an_edited_approval_cut_by_a_crash_asks_a_person_with_the_edited_arg
     let stored = s.store().get(&taken.run_id).await.unwrap().unwrap();
     assert_eq!(stored.info.state, RunState::Finished);
 }
+
+/// The same cut, answered `rerun`: `pay` runs again with the edited arguments it first ran
+/// with (and the same idempotency key), never the model's.
+pub async fn an_edited_approval_cut_by_a_crash_reruns_with_the_edited_args(make: Make) {
+    let lease = Duration::from_millis(300);
+    let s = subject!(make, lease);
+    let tools = EditedPay::new();
+    let (_, taken) = tools.crash_inside_pay(&s.handles[0], lease).await;
+    let parked = EditedPay::client()
+        .resume_claim(s.store(), &taken, &tools.toolkit)
+        .await
+        .expect("B parks the run on a reconcile request");
+    let request = parked.pending.as_deref().expect("pending").clone();
+    assert_eq!(request.kind, "reconcile");
+
+    let claim = s
+        .store()
+        .claim(&Reconcile::Rerun.answer(&request), "worker-c")
+        .await
+        .unwrap();
+    let done = EditedPay::client()
+        .resume_claim(s.store(), &claim, &tools.toolkit)
+        .await
+        .expect("the run finishes");
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(done.text, "done: paid 30 to \"Bob\" #2");
+    let ran = tools.ran.lock().unwrap().clone();
+    assert_eq!(ran.len(), 2, "pay ran once more");
+    assert_eq!(ran[1].0, edited_pay(), "with the edited arguments");
+    assert_eq!(ran[1].1, ran[0].1, "under the same idempotency key");
+    assert_eq!(done.tool_calls[0].args, edited_pay());
+}

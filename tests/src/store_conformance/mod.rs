@@ -90,6 +90,7 @@ macro_rules! store_conformance {
             answered_and_unknown_requests_are_told_apart,
             history_lists_answered_runs_newest_first, a_crash_cut_call_goes_to_a_person,
             an_edited_approval_cut_by_a_crash_asks_a_person_with_the_edited_args,
+            an_edited_approval_cut_by_a_crash_reruns_with_the_edited_args,
             an_answer_recorded_in_time_counts_however_late_it_is_resumed,
             expiry_racing_submits_honours_every_accepted_answer,
             rules_keep_match_and_revoke,
