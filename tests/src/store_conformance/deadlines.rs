@@ -137,7 +137,7 @@ pub async fn expiry_racing_submits_honours_every_accepted_answer(make: Make) {
     let sweeper_store = Arc::clone(&s.handles[s.handles.len() - 1]);
     let agent = Agent {
         kind: "approval".to_owned(),
-        expires_ms: Some(700),
+        expires_ms: Some(1_500),
         ..Agent::once()
     };
     let mut runs = Vec::new();
@@ -170,9 +170,9 @@ pub async fn expiry_racing_submits_honours_every_accepted_answer(make: Make) {
             swept
         })
     };
-    // the submits: spread from 120 ms before the first deadline to 120 ms after the last
-    let start = first - Duration::from_millis(120);
-    let span = deadline + Duration::from_millis(120);
+    // the submits: spread from 300 ms before the first deadline to 200 ms after the last
+    let start = first - Duration::from_millis(300);
+    let span = deadline + Duration::from_millis(200);
     let spacing = span.duration_since(start).unwrap() / u32::try_from(RUNS).unwrap();
     let mut submits = Vec::new();
     for (i, (_, request)) in runs.iter().enumerate() {
