@@ -74,6 +74,10 @@ impl Client {
         remembering: Remembering<'a>,
     ) -> crate::tool::BoxFuture<'a, Result<RunResult>> {
         Box::pin(async move {
+            // a client for a principal over its bound runs nothing
+            if let Some(why) = &self.inner.refused {
+                return Err(Error::Config(why.clone()));
+            }
             // the run stops: after a tool result entered its state, the error carries it
             self.drive_state(&mut state, toolkit, sink, streaming, resume, remembering)
                 .await
