@@ -59,8 +59,7 @@ pub(crate) fn check_len(what: &str, value: &str, max: usize, constant: &str) -> 
         return Ok(());
     }
     Err(format!(
-        "{what} `{}` is {} bytes, more than the {max} allowed (`toolnexus::limits::{constant}`)",
-        excerpt(value),
+        "{what} is {} bytes, more than the {max} allowed (`toolnexus::limits::{constant}`)",
         value.len()
     ))
 }

@@ -11,5 +11,6 @@ mod durable;
 mod faults;
 mod models;
 mod observability;
+mod secrets;
 mod suspension;
 mod tool_ask;

@@ -32,6 +32,8 @@
 
 mod confusables;
 mod error;
+#[cfg(test)]
+mod tests;
 mod walk;
 mod words;
 

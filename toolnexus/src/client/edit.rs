@@ -37,6 +37,21 @@ pub(crate) fn in_args(error: &crate::boundary::BoundaryError) -> Option<&str> {
     error.path().strip_prefix("data.args.")
 }
 
+/// What the model reads when `answer` fails the trust boundary's walk
+/// ([`check_answer`](crate::boundary::check_answer)), if it does: `edit refused: the edit
+/// changes `<path>`, ...` for an edit's arguments, `invalid answer: ...; nothing ran` otherwise.
+pub(crate) fn boundary_refusal(request: &Request, answer: &Answer) -> Option<String> {
+    let e = crate::boundary::check_answer(request, answer).err()?;
+    Some(
+        match in_args(&e).filter(|_| request.proposed_args().is_some()) {
+            Some(at) => format!(
+                "edit refused: the edit changes `{at}`, which holds a credential; secrets never pass through answer data; nothing ran"
+            ),
+            None => format!("{e}; nothing ran"),
+        },
+    )
+}
+
 /// The arguments `answer` carries for `tool`'s approval `request`, checked: the tool must
 /// allow edits and have asked with its proposed arguments; the edit must be an object no
 /// deeper than [`MAX_DEPTH`] that fits the tool's input schema, and must not put a
@@ -50,13 +65,8 @@ pub(crate) fn edited(
     request: &Request,
     answer: &Answer,
 ) -> Edit {
-    if let Err(e) = crate::boundary::check_answer(request, answer) {
-        return match in_args(&e).filter(|_| request.proposed_args().is_some()) {
-            Some(at) => edit_refused(&format!(
-                "the edit changes `{at}`, which holds a credential; secrets never pass through answer data"
-            )),
-            None => Edit::Refused(format!("{e}; nothing ran")),
-        };
+    if let Some(refused) = boundary_refusal(request, answer) {
+        return Edit::Refused(refused);
     }
     let wanted = match answer.data.as_ref() {
         Some(Value::Object(data)) if answer.ok && request.kind == KIND_APPROVAL => data.get("args"),

@@ -626,6 +626,10 @@ impl Run<'_> {
         marks: Option<&Marks<'_>>,
     ) -> (Value, ToolResult, bool) {
         if request.kind == KIND_RECONCILE {
+            // every answer passes the trust boundary's walk (the others in `edit::edited`)
+            if let Some(refused) = edit::boundary_refusal(request, &answer) {
+                return (args, edit::refused(&refused), false);
+            }
             let (args, result) = self
                 .reconcile(call, args, request, answer, ran_with, marks)
                 .await;
