@@ -24,6 +24,7 @@ fn sign_in(runs: Arc<AtomicUsize>) -> Toolkit {
         }, "required": ["user"]}))
         .handler(move |args, _ctx| {
             runs.fetch_add(1, Ordering::SeqCst);
+            let args = Value::Object(args);
             async move { format!("signed in with {args}") }
         })
         .build()

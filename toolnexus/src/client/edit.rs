@@ -56,24 +56,24 @@ pub(crate) fn boundary_refusal(request: &Request, answer: &Answer) -> Option<Str
 /// allow edits and have asked with its proposed arguments; the edit must be an object no
 /// deeper than [`MAX_DEPTH`] that fits the tool's input schema, and must not put a
 /// credential the person typed into a field the boundary names as one, at any depth.
-/// Every answer, an edit or not, passes the trust boundary's walk first
-/// ([`check_answer`](crate::boundary::check_answer)): the loop and the MCP server resolve
-/// every answer through here.
+/// Every answer, an edit or not, passes the trust boundary's walk
+/// ([`check_answer`](crate::boundary::check_answer); an edit once it fits the tool's
+/// parameters): the loop and the MCP server resolve every answer through here.
 pub(crate) fn edited(
     tool: Option<&dyn Tool>,
     name: &str,
     request: &Request,
     answer: &Answer,
 ) -> Edit {
-    if let Some(refused) = boundary_refusal(request, answer) {
-        return Edit::Refused(refused);
-    }
     let wanted = match answer.data.as_ref() {
         Some(Value::Object(data)) if answer.ok && request.kind == KIND_APPROVAL => data.get("args"),
         _ => None,
     };
     let Some(wanted) = wanted else {
-        return Edit::Unchanged;
+        return match boundary_refusal(request, answer) {
+            Some(refused) => Edit::Refused(refused),
+            None => Edit::Unchanged,
+        };
     };
     let name = excerpt(name);
     let Some(tool) = tool.filter(|t| t.approval_edits()) else {
@@ -98,6 +98,9 @@ pub(crate) fn edited(
         return edit_refused(&format!(
             "the edited arguments do not fit `{name}`'s parameters: {why}"
         ));
+    }
+    if let Some(refused) = boundary_refusal(request, answer) {
+        return Edit::Refused(refused);
     }
     Edit::Args(args.clone())
 }
