@@ -128,8 +128,9 @@ pub(super) fn walk<'a>(
     path: &mut Vec<Seg<'a>>,
     reading: &Reading<'_>,
 ) -> Option<Found> {
-    // `data` is path[0]; one level per container below it
-    if path.len() > MAX_DEPTH {
+    // `data` is path[0], and a container at level k of the value sits at path length k: a
+    // container past MAX_DEPTH levels is too deep to check (its scalars are not)
+    if path.len() > MAX_DEPTH && (value.is_array() || value.is_object()) {
         return Some((render(&path[..MAX_DEPTH.min(8)]), Reason::TooDeep));
     }
     match value {
