@@ -352,7 +352,7 @@ fn a_declined_answer_or_one_without_data_passes() {
 
 #[test]
 fn a_reconcile_request_keeps_its_form_whatever_letters_its_hex_key_holds() {
-    let key = "9b2fa0c3344556677889900aabbccddeeff00112233445566778899aabbccdd";
+    let key = "9b2fa0c3344556677889900aabbccddeeff00112233445566778899aabbccdde";
     assert_eq!(key.len(), 64);
     let request = Request::reconcile("pay", json!({"amount": 40}), key, "2026-01-01T00:00:00Z");
     assert!(request.data_entry("schema").is_some());
