@@ -68,7 +68,13 @@ async fn an_edit_cannot_carry_a_secret_one_level_down() {
 
 #[tokio::test]
 async fn an_edit_cannot_carry_a_secret_in_an_array_whatever_its_spelling() {
-    for spelling in ["PIN", "Pass_Word", "p\u{430}ssword", "pass\u{200b}word", "apiKey"] {
+    for spelling in [
+        "PIN",
+        "Pass_Word",
+        "p\u{430}ssword",
+        "pass\u{200b}word",
+        "apiKey",
+    ] {
         let (output, runs) = edit(
             json!({"user": "ada", "accounts": [{"id": "a1"}]}),
             json!({"user": "ada", "accounts": [{"id": "a1", "more": {spelling: "1234"}}]}),
@@ -104,7 +110,10 @@ async fn an_edit_may_keep_a_value_the_model_proposed_one_level_down() {
         json!({"user": "ada", "account": {"password": "typed"}}),
     )
     .await;
-    assert!(output.starts_with("edit refused: the edit changes `account.password`"), "{output}");
+    assert!(
+        output.starts_with("edit refused: the edit changes `account.password`"),
+        "{output}"
+    );
     assert_eq!(runs, 0);
 }
 

@@ -205,7 +205,12 @@ pub fn check_answer(request: &Request, answer: &Answer) -> Result<(), BoundaryEr
             path.pop();
             found
         }),
-        other => walk::walk(other, None, &mut path, &Reading::Answer { offered: &offered }),
+        other => walk::walk(
+            other,
+            None,
+            &mut path,
+            &Reading::Answer { offered: &offered },
+        ),
     };
     match found {
         None => Ok(()),
@@ -234,11 +239,10 @@ fn crate_made(kind: &str, key: &str, value: &Value) -> bool {
                     && s.len() <= 128
                     && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
             }
-            "startedAt" => time::OffsetDateTime::parse(
-                s,
-                &time::format_description::well_known::Rfc3339,
-            )
-            .is_ok(),
+            "startedAt" => {
+                time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                    .is_ok()
+            }
             _ => false,
         }
 }
@@ -268,4 +272,3 @@ fn is_one_of(name: &str, words: &[&str]) -> bool {
     let w = words::words(name);
     matches!(w.as_slice(), [one] if words.contains(&one.as_str()))
 }
-

@@ -35,8 +35,17 @@ const SPELLINGS: &[&str] = &[
 ];
 
 const INNOCENT: &[&str] = &[
-    "city", "passenger", "compass", "author", "keyboard", "spinner", "tokenizer", "account",
-    "code", "key", "id",
+    "city",
+    "passenger",
+    "compass",
+    "author",
+    "keyboard",
+    "spinner",
+    "tokenizer",
+    "account",
+    "code",
+    "key",
+    "id",
 ];
 
 /// `{leaf: "x"}` nested `depth` containers deep (objects, every third level an array), the
@@ -292,7 +301,8 @@ proptest! {
 #[test]
 fn an_edit_cannot_carry_a_secret_one_level_down() {
     let request = proposed_approval(json!({"user": "ada", "account": {"id": "a1"}}));
-    let answer = request.approve_with(json!({"user": "ada", "account": {"id": "a1", "password": "hunter2"}}));
+    let answer = request
+        .approve_with(json!({"user": "ada", "account": {"id": "a1", "password": "hunter2"}}));
     let err = check_answer(&request, &answer).unwrap_err();
     assert_eq!(err.path(), "data.args.account.password");
     assert!(err.is_answer());
@@ -313,22 +323,30 @@ fn a_secret_at_the_deepest_place_an_answer_may_hold_is_found() {
         deep = json!({ "n": deep });
     }
     let answer = request.approve_with(deep);
-    assert_eq!(check_answer(&request, &answer).unwrap_err().word(), Some("password"));
+    assert_eq!(
+        check_answer(&request, &answer).unwrap_err().word(),
+        Some("password")
+    );
     let mut deeper = json!({"city": "x"});
     for _ in 0..crate::limits::MAX_DEPTH {
         deeper = json!({ "n": deeper });
     }
     let err = check_answer(&request, &request.approve_with(deeper)).unwrap_err();
     assert_eq!(err.word(), None);
-    assert!(err.to_string().contains("nests deeper than 128 levels"), "{err}");
+    assert!(
+        err.to_string().contains("nests deeper than 128 levels"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_question_answer_may_use_the_question_as_its_key() {
     // `auth` is refused in names only: a question may mention it in prose, and its answer is
     // keyed by the question
-    let request = Request::custom("question", "One thing")
-        .with_data_entry("questions", json!([{"question": "Which auth provider do you use?"}]));
+    let request = Request::custom("question", "One thing").with_data_entry(
+        "questions",
+        json!([{"question": "Which auth provider do you use?"}]),
+    );
     assert!(check_request(&request).is_ok());
     let answer = request.accept(json!({"Which auth provider do you use?": "GitHub"}));
     assert!(check_answer(&request, &answer).is_ok());
@@ -382,7 +400,10 @@ fn prose_in_a_machine_made_slot_is_still_read() {
     let input = Request::input("Cut")
         .with_data_entry("schema", form.clone())
         .with_data_entry("idempotencyKey", hex.clone());
-    assert_eq!(check_request(&input).unwrap_err().path(), "data.idempotencyKey");
+    assert_eq!(
+        check_request(&input).unwrap_err().path(),
+        "data.idempotencyKey"
+    );
     let other = Request::custom("reconcile", "Cut")
         .with_data_entry("schema", form)
         .with_data_entry("note", hex);

@@ -27,8 +27,8 @@ use connection::Connections;
 
 use super::{
     Cell, Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery,
-    RawRow, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer, check_submit,
-    first_history, from_millis, lease_until, now_ms, run_id_of, token_i64,
+    RawRow, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer,
+    check_submit, first_history, from_millis, lease_until, now_ms, run_id_of, token_i64,
 };
 use crate::store::sql::{
     COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
