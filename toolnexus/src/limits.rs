@@ -41,7 +41,7 @@ pub const MAX_ANSWER_DATA_BYTES: usize = 1 << 20;
 /// ([`RunStore::submit`](crate::store::RunStore::submit)'s `answered_by`, and so the answer
 /// page's `InboxBuilder::answered_by`), who a run is for
 /// ([`Client::for_principal`](crate::Client::for_principal)) and the agent's name
-/// ([`ClientBuilder::agent_name`](crate::ClientBuilder::agent_name)): each is kept in every
+/// ([`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name)): each is kept in every
 /// record, history event or rule it names, so none grows a run by more than this. A longer
 /// one is refused at its door with a clear error (the answer is not recorded, the client is
 /// not built, the run does not start), never cut.
