@@ -379,16 +379,3 @@ fn flat_property(prop: &Value) -> Result<Map<String, Value>, &'static str> {
 pub fn is_credential_field(name: &str) -> bool {
     crate::boundary::credential_name_in(name).is_some()
 }
-
-/// The first key an edit of `proposed` arguments changes (or adds) that names a credential:
-/// a person never types a secret into answer data, while a value the model proposed may stay
-/// where it was (editable approvals, CONTRACT section 2).
-pub(crate) fn edited_credential<'a>(
-    proposed: Option<&serde_json::Map<String, Value>>,
-    edited: &'a serde_json::Map<String, Value>,
-) -> Option<&'a str> {
-    edited.iter().find_map(|(key, value)| {
-        let changed = proposed.and_then(|p| p.get(key)) != Some(value);
-        (changed && is_credential_field(key)).then_some(key.as_str())
-    })
-}

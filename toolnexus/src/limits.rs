@@ -37,6 +37,38 @@ pub const MAX_RESULT_PART_BYTES: usize = 32 << 20;
 /// and the run stays as it was. (The answer page's own cap on a request body is 64 KiB.)
 pub const MAX_ANSWER_DATA_BYTES: usize = 1 << 20;
 
+/// The most bytes a name a host hands in may take: 256. It bounds who answered
+/// ([`RunStore::submit`](crate::store::RunStore::submit)'s `answered_by`, and so the answer
+/// page's `InboxBuilder::answered_by`), who a run is for
+/// ([`Client::for_principal`](crate::Client::for_principal)) and the agent's name
+/// ([`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name)): each is kept in every
+/// record, history event or rule it names, so none grows a run by more than this. A longer
+/// one is refused at its door with a clear error (the answer is not recorded, the client is
+/// not built, the run does not start), never cut.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// The most bytes a conversation id may take: 256 (a UUID, a chat's thread key, a
+/// `tenant:channel:thread` path). [`Client::ask`](crate::Client::ask) refuses a longer one
+/// before anything is loaded or runs.
+pub const MAX_CONVERSATION_ID_BYTES: usize = 256;
+
+/// `value` (what a host calls `what`) when it takes at most `max` bytes (`constant` names the
+/// bound), else the message that says it is too long.
+pub(crate) fn check_len(what: &str, value: &str, max: usize, constant: &str) -> Result<(), String> {
+    if value.len() <= max {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} is {} bytes, more than the {max} allowed (`toolnexus::limits::{constant}`)",
+        value.len()
+    ))
+}
+
+/// [`check_len`] against [`MAX_NAME_BYTES`].
+pub(crate) fn check_name(what: &str, value: &str) -> Result<(), String> {
+    check_len(what, value, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+}
+
 /// Reads JSON text into `T` as toolnexus reads its own records: every number exactly (the
 /// nearest `f64`, as `str::parse` gives it), nesting up to [`MAX_DEPTH`] levels inside a few
 /// levels of wrapping (a [`Request`](crate::Request)'s `data` as deep as the loop accepts reads

@@ -6,9 +6,10 @@
 //!
 //! The cases, one file per concept: the runs' life (`runs`), a takeover from the last
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
-//! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
-//! store given seal keys (`sealed`), forged rows in a store without keys (`forged`), damaged
-//! rows (`damaged`), and the history of answered runs (`history`).
+//! the store (`answers`), the bounds on the strings a host hands in (`bounds`),
+//! conversations (`conversations`), and the attacks on the rows of a store given seal keys
+//! (`sealed`), forged rows in a store without keys (`forged`), damaged rows (`damaged`), and
+//! the history of answered runs (`history`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -73,6 +74,8 @@ macro_rules! store_conformance {
             park_get_claim_finish, park_twice_is_a_conflict, concurrent_claims_one_winner,
             lease_expiry_and_takeover, renewed_lease_is_kept, expiry, paging_and_filters,
             halts_again_after_its_claim, corrupt_rows_stay_local, older_record_version,
+            submit_refuses_an_answered_by_over_the_limit,
+            ask_refuses_a_conversation_id_over_the_limit, a_principal_over_the_limit_runs_nothing,
             wait_change_wakes_on_claim, takeover_resumes_from_the_last_checkpoint,
             conversation_turn_halts_and_the_answer_completes_it, conversation_list_trim_delete,
             conversation_settles_a_run_finished_elsewhere, submit_records_the_answer_and_who,
@@ -249,6 +252,7 @@ macro_rules! subject {
 }
 
 mod answers;
+mod bounds;
 mod conversations;
 mod damaged;
 mod deadlines;
@@ -262,6 +266,7 @@ mod sealed;
 mod takeover;
 
 pub use answers::*;
+pub use bounds::*;
 pub use conversations::*;
 pub use damaged::*;
 pub use deadlines::*;

@@ -1,5 +1,7 @@
 //! The agent loop on in-process models, one module per behaviour: approval before a call
-//! (`approval`), edited approvals and a person's wait (`approval_edit`), what the loop takes from a host held to its bounds (`bounds`), models, streaming, events and model hooks (`models`), suspension with and
+//! (`approval`), edited approvals and a person's wait (`approval_edit`), no secret in an answer
+//! at any depth (`secrets`), what the loop takes from a host held to its bounds (`bounds`),
+//! models, streaming, events and model hooks (`models`), suspension with and
 //! without `wait_for` (contract section 3, `suspension`), durable resume (contract section 4,
 //! `durable`), a `#[tool]` that asks (`tool_ask`), faults in tools, `wait_for` and the model's
 //! calls (`faults`), and what a run tells `tracing` (`observability`).
@@ -11,5 +13,6 @@ mod durable;
 mod faults;
 mod models;
 mod observability;
+mod secrets;
 mod suspension;
 mod tool_ask;

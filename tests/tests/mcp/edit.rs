@@ -1,6 +1,7 @@
 //! Issue 25 over MCP: an editable approval served as an elicitation is a form of the proposed
 //! arguments; an accepted change runs as the edit, checked as the loop checks it, both when
-//! the call is answered live and when it is parked in a run store.
+//! the call is answered live and when it is parked in a run store; an edit never carries a
+//! secret, one level down included (issue 33).
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
@@ -88,5 +89,69 @@ async fn an_edit_that_does_not_fit_the_tool_runs_nothing() {
             "{path}: {said}"
         );
         assert!(said.ends_with("; nothing ran"), "{path}: {said}");
+    }
+}
+
+/// `sign_in`: suspends with an editable approval of its arguments (`user`, and an `account`
+/// object), and once approved returns the arguments it ran with.
+fn sign_in_kit() -> Toolkit {
+    let schema = json!({"type": "object", "properties": {
+        "user": {"type": "string"}, "account": {"type": "object"}
+    }, "required": ["user"]});
+    let asked = schema.clone();
+    let tool = toolnexus::FnTool::builder("sign_in")
+        .description("Signs in, once approved.")
+        .editable()
+        .schema(schema)
+        .handler(move |args, ctx: toolnexus::Context| {
+            let asked = asked.clone();
+            async move {
+                if ctx.answer().is_none() {
+                    let request = toolnexus::Request::editable_approval(
+                        "Sign in?",
+                        Value::Object(args),
+                        asked,
+                    );
+                    return toolnexus::ToolResult::suspended(request);
+                }
+                toolnexus::ToolResult::success(format!("signed in with {}", Value::Object(args)))
+            }
+        })
+        .build()
+        .unwrap();
+    Toolkit::builder().tool(tool).build().unwrap()
+}
+
+#[tokio::test]
+async fn an_edit_over_mcp_cannot_carry_a_secret_one_level_down() {
+    let services = [
+        ("live", McpService::new(sign_in_kit())),
+        (
+            "parked",
+            McpService::new(sign_in_kit())
+                .with_store(std::sync::Arc::new(toolnexus::store::MemoryStore::new())),
+        ),
+    ];
+    for (path, service) in services {
+        let script = Script::new();
+        let client = in_process(service, script.clone(), false).await;
+        // the MCP client answers the approval with a password one level down
+        script.reply(accept(
+            json!({"account": {"id": "a1", "password": "hunter2"}}),
+        ));
+        let mut params = CallToolRequestParams::new("sign_in");
+        params.arguments = json!({"user": "ada", "account": {"id": "a1"}})
+            .as_object()
+            .cloned();
+        let result = client.call_tool(params).await.expect("tools/call");
+        let _ = client.cancel().await;
+        assert_eq!(
+            text(&result),
+            (
+                "edit refused: the edit changes `account.password`, which holds a credential; secrets never pass through answer data; nothing ran".to_owned(),
+                true
+            ),
+            "{path}"
+        );
     }
 }

@@ -31,16 +31,22 @@
 //! question about a `cookie` or a `pin` is refused too; rephrase it, or use another kind.
 
 mod confusables;
+mod error;
+#[cfg(test)]
+mod tests;
+mod walk;
 mod words;
 
-use std::fmt;
+use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::limits::{MAX_DEPTH, excerpt};
-use crate::request::{KIND_INPUT, KIND_QUESTION, Request};
-
+pub use error::BoundaryError;
 pub(crate) use words::{credential_in, credential_name_in};
+
+use crate::reconcile::KIND_RECONCILE;
+use crate::request::{Answer, KIND_INPUT, KIND_QUESTION, Request};
+use walk::{Reading, Seg};
 
 /// Checks the trust boundary: an `input` or `question` request, or a request of any kind
 /// that carries a form (`data.schema`, `data.fields`, `data.form` or `data.questions`), must
@@ -82,32 +88,163 @@ pub(crate) use words::{credential_in, credential_name_in};
 ///
 /// // the way to a secret: an authorization request with a url, and no form
 /// assert!(check_request(&Request::authorization("https://bank.example/login")).is_ok());
+///
+/// // the crate's own hex idempotency key is no prose, whatever letters it happens to hold
+/// let cut = Request::reconcile("pay", json!({"to": "Ada"}), "9c2fa0", "2026-01-01T00:00:00Z");
+/// assert!(cut.data_entry("schema").is_some());
+/// assert!(check_request(&cut).is_ok());
 /// ```
 pub fn check_request(request: &Request) -> Result<(), BoundaryError> {
     if !is_guarded(request) {
         return Ok(());
     }
-    let fail = |path: String, reason: Reason| BoundaryError {
+    let fail = |path: String, reason| BoundaryError {
         kind: request.kind.clone(),
         path,
         reason,
+        answer: false,
     };
     if let Some(word) = credential_in(&request.prompt) {
-        return Err(fail("prompt".to_owned(), text(&request.prompt, word)));
+        return Err(fail("prompt".to_owned(), walk::text(&request.prompt, word)));
     }
     let Some(data) = &request.data else {
         return Ok(());
     };
     let mut path = vec![Seg::Key("data")];
     for (key, value) in data.iter() {
+        if crate_made(&request.kind, key, value) {
+            continue;
+        }
         path.push(Seg::Key(key));
-        let found = check_entry(key, value, &mut path);
+        let found = walk::entry(key, value, None, &mut path, &Reading::Request);
         path.pop();
         if let Some((at, reason)) = found {
             return Err(fail(at, reason));
         }
     }
     Ok(())
+}
+
+/// Checks an answer against the trust boundary, by the walk [`check_request`] reads requests
+/// with: no key of its `data`, at any depth (nested objects and arrays), may name a credential
+/// (the same rule and spellings: `password`, `Password`, `pass_word`, a Cyrillic `а`, a
+/// zero-width space...), unless the request asked for it:
+///
+/// - a key that is a name or text of the request's form (`data.schema`, `fields`, `form`,
+///   `questions`: which passed [`check_request`]) is the form's own;
+/// - in an editable approval's answer, `data.args` (the arguments to run instead) may keep a
+///   value the model proposed where it was (`data.args` of the request), at any depth; a
+///   credential-named key the edit changes or adds is refused, one level down as at the top.
+///
+/// An answer that declines, or carries no data, passes. Values are not read as prose. The loop
+/// checks every answer before a tool runs with it (an edit refused here runs nothing, and the
+/// model reads why); the answer page checks it before recording it. A host that records answers
+/// itself ([`RunStore::submit`](crate::store::RunStore::submit)) can call it first.
+///
+/// # Errors
+///
+/// [`BoundaryError`] (with [`is_answer`](BoundaryError::is_answer) true) naming the first
+/// offending key, such as `data.args.account.password`.
+///
+/// ```
+/// use serde_json::json;
+/// use toolnexus::{Request, boundary::check_answer};
+///
+/// let approval = Request::editable_approval("Sign in?", json!({"user": "ada", "account": {"password": "from-the-model"}}), json!({}));
+/// // keeping what the model proposed is no typing
+/// let kept = approval.approve_with(json!({"user": "bob", "account": {"password": "from-the-model"}}));
+/// assert!(check_answer(&approval, &kept).is_ok());
+/// // a secret typed one level down is refused
+/// let typed = approval.approve_with(json!({"user": "ada", "account": {"password": "hunter2"}}));
+/// let err = check_answer(&approval, &typed).unwrap_err();
+/// assert_eq!(err.path(), "data.args.account.password");
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid answer: `data.args.account.password` of the answer to the `approval` request has the name `password`, which reads as the credential word `password`; secrets must never pass through answer data: use an `authorization` request with a `url` instead"
+/// );
+///
+/// // a form's answer may use the form's names, and nothing that names a credential
+/// let city = Request::input("Where to?")
+///     .with_data_entry("schema", json!({"type": "object", "properties": {"city": {"type": "string"}}}));
+/// assert!(check_answer(&city, &city.accept(json!({"city": "Oslo"}))).is_ok());
+/// let smuggled = city.accept(json!({"city": "Oslo", "extra": [{"Pass_Word": "x"}]}));
+/// assert_eq!(check_answer(&city, &smuggled).unwrap_err().path(), "data.extra[0].Pass_Word");
+/// ```
+pub fn check_answer(request: &Request, answer: &Answer) -> Result<(), BoundaryError> {
+    let Some(data) = answer.data.as_ref().filter(|_| answer.ok) else {
+        return Ok(());
+    };
+    let mut offered = HashSet::new();
+    for (key, value) in request.data.iter().flat_map(|d| d.iter()) {
+        if is_one_of(key, FORM_KEYS) {
+            walk::names_and_texts(value, &mut offered);
+        }
+    }
+    let nothing = HashSet::new();
+    let proposed = request.proposed_args();
+    let mut path = vec![Seg::Key("data")];
+    let found = match data {
+        Value::Object(map) => map.iter().find_map(|(key, value)| {
+            path.push(Seg::Key(key));
+            // an edit's arguments: beside the proposal, with no name offered
+            let found = match proposed.filter(|_| key == crate::request::DATA_ARGS) {
+                Some(proposed) => walk::walk(
+                    value,
+                    Some(proposed),
+                    &mut path,
+                    &Reading::Answer { offered: &nothing },
+                ),
+                None => walk::entry(
+                    key,
+                    value,
+                    None,
+                    &mut path,
+                    &Reading::Answer { offered: &offered },
+                ),
+            };
+            path.pop();
+            found
+        }),
+        other => walk::walk(
+            other,
+            None,
+            &mut path,
+            &Reading::Answer { offered: &offered },
+        ),
+    };
+    match found {
+        None => Ok(()),
+        Some((path, reason)) => Err(BoundaryError {
+            kind: request.kind.clone(),
+            path,
+            reason,
+            answer: true,
+        }),
+    }
+}
+
+/// Whether `data.<key>` of a request of `kind` holds a value the crate writes itself, not
+/// prose: a [`reconcile`](Request::reconcile) request's `idempotencyKey` while it is lowercase
+/// hex (the crate's keys are SHA-256 in hex), and its `startedAt` while it is an RFC 3339 time.
+/// Only those exact keys of that kind, and only values of that shape: a tool cannot bring prose
+/// through them.
+fn crate_made(kind: &str, key: &str, value: &Value) -> bool {
+    let Value::String(s) = value else {
+        return false;
+    };
+    kind == KIND_RECONCILE
+        && match key {
+            "idempotencyKey" => {
+                !s.is_empty()
+                    && s.len() <= 128
+                    && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            }
+            "startedAt" => {
+                time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                    .is_ok()
+            }
+            _ => false,
+        }
 }
 
 /// The `data` keys that hold a form a human fills in.
@@ -135,173 +272,3 @@ fn is_one_of(name: &str, words: &[&str]) -> bool {
     let w = words::words(name);
     matches!(w.as_slice(), [one] if words.contains(&one.as_str()))
 }
-
-/// The keys whose string value is a name (a field's name or label), read as one: also refused
-/// for the words refused in names only (`auth`, `authorization`).
-const NAME_KEYS: &[&str] = &["name", "key", "title", "label", "header"];
-
-#[derive(Clone, Copy)]
-enum Seg<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-fn render(path: &[Seg<'_>]) -> String {
-    let mut out = String::new();
-    for seg in path {
-        match seg {
-            Seg::Key(k) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(&excerpt(k));
-            }
-            Seg::Index(i) => {
-                out.push('[');
-                out.push_str(&i.to_string());
-                out.push(']');
-            }
-        }
-    }
-    out
-}
-
-fn text(s: &str, word: &'static str) -> Reason {
-    Reason::Text {
-        text: excerpt(s).into_owned(),
-        word,
-    }
-}
-
-/// One `key: value` of an object; `path` ends with the key.
-fn check_entry<'a>(
-    key: &'a str,
-    value: &'a Value,
-    path: &mut Vec<Seg<'a>>,
-) -> Option<(String, Reason)> {
-    if let Some(word) = credential_name_in(key) {
-        return Some((
-            render(path),
-            Reason::Name {
-                name: excerpt(key).into_owned(),
-                word,
-            },
-        ));
-    }
-    if key == "format"
-        && let Value::String(f) = value
-        && credential_name_in(f).is_some()
-    {
-        return Some((
-            render(&path[..path.len() - 1]),
-            Reason::Format {
-                format: excerpt(f).into_owned(),
-            },
-        ));
-    }
-    if key == "writeOnly" && value == &Value::Bool(true) {
-        return Some((render(&path[..path.len() - 1]), Reason::WriteOnly));
-    }
-    if let Value::String(s) = value
-        && NAME_KEYS.contains(&key)
-    {
-        return credential_name_in(s).map(|word| (render(path), text(s, word)));
-    }
-    check_value(value, path)
-}
-
-fn check_value<'a>(value: &'a Value, path: &mut Vec<Seg<'a>>) -> Option<(String, Reason)> {
-    // `data` is path[0]; one level per container below it
-    if path.len() > MAX_DEPTH {
-        return Some((render(&path[..MAX_DEPTH.min(8)]), Reason::TooDeep));
-    }
-    match value {
-        Value::String(s) => credential_in(s).map(|word| (render(path), text(s, word))),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
-            path.push(Seg::Index(i));
-            let found = check_value(item, path);
-            path.pop();
-            found
-        }),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            path.push(Seg::Key(k));
-            let found = check_entry(k, v, path);
-            path.pop();
-            found
-        }),
-        Value::Null | Value::Bool(_) | Value::Number(_) => None,
-    }
-}
-
-/// Why a request was refused by the trust boundary; see [`check_request`].
-///
-/// Its message names the place (`path`), says why, and says what to use instead: an
-/// `authorization` request with a `url`, so a secret never passes through answer data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BoundaryError {
-    kind: String,
-    path: String,
-    reason: Reason,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Reason {
-    Name { name: String, word: &'static str },
-    Text { text: String, word: &'static str },
-    Format { format: String },
-    WriteOnly,
-    TooDeep,
-}
-
-impl BoundaryError {
-    /// The request's kind, as given.
-    pub fn kind(&self) -> &str {
-        &self.kind
-    }
-
-    /// Where in the request: `prompt`, or a path into its data such as
-    /// `data.schema.properties.password` or `data.questions[0].header`.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The credential word found, if the refusal is about a word (not a `format`, a
-    /// `writeOnly` or the nesting depth).
-    pub fn word(&self) -> Option<&'static str> {
-        match &self.reason {
-            Reason::Name { word, .. } | Reason::Text { word, .. } => Some(word),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for BoundaryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid suspension: `{}` of the `{}` request ",
-            self.path, self.kind
-        )?;
-        match &self.reason {
-            Reason::Name { name, word } => write!(
-                f,
-                "has the name `{name}`, which reads as the credential word `{word}`"
-            )?,
-            Reason::Text { text, word } => write!(
-                f,
-                "has the text `{text}`, which mentions the credential word `{word}`"
-            )?,
-            Reason::Format { format } => {
-                write!(f, "has `\"format\": \"{format}\"`, which collects a secret")?;
-            }
-            Reason::WriteOnly => f.write_str("is marked `\"writeOnly\": true`, a secret")?,
-            Reason::TooDeep => write!(
-                f,
-                "nests deeper than {MAX_DEPTH} levels, too deep to check for credentials"
-            )?,
-        }
-        f.write_str("; secrets must never pass through answer data: use an `authorization` request with a `url` instead")
-    }
-}
-
-impl std::error::Error for BoundaryError {}

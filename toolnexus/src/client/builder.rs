@@ -56,6 +56,9 @@ pub(super) struct Config {
     pub(super) conversation: Option<String>,
     /// Who the runs of this client are for ([`Client::for_principal`]).
     pub(super) principal: Option<String>,
+    /// Why the runs of this client are refused before they start (a principal over
+    /// [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES) given to [`Client::for_principal`]).
+    pub(super) refused: Option<String>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -91,6 +94,7 @@ impl ClientBuilder {
                 agent_name: None,
                 conversation: None,
                 principal: None,
+                refused: None,
             },
         }
     }
@@ -108,7 +112,9 @@ impl ClientBuilder {
     /// that halts ([`PendingRun::agent`](crate::PendingRun::agent)), bound by its fingerprint
     /// (and sealed with it when the store seals), so it survives a restart and shows for runs
     /// parked by other processes. A run keeps the name it started with (or none) wherever it
-    /// is resumed, whatever the resuming client's name. An empty name is no name.
+    /// is resumed, whatever the resuming client's name. An empty name is no name; one longer
+    /// than [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES) (256) makes
+    /// [`build`](ClientBuilder::build) fail with [`Error::Config`].
     ///
     /// ```
     /// use toolnexus::{Client, FnTool, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};
@@ -365,7 +371,9 @@ impl ClientBuilder {
     /// # Errors
     ///
     /// [`Error::Config`] without a model name (neither [`model_name`](Self::model_name) nor
-    /// the model's [`default_model`](Model::default_model)), or with `max_turns` 0.
+    /// the model's [`default_model`](Model::default_model)), with `max_turns` 0, or with an
+    /// [`agent_name`](Self::agent_name) longer than
+    /// [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES).
     pub fn build(self) -> Result<Client> {
         let mut config = self.config;
         if config.model_name.is_empty() {
@@ -378,6 +386,9 @@ impl ClientBuilder {
                     ));
                 }
             }
+        }
+        if let Some(name) = &config.agent_name {
+            crate::limits::check_name("the agent name", name).map_err(Error::Config)?;
         }
         if config.max_turns == 0 {
             return Err(Error::Config(

@@ -16,19 +16,49 @@ pub(crate) enum Edit {
     Unchanged,
     /// These arguments, checked, run instead.
     Args(Map<String, Value>),
-    /// The edit cannot run (why); nothing runs.
+    /// The edit (or the answer) cannot run: what the model reads; nothing runs.
     Refused(String),
 }
 
-/// What the model reads for a refused edit: `edit refused: <why>; nothing ran`.
-pub(crate) fn refused(why: &str) -> ToolResult {
-    ToolResult::error(format!("edit refused: {why}; nothing ran"))
+/// What the model reads for a refused edit or answer: `edit refused: <why>; nothing ran`, or
+/// `invalid answer: <why>; nothing ran` for an answer the trust boundary refuses.
+pub(crate) fn refused(text: &str) -> ToolResult {
+    ToolResult::error(text)
+}
+
+/// An edit refused for `why`.
+fn edit_refused(why: &str) -> Edit {
+    Edit::Refused(format!("edit refused: {why}; nothing ran"))
+}
+
+/// Where under the edited arguments a boundary refusal points (`account.password`), when it is
+/// about them.
+pub(crate) fn in_args(error: &crate::boundary::BoundaryError) -> Option<&str> {
+    error.path().strip_prefix("data.args.")
+}
+
+/// What the model reads when `answer` fails the trust boundary's walk
+/// ([`check_answer`](crate::boundary::check_answer)), if it does: `edit refused: the edit
+/// changes `<path>`, ...` for an edit's arguments, `invalid answer: ...; nothing ran` otherwise.
+pub(crate) fn boundary_refusal(request: &Request, answer: &Answer) -> Option<String> {
+    let e = crate::boundary::check_answer(request, answer).err()?;
+    Some(
+        match in_args(&e).filter(|_| request.proposed_args().is_some()) {
+            Some(at) => format!(
+                "edit refused: the edit changes `{at}`, which holds a credential; secrets never pass through answer data; nothing ran"
+            ),
+            None => format!("{e}; nothing ran"),
+        },
+    )
 }
 
 /// The arguments `answer` carries for `tool`'s approval `request`, checked: the tool must
 /// allow edits and have asked with its proposed arguments; the edit must be an object no
 /// deeper than [`MAX_DEPTH`] that fits the tool's input schema, and must not put a
-/// credential the person typed into a field the boundary names as one.
+/// credential the person typed into a field the boundary names as one, at any depth.
+/// Every answer, an edit or not, passes the trust boundary's walk
+/// ([`check_answer`](crate::boundary::check_answer); an edit once it fits the tool's
+/// parameters): the loop and the MCP server resolve every answer through here.
 pub(crate) fn edited(
     tool: Option<&dyn Tool>,
     name: &str,
@@ -40,37 +70,37 @@ pub(crate) fn edited(
         _ => None,
     };
     let Some(wanted) = wanted else {
-        return Edit::Unchanged;
+        return match boundary_refusal(request, answer) {
+            Some(refused) => Edit::Refused(refused),
+            None => Edit::Unchanged,
+        };
     };
     let name = excerpt(name);
     let Some(tool) = tool.filter(|t| t.approval_edits()) else {
-        return Edit::Refused(format!(
+        return edit_refused(&format!(
             "`{name}` does not allow editing its arguments on approval"
         ));
     };
-    let Some(proposed) = request.proposed_args() else {
-        return Edit::Refused(format!(
+    if request.proposed_args().is_none() {
+        return edit_refused(&format!(
             "the approval of `{name}` did not offer its arguments for editing"
         ));
-    };
+    }
     if crate::limits::depth(wanted, MAX_DEPTH) > MAX_DEPTH {
-        return Edit::Refused(format!(
+        return edit_refused(&format!(
             "the edited arguments nest more than {MAX_DEPTH} levels deep"
         ));
     }
     let Value::Object(args) = wanted else {
-        return Edit::Refused("the edited arguments must be a JSON object".to_owned());
+        return edit_refused("the edited arguments must be a JSON object");
     };
     if let Err(why) = conforms(tool.input_schema(), wanted) {
-        return Edit::Refused(format!(
+        return edit_refused(&format!(
             "the edited arguments do not fit `{name}`'s parameters: {why}"
         ));
     }
-    if let Some(key) = crate::form::edited_credential(proposed.as_object(), args) {
-        return Edit::Refused(format!(
-            "the edit changes `{}`, which holds a credential; secrets never pass through answer data",
-            excerpt(key)
-        ));
+    if let Some(refused) = boundary_refusal(request, answer) {
+        return Edit::Refused(refused);
     }
     Edit::Args(args.clone())
 }

@@ -182,10 +182,29 @@ impl Client {
     /// let for_ada = client.for_principal("ada");
     /// # let _ = for_ada;
     /// ```
+    ///
+    /// A principal takes at most [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES) (256): a
+    /// client for a longer one runs nothing; every run (and resume) through it fails with
+    /// [`Error::Config`] saying so, before anything runs or is stored.
+    ///
+    /// ```
+    /// use toolnexus::{Client, Error, ScriptedModel, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let client = Client::builder(ScriptedModel::default()).model_name("m").build().unwrap();
+    /// let toolkit = Toolkit::builder().build().unwrap();
+    /// let run = client.for_principal("x".repeat(300)).run("hi", &toolkit).await;
+    /// assert!(matches!(run, Err(Error::Config(why)) if why.contains("MAX_NAME_BYTES")));
+    /// # });
+    /// ```
     #[must_use]
     pub fn for_principal(&self, principal: impl Into<String>) -> Self {
+        let principal = principal.into();
         let mut inner = (*self.inner).clone();
-        inner.principal = Some(principal.into());
+        match crate::limits::check_name("the principal", &principal) {
+            Ok(()) => inner.principal = Some(principal),
+            Err(why) => inner.refused = Some(why),
+        }
         Self {
             inner: Arc::new(inner),
         }
@@ -590,7 +609,9 @@ impl Client {
     /// # Errors
     ///
     /// [`Error::Store`] with [`StoreError::Invalid`] when the client has no store, or one that
-    /// keeps no conversations; with [`StoreError::Conflict`] while the conversation waits on an
+    /// keeps no conversations, or for a `conversation_id` longer than
+    /// [`MAX_CONVERSATION_ID_BYTES`](crate::limits::MAX_CONVERSATION_ID_BYTES) (nothing is
+    /// loaded, nothing runs); with [`StoreError::Conflict`] while the conversation waits on an
     /// answer (nothing runs), or when another turn of it was saved meanwhile (this turn's
     /// result is not saved); then as [`Client::run_with_history`].
     pub async fn ask(
@@ -599,6 +620,13 @@ impl Client {
         prompt: impl Into<String>,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
+        crate::limits::check_len(
+            "the conversation id",
+            conversation_id,
+            crate::limits::MAX_CONVERSATION_ID_BYTES,
+            "MAX_CONVERSATION_ID_BYTES",
+        )
+        .map_err(|why| Error::Store(StoreError::Invalid(why)))?;
         let Some(runs) = self.inner.store.as_deref() else {
             return Err(no_conversations());
         };

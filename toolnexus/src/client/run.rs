@@ -74,6 +74,10 @@ impl Client {
         remembering: Remembering<'a>,
     ) -> crate::tool::BoxFuture<'a, Result<RunResult>> {
         Box::pin(async move {
+            // a client for a principal over its bound runs nothing
+            if let Some(why) = &self.inner.refused {
+                return Err(Error::Config(why.clone()));
+            }
             // the run stops: after a tool result entered its state, the error carries it
             self.drive_state(&mut state, toolkit, sink, streaming, resume, remembering)
                 .await
@@ -648,6 +652,10 @@ impl Run<'_> {
         marks: Option<&Marks<'_>>,
     ) -> (Value, ToolResult, bool) {
         if request.kind == KIND_RECONCILE {
+            // every answer passes the trust boundary's walk (the others in `edit::edited`)
+            if let Some(refused) = edit::boundary_refusal(request, &answer) {
+                return (args, edit::refused(&refused), false);
+            }
             let (args, result) = self
                 .reconcile(call, args, request, answer, ran_with, marks)
                 .await;

@@ -89,7 +89,7 @@
 //! # let _ = app;
 //! ```
 
-mod fields;
+pub(crate) mod fields;
 mod handlers;
 mod history;
 mod pages;

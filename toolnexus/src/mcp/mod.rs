@@ -57,7 +57,7 @@
 mod annotations;
 mod config;
 mod consume;
-mod elicit;
+pub(crate) mod elicit;
 mod serve;
 
 pub use config::{McpConfig, McpServers, ServerEntry};

@@ -153,9 +153,9 @@ pub use types::{
 pub(crate) use cell::Cell;
 pub(crate) use row::millis;
 pub(crate) use row::{
-    Columns, Outcome, RawRow, check_answer, damaged_event, events_json, expired_answer,
-    failed_event, first_history, from_millis, lease_ms, lease_until, now_ms, past_refusal, refusal,
-    released_state, run_id_of, takeover_claim, takeover_event, token_i64,
+    Columns, Outcome, RawRow, check_answer, check_submit, damaged_event, events_json,
+    expired_answer, failed_event, first_history, from_millis, lease_ms, lease_until, now_ms,
+    past_refusal, refusal, released_state, run_id_of, takeover_claim, takeover_event, token_i64,
 };
 pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;

@@ -389,6 +389,20 @@ pub(crate) fn check_answer(answer: &Answer) -> StoreResult<()> {
     Ok(())
 }
 
+/// Refuses what [`RunStore::submit`](super::RunStore::submit) must not keep: an answer
+/// [`check_answer`] refuses, or an `answered_by` longer than
+/// [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES) (it would be kept whole in the run's
+/// history). Checked before anything is read or written.
+pub(crate) fn check_submit(answer: &Answer, answered_by: &str) -> StoreResult<()> {
+    check_answer(answer)?;
+    crate::limits::check_name("`answered_by`", answered_by).map_err(|why| {
+        StoreError::Invalid(format!(
+            "the answer to `{}` is refused: {why}",
+            crate::limits::excerpt(&answer.id)
+        ))
+    })
+}
+
 pub(crate) fn token_i64(claim: &Claim) -> i64 {
     i64::try_from(claim.token).unwrap_or(i64::MAX)
 }

@@ -73,7 +73,10 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// [`StoreError::NotFound`] when no run made that request; [`StoreError::AlreadyAnswered`]
     /// when it was answered already (whichever request of the run it was); [`StoreError::Expired`] when the request expired (the
     /// run's answer becomes `declined/expired`); [`StoreError::Corrupt`] when the record cannot
-    /// be read (the run stays parked).
+    /// be read (the run stays parked); [`StoreError::Invalid`] (nothing recorded) for answer
+    /// data over [`MAX_ANSWER_DATA_BYTES`](crate::limits::MAX_ANSWER_DATA_BYTES) or nested
+    /// deeper than [`MAX_DEPTH`](crate::limits::MAX_DEPTH), or an `answered_by` longer than
+    /// [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES).
     fn submit<'a>(
         &'a self,
         answer: &'a Answer,

@@ -92,18 +92,7 @@ impl Edit {
                 crate::tool::conforms(&self.schema, &args)
                     .map_err(|why| Invalid::new(ARGS, format!("Arguments: {why}")))?;
                 // a person never types a secret here (the loop refuses it too)
-                let typed_secret = args
-                    .as_object()
-                    .and_then(|a| crate::form::edited_credential(self.proposed.as_object(), a));
-                if let Some(key) = typed_secret {
-                    return Err(Invalid::new(
-                        ARGS,
-                        format!(
-                            "Arguments: `{key}` holds a credential and cannot be changed here; secrets never pass through answers"
-                        ),
-                    ));
-                }
-                Ok(request.approve_with(args))
+                boundary_checked(request, request.approve_with(args))
             }
         }
     }
@@ -116,6 +105,28 @@ impl Edit {
         crate::limits::parse_checked(text)
             .map(Some)
             .map_err(|e| Invalid::new(ARGS, format!("Arguments: not valid JSON ({e})")))
+    }
+}
+
+/// `answer`, once it passes the trust boundary's walk
+/// ([`check_answer`](crate::boundary::check_answer)): no key of its data names a credential the
+/// request did not ask for, at any depth; an edit keeps what the model proposed where a key
+/// names one. The page checks every answer here before recording it.
+pub(crate) fn boundary_checked(
+    request: &Request,
+    answer: crate::request::Answer,
+) -> Result<crate::request::Answer, Invalid> {
+    let Err(e) = crate::boundary::check_answer(request, &answer) else {
+        return Ok(answer);
+    };
+    match crate::client::edit::in_args(&e).filter(|_| request.proposed_args().is_some()) {
+        Some(at) => Err(Invalid::new(
+            ARGS,
+            format!(
+                "Arguments: `{at}` holds a credential and cannot be changed here; secrets never pass through answers"
+            ),
+        )),
+        None => Err(Invalid::new("data", e.to_string())),
     }
 }
 

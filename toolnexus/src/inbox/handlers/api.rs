@@ -179,7 +179,8 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
     };
     let choices = super::rules::Choices::of(&shared, &parts, run.record.conversation());
     let answer = answer_from_json(&request, &shape, &body)
-        .and_then(|a| super::rules::with_json_remember(a, &request, &choices, &body));
+        .and_then(|a| super::rules::with_json_remember(a, &request, &choices, &body))
+        .and_then(|a| fields::boundary_checked(&request, a));
     let answer = match answer {
         Ok(a) => a,
         Err(invalid) => {

@@ -95,6 +95,8 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
         let edited = answer.data.as_ref().and_then(|d| d.get("args")).is_some();
         super::rules::with_remember(answer, &choices, &pairs, edited)
     });
+    // every answer passes the trust boundary's walk before it is recorded
+    let remembered = remembered.and_then(|a| fields::boundary_checked(&request, a));
     let answer = match remembered {
         Ok(a) => a,
         Err(invalid) => {

@@ -146,6 +146,12 @@ pub(super) async fn record(
                 StatusCode::NOT_FOUND,
                 "No request was made under this id (or its run was deleted).".to_owned(),
             ),
+            // refused at the door (an answer too large, an `answered_by` over
+            // `MAX_NAME_BYTES`): nothing was recorded
+            StoreError::Invalid(why) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("The answer was not recorded: {why}."),
+            ),
             other => store_failed(&other),
         })
 }

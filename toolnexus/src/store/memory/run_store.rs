@@ -10,7 +10,7 @@ use crate::run::{PendingRun, RunResult};
 use crate::store::{
     Claim, ConversationStore, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RawRow,
     RunEvent, RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun,
-    check_answer, now_ms,
+    check_answer, check_submit, now_ms,
 };
 use crate::util::BoxFuture;
 
@@ -63,7 +63,7 @@ impl RunStore for MemoryStore {
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            check_answer(answer)?;
+            check_submit(answer, answered_by)?;
             self.submit_now(answer, answered_by)
         })
     }

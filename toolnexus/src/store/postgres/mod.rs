@@ -34,8 +34,8 @@ use rows::{raw, raw_info};
 
 use super::{
     Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RunInfo,
-    RunStore, StoreError, StoreResult, StoredRun, Wake, check_answer, first_history, from_millis,
-    lease_until, now_ms, run_id_of, token_i64,
+    RunStore, StoreError, StoreResult, StoredRun, Wake, check_answer, check_submit, first_history,
+    from_millis, lease_until, now_ms, run_id_of, token_i64,
 };
 use crate::store::sql::{
     COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
@@ -429,7 +429,7 @@ impl RunStore for PostgresStore {
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            check_answer(answer)?;
+            check_submit(answer, answered_by)?;
             let (row, _) = self
                 .answer_now(answer, Answering::Submit(answered_by))
                 .await?;

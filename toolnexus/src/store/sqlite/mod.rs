@@ -28,7 +28,7 @@ use connection::Connections;
 use super::{
     Cell, Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery,
     RawRow, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer,
-    first_history, from_millis, lease_until, now_ms, run_id_of, token_i64,
+    check_submit, first_history, from_millis, lease_until, now_ms, run_id_of, token_i64,
 };
 use crate::store::sql::{
     COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
@@ -433,7 +433,7 @@ impl RunStore for SqliteStore {
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            check_answer(answer)?;
+            check_submit(answer, answered_by)?;
             let (row, _) = self
                 .answer(
                     answer.clone(),
