@@ -11,7 +11,8 @@
 //! ```
 //!
 //! - `scope`: `args` covers calls of this tool with exactly these arguments (bound by their
-//!   canonical fingerprint: key order and spacing do not matter, any other value does);
+//!   canonical fingerprint, [`call_fingerprint`]: key order, spacing and the spelling of a
+//!   number (`5`, `5.0`, `5e0`, `50e-1`) do not matter, any other value does);
 //!   `tool` covers every call of this tool.
 //! - `within`: `conversation` covers the calls of runs in the conversation the answered run
 //!   belongs to ([`Client::ask`](crate::Client::ask)); `principal` covers the runs started
