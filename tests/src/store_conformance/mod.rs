@@ -8,7 +8,8 @@
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
 //! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
 //! store given seal keys (`sealed`), forged rows in a store without keys (`forged`), damaged
-//! rows (`damaged`), and the history of answered runs (`history`).
+//! rows (`damaged`), the history of answered runs (`history`), and remembered decisions:
+//! the rules (`rules`) and whose they are (`rule_owners`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -92,7 +93,9 @@ macro_rules! store_conformance {
             rules_keep_match_and_revoke,
             a_remembered_approval_answers_the_next_call,
             deny_principal_and_expiry_through_the_loop, only_approvals_are_remembered,
-            a_tools_own_approval_is_answered_by_a_rule);
+            a_tools_own_approval_is_answered_by_a_rule,
+            an_answerer_cannot_grant_a_standing_rule_for_another_principal,
+            a_run_for_nobody_takes_no_principals_rule);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -248,6 +251,7 @@ mod damaged;
 mod forged;
 mod history;
 mod reconcile;
+mod rule_owners;
 mod rules;
 mod runs;
 mod sealed;
@@ -259,6 +263,7 @@ pub use damaged::*;
 pub use forged::*;
 pub use history::*;
 pub use reconcile::*;
+pub use rule_owners::*;
 pub use rules::*;
 pub use runs::*;
 pub use sealed::*;

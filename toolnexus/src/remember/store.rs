@@ -24,7 +24,7 @@ use crate::util::BoxFuture;
 /// let request = Request::approval("Send the report?");
 /// let answer = Answer::ok(&request.id).remember(Remember::new(Scope::Tool, Within::Principal));
 /// let rule = toolnexus::remember::rule_of_answer(
-///     &request, &answer, "send_report", &serde_json::json!({}), "run-1", None, Some("ada"),
+///     &request, &answer, "send_report", &serde_json::json!({}), "run-1", None, Some("ada"), Some("ada"),
 /// ).unwrap().unwrap();
 /// rules.put_rule(&rule).await.unwrap();
 ///

@@ -74,6 +74,11 @@ pub enum StoreError {
     /// resume state).
     #[error("{0}")]
     Invalid(String),
+    /// The caller may not do this: an answer asking to [remember](crate::remember) a decision
+    /// for the runs of a principal other than the answerer (without the host's grant). Nothing
+    /// was recorded.
+    #[error("{0}")]
+    NotAllowed(String),
     /// The store's database failed (connection, I/O, SQL).
     #[error("run store database error: {0}")]
     Backend(String),

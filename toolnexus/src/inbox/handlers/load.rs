@@ -122,18 +122,22 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
     }
 }
 
-/// Records the answer (by whom `parts` says); the run's columns, or why not.
+/// Records the answer (by whom `parts` says; `granted`: the host's `grants` check lets them
+/// make rules for the run's principal); the run's columns, or why not.
 pub(super) async fn record(
     shared: &Shared,
     parts: &Parts,
     answer: Answer,
+    granted: bool,
 ) -> Result<RunInfo, (StatusCode, String)> {
     let by = shared.answerer(parts, &answer.id);
-    shared
-        .store
-        .submit(&answer, &by)
-        .await
-        .map_err(|e| match e {
+    let recorded = if granted {
+        shared.store.submit_granting(&answer, &by).await
+    } else {
+        shared.store.submit(&answer, &by).await
+    };
+    recorded.map_err(|e| match e {
+            StoreError::NotAllowed(why) => (StatusCode::FORBIDDEN, why),
             StoreError::AlreadyAnswered { .. } => (
                 StatusCode::CONFLICT,
                 "This request was already answered.".to_owned(),

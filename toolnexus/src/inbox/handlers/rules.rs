@@ -31,21 +31,61 @@ pub(crate) const REMEMBER_FOR: &str = "remember_for";
 /// The most rules the rules page lists.
 const MAX_RULES: usize = 500;
 
-/// What an approval's form may offer to remember: in the run's conversation (when the run is
-/// a conversation's turn), for the person answering (when the host names them).
+/// What an approval's form may offer to remember, to this answerer: in the run's
+/// conversation (when the run is a conversation's turn), for the run's principal; each only
+/// when the answerer may make it (the run's principal themselves, or granted by the host; a
+/// conversation rule of a run for nobody, anyone who may answer).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Choices {
     pub(crate) conversation: Option<String>,
     pub(crate) principal: Option<String>,
+    /// The run's principal, when the run has one and the answerer may not make its rules.
+    pub(crate) refused_for: Option<String>,
+    /// Whether a rule made here is the host's grant (the answerer is not the principal).
+    pub(crate) granted: bool,
 }
 
 impl Choices {
-    /// The choices for an approval of run `run_id` asked by `asker`, answered by the caller
-    /// of `parts` (named by the host's `answered_by`).
-    pub(crate) fn of(shared: &Shared, parts: &Parts, conversation: Option<&str>) -> Self {
-        Self {
-            conversation: conversation.map(str::to_owned),
-            principal: shared.named_answerer(parts),
+    /// The choices for an approval of a run in `conversation`, started for `principal`,
+    /// answered by the caller of `parts`.
+    pub(crate) fn of(
+        shared: &Shared,
+        parts: &Parts,
+        conversation: Option<&str>,
+        principal: Option<&str>,
+    ) -> Self {
+        let Some(principal) = principal else {
+            return Self {
+                conversation: conversation.map(str::to_owned),
+                ..Self::default()
+            };
+        };
+        match shared.may_remember_for(parts, principal) {
+            Some(granted) => Self {
+                conversation: conversation.map(str::to_owned),
+                principal: Some(principal.to_owned()),
+                refused_for: None,
+                granted,
+            },
+            None => Self {
+                refused_for: Some(principal.to_owned()),
+                ..Self::default()
+            },
+        }
+    }
+
+    /// Why `within` is not offered here.
+    pub(crate) fn not_offered(&self, within: Within) -> String {
+        match (&self.refused_for, within) {
+            (Some(owner), _) => format!(
+                "You may not remember decisions for {owner}'s runs: only {owner}, or someone allowed to grant for {owner}, may."
+            ),
+            (None, Within::Conversation) => {
+                "This request is no conversation's turn: nothing can be remembered in its conversation.".to_owned()
+            }
+            (None, Within::Principal) => {
+                "This request's run was started for nobody: nothing can be remembered for its principal.".to_owned()
+            }
         }
     }
 
@@ -156,9 +196,7 @@ pub(crate) fn with_remember(
         Within::Principal => choices.principal.is_some(),
     };
     if !offered {
-        return Err(wrong(
-            "This way to remember is not offered for this request.",
-        ));
+        return Err(wrong(&choices.not_offered(within)));
     }
     if edited && answer.ok && scope == Scope::Tool {
         return Err(wrong(
@@ -478,8 +516,9 @@ pub(crate) fn with_json_remember(
     };
     if !offered {
         return Err(wrong(format!(
-            "`within: {}` is not offered for this request (a run outside any conversation, or an answerer the host does not name)",
-            remember.within.as_str()
+            "`within: {}` is not offered for this request: {}",
+            remember.within.as_str(),
+            choices.not_offered(remember.within)
         )));
     }
     let edited = answer.ok && answer.data.as_ref().and_then(|d| d.get("args")).is_some();
