@@ -166,6 +166,21 @@ impl Fixture {
         *result.pending.expect("the run halts on its request")
     }
 
+    /// As [`Fixture::park`], for `principal` ([`Client::for_principal`]).
+    ///
+    /// # Panics
+    ///
+    /// When the run fails or does not halt.
+    pub async fn park_for(&self, principal: &str, args: Value) -> Request {
+        let result = self
+            .client
+            .for_principal(principal)
+            .run(args.to_string(), &self.toolkit)
+            .await
+            .expect("run");
+        *result.pending.expect("the run halts on its request")
+    }
+
     /// As [`Fixture::park`], as a turn of the conversation `conversation`.
     ///
     /// # Panics

@@ -78,7 +78,7 @@ impl Choices {
     pub(crate) fn not_offered(&self, within: Within) -> String {
         match (&self.refused_for, within) {
             (Some(owner), _) => format!(
-                "You may not remember decisions for {owner}'s runs: only {owner}, or someone allowed to grant for {owner}, may."
+                "You may not remember decisions for the runs of {owner}: only {owner}, or someone allowed to grant for {owner}, may."
             ),
             (None, Within::Conversation) => {
                 "This request is no conversation's turn: nothing can be remembered in its conversation.".to_owned()
