@@ -19,9 +19,9 @@
 //! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
 //! | `GET /api/requests/{id}/status?run=..` | the run's progress as JSON |
 //! | `GET /api/history` | the history as JSON (`?after=<cursor>`) |
-//! | `GET /rules` | the [remembered decisions](crate::remember), each with a Revoke button |
+//! | `GET /rules` | the [remembered decisions](crate::remember), newest first, paged (`?after=<cursor>`), each with a Revoke button; a damaged one by its id |
 //! | `POST /rules/{id}/revoke` | revokes one (CSRF-checked like every form) |
-//! | `GET /api/rules` | the remembered decisions as JSON |
+//! | `GET /api/rules` | the remembered decisions as JSON (`?after=<cursor>`) |
 //!
 //! An approval's form offers to remember the decision ("the same answer from now on"): this
 //! exact call or every call of the tool, in the run's conversation (when it is a
@@ -34,7 +34,9 @@
 //! whoever may answer it. The JSON API takes the same `data.remember` and checks it the same
 //! way (`403` for a rule the answerer may not make; nothing is recorded). `/rules` and `/api/rules` are
 //! [`Target::Rules`]; `/api/rules` answers `{"rules":[{"id","effect","tool","scope","args",
-//! "within","holder","until","createdAt","answeredBy","requestId","runId"}]}`, and a run's
+//! "within","holder","until","createdAt","answeredBy","requestId","runId"}],"damaged":[{"id",
+//! "reason"}],"next"}` (newest first, [`RULES_PAGE`] a page; `next`: the cursor of the next
+//! page, for `?after=`; `damaged`: the rules of the page whose rows cannot be read), and a run's
 //! `history` names the rule that decided a call (`{"event":"decided","rule",..}`).
 //!
 //! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
@@ -133,6 +135,10 @@ pub enum Target<'a> {
 type AuthorizeFn = dyn Fn(&Parts, Target<'_>) -> bool + Send + Sync;
 type AnsweredByFn = dyn Fn(&Parts) -> Option<String> + Send + Sync;
 type GrantsFn = dyn Fn(&Parts, &str) -> bool + Send + Sync;
+
+/// The rules per page of the rules page and `/api/rules` (newest first; `?after=<cursor>`
+/// the next page).
+pub const RULES_PAGE: usize = 50;
 
 /// The default number of requests per list page.
 pub const DEFAULT_PAGE_SIZE: usize = 20;

@@ -101,7 +101,8 @@ mod tests;
 pub use rule::{Effect, Rule, RuleQuery, call_fingerprint, decide};
 pub use owner::REMEMBER_FOR;
 pub(crate) use owner::checked_answer;
-pub use store::RuleStore;
+pub(crate) use store::decode_rule_cursor;
+pub use store::{DamagedRule, RulePage, RuleStore};
 
 /// The key of an answer's `data` that holds the remember choice.
 pub const DATA_REMEMBER: &str = "remember";

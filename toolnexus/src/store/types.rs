@@ -70,6 +70,16 @@ pub enum StoreError {
         /// What could not be read.
         message: String,
     },
+    /// A kept [rule](crate::remember::Rule) whose row cannot be read (a damaged column, an
+    /// unknown effect). Other rules are unaffected: a listing reports it
+    /// ([`RulePage::damaged`](crate::remember::RulePage::damaged)).
+    #[error("rule `{id}` has an unreadable row: {message}")]
+    CorruptRule {
+        /// The rule.
+        id: String,
+        /// What could not be read.
+        message: String,
+    },
     /// A record or result the store cannot keep (for example a pending result without its
     /// resume state).
     #[error("{0}")]

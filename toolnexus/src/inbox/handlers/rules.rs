@@ -18,7 +18,8 @@ use super::{BODY_LIMIT, COOKIE, Inbox, denied_text, html, json_err, json_out, ms
 use crate::inbox::fields::{self, Invalid};
 use crate::inbox::pages::{self, layout};
 use crate::inbox::{Access, Shared, Target};
-use crate::remember::{Effect, Remember, Rule, Scope, Within};
+use crate::remember::{Effect, Remember, Rule, RulePage, Scope, Within};
+use crate::store::StoreError;
 use crate::request::Answer;
 use crate::request::{KIND_APPROVAL, Request};
 
@@ -28,8 +29,7 @@ pub(crate) const REMEMBER: &str = "remember";
 /// until revoked).
 pub(crate) const REMEMBER_FOR: &str = "remember_for";
 
-/// The most rules the rules page lists.
-const MAX_RULES: usize = 500;
+use crate::inbox::RULES_PAGE;
 
 /// What an approval's form may offer to remember, to this answerer: in the run's
 /// conversation (when the run is a conversation's turn), for the run's principal; each only
@@ -241,7 +241,19 @@ fn words(rule: &Rule) -> String {
 
 /// The rules page; `prefix`: where the router is mounted, `q`: the caller's own query
 /// (`?..` or empty), kept on every link and form.
-fn rules_page(shared: &Shared, sess: &str, rules: &[Rule], prefix: &str, q: &str) -> String {
+fn rules_page(shared: &Shared, sess: &str, page: &RulePage, prefix: &str, q: &str) -> String {
+    let rules = &page.rules;
+    let older = page.next.as_ref().map(|next| {
+        let mut query: Vec<(String, String)> = form_urlencoded::parse(q.trim_start_matches('?').as_bytes())
+            .into_owned()
+            .filter(|(k, _)| k != "after")
+            .collect();
+        query.push(("after".to_owned(), next.clone()));
+        let query = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(query)
+            .finish();
+        format!("{prefix}/rules?{query}")
+    });
     let now = SystemTime::now();
     let back = if prefix.is_empty() {
         format!("/{q}")
@@ -254,6 +266,16 @@ fn rules_page(shared: &Shared, sess: &str, rules: &[Rule], prefix: &str, q: &str
             p { a href=(back) { "← all requests" } }
             h1 { "Remembered decisions" }
             p.muted { "Each answers a matching approval without asking. Revoke one to be asked again." }
+            @if !page.damaged.is_empty() {
+                div.notice role="status" {
+                    p { "These remembered decisions cannot be read (a damaged row); they decide nothing until repaired or revoked by id:" }
+                    ul.damaged {
+                        @for d in &page.damaged {
+                            li data-damaged-rule=(d.id) { code { (d.id) } ": " (d.reason) }
+                        }
+                    }
+                }
+            }
             @if rules.is_empty() {
                 p.empty { "Nothing is remembered." }
             } @else {
@@ -281,6 +303,9 @@ fn rules_page(shared: &Shared, sess: &str, rules: &[Rule], prefix: &str, q: &str
                         }
                     }
                 }
+            }
+            @if let Some(older) = &older {
+                p { a href=(older) rel="next" id="older-rules" { "Older decisions →" } }
             }
         },
     )
@@ -327,8 +352,15 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
             None,
         );
     };
-    let list = match rules.list_rules(MAX_RULES).await {
+    let after = query(&parts)
+        .into_iter()
+        .find(|(k, _)| k == "after")
+        .map(|(_, v)| v);
+    let list = match rules.list_rules_page(after.as_deref(), RULES_PAGE).await {
         Ok(l) => l,
+        Err(StoreError::Invalid(why)) => {
+            return msg(StatusCode::BAD_REQUEST, "Not a page", "error", &why, None);
+        }
         Err(e) => {
             return msg(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -467,13 +499,25 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
         return json_err(StatusCode::FORBIDDEN, "not allowed");
     }
     let Some(rules) = shared.store.rules() else {
-        return json_out(StatusCode::OK, &json!({ "rules": [] }));
-    };
-    match rules.list_rules(MAX_RULES).await {
-        Ok(list) => json_out(
+        return json_out(
             StatusCode::OK,
-            &json!({ "rules": list.iter().map(rule_json).collect::<Vec<_>>() }),
+            &json!({ "rules": [], "damaged": [], "next": null }),
+        );
+    };
+    let after = query(&parts)
+        .into_iter()
+        .find(|(k, _)| k == "after")
+        .map(|(_, v)| v);
+    match rules.list_rules_page(after.as_deref(), RULES_PAGE).await {
+        Ok(page) => json_out(
+            StatusCode::OK,
+            &json!({
+                "rules": page.rules.iter().map(rule_json).collect::<Vec<_>>(),
+                "damaged": page.damaged.iter().map(|d| json!({"id": d.id, "reason": d.reason})).collect::<Vec<_>>(),
+                "next": page.next,
+            }),
         ),
+        Err(StoreError::Invalid(why)) => json_err(StatusCode::BAD_REQUEST, &why),
         Err(e) => json_err(
             StatusCode::INTERNAL_SERVER_ERROR,
             &format!("the run store failed: {e}"),

@@ -8,11 +8,13 @@ use crate::store::sql::{backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
-/// the index of the answered runs' history (`sql::HISTORY_INDEX`)).
+/// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
+/// (`sql::RULES_INDEX`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
     crate::store::sql::HISTORY_INDEX,
+    crate::store::sql::RULES_INDEX,
 ];
 
 // the list reaches the version this release writes
