@@ -36,7 +36,8 @@ pub struct Fixture {
     pub toolkit: Toolkit,
     /// How many times `ask` ran with an answer (the retries).
     pub retries: Arc<AtomicUsize>,
-    path: std::path::PathBuf,
+    /// The store's SQLite file (to damage a row as a test needs).
+    pub path: std::path::PathBuf,
     /// Stops the fixture's worker.
     worker: CancellationToken,
 }

@@ -9,7 +9,8 @@
 //! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
 //! store given seal keys (`sealed`), forged rows in a store without keys (`forged`), damaged
 //! rows (`damaged`), the history of answered runs (`history`), and remembered decisions:
-//! the rules (`rules`) and whose they are (`rule_owners`).
+//! the rules (`rules`), whose they are (`rule_owners`), and their pages and lookups
+//! (`rule_pages`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -95,7 +96,9 @@ macro_rules! store_conformance {
             deny_principal_and_expiry_through_the_loop, only_approvals_are_remembered,
             a_tools_own_approval_is_answered_by_a_rule,
             an_answerer_cannot_grant_a_standing_rule_for_another_principal,
-            a_run_for_nobody_takes_no_principals_rule);
+            a_run_for_nobody_takes_no_principals_rule,
+            rules_are_listed_newest_first_and_paged,
+            the_approval_check_reads_only_the_calls_candidates);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -252,6 +255,7 @@ mod forged;
 mod history;
 mod reconcile;
 mod rule_owners;
+mod rule_pages;
 mod rules;
 mod runs;
 mod sealed;
@@ -264,6 +268,7 @@ pub use forged::*;
 pub use history::*;
 pub use reconcile::*;
 pub use rule_owners::*;
+pub use rule_pages::*;
 pub use rules::*;
 pub use runs::*;
 pub use sealed::*;
