@@ -161,3 +161,75 @@ async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal() {
     );
     assert!(page.body.contains(", by ops"), "{}", page.body);
 }
+
+/// Rules at rest like runs, on the page and the API: 60 rules list newest first, 50 a page,
+/// with a link (and a cursor) to the older ones; one damaged row (an unknown effect) is
+/// reported by its rule id and the page and the API still answer `200`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_rule_row_never_breaks_the_rules_page_and_every_rule_is_reachable() {
+    use std::time::UNIX_EPOCH;
+    use toolnexus::remember::Scope;
+    use toolnexus_tests::store_conformance::alices_rule;
+    let fx = Fixture::without_worker().await;
+    let app = inbox(&fx).router();
+    let rules = fx.store.rules().expect("rules");
+    let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let mut made = Vec::new();
+    for n in 0..60u64 {
+        let rule = alices_rule(n, Scope::Args, false, start + Duration::from_millis(n));
+        rules.put_rule(&rule).await.unwrap();
+        made.push(rule.id);
+    }
+    made.reverse();
+    let damaged = made[3].clone();
+    let conn = rusqlite::Connection::open(&fx.path).unwrap();
+    conn.execute(
+        "UPDATE rules SET effect = 'maybe', holder = 'bob' WHERE id = ?1",
+        [&damaged],
+    )
+    .unwrap();
+    drop(conn);
+
+    let first = send(&app, get("/api/rules", None, true)).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let first: Value = serde_json::from_str(&first.body).unwrap();
+    assert_eq!(
+        first["damaged"],
+        json!([{"id": damaged, "reason": "unknown effect `maybe`"}])
+    );
+    let ids = |page: &Value| -> Vec<String> {
+        page["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut listed = ids(&first);
+    assert_eq!(listed.len(), 49);
+    let next = first["next"].as_str().expect("an older page").to_owned();
+    let second = send(&app, get(&format!("/api/rules?after={next}"), None, true)).await;
+    let second: Value = serde_json::from_str(&second.body).unwrap();
+    assert_eq!(second["next"], Value::Null);
+    listed.extend(ids(&second));
+    let readable: Vec<String> = made.iter().filter(|id| **id != damaged).cloned().collect();
+    assert_eq!(listed, readable, "newest first, every readable rule once");
+    let wrong = send(&app, get("/api/rules?after=nonsense", None, true)).await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.body);
+
+    let page = send(&app, get("/rules", None, true)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains(&format!(r#"data-damaged-rule="{damaged}""#)),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(&format!(r#"data-rule="{}""#, made[0])), "{}", page.body);
+    let at = page.body.find(r#"id="older-rules""#).expect("a link to the older rules");
+    let href_at = page.body[..at].rfind("href=\"").unwrap() + "href=\"".len();
+    let href = page.body[href_at..].split('"').next().unwrap().replace("&amp;", "&");
+    let older = send(&app, get(&href, None, true)).await;
+    assert_eq!(older.status, StatusCode::OK, "{}", older.body);
+    assert!(older.body.contains(&format!(r#"data-rule="{}""#, made[59])), "{}", older.body);
+    assert!(!older.body.contains("older-rules"), "{}", older.body);
+}
