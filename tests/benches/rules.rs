@@ -32,7 +32,10 @@ fn pg_url() -> Option<String> {
 }
 
 fn bench_dir(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("toolnexus-bench-rules-{name}-{}", std::process::id()))
+    std::env::temp_dir().join(format!(
+        "toolnexus-bench-rules-{name}-{}",
+        std::process::id()
+    ))
 }
 
 /// A store holding `n` exact-call rules of alice's for `pay` (amounts `0..n`).
@@ -46,7 +49,12 @@ async fn fill(store: &dyn RunStore, n: u64) {
     let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     for k in 0..n {
         rules
-            .put_rule(&alices_rule(k, Scope::Args, false, start + Duration::from_millis(k)))
+            .put_rule(&alices_rule(
+                k,
+                Scope::Args,
+                false,
+                start + Duration::from_millis(k),
+            ))
             .await
             .expect("put");
     }

@@ -41,11 +41,13 @@ pub async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal(make
 
     let parked = alice.run("mallory", &pay.toolkit).await.unwrap();
     let request = parked.pending.clone().expect("alice's run asks");
-    let run_id = toolnexus::PendingRun::try_from(&parked).unwrap().run_id().to_owned();
+    let run_id = toolnexus::PendingRun::try_from(&parked)
+        .unwrap()
+        .run_id()
+        .to_owned();
     for within in [Within::Principal, Within::Conversation] {
         for stated in [None, Some("alice"), Some("bob")] {
-            let mut answer =
-                Answer::ok(&request.id).remember(Remember::new(Scope::Tool, within));
+            let mut answer = Answer::ok(&request.id).remember(Remember::new(Scope::Tool, within));
             if let Some(stated) = stated {
                 answer.data.as_mut().unwrap()["remember"][REMEMBER_FOR] = json!(stated);
             }
@@ -105,7 +107,10 @@ pub async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal(make
     store.submit(&own, "alice").await.unwrap();
     let stored = store.get_by_request(&request.id).await.unwrap().unwrap();
     let recorded = stored.answer.expect("the answer is recorded");
-    assert_eq!(recorded.data.unwrap()["remember"][REMEMBER_FOR], json!("alice"));
+    assert_eq!(
+        recorded.data.unwrap()["remember"][REMEMBER_FOR],
+        json!("alice")
+    );
     resume_next(&store, &client, &pay).await;
     let kept = rules.list_rules(10).await.unwrap();
     assert_eq!(
@@ -137,5 +142,11 @@ pub async fn a_run_for_nobody_takes_no_principals_rule(make: Make) {
     }
     let stored = store.get_by_request(&request.id).await.unwrap().unwrap();
     assert_eq!(stored.info.state, RunState::Parked);
-    assert!(rules_of(store.as_ref()).list_rules(10).await.unwrap().is_empty());
+    assert!(
+        rules_of(store.as_ref())
+            .list_rules(10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

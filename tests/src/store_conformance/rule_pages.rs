@@ -47,11 +47,11 @@ pub async fn rules_are_listed_newest_first_and_paged(make: Make) {
     let s = subject!(make);
     let rules = rules_of(s.store());
     let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-    let mut made = Vec::new();
+    let mut kept_ids = Vec::new();
     for n in 0..120u64 {
         let rule = alices_rule(n, Scope::Args, false, start + Duration::from_millis(n));
         rules.put_rule(&rule).await.unwrap();
-        made.push(rule.id);
+        kept_ids.push(rule.id);
     }
     let mut listed = Vec::new();
     let mut sizes = Vec::new();
@@ -67,8 +67,8 @@ pub async fn rules_are_listed_newest_first_and_paged(make: Make) {
         }
     }
     assert_eq!(sizes, [50, 50, 20]);
-    made.reverse();
-    assert_eq!(listed, made, "newest first, each once");
+    kept_ids.reverse();
+    assert_eq!(listed, kept_ids, "newest first, each once");
     // the newest is on the first page: a new "approve every call" rule can be seen and revoked
     let newest = alices_rule(7, Scope::Tool, false, start + Duration::from_secs(60));
     rules.put_rule(&newest).await.unwrap();
@@ -112,11 +112,13 @@ pub async fn the_approval_check_reads_only_the_calls_candidates(make: Make) {
             (Effect::Deny, Scope::Args)
         ]
     );
-    assert_eq!(rules.decide(&call).await.unwrap().map(|r| r.id), Some(deny.id));
+    assert_eq!(
+        rules.decide(&call).await.unwrap().map(|r| r.id),
+        Some(deny.id)
+    );
     let unknown = call_fingerprint("pay", &json!({"amount": 999_999, "to": "mallory"}));
     let other = RuleQuery::new("pay", &unknown, now).for_principal(Some("alice"));
     assert_eq!(rules.candidate_rules(&other).await.unwrap().len(), 1);
     let bobs = RuleQuery::new("pay", &fp, now).for_principal(Some("bob"));
     assert!(rules.candidate_rules(&bobs).await.unwrap().is_empty());
 }
-

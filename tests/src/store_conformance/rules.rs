@@ -31,9 +31,18 @@ fn rule(
 ) -> Rule {
     let request = Request::approval("Pay?");
     let answer = answer(&request.id);
-    rule_of_answer(&request, &answer, "pay", args, "run-1", conversation, by, by)
-        .expect("the answer can be remembered")
-        .expect("the answer asks to be remembered")
+    rule_of_answer(
+        &request,
+        &answer,
+        "pay",
+        args,
+        "run-1",
+        conversation,
+        by,
+        by,
+    )
+    .expect("the answer can be remembered")
+    .expect("the answer asks to be remembered")
 }
 
 /// The query of a call of `pay` with `args`, now, in `conversation`, for `principal`.

@@ -57,7 +57,13 @@ pub(crate) fn get(uri: &str, user: Option<&str>, admin: bool) -> HttpRequest<Bod
         .expect("request")
 }
 
-pub(crate) fn post(uri: &str, user: Option<&str>, admin: bool, cookie: &str, body: &str) -> HttpRequest<Body> {
+pub(crate) fn post(
+    uri: &str,
+    user: Option<&str>,
+    admin: bool,
+    cookie: &str,
+    body: &str,
+) -> HttpRequest<Body> {
     as_user(HttpRequest::post(uri), user, admin)
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header(header::COOKIE, cookie)
@@ -99,7 +105,11 @@ pub(crate) fn link(inbox: &Inbox, id: &str) -> String {
 }
 
 /// Opens a request's page as `user`: (cookie, csrf token, page).
-pub(crate) async fn open(app: &axum::Router, link: &str, user: Option<&str>) -> (String, String, String) {
+pub(crate) async fn open(
+    app: &axum::Router,
+    link: &str,
+    user: Option<&str>,
+) -> (String, String, String) {
     let page = send(app, get(link, user, false)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     let set = page.cookie.expect("the form page sets the session cookie");
@@ -107,7 +117,10 @@ pub(crate) async fn open(app: &axum::Router, link: &str, user: Option<&str>) -> 
     (cookie, csrf_after(&page.body, 0), page.body)
 }
 
-pub(crate) async fn run_of(store: &Arc<dyn RunStore>, request_id: &str) -> toolnexus::store::StoredRun {
+pub(crate) async fn run_of(
+    store: &Arc<dyn RunStore>,
+    request_id: &str,
+) -> toolnexus::store::StoredRun {
     store
         .get_by_request(request_id)
         .await
@@ -385,7 +398,10 @@ async fn choices_the_page_did_not_offer_are_refused() {
 
     // an edit remembered for the whole tool: refused; for its own arguments: recorded
     let pay = fx
-        .park_for("ada", json!({"tool": "pay", "args": {"amount": 5, "to": "Bo"}}))
+        .park_for(
+            "ada",
+            json!({"tool": "pay", "args": {"amount": 5, "to": "Bo"}}),
+        )
         .await;
     let url = link(&inbox, &pay.id);
     let (cookie, csrf, _) = open(&app, &url, Some("ada")).await;

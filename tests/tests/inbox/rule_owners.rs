@@ -58,7 +58,12 @@ async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal() {
     for choice in ["tool%3Aprincipal", "args%3Aprincipal"] {
         let body = format!("csrf={csrf}&remember={choice}&action=accept");
         let refused = send(&app, post(&url, Some("bob"), false, &cookie, &body)).await;
-        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.body);
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            refused.body
+        );
         assert!(
             refused
                 .body
@@ -68,11 +73,19 @@ async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal() {
         );
     }
     // the JSON API: 403, whatever `for` bob writes
-    let api = format!("/api/requests/{}/answer?{}", request.id, url.split('?').nth(1).unwrap());
+    let api = format!(
+        "/api/requests/{}/answer?{}",
+        request.id,
+        url.split('?').nth(1).unwrap()
+    );
     let post_json = |body: Value, user: &str, grants: bool| {
         let b = as_user(HttpRequest::post(&api), Some(user), false)
             .header(header::CONTENT_TYPE, "application/json");
-        let b = if grants { b.header("x-grants", "yes") } else { b };
+        let b = if grants {
+            b.header("x-grants", "yes")
+        } else {
+            b
+        };
         b.body(Body::from(body.to_string())).expect("request")
     };
     for remember in [
@@ -82,7 +95,11 @@ async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal() {
     ] {
         let refused = send(
             &app,
-            post_json(json!({"ok": true, "data": {"remember": remember}}), "bob", false),
+            post_json(
+                json!({"ok": true, "data": {"remember": remember}}),
+                "bob",
+                false,
+            ),
         )
         .await;
         assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
@@ -104,7 +121,9 @@ async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal() {
     // alice: offered, labelled with whose calls it covers
     let (_, _, page) = open(&app, &url, Some("alice")).await;
     assert!(
-        page.contains(r#"<option value="tool:principal">Yes: every call of this tool, for alice</option>"#),
+        page.contains(
+            r#"<option value="tool:principal">Yes: every call of this tool, for alice</option>"#
+        ),
         "{page}"
     );
 
@@ -146,7 +165,11 @@ async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal() {
     let kept = rules.list_rules(10).await.unwrap();
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert_eq!(
-        (kept[0].within, kept[0].holder.as_str(), kept[0].answered_by.as_deref()),
+        (
+            kept[0].within,
+            kept[0].holder.as_str(),
+            kept[0].answered_by.as_deref()
+        ),
         (Within::Principal, "alice", Some("ops"))
     );
     let listed = send(&app, get("/api/rules", None, true)).await;
@@ -220,16 +243,32 @@ async fn a_damaged_rule_row_never_breaks_the_rules_page_and_every_rule_is_reacha
     let page = send(&app, get("/rules", None, true)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(
-        page.body.contains(&format!(r#"data-damaged-rule="{damaged}""#)),
+        page.body
+            .contains(&format!(r#"data-damaged-rule="{damaged}""#)),
         "{}",
         page.body
     );
-    assert!(page.body.contains(&format!(r#"data-rule="{}""#, made[0])), "{}", page.body);
-    let at = page.body.find(r#"id="older-rules""#).expect("a link to the older rules");
+    assert!(
+        page.body.contains(&format!(r#"data-rule="{}""#, made[0])),
+        "{}",
+        page.body
+    );
+    let at = page
+        .body
+        .find(r#"id="older-rules""#)
+        .expect("a link to the older rules");
     let href_at = page.body[..at].rfind("href=\"").unwrap() + "href=\"".len();
-    let href = page.body[href_at..].split('"').next().unwrap().replace("&amp;", "&");
+    let href = page.body[href_at..]
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&amp;", "&");
     let older = send(&app, get(&href, None, true)).await;
     assert_eq!(older.status, StatusCode::OK, "{}", older.body);
-    assert!(older.body.contains(&format!(r#"data-rule="{}""#, made[59])), "{}", older.body);
+    assert!(
+        older.body.contains(&format!(r#"data-rule="{}""#, made[59])),
+        "{}",
+        older.body
+    );
     assert!(!older.body.contains("older-rules"), "{}", older.body);
 }

@@ -28,8 +28,8 @@ fn args() -> impl Strategy<Value = Value> {
         3 => any::<f64>()
             .prop_filter("finite", |f| f.is_finite())
             .prop_map(Value::from),
-        2 => (-1_000_000i64..1_000_000, 0u32..8)
-            .prop_map(|(m, e)| Value::from(m as f64 / 10f64.powi(e as i32))),
+        2 => (-1_000_000i32..1_000_000, 0i32..8)
+            .prop_map(|(m, e)| Value::from(f64::from(m) / 10f64.powi(e))),
         1 => "[a-z]{0,4}".prop_map(Value::from),
         1 => any::<bool>().prop_map(Value::Bool),
         1 => Just(Value::Null),
@@ -51,7 +51,11 @@ fn spell_number(n: &serde_json::Number, pick: u8) -> String {
         .map(i128::from)
         .or_else(|| n.as_u64().filter(|u| *u <= EXACT as u64).map(i128::from));
     if let Some(i) = exact_int {
-        let (sign, digits) = if i < 0 { ("-", (-i).to_string()) } else { ("", i.to_string()) };
+        let (sign, digits) = if i < 0 {
+            ("-", (-i).to_string())
+        } else {
+            ("", i.to_string())
+        };
         return match pick % 6 {
             0 => format!("{sign}{digits}"),
             1 => format!("{sign}{digits}.0"),
@@ -122,20 +126,25 @@ fn spell(value: &Value, picks: &[u8], at: &mut usize, reverse: bool, spaced: boo
 
 /// Whether two decoded values are the same arguments to a tool: numbers as the values they
 /// are (an integer and a double equal when the double is that integer).
+#[allow(clippy::many_single_char_names)] // two values and their parts, side by side
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i128(), y.as_i128()) {
-            (Some(i), Some(j)) if !x.is_f64() && !y.is_f64() => i == j,
-            _ => x.as_f64() == y.as_f64() && {
-                // an integer beyond 2^53 is not the double it rounds to
-                let exact = |n: &serde_json::Number| {
-                    n.is_f64() || n.as_i128().is_some_and(|i| i.abs() <= i128::from(EXACT))
-                };
-                exact(x) && exact(y)
-            },
+            (Some(xi), Some(yi)) if !x.is_f64() && !y.is_f64() => xi == yi,
+            _ => {
+                x.as_f64() == y.as_f64() && {
+                    // an integer beyond 2^53 is not the double it rounds to
+                    let exact = |n: &serde_json::Number| {
+                        n.is_f64()
+                            || n.as_i128()
+                                .is_some_and(|int| int.abs() <= i128::from(EXACT))
+                    };
+                    exact(x) && exact(y)
+                }
+            }
         },
         (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))

@@ -254,31 +254,54 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
     let rules = store.rules().unwrap();
     let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-    let [good, bad] = [0, 1].map(|n| alices_rule(n, Scope::Args, false, start + Duration::from_millis(n)));
+    let [good, bad] =
+        [0, 1].map(|n| alices_rule(n, Scope::Args, false, start + Duration::from_millis(n)));
     rules.put_rule(&good).await.unwrap();
     rules.put_rule(&bad).await.unwrap();
     let client = client(&url).await;
     client
         .execute(
-            &format!("UPDATE \"{schema}\".rules SET effect = 'maybe', holder = 'bob' WHERE id = $1"),
+            &format!(
+                "UPDATE \"{schema}\".rules SET effect = 'maybe', holder = 'bob' WHERE id = $1"
+            ),
             &[&bad.id],
         )
         .await
         .unwrap();
-    let listed: Vec<String> = rules.list_rules(10).await.unwrap().into_iter().map(|r| r.id).collect();
-    assert_eq!(listed, [good.id.clone()]);
+    let listed: Vec<String> = rules
+        .list_rules(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, std::slice::from_ref(&good.id));
     let page = rules.list_rules_page(None, 10).await.unwrap();
-    assert_eq!(page.rules.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), [good.id.clone()]);
+    assert_eq!(
+        page.rules.iter().map(|r| r.id.clone()).collect::<Vec<_>>(),
+        std::slice::from_ref(&good.id)
+    );
     assert_eq!(page.damaged.len(), 1);
-    assert_eq!((page.damaged[0].id.as_str(), page.damaged[0].reason.as_str()), (bad.id.as_str(), "unknown effect `maybe`"));
+    assert_eq!(
+        (page.damaged[0].id.as_str(), page.damaged[0].reason.as_str()),
+        (bad.id.as_str(), "unknown effect `maybe`")
+    );
     let alone = rules.get_rule(&bad.id).await.unwrap_err();
-    assert!(matches!(alone, StoreError::CorruptRule { ref id, .. } if *id == bad.id), "{alone:?}");
+    assert!(
+        matches!(alone, StoreError::CorruptRule { ref id, .. } if *id == bad.id),
+        "{alone:?}"
+    );
     let fp = call_fingerprint("pay", &serde_json::json!({"amount": 0, "to": "mallory"}));
     let call = RuleQuery::new("pay", &fp, SystemTime::now()).for_principal(Some("alice"));
-    assert_eq!(rules.decide(&call).await.unwrap().map(|r| r.id), Some(good.id));
+    assert_eq!(
+        rules.decide(&call).await.unwrap().map(|r| r.id),
+        Some(good.id)
+    );
     drop(store);
     // back to version 3: the old index, none of the new
     client
@@ -289,7 +312,11 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
         ))
         .await
         .unwrap();
-    drop(PostgresStore::connect_in_schema(&url, &schema).await.unwrap());
+    drop(
+        PostgresStore::connect_in_schema(&url, &schema)
+            .await
+            .unwrap(),
+    );
     assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
     let mut indexes: Vec<String> = client
         .query(
@@ -302,5 +329,13 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
         .map(|r| r.get(0))
         .collect();
     indexes.sort();
-    assert_eq!(indexes, ["rules_by_age", "rules_by_fingerprint", "rules_by_tool", "rules_pkey"]);
+    assert_eq!(
+        indexes,
+        [
+            "rules_by_age",
+            "rules_by_fingerprint",
+            "rules_by_tool",
+            "rules_pkey"
+        ]
+    );
 }

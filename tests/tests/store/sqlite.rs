@@ -297,9 +297,8 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     let store = SqliteStore::open(&path).await.unwrap();
     let rules = RunStore::rules(&store).unwrap();
     let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-    let [good, bad_effect, bad_time] = [0, 1, 2].map(|n| {
-        alices_rule(n, Scope::Args, false, start + Duration::from_millis(n))
-    });
+    let [good, bad_effect, bad_time] =
+        [0, 1, 2].map(|n| alices_rule(n, Scope::Args, false, start + Duration::from_millis(n)));
     for rule in [&good, &bad_effect, &bad_time] {
         rules.put_rule(rule).await.unwrap();
     }
@@ -315,8 +314,14 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     )
     .unwrap();
     drop(conn);
-    let listed: Vec<String> = rules.list_rules(10).await.unwrap().into_iter().map(|r| r.id).collect();
-    assert_eq!(listed, [good.id.clone()]);
+    let listed: Vec<String> = rules
+        .list_rules(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, std::slice::from_ref(&good.id));
     let page = rules.list_rules_page(None, 10).await.unwrap();
     assert_eq!(page.rules.len(), 1);
     let mut damaged: Vec<(String, String)> =
@@ -324,18 +329,35 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     damaged.sort();
     let mut expected = vec![bad_effect.id.clone(), bad_time.id.clone()];
     expected.sort();
-    assert_eq!(damaged.iter().map(|d| d.0.clone()).collect::<Vec<_>>(), expected);
-    assert!(damaged.iter().any(|d| d.1 == "unknown effect `maybe`"), "{damaged:?}");
-    assert!(damaged.iter().any(|d| d.1.starts_with("a column does not read")), "{damaged:?}");
+    assert_eq!(
+        damaged.iter().map(|d| d.0.clone()).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(
+        damaged.iter().any(|d| d.1 == "unknown effect `maybe`"),
+        "{damaged:?}"
+    );
+    assert!(
+        damaged
+            .iter()
+            .any(|d| d.1.starts_with("a column does not read")),
+        "{damaged:?}"
+    );
     let alone = rules.get_rule(&bad_effect.id).await.unwrap_err();
     assert_eq!(
         alone.to_string(),
-        format!("rule `{}` has an unreadable row: unknown effect `maybe`", bad_effect.id)
+        format!(
+            "rule `{}` has an unreadable row: unknown effect `maybe`",
+            bad_effect.id
+        )
     );
     assert!(matches!(alone, StoreError::CorruptRule { .. }));
     let fp = call_fingerprint("pay", &serde_json::json!({"amount": 0, "to": "mallory"}));
     let call = RuleQuery::new("pay", &fp, SystemTime::now()).for_principal(Some("alice"));
-    assert_eq!(rules.decide(&call).await.unwrap().map(|r| r.id), Some(good.id));
+    assert_eq!(
+        rules.decide(&call).await.unwrap().map(|r| r.id),
+        Some(good.id)
+    );
 }
 
 /// A database at version 3 (the approval check's old index, `rules_by_call`) opens with this
@@ -362,7 +384,10 @@ async fn a_version_3_database_takes_the_rules_indexes() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(indexes, ["rules_by_age", "rules_by_fingerprint", "rules_by_tool"]);
+    assert_eq!(
+        indexes,
+        ["rules_by_age", "rules_by_fingerprint", "rules_by_tool"]
+    );
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();

@@ -90,17 +90,17 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::request::{Answer, DeclineReason, KIND_APPROVAL, Request, format_rfc3339};
 
+mod owner;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod row;
-mod owner;
 mod rule;
 mod store;
 #[cfg(test)]
 mod tests;
 
-pub use rule::{Effect, Rule, RuleQuery, call_fingerprint, decide};
 pub use owner::REMEMBER_FOR;
 pub(crate) use owner::checked_answer;
+pub use rule::{Effect, Rule, RuleQuery, call_fingerprint, decide};
 pub(crate) use store::decode_rule_cursor;
 pub use store::{DamagedRule, RulePage, RuleStore};
 
@@ -228,10 +228,12 @@ impl Remember {
         let Some(map) = value.as_object() else {
             return Err("`remember` must be an object".to_owned());
         };
-        if let Some(key) = map
-            .keys()
-            .find(|k| !matches!(k.as_str(), "scope" | "within" | "until" | owner::REMEMBER_FOR))
-        {
+        if let Some(key) = map.keys().find(|k| {
+            !matches!(
+                k.as_str(),
+                "scope" | "within" | "until" | owner::REMEMBER_FOR
+            )
+        }) {
             return Err(format!(
                 "`remember` has an unknown key `{}`",
                 crate::limits::excerpt(key)
@@ -403,7 +405,9 @@ pub fn rule_of_answer(
             }
         }
         None if stated.is_some() => {
-            return Err("`remember.for` names someone, but the run was started for nobody".to_owned());
+            return Err(
+                "`remember.for` names someone, but the run was started for nobody".to_owned(),
+            );
         }
         None => {}
     }

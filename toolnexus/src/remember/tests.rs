@@ -54,7 +54,16 @@ fn what_an_answer_remembers() {
     let approval = Request::approval("Pay?");
     let args = json!({"to": "Ada"});
     let make = |request: &Request, answer: &Answer, conv: Option<&str>, by: Option<&str>| {
-        rule_of_answer(request, answer, "pay", &args, "run-1", conv, Some("ada"), by)
+        rule_of_answer(
+            request,
+            answer,
+            "pay",
+            &args,
+            "run-1",
+            conv,
+            Some("ada"),
+            by,
+        )
     };
     // nothing asked, nothing made
     assert_eq!(
@@ -114,9 +123,18 @@ fn what_an_answer_remembers() {
     );
     let mine = remembering(Answer::ok(&approval.id), Scope::Tool, Within::Principal);
     assert!(
-        rule_of_answer(&approval, &mine, "pay", &args, "run-1", Some("c"), None, Some("ada"))
-            .unwrap_err()
-            .starts_with("`within: principal` for a run started for nobody")
+        rule_of_answer(
+            &approval,
+            &mine,
+            "pay",
+            &args,
+            "run-1",
+            Some("c"),
+            None,
+            Some("ada")
+        )
+        .unwrap_err()
+        .starts_with("`within: principal` for a run started for nobody")
     );
     // the host's own answer (straight to the client): the principal's rule, no answerer named
     let rule = make(&approval, &mine, None, None).unwrap().unwrap();
@@ -131,7 +149,16 @@ fn an_answerer_cannot_make_a_rule_for_another_principals_runs() {
     let approval = Request::approval("Pay 999 to mallory?");
     let args = json!({"amount": 999, "to": "mallory"});
     let make = |answer: &Answer, by: Option<&str>| {
-        rule_of_answer(&approval, answer, "pay", &args, "run-1", Some("c"), Some("ada"), by)
+        rule_of_answer(
+            &approval,
+            answer,
+            "pay",
+            &args,
+            "run-1",
+            Some("c"),
+            Some("ada"),
+            by,
+        )
     };
     for within in [Within::Principal, Within::Conversation] {
         let asked = remembering(Answer::ok(&approval.id), Scope::Tool, within);
@@ -151,7 +178,11 @@ fn an_answerer_cannot_make_a_rule_for_another_principals_runs() {
         granted.data.as_mut().unwrap()["remember"]["for"] = json!("ada");
         let rule = make(&granted, Some("bob")).unwrap().unwrap();
         assert_eq!(rule.answered_by.as_deref(), Some("bob"));
-        let holder = if within == Within::Principal { "ada" } else { "c" };
+        let holder = if within == Within::Principal {
+            "ada"
+        } else {
+            "c"
+        };
         assert_eq!(rule.holder, holder);
     }
 }
@@ -163,13 +194,19 @@ fn a_submit_records_whose_runs_a_rule_covers_or_nothing() {
     let approval = Request::approval("Pay?");
     let asked = remembering(Answer::ok(&approval.id), Scope::Tool, Within::Principal);
     let recorded = super::owner::answer_to_record(&asked, Some("ada"), "ada", false).unwrap();
-    assert_eq!(recorded.data.as_ref().unwrap()["remember"]["for"], json!("ada"));
+    assert_eq!(
+        recorded.data.as_ref().unwrap()["remember"]["for"],
+        json!("ada")
+    );
     assert!(matches!(
         super::owner::answer_to_record(&asked, Some("ada"), "bob", false),
         Err(StoreError::NotAllowed(m)) if m.starts_with("the answer to `") && m.contains("nothing was recorded: `bob` may not make")
     ));
     let granted = super::owner::answer_to_record(&asked, Some("ada"), "bob", true).unwrap();
-    assert_eq!(granted.data.as_ref().unwrap()["remember"]["for"], json!("ada"));
+    assert_eq!(
+        granted.data.as_ref().unwrap()["remember"]["for"],
+        json!("ada")
+    );
     assert!(matches!(
         super::owner::answer_to_record(&asked, None, "bob", true),
         Err(StoreError::NotAllowed(m)) if m.contains("`within: principal` for a run started for nobody")
@@ -177,13 +214,17 @@ fn a_submit_records_whose_runs_a_rule_covers_or_nothing() {
     // a conversation's rule of a run for nobody: anyone who may answer it
     let in_conv = remembering(Answer::ok(&approval.id), Scope::Tool, Within::Conversation);
     assert_eq!(
-        super::owner::answer_to_record(&in_conv, None, "bob", false).unwrap().as_ref(),
+        super::owner::answer_to_record(&in_conv, None, "bob", false)
+            .unwrap()
+            .as_ref(),
         &in_conv
     );
     // no remember: recorded as it is
     let plain = Answer::ok(&approval.id);
     assert_eq!(
-        super::owner::answer_to_record(&plain, Some("ada"), "bob", false).unwrap().as_ref(),
+        super::owner::answer_to_record(&plain, Some("ada"), "bob", false)
+            .unwrap()
+            .as_ref(),
         &plain
     );
 }

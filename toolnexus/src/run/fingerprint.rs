@@ -203,7 +203,10 @@ pub(crate) fn ecmascript_number(x: f64) -> String {
     let n = exp.parse::<i64>().unwrap_or(0) + 1;
     let sign = if x < 0.0 { "-" } else { "" };
     let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat(usize::try_from(n - k).unwrap_or(0)))
+        format!(
+            "{digits}{}",
+            "0".repeat(usize::try_from(n - k).unwrap_or(0))
+        )
     } else if 0 < n && n <= 21 {
         let (int, frac) = digits.split_at(usize::try_from(n).unwrap_or(0));
         format!("{int}.{frac}")
@@ -211,7 +214,11 @@ pub(crate) fn ecmascript_number(x: f64) -> String {
         format!("0.{}{digits}", "0".repeat(usize::try_from(-n).unwrap_or(0)))
     } else {
         let e = n - 1;
-        let e = if e < 0 { format!("-{}", -e) } else { format!("+{e}") };
+        let e = if e < 0 {
+            format!("-{}", -e)
+        } else {
+            format!("+{e}")
+        };
         let (first, rest) = digits.split_at(1);
         if rest.is_empty() {
             format!("{first}e{e}")
@@ -382,7 +389,10 @@ mod tests {
             String::from_utf8(out).unwrap()
         };
         for spelling in ["5", "5.0", "5e0", "50e-1", "0.5e1", "5.000", "5E+0"] {
-            assert_eq!(form(&format!(r#"{{"amount":{spelling},"to":"Bob"}}"#)), r#"{"amount":5,"to":"Bob"}"#);
+            assert_eq!(
+                form(&format!(r#"{{"amount":{spelling},"to":"Bob"}}"#)),
+                r#"{"amount":5,"to":"Bob"}"#
+            );
         }
         assert_eq!(form("[-0.0, 0.0, -0, 1E2, 1e-7]"), "[0,0,0,100,1e-7]");
         // integers keep every digit: distinct integers beyond 2^53 stay distinct

@@ -137,19 +137,19 @@ pub(super) async fn record(
         shared.store.submit(&answer, &by).await
     };
     recorded.map_err(|e| match e {
-            StoreError::NotAllowed(why) => (StatusCode::FORBIDDEN, why),
-            StoreError::AlreadyAnswered { .. } => (
-                StatusCode::CONFLICT,
-                "This request was already answered.".to_owned(),
-            ),
-            StoreError::Expired { .. } => (
-                StatusCode::GONE,
-                "This request has expired; it can no longer be answered.".to_owned(),
-            ),
-            StoreError::NotFound { .. } => (
-                StatusCode::NOT_FOUND,
-                "No request was made under this id (or its run was deleted).".to_owned(),
-            ),
-            other => store_failed(&other),
-        })
+        StoreError::NotAllowed(why) => (StatusCode::FORBIDDEN, why),
+        StoreError::AlreadyAnswered { .. } => (
+            StatusCode::CONFLICT,
+            "This request was already answered.".to_owned(),
+        ),
+        StoreError::Expired { .. } => (
+            StatusCode::GONE,
+            "This request has expired; it can no longer be answered.".to_owned(),
+        ),
+        StoreError::NotFound { .. } => (
+            StatusCode::NOT_FOUND,
+            "No request was made under this id (or its run was deleted).".to_owned(),
+        ),
+        other => store_failed(&other),
+    })
 }

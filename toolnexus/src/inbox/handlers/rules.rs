@@ -19,9 +19,9 @@ use crate::inbox::fields::{self, Invalid};
 use crate::inbox::pages::{self, layout};
 use crate::inbox::{Access, Shared, Target};
 use crate::remember::{Effect, Remember, Rule, RulePage, Scope, Within};
-use crate::store::StoreError;
 use crate::request::Answer;
 use crate::request::{KIND_APPROVAL, Request};
+use crate::store::StoreError;
 
 /// The form field of the remember choice (`<scope>:<within>`, empty: just this once).
 pub(crate) const REMEMBER: &str = "remember";
@@ -244,10 +244,11 @@ fn words(rule: &Rule) -> String {
 fn rules_page(shared: &Shared, sess: &str, page: &RulePage, prefix: &str, q: &str) -> String {
     let rules = &page.rules;
     let older = page.next.as_ref().map(|next| {
-        let mut query: Vec<(String, String)> = form_urlencoded::parse(q.trim_start_matches('?').as_bytes())
-            .into_owned()
-            .filter(|(k, _)| k != "after")
-            .collect();
+        let mut query: Vec<(String, String)> =
+            form_urlencoded::parse(q.trim_start_matches('?').as_bytes())
+                .into_owned()
+                .filter(|(k, _)| k != "after")
+                .collect();
         query.push(("after".to_owned(), next.clone()));
         let query = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(query)

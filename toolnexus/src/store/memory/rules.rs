@@ -16,10 +16,10 @@ type Key = (String, Within, String, Option<String>);
 /// looks up the rules of its call's key only, a page walks the rules by age.
 #[derive(Default)]
 pub(super) struct RuleRows {
-    by_id: BTreeMap<String, Rule>,
-    by_key: HashMap<Key, BTreeSet<String>>,
+    rows: BTreeMap<String, Rule>,
+    keyed: HashMap<Key, BTreeSet<String>>,
     /// `(created_at ms, id)`.
-    by_age: BTreeSet<(i64, String)>,
+    aged: BTreeSet<(i64, String)>,
 }
 
 fn key_of(rule: &Rule) -> Key {
@@ -36,39 +36,39 @@ fn key_of(rule: &Rule) -> Key {
 
 impl RuleRows {
     fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.rows.contains_key(id)
     }
 
     fn insert(&mut self, rule: Rule) {
-        self.by_key
+        self.keyed
             .entry(key_of(&rule))
             .or_default()
             .insert(rule.id.clone());
-        self.by_age
-            .insert((millis(rule.created_at), rule.id.clone()));
-        self.by_id.insert(rule.id.clone(), rule);
+        self.aged.insert((millis(rule.created_at), rule.id.clone()));
+        self.rows.insert(rule.id.clone(), rule);
     }
 
     fn remove(&mut self, id: &str) -> Option<Rule> {
-        let rule = self.by_id.remove(id)?;
+        let rule = self.rows.remove(id)?;
         let key = key_of(&rule);
-        if let Some(ids) = self.by_key.get_mut(&key) {
+        if let Some(ids) = self.keyed.get_mut(&key) {
             ids.remove(id);
             if ids.is_empty() {
-                self.by_key.remove(&key);
+                self.keyed.remove(&key);
             }
         }
-        self.by_age.remove(&(millis(rule.created_at), rule.id.clone()));
+        self.aged
+            .remove(&(millis(rule.created_at), rule.id.clone()));
         Some(rule)
     }
 
     /// The rules kept under `key`.
     fn under(&self, key: &Key) -> impl Iterator<Item = &Rule> {
-        self.by_key
+        self.keyed
             .get(key)
             .into_iter()
             .flatten()
-            .filter_map(|id| self.by_id.get(id))
+            .filter_map(|id| self.rows.get(id))
     }
 }
 
@@ -114,17 +114,17 @@ impl RuleStore for MemoryStore {
     }
 
     fn get_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<Option<Rule>>> {
-        Box::pin(async move { Ok(self.rule_rows().by_id.get(id).cloned()) })
+        Box::pin(async move { Ok(self.rule_rows().rows.get(id).cloned()) })
     }
 
     fn list_rules(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Rule>>> {
         Box::pin(async move {
             let rows = self.rule_rows();
             Ok(rows
-                .by_age
+                .aged
                 .iter()
                 .take(limit)
-                .filter_map(|(_, id)| rows.by_id.get(id).cloned())
+                .filter_map(|(_, id)| rows.rows.get(id).cloned())
                 .collect())
         })
     }
@@ -137,7 +137,7 @@ impl RuleStore for MemoryStore {
         Box::pin(async move {
             let after = crate::remember::decode_rule_cursor(after)?;
             let rows = self.rule_rows();
-            let mut newest = rows.by_age.iter().rev();
+            let mut newest = rows.aged.iter().rev();
             let page: Vec<&(i64, String)> = match &after {
                 Some(cursor) => newest
                     .by_ref()
@@ -148,7 +148,7 @@ impl RuleStore for MemoryStore {
             };
             let rules = page
                 .iter()
-                .filter_map(|(ms, id)| rows.by_id.get(id).map(|r| (*ms, r.clone())));
+                .filter_map(|(ms, id)| rows.rows.get(id).map(|r| (*ms, r.clone())));
             Ok(RulePage::of(
                 rules.map(|(ms, r)| (ms, r.id.clone(), Ok(r))),
                 limit,
@@ -164,7 +164,7 @@ impl RuleStore for MemoryStore {
         Box::pin(async move {
             let mut rules = self.rule_rows();
             let ended: Vec<String> = rules
-                .by_id
+                .rows
                 .values()
                 .filter(|r| r.is_expired_at(now))
                 .map(|r| r.id.clone())

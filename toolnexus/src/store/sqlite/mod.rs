@@ -161,10 +161,7 @@ impl SqliteStore {
         check_answer(answer)?;
         let answer = crate::remember::checked_answer(self, answer, by, granted).await?;
         let (row, _) = self
-            .answer(
-                answer.into_owned(),
-                Answering::Submit { by: by.to_owned() },
-            )
+            .answer(answer.into_owned(), Answering::Submit { by: by.to_owned() })
             .await?;
         self.shared.work.notify();
         row.info()

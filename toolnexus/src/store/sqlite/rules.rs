@@ -32,8 +32,8 @@ fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RuleRow> {
 /// A row's columns, or its id, `created_at` and why a column does not read (a damaged
 /// row: text where a time belongs). A `created_at` that is no integer sorts before every
 /// integer newest first; it lists as the newest (`i64::MAX`).
-fn raw_listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<ListedRow> {
-    Ok(listed(raw(r).map_err(|e| {
+fn raw_listed(r: &rusqlite::Row<'_>) -> ListedRow {
+    listed(raw(r).map_err(|e| {
         let id = r
             .get::<_, rusqlite::types::Value>(0)
             .map(|v| match v {
@@ -43,7 +43,7 @@ fn raw_listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<ListedRow> {
             .unwrap_or_default();
         let ms = r.get::<_, i64>(9).unwrap_or(i64::MAX);
         (id, ms, format!("a column does not read: {e}"))
-    })))
+    }))
 }
 
 /// The rows `sql` selects (with `RULE_COLUMNS`) for `params`, each read or reported.
@@ -53,7 +53,7 @@ fn listed_of(
     params: impl rusqlite::Params,
 ) -> StoreResult<Vec<ListedRow>> {
     conn.prepare_cached(sql)
-        .and_then(|mut stmt| stmt.query_map(params, raw_listed)?.collect())
+        .and_then(|mut stmt| stmt.query_map(params, |r| Ok(raw_listed(r)))?.collect())
         .map_err(backend)
 }
 
