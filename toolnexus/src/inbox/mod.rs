@@ -304,7 +304,7 @@ impl InboxBuilder {
     /// may grant standing permissions for that principal. Without it, an answerer named by
     /// [`answered_by`](Self::answered_by) may remember decisions for their own runs only.
     /// A granted answer is recorded with
-    /// [`RunStore::submit_granting`](crate::store::RunStore::submit_granting); the rule names
+    /// [`RunStore::submit_granting`]; the rule names
     /// the real answerer.
     ///
     /// ```

@@ -34,7 +34,7 @@
 //! answer nor a rule; a host that lets an operator or a delegate grant for someone checks
 //! that itself and records with
 //! [`RunStore::submit_granting`](crate::store::RunStore::submit_granting) (the inbox: its
-//! [`grants`](crate::inbox::InboxBuilder::grants) check). An answer handed straight to a
+//! `InboxBuilder::grants` check). An answer handed straight to a
 //! client ([`Client::resume`](crate::Client::resume)) is the host's own: its rule names no
 //! answerer.
 //!
@@ -141,7 +141,7 @@ impl Scope {
 pub enum Within {
     /// The runs of the answered run's conversation (`conversation`).
     Conversation,
-    /// The runs started for whoever answered (`principal`).
+    /// The runs started for the answered run's principal (`principal`).
     Principal,
 }
 

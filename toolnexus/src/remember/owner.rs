@@ -6,7 +6,7 @@
 //! `within: principal` all of them, `within: conversation` those of the run's conversation.
 //! Only that principal answering their own run, or an answerer the host allows to grant for
 //! that principal ([`RunStore::submit_granting`](crate::store::RunStore::submit_granting),
-//! the inbox's [`grants`](crate::inbox::InboxBuilder::grants) check), may make it. A run for
+//! the inbox's `InboxBuilder::grants` check), may make it. A run for
 //! nobody has no principal's rules (`within: principal` is refused); its conversation's rules
 //! may be made by whoever may answer it.
 

@@ -63,13 +63,15 @@ pub struct Rule {
     pub fingerprint: Option<String>,
     /// Where it holds: in one conversation, or for one principal.
     pub within: Within,
-    /// The conversation's id or the principal, as [`within`](Self::within) says.
+    /// The conversation's id or the principal, as [`within`](Self::within) says: whose runs
+    /// it covers (the answered run's conversation or principal, never the answerer's).
     pub holder: String,
     /// When it ends (`None`: until revoked).
     pub until: Option<SystemTime>,
     /// When it was made (kept to the millisecond).
     pub created_at: SystemTime,
-    /// Who answered (when known).
+    /// Who made it: the answerer the store recorded (the run's principal, or an answerer the
+    /// host let grant for them); `None` for an answer the host handed straight to the client.
     pub answered_by: Option<String>,
     /// The request whose answer made it.
     pub request_id: String,

@@ -204,6 +204,9 @@ mod tests {
             (2, 2),
             "{plan:?}"
         );
-        assert!(!plan.iter().any(|step| step.starts_with("SCAN")), "{plan:?}");
+        assert!(
+            !plan.iter().any(|step| step.starts_with("SCAN")),
+            "{plan:?}"
+        );
     }
 }
