@@ -99,7 +99,7 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// remember choice is recorded as by `submit`.
     ///
     /// The provided method is `submit` (for a store that keeps no rules); the stores of this
-    /// crate record the grant.
+    /// crate record the grant, and a store that wraps another forwards it.
     ///
     /// # Errors
     ///
