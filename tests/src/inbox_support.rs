@@ -36,7 +36,8 @@ pub struct Fixture {
     pub toolkit: Toolkit,
     /// How many times `ask` ran with an answer (the retries).
     pub retries: Arc<AtomicUsize>,
-    path: std::path::PathBuf,
+    /// The store's SQLite file (to damage a row as a test needs).
+    pub path: std::path::PathBuf,
     /// Stops the fixture's worker.
     worker: CancellationToken,
 }
@@ -160,6 +161,21 @@ impl Fixture {
     pub async fn park(&self, args: Value) -> Request {
         let result = self
             .client
+            .run(args.to_string(), &self.toolkit)
+            .await
+            .expect("run");
+        *result.pending.expect("the run halts on its request")
+    }
+
+    /// As [`Fixture::park`], for `principal` ([`Client::for_principal`]).
+    ///
+    /// # Panics
+    ///
+    /// When the run fails or does not halt.
+    pub async fn park_for(&self, principal: &str, args: Value) -> Request {
+        let result = self
+            .client
+            .for_principal(principal)
             .run(args.to_string(), &self.toolkit)
             .await
             .expect("run");

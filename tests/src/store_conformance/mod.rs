@@ -8,8 +8,9 @@
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
 //! the store (`answers`), the bounds on the strings a host hands in (`bounds`),
 //! conversations (`conversations`), and the attacks on the rows of a store given seal keys
-//! (`sealed`), forged rows in a store without keys (`forged`), damaged rows (`damaged`), and
-//! the history of answered runs (`history`).
+//! (`sealed`), forged rows in a store without keys (`forged`), damaged rows (`damaged`), the
+//! history of answered runs (`history`), and remembered decisions: the rules (`rules`), whose
+//! they are (`rule_owners`), and their pages and lookups (`rule_pages`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -99,7 +100,11 @@ macro_rules! store_conformance {
             rules_keep_match_and_revoke,
             a_remembered_approval_answers_the_next_call,
             deny_principal_and_expiry_through_the_loop, only_approvals_are_remembered,
-            a_tools_own_approval_is_answered_by_a_rule);
+            a_tools_own_approval_is_answered_by_a_rule,
+            an_answerer_cannot_grant_a_standing_rule_for_another_principal,
+            a_run_for_nobody_takes_no_principals_rule,
+            rules_are_listed_newest_first_and_paged,
+            the_approval_check_reads_only_the_calls_candidates);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -260,6 +265,8 @@ mod edited;
 mod forged;
 mod history;
 mod reconcile;
+mod rule_owners;
+mod rule_pages;
 mod rules;
 mod runs;
 mod sealed;
@@ -274,6 +281,8 @@ pub use edited::*;
 pub use forged::*;
 pub use history::*;
 pub use reconcile::*;
+pub use rule_owners::*;
+pub use rule_pages::*;
 pub use rules::*;
 pub use runs::*;
 pub use sealed::*;

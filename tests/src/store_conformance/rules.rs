@@ -18,7 +18,7 @@ use toolnexus::{
 use super::{LEASE, Make, make_subject};
 
 /// The rules of `store`.
-fn rules_of(store: &dyn RunStore) -> &dyn RuleStore {
+pub(super) fn rules_of(store: &dyn RunStore) -> &dyn RuleStore {
     store.rules().expect("the store keeps rules")
 }
 
@@ -31,9 +31,18 @@ fn rule(
 ) -> Rule {
     let request = Request::approval("Pay?");
     let answer = answer(&request.id);
-    rule_of_answer(&request, &answer, "pay", args, "run-1", conversation, by)
-        .expect("the answer can be remembered")
-        .expect("the answer asks to be remembered")
+    rule_of_answer(
+        &request,
+        &answer,
+        "pay",
+        args,
+        "run-1",
+        conversation,
+        by,
+        by,
+    )
+    .expect("the answer can be remembered")
+    .expect("the answer asks to be remembered")
 }
 
 /// The query of a call of `pay` with `args`, now, in `conversation`, for `principal`.
@@ -185,13 +194,13 @@ async fn ended_listed_and_revoked(
 
 /// The `pay` tool (counting its runs) and a client-wide approval policy that asks before
 /// each call: `Pay <to> <amount>?`.
-struct Payments {
+pub(super) struct Payments {
     ran: Arc<AtomicU32>,
-    toolkit: Toolkit,
+    pub(super) toolkit: Toolkit,
 }
 
 impl Payments {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let ran = Arc::new(AtomicU32::new(0));
         let counter = ran.clone();
         let pay = FnTool::builder("pay")
@@ -206,7 +215,7 @@ impl Payments {
         Self { ran, toolkit }
     }
 
-    fn ran(&self) -> u32 {
+    pub(super) fn ran(&self) -> u32 {
         self.ran.load(Ordering::SeqCst)
     }
 
@@ -232,7 +241,7 @@ impl Payments {
         })
     }
 
-    fn client(store: Arc<dyn RunStore>) -> toolnexus::client::ClientBuilder {
+    pub(super) fn client(store: Arc<dyn RunStore>) -> toolnexus::client::ClientBuilder {
         Client::builder(Self::model())
             .model_name("rules")
             .store(store)
@@ -662,6 +671,7 @@ pub async fn a_tools_own_approval_is_answered_by_a_rule(make: Make) {
         &json!({"week": 3}),
         "run-1",
         None,
+        Some("ada"),
         Some("ada"),
     )
     .unwrap()

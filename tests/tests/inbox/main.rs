@@ -1,6 +1,7 @@
 //! The inbox (the answer page), one module per way of driving it: the router without a
 //! browser, through tower (`html`; the desk's history and who is asking: `desk`; remembered
-//! decisions: `remember`; where the page meets the store and the boundary: `seams`), and in
+//! decisions: `remember`, and whose they are: `rule_owners`; where the page meets the store
+//! and the boundary: `seams`), and in
 //! headless Chromium over WebDriver (`browser`).
 //!
 //! The `browser` tests need Chromium and chromedriver (`scripts/chromium.sh`): without them
@@ -11,6 +12,7 @@ mod browser;
 mod desk;
 mod html;
 mod remember;
+mod rule_owners;
 mod seams;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)

@@ -16,13 +16,13 @@ use toolnexus::store::{RunEventKind, RunState, RunStore};
 use toolnexus_tests::inbox_support::{Fixture, LINK_KEY, approval_args};
 use tower::ServiceExt as _;
 
-struct Reply {
-    status: StatusCode,
-    cookie: Option<String>,
-    body: String,
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) cookie: Option<String>,
+    pub(crate) body: String,
 }
 
-async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
+pub(crate) async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
     let res = app.clone().oneshot(req).await.expect("router answers");
     let status = res.status();
     let cookie = res
@@ -39,7 +39,7 @@ async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
 
 /// A request with the caller's name (`x-user`) and admin flag (`x-admin`), as the host's
 /// proxy would set them.
-fn as_user(
+pub(crate) fn as_user(
     b: axum::http::request::Builder,
     user: Option<&str>,
     admin: bool,
@@ -51,13 +51,19 @@ fn as_user(
     if admin { b.header("x-admin", "yes") } else { b }
 }
 
-fn get(uri: &str, user: Option<&str>, admin: bool) -> HttpRequest<Body> {
+pub(crate) fn get(uri: &str, user: Option<&str>, admin: bool) -> HttpRequest<Body> {
     as_user(HttpRequest::get(uri), user, admin)
         .body(Body::empty())
         .expect("request")
 }
 
-fn post(uri: &str, user: Option<&str>, admin: bool, cookie: &str, body: &str) -> HttpRequest<Body> {
+pub(crate) fn post(
+    uri: &str,
+    user: Option<&str>,
+    admin: bool,
+    cookie: &str,
+    body: &str,
+) -> HttpRequest<Body> {
     as_user(HttpRequest::post(uri), user, admin)
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header(header::COOKIE, cookie)
@@ -66,7 +72,7 @@ fn post(uri: &str, user: Option<&str>, admin: bool, cookie: &str, body: &str) ->
 }
 
 /// The `csrf` value of the first form on `page` after `from`.
-fn csrf_after(page: &str, from: usize) -> String {
+pub(crate) fn csrf_after(page: &str, from: usize) -> String {
     let key = r#"name="csrf" value=""#;
     let at = page[from..].find(key).expect("a csrf field") + from + key.len();
     page[at..].split('"').next().expect("value").to_owned()
@@ -92,14 +98,18 @@ fn inbox(fx: &Fixture) -> Inbox {
         .expect("a valid inbox")
 }
 
-fn link(inbox: &Inbox, id: &str) -> String {
+pub(crate) fn link(inbox: &Inbox, id: &str) -> String {
     inbox
         .link(id, Duration::from_secs(600))
         .expect("signed links are on")
 }
 
 /// Opens a request's page as `user`: (cookie, csrf token, page).
-async fn open(app: &axum::Router, link: &str, user: Option<&str>) -> (String, String, String) {
+pub(crate) async fn open(
+    app: &axum::Router,
+    link: &str,
+    user: Option<&str>,
+) -> (String, String, String) {
     let page = send(app, get(link, user, false)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     let set = page.cookie.expect("the form page sets the session cookie");
@@ -107,7 +117,10 @@ async fn open(app: &axum::Router, link: &str, user: Option<&str>) -> (String, St
     (cookie, csrf_after(&page.body, 0), page.body)
 }
 
-async fn run_of(store: &Arc<dyn RunStore>, request_id: &str) -> toolnexus::store::StoredRun {
+pub(crate) async fn run_of(
+    store: &Arc<dyn RunStore>,
+    request_id: &str,
+) -> toolnexus::store::StoredRun {
     store
         .get_by_request(request_id)
         .await
@@ -128,15 +141,16 @@ async fn a_remembered_approval_answers_the_runs_next_call_and_is_revoked_on_the_
     args["then"] = approval_args("Deploy again?");
     let request = fx.park_in("c1", args).await;
 
-    // the form offers both reaches: the run is a conversation's turn, the caller is named
+    // the form offers the conversation's reach (the run is a conversation's turn); the run
+    // was started for nobody, so there is no principal's rule to offer
     let (cookie, csrf, page) = open(&app, &link(&inbox, &request.id), Some("ada")).await;
     for offered in [
         r#"<option value="" selected>No, just this once</option>"#,
         r#"<option value="tool:conversation">Yes: every call of this tool, in this conversation</option>"#,
-        r#"<option value="args:principal">Yes: this exact call, for ada</option>"#,
     ] {
         assert!(page.contains(offered), "{offered} in {page}");
     }
+    assert!(!page.contains("principal"), "{page}");
     let body = format!("csrf={csrf}&remember=tool%3Aconversation&remember_for=1d&action=accept");
     let recorded = send(
         &app,
@@ -326,10 +340,10 @@ async fn choices_the_page_did_not_offer_are_refused() {
     let fx = Fixture::without_worker().await;
     let inbox = inbox(&fx);
     let app = inbox.router();
-    let request = fx.park(approval_args("Deploy?")).await;
+    let request = fx.park_for("ada", approval_args("Deploy?")).await;
     let url = link(&inbox, &request.id);
 
-    // nobody named, no conversation: nothing to offer
+    // nobody named (so not ada), no conversation: nothing to offer
     let (cookie, csrf, page) = open(&app, &url, None).await;
     assert!(!page.contains("Remember this decision?"), "{page}");
     let body = format!("csrf={csrf}&remember=tool%3Aprincipal&action=accept");
@@ -341,9 +355,9 @@ async fn choices_the_page_did_not_offer_are_refused() {
         refused.body
     );
     assert!(
-        refused
-            .body
-            .contains("This way to remember is not offered for this request."),
+        refused.body.contains(
+            "You may not remember decisions for the runs of ada: only ada, or someone allowed to grant for ada, may."
+        ),
         "{}",
         refused.body
     );
@@ -384,7 +398,10 @@ async fn choices_the_page_did_not_offer_are_refused() {
 
     // an edit remembered for the whole tool: refused; for its own arguments: recorded
     let pay = fx
-        .park(json!({"tool": "pay", "args": {"amount": 5, "to": "Bo"}}))
+        .park_for(
+            "ada",
+            json!({"tool": "pay", "args": {"amount": 5, "to": "Bo"}}),
+        )
         .await;
     let url = link(&inbox, &pay.id);
     let (cookie, csrf, _) = open(&app, &url, Some("ada")).await;
@@ -416,7 +433,7 @@ async fn choices_the_page_did_not_offer_are_refused() {
     assert_eq!(
         stored.answer.and_then(|a| a.data),
         Some(
-            json!({"args": {"amount": 4, "to": "Bo"}, "remember": {"scope": "args", "within": "principal"}})
+            json!({"args": {"amount": 4, "to": "Bo"}, "remember": {"for": "ada", "scope": "args", "within": "principal"}})
         )
     );
 
@@ -426,7 +443,7 @@ async fn choices_the_page_did_not_offer_are_refused() {
     assert!(!page.contains("Remember this decision?"), "{page}");
 
     // the JSON API: checked the same way
-    let other = fx.park(approval_args("Ship?")).await;
+    let other = fx.park_for("ada", approval_args("Ship?")).await;
     let api = format!(
         "/api/requests/{}/answer?{}",
         other.id,
@@ -466,12 +483,7 @@ async fn choices_the_page_did_not_offer_are_refused() {
         ),
     )
     .await;
-    assert_eq!(
-        unnamed.status,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "{}",
-        unnamed.body
-    );
+    assert_eq!(unnamed.status, StatusCode::FORBIDDEN, "{}", unnamed.body);
     let denied = send(
         &app,
         post_json(
@@ -486,6 +498,6 @@ async fn choices_the_page_did_not_offer_are_refused() {
     assert!(!answer.ok);
     assert_eq!(
         answer.data,
-        Some(json!({"remember": {"scope": "tool", "within": "principal"}}))
+        Some(json!({"remember": {"for": "ada", "scope": "tool", "within": "principal"}}))
     );
 }

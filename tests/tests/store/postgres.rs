@@ -120,7 +120,7 @@ async fn migrations_run_once_and_refuse_newer() {
         c.await.unwrap().unwrap();
     }
     let client = client(&url).await;
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -179,7 +179,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
         .await
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
     assert_eq!(rules.list_rules(10).await.unwrap(), vec![]);
@@ -218,7 +218,7 @@ async fn a_version_2_schema_takes_the_history_index() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
     let indexed: i64 = client
         .query_one(
             "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'runs_history'",
@@ -234,4 +234,108 @@ async fn a_version_2_schema_takes_the_history_index() {
         .unwrap();
     assert_eq!(page.runs.len(), 1);
     assert_eq!(page.runs[0].answered_by(), Some("alice"));
+}
+
+/// The attack: one damaged rule row of another principal (an unknown effect). `list_rules`
+/// leaves it out, a page reports it with its rule id, reading it alone is `CorruptRule`
+/// naming it, and alice's approval check still decides; a schema at version 3 takes the
+/// rules' lookup indexes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    use toolnexus::remember::{RuleQuery, Scope, call_fingerprint};
+    use toolnexus::store::StoreError;
+    use toolnexus_tests::store_conformance::alices_rule;
+    let Some(url) = url("a_damaged_rule_row_never_breaks_a_listing_or_the_check") else {
+        return;
+    };
+    let schema = fresh_schema("dmgrule");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    let rules = store.rules().unwrap();
+    let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let [good, bad] =
+        [0, 1].map(|n| alices_rule(n, Scope::Args, false, start + Duration::from_millis(n)));
+    rules.put_rule(&good).await.unwrap();
+    rules.put_rule(&bad).await.unwrap();
+    let client = client(&url).await;
+    client
+        .execute(
+            &format!(
+                "UPDATE \"{schema}\".rules SET effect = 'maybe', holder = 'bob' WHERE id = $1"
+            ),
+            &[&bad.id],
+        )
+        .await
+        .unwrap();
+    let listed: Vec<String> = rules
+        .list_rules(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, std::slice::from_ref(&good.id));
+    let page = rules.list_rules_page(None, 10).await.unwrap();
+    assert_eq!(
+        page.rules.iter().map(|r| r.id.clone()).collect::<Vec<_>>(),
+        std::slice::from_ref(&good.id)
+    );
+    assert_eq!(page.damaged.len(), 1);
+    assert_eq!(
+        (page.damaged[0].id.as_str(), page.damaged[0].reason.as_str()),
+        (bad.id.as_str(), "unknown effect `maybe`")
+    );
+    let alone = rules.get_rule(&bad.id).await.unwrap_err();
+    assert!(
+        matches!(alone, StoreError::CorruptRule { ref id, .. } if *id == bad.id),
+        "{alone:?}"
+    );
+    let fp = call_fingerprint("pay", &serde_json::json!({"amount": 0, "to": "mallory"}));
+    let call = RuleQuery::new("pay", &fp, SystemTime::now()).for_principal(Some("alice"));
+    assert_eq!(
+        rules.decide(&call).await.unwrap().map(|r| r.id),
+        Some(good.id)
+    );
+    drop(store);
+    // back to version 3: the old index, none of the new
+    client
+        .batch_execute(&format!(
+            "DROP INDEX \"{schema}\".rules_by_tool; DROP INDEX \"{schema}\".rules_by_fingerprint;
+             CREATE INDEX rules_by_call ON \"{schema}\".rules (tool, reach, holder);
+             DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+        ))
+        .await
+        .unwrap();
+    drop(
+        PostgresStore::connect_in_schema(&url, &schema)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
+    let mut indexes: Vec<String> = client
+        .query(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'rules'",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    indexes.sort();
+    assert_eq!(
+        indexes,
+        [
+            "rules_by_age",
+            "rules_by_fingerprint",
+            "rules_by_tool",
+            "rules_pkey"
+        ]
+    );
 }

@@ -144,7 +144,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3]);
+    assert_eq!(versions, [1, 2, 3, 4]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -265,7 +265,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3]);
+    assert_eq!(versions, [1, 2, 3, 4]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -280,4 +280,116 @@ async fn a_version_2_database_takes_the_history_index() {
             .unwrap();
     assert_eq!(page.runs.len(), 1);
     assert_eq!(page.runs[0].answered_by(), Some("alice"));
+}
+
+/// The attack: one damaged rule row of another principal (an unknown effect, text where
+/// its time belongs). `list_rules` leaves it out, a page reports it with its rule id (not a
+/// run's), reading it alone is `CorruptRule` naming it, and alice's approval check, which
+/// never reads it, still decides.
+#[tokio::test]
+async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    use toolnexus::remember::{RuleQuery, Scope, call_fingerprint};
+    use toolnexus::store::StoreError;
+    use toolnexus_tests::store_conformance::alices_rule;
+    let (dir, _guard) = temp_dir("damaged-rule");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let rules = RunStore::rules(&store).unwrap();
+    let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let [good, bad_effect, bad_time] =
+        [0, 1, 2].map(|n| alices_rule(n, Scope::Args, false, start + Duration::from_millis(n)));
+    for rule in [&good, &bad_effect, &bad_time] {
+        rules.put_rule(rule).await.unwrap();
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE rules SET effect = 'maybe', holder = 'bob' WHERE id = ?1",
+        [&bad_effect.id],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE rules SET created_at = 'soon', holder = 'carol' WHERE id = ?1",
+        [&bad_time.id],
+    )
+    .unwrap();
+    drop(conn);
+    let listed: Vec<String> = rules
+        .list_rules(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, std::slice::from_ref(&good.id));
+    let page = rules.list_rules_page(None, 10).await.unwrap();
+    assert_eq!(page.rules.len(), 1);
+    let mut damaged: Vec<(String, String)> =
+        page.damaged.into_iter().map(|d| (d.id, d.reason)).collect();
+    damaged.sort();
+    let mut expected = vec![bad_effect.id.clone(), bad_time.id.clone()];
+    expected.sort();
+    assert_eq!(
+        damaged.iter().map(|d| d.0.clone()).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(
+        damaged.iter().any(|d| d.1 == "unknown effect `maybe`"),
+        "{damaged:?}"
+    );
+    assert!(
+        damaged
+            .iter()
+            .any(|d| d.1.starts_with("a column does not read")),
+        "{damaged:?}"
+    );
+    let alone = rules.get_rule(&bad_effect.id).await.unwrap_err();
+    assert_eq!(
+        alone.to_string(),
+        format!(
+            "rule `{}` has an unreadable row: unknown effect `maybe`",
+            bad_effect.id
+        )
+    );
+    assert!(matches!(alone, StoreError::CorruptRule { .. }));
+    let fp = call_fingerprint("pay", &serde_json::json!({"amount": 0, "to": "mallory"}));
+    let call = RuleQuery::new("pay", &fp, SystemTime::now()).for_principal(Some("alice"));
+    assert_eq!(
+        rules.decide(&call).await.unwrap().map(|r| r.id),
+        Some(good.id)
+    );
+}
+
+/// A database at version 3 (the approval check's old index, `rules_by_call`) opens with this
+/// release: it takes the rules' lookup indexes (version 4) and drops the old one.
+#[tokio::test]
+async fn a_version_3_database_takes_the_rules_indexes() {
+    let (dir, _guard) = temp_dir("v3");
+    let path = dir.join("runs.db");
+    drop(SqliteStore::open(&path).await.unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP INDEX rules_by_tool; DROP INDEX rules_by_fingerprint;
+         CREATE INDEX rules_by_call ON rules (tool, reach, holder);
+         DELETE FROM schema_version WHERE version > 3",
+    )
+    .unwrap();
+    drop(conn);
+    drop(SqliteStore::open(&path).await.unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rules' AND sql IS NOT NULL ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        indexes,
+        ["rules_by_age", "rules_by_fingerprint", "rules_by_tool"]
+    );
+    let versions: i64 = conn
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(versions, 4);
 }

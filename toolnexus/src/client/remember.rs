@@ -114,7 +114,7 @@ impl Run<'_> {
             return;
         };
         let r = &self.remembering;
-        let by = r.principal.as_deref().or(r.answered_by.as_deref());
+        // the rule covers the run's principal's runs, and names who really answered
         let rule = rule_of_answer(
             request,
             answer,
@@ -122,7 +122,8 @@ impl Run<'_> {
             args,
             &self.id,
             r.conversation.as_deref(),
-            by,
+            r.principal.as_deref(),
+            r.answered_by.as_deref(),
         );
         match rule {
             Ok(Some(rule)) => {

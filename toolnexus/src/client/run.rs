@@ -653,7 +653,7 @@ impl Run<'_> {
     ) -> (Value, ToolResult, bool) {
         if request.kind == KIND_RECONCILE {
             // every answer passes the trust boundary's walk (the others in `edit::edited`)
-            if let Some(refused) = edit::boundary_refusal(request, &answer) {
+            if let Some(refused) = edit::boundary_refusal(request, &answer.answer) {
                 return (args, edit::refused(&refused), false);
             }
             let (args, result) = self

@@ -19,17 +19,24 @@
 //! | `POST /api/requests/{id}/answer` | answers with a JSON [`Answer`](crate::Answer) body (`{"ok":true,"data":{..}}`) |
 //! | `GET /api/requests/{id}/status?run=..` | the run's progress as JSON |
 //! | `GET /api/history` | the history as JSON (`?after=<cursor>`) |
-//! | `GET /rules` | the [remembered decisions](crate::remember), each with a Revoke button |
+//! | `GET /rules` | the [remembered decisions](crate::remember), newest first, paged (`?after=<cursor>`), each with a Revoke button; a damaged one by its id |
 //! | `POST /rules/{id}/revoke` | revokes one (CSRF-checked like every form) |
-//! | `GET /api/rules` | the remembered decisions as JSON |
+//! | `GET /api/rules` | the remembered decisions as JSON (`?after=<cursor>`) |
 //!
 //! An approval's form offers to remember the decision ("the same answer from now on"): this
 //! exact call or every call of the tool, in the run's conversation (when it is a
-//! conversation's turn) or for the person answering (when [`InboxBuilder::answered_by`] names
-//! them), until revoked or for a while; the answer then carries `data.remember`. The JSON API
-//! takes the same `data.remember` and checks it the same way. `/rules` and `/api/rules` are
+//! conversation's turn) or for the run's principal (each labelled with whose calls it
+//! covers: "every call of this tool, for alice"), until revoked or for a while; the answer
+//! then carries `data.remember`. A remembered decision covers the runs of the answered run's
+//! principal, so the page offers it only to that principal (named by
+//! [`InboxBuilder::answered_by`]) or to an answerer the host's [`InboxBuilder::grants`] check
+//! allows to grant for them; a run for nobody offers only its conversation's rule, to
+//! whoever may answer it. The JSON API takes the same `data.remember` and checks it the same
+//! way (`403` for a rule the answerer may not make; nothing is recorded). `/rules` and `/api/rules` are
 //! [`Target::Rules`]; `/api/rules` answers `{"rules":[{"id","effect","tool","scope","args",
-//! "within","holder","until","createdAt","answeredBy","requestId","runId"}]}`, and a run's
+//! "within","holder","until","createdAt","answeredBy","requestId","runId"}],"damaged":[{"id",
+//! "reason"}],"next"}` (newest first, [`RULES_PAGE`] a page; `next`: the cursor of the next
+//! page, for `?after=`; `damaged`: the rules of the page whose rows cannot be read), and a run's
 //! `history` names the rule that decided a call (`{"event":"decided","rule",..}`).
 //!
 //! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
@@ -127,6 +134,11 @@ pub enum Target<'a> {
 
 type AuthorizeFn = dyn Fn(&Parts, Target<'_>) -> bool + Send + Sync;
 type AnsweredByFn = dyn Fn(&Parts) -> Option<String> + Send + Sync;
+type GrantsFn = dyn Fn(&Parts, &str) -> bool + Send + Sync;
+
+/// The rules per page of the rules page and `/api/rules` (newest first; `?after=<cursor>`
+/// the next page).
+pub const RULES_PAGE: usize = 50;
 
 /// The default number of requests per list page.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
@@ -149,6 +161,7 @@ pub(crate) struct Shared {
     csrf_key: [u8; 32],
     authorize: Option<Arc<AuthorizeFn>>,
     answered_by: Option<Arc<AnsweredByFn>>,
+    grants: Option<Arc<GrantsFn>>,
     anonymous: bool,
     pub(crate) page_size: usize,
     pub(crate) link_ttl: Duration,
@@ -173,6 +186,7 @@ pub struct InboxBuilder {
     link_key: Option<Vec<u8>>,
     authorize: Option<Arc<AuthorizeFn>>,
     answered_by: Option<Arc<AnsweredByFn>>,
+    grants: Option<Arc<GrantsFn>>,
     anonymous: bool,
     page_size: usize,
     link_ttl: Duration,
@@ -194,6 +208,7 @@ impl Inbox {
             link_key: None,
             authorize: None,
             answered_by: None,
+            grants: None,
             anonymous: false,
             page_size: DEFAULT_PAGE_SIZE,
             link_ttl: Duration::from_secs(24 * 3600),
@@ -282,6 +297,38 @@ impl InboxBuilder {
         self
     }
 
+    /// Lets an answerer make [remembered decisions](crate::remember) for the runs of a
+    /// principal other than themselves (an operator, a delegate): `f` sees the answering
+    /// request's head and the principal the run was started for
+    /// ([`Client::for_principal`](crate::Client::for_principal)), and says whether the caller
+    /// may grant standing permissions for that principal. Without it, an answerer named by
+    /// [`answered_by`](Self::answered_by) may remember decisions for their own runs only.
+    /// A granted answer is recorded with
+    /// [`RunStore::submit_granting`]; the rule names
+    /// the real answerer.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use toolnexus::inbox::Inbox;
+    /// # use toolnexus::store::{MemoryStore, RunStore};
+    /// # let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+    /// let inbox = Inbox::builder(store)
+    ///     .authorize(|_, _| true)
+    ///     .answered_by(|parts| parts.headers.get("x-user")?.to_str().ok().map(str::to_owned))
+    ///     // the on-call operator may grant for anyone
+    ///     .grants(|parts, _principal| parts.headers.get("x-user").is_some_and(|u| u == "ops"))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = inbox;
+    /// ```
+    pub fn grants<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&Parts, &str) -> bool + Send + Sync + 'static,
+    {
+        self.grants = Some(Arc::new(f));
+        self
+    }
+
     /// Lets anyone who can reach the router list and answer every request. Only for a router
     /// behind the host's own authentication, or a local demo.
     pub fn allow_anonymous(mut self) -> Self {
@@ -354,6 +401,7 @@ impl InboxBuilder {
                 csrf_key,
                 authorize: self.authorize,
                 answered_by: self.answered_by,
+                grants: self.grants,
                 anonymous: self.anonymous,
                 page_size: self.page_size,
                 link_ttl: self.link_ttl,
@@ -446,6 +494,20 @@ impl Shared {
     /// (`None` without a name: nothing is remembered for them).
     pub(crate) fn named_answerer(&self, parts: &Parts) -> Option<String> {
         self.answered_by.as_ref().and_then(|f| f(parts))
+    }
+
+    /// Whether the caller of `parts` may make rules covering the runs of `principal`: named
+    /// as that principal, or named and granted by the host's
+    /// [`grants`](InboxBuilder::grants); the second says whether it is a grant.
+    pub(crate) fn may_remember_for(&self, parts: &Parts, principal: &str) -> Option<bool> {
+        let named = self.named_answerer(parts)?;
+        if named == principal {
+            Some(false)
+        } else if self.grants.as_ref().is_some_and(|f| f(parts, principal)) {
+            Some(true)
+        } else {
+            None
+        }
     }
 
     /// The CSRF token of `request_id` for the browser session `session` (the cookie's value).

@@ -11,12 +11,32 @@
 //! ```
 //!
 //! - `scope`: `args` covers calls of this tool with exactly these arguments (bound by their
-//!   canonical fingerprint: key order and spacing do not matter, any other value does);
+//!   canonical fingerprint, [`call_fingerprint`]: key order, spacing and the spelling of a
+//!   number (`5`, `5.0`, `5e0`, `50e-1`) do not matter, any other value does);
 //!   `tool` covers every call of this tool.
 //! - `within`: `conversation` covers the calls of runs in the conversation the answered run
 //!   belongs to ([`Client::ask`](crate::Client::ask)); `principal` covers the runs started
-//!   for whoever answered ([`Client::for_principal`](crate::Client::for_principal)).
+//!   for the answered run's principal ([`Client::for_principal`](crate::Client::for_principal)).
 //! - `until` (optional): the rule ends then; an expired rule never matches.
+//! - `for` (written by the store): whose runs the rule covers, the run's principal. A store
+//!   writes it when it records an answer whose answerer may make the rule; an answer that
+//!   names anyone else is refused.
+//!
+//! # Whose rule it is, and who may make it
+//!
+//! **A remembered decision covers the runs of the answered run's principal, and only that
+//! principal answering their own run, or an answerer the host allows to grant for that
+//! principal, may make it; the rule records who really answered (`answeredBy`).** A run
+//! started for nobody has no principal's rules (its conversation's rules may be made by
+//! whoever may answer it). An answer asking for a rule its answerer may not make is refused
+//! with [`StoreError::NotAllowed`](crate::store::StoreError::NotAllowed) by
+//! [`RunStore::submit`](crate::store::RunStore::submit) and nothing is recorded, neither the
+//! answer nor a rule; a host that lets an operator or a delegate grant for someone checks
+//! that itself and records with
+//! [`RunStore::submit_granting`](crate::store::RunStore::submit_granting) (the inbox: its
+//! `InboxBuilder::grants` check). An answer handed straight to a
+//! client ([`Client::resume`](crate::Client::resume)) is the host's own: its rule names no
+//! answerer.
 //!
 //! An accepting answer makes an **allow** rule, a declining one (reason `declined`) a **deny**
 //! rule. [`Answer::remember`](crate::Answer::remember) writes the key:
@@ -45,7 +65,8 @@
 //!   approving all of them would widen what the person chose.
 //! - A remember the loop cannot honour (an unknown `scope` or `within`, an unreadable
 //!   `until`, `within: conversation` for a run outside any conversation, `within: principal`
-//!   with nobody known to have answered, a store that keeps no rules) makes no rule; the
+//!   for a run started for nobody, an answerer who may not make it, a store that keeps no
+//!   rules) makes no rule; the
 //!   answer itself still counts, and the reason is logged (`tracing`, target `toolnexus`).
 //!
 //! # Checked before asking
@@ -69,6 +90,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::request::{Answer, DeclineReason, KIND_APPROVAL, Request, format_rfc3339};
 
+mod owner;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod row;
 mod rule;
@@ -76,8 +98,11 @@ mod store;
 #[cfg(test)]
 mod tests;
 
+pub use owner::REMEMBER_FOR;
+pub(crate) use owner::checked_answer;
 pub use rule::{Effect, Rule, RuleQuery, call_fingerprint, decide};
-pub use store::RuleStore;
+pub(crate) use store::decode_rule_cursor;
+pub use store::{DamagedRule, RulePage, RuleStore};
 
 /// The key of an answer's `data` that holds the remember choice.
 pub const DATA_REMEMBER: &str = "remember";
@@ -116,7 +141,7 @@ impl Scope {
 pub enum Within {
     /// The runs of the answered run's conversation (`conversation`).
     Conversation,
-    /// The runs started for whoever answered (`principal`).
+    /// The runs started for the answered run's principal (`principal`).
     Principal,
 }
 
@@ -203,10 +228,12 @@ impl Remember {
         let Some(map) = value.as_object() else {
             return Err("`remember` must be an object".to_owned());
         };
-        if let Some(key) = map
-            .keys()
-            .find(|k| !matches!(k.as_str(), "scope" | "within" | "until"))
-        {
+        if let Some(key) = map.keys().find(|k| {
+            !matches!(
+                k.as_str(),
+                "scope" | "within" | "until" | owner::REMEMBER_FOR
+            )
+        }) {
             return Err(format!(
                 "`remember` has an unknown key `{}`",
                 crate::limits::excerpt(key)
@@ -247,6 +274,9 @@ impl Remember {
             Some(Err(_)) => return Err("`remember.until` must be a string".to_owned()),
             None => None,
         };
+        if let Some(Err(_)) = text(owner::REMEMBER_FOR) {
+            return Err("`remember.for` must be a string".to_owned());
+        }
         Ok(Self {
             scope,
             within,
@@ -289,15 +319,34 @@ impl Answer {
 
 /// The rule an answer to `request` asks to remember, for the call of `tool` with `args` (the
 /// arguments the person approved: an edit's when the answer edits) in run `run_id`, in
-/// `conversation`, answered by `answered_by`: `Ok(None)` when the answer remembers nothing,
-/// an error saying why when it asks for something that cannot be remembered (see the
+/// `conversation`, started for `principal`, answered by `answered_by` (`None`: the host's own
+/// answer, given straight to the client): `Ok(None)` when the answer remembers nothing, an
+/// error saying why when it asks for something that cannot be remembered (see the
 /// [module docs](self)).
+///
+/// ```
+/// use toolnexus::{Answer, Remember, Request};
+/// use toolnexus::remember::{Scope, Within, rule_of_answer};
+///
+/// let request = Request::approval("Pay 999 to mallory?");
+/// let answer = Answer::ok(&request.id).remember(Remember::new(Scope::Tool, Within::Principal));
+/// let args = serde_json::json!({"amount": 999});
+/// // alice answering her own run: a rule for alice's runs, made by alice
+/// let rule = rule_of_answer(&request, &answer, "pay", &args, "run-1", None, Some("alice"), Some("alice"))
+///     .unwrap()
+///     .unwrap();
+/// assert_eq!((rule.holder.as_str(), rule.answered_by.as_deref()), ("alice", Some("alice")));
+/// // bob answering alice's run (not granted by the store): no rule
+/// assert!(rule_of_answer(&request, &answer, "pay", &args, "run-1", None, Some("alice"), Some("bob")).is_err());
+/// ```
 ///
 /// # Errors
 ///
 /// A remember on a request that is not an approval, an unreadable remember, an edit
 /// remembered for the whole tool, a conversation rule outside a conversation, a principal
-/// rule with nobody known to have answered.
+/// rule of a run for nobody, a rule covering the runs of a principal `answered_by` is not
+/// (unless the store recorded the host's grant: `data.remember.for` names that principal).
+#[allow(clippy::too_many_arguments)]
 pub fn rule_of_answer(
     request: &Request,
     answer: &Answer,
@@ -305,6 +354,7 @@ pub fn rule_of_answer(
     args: &Value,
     run_id: &str,
     conversation: Option<&str>,
+    principal: Option<&str>,
     answered_by: Option<&str>,
 ) -> Result<Option<Rule>, String> {
     let Some(remember) = Remember::of_answer(answer) else {
@@ -338,12 +388,35 @@ pub fn rule_of_answer(
                 .to_owned(),
         );
     }
+    let owner = owner::covers(remember.within, principal)?;
+    let stated = owner::stated_for(answer);
+    match owner {
+        Some(owner) => {
+            if let Some(named) = stated.filter(|named| *named != owner) {
+                return Err(format!(
+                    "`remember.for` names `{}`, but the run is `{}`'s",
+                    crate::limits::excerpt(named),
+                    crate::limits::excerpt(owner)
+                ));
+            }
+            // the store wrote `for` once it checked the answerer (or the host's grant)
+            if let Some(by) = answered_by.filter(|by| *by != owner && stated != Some(owner)) {
+                return Err(owner::not_allowed(by, owner));
+            }
+        }
+        None if stated.is_some() => {
+            return Err(
+                "`remember.for` names someone, but the run was started for nobody".to_owned(),
+            );
+        }
+        None => {}
+    }
     let holder = match remember.within {
         Within::Conversation => conversation.ok_or(
             "`within: conversation` for a run outside any conversation (run it with `Client::ask`)",
         )?,
-        Within::Principal => answered_by
-            .ok_or("`within: principal` with nobody known to have answered (answer through a store's `submit`, or a client made with `Client::for_principal`)")?,
+        // `covers` refused a principal rule of a run for nobody
+        Within::Principal => owner.ok_or("`within: principal` for a run started for nobody")?,
     };
     let (args, fingerprint) = match remember.scope {
         Scope::Args => (Some(args.clone()), Some(call_fingerprint(tool, args))),

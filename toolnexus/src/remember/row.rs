@@ -7,6 +7,35 @@ use crate::store::{StoreError, StoreResult, from_millis};
 pub(crate) const RULE_COLUMNS: &str = "id, effect, tool, scope, args, fingerprint, reach, \
      holder, ends_at, created_at, answered_by, request_id, run_id";
 
+/// One row of a listing: `(created_at ms, id, the rule or why its row cannot be read)`.
+pub(crate) type ListedRow = (i64, String, Result<Rule, String>);
+
+/// A listed row of `read` (its columns, or the id, `created_at` and why they do not read).
+pub(crate) fn listed(read: Result<RuleRow, (String, i64, String)>) -> ListedRow {
+    match read {
+        Ok(row) => {
+            let (ms, id) = (row.created_at, row.id.clone());
+            let rule = row.decode().map_err(|e| match e {
+                StoreError::CorruptRule { message, .. } => message,
+                other => other.to_string(),
+            });
+            (ms, id, rule)
+        }
+        Err((id, ms, why)) => (ms, id, Err(why)),
+    }
+}
+
+/// The rules of `rows`, a damaged one left out (and logged).
+pub(crate) fn readable(rows: impl Iterator<Item = ListedRow>) -> Vec<Rule> {
+    rows.filter_map(|(_, id, rule)| {
+        rule.map_err(|why| {
+            tracing::warn!(target: "toolnexus", rule = %id, why = %why, "a kept rule cannot be read: left out of the listing");
+        })
+        .ok()
+    })
+    .collect()
+}
+
 /// One rule's columns.
 #[derive(Clone, Debug)]
 pub(crate) struct RuleRow {
@@ -45,11 +74,11 @@ impl RuleRow {
         }
     }
 
-    /// The rule; a row that does not read as one is [`StoreError::Corrupt`] naming it.
+    /// The rule; a row that does not read as one is [`StoreError::CorruptRule`] naming it.
     pub(crate) fn decode(self) -> StoreResult<Rule> {
-        let bad = |what: String| StoreError::Corrupt {
-            run_id: self.run_id.clone(),
-            message: format!("rule `{}`: {what}", self.id),
+        let bad = |what: String| StoreError::CorruptRule {
+            id: self.id.clone(),
+            message: what,
         };
         let effect = Effect::parse(&self.effect)
             .ok_or_else(|| bad(format!("unknown effect `{}`", self.effect)))?;

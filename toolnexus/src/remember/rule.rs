@@ -63,13 +63,15 @@ pub struct Rule {
     pub fingerprint: Option<String>,
     /// Where it holds: in one conversation, or for one principal.
     pub within: Within,
-    /// The conversation's id or the principal, as [`within`](Self::within) says.
+    /// The conversation's id or the principal, as [`within`](Self::within) says: whose runs
+    /// it covers (the answered run's conversation or principal, never the answerer's).
     pub holder: String,
     /// When it ends (`None`: until revoked).
     pub until: Option<SystemTime>,
     /// When it was made (kept to the millisecond).
     pub created_at: SystemTime,
-    /// Who answered (when known).
+    /// Who made it: the answerer the store recorded (the run's principal, or an answerer the
+    /// host let grant for them); `None` for an answer the host handed straight to the client.
     pub answered_by: Option<String>,
     /// The request whose answer made it.
     pub request_id: String,
@@ -156,7 +158,24 @@ pub fn decide<'r>(rules: &'r [Rule], call: &RuleQuery<'_>) -> Option<&'r Rule> {
 
 /// The canonical fingerprint of a call of `tool` with `args`, as an `args` rule binds it:
 /// SHA-256 (lowercase hex) of the canonical JSON of `{"args": <args>, "tool": <tool>}` (keys
-/// sorted at every level, no whitespace).
+/// sorted at every level, no whitespace), with every number written as the value it decodes
+/// to, so no respelling of a number dodges a rule:
+///
+/// - an integer that fits `i64` or `u64` (written without fraction or exponent): its decimal
+///   digits;
+/// - any other number: the IEEE 754 double it reads as, in ECMAScript's
+///   `Number.prototype.toString` form (RFC 8785, JCS): `5.0`, `5e0` and `50e-1` are `5`,
+///   `-0.0` is `0`, `0.000001` stays so, `1e-7` and `1e+21` take an exponent.
+///
+/// An integer beyond 2^53 keeps every digit while a double is rounded, so
+/// `9007199254740993` never shares a key with `9007199254740992` (nor with the double
+/// `9007199254740993.0`, which reads as `9007199254740992`): a respelt huge integer is asked
+/// again rather than matched wrongly. Rules kept before this form match integer arguments
+/// as they did (an integer's form is unchanged); a rule made for arguments with a number
+/// written with a fraction or exponent (`5.0`, `1e-6`) was bound to `serde_json`'s text of
+/// the double and may no longer match: its call asks again (revoke it on the rules page).
+/// This key is for rules only: the fingerprint of a run's record (contract section 4) keeps
+/// its pinned bytes.
 ///
 /// ```
 /// use toolnexus::remember::call_fingerprint;
@@ -166,6 +185,11 @@ pub fn decide<'r>(rules: &'r [Rule], call: &RuleQuery<'_>) -> Option<&'r Rule> {
 /// let b = call_fingerprint("pay", &serde_json::from_str(r#"{ "amount":40, "to":"Ada" }"#).unwrap());
 /// assert_eq!(a, b);
 /// assert_ne!(a, call_fingerprint("pay", &json!({"to": "Ada", "amount": 41})));
+/// // one number, however it is spelt
+/// for spelling in ["40.0", "4e1", "400e-1"] {
+///     let text = format!(r#"{{"to":"Ada","amount":{spelling}}}"#);
+///     assert_eq!(a, call_fingerprint("pay", &serde_json::from_str(&text).unwrap()));
+/// }
 /// ```
 pub fn call_fingerprint(tool: &str, args: &Value) -> String {
     crate::run::call_fingerprint(tool, args)

@@ -40,8 +40,12 @@ fn the_wire_form_reads_back() {
         Err("`remember.until` must be an RFC 3339 time, not \"tomorrow\"".to_owned())
     );
     assert_eq!(
-        bad(json!({"scope": "tool", "within": "principal", "for": "all"})),
-        Err("`remember` has an unknown key `for`".to_owned())
+        bad(json!({"scope": "tool", "within": "principal", "for": 7})),
+        Err("`remember.for` must be a string".to_owned())
+    );
+    assert_eq!(
+        bad(json!({"scope": "tool", "within": "principal", "by": "all"})),
+        Err("`remember` has an unknown key `by`".to_owned())
     );
 }
 
@@ -50,7 +54,16 @@ fn what_an_answer_remembers() {
     let approval = Request::approval("Pay?");
     let args = json!({"to": "Ada"});
     let make = |request: &Request, answer: &Answer, conv: Option<&str>, by: Option<&str>| {
-        rule_of_answer(request, answer, "pay", &args, "run-1", conv, by)
+        rule_of_answer(
+            request,
+            answer,
+            "pay",
+            &args,
+            "run-1",
+            conv,
+            Some("ada"),
+            by,
+        )
     };
     // nothing asked, nothing made
     assert_eq!(
@@ -110,9 +123,109 @@ fn what_an_answer_remembers() {
     );
     let mine = remembering(Answer::ok(&approval.id), Scope::Tool, Within::Principal);
     assert!(
-        make(&approval, &mine, Some("c"), None)
-            .unwrap_err()
-            .starts_with("`within: principal` with nobody known to have answered")
+        rule_of_answer(
+            &approval,
+            &mine,
+            "pay",
+            &args,
+            "run-1",
+            Some("c"),
+            None,
+            Some("ada")
+        )
+        .unwrap_err()
+        .starts_with("`within: principal` for a run started for nobody")
+    );
+    // the host's own answer (straight to the client): the principal's rule, no answerer named
+    let rule = make(&approval, &mine, None, None).unwrap().unwrap();
+    assert_eq!((rule.holder.as_str(), rule.answered_by), ("ada", None));
+}
+
+/// The attack: bob, allowed to answer one of ada's requests, asks to remember "for me"; the
+/// rule would cover ada's runs. Refused (in both reaches) unless the store recorded the
+/// host's grant (`remember.for`); a granted rule names bob as who made it.
+#[test]
+fn an_answerer_cannot_make_a_rule_for_another_principals_runs() {
+    let approval = Request::approval("Pay 999 to mallory?");
+    let args = json!({"amount": 999, "to": "mallory"});
+    let make = |answer: &Answer, by: Option<&str>| {
+        rule_of_answer(
+            &approval,
+            answer,
+            "pay",
+            &args,
+            "run-1",
+            Some("c"),
+            Some("ada"),
+            by,
+        )
+    };
+    for within in [Within::Principal, Within::Conversation] {
+        let asked = remembering(Answer::ok(&approval.id), Scope::Tool, within);
+        assert_eq!(
+            make(&asked, Some("bob")),
+            Err("`bob` may not make a rule covering the runs of `ada`: a remembered decision is made by the run's principal answering their own run, or by an answerer the host allows to grant for them".to_owned())
+        );
+        // a `for` naming someone else is refused, whoever answers
+        let mut forged = asked.clone();
+        forged.data.as_mut().unwrap()["remember"]["for"] = json!("bob");
+        assert_eq!(
+            make(&forged, Some("bob")),
+            Err("`remember.for` names `bob`, but the run is `ada`'s".to_owned())
+        );
+        // granted (the store wrote `for: ada` after the host's check): ada's rule, by bob
+        let mut granted = asked.clone();
+        granted.data.as_mut().unwrap()["remember"]["for"] = json!("ada");
+        let rule = make(&granted, Some("bob")).unwrap().unwrap();
+        assert_eq!(rule.answered_by.as_deref(), Some("bob"));
+        let holder = if within == Within::Principal {
+            "ada"
+        } else {
+            "c"
+        };
+        assert_eq!(rule.holder, holder);
+    }
+}
+
+/// What a store records for a submit: the remember with whose runs it covers, or a refusal.
+#[test]
+fn a_submit_records_whose_runs_a_rule_covers_or_nothing() {
+    use crate::store::StoreError;
+    let approval = Request::approval("Pay?");
+    let asked = remembering(Answer::ok(&approval.id), Scope::Tool, Within::Principal);
+    let recorded = super::owner::answer_to_record(&asked, Some("ada"), "ada", false).unwrap();
+    assert_eq!(
+        recorded.data.as_ref().unwrap()["remember"]["for"],
+        json!("ada")
+    );
+    assert!(matches!(
+        super::owner::answer_to_record(&asked, Some("ada"), "bob", false),
+        Err(StoreError::NotAllowed(m)) if m.starts_with("the answer to `") && m.contains("nothing was recorded: `bob` may not make")
+    ));
+    let granted = super::owner::answer_to_record(&asked, Some("ada"), "bob", true).unwrap();
+    assert_eq!(
+        granted.data.as_ref().unwrap()["remember"]["for"],
+        json!("ada")
+    );
+    assert!(matches!(
+        super::owner::answer_to_record(&asked, None, "bob", true),
+        Err(StoreError::NotAllowed(m)) if m.contains("`within: principal` for a run started for nobody")
+    ));
+    // a conversation's rule of a run for nobody: anyone who may answer it
+    let in_conv = remembering(Answer::ok(&approval.id), Scope::Tool, Within::Conversation);
+    assert_eq!(
+        super::owner::answer_to_record(&in_conv, None, "bob", false)
+            .unwrap()
+            .as_ref(),
+        &in_conv
+    );
+    // no remember: recorded as it is
+    let plain = Answer::ok(&approval.id);
+    assert_eq!(
+        super::owner::answer_to_record(&plain, Some("ada"), "bob", false)
+            .unwrap()
+            .as_ref(),
+        &plain
     );
 }
 
@@ -126,7 +239,7 @@ fn an_edit_is_remembered_for_its_own_arguments_only() {
         .approve_with(edited.clone())
         .remember(Remember::new(Scope::Tool, Within::Principal));
     assert_eq!(
-        rule_of_answer(&approval, &for_tool, "pay", &edited, "run-1", None, Some("ada")),
+        rule_of_answer(&approval, &for_tool, "pay", &edited, "run-1", None, Some("ada"), Some("ada")),
         Err("an edited approval is remembered for its own arguments only (scope `args`), never for the whole tool".to_owned())
     );
     let for_args = approval
@@ -139,6 +252,7 @@ fn an_edit_is_remembered_for_its_own_arguments_only() {
         &edited,
         "run-1",
         None,
+        Some("ada"),
         Some("ada"),
     )
     .unwrap()

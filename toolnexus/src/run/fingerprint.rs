@@ -77,11 +77,13 @@ pub(crate) fn of(ids: Ids<'_>, tool: &str, arguments: &Value, args: &Value) -> S
 }
 
 /// The fingerprint a remembered `args` rule binds (`remember::call_fingerprint`): SHA-256
-/// (lowercase hex) of the canonical JSON of `{"args": <args>, "tool": <tool>}`.
+/// (lowercase hex) of the rule form of `{"args": <args>, "tool": <tool>}` ([`rule_form`]:
+/// numbers read as the values they decode to, unlike the record's fingerprint above, whose
+/// bytes the contract pins).
 pub(crate) fn call(tool: &str, args: &Value) -> String {
     let mut bytes = Vec::with_capacity(96);
     bytes.extend_from_slice(b"{\"args\":");
-    canonical(args, &mut bytes);
+    rule_form(args, &mut bytes);
     bytes.extend_from_slice(b",\"tool\":");
     string(tool, &mut bytes);
     bytes.push(b'}');
@@ -135,6 +137,96 @@ pub(crate) fn canonical(value: &Value, out: &mut Vec<u8>) {
         // scalars: serde_json's own text (writing into a Vec cannot fail)
         scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
     }
+}
+
+/// Writes `value` in the rule form: canonical JSON (keys sorted, no whitespace) with every
+/// number as the value it decodes to, so each spelling of one value writes the same bytes.
+///
+/// - An integer (a number without fraction or exponent that fits `i64` or `u64`): its
+///   decimal digits, as [`canonical`] writes it (a rule kept before this form matches
+///   integer arguments as it did).
+/// - Any other number is the IEEE 754 double it reads as, written as ECMAScript's
+///   `Number.prototype.toString` writes it (RFC 8785 section 3.2.2.3): an integral double
+///   below 10^21 as its digits (`5.0`, `5e0` and `50e-1` are all `5`; `-0.0` is `0`), else
+///   the shortest digits that read back as the same double, with an exponent (`e-7`, `e+21`)
+///   outside ECMAScript's plain range.
+///
+/// An integer beyond 2^53 keeps all its digits while a double of the same magnitude is
+/// rounded, so `9007199254740993` and `9007199254740993.0` (which reads as
+/// `9007199254740992`) differ: a rule never matches a number other than the one it was made
+/// for; at worst a respelt huge integer is asked again.
+pub(crate) fn rule_form(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                string(key, out);
+                out.push(b':');
+                rule_form(item, out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                rule_form(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Number(n) if n.is_f64() => {
+            out.extend_from_slice(ecmascript_number(n.as_f64().unwrap_or(0.0)).as_bytes());
+        }
+        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
+    }
+}
+
+/// ECMAScript's `Number.prototype.toString` of a finite double (RFC 8785's number form).
+pub(crate) fn ecmascript_number(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        // -0 is 0; JSON has no infinities or NaN
+        return "0".to_owned();
+    }
+    // the shortest digits that read back as `x`, as `d.ddde<exp>`
+    let exp_form = format!("{:e}", x.abs());
+    let (mantissa, exp) = exp_form.split_once('e').unwrap_or((&exp_form, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
+    // the value is 0.<digits> x 10^n
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let sign = if x < 0.0 { "-" } else { "" };
+    let body = if k <= n && n <= 21 {
+        format!(
+            "{digits}{}",
+            "0".repeat(usize::try_from(n - k).unwrap_or(0))
+        )
+    } else if 0 < n && n <= 21 {
+        let (int, frac) = digits.split_at(usize::try_from(n).unwrap_or(0));
+        format!("{int}.{frac}")
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat(usize::try_from(-n).unwrap_or(0)))
+    } else {
+        let e = n - 1;
+        let e = if e < 0 {
+            format!("-{}", -e)
+        } else {
+            format!("+{e}")
+        };
+        let (first, rest) = digits.split_at(1);
+        if rest.is_empty() {
+            format!("{first}e{e}")
+        } else {
+            format!("{first}.{rest}e{e}")
+        }
+    };
+    format!("{sign}{body}")
 }
 
 fn string(s: &str, out: &mut Vec<u8>) {
@@ -260,6 +352,53 @@ mod tests {
             ..IDS
         };
         assert_ne!(of(named, "t", &args, &args), of(renamed, "t", &args, &args));
+    }
+
+    /// RFC 8785's number samples (appendix B), and the respellings of one value.
+    #[test]
+    fn rule_numbers_are_written_as_ecmascript_writes_them() {
+        use super::ecmascript_number as es;
+        for (x, text) in [
+            (5.0, "5"),
+            (-0.0, "0"),
+            (0.5, "0.5"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1e-7, "1e-7"),
+            (1e-6, "0.000001"),
+            (123.456, "123.456"),
+            (-1.5e-10, "-1.5e-10"),
+            (4.503_599_627_370_496e15, "4503599627370496"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (1.797_693_134_862_315_7e308, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (333_333_333.333_333_3, "333333333.3333333"),
+            (0.000_001_234_5, "0.0000012345"),
+            (1.234_5e-7, "1.2345e-7"),
+        ] {
+            assert_eq!(es(x), text, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn every_spelling_of_a_number_writes_one_rule_form() {
+        let form = |text: &str| {
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            let mut out = Vec::new();
+            super::rule_form(&v, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        for spelling in ["5", "5.0", "5e0", "50e-1", "0.5e1", "5.000", "5E+0"] {
+            assert_eq!(
+                form(&format!(r#"{{"amount":{spelling},"to":"Bob"}}"#)),
+                r#"{"amount":5,"to":"Bob"}"#
+            );
+        }
+        assert_eq!(form("[-0.0, 0.0, -0, 1E2, 1e-7]"), "[0,0,0,100,1e-7]");
+        // integers keep every digit: distinct integers beyond 2^53 stay distinct
+        assert_eq!(form("9007199254740993"), "9007199254740993");
+        assert_ne!(form("9007199254740993"), form("9007199254740992"));
+        assert_eq!(form("18446744073709551615"), "18446744073709551615");
     }
 
     #[test]

@@ -231,5 +231,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// waited on before its current one (so an answer to one of them is
 /// [`StoreError::AlreadyAnswered`], not [`StoreError::NotFound`]) and the conversations.
 /// Version 2 adds the [remembered decisions](crate::remember) (a `rules` table); version 3 an
-/// index of the answered runs, newest first, for [`RunStore::list_history`].
-pub const SCHEMA_VERSION: i64 = 3;
+/// index of the answered runs, newest first, for [`RunStore::list_history`]; version 4 the
+/// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
+/// looks rules up by.
+pub const SCHEMA_VERSION: i64 = 4;

@@ -73,15 +73,48 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// [`StoreError::NotFound`] when no run made that request; [`StoreError::AlreadyAnswered`]
     /// when it was answered already (whichever request of the run it was); [`StoreError::Expired`] when the request expired (the
     /// run's answer becomes `declined/expired`); [`StoreError::Corrupt`] when the record cannot
-    /// be read (the run stays parked); [`StoreError::Invalid`] (nothing recorded) for answer
-    /// data over [`MAX_ANSWER_DATA_BYTES`](crate::limits::MAX_ANSWER_DATA_BYTES) or nested
-    /// deeper than [`MAX_DEPTH`](crate::limits::MAX_DEPTH), or an `answered_by` longer than
+    /// be read (the run stays parked).
+    ///
+    /// An answer that asks to [remember](crate::remember) its decision makes a rule covering
+    /// the runs of the run's principal: `submit` records it only when `answered_by` *is* that
+    /// principal ([`submit_granting`](RunStore::submit_granting) for an answerer the host lets
+    /// grant for them), and writes whose runs it covers into the recorded remember
+    /// (`data.remember.for`).
+    ///
+    /// # Errors
+    ///
+    /// As above, and [`StoreError::NotAllowed`] (nothing recorded) for a remember
+    /// `answered_by` may not make: a rule for another principal's runs, or `within: principal`
+    /// on a run for nobody; [`StoreError::Invalid`] for one that does not read, and (nothing
+    /// recorded) for answer data over
+    /// [`MAX_ANSWER_DATA_BYTES`](crate::limits::MAX_ANSWER_DATA_BYTES) or nested deeper than
+    /// [`MAX_DEPTH`](crate::limits::MAX_DEPTH), or an `answered_by` longer than
     /// [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES).
     fn submit<'a>(
         &'a self,
         answer: &'a Answer,
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>>;
+
+    /// As [`submit`](RunStore::submit), by an answerer the host has checked may make
+    /// [remembered decisions](crate::remember) for the run's principal (an operator, a
+    /// delegate): the rule the answer asks for covers the principal's runs and names
+    /// `answered_by` as who made it. Check the grant before calling this; an answer without a
+    /// remember choice is recorded as by `submit`.
+    ///
+    /// The provided method is `submit` (for a store that keeps no rules); the stores of this
+    /// crate record the grant, and a store that wraps another forwards it.
+    ///
+    /// # Errors
+    ///
+    /// As [`submit`](RunStore::submit), but for another principal's rule.
+    fn submit_granting<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        self.submit(answer, answered_by)
+    }
 
     /// Claims the next run that needs a worker, for `owner`: first one to
     /// [take over](RunStore::take_over) (expired, or claimed with a lapsed lease), else one

@@ -70,10 +70,25 @@ pub enum StoreError {
         /// What could not be read.
         message: String,
     },
+    /// A kept [rule](crate::remember::Rule) whose row cannot be read (a damaged column, an
+    /// unknown effect). Other rules are unaffected: a listing reports it
+    /// ([`RulePage::damaged`](crate::remember::RulePage::damaged)).
+    #[error("rule `{id}` has an unreadable row: {message}")]
+    CorruptRule {
+        /// The rule.
+        id: String,
+        /// What could not be read.
+        message: String,
+    },
     /// A record or result the store cannot keep (for example a pending result without its
     /// resume state).
     #[error("{0}")]
     Invalid(String),
+    /// The caller may not do this: an answer asking to [remember](crate::remember) a decision
+    /// for the runs of a principal other than the answerer (without the host's grant). Nothing
+    /// was recorded.
+    #[error("{0}")]
+    NotAllowed(String),
     /// The store's database failed (connection, I/O, SQL).
     #[error("run store database error: {0}")]
     Backend(String),

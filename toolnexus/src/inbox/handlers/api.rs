@@ -177,20 +177,34 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             );
         }
     };
-    let choices = super::rules::Choices::of(&shared, &parts, run.record.conversation());
+    let choices = super::rules::Choices::of(
+        &shared,
+        &parts,
+        run.record.conversation(),
+        run.record.principal(),
+    );
     let answer = answer_from_json(&request, &shape, &body)
         .and_then(|a| super::rules::with_json_remember(a, &request, &choices, &body))
         .and_then(|a| fields::boundary_checked(&request, a));
     let answer = match answer {
         Ok(a) => a,
         Err(invalid) => {
+            // a rule this answerer may not make is forbidden, not malformed
+            let status = if invalid.field == super::rules::REMEMBER
+                && choices.refused_for.is_some()
+                && invalid.message.contains("is not offered")
+            {
+                StatusCode::FORBIDDEN
+            } else {
+                StatusCode::UNPROCESSABLE_ENTITY
+            };
             return json_out(
-                StatusCode::UNPROCESSABLE_ENTITY,
+                status,
                 &json!({ "error": invalid.message, "field": invalid.field }),
             );
         }
     };
-    match record(&shared, &parts, answer).await {
+    match record(&shared, &parts, answer, choices.granted).await {
         Err((status, text)) => json_err(status, &text),
         Ok(info) => json_out(
             StatusCode::ACCEPTED,

@@ -87,11 +87,16 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             Some(&back),
         );
     }
+    let choices = super::rules::Choices::of(
+        &shared,
+        &parts,
+        run.record.conversation(),
+        run.record.principal(),
+    );
     let remembered = answer_from_form(&request, &shape, &pairs).and_then(|answer| {
         if !matches!(shape, Shape::Approval(_)) {
             return Ok(answer);
         }
-        let choices = super::rules::Choices::of(&shared, &parts, run.record.conversation());
         let edited = answer.data.as_ref().and_then(|d| d.get("args")).is_some();
         super::rules::with_remember(answer, &choices, &pairs, edited)
     });
@@ -111,7 +116,7 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
             );
         }
     };
-    match record(&shared, &parts, answer).await {
+    match record(&shared, &parts, answer, choices.granted).await {
         Err((status, text)) => msg(status, "Not answered", "notice", &text, Some(&back)),
         Ok(info) => {
             let status = status_href(&shared, &prefix(&parts), &request.id, &info.run_id, false);

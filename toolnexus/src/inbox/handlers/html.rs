@@ -133,7 +133,12 @@ pub(super) fn render_form(
         run_id: &run.info.run_id,
         asker: Asker::of(&run.record),
         remember: if request.kind == crate::request::KIND_APPROVAL {
-            super::rules::Choices::of(shared, parts, run.record.conversation())
+            super::rules::Choices::of(
+                shared,
+                parts,
+                run.record.conversation(),
+                run.record.principal(),
+            )
         } else {
             super::rules::Choices::default()
         },

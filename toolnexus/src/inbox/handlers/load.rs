@@ -122,36 +122,40 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
     }
 }
 
-/// Records the answer (by whom `parts` says); the run's columns, or why not.
+/// Records the answer (by whom `parts` says; `granted`: the host's `grants` check lets them
+/// make rules for the run's principal); the run's columns, or why not.
 pub(super) async fn record(
     shared: &Shared,
     parts: &Parts,
     answer: Answer,
+    granted: bool,
 ) -> Result<RunInfo, (StatusCode, String)> {
     let by = shared.answerer(parts, &answer.id);
-    shared
-        .store
-        .submit(&answer, &by)
-        .await
-        .map_err(|e| match e {
-            StoreError::AlreadyAnswered { .. } => (
-                StatusCode::CONFLICT,
-                "This request was already answered.".to_owned(),
-            ),
-            StoreError::Expired { .. } => (
-                StatusCode::GONE,
-                "This request has expired; it can no longer be answered.".to_owned(),
-            ),
-            StoreError::NotFound { .. } => (
-                StatusCode::NOT_FOUND,
-                "No request was made under this id (or its run was deleted).".to_owned(),
-            ),
-            // refused at the door (an answer too large, an `answered_by` over
-            // `MAX_NAME_BYTES`): nothing was recorded
-            StoreError::Invalid(why) => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                format!("The answer was not recorded: {why}."),
-            ),
-            other => store_failed(&other),
-        })
+    let recorded = if granted {
+        shared.store.submit_granting(&answer, &by).await
+    } else {
+        shared.store.submit(&answer, &by).await
+    };
+    recorded.map_err(|e| match e {
+        StoreError::NotAllowed(why) => (StatusCode::FORBIDDEN, why),
+        StoreError::AlreadyAnswered { .. } => (
+            StatusCode::CONFLICT,
+            "This request was already answered.".to_owned(),
+        ),
+        StoreError::Expired { .. } => (
+            StatusCode::GONE,
+            "This request has expired; it can no longer be answered.".to_owned(),
+        ),
+        StoreError::NotFound { .. } => (
+            StatusCode::NOT_FOUND,
+            "No request was made under this id (or its run was deleted).".to_owned(),
+        ),
+        // refused at the door (an answer too large, an `answered_by` over
+        // `MAX_NAME_BYTES`): nothing was recorded
+        StoreError::Invalid(why) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("The answer was not recorded: {why}."),
+        ),
+        other => store_failed(&other),
+    })
 }

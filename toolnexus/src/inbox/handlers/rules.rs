@@ -18,9 +18,10 @@ use super::{BODY_LIMIT, COOKIE, Inbox, denied_text, html, json_err, json_out, ms
 use crate::inbox::fields::{self, Invalid};
 use crate::inbox::pages::{self, layout};
 use crate::inbox::{Access, Shared, Target};
-use crate::remember::{Effect, Remember, Rule, Scope, Within};
+use crate::remember::{Effect, Remember, Rule, RulePage, Scope, Within};
 use crate::request::Answer;
 use crate::request::{KIND_APPROVAL, Request};
+use crate::store::StoreError;
 
 /// The form field of the remember choice (`<scope>:<within>`, empty: just this once).
 pub(crate) const REMEMBER: &str = "remember";
@@ -28,24 +29,63 @@ pub(crate) const REMEMBER: &str = "remember";
 /// until revoked).
 pub(crate) const REMEMBER_FOR: &str = "remember_for";
 
-/// The most rules the rules page lists.
-const MAX_RULES: usize = 500;
+use crate::inbox::RULES_PAGE;
 
-/// What an approval's form may offer to remember: in the run's conversation (when the run is
-/// a conversation's turn), for the person answering (when the host names them).
+/// What an approval's form may offer to remember, to this answerer: in the run's
+/// conversation (when the run is a conversation's turn), for the run's principal; each only
+/// when the answerer may make it (the run's principal themselves, or granted by the host; a
+/// conversation rule of a run for nobody, anyone who may answer).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Choices {
     pub(crate) conversation: Option<String>,
     pub(crate) principal: Option<String>,
+    /// The run's principal, when the run has one and the answerer may not make its rules.
+    pub(crate) refused_for: Option<String>,
+    /// Whether a rule made here is the host's grant (the answerer is not the principal).
+    pub(crate) granted: bool,
 }
 
 impl Choices {
-    /// The choices for an approval of run `run_id` asked by `asker`, answered by the caller
-    /// of `parts` (named by the host's `answered_by`).
-    pub(crate) fn of(shared: &Shared, parts: &Parts, conversation: Option<&str>) -> Self {
-        Self {
-            conversation: conversation.map(str::to_owned),
-            principal: shared.named_answerer(parts),
+    /// The choices for an approval of a run in `conversation`, started for `principal`,
+    /// answered by the caller of `parts`.
+    pub(crate) fn of(
+        shared: &Shared,
+        parts: &Parts,
+        conversation: Option<&str>,
+        principal: Option<&str>,
+    ) -> Self {
+        let Some(principal) = principal else {
+            return Self {
+                conversation: conversation.map(str::to_owned),
+                ..Self::default()
+            };
+        };
+        match shared.may_remember_for(parts, principal) {
+            Some(granted) => Self {
+                conversation: conversation.map(str::to_owned),
+                principal: Some(principal.to_owned()),
+                refused_for: None,
+                granted,
+            },
+            None => Self {
+                refused_for: Some(principal.to_owned()),
+                ..Self::default()
+            },
+        }
+    }
+
+    /// Why `within` is not offered here.
+    pub(crate) fn not_offered(&self, within: Within) -> String {
+        match (&self.refused_for, within) {
+            (Some(owner), _) => format!(
+                "You may not remember decisions for the runs of {owner}: only {owner}, or someone allowed to grant for {owner}, may."
+            ),
+            (None, Within::Conversation) => {
+                "This request is no conversation's turn: nothing can be remembered in its conversation.".to_owned()
+            }
+            (None, Within::Principal) => {
+                "This request's run was started for nobody: nothing can be remembered for its principal.".to_owned()
+            }
         }
     }
 
@@ -156,9 +196,7 @@ pub(crate) fn with_remember(
         Within::Principal => choices.principal.is_some(),
     };
     if !offered {
-        return Err(wrong(
-            "This way to remember is not offered for this request.",
-        ));
+        return Err(wrong(&choices.not_offered(within)));
     }
     if edited && answer.ok && scope == Scope::Tool {
         return Err(wrong(
@@ -203,7 +241,20 @@ fn words(rule: &Rule) -> String {
 
 /// The rules page; `prefix`: where the router is mounted, `q`: the caller's own query
 /// (`?..` or empty), kept on every link and form.
-fn rules_page(shared: &Shared, sess: &str, rules: &[Rule], prefix: &str, q: &str) -> String {
+fn rules_page(shared: &Shared, sess: &str, page: &RulePage, prefix: &str, q: &str) -> String {
+    let rules = &page.rules;
+    let older = page.next.as_ref().map(|next| {
+        let mut query: Vec<(String, String)> =
+            form_urlencoded::parse(q.trim_start_matches('?').as_bytes())
+                .into_owned()
+                .filter(|(k, _)| k != "after")
+                .collect();
+        query.push(("after".to_owned(), next.clone()));
+        let query = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(query)
+            .finish();
+        format!("{prefix}/rules?{query}")
+    });
     let now = SystemTime::now();
     let back = if prefix.is_empty() {
         format!("/{q}")
@@ -216,6 +267,16 @@ fn rules_page(shared: &Shared, sess: &str, rules: &[Rule], prefix: &str, q: &str
             p { a href=(back) { "← all requests" } }
             h1 { "Remembered decisions" }
             p.muted { "Each answers a matching approval without asking. Revoke one to be asked again." }
+            @if !page.damaged.is_empty() {
+                div.notice role="status" {
+                    p { "These remembered decisions cannot be read (a damaged row); they decide nothing until repaired or revoked by id:" }
+                    ul.damaged {
+                        @for d in &page.damaged {
+                            li data-damaged-rule=(d.id) { code { (d.id) } ": " (d.reason) }
+                        }
+                    }
+                }
+            }
             @if rules.is_empty() {
                 p.empty { "Nothing is remembered." }
             } @else {
@@ -243,6 +304,9 @@ fn rules_page(shared: &Shared, sess: &str, rules: &[Rule], prefix: &str, q: &str
                         }
                     }
                 }
+            }
+            @if let Some(older) = &older {
+                p { a href=(older) rel="next" id="older-rules" { "Older decisions →" } }
             }
         },
     )
@@ -289,8 +353,15 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
             None,
         );
     };
-    let list = match rules.list_rules(MAX_RULES).await {
+    let after = query(&parts)
+        .into_iter()
+        .find(|(k, _)| k == "after")
+        .map(|(_, v)| v);
+    let list = match rules.list_rules_page(after.as_deref(), RULES_PAGE).await {
         Ok(l) => l,
+        Err(StoreError::Invalid(why)) => {
+            return msg(StatusCode::BAD_REQUEST, "Not a page", "error", &why, None);
+        }
         Err(e) => {
             return msg(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -429,13 +500,25 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
         return json_err(StatusCode::FORBIDDEN, "not allowed");
     }
     let Some(rules) = shared.store.rules() else {
-        return json_out(StatusCode::OK, &json!({ "rules": [] }));
-    };
-    match rules.list_rules(MAX_RULES).await {
-        Ok(list) => json_out(
+        return json_out(
             StatusCode::OK,
-            &json!({ "rules": list.iter().map(rule_json).collect::<Vec<_>>() }),
+            &json!({ "rules": [], "damaged": [], "next": null }),
+        );
+    };
+    let after = query(&parts)
+        .into_iter()
+        .find(|(k, _)| k == "after")
+        .map(|(_, v)| v);
+    match rules.list_rules_page(after.as_deref(), RULES_PAGE).await {
+        Ok(page) => json_out(
+            StatusCode::OK,
+            &json!({
+                "rules": page.rules.iter().map(rule_json).collect::<Vec<_>>(),
+                "damaged": page.damaged.iter().map(|d| json!({"id": d.id, "reason": d.reason})).collect::<Vec<_>>(),
+                "next": page.next,
+            }),
         ),
+        Err(StoreError::Invalid(why)) => json_err(StatusCode::BAD_REQUEST, &why),
         Err(e) => json_err(
             StatusCode::INTERNAL_SERVER_ERROR,
             &format!("the run store failed: {e}"),
@@ -478,8 +561,9 @@ pub(crate) fn with_json_remember(
     };
     if !offered {
         return Err(wrong(format!(
-            "`within: {}` is not offered for this request (a run outside any conversation, or an answerer the host does not name)",
-            remember.within.as_str()
+            "`within: {}` is not offered for this request: {}",
+            remember.within.as_str(),
+            choices.not_offered(remember.within)
         )));
     }
     let edited = answer.ok && answer.data.as_ref().and_then(|d| d.get("args")).is_some();

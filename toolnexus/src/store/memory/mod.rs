@@ -57,7 +57,7 @@ struct Shared {
     /// The conversations, by id.
     conversations: Mutex<BTreeMap<String, ConversationRow>>,
     /// The remembered decisions, by id.
-    rules: Mutex<BTreeMap<String, crate::remember::Rule>>,
+    rules: Mutex<rules::RuleRows>,
 }
 
 #[derive(Default)]
@@ -150,7 +150,7 @@ impl MemoryStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn rule_rows(&self) -> MutexGuard<'_, BTreeMap<String, crate::remember::Rule>> {
+    fn rule_rows(&self) -> MutexGuard<'_, rules::RuleRows> {
         // every change is one insert or remove: a poisoned map is still consistent
         self.shared
             .rules

@@ -96,6 +96,14 @@ fn pg(e: &tokio_postgres::Error) -> StoreError {
 }
 
 impl PostgresStore {
+    /// `submit` (`granted`: `submit_granting`).
+    async fn submit_as(&self, answer: &Answer, by: &str, granted: bool) -> StoreResult<RunInfo> {
+        check_submit(answer, by)?;
+        let answer = crate::remember::checked_answer(self, answer, by, granted).await?;
+        let (row, _) = self.answer_now(&answer, Answering::Submit(by)).await?;
+        row.info()
+    }
+
     /// Connects to the database at `url` (`postgres://user:password@host:port/db`) and
     /// migrates its schema, keeping the runs in the `public` schema.
     ///
@@ -428,13 +436,15 @@ impl RunStore for PostgresStore {
         answer: &'a Answer,
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            check_submit(answer, answered_by)?;
-            let (row, _) = self
-                .answer_now(answer, Answering::Submit(answered_by))
-                .await?;
-            row.info()
-        })
+        Box::pin(self.submit_as(answer, answered_by, false))
+    }
+
+    fn submit_granting<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(self.submit_as(answer, answered_by, true))
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {

@@ -7,28 +7,39 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::{PostgresStore, pg};
-use crate::remember::row::{RULE_COLUMNS, RuleRow};
-use crate::remember::{Rule, RuleQuery, RuleStore};
+use crate::remember::row::{ListedRow, RULE_COLUMNS, RuleRow, listed, readable};
+use crate::remember::{Rule, RulePage, RuleQuery, RuleStore, decode_rule_cursor};
 use crate::store::sql::append_history;
 use crate::store::{RunEvent, StoreError, StoreResult, millis};
 use crate::util::BoxFuture;
 
-fn raw(r: &Row) -> RuleRow {
-    RuleRow {
-        id: r.get(0),
-        effect: r.get(1),
-        tool: r.get(2),
-        scope: r.get(3),
-        args: r.get(4),
-        fingerprint: r.get(5),
-        within: r.get(6),
-        holder: r.get(7),
-        until: r.get(8),
-        created_at: r.get(9),
-        answered_by: r.get(10),
-        request_id: r.get(11),
-        run_id: r.get(12),
-    }
+fn raw(r: &Row) -> Result<RuleRow, tokio_postgres::Error> {
+    Ok(RuleRow {
+        id: r.try_get(0)?,
+        effect: r.try_get(1)?,
+        tool: r.try_get(2)?,
+        scope: r.try_get(3)?,
+        args: r.try_get(4)?,
+        fingerprint: r.try_get(5)?,
+        within: r.try_get(6)?,
+        holder: r.try_get(7)?,
+        until: r.try_get(8)?,
+        created_at: r.try_get(9)?,
+        answered_by: r.try_get(10)?,
+        request_id: r.try_get(11)?,
+        run_id: r.try_get(12)?,
+    })
+}
+
+/// A row's rule, or its id, `created_at` and why it does not read.
+fn raw_listed(r: &Row) -> ListedRow {
+    listed(raw(r).map_err(|e| {
+        (
+            r.try_get::<_, String>(0).unwrap_or_default(),
+            r.try_get::<_, i64>(9).unwrap_or(i64::MAX),
+            format!("a column does not read: {e}"),
+        )
+    }))
 }
 
 impl PostgresStore {
@@ -41,8 +52,28 @@ impl PostgresStore {
             .await
             .map_err(|e| pg(&e))?
             .iter()
-            .map(|r| raw(r).decode())
+            .map(|r| {
+                let (_, id, rule) = raw_listed(r);
+                rule.map_err(|message| StoreError::CorruptRule { id, message })
+            })
             .collect()
+    }
+
+    /// The rows `sql` selects (with `RULE_COLUMNS`) for `params`, each read or reported.
+    async fn listed_of(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Vec<ListedRow>> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+        Ok(client
+            .query(&stmt, params)
+            .await
+            .map_err(|e| pg(&e))?
+            .iter()
+            .map(raw_listed)
+            .collect())
     }
 
     /// How many rows `sql` changed with `params`.
@@ -103,14 +134,14 @@ impl RuleStore for PostgresStore {
         Box::pin(async move {
             let at = millis(call.at);
             self.rules_of(
-                &format!(
-                    "SELECT {RULE_COLUMNS} FROM rules
-                     WHERE tool = $1
-                       AND ((reach = 'conversation' AND holder = $2)
-                            OR (reach = 'principal' AND holder = $3))
-                       AND (ends_at IS NULL OR ends_at > $4)"
-                ),
-                &[&call.tool, &call.conversation, &call.principal, &at],
+                &crate::store::sql::candidate_rules_sql(|n| format!("${n}")),
+                &[
+                    &call.tool,
+                    &call.conversation,
+                    &call.principal,
+                    &at,
+                    &call.fingerprint,
+                ],
             )
             .await
         })
@@ -131,11 +162,47 @@ impl RuleStore for PostgresStore {
     fn list_rules(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Rule>>> {
         Box::pin(async move {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            self.rules_of(
-                &format!("SELECT {RULE_COLUMNS} FROM rules ORDER BY created_at, id LIMIT $1"),
-                &[&limit],
-            )
-            .await
+            let rows = self
+                .listed_of(
+                    &format!("SELECT {RULE_COLUMNS} FROM rules ORDER BY created_at, id LIMIT $1"),
+                    &[&limit],
+                )
+                .await?;
+            Ok(readable(rows.into_iter()))
+        })
+    }
+
+    fn list_rules_page<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> BoxFuture<'a, StoreResult<RulePage>> {
+        Box::pin(async move {
+            let size = limit.max(1);
+            let take = i64::try_from(size + 1).unwrap_or(i64::MAX);
+            let rows = match decode_rule_cursor(after)? {
+                None => {
+                    self.listed_of(
+                        &format!(
+                            "SELECT {RULE_COLUMNS} FROM rules ORDER BY created_at DESC, id DESC LIMIT $1"
+                        ),
+                        &[&take],
+                    )
+                    .await?
+                }
+                Some((ms, id)) => {
+                    self.listed_of(
+                        &format!(
+                            "SELECT {RULE_COLUMNS} FROM rules
+                             WHERE created_at < $1 OR (created_at = $1 AND id < $2)
+                             ORDER BY created_at DESC, id DESC LIMIT $3"
+                        ),
+                        &[&ms, &id, &take],
+                    )
+                    .await?
+                }
+            };
+            Ok(RulePage::of(rows.into_iter(), size))
         })
     }
 

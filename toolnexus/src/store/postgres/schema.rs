@@ -7,7 +7,8 @@ use crate::store::sql::due_migrations;
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`), and the hosts waiting on runs, whose
 /// changes notify; 2: the remembered rules (`sql::rules_schema!`); 3: the index of the answered
-/// runs' history (`sql::HISTORY_INDEX`)).
+/// runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
+/// (`sql::RULES_INDEX`)).
 pub(super) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::store::sql::initial_schema!(BIGINT),
@@ -21,6 +22,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ),
     crate::store::sql::rules_schema!(BIGINT),
     crate::store::sql::HISTORY_INDEX,
+    crate::store::sql::RULES_INDEX,
 ];
 
 // the list reaches the version this release writes

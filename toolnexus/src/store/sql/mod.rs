@@ -17,4 +17,6 @@ pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
     park_conflict,
 };
-pub(crate) use schema::{due_migrations, initial_schema, rules_schema};
+pub(crate) use schema::{
+    RULES_INDEX, candidate_rules_sql, due_migrations, initial_schema, rules_schema,
+};

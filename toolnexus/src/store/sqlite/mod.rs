@@ -156,6 +156,17 @@ impl SqliteStore {
     }
 
     /// An answer's effect on its run ([`answer_blocking`]).
+    /// `submit` (`granted`: `submit_granting`).
+    async fn submit_as(&self, answer: &Answer, by: &str, granted: bool) -> StoreResult<RunInfo> {
+        check_submit(answer, by)?;
+        let answer = crate::remember::checked_answer(self, answer, by, granted).await?;
+        let (row, _) = self
+            .answer(answer.into_owned(), Answering::Submit { by: by.to_owned() })
+            .await?;
+        self.shared.work.notify();
+        row.info()
+    }
+
     async fn answer(&self, answer: Answer, how: Answering) -> StoreResult<(RawRow, Option<Claim>)> {
         let seal = self.seal.clone();
         self.call(move |conn| answer_blocking(conn, &seal, &answer, &how))
@@ -432,19 +443,15 @@ impl RunStore for SqliteStore {
         answer: &'a Answer,
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            check_submit(answer, answered_by)?;
-            let (row, _) = self
-                .answer(
-                    answer.clone(),
-                    Answering::Submit {
-                        by: answered_by.to_owned(),
-                    },
-                )
-                .await?;
-            self.shared.work.notify();
-            row.info()
-        })
+        Box::pin(self.submit_as(answer, answered_by, false))
+    }
+
+    fn submit_granting<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(self.submit_as(answer, answered_by, true))
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {

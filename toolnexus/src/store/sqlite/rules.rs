@@ -2,11 +2,11 @@
 
 use std::time::SystemTime;
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::{SqliteStore, is_constraint};
-use crate::remember::row::{RULE_COLUMNS, RuleRow};
-use crate::remember::{Rule, RuleQuery, RuleStore};
+use crate::remember::row::{ListedRow, RULE_COLUMNS, RuleRow, listed, readable};
+use crate::remember::{Rule, RulePage, RuleQuery, RuleStore, decode_rule_cursor};
 use crate::store::sql::{append_history, backend};
 use crate::store::{RunEvent, StoreError, StoreResult, millis};
 use crate::util::BoxFuture;
@@ -29,17 +29,45 @@ fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RuleRow> {
     })
 }
 
-/// The rules of the rows `sql` selects (with `RULE_COLUMNS`) for `params`.
+/// A row's columns, or its id, `created_at` and why a column does not read (a damaged
+/// row: text where a time belongs). A `created_at` that is no integer sorts before every
+/// integer newest first; it lists as the newest (`i64::MAX`).
+fn raw_listed(r: &rusqlite::Row<'_>) -> ListedRow {
+    listed(raw(r).map_err(|e| {
+        let id = r
+            .get::<_, rusqlite::types::Value>(0)
+            .map(|v| match v {
+                rusqlite::types::Value::Text(t) => t,
+                other => format!("{other:?}"),
+            })
+            .unwrap_or_default();
+        let ms = r.get::<_, i64>(9).unwrap_or(i64::MAX);
+        (id, ms, format!("a column does not read: {e}"))
+    }))
+}
+
+/// The rows `sql` selects (with `RULE_COLUMNS`) for `params`, each read or reported.
+fn listed_of(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> StoreResult<Vec<ListedRow>> {
+    conn.prepare_cached(sql)
+        .and_then(|mut stmt| stmt.query_map(params, |r| Ok(raw_listed(r)))?.collect())
+        .map_err(backend)
+}
+
+/// The rules of the rows `sql` selects for `params`; a damaged one is
+/// [`StoreError::CorruptRule`].
 fn rules_of(
     conn: &rusqlite::Connection,
     sql: &str,
     params: impl rusqlite::Params,
 ) -> StoreResult<Vec<Rule>> {
-    let rows: Vec<RuleRow> = conn
-        .prepare_cached(sql)
-        .and_then(|mut stmt| stmt.query_map(params, raw)?.collect())
-        .map_err(backend)?;
-    rows.into_iter().map(RuleRow::decode).collect()
+    listed_of(conn, sql, params)?
+        .into_iter()
+        .map(|(_, id, rule)| rule.map_err(|message| StoreError::CorruptRule { id, message }))
+        .collect()
 }
 
 impl RuleStore for SqliteStore {
@@ -82,23 +110,18 @@ impl RuleStore for SqliteStore {
         &'a self,
         call: &'a RuleQuery<'a>,
     ) -> BoxFuture<'a, StoreResult<Vec<Rule>>> {
-        let (tool, conversation, principal, at) = (
+        let (tool, conversation, principal, at, fingerprint) = (
             call.tool.to_owned(),
             call.conversation.map(str::to_owned),
             call.principal.map(str::to_owned),
             millis(call.at),
+            call.fingerprint.to_owned(),
         );
         Box::pin(self.call(move |conn| {
             rules_of(
                 conn,
-                &format!(
-                    "SELECT {RULE_COLUMNS} FROM rules
-                     WHERE tool = ?1
-                       AND ((reach = 'conversation' AND holder = ?2)
-                            OR (reach = 'principal' AND holder = ?3))
-                       AND (ends_at IS NULL OR ends_at > ?4)"
-                ),
-                params![tool, conversation, principal, at],
+                &crate::store::sql::candidate_rules_sql(|n| format!("?{n}")),
+                params![tool, conversation, principal, at, fingerprint],
             )
         }))
     }
@@ -106,22 +129,56 @@ impl RuleStore for SqliteStore {
     fn get_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<Option<Rule>>> {
         let id = id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.prepare_cached(&format!("SELECT {RULE_COLUMNS} FROM rules WHERE id = ?1"))
-                .and_then(|mut stmt| stmt.query_row([&id], raw).optional())
-                .map_err(backend)?
-                .map(RuleRow::decode)
-                .transpose()
+            Ok(rules_of(
+                conn,
+                &format!("SELECT {RULE_COLUMNS} FROM rules WHERE id = ?1"),
+                [&id],
+            )?
+            .into_iter()
+            .next())
         }))
     }
 
     fn list_rules(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Rule>>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         Box::pin(self.call(move |conn| {
-            rules_of(
+            let rows = listed_of(
                 conn,
                 &format!("SELECT {RULE_COLUMNS} FROM rules ORDER BY created_at, id LIMIT ?1"),
                 [limit],
-            )
+            )?;
+            Ok(readable(rows.into_iter()))
+        }))
+    }
+
+    fn list_rules_page<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> BoxFuture<'a, StoreResult<RulePage>> {
+        let after = decode_rule_cursor(after);
+        let size = limit.max(1);
+        let take = i64::try_from(size + 1).unwrap_or(i64::MAX);
+        Box::pin(self.call(move |conn| {
+            let rows = match after.clone()? {
+                None => listed_of(
+                    conn,
+                    &format!(
+                        "SELECT {RULE_COLUMNS} FROM rules ORDER BY created_at DESC, id DESC LIMIT ?1"
+                    ),
+                    params![take],
+                )?,
+                Some((ms, id)) => listed_of(
+                    conn,
+                    &format!(
+                        "SELECT {RULE_COLUMNS} FROM rules
+                         WHERE created_at < ?1 OR (created_at = ?1 AND id < ?2)
+                         ORDER BY created_at DESC, id DESC LIMIT ?3"
+                    ),
+                    params![ms, id, take],
+                )?,
+            };
+            Ok(RulePage::of(rows.into_iter(), size))
         }))
     }
 

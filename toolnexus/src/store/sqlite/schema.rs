@@ -8,11 +8,13 @@ use crate::store::sql::{backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
-/// the index of the answered runs' history (`sql::HISTORY_INDEX`)).
+/// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
+/// (`sql::RULES_INDEX`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
     crate::store::sql::HISTORY_INDEX,
+    crate::store::sql::RULES_INDEX,
 ];
 
 // the list reaches the version this release writes
@@ -112,7 +114,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -135,7 +137,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
         let (sql, params) = crate::store::sql::history_sql(
             &query,
@@ -170,5 +172,41 @@ mod tests {
             )
             .unwrap();
         assert_eq!(listed, "r");
+    }
+
+    /// A database at version 3 takes the rules' lookup indexes on open, and the approval
+    /// check's statement finds an `args` rule by its fingerprint and a `tool` rule by its
+    /// key: four index searches, no scan of the holder's rules.
+    #[test]
+    fn version_3_takes_the_rules_indexes_and_the_check_uses_them() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, &MIGRATIONS[..3]).unwrap();
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        assert_eq!(versions(&conn), [1, 2, 3, 4]);
+        let sql = crate::store::sql::candidate_rules_sql(|n| format!("?{n}"));
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(
+                rusqlite::params!["pay", Option::<String>::None, "alice", 0, "f"],
+                |r| r.get(3),
+            )
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let searches = |index: &str| {
+            plan.iter()
+                .filter(|step| step.starts_with("SEARCH") && step.contains(index))
+                .count()
+        };
+        assert_eq!(
+            (searches("rules_by_tool"), searches("rules_by_fingerprint")),
+            (2, 2),
+            "{plan:?}"
+        );
+        assert!(
+            !plan.iter().any(|step| step.starts_with("SCAN")),
+            "{plan:?}"
+        );
     }
 }
