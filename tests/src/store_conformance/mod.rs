@@ -8,7 +8,8 @@
 //! checkpoint (`takeover`), answers recorded apart from resuming and the workers' side of
 //! the store (`answers`), conversations (`conversations`), and the attacks on the rows of a
 //! store given seal keys (`sealed`), forged rows in a store without keys (`forged`), damaged
-//! rows (`damaged`), and the history of answered runs (`history`).
+//! rows (`damaged`), the history of answered runs (`history`), and the workers' heartbeats
+//! (`workers`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -92,7 +93,8 @@ macro_rules! store_conformance {
             rules_keep_match_and_revoke,
             a_remembered_approval_answers_the_next_call,
             deny_principal_and_expiry_through_the_loop, only_approvals_are_remembered,
-            a_tools_own_approval_is_answered_by_a_rule);
+            a_tools_own_approval_is_answered_by_a_rule,
+            heartbeats_name_the_worker_seen_last, a_running_worker_records_its_heartbeat);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -252,6 +254,7 @@ mod rules;
 mod runs;
 mod sealed;
 mod takeover;
+mod workers;
 
 pub use answers::*;
 pub use conversations::*;
@@ -263,3 +266,4 @@ pub use rules::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;
+pub use workers::*;

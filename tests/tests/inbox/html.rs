@@ -12,13 +12,13 @@ use toolnexus::store::RunState;
 use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 use tower::ServiceExt as _;
 
-struct Reply {
-    status: StatusCode,
-    cookie: Option<String>,
-    body: String,
+pub(super) struct Reply {
+    pub(super) status: StatusCode,
+    pub(super) cookie: Option<String>,
+    pub(super) body: String,
 }
 
-async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
+pub(super) async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
     let res = app.clone().oneshot(req).await.expect("router answers");
     let status = res.status();
     let cookie = res
@@ -36,14 +36,14 @@ async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
 impl Reply {
     /// The reply has `status`, and its body contains `text`.
     #[track_caller]
-    fn says(&self, status: StatusCode, text: &str) {
+    pub(super) fn says(&self, status: StatusCode, text: &str) {
         assert_eq!(self.status, status, "{}", self.body);
         self.shows(text);
     }
 
     /// The body contains `text`.
     #[track_caller]
-    fn shows(&self, text: &str) {
+    pub(super) fn shows(&self, text: &str) {
         assert!(self.body.contains(text), "{}", self.body);
     }
 }
@@ -58,7 +58,7 @@ async fn status(app: &axum::Router, req: HttpRequest<Body>) -> StatusCode {
     send(app, req).await.status
 }
 
-fn get(uri: &str) -> HttpRequest<Body> {
+pub(super) fn get(uri: &str) -> HttpRequest<Body> {
     HttpRequest::get(uri).body(Body::empty()).expect("request")
 }
 
@@ -69,7 +69,7 @@ fn get_admin(uri: &str) -> HttpRequest<Body> {
         .expect("request")
 }
 
-fn post_form(uri: &str, cookie: Option<&str>, body: &str) -> HttpRequest<Body> {
+pub(super) fn post_form(uri: &str, cookie: Option<&str>, body: &str) -> HttpRequest<Body> {
     let mut b =
         HttpRequest::post(uri).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
     if let Some(c) = cookie {
@@ -78,7 +78,7 @@ fn post_form(uri: &str, cookie: Option<&str>, body: &str) -> HttpRequest<Body> {
     b.body(Body::from(body.to_owned())).expect("request")
 }
 
-fn post_json(uri: &str, body: &Value) -> HttpRequest<Body> {
+pub(super) fn post_json(uri: &str, body: &Value) -> HttpRequest<Body> {
     HttpRequest::post(uri)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
@@ -98,7 +98,7 @@ fn cookie_pair(set_cookie: &str) -> String {
 }
 
 /// Opens a request's page and returns (cookie, csrf token, page).
-async fn open(app: &axum::Router, link: &str) -> (String, String, String) {
+pub(super) async fn open(app: &axum::Router, link: &str) -> (String, String, String) {
     let page = send(app, get(link)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     let set = page.cookie.expect("the form page sets the session cookie");
@@ -169,7 +169,7 @@ async fn moved_on_json(app: &axum::Router, status: &str) -> Value {
     panic!("the run did not move on: {status}");
 }
 
-fn link(fx: &Fixture, inbox: &Inbox, id: &str) -> String {
+pub(super) fn link(fx: &Fixture, inbox: &Inbox, id: &str) -> String {
     let _ = fx;
     inbox
         .link(id, Duration::from_secs(600))

@@ -1,6 +1,6 @@
 //! The inbox (the answer page), one module per way of driving it: the router without a
 //! browser, through tower (`html`; the desk's history and who is asking: `desk`; remembered
-//! decisions: `remember`), and in
+//! decisions: `remember`; who takes an answer up: `pickup`), and in
 //! headless Chromium over WebDriver (`browser`).
 //!
 //! The `browser` tests need Chromium and chromedriver (`scripts/chromium.sh`): without them
@@ -10,6 +10,7 @@
 mod browser;
 mod desk;
 mod html;
+mod pickup;
 mod remember;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)

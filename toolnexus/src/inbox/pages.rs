@@ -416,17 +416,81 @@ pub(crate) fn outcome(
     )
 }
 
-/// The text an answer page shows once the answer is recorded.
+/// The text an answer page shows once the answer is recorded and a worker is running.
 pub(crate) const RECORDED: &str = "Recorded. The assistant is continuing.";
 
-/// The answer is recorded; a worker resumes the run. The page reloads the run's status page
-/// (`status`) until the run has moved on.
-pub(crate) fn recorded(status: &str, answered_by: Option<&str>, back: &str) -> String {
+/// The text an answer page shows once the answer is recorded while no worker is running.
+pub(crate) const NO_WORKER: &str = "Answered; no worker has taken it up.";
+
+/// Who will take a recorded answer up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pickup {
+    /// A worker is running (or the run is claimed), or the store cannot tell.
+    Continuing,
+    /// No worker is running: the one seen last, when it was, or none ever.
+    NoWorker(Option<std::time::SystemTime>),
+}
+
+impl Pickup {
+    /// The page's words: [`RECORDED`], or [`NO_WORKER`] with when a worker was last seen.
+    pub(crate) fn text(self) -> String {
+        match self {
+            Pickup::Continuing => RECORDED.to_owned(),
+            Pickup::NoWorker(None) => format!("{NO_WORKER} No worker has been seen."),
+            Pickup::NoWorker(Some(at)) => {
+                format!("{NO_WORKER} A worker was last seen {}.", seen_words(at))
+            }
+        }
+    }
+}
+
+/// When a worker was last seen, in words: `at 2026-12-06 13:01:02 UTC (4 minutes ago)`.
+pub(crate) fn seen_words(at: std::time::SystemTime) -> String {
+    let ago = std::time::SystemTime::now()
+        .duration_since(at)
+        .unwrap_or_default()
+        .as_secs();
+    let ago = match ago {
+        0..60 => "less than a minute ago".to_owned(),
+        60..120 => "1 minute ago".to_owned(),
+        120..7200 => format!("{} minutes ago", ago / 60),
+        7200..172_800 => format!("{} hours ago", ago / 3600),
+        _ => format!("{} days ago", ago / 86_400),
+    };
+    format!("at {} ({ago})", utc_words(at))
+}
+
+/// `2026-12-06 13:01:02 UTC`.
+fn utc_words(at: std::time::SystemTime) -> String {
+    let at = time::OffsetDateTime::from(at);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second()
+    )
+}
+
+/// The answer is recorded; a worker resumes the run (or none is running: `pickup` says so).
+/// The page reloads the run's status page (`status`) until the run has moved on.
+pub(crate) fn recorded(
+    status: &str,
+    answered_by: Option<&str>,
+    back: &str,
+    pickup: Pickup,
+) -> String {
+    let class = match pickup {
+        Pickup::Continuing => "notice",
+        Pickup::NoWorker(_) => "error",
+    };
     layout_refreshing(
         "Recorded",
         &html! {
             h1 { "Recorded" }
-            div.notice id="recorded" { (RECORDED) }
+            div class=(class) id="recorded" { (pickup.text()) }
             @if let Some(by) = answered_by { p.muted { "Answered by " (by) "." } }
             p { a href=(status) { "See how it goes" } }
             p { a href=(back) { "← all requests" } }

@@ -127,6 +127,7 @@ mod seal;
 mod sqlite;
 mod types;
 mod wake;
+mod workers;
 
 pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
@@ -138,6 +139,7 @@ pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use query::{DEFAULT_PAGE_SIZE, Page, PendingQuery};
 pub use run_store::RunStore;
+pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
@@ -228,5 +230,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// waited on before its current one (so an answer to one of them is
 /// [`StoreError::AlreadyAnswered`], not [`StoreError::NotFound`]) and the conversations.
 /// Version 2 adds the [remembered decisions](crate::remember) (a `rules` table); version 3 an
-/// index of the answered runs, newest first, for [`RunStore::list_history`].
-pub const SCHEMA_VERSION: i64 = 3;
+/// index of the answered runs, newest first, for [`RunStore::list_history`]; version 4 the
+/// workers' heartbeats (a `workers` table, for [`RunStore::last_worker_seen`]).
+pub const SCHEMA_VERSION: i64 = 4;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{
     Claim, ConversationStore, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, RunState,
-    StoreError, StoreResult, StoredRun,
+    StoreError, StoreResult, StoredRun, WorkerSeen,
 };
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
@@ -248,6 +248,39 @@ pub trait RunStore: Send + Sync + fmt::Debug {
 
     /// Deletes the run; `false` when there was none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// Records that the worker `worker` is alive at `at` (a [`Worker`](crate::worker::Worker)
+    /// does, when it starts and every [`HEARTBEAT_EVERY`](super::HEARTBEAT_EVERY)). A store
+    /// keeps the latest heartbeat of each worker name (an earlier `at` than the one kept
+    /// changes nothing).
+    ///
+    /// The default, for a store that does not record workers, records nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the database fails.
+    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
+        let _ = (worker, at);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The worker whose heartbeat is the latest, `None` when no worker was ever seen. An
+    /// answer page says "answered; no worker has taken it up" when it is `None` or
+    /// [not running](WorkerSeen::is_running_at).
+    ///
+    /// The default, for a store that does not record workers, refuses
+    /// ([`StoreError::Invalid`]): nobody can tell.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the database fails.
+    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<WorkerSeen>>> {
+        Box::pin(async {
+            Err(StoreError::Invalid(
+                "this run store does not record workers".to_owned(),
+            ))
+        })
+    }
 
     /// The conversations kept beside the runs, when this store keeps them (the three stores of
     /// this crate do). [`Client::answer`](crate::Client::answer) completes a conversation's

@@ -33,6 +33,10 @@
 //!   process, an in-process signal for the memory and SQLite stores), and otherwise on a
 //!   bounded [poll](WorkerBuilder::poll); when the store fails it backs off (doubling up to
 //!   [`max_backoff`](WorkerBuilder::max_backoff)) and never spins;
+//! - **says it is alive**: it records a heartbeat in the store when it starts and every
+//!   [`HEARTBEAT_EVERY`](crate::store::HEARTBEAT_EVERY) ([`RunStore::heartbeat`]), so an
+//!   answer page tells the person whether a worker will take their answer up
+//!   ([`RunStore::last_worker_seen`]);
 //! - **shuts down gracefully**: once `shutdown` completes it claims nothing more, lets the
 //!   runs in flight finish for up to [`grace`](WorkerBuilder::grace), then
 //!   [releases](RunStore::release) the ones still running, so another worker goes on at once

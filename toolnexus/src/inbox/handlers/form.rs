@@ -113,9 +113,10 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
         Err((status, text)) => msg(status, "Not answered", "notice", &text, Some(&back)),
         Ok(info) => {
             let status = status_href(&shared, &prefix(&parts), &request.id, &info.run_id, false);
+            let pickup = super::status::pickup(&shared, info.state).await;
             html(
                 StatusCode::OK,
-                pages::recorded(&status, info.answered_by(), &back),
+                pages::recorded(&status, info.answered_by(), &back, pickup),
             )
         }
     }

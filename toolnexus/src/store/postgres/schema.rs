@@ -7,7 +7,7 @@ use crate::store::sql::due_migrations;
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`), and the hosts waiting on runs, whose
 /// changes notify; 2: the remembered rules (`sql::rules_schema!`); 3: the index of the answered
-/// runs' history (`sql::HISTORY_INDEX`)).
+/// runs' history (`sql::HISTORY_INDEX`); 4: the workers' heartbeats (`sql::workers_schema!`)).
 pub(super) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::store::sql::initial_schema!(BIGINT),
@@ -21,6 +21,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ),
     crate::store::sql::rules_schema!(BIGINT),
     crate::store::sql::HISTORY_INDEX,
+    crate::store::sql::workers_schema!(BIGINT),
 ];
 
 // the list reaches the version this release writes

@@ -17,4 +17,4 @@ pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
     park_conflict,
 };
-pub(crate) use schema::{due_migrations, initial_schema, rules_schema};
+pub(crate) use schema::{due_migrations, initial_schema, rules_schema, workers_schema};

@@ -8,11 +8,12 @@ use crate::store::sql::{backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
-/// the index of the answered runs' history (`sql::HISTORY_INDEX`)).
+/// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the workers' heartbeats (`sql::workers_schema!`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
     crate::store::sql::HISTORY_INDEX,
+    crate::store::sql::workers_schema!(INTEGER),
 ];
 
 // the list reaches the version this release writes
@@ -112,7 +113,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -135,7 +136,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
         let (sql, params) = crate::store::sql::history_sql(
             &query,
@@ -170,5 +171,20 @@ mod tests {
             )
             .unwrap();
         assert_eq!(listed, "r");
+    }
+
+    /// A database at version 3 (a heartbeat-less release) takes the workers' table on open.
+    #[test]
+    fn version_3_takes_the_workers_table() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, &MIGRATIONS[..3]).unwrap();
+        assert!(
+            conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
+                .is_err()
+        );
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        assert_eq!(versions(&conn), [1, 2, 3, 4]);
+        conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
+            .unwrap();
     }
 }
