@@ -4,10 +4,10 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use toolnexus::CancellationToken;
-use toolnexus::store::{RunStore, WORKER_GONE_AFTER, WorkerSeen};
+use toolnexus::store::{WORKER_GONE_AFTER, WorkerSeen};
 use toolnexus::worker::Worker;
 
-use super::{Agent, Make, make_subject};
+use super::{Agent, LEASE, Make, make_subject};
 
 /// A moment with whole milliseconds (the SQL stores keep milliseconds).
 fn at(ms: u64) -> SystemTime {

@@ -112,6 +112,7 @@ use std::time::Duration;
 #[cfg(any(feature = "sqlite", feature = "test-support"))]
 mod cell;
 mod conversation;
+mod event_display;
 pub(crate) mod history;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -221,7 +222,8 @@ pub mod rows {
     }
 }
 
-/// How long a claim holds a run unless renewed, when the store is not told otherwise.
+/// How long a claim holds a run unless renewed, when the store is not told otherwise: 30
+/// seconds.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// The version of the SQL stores' database schema this release writes (kept in a

@@ -46,6 +46,49 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         request_id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>>;
 
+    /// The request `request_id` names, while a run waits on it (parked), or waited on it last
+    /// (answered, claimed, expired, finished: the record keeps its last request): the one
+    /// call a host needs to show a request to a person. `None` when no run made it, or a run
+    /// made it before its current request (the record keeps only its last).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use toolnexus::store::{MemoryStore, RunStore};
+    /// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// let ask = FnTool::builder("ask").description("Asks.")
+    ///     .handler(|_, _| async { ToolResult::suspended(Request::input("Your name?")) })
+    ///     .build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    /// let store = Arc::new(MemoryStore::new());
+    /// let script = [Reply::tool_call("ask", serde_json::json!({}))];
+    /// let client = Client::builder(ScriptedModel::new(script))
+    ///     .model_name("m").store(store.clone()).build().unwrap();
+    /// let id = client.run("greet me", &toolkit).await.unwrap().pending.unwrap().id;
+    ///
+    /// let request = store.request(&id).await.unwrap().expect("parked");
+    /// assert_eq!(request.prompt, "Your name?");
+    /// assert!(store.request("no-such-request").await.unwrap().is_none());
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] when the run's row cannot be read.
+    fn request<'a>(
+        &'a self,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<crate::request::Request>>> {
+        Box::pin(async move {
+            Ok(self
+                .get_by_request(request_id)
+                .await?
+                .map(|run| run.record.pending().clone())
+                .filter(|request| request.id == request_id))
+        })
+    }
+
     /// Claims the run whose request the answer echoes (`answer.id`), for `owner`, with a lease.
     ///
     /// # Errors
