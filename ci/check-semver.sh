@@ -58,6 +58,7 @@ fi
 
 # the CHANGELOG's section for a new version
 if [ "$bump" != none ]; then
+  [ -f CHANGELOG.md ] || { echo "there is no CHANGELOG.md: the version was bumped from $BASELINE_VERSION to $version without saying what changed" >&2; exit 1; }
   section="$(awk -v v="$version" '
     $0 ~ "^## \\[" v "\\]" { on = 1; print; next }
     on && /^## / { exit }
@@ -81,14 +82,15 @@ fi
 # and toolnexus's own API cover; its version is checked above (the pin)
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-# the release type the version says (cargo-semver-checks would assume "minor" for an
-# unchanged version, which in 0.x allows a break: an unchanged version is checked as a patch)
-case "$bump" in
-  none | patch) release_type=patch ;;
-  *) release_type="$bump" ;;
-esac
+# a bumped version: cargo-semver-checks reads the release type from it (0.1 -> 0.2 allows a
+# break, as cargo's rules say); an unchanged one is checked as a patch release (the
+# strictest: nothing breaks, and this is what the next release would be without a bump)
+release_type=()
+if [ "$bump" = none ]; then
+  release_type=(--release-type patch)
+fi
 if cargo semver-checks check-release -p toolnexus --baseline-rev "$BASELINE_REV" \
-  --release-type "$release_type" \
+  "${release_type[@]}" \
   --only-explicit-features --features "$FEATURES" 2>&1 | tee "$log"; then
   echo "API check: $BASELINE_VERSION -> $version ($bump bump) is compatible with the last release"
 else

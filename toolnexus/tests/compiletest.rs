@@ -4,7 +4,8 @@
 //! Compiler diagnostics change between rustc releases, so the `.stderr` files are pinned to
 //! the rustc version in `tests/ui/RUSTC_VERSION`. On any other version the suite is skipped
 //! with a notice (never passed silently); regenerate with `TRYBUILD=overwrite` and update the
-//! version file.
+//! version file. In a build with the store features on (`cargo test --workspace`), the suite
+//! runs in a nested default-features build of its own, so the workspace test command runs it.
 
 use std::process::Command;
 
@@ -40,16 +41,48 @@ fn ui() {
         }
     }
     if cfg!(any(feature = "sqlite", feature = "postgres")) {
-        // a workspace build unifies in the store features (the tests and examples crates use
-        // them); their drivers' types change how rustc spells some types in the diagnostics
-        skip::skipped(
-            "ui",
-            "the default features",
-            "this build has a store feature on; `cargo test -p toolnexus --test compiletest` runs them",
-        );
-        skip::summary();
+        // a workspace build unifies in the store features (the tests crate uses them); their
+        // drivers' types change how rustc spells some types in the diagnostics, so the cases
+        // run in a build of their own with the default features (never skipped)
+        in_a_default_features_build();
         return;
     }
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*/*.rs");
+}
+
+/// Runs this suite again as `cargo test -p toolnexus --test compiletest` (the default
+/// features), in a target directory of its own under this build's (so it never waits for this
+/// build's lock, and stays warm for the next run), and fails with its output when it fails.
+fn in_a_default_features_build() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-default-features");
+    let out = Command::new(cargo)
+        .args(["test", "-p", "toolnexus", "--test", "compiletest"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "the UI cases failed in their default-features build ({}):\n{text}",
+        target.display()
+    );
+    if text.contains("SKIPPED") {
+        skip::skipped(
+            "ui",
+            "the rustc the .stderr files were made with",
+            "see `cargo test -p toolnexus --test compiletest`",
+        );
+        skip::summary();
+    }
+    assert!(
+        text.contains("test ui ... ok"),
+        "the default-features build ran no UI test:\n{text}"
+    );
 }

@@ -11,7 +11,12 @@ fn spellings(ms: u64) -> Vec<String> {
         "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     ];
     let mut out = vec![format!("{ms} ms")];
-    let units = [(1_000, "second"), (60_000, "minute"), (3_600_000, "hour"), (86_400_000, "day")];
+    let units = [
+        (1_000, "second"),
+        (60_000, "minute"),
+        (3_600_000, "hour"),
+        (86_400_000, "day"),
+    ];
     for (per, unit) in units {
         if ms % per != 0 {
             continue;
@@ -65,7 +70,10 @@ fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn public_constants_say_their_value_in_their_docs() {
     let mut files = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
     let mut checked = 0;
     let mut silent = Vec::new();
     for file in files {
@@ -89,7 +97,10 @@ fn public_constants_say_their_value_in_their_docs() {
                 };
                 let n = product(arg.trim_end_matches(')')).expect("a literal duration");
                 spellings(n * unit)
-            } else if [": usize", ": u32", ": u64", ": i64"].iter().any(|t| name.ends_with(t)) {
+            } else if [": usize", ": u32", ": u64", ": i64"]
+                .iter()
+                .any(|t| name.ends_with(t))
+            {
                 match product(value) {
                     Some(n) => vec![n.to_string(), thousands(n)],
                     None => continue, // a shift or an expression: written in words by hand
@@ -118,6 +129,9 @@ fn public_constants_say_their_value_in_their_docs() {
             }
         }
     }
-    assert!(checked >= 15, "only {checked} constants found: the scan is broken");
+    assert!(
+        checked >= 15,
+        "only {checked} constants found: the scan is broken"
+    );
     assert!(silent.is_empty(), "{}", silent.join("\n"));
 }

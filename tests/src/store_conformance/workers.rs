@@ -75,5 +75,8 @@ pub async fn a_running_worker_records_its_heartbeat(make: Make) {
     stop.cancel();
     running.await.unwrap();
     assert_eq!(seen.worker, "w-beating");
-    assert!(seen.at >= before && seen.is_running_at(SystemTime::now()), "{seen:?}");
+    assert!(
+        seen.at >= before && seen.is_running_at(SystemTime::now()),
+        "{seen:?}"
+    );
 }

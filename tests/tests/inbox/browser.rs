@@ -19,13 +19,17 @@ use serde_json::{Map, json};
 use toolnexus::store::RunState;
 use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 
+// a reconcile request and the page's words when no worker runs: `browser::reconcile::`
+#[path = "browser_reconcile.rs"]
+mod reconcile;
+
 fn tool(var: &str, default: &str) -> Option<PathBuf> {
     let path = std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
     path.exists().then_some(path)
 }
 
 /// Chromium and chromedriver, or `None` (with a notice) when absent outside CI.
-fn browser_tools() -> Option<(PathBuf, PathBuf)> {
+pub(super) fn browser_tools() -> Option<(PathBuf, PathBuf)> {
     let chromium = tool("TOOLNEXUS_CHROMIUM", "/usr/bin/chromium");
     let driver = tool("TOOLNEXUS_CHROMEDRIVER", "/usr/bin/chromedriver");
     if let (Some(c), Some(d)) = (chromium, driver) {
@@ -58,13 +62,13 @@ fn shots() -> PathBuf {
     dir
 }
 
-async fn shot(b: &Browser, name: &str) {
+pub(super) async fn shot(b: &Browser, name: &str) {
     let png = b.screenshot().await.expect("screenshot");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     std::fs::write(shots().join(format!("{name}.png")), png).expect("write screenshot");
 }
 
-struct Driver {
+pub(super) struct Driver {
     child: std::process::Child,
     profile: PathBuf,
 }
@@ -77,7 +81,7 @@ impl Drop for Driver {
     }
 }
 
-async fn start_browser(chromium: &Path, driver: &Path) -> (Browser, Driver) {
+pub(super) async fn start_browser(chromium: &Path, driver: &Path) -> (Browser, Driver) {
     let port = free_port();
     let child = std::process::Command::new(driver)
         .arg(format!("--port={port}"))
@@ -403,7 +407,8 @@ impl Session<'_> {
         );
     }
 
-    /// An editable approval: a change that does not fit the tool is refused next to the
+    /// An editable approval: the arguments are typed fields (the input forms' renderer)
+    /// filled with the proposal; a change that does not fit the tool is refused next to its
     /// field and nothing runs; the changed arguments run once approved.
     async fn edit(&self, id: &str) {
         self.goto_request(id).await;
@@ -415,27 +420,51 @@ impl Session<'_> {
             "{will_run}"
         );
         assert!(will_run.contains("\nAmount 40\nTo Ada\n"), "{will_run}");
-        let proposed = self
-            .find("#args")
-            .await
-            .prop("value")
-            .await
-            .expect("value")
-            .expect("the proposed arguments");
-        assert_eq!(
-            serde_json::from_str::<serde_json::Value>(&proposed).expect("json"),
-            json!({"amount": 40, "to": "Ada"})
+        // no JSON to write: one field per argument, with the proposed value in it
+        assert!(
+            self.browser.find(Locator::Css("textarea")).await.is_err(),
+            "no JSON textarea for arguments a form can express"
         );
+        assert_eq!(self.text("#args legend").await, "Arguments");
+        let value = |css: &'static str| async move {
+            self.find(css)
+                .await
+                .prop("value")
+                .await
+                .expect("value")
+                .expect("a value")
+        };
+        assert_eq!(value("#i-f\\.amount").await, "40");
+        assert_eq!(value("#i-f\\.to").await, "Ada");
+        assert_eq!(
+            self.find("#i-f\\.amount")
+                .await
+                .attr("inputmode")
+                .await
+                .expect("attr")
+                .as_deref(),
+            Some("numeric"),
+            "a whole number gets the phone's number pad"
+        );
+        self.browser
+            .set_window_size(1280, 900)
+            .await
+            .expect("resize");
+        shot(self.browser, "13-edit-desktop").await;
+        self.browser
+            .set_window_size(420, 900)
+            .await
+            .expect("resize");
         let retries = self.fx.retries();
-        self.type_into("#args", r#"{"amount": 0, "to": "Ada"}"#)
-            .await;
+        self.type_into("#i-f\\.amount", "0").await;
         self.click("button[value=accept]").await;
         shot(self.browser, "14-edit-refused").await;
-        let refused = self.text("#args-error").await;
-        assert!(refused.starts_with("Arguments: "), "{refused}");
+        let refused = self.text("#i-f\\.amount-error").await;
+        assert!(refused.starts_with("Amount: "), "{refused}");
         assert_eq!(self.fx.retries(), retries, "nothing ran");
-        self.type_into("#args", r#"{"amount": 35, "to": "Ada"}"#)
-            .await;
+        // the page keeps what was typed, and the other field's proposal
+        assert_eq!(value("#i-f\\.to").await, "Ada");
+        self.type_into("#i-f\\.amount", "35").await;
         self.click("button[value=accept]").await;
         assert_eq!(self.outcome().await, "final: paid 35 EUR to Ada");
         shot(self.browser, "15-edit-done").await;

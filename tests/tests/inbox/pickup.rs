@@ -22,7 +22,9 @@ async fn json_at(app: &axum::Router, uri: &str) -> Value {
 
 /// The status page a recorded page links to.
 fn status_link(page: &str) -> String {
-    let end = page.find(r#"">See how it goes</a>"#).expect("a status link");
+    let end = page
+        .find(r#"">See how it goes</a>"#)
+        .expect("a status link");
     let start = page[..end].rfind(r#"href=""#).expect("href") + r#"href=""#.len();
     page[start..end].replace("&amp;", "&")
 }
@@ -96,7 +98,10 @@ async fn a_worker_gone_quiet_is_named_with_when_it_was_last_seen() {
     );
 
     // the HTML status page says the same
-    let status = v["statusLink"].as_str().unwrap().replacen("/api/requests/", "/r/", 1);
+    let status = v["statusLink"]
+        .as_str()
+        .unwrap()
+        .replacen("/api/requests/", "/r/", 1);
     let page = send(&app, get(&status)).await;
     page.says(
         StatusCode::OK,
@@ -104,7 +109,10 @@ async fn a_worker_gone_quiet_is_named_with_when_it_was_last_seen() {
     );
 
     // a worker that beats now: the answer is being taken up
-    fx.store.heartbeat("live-worker", SystemTime::now()).await.unwrap();
+    fx.store
+        .heartbeat("live-worker", SystemTime::now())
+        .await
+        .unwrap();
     let page = send(&app, get(&status)).await;
     page.says(StatusCode::OK, CONTINUING);
     assert!(!page.body.contains(NO_WORKER), "{}", page.body);

@@ -148,6 +148,9 @@ fn asked_by(asker: &Asker) -> Markup {
 }
 
 pub(crate) fn short(s: &str) -> String {
+    // Markdown's marks (`code`, **strong**) are not what a person reads in one line
+    let plain = s.replace("**", "").replace('`', "");
+    let s = plain.as_str();
     let first = s.lines().next().unwrap_or("");
     if first.chars().count() > 120 || s.lines().nth(1).is_some() {
         format!("{}…", first.chars().take(120).collect::<String>())
@@ -209,11 +212,17 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
         &html! {
             p { a href=(p.back) { "← all requests" } }
             h1 data-kind=(r.kind) { (kind_words(&r.kind)) }
-            div.prompt { (r.prompt) }
+            div.prompt { (prompt_markup(&r.prompt)) }
             (asked_by(&p.asker))
             @if let Some((tool, args)) = p.call {
                 // what a person approves is shown; for other kinds it is one click away
-                @if matches!(r.kind.as_str(), "approval" | "reconcile") {
+                @if r.kind == crate::reconcile::KIND_RECONCILE {
+                    section.run aria-label="The call that was cut off" {
+                        h2 { "The call that was cut off: " (words(tool)) " " code.muted { (tool) } }
+                        p { (cut_off_words(r)) }
+                        (will_run(args, p.run_id))
+                    }
+                } @else if r.kind == "approval" {
                     section.run aria-label="What will run" {
                         h2 { "What will run: " (words(tool)) " " code.muted { (tool) } }
                         (will_run(args, p.run_id))
@@ -237,6 +246,9 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                         @for f in fields { (field(f, p.submitted, p.error)) }
                         button type="submit" name="action" value="accept" { "Submit" }
                         button.secondary type="submit" name="action" value="decline" formnovalidate { "Decline" }
+                        @if r.kind == crate::reconcile::KIND_RECONCILE {
+                            p.help id="decline-help" { "Decline: the call is not run again and fails as declined; the assistant reads that you declined." }
+                        }
                     }
                     Shape::FreeText => {
                         label for="answer" { "Your answer" span.req { " *" } }
@@ -246,11 +258,22 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                     }
                     Shape::Approval(edit) => {
                         @if let Some(edit) = edit {
-                            label for="args" { "Arguments" }
-                            p.help id="args-help" { "You may change them before approving; what you approve is what runs." }
-                            @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
-                            textarea id="args" name="args" rows="8" spellcheck="false" aria-describedby="args-help" {
-                                (value(p.submitted, ARGS).map_or_else(|| pretty(&edit.proposed), str::to_owned))
+                            @if let Some(fields) = &edit.fields {
+                                fieldset.args id="args" aria-describedby="args-help" {
+                                    legend { strong { "Arguments" } }
+                                    p.help id="args-help" { "You may change them before approving; what you approve is what runs." }
+                                    @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
+                                    @let defaults = edit.defaults();
+                                    @let shown = p.submitted.or(Some(defaults.as_slice()));
+                                    @for f in fields { (field(f, shown, p.error)) }
+                                }
+                            } @else {
+                                label for="args" { "Arguments" }
+                                p.help id="args-help" { "You may change them before approving; what you approve is what runs. Write them as JSON (this tool's arguments do not fit a form)." }
+                                @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
+                                textarea id="args" name="args" rows="8" spellcheck="false" aria-describedby="args-help" {
+                                    (value(p.submitted, ARGS).map_or_else(|| pretty(&edit.proposed), str::to_owned))
+                                }
                             }
                         }
                         (super::handlers::rules::choices_markup(&p.remember, p.submitted))
@@ -280,8 +303,56 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
 fn on_a_field(shape: &Shape, error: &Invalid) -> bool {
     match shape {
         Shape::Fields(fields) => fields.iter().any(|f| f.key == error.field),
-        Shape::Approval(Some(_)) => error.field == ARGS,
+        Shape::Approval(Some(edit)) => {
+            error.field == ARGS
+                || edit
+                    .fields
+                    .as_ref()
+                    .is_some_and(|fields| fields.iter().any(|f| f.key == error.field))
+        }
         _ => false,
+    }
+}
+
+/// A prompt as a person reads it: Markdown's inline code (`` `pay` ``) and strong emphasis
+/// (`**now**`) as what they mean, never their marks; any other text as it is (escaped).
+pub(crate) fn prompt_markup(prompt: &str) -> Markup {
+    // a mark without its pair is text, as written
+    let paired = |text: &str, mark: &str| text.matches(mark).count() % 2 == 0;
+    let strong = |text: &str| {
+        html! {
+            @if paired(text, "**") {
+                @for (j, part) in text.split("**").enumerate() {
+                    @if j % 2 == 1 { strong { (part) } } @else { (part) }
+                }
+            } @else {
+                (text)
+            }
+        }
+    };
+    html! {
+        @if paired(prompt, "`") {
+            @for (i, part) in prompt.split('`').enumerate() {
+                @if i % 2 == 1 { code { (part) } } @else { (strong(part)) }
+            }
+        } @else {
+            (strong(prompt))
+        }
+    }
+}
+
+/// What a reconcile request says of its cut call, in words.
+fn cut_off_words(r: &Request) -> String {
+    let started = r
+        .data
+        .as_ref()
+        .and_then(|d| d.get("startedAt"))
+        .and_then(Value::as_str);
+    match started {
+        Some(at) => format!(
+            "It started at {at} and was cut off (its worker stopped) before its result was recorded: it may or may not have taken effect. Check before you choose."
+        ),
+        None => "It was cut off (its worker stopped) before its result was recorded: it may or may not have taken effect. Check before you choose.".to_owned(),
     }
 }
 
@@ -370,7 +441,11 @@ fn field(f: &Field, submitted: Submitted<'_>, error: Option<&Invalid>) -> Markup
                 option value="" selected[!options.iter().any(|o| value(submitted, &f.name) == Some(o.as_str()))] {
                     @if f.required { "Choose…" } @else { "—" }
                 }
-                @for o in options { option value=(o) selected[value(submitted, &f.name) == Some(o.as_str())] { (o) } }
+                @for (i, o) in options.iter().enumerate() {
+                    option value=(o) selected[value(submitted, &f.name) == Some(o.as_str())] {
+                        (f.option_labels.as_ref().and_then(|l| l.get(i)).unwrap_or(o))
+                    }
+                }
             }
             _ => {}
         }
@@ -403,7 +478,7 @@ pub(crate) fn outcome(
             @match next {
                 Some((href, req)) => {
                     p { "The run goes on and asks again:" }
-                    div.prompt { span.kind data-kind=(req.kind) { (kind_words(&req.kind)) } " " (req.prompt) }
+                    div.prompt { span.kind data-kind=(req.kind) { (kind_words(&req.kind)) } " " (prompt_markup(&req.prompt)) }
                     p { a.button href=(href) { "Answer the next request" } }
                 }
                 None => {
@@ -497,4 +572,20 @@ pub(crate) fn recorded(
         },
         Some((2, status)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{prompt_markup, short};
+
+    #[test]
+    fn prompts_show_no_markdown_marks() {
+        assert_eq!(
+            prompt_markup("The call of `pay` **may** have run; `a` and `b`").into_string(),
+            "The call of <code>pay</code> <strong>may</strong> have run; <code>a</code> and <code>b</code>"
+        );
+        // an odd mark is text, as written (and escaped)
+        assert_eq!(prompt_markup("5 ` <b>").into_string(), "5 ` &lt;b&gt;");
+        assert_eq!(short("Pay `Ada` **now**"), "Pay Ada now");
+    }
 }

@@ -89,7 +89,10 @@ mod tests {
         let at = 1_796_562_062_005;
         let mut e = RunEvent::new(RunEventKind::TakenOver, at).by("w-2");
         e.attempt = Some(3);
-        assert_eq!(e.to_string(), "2026-12-06T13:01:02.005Z taken over by w-2 attempt 3");
+        assert_eq!(
+            e.to_string(),
+            "2026-12-06T13:01:02.005Z taken over by w-2 attempt 3"
+        );
         let mut e = RunEvent::new(RunEventKind::Failed, at).by("w-1");
         e.outcome = Some("failed".into());
         e.error = Some("model down".into());

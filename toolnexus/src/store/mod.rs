@@ -140,7 +140,6 @@ pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use query::{DEFAULT_PAGE_SIZE, Page, PendingQuery};
 pub use run_store::RunStore;
-pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
@@ -148,6 +147,7 @@ pub use types::{
     Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult,
     StoredRun,
 };
+pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 
 #[cfg(feature = "sqlite")]
 pub(crate) use cell::Cell;

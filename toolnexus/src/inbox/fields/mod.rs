@@ -28,6 +28,8 @@ pub(crate) struct Field {
     pub(crate) help: Option<String>,
     pub(crate) required: bool,
     pub(crate) control: Control,
+    /// What each option of a `Select` reads as on the page (the values stay the codes).
+    pub(crate) option_labels: Option<Vec<String>>,
     min: Option<f64>,
     max: Option<f64>,
     min_len: Option<u64>,
@@ -71,9 +73,74 @@ pub(crate) enum Shape {
 pub(crate) struct Edit {
     pub(crate) proposed: Value,
     pub(crate) schema: Value,
+    /// The arguments as typed fields (the renderer of input forms), when the schema is a flat
+    /// form and every proposed argument fits one of its fields; else `None`, and the page
+    /// shows the arguments as JSON.
+    pub(crate) fields: Option<Vec<Field>>,
 }
 
 impl Edit {
+    /// The edit of `proposed` under `schema`, with typed fields when a form can express it.
+    pub(crate) fn new(proposed: Value, schema: Value) -> Self {
+        let fields = schema_form(&schema).ok().filter(|fields| {
+            !fields.is_empty()
+                && proposed.as_object().is_some_and(|args| {
+                    args.iter().all(|(k, v)| {
+                        fields
+                            .iter()
+                            .find(|f| &f.key == k)
+                            .is_some_and(|f| shown(f, v).is_some())
+                    })
+                })
+        });
+        Self {
+            proposed,
+            schema,
+            fields,
+        }
+    }
+
+    /// The form's values the page starts with: the proposed arguments, as the fields show
+    /// them (a checkbox that is off sends nothing).
+    pub(crate) fn defaults(&self) -> Vec<(String, String)> {
+        let (Some(fields), Some(args)) = (&self.fields, self.proposed.as_object()) else {
+            return Vec::new();
+        };
+        fields
+            .iter()
+            .filter_map(|f| {
+                let text = shown(f, args.get(&f.key)?)??;
+                Some((f.name.clone(), text))
+            })
+            .collect()
+    }
+
+    /// The arguments the typed fields say: the proposed ones with each field's value over
+    /// them (an unchanged number keeps its proposed spelling, `40` stays `40`; an unticked box
+    /// for an argument the call did not set stays unset; an emptied optional field is
+    /// removed).
+    pub(crate) fn from_fields(&self, fields: &[Field], pairs: &Pairs) -> Result<Value, Invalid> {
+        let form = from_form(fields, pairs)?;
+        let mut args = self.proposed.as_object().cloned().unwrap_or_default();
+        for f in fields {
+            let proposed = args.get(&f.key);
+            match form.get(&f.key) {
+                None => {
+                    args.remove(&f.key);
+                }
+                Some(Value::Bool(false)) if proposed.is_none() => {}
+                Some(Value::Number(n))
+                    if proposed
+                        .and_then(Value::as_f64)
+                        .is_some_and(|p| n.as_f64() == Some(p)) => {}
+                Some(v) => {
+                    args.insert(f.key.clone(), v.clone());
+                }
+            }
+        }
+        Ok(Value::Object(args))
+    }
+
     /// The answer to an editable approval: `edited` (JSON text or a value) checked at the
     /// door, as the loop checks it again (`data.args` only when it differs from the
     /// proposal).
@@ -148,10 +215,7 @@ impl Shape {
                         .proposed_args()
                         .zip(request.args_schema())
                         .map(|(proposed, schema)| {
-                            Box::new(Edit {
-                                proposed: proposed.clone(),
-                                schema: schema.clone(),
-                            })
+                            Box::new(Edit::new(proposed.clone(), schema.clone()))
                         });
                 return Ok(Self::Approval(edit));
             }
@@ -165,11 +229,74 @@ impl Shape {
         }
         match schema {
             // every kind with a form went through the whole boundary above
+            Some(schema) if request.kind == crate::reconcile::KIND_RECONCILE => {
+                schema_form(schema).map(|fields| Self::Fields(reconcile_words(fields)))
+            }
             Some(schema) => schema_form(schema).map(Self::Fields),
             None if request.kind == "input" || request.kind == "question" => Ok(Self::FreeText),
             None => Ok(Self::AcceptDecline),
         }
     }
+}
+
+/// What a field shows for the value `v`: `Some(Some(text))`, `Some(None)` for a checkbox left
+/// off, `None` when the field cannot hold it (another type, a value outside its options).
+fn shown(f: &Field, v: &Value) -> Option<Option<String>> {
+    match (&f.control, v) {
+        (Control::Text, Value::String(s)) => Some(Some(s.clone())),
+        (Control::Select(options), Value::String(s)) if options.contains(s) => {
+            Some(Some(s.clone()))
+        }
+        (Control::Number, Value::Number(n)) => Some(Some(n.to_string())),
+        (Control::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => {
+            Some(Some(n.to_string()))
+        }
+        (Control::Checkbox, Value::Bool(true)) => Some(Some("on".to_owned())),
+        (Control::Checkbox, Value::Bool(false)) => Some(None),
+        _ => None,
+    }
+}
+
+/// The reconcile form in plain words: each action says what it does, the output when it is
+/// needed.
+fn reconcile_words(mut fields: Vec<Field>) -> Vec<Field> {
+    for f in &mut fields {
+        match (f.key.as_str(), &f.control) {
+            ("action", Control::Select(options)) => {
+                f.label = "What to do".to_owned();
+                f.help = Some(
+                    "Run it again: the call runs once more (choose it when it did not take effect). \
+                     Record what happened: the call is not run again; what you write below is its result. \
+                     Fail the call: the call is not run again; the assistant reads that it failed."
+                        .to_owned(),
+                );
+                f.option_labels = Some(
+                    options
+                        .iter()
+                        .map(|o| {
+                            match o.as_str() {
+                                "rerun" => "Run it again",
+                                "record" => "Record what happened",
+                                "fail" => "Fail the call",
+                                other => other,
+                            }
+                            .to_owned()
+                        })
+                        .collect(),
+                );
+            }
+            ("output", _) => {
+                f.label = "What happened".to_owned();
+                f.help = Some(
+                    "Needed for \u{201c}Record what happened\u{201d}: what the call returned, as the assistant will read it. \
+                     For \u{201c}Fail the call\u{201d}: why, if you like."
+                        .to_owned(),
+                );
+            }
+            _ => {}
+        }
+    }
+    fields
 }
 
 fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
@@ -237,6 +364,7 @@ fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
             help,
             required: required.contains(&key.as_str()),
             control,
+            option_labels: None,
             min: num("minimum"),
             max: num("maximum"),
             min_len: len("minLength"),
@@ -333,6 +461,7 @@ fn questions_form(questions: &Value) -> Result<Vec<Field>, Refusal> {
             help: q.get("header").and_then(Value::as_str).map(str::to_owned),
             required: !multiple,
             control,
+            option_labels: None,
             min: None,
             max: None,
             min_len: None,

@@ -41,6 +41,10 @@ fn answer_from_form(
             }
             Ok(request.accept(text))
         }
+        Shape::Approval(Some(edit)) if edit.fields.is_some() => {
+            let fields = edit.fields.as_deref().unwrap_or_default();
+            edit.answer(request, Some(edit.from_fields(fields, pairs)?))
+        }
         Shape::Approval(Some(edit)) => {
             let text = pairs
                 .iter()
