@@ -86,3 +86,36 @@ fn in_a_default_features_build() {
         "the default-features build ran no UI test:\n{text}"
     );
 }
+
+/// No diagnostic's headline (the `error...:` line a user reads first) names the macros'
+/// `__private` module: it is the crate's plumbing, not a path a user can write (a `#[tool]`
+/// parameter without a schema read "the trait bound `Point:
+/// toolnexus::__private::schemars::JsonSchema` is not satisfied"). Reads the expected
+/// outputs, so it runs on any rustc.
+#[test]
+fn no_headline_names_the_private_module() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let mut read = 0;
+    let mut named = Vec::new();
+    for dir in std::fs::read_dir(&root).expect("tests/ui") {
+        let dir = dir.expect("entry").path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&dir).expect("a case folder") {
+            let file = file.expect("entry").path();
+            if file.extension().is_none_or(|e| e != "stderr") {
+                continue;
+            }
+            read += 1;
+            let text = std::fs::read_to_string(&file).expect("stderr");
+            for line in text.lines().filter(|l| l.starts_with("error")) {
+                if line.contains("__private") {
+                    named.push(format!("{}: {line}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(read > 20, "only {read} expected outputs found");
+    assert!(named.is_empty(), "{}", named.join("\n"));
+}

@@ -18,7 +18,7 @@ fn spellings(ms: u64) -> Vec<String> {
         (86_400_000, "day"),
     ];
     for (per, unit) in units {
-        if ms % per != 0 {
+        if !ms.is_multiple_of(per) {
             continue;
         }
         let n = ms / per;
@@ -41,7 +41,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -13,11 +13,9 @@ use toolnexus_tests::store_conformance::{CrashCut, assert_reconcile};
 
 use super::{browser_tools, shot, start_browser};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reconcile_request_reads_in_plain_words() {
-    let Some((chromium, driver)) = browser_tools() else {
-        return;
-    };
+/// A SQLite store (its file) with a run whose `pay` call a crash cut, parked on its
+/// reconcile request.
+async fn parked_reconcile() -> (Arc<dyn RunStore>, toolnexus::Request, std::path::PathBuf) {
     let lease = Duration::from_millis(200);
     let path = std::env::temp_dir().join(format!(
         "toolnexus-inbox-browser-reconcile-{}.sqlite",
@@ -35,6 +33,15 @@ async fn a_reconcile_request_reads_in_plain_words() {
     let key = tools.keys.lock().unwrap()[0].clone();
     let request = assert_reconcile(&parked, &key);
     assert!(request.prompt.contains("`pay`"), "{}", request.prompt);
+    (store, request, path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_request_reads_in_plain_words() {
+    let Some((chromium, driver)) = browser_tools() else {
+        return;
+    };
+    let (store, request, path) = parked_reconcile().await;
 
     let inbox = Inbox::builder(Arc::clone(&store))
         .signed_links(toolnexus_tests::inbox_support::LINK_KEY.to_vec())
@@ -110,7 +117,28 @@ async fn a_reconcile_request_reads_in_plain_words() {
         shot(b, "20-reconcile-desktop").await;
         b.set_window_size(420, 900).await.unwrap();
 
-        // record what happened: with no worker on this store, the page says so
+        record_with_no_worker(b).await;
+    };
+    let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(cases)).await;
+    let _ = browser.close().await;
+    server.abort();
+    let _ = std::fs::remove_file(&path);
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// Records what happened: with no worker on this store, the page says so.
+async fn record_with_no_worker(b: &fantoccini::Client) {
+    let text = |css: &'static str| async move {
+        b.find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .text()
+            .await
+            .unwrap()
+    };
+    {
         b.find(Locator::Css("select[name='f.action'] option[value=record]"))
             .await
             .unwrap()
@@ -137,12 +165,5 @@ async fn a_reconcile_request_reads_in_plain_words() {
         b.set_window_size(1280, 900).await.unwrap();
         shot(b, "21-reconcile-no-worker-desktop").await;
         b.set_window_size(420, 900).await.unwrap();
-    };
-    let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(cases)).await;
-    let _ = browser.close().await;
-    server.abort();
-    let _ = std::fs::remove_file(&path);
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
     }
 }

@@ -14,7 +14,7 @@ const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-wid
 h1{font-size:1.4rem}table{border-collapse:collapse;width:100%}td,th{padding:.4rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}\
 .kind{font-size:.8rem;background:#e7eefc;border-radius:.3rem;padding:.1rem .4rem}\
 .prompt{white-space:pre-wrap;background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.8rem}\
-label{display:block;font-weight:600;margin-top:1rem}.help{color:#555;font-size:.9rem;margin:.1rem 0}\
+label{display:block;font-weight:600;margin-top:1rem}.help{color:#555;font-size:.9rem;margin:.1rem 0;white-space:pre-line}\
 input[type=text],input[type=number],select,textarea{box-sizing:border-box;width:100%;font:inherit;padding:.5rem;border:1px solid #aaa;border-radius:.3rem}\
 .opt{display:block;font-weight:400}.req{color:#b00020}\
 button,.button{font:inherit;padding:.6rem 1.2rem;margin:1rem .5rem 0 0;border-radius:.3rem;border:1px solid #1d4ed8;background:#1d4ed8;color:#fff;text-decoration:none;display:inline-block}\
@@ -219,7 +219,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                 @if r.kind == crate::reconcile::KIND_RECONCILE {
                     section.run aria-label="The call that was cut off" {
                         h2 { "The call that was cut off: " (words(tool)) " " code.muted { (tool) } }
-                        p { (cut_off_words(r)) }
+                        p { (cut_off_words()) }
                         (will_run(args, p.run_id))
                     }
                 } @else if r.kind == "approval" {
@@ -261,6 +261,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                             @if let Some(fields) = &edit.fields {
                                 fieldset.args id="args" aria-describedby="args-help" {
                                     legend { strong { "Arguments" } }
+                                    input type="hidden" name=(super::fields::ARGS_FORM) value="fields";
                                     p.help id="args-help" { "You may change them before approving; what you approve is what runs." }
                                     @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
                                     @let defaults = edit.defaults();
@@ -318,7 +319,7 @@ fn on_a_field(shape: &Shape, error: &Invalid) -> bool {
 /// (`**now**`) as what they mean, never their marks; any other text as it is (escaped).
 pub(crate) fn prompt_markup(prompt: &str) -> Markup {
     // a mark without its pair is text, as written
-    let paired = |text: &str, mark: &str| text.matches(mark).count() % 2 == 0;
+    let paired = |text: &str, mark: &str| text.matches(mark).count().is_multiple_of(2);
     let strong = |text: &str| {
         html! {
             @if paired(text, "**") {
@@ -341,19 +342,10 @@ pub(crate) fn prompt_markup(prompt: &str) -> Markup {
     }
 }
 
-/// What a reconcile request says of its cut call, in words.
-fn cut_off_words(r: &Request) -> String {
-    let started = r
-        .data
-        .as_ref()
-        .and_then(|d| d.get("startedAt"))
-        .and_then(Value::as_str);
-    match started {
-        Some(at) => format!(
-            "It started at {at} and was cut off (its worker stopped) before its result was recorded: it may or may not have taken effect. Check before you choose."
-        ),
-        None => "It was cut off (its worker stopped) before its result was recorded: it may or may not have taken effect. Check before you choose.".to_owned(),
-    }
+/// What a reconcile request says of its cut call, in words (the prompt above says when it
+/// started).
+fn cut_off_words() -> &'static str {
+    "It was cut off before its result was recorded, so it may or may not have taken effect: check before you choose."
 }
 
 /// What runs once the request is answered: the call's arguments as a table, and the run.

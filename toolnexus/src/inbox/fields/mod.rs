@@ -108,9 +108,9 @@ impl Edit {
         };
         fields
             .iter()
-            .filter_map(|f| {
-                let text = shown(f, args.get(&f.key)?)??;
-                Some((f.name.clone(), text))
+            .filter_map(|f| match shown(f, args.get(&f.key)?)? {
+                Shown::Text(text) => Some((f.name.clone(), text)),
+                Shown::Unticked => None,
             })
             .collect()
     }
@@ -119,7 +119,7 @@ impl Edit {
     /// them (an unchanged number keeps its proposed spelling, `40` stays `40`; an unticked box
     /// for an argument the call did not set stays unset; an emptied optional field is
     /// removed).
-    pub(crate) fn from_fields(&self, fields: &[Field], pairs: &Pairs) -> Result<Value, Invalid> {
+    pub(crate) fn args_of_fields(&self, fields: &[Field], pairs: &Pairs) -> Result<Value, Invalid> {
         let form = from_form(fields, pairs)?;
         let mut args = self.proposed.as_object().cloned().unwrap_or_default();
         for f in fields {
@@ -189,6 +189,10 @@ impl Edit {
 /// The form field (and JSON key) of an editable approval's arguments.
 pub(crate) const ARGS: &str = "args";
 
+/// The hidden field that says a page's typed argument fields were sent (a box left unticked
+/// sends nothing, so the fields alone cannot say it).
+pub(crate) const ARGS_FORM: &str = "args.form";
+
 /// Why a request cannot be rendered here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Refusal {
@@ -239,20 +243,28 @@ impl Shape {
     }
 }
 
-/// What a field shows for the value `v`: `Some(Some(text))`, `Some(None)` for a checkbox left
-/// off, `None` when the field cannot hold it (another type, a value outside its options).
-fn shown(f: &Field, v: &Value) -> Option<Option<String>> {
+/// What a field shows for a value.
+enum Shown {
+    /// The control's text (a ticked box: `on`).
+    Text(String),
+    /// A box left unticked: the form sends nothing.
+    Unticked,
+}
+
+/// What `f` shows for the value `v`; `None` when the field cannot hold it (another type, a
+/// value outside its options).
+fn shown(f: &Field, v: &Value) -> Option<Shown> {
     match (&f.control, v) {
-        (Control::Text, Value::String(s)) => Some(Some(s.clone())),
+        (Control::Text, Value::String(s)) => Some(Shown::Text(s.clone())),
         (Control::Select(options), Value::String(s)) if options.contains(s) => {
-            Some(Some(s.clone()))
+            Some(Shown::Text(s.clone()))
         }
-        (Control::Number, Value::Number(n)) => Some(Some(n.to_string())),
+        (Control::Number, Value::Number(n)) => Some(Shown::Text(n.to_string())),
         (Control::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => {
-            Some(Some(n.to_string()))
+            Some(Shown::Text(n.to_string()))
         }
-        (Control::Checkbox, Value::Bool(true)) => Some(Some("on".to_owned())),
-        (Control::Checkbox, Value::Bool(false)) => Some(None),
+        (Control::Checkbox, Value::Bool(true)) => Some(Shown::Text("on".to_owned())),
+        (Control::Checkbox, Value::Bool(false)) => Some(Shown::Unticked),
         _ => None,
     }
 }
@@ -263,10 +275,10 @@ fn reconcile_words(mut fields: Vec<Field>) -> Vec<Field> {
     for f in &mut fields {
         match (f.key.as_str(), &f.control) {
             ("action", Control::Select(options)) => {
-                f.label = "What to do".to_owned();
+                "What to do".clone_into(&mut f.label);
                 f.help = Some(
-                    "Run it again: the call runs once more (choose it when it did not take effect). \
-                     Record what happened: the call is not run again; what you write below is its result. \
+                    "Run it again: the call runs once more (choose it when it did not take effect).\n\
+                     Record what happened: the call is not run again; what you write below is its result.\n\
                      Fail the call: the call is not run again; the assistant reads that it failed."
                         .to_owned(),
                 );
@@ -286,7 +298,7 @@ fn reconcile_words(mut fields: Vec<Field>) -> Vec<Field> {
                 );
             }
             ("output", _) => {
-                f.label = "What happened".to_owned();
+                "What happened".clone_into(&mut f.label);
                 f.help = Some(
                     "Needed for \u{201c}Record what happened\u{201d}: what the call returned, as the assistant will read it. \
                      For \u{201c}Fail the call\u{201d}: why, if you like."

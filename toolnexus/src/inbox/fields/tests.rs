@@ -158,11 +158,11 @@ fn editable_arguments_are_typed_fields_filled_with_the_proposal() {
         pairs(&[("f.amount", "40"), ("f.to", "Ada")])
     );
     // sent back unchanged: the proposal as it was (40 stays 40, the unticked box stays unset)
-    let same = edit.from_fields(fields, &edit.defaults()).unwrap();
+    let same = edit.args_of_fields(fields, &edit.defaults()).unwrap();
     assert_eq!(same, json!({"amount": 40, "to": "Ada"}));
     // a change: the new values, typed
     let changed = edit
-        .from_fields(
+        .args_of_fields(
             fields,
             &pairs(&[("f.amount", "35.5"), ("f.to", "Bo"), ("f.urgent", "on")]),
         )
@@ -170,7 +170,7 @@ fn editable_arguments_are_typed_fields_filled_with_the_proposal() {
     assert_eq!(changed, json!({"amount": 35.5, "to": "Bo", "urgent": true}));
     // a wrong value is named on its field
     let wrong = edit
-        .from_fields(fields, &pairs(&[("f.amount", "lots"), ("f.to", "Bo")]))
+        .args_of_fields(fields, &pairs(&[("f.amount", "lots"), ("f.to", "Bo")]))
         .unwrap_err();
     assert_eq!(wrong.field, "amount");
 }

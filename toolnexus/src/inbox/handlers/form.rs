@@ -43,7 +43,15 @@ fn answer_from_form(
         }
         Shape::Approval(Some(edit)) if edit.fields.is_some() => {
             let fields = edit.fields.as_deref().unwrap_or_default();
-            edit.answer(request, Some(edit.from_fields(fields, pairs)?))
+            // a form without the argument fields (a script's plain approve) approves the
+            // call as proposed, as an empty JSON field did
+            let sent = pairs
+                .iter()
+                .any(|(k, _)| k == fields::ARGS_FORM || fields.iter().any(|f| &f.name == k));
+            if !sent {
+                return edit.answer(request, None);
+            }
+            edit.answer(request, Some(edit.args_of_fields(fields, pairs)?))
         }
         Shape::Approval(Some(edit)) => {
             let text = pairs
