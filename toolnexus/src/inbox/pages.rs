@@ -27,7 +27,7 @@ button.secondary{background:#fff;color:#1d4ed8}\
 .run th{font-weight:600;width:35%}.run td{overflow-wrap:anywhere}code{font-size:.9em}\
 p.error.field{margin:.3rem 0 0;padding:.3rem .5rem}\
 .who{color:#444;font-size:.9rem}td .who{display:block;margin-top:.2rem}\
-fieldset.remember{border:1px solid #ddd;border-radius:.4rem;margin:1rem 0 0;padding:.4rem .8rem .8rem}fieldset.remember legend{font-weight:600;padding:0 .3rem}\
+fieldset.remember,fieldset.args{border:1px solid #ddd;border-radius:.4rem;margin:1rem 0 0;padding:.4rem .8rem .8rem}fieldset.remember legend{font-weight:600;padding:0 .3rem}\
 ol.history{list-style:none;padding:0}ol.history li{background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.6rem .8rem;margin:.6rem 0}\
 ol.history li>div{margin:.15rem 0}.decision{font-weight:600}";
 

@@ -41,7 +41,13 @@ fn answer_from_form(
             }
             Ok(request.accept(text))
         }
-        Shape::Approval(Some(edit)) if edit.fields.is_some() => {
+        // the typed fields (a posted `args` JSON text, as the page sent before, still counts)
+        Shape::Approval(Some(edit))
+            if edit.fields.is_some()
+                && !pairs
+                    .iter()
+                    .any(|(k, v)| k == fields::ARGS && !v.trim().is_empty()) =>
+        {
             let fields = edit.fields.as_deref().unwrap_or_default();
             // a form without the argument fields (a script's plain approve) approves the
             // call as proposed, as an empty JSON field did
