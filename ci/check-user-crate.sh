@@ -6,8 +6,13 @@
 #  2. every ```rust block of the README and of the crate docs (toolnexus/src/lib.rs,
 #     toolnexus/docs/guide.md), pasted into a fresh crate whose [dependencies] are exactly the
 #     README's Install lines (the toolnexus line by path, with every feature), must build
-#     without a warning.
-# Both share the repository's target directory and lockfile, so only the crates themselves and
+#     without a warning;
+#  3. ci/user-crate again after a fresh resolve (`cargo update` in a copy of it: the newest
+#     versions a new user's first build picks, not the workspace's lock) with
+#     RUSTFLAGS="-D warnings": a dependency that deprecates what toolnexus calls fails here
+#     (rustls 0.23.48 deprecated `crypto::ring::default_provider`, which the lock's 0.23.46 did
+#     not, so a user's `-D warnings` build broke while CI stayed green).
+# 1 and 2 share the repository's target directory and lockfile, so only the crates themselves and
 # the all-features build of toolnexus compile.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
@@ -112,3 +117,18 @@ PY
 cp "$REPO/Cargo.lock" "$SNIPPETS/Cargo.lock"
 cargo build --manifest-path "$SNIPPETS/Cargo.toml" --examples 2>&1 | tee "$log"
 no_warnings "$log" "README/crate-doc snippets"
+
+echo "-- ci/user-crate after a fresh resolve (cargo update), RUSTFLAGS=\"-D warnings\""
+# a copy (the repository's files stay as they are), its own target directory (other
+# RUSTFLAGS would rebuild the shared one's dependencies)
+FRESH="$CARGO_TARGET_DIR/user-crate-fresh"
+rm -rf "$FRESH"
+mkdir -p "$FRESH"
+cp -R "$CRATE/src" "$CRATE/tests" "$CRATE/examples" "$FRESH/"
+sed "s|path = \"../../toolnexus\"|path = \"$REPO/toolnexus\"|" "$CRATE/Cargo.toml" >"$FRESH/Cargo.toml"
+grep -q "path = \"$REPO/toolnexus\"" "$FRESH/Cargo.toml" || { echo "ci/user-crate: no toolnexus path line to rewrite" >&2; exit 1; }
+cargo update --manifest-path "$FRESH/Cargo.toml"
+grep -A1 -E '^name = "(rustls|reqwest|rmcp|axum|rusqlite|tokio-postgres)"$' "$FRESH/Cargo.lock" | grep -v '^--' | paste - - || true
+RUSTFLAGS="-D warnings" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/fresh-resolve" \
+  cargo test --manifest-path "$FRESH/Cargo.toml" --no-run 2>&1 | tee "$log"
+no_warnings "$log" "ci/user-crate after a fresh resolve"

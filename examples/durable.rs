@@ -4,8 +4,8 @@
 //! hands the run to exactly one resumer, which finishes it.
 //!
 //! ```sh
-//! cargo run -p toolnexus-examples --example durable -- --state /tmp/runs.db
-//! cargo run -p toolnexus-examples --example durable -- --state /tmp/runs.db --answer Oslo
+//! cargo run -p toolnexus-examples --features sqlite --example durable -- --state /tmp/runs.db
+//! cargo run -p toolnexus-examples --features sqlite --example durable -- --state /tmp/runs.db --answer Oslo
 //! ```
 //!
 //! `--request <id>` answers one request; without it the oldest pending one is answered. Once
@@ -57,11 +57,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .request_id
         }
     };
-    let parked = store
-        .get_by_request(&request_id)
+    let request = store
+        .request(&request_id)
         .await?
         .ok_or_else(|| format!("no run waits on request {request_id}"))?;
-    let request = parked.record.pending();
     println!(
         "answering request {} ({}) with {city:?}",
         request.id, request.prompt
@@ -76,7 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("answer: {}", result.text);
 
     // done: the finished run is no longer needed, and neither is an empty state file
-    store.delete(&parked.info.run_id).await?;
+    store.delete(&result.run_id).await?;
     let waiting = store.list_pending(&PendingQuery::new().limit(1)).await?;
     drop(client);
     if waiting.runs.is_empty() && Arc::into_inner(store).is_some() {

@@ -1,8 +1,8 @@
 //! A small approval desk: an answer page and a worker over one SQLite file.
 //!
 //! ```sh
-//! cargo run -p toolnexus-examples --example inbox                  # serves until stopped
-//! cargo run -p toolnexus-examples --example inbox -- --exit-after 2 # CI: checks itself, stops
+//! cargo run -p toolnexus-examples --features inbox --example inbox                  # serves until stopped
+//! cargo run -p toolnexus-examples --features inbox --example inbox -- --exit-after 2 # CI: checks itself, stops
 //! ```
 //!
 //! Three runs halt on their requests (a trip form, an approval, a question) and park in a

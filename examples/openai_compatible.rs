@@ -8,7 +8,7 @@
 //!                      a localhost URL needs none and is never sent the environment's keys)
 //! ```
 //!
-//! Run with `cargo run -p toolnexus-examples --example openai_compatible -- [--yes] [prompt]`;
+//! Run with `cargo run -p toolnexus-examples --features http --example openai_compatible -- [--yes] [prompt]`;
 //! `--yes` approves the booking without asking.
 
 use std::io::Write;

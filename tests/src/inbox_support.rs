@@ -142,6 +142,18 @@ impl Fixture {
                 .build();
             let stop = stop.clone();
             tokio::spawn(async move { running.run(stop.cancelled_owned()).await });
+            // the worker is running once its first heartbeat is in the store: an answer
+            // recorded from now on is said to be taken up ("The assistant is continuing.")
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while store
+                .last_worker_seen()
+                .await
+                .expect("heartbeats")
+                .is_none()
+            {
+                assert!(std::time::Instant::now() < deadline, "no heartbeat in 10 s");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
         }
         Self {
             store,

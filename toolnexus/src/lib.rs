@@ -100,7 +100,8 @@
 //!   worker that takes it over asks a person instead: [`reconcile`]). Within a process nothing
 //!   runs twice (the
 //!   error carries the checkpoint). A tool with side effects dedupes on
-//!   [`Context::idempotency_key`]: SHA-256 of the run id, turn and tool-call id, the same on
+//!   [`Context::idempotency_key`] (`Some` for every call the loop runs, `None` for a direct
+//!   [`Toolkit::execute`] without one): SHA-256 of the run id, turn and tool-call id, the same on
 //!   every execution of one call (the first, the retry after an answer, a re-run after a
 //!   crash, in any process) and different for every other call; it stores the key atomically
 //!   with the effect and returns the recorded outcome when the key is already there. With

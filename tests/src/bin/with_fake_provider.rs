@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run -p toolnexus-tests --bin with_fake_provider -- \
-//!     cargo run -p toolnexus-examples --example openai_compatible -- --yes
+//!     cargo run -p toolnexus-examples --features http --example openai_compatible -- --yes
 //! ```
 //!
 //! The command gets `TOOLNEXUS_BASE_URL`, `TOOLNEXUS_MODEL` and `TOOLNEXUS_API_KEY` pointing

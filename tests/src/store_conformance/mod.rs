@@ -9,8 +9,9 @@
 //! the store (`answers`), the bounds on the strings a host hands in (`bounds`),
 //! conversations (`conversations`), and the attacks on the rows of a store given seal keys
 //! (`sealed`), forged rows in a store without keys (`forged`), damaged rows (`damaged`), the
-//! history of answered runs (`history`), and remembered decisions: the rules (`rules`), whose
-//! they are (`rule_owners`), and their pages and lookups (`rule_pages`).
+//! history of answered runs (`history`), remembered decisions: the rules (`rules`), whose
+//! they are (`rule_owners`), and their pages and lookups (`rule_pages`), and the workers'
+//! heartbeats (`workers`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -104,7 +105,8 @@ macro_rules! store_conformance {
             an_answerer_cannot_grant_a_standing_rule_for_another_principal,
             a_run_for_nobody_takes_no_principals_rule,
             rules_are_listed_newest_first_and_paged,
-            the_approval_check_reads_only_the_calls_candidates);
+            the_approval_check_reads_only_the_calls_candidates,
+            heartbeats_name_the_worker_seen_last, a_running_worker_records_its_heartbeat);
     };
     (sealed: $make:ident) => {
         /// The cases again, and the attacks on rows, on a store given seal keys
@@ -271,6 +273,7 @@ mod rules;
 mod runs;
 mod sealed;
 mod takeover;
+mod workers;
 
 pub use answers::*;
 pub use bounds::*;
@@ -287,3 +290,4 @@ pub use rules::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;
+pub use workers::*;

@@ -8,129 +8,20 @@
 //! `TOOLNEXUS_CHROMIUM` / `TOOLNEXUS_CHROMEDRIVER`). Without them the test prints a notice and
 //! passes, except under `CI=true`, where it fails.
 
-use std::net::TcpListener as StdListener;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
-use fantoccini::{Client as Browser, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
-use serde_json::{Map, json};
+use fantoccini::{Client as Browser, Locator};
+use serde_json::json;
 use toolnexus::store::RunState;
 use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 
-fn tool(var: &str, default: &str) -> Option<PathBuf> {
-    let path = std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
-    path.exists().then_some(path)
-}
+// a reconcile request and the page's words when no worker runs: `browser::reconcile::`
+#[path = "browser_reconcile.rs"]
+mod reconcile;
+#[path = "browser_support.rs"]
+mod support;
 
-/// Chromium and chromedriver, or `None` (with a notice) when absent outside CI.
-fn browser_tools() -> Option<(PathBuf, PathBuf)> {
-    let chromium = tool("TOOLNEXUS_CHROMIUM", "/usr/bin/chromium");
-    let driver = tool("TOOLNEXUS_CHROMEDRIVER", "/usr/bin/chromedriver");
-    if let (Some(c), Some(d)) = (chromium, driver) {
-        return Some((c, d));
-    }
-    let msg = "inbox browser tests: /usr/bin/chromium or /usr/bin/chromedriver is missing \
-               (run scripts/chromium.sh, or set TOOLNEXUS_CHROMIUM / TOOLNEXUS_CHROMEDRIVER)";
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{msg}; CI=true needs them"
-    );
-    toolnexus_tests::skip::skipped(
-        "browser::the_inbox_in_headless_chromium",
-        "Chromium and chromedriver",
-        "run scripts/chromium.sh, or set TOOLNEXUS_CHROMIUM / TOOLNEXUS_CHROMEDRIVER",
-    );
-    None
-}
-
-fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-fn shots() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/inbox-screenshots");
-    std::fs::create_dir_all(&dir).expect("screenshot dir");
-    dir
-}
-
-async fn shot(b: &Browser, name: &str) {
-    let png = b.screenshot().await.expect("screenshot");
-    assert!(png.starts_with(b"\x89PNG"), "a PNG");
-    std::fs::write(shots().join(format!("{name}.png")), png).expect("write screenshot");
-}
-
-struct Driver {
-    child: std::process::Child,
-    profile: PathBuf,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
-    }
-}
-
-async fn start_browser(chromium: &Path, driver: &Path) -> (Browser, Driver) {
-    let port = free_port();
-    let child = std::process::Command::new(driver)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromedriver starts");
-    let profile = std::env::temp_dir().join(format!(
-        "toolnexus-inbox-chromium-{}-{port}",
-        std::process::id()
-    ));
-    let driver = Driver {
-        child,
-        profile: profile.clone(),
-    };
-    // wait until chromedriver listens
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "chromedriver did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let args = [
-        "--headless".to_owned(),
-        "--no-sandbox".to_owned(),
-        "--disable-gpu".to_owned(),
-        "--disable-dev-shm-usage".to_owned(),
-        "--disable-quic".to_owned(),
-        "--no-first-run".to_owned(),
-        "--disable-background-networking".to_owned(),
-        "--disable-component-update".to_owned(),
-        "--disable-sync".to_owned(),
-        // a phone-sized window: the pages must read well on one
-        "--window-size=420,900".to_owned(),
-        format!("--user-data-dir={}", profile.display()),
-    ];
-    let mut caps = Map::new();
-    caps.insert(
-        "goog:chromeOptions".to_owned(),
-        json!({"binary": chromium.to_string_lossy(), "args": args}),
-    );
-    let browser = ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .expect("a WebDriver session");
-    (browser, driver)
-}
+use support::{browser_tools, shot, start_browser};
 
 /// One browser session against the served inbox.
 struct Session<'a> {
@@ -403,7 +294,8 @@ impl Session<'_> {
         );
     }
 
-    /// An editable approval: a change that does not fit the tool is refused next to the
+    /// An editable approval: the arguments are typed fields (the input forms' renderer)
+    /// filled with the proposal; a change that does not fit the tool is refused next to its
     /// field and nothing runs; the changed arguments run once approved.
     async fn edit(&self, id: &str) {
         self.goto_request(id).await;
@@ -415,27 +307,51 @@ impl Session<'_> {
             "{will_run}"
         );
         assert!(will_run.contains("\nAmount 40\nTo Ada\n"), "{will_run}");
-        let proposed = self
-            .find("#args")
-            .await
-            .prop("value")
-            .await
-            .expect("value")
-            .expect("the proposed arguments");
-        assert_eq!(
-            serde_json::from_str::<serde_json::Value>(&proposed).expect("json"),
-            json!({"amount": 40, "to": "Ada"})
+        // no JSON to write: one field per argument, with the proposed value in it
+        assert!(
+            self.browser.find(Locator::Css("textarea")).await.is_err(),
+            "no JSON textarea for arguments a form can express"
         );
+        assert_eq!(self.text("#args legend").await, "Arguments");
+        let value = |css: &'static str| async move {
+            self.find(css)
+                .await
+                .prop("value")
+                .await
+                .expect("value")
+                .expect("a value")
+        };
+        assert_eq!(value("#i-f\\.amount").await, "40");
+        assert_eq!(value("#i-f\\.to").await, "Ada");
+        assert_eq!(
+            self.find("#i-f\\.amount")
+                .await
+                .attr("inputmode")
+                .await
+                .expect("attr")
+                .as_deref(),
+            Some("numeric"),
+            "a whole number gets the phone's number pad"
+        );
+        self.browser
+            .set_window_size(1280, 900)
+            .await
+            .expect("resize");
+        shot(self.browser, "13-edit-desktop").await;
+        self.browser
+            .set_window_size(420, 900)
+            .await
+            .expect("resize");
         let retries = self.fx.retries();
-        self.type_into("#args", r#"{"amount": 0, "to": "Ada"}"#)
-            .await;
+        self.type_into("#i-f\\.amount", "0").await;
         self.click("button[value=accept]").await;
         shot(self.browser, "14-edit-refused").await;
-        let refused = self.text("#args-error").await;
-        assert!(refused.starts_with("Arguments: "), "{refused}");
+        let refused = self.text("#i-f\\.amount-error").await;
+        assert!(refused.starts_with("Amount: "), "{refused}");
         assert_eq!(self.fx.retries(), retries, "nothing ran");
-        self.type_into("#args", r#"{"amount": 35, "to": "Ada"}"#)
-            .await;
+        // the page keeps what was typed, and the other field's proposal
+        assert_eq!(value("#i-f\\.to").await, "Ada");
+        self.type_into("#i-f\\.amount", "35").await;
         self.click("button[value=accept]").await;
         assert_eq!(self.outcome().await, "final: paid 35 EUR to Ada");
         shot(self.browser, "15-edit-done").await;

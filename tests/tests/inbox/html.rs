@@ -12,13 +12,13 @@ use toolnexus::store::RunState;
 use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 use tower::ServiceExt as _;
 
-struct Reply {
-    status: StatusCode,
-    cookie: Option<String>,
-    body: String,
+pub(super) struct Reply {
+    pub(super) status: StatusCode,
+    pub(super) cookie: Option<String>,
+    pub(super) body: String,
 }
 
-async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
+pub(super) async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
     let res = app.clone().oneshot(req).await.expect("router answers");
     let status = res.status();
     let cookie = res
@@ -36,14 +36,14 @@ async fn send(app: &axum::Router, req: HttpRequest<Body>) -> Reply {
 impl Reply {
     /// The reply has `status`, and its body contains `text`.
     #[track_caller]
-    fn says(&self, status: StatusCode, text: &str) {
+    pub(super) fn says(&self, status: StatusCode, text: &str) {
         assert_eq!(self.status, status, "{}", self.body);
         self.shows(text);
     }
 
     /// The body contains `text`.
     #[track_caller]
-    fn shows(&self, text: &str) {
+    pub(super) fn shows(&self, text: &str) {
         assert!(self.body.contains(text), "{}", self.body);
     }
 }
@@ -58,7 +58,7 @@ async fn status(app: &axum::Router, req: HttpRequest<Body>) -> StatusCode {
     send(app, req).await.status
 }
 
-fn get(uri: &str) -> HttpRequest<Body> {
+pub(super) fn get(uri: &str) -> HttpRequest<Body> {
     HttpRequest::get(uri).body(Body::empty()).expect("request")
 }
 
@@ -69,7 +69,7 @@ fn get_admin(uri: &str) -> HttpRequest<Body> {
         .expect("request")
 }
 
-fn post_form(uri: &str, cookie: Option<&str>, body: &str) -> HttpRequest<Body> {
+pub(super) fn post_form(uri: &str, cookie: Option<&str>, body: &str) -> HttpRequest<Body> {
     let mut b =
         HttpRequest::post(uri).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
     if let Some(c) = cookie {
@@ -78,7 +78,7 @@ fn post_form(uri: &str, cookie: Option<&str>, body: &str) -> HttpRequest<Body> {
     b.body(Body::from(body.to_owned())).expect("request")
 }
 
-fn post_json(uri: &str, body: &Value) -> HttpRequest<Body> {
+pub(super) fn post_json(uri: &str, body: &Value) -> HttpRequest<Body> {
     HttpRequest::post(uri)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
@@ -98,7 +98,7 @@ fn cookie_pair(set_cookie: &str) -> String {
 }
 
 /// Opens a request's page and returns (cookie, csrf token, page).
-async fn open(app: &axum::Router, link: &str) -> (String, String, String) {
+pub(super) async fn open(app: &axum::Router, link: &str) -> (String, String, String) {
     let page = send(app, get(link)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     let set = page.cookie.expect("the form page sets the session cookie");
@@ -169,7 +169,7 @@ async fn moved_on_json(app: &axum::Router, status: &str) -> Value {
     panic!("the run did not move on: {status}");
 }
 
-fn link(fx: &Fixture, inbox: &Inbox, id: &str) -> String {
+pub(super) fn link(fx: &Fixture, inbox: &Inbox, id: &str) -> String {
     let _ = fx;
     inbox
         .link(id, Duration::from_secs(600))
@@ -1019,6 +1019,9 @@ async fn a_required_choice_starts_empty_and_submitting_it_empty_is_refused_next_
         .shows("final: answered: {&quot;cost_center&quot;:&quot;lab&quot;}");
 }
 
+/// An editable approval whose tool's schema is a flat form: one typed field per argument (the
+/// input forms' renderer), filled with the proposal; a wrong value is refused next to its
+/// field and nothing is recorded; a fitting edit is what runs.
 #[tokio::test]
 async fn an_editable_approval_is_approved_with_edited_arguments_checked_at_the_door() {
     let (_fx, _req, app, url) =
@@ -1027,56 +1030,72 @@ async fn an_editable_approval_is_approved_with_edited_arguments_checked_at_the_d
     for part in [
         r#"<h1 data-kind="approval">Needs your approval</h1>"#,
         r#"<tr><th scope="row">Amount</th><td>40</td></tr>"#,
-        r#"<label for="args">Arguments</label>"#,
-        "<textarea id=\"args\" name=\"args\" rows=\"8\" spellcheck=\"false\" aria-describedby=\"args-help\">{\n  &quot;amount&quot;: 40,\n  &quot;to&quot;: &quot;Ada&quot;\n}</textarea>",
+        r#"<fieldset class="args" id="args" aria-describedby="args-help"><legend><strong>Arguments</strong></legend>"#,
+        r#"<input type="text" inputmode="numeric" id="i-f.amount" name="f.amount" value="40" required aria-invalid="false">"#,
+        r#"<input type="text" id="i-f.to" name="f.to" value="Ada" required aria-invalid="false">"#,
     ] {
         assert!(page.contains(part), "missing {part} in {page}");
     }
-    let post = |args: &str| {
-        // every byte but letters and digits percent-encoded, as a browser may
-        let args: String = args
-            .bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() {
-                    char::from(b).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect();
+    assert!(!page.contains("<textarea"), "no JSON to write: {page}");
+    let post = |fields: &str| {
         post_form(
             &url,
             Some(&cookie),
-            &format!("csrf={csrf}&action=accept&args={args}"),
+            &format!("csrf={csrf}&action=accept&{fields}"),
         )
     };
     // refused at the door, next to the field, and nothing is recorded
-    for (args, why) in [
+    for (fields, field, why) in [
         (
-            "{\"amount\": 40,",
-            "Arguments: not valid JSON (EOF while parsing an object at line 1 column 14)",
+            "f.amount=forty&f.to=Ada",
+            "amount",
+            "Amount: must be a whole number, not `forty`",
         ),
         (
-            r#"{"amount": 0, "to": "Ada"}"#,
-            "Arguments: /amount must be at least 1, not 0",
+            "f.amount=0&f.to=Ada",
+            "amount",
+            "Amount: must be at least 1",
         ),
-        (
-            r#"{"amount": 5, "to": "Ada", "iban": "x"}"#,
-            "Arguments: the arguments: `iban` is not a parameter",
-        ),
+        ("f.amount=5&f.to=", "to", "To: required"),
     ] {
-        let r = send(&app, post(args)).await;
+        let r = send(&app, post(fields)).await;
         r.says(
             StatusCode::UNPROCESSABLE_ENTITY,
-            &format!(r#"<p class="error field" id="args-error" role="alert">{why}</p>"#),
+            &format!(r#"<p class="error field" id="i-f.{field}-error" role="alert">{why}</p>"#),
         );
     }
     // an edit that fits: recorded, and the edited call is what runs
-    let ok = send(&app, post(r#"{"amount": 30, "to": "Ada"}"#)).await;
+    let ok = send(&app, post("f.amount=30&f.to=Ada")).await;
     assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
     moved_on(&app, &status_link(&ok))
         .await
         .shows("final: paid 30 EUR to Ada");
+}
+
+/// The same approval sent back as proposed is a plain approval (no `data.args`), so the
+/// history says "Approved", not "Approved with changes".
+#[tokio::test]
+async fn an_editable_approval_sent_back_unchanged_is_a_plain_approval() {
+    let (fx, req, app, url) =
+        parked(json!({"tool": "pay", "args": {"amount": 40, "to": "Ada"}})).await;
+    let (cookie, csrf, _) = open(&app, &url).await;
+    let ok = send(
+        &app,
+        post_form(
+            &url,
+            Some(&cookie),
+            &format!("csrf={csrf}&action=accept&f.amount=40&f.to=Ada"),
+        ),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    moved_on(&app, &status_link(&ok))
+        .await
+        .shows("final: paid 40 EUR to Ada");
+    let run = fx.store.get_by_request(&req.id).await.unwrap().unwrap();
+    let answer = run.answer.expect("the answer");
+    assert!(answer.ok);
+    assert_eq!(answer.data, None, "no edit recorded: {answer:?}");
 }
 
 /// A run whose `pay` call a crash cut, parked on its `reconcile` request: the page says so in
@@ -1115,10 +1134,12 @@ async fn a_reconcile_request_renders_as_a_form_and_its_answer_records_the_output
     let (cookie, csrf, page) = open(&app, &url).await;
     for part in [
         r#"<h1 data-kind="reconcile">Needs a decision on an interrupted call</h1>"#,
-        r#"<section class="run" aria-label="What will run"><h2>What will run: Pay <code class="muted">pay</code></h2>"#,
+        r#"<section class="run" aria-label="The call that was cut off"><h2>The call that was cut off: Pay <code class="muted">pay</code></h2>"#,
         "was cut off by a crash before its result was recorded",
-        r#"<option value="rerun">rerun</option><option value="record">record</option><option value="fail">fail</option></select>"#,
-        r#"name="f.output""#,
+        "so it may or may not have taken effect: check before you choose.",
+        r#"<option value="rerun">Run it again</option><option value="record">Record what happened</option><option value="fail">Fail the call</option></select>"#,
+        r#"<p class="help" id="decline-help">Decline: the call is not run again and fails as declined; the assistant reads that you declined.</p>"#,
+        r"The call of <code>pay</code> started at",
     ] {
         assert!(page.contains(part), "missing {part} in {page}");
     }
@@ -1173,7 +1194,11 @@ async fn a_reconcile_request_renders_as_a_form_and_its_answer_records_the_output
         ),
     )
     .await;
-    recorded.says(StatusCode::OK, RECORDED);
+    // no worker runs on this store (the test claims the run itself): the page says so
+    recorded.says(
+        StatusCode::OK,
+        "Answered; no worker has taken it up. No worker has been seen.",
+    );
     let claim = store.claim_next("w").await.unwrap().expect("the answer");
     assert_eq!(
         claim.answer.data,

@@ -1,7 +1,7 @@
 //! The inbox (the answer page), one module per way of driving it: the router without a
 //! browser, through tower (`html`; the desk's history and who is asking: `desk`; remembered
 //! decisions: `remember`, and whose they are: `rule_owners`; where the page meets the store
-//! and the boundary: `seams`), and in
+//! and the boundary: `seams`; who takes an answer up: `pickup`), and in
 //! headless Chromium over WebDriver (`browser`).
 //!
 //! The `browser` tests need Chromium and chromedriver (`scripts/chromium.sh`): without them
@@ -11,6 +11,7 @@
 mod browser;
 mod desk;
 mod html;
+mod pickup;
 mod remember;
 mod rule_owners;
 mod seams;

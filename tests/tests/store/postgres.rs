@@ -120,7 +120,7 @@ async fn migrations_run_once_and_refuse_newer() {
         c.await.unwrap().unwrap();
     }
     let client = client(&url).await;
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -179,7 +179,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
         .await
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
     assert_eq!(rules.list_rules(10).await.unwrap(), vec![]);
@@ -218,7 +218,7 @@ async fn a_version_2_schema_takes_the_history_index() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
     let indexed: i64 = client
         .query_one(
             "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'runs_history'",
@@ -317,7 +317,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
             .await
             .unwrap(),
     );
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4]);
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
     let mut indexes: Vec<String> = client
         .query(
             "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'rules'",
@@ -338,4 +338,44 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
             "rules_pkey"
         ]
     );
+}
+
+/// A schema at version 3 (a parked run in it, no workers' table) opens with this release: it
+/// takes the table (version 5), keeps its run, and records heartbeats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_3_schema_takes_the_workers_table() {
+    let Some(url) = url("a_version_3_schema_takes_the_workers_table") else {
+        return;
+    };
+    let schema = fresh_schema("v3");
+    let _guard = SchemaGuard {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    client
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".workers; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3]);
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    assert_eq!(store.last_worker_seen().await.unwrap(), None);
+    let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
+    store.heartbeat("w-1", at).await.unwrap();
+    let seen = store.last_worker_seen().await.unwrap().unwrap();
+    assert_eq!((seen.worker.as_str(), seen.at), ("w-1", at));
 }

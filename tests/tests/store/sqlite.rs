@@ -144,7 +144,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4]);
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -265,7 +265,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4]);
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -391,5 +391,37 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 4);
+    assert_eq!(versions, 5);
+}
+
+/// A database at version 3 (a parked run in it, no workers' table) opens with this release:
+/// it takes the table (version 5), keeps its run, and records heartbeats.
+#[tokio::test]
+async fn a_version_3_database_takes_the_workers_table() {
+    let (dir, _guard) = temp_dir("v3");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE workers; DELETE FROM schema_version WHERE version > 3")
+        .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let versions: Vec<i64> = conn
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    assert_eq!(store.last_worker_seen().await.unwrap(), None);
+    let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
+    store.heartbeat("w-1", at).await.unwrap();
+    let seen = store.last_worker_seen().await.unwrap().unwrap();
+    assert_eq!((seen.worker.as_str(), seen.at), ("w-1", at));
 }

@@ -57,7 +57,7 @@ use run::Resume;
 use state::State;
 use store::{apply, no_conversations, settle};
 
-/// The default `max_turns`.
+/// The default `max_turns`: 10.
 pub const DEFAULT_MAX_TURNS: u32 = 10;
 
 type WaitForFn = Arc<dyn Fn(Request) -> BoxFuture<'static, Result<Answer, String>> + Send + Sync>;

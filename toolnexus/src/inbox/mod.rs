@@ -140,13 +140,14 @@ type GrantsFn = dyn Fn(&Parts, &str) -> bool + Send + Sync;
 /// the next page).
 pub const RULES_PAGE: usize = 50;
 
-/// The default number of requests per list page.
+/// The default number of requests per list page: 20.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
 
-/// The most pending requests the list reads from the store (newest first within them).
+/// The most pending requests the list reads from the store (newest first within them):
+/// 10,000.
 pub const MAX_LISTED: usize = 10_000;
 
-/// The fewest bytes a signed-link key ([`InboxBuilder::signed_links`]) may have.
+/// The fewest bytes a signed-link key ([`InboxBuilder::signed_links`]) may have: 32.
 pub const MIN_LINK_KEY_LEN: usize = 32;
 
 /// The answer page: build it with [`Inbox::builder`], mount [`Inbox::router`] in an app.

@@ -14,7 +14,7 @@ const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-wid
 h1{font-size:1.4rem}table{border-collapse:collapse;width:100%}td,th{padding:.4rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}\
 .kind{font-size:.8rem;background:#e7eefc;border-radius:.3rem;padding:.1rem .4rem}\
 .prompt{white-space:pre-wrap;background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.8rem}\
-label{display:block;font-weight:600;margin-top:1rem}.help{color:#555;font-size:.9rem;margin:.1rem 0}\
+label{display:block;font-weight:600;margin-top:1rem}.help{color:#555;font-size:.9rem;margin:.1rem 0;white-space:pre-line}\
 input[type=text],input[type=number],select,textarea{box-sizing:border-box;width:100%;font:inherit;padding:.5rem;border:1px solid #aaa;border-radius:.3rem}\
 .opt{display:block;font-weight:400}.req{color:#b00020}\
 button,.button{font:inherit;padding:.6rem 1.2rem;margin:1rem .5rem 0 0;border-radius:.3rem;border:1px solid #1d4ed8;background:#1d4ed8;color:#fff;text-decoration:none;display:inline-block}\
@@ -27,7 +27,7 @@ button.secondary{background:#fff;color:#1d4ed8}\
 .run th{font-weight:600;width:35%}.run td{overflow-wrap:anywhere}code{font-size:.9em}\
 p.error.field{margin:.3rem 0 0;padding:.3rem .5rem}\
 .who{color:#444;font-size:.9rem}td .who{display:block;margin-top:.2rem}\
-fieldset.remember{border:1px solid #ddd;border-radius:.4rem;margin:1rem 0 0;padding:.4rem .8rem .8rem}fieldset.remember legend{font-weight:600;padding:0 .3rem}\
+fieldset.remember,fieldset.args{border:1px solid #ddd;border-radius:.4rem;margin:1rem 0 0;padding:.4rem .8rem .8rem}fieldset.remember legend{font-weight:600;padding:0 .3rem}\
 ol.history{list-style:none;padding:0}ol.history li{background:#fff;border:1px solid #ddd;border-radius:.4rem;padding:.6rem .8rem;margin:.6rem 0}\
 ol.history li>div{margin:.15rem 0}.decision{font-weight:600}";
 
@@ -148,6 +148,9 @@ fn asked_by(asker: &Asker) -> Markup {
 }
 
 pub(crate) fn short(s: &str) -> String {
+    // Markdown's marks (`code`, **strong**) are not what a person reads in one line
+    let plain = s.replace("**", "").replace('`', "");
+    let s = plain.as_str();
     let first = s.lines().next().unwrap_or("");
     if first.chars().count() > 120 || s.lines().nth(1).is_some() {
         format!("{}…", first.chars().take(120).collect::<String>())
@@ -209,11 +212,17 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
         &html! {
             p { a href=(p.back) { "← all requests" } }
             h1 data-kind=(r.kind) { (kind_words(&r.kind)) }
-            div.prompt { (r.prompt) }
+            div.prompt { (prompt_markup(&r.prompt)) }
             (asked_by(&p.asker))
             @if let Some((tool, args)) = p.call {
                 // what a person approves is shown; for other kinds it is one click away
-                @if matches!(r.kind.as_str(), "approval" | "reconcile") {
+                @if r.kind == crate::reconcile::KIND_RECONCILE {
+                    section.run aria-label="The call that was cut off" {
+                        h2 { "The call that was cut off: " (words(tool)) " " code.muted { (tool) } }
+                        p { (cut_off_words()) }
+                        (will_run(args, p.run_id))
+                    }
+                } @else if r.kind == "approval" {
                     section.run aria-label="What will run" {
                         h2 { "What will run: " (words(tool)) " " code.muted { (tool) } }
                         (will_run(args, p.run_id))
@@ -237,6 +246,9 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                         @for f in fields { (field(f, p.submitted, p.error)) }
                         button type="submit" name="action" value="accept" { "Submit" }
                         button.secondary type="submit" name="action" value="decline" formnovalidate { "Decline" }
+                        @if r.kind == crate::reconcile::KIND_RECONCILE {
+                            p.help id="decline-help" { "Decline: the call is not run again and fails as declined; the assistant reads that you declined." }
+                        }
                     }
                     Shape::FreeText => {
                         label for="answer" { "Your answer" span.req { " *" } }
@@ -246,11 +258,23 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                     }
                     Shape::Approval(edit) => {
                         @if let Some(edit) = edit {
-                            label for="args" { "Arguments" }
-                            p.help id="args-help" { "You may change them before approving; what you approve is what runs." }
-                            @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
-                            textarea id="args" name="args" rows="8" spellcheck="false" aria-describedby="args-help" {
-                                (value(p.submitted, ARGS).map_or_else(|| pretty(&edit.proposed), str::to_owned))
+                            @if let Some(fields) = &edit.fields {
+                                fieldset.args id="args" aria-describedby="args-help" {
+                                    legend { strong { "Arguments" } }
+                                    input type="hidden" name=(super::fields::ARGS_FORM) value="fields";
+                                    p.help id="args-help" { "You may change them before approving; what you approve is what runs." }
+                                    @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
+                                    @let defaults = edit.defaults();
+                                    @let shown = p.submitted.or(Some(defaults.as_slice()));
+                                    @for f in fields { (field(f, shown, p.error)) }
+                                }
+                            } @else {
+                                label for="args" { "Arguments" }
+                                p.help id="args-help" { "You may change them before approving; what you approve is what runs. Write them as JSON (this tool's arguments do not fit a form)." }
+                                @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
+                                textarea id="args" name="args" rows="8" spellcheck="false" aria-describedby="args-help" {
+                                    (value(p.submitted, ARGS).map_or_else(|| pretty(&edit.proposed), str::to_owned))
+                                }
                             }
                         }
                         (super::handlers::rules::choices_markup(&p.remember, p.submitted))
@@ -280,9 +304,48 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
 fn on_a_field(shape: &Shape, error: &Invalid) -> bool {
     match shape {
         Shape::Fields(fields) => fields.iter().any(|f| f.key == error.field),
-        Shape::Approval(Some(_)) => error.field == ARGS,
+        Shape::Approval(Some(edit)) => {
+            error.field == ARGS
+                || edit
+                    .fields
+                    .as_ref()
+                    .is_some_and(|fields| fields.iter().any(|f| f.key == error.field))
+        }
         _ => false,
     }
+}
+
+/// A prompt as a person reads it: Markdown's inline code (`` `pay` ``) and strong emphasis
+/// (`**now**`) as what they mean, never their marks; any other text as it is (escaped).
+pub(crate) fn prompt_markup(prompt: &str) -> Markup {
+    // a mark without its pair is text, as written
+    let paired = |text: &str, mark: &str| text.matches(mark).count().is_multiple_of(2);
+    let strong = |text: &str| {
+        html! {
+            @if paired(text, "**") {
+                @for (j, part) in text.split("**").enumerate() {
+                    @if j % 2 == 1 { strong { (part) } } @else { (part) }
+                }
+            } @else {
+                (text)
+            }
+        }
+    };
+    html! {
+        @if paired(prompt, "`") {
+            @for (i, part) in prompt.split('`').enumerate() {
+                @if i % 2 == 1 { code { (part) } } @else { (strong(part)) }
+            }
+        } @else {
+            (strong(prompt))
+        }
+    }
+}
+
+/// What a reconcile request says of its cut call, in words (the prompt above says when it
+/// started).
+fn cut_off_words() -> &'static str {
+    "It was cut off before its result was recorded, so it may or may not have taken effect: check before you choose."
 }
 
 /// What runs once the request is answered: the call's arguments as a table, and the run.
@@ -370,7 +433,11 @@ fn field(f: &Field, submitted: Submitted<'_>, error: Option<&Invalid>) -> Markup
                 option value="" selected[!options.iter().any(|o| value(submitted, &f.name) == Some(o.as_str()))] {
                     @if f.required { "Choose…" } @else { "—" }
                 }
-                @for o in options { option value=(o) selected[value(submitted, &f.name) == Some(o.as_str())] { (o) } }
+                @for (i, o) in options.iter().enumerate() {
+                    option value=(o) selected[value(submitted, &f.name) == Some(o.as_str())] {
+                        (f.option_labels.as_ref().and_then(|l| l.get(i)).unwrap_or(o))
+                    }
+                }
             }
             _ => {}
         }
@@ -403,7 +470,7 @@ pub(crate) fn outcome(
             @match next {
                 Some((href, req)) => {
                     p { "The run goes on and asks again:" }
-                    div.prompt { span.kind data-kind=(req.kind) { (kind_words(&req.kind)) } " " (req.prompt) }
+                    div.prompt { span.kind data-kind=(req.kind) { (kind_words(&req.kind)) } " " (prompt_markup(&req.prompt)) }
                     p { a.button href=(href) { "Answer the next request" } }
                 }
                 None => {
@@ -416,21 +483,101 @@ pub(crate) fn outcome(
     )
 }
 
-/// The text an answer page shows once the answer is recorded.
+/// The text an answer page shows once the answer is recorded and a worker is running.
 pub(crate) const RECORDED: &str = "Recorded. The assistant is continuing.";
 
-/// The answer is recorded; a worker resumes the run. The page reloads the run's status page
-/// (`status`) until the run has moved on.
-pub(crate) fn recorded(status: &str, answered_by: Option<&str>, back: &str) -> String {
+/// The text an answer page shows once the answer is recorded while no worker is running.
+pub(crate) const NO_WORKER: &str = "Answered; no worker has taken it up.";
+
+/// Who will take a recorded answer up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pickup {
+    /// A worker is running (or the run is claimed), or the store cannot tell.
+    Continuing,
+    /// No worker is running: the one seen last, when it was, or none ever.
+    NoWorker(Option<std::time::SystemTime>),
+}
+
+impl Pickup {
+    /// The page's words: [`RECORDED`], or [`NO_WORKER`] with when a worker was last seen.
+    pub(crate) fn text(self) -> String {
+        match self {
+            Pickup::Continuing => RECORDED.to_owned(),
+            Pickup::NoWorker(None) => format!("{NO_WORKER} No worker has been seen."),
+            Pickup::NoWorker(Some(at)) => {
+                format!("{NO_WORKER} A worker was last seen {}.", seen_words(at))
+            }
+        }
+    }
+}
+
+/// When a worker was last seen, in words: `at 2026-12-06 13:01:02 UTC (4 minutes ago)`.
+pub(crate) fn seen_words(at: std::time::SystemTime) -> String {
+    let ago = std::time::SystemTime::now()
+        .duration_since(at)
+        .unwrap_or_default()
+        .as_secs();
+    let ago = match ago {
+        0..60 => "less than a minute ago".to_owned(),
+        60..120 => "1 minute ago".to_owned(),
+        120..7200 => format!("{} minutes ago", ago / 60),
+        7200..172_800 => format!("{} hours ago", ago / 3600),
+        _ => format!("{} days ago", ago / 86_400),
+    };
+    format!("at {} ({ago})", utc_words(at))
+}
+
+/// `2026-12-06 13:01:02 UTC`.
+fn utc_words(at: std::time::SystemTime) -> String {
+    let at = time::OffsetDateTime::from(at);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second()
+    )
+}
+
+/// The answer is recorded; a worker resumes the run (or none is running: `pickup` says so).
+/// The page reloads the run's status page (`status`) until the run has moved on.
+pub(crate) fn recorded(
+    status: &str,
+    answered_by: Option<&str>,
+    back: &str,
+    pickup: Pickup,
+) -> String {
+    let class = match pickup {
+        Pickup::Continuing => "notice",
+        Pickup::NoWorker(_) => "error",
+    };
     layout_refreshing(
         "Recorded",
         &html! {
             h1 { "Recorded" }
-            div.notice id="recorded" { (RECORDED) }
+            div class=(class) id="recorded" { (pickup.text()) }
             @if let Some(by) = answered_by { p.muted { "Answered by " (by) "." } }
             p { a href=(status) { "See how it goes" } }
             p { a href=(back) { "← all requests" } }
         },
         Some((2, status)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{prompt_markup, short};
+
+    #[test]
+    fn prompts_show_no_markdown_marks() {
+        assert_eq!(
+            prompt_markup("The call of `pay` **may** have run; `a` and `b`").into_string(),
+            "The call of <code>pay</code> <strong>may</strong> have run; <code>a</code> and <code>b</code>"
+        );
+        // an odd mark is text, as written (and escaped)
+        assert_eq!(prompt_markup("5 ` <b>").into_string(), "5 ` &lt;b&gt;");
+        assert_eq!(short("Pay `Ada` **now**"), "Pay Ada now");
+    }
 }

@@ -1120,11 +1120,36 @@ impl<T> fmt::Debug for SerdeWay<T> {
     }
 }
 
+/// A `#[tool]` parameter type described by its `JsonSchema` (the way of a type that does not
+/// derive `Args`). Its own trait so that the compile error of a type without a schema speaks
+/// of the parameter, not of `__private` or schemars' trait in the headline.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an argument type of `#[tool]`: it has no JSON Schema",
+    label = "this parameter's type derives neither `toolnexus::Args` nor `schemars::JsonSchema`",
+    note = "derive `toolnexus::Args` on `{Self}`, or derive `schemars::JsonSchema` beside `serde::Deserialize`"
+)]
+pub trait ArgSchema: schemars::JsonSchema {}
+
+#[diagnostic::do_not_recommend]
+impl<T: schemars::JsonSchema> ArgSchema for T {}
+
+/// A `#[tool]` parameter type decoded by serde (the way of a type that does not derive
+/// `Args`); its own trait for the same reason as [`ArgSchema`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an argument type of `#[tool]`: serde cannot decode it",
+    label = "this parameter's type derives neither `toolnexus::Args` nor `serde::Deserialize`",
+    note = "derive `toolnexus::Args` on `{Self}`, or derive `serde::Deserialize` beside `schemars::JsonSchema`"
+)]
+pub trait ArgDecode: for<'de> Deserialize<'de> {}
+
+#[diagnostic::do_not_recommend]
+impl<T: for<'de> Deserialize<'de>> ArgDecode for T {}
+
 impl<T> SerdeWay<T> {
     /// Adds the parameter's property to the tool's schema (its `JsonSchema`).
     pub fn schema(self, schema: &mut SchemaBuilder, key: &str, description: Option<&str>)
     where
-        T: schemars::JsonSchema,
+        T: ArgSchema,
     {
         schema.typed::<T>(key, description);
     }
@@ -1132,7 +1157,7 @@ impl<T> SerdeWay<T> {
     /// Decodes the parameter with serde.
     pub fn decode(self, tool: &str, key: &str, value: Option<Value>) -> Result<T, ToolResult>
     where
-        T: for<'de> Deserialize<'de>,
+        T: ArgDecode,
     {
         super::tool::arg::<T>(tool, key, value)
     }
@@ -1140,7 +1165,7 @@ impl<T> SerdeWay<T> {
     /// Decodes a present parameter with serde.
     pub fn decode_value(self, tool: &str, key: &str, value: Value) -> Result<T, ToolResult>
     where
-        T: for<'de> Deserialize<'de>,
+        T: ArgDecode,
     {
         super::tool::arg_value::<T>(tool, key, value)
     }

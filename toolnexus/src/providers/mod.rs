@@ -36,21 +36,21 @@ pub use key::ApiKey;
 pub(crate) use tls::tls_config;
 use transport::Transport;
 
-/// The default `max_tokens` sent to Anthropic-style endpoints, which require one.
+/// The default `max_tokens` sent to Anthropic-style endpoints, which require one: 4096.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-/// The default number of retries after the first attempt.
+/// The default number of retries after the first attempt: 2.
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
-/// The default first backoff step (doubled on each retry, with jitter).
+/// The default first backoff step (doubled on each retry, with jitter): 500 ms.
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
-/// The longest `Retry-After` honoured by default; a longer one ends the request with the
-/// provider's error instead of sleeping.
+/// The longest `Retry-After` honoured by default, 60 seconds; a longer one ends the request
+/// with the provider's error instead of sleeping.
 pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-/// The default [`connect_timeout`](HttpProviderBuilder::connect_timeout): 10 s.
+/// The default [`connect_timeout`](HttpProviderBuilder::connect_timeout): 10 seconds.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// The default [`first_byte_timeout`](HttpProviderBuilder::first_byte_timeout): 300 s (a
+/// The default [`first_byte_timeout`](HttpProviderBuilder::first_byte_timeout): 300 seconds (a
 /// reply that is not streamed comes whole with its head).
 pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
-/// The default [`idle_timeout`](HttpProviderBuilder::idle_timeout): 120 s without a stream
+/// The default [`idle_timeout`](HttpProviderBuilder::idle_timeout): 120 seconds without a stream
 /// event.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// The default [`max_reply_bytes`](HttpProviderBuilder::max_reply_bytes): 16 MiB.

@@ -17,7 +17,7 @@ use crate::json_text;
 const ALG: &str = "HS256";
 /// Domain separation: a MAC made for a sealed record means nothing anywhere else.
 const CONTEXT: &[u8] = b"toolnexus sealed PendingRun\n";
-/// The shortest secret a [`SealKey`] takes (the HMAC-SHA-256 block of security).
+/// The shortest secret a [`SealKey`] takes, 32 bytes (the HMAC-SHA-256 block of security).
 pub const MIN_SEAL_KEY_LEN: usize = 32;
 
 /// A key that seals and opens [`PendingRun`] records: an id (written into every sealed record,

@@ -115,6 +115,7 @@ use std::time::Duration;
 #[cfg(any(feature = "sqlite", feature = "test-support"))]
 mod cell;
 mod conversation;
+mod event_display;
 pub(crate) mod history;
 mod memory;
 #[cfg(feature = "postgres")]
@@ -130,6 +131,7 @@ mod seal;
 mod sqlite;
 mod types;
 mod wake;
+mod workers;
 
 pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
@@ -148,6 +150,7 @@ pub use types::{
     Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult,
     StoredRun,
 };
+pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 
 #[cfg(feature = "sqlite")]
 pub(crate) use cell::Cell;
@@ -222,7 +225,8 @@ pub mod rows {
     }
 }
 
-/// How long a claim holds a run unless renewed, when the store is not told otherwise.
+/// How long a claim holds a run unless renewed, when the store is not told otherwise: 30
+/// seconds.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// The version of the SQL stores' database schema this release writes (kept in a
@@ -233,5 +237,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// Version 2 adds the [remembered decisions](crate::remember) (a `rules` table); version 3 an
 /// index of the answered runs, newest first, for [`RunStore::list_history`]; version 4 the
 /// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
-/// looks rules up by.
-pub const SCHEMA_VERSION: i64 = 4;
+/// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
+/// [`RunStore::last_worker_seen`]).
+pub const SCHEMA_VERSION: i64 = 5;

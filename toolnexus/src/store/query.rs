@@ -28,7 +28,7 @@ pub struct PendingQuery {
     cursor: Option<String>,
 }
 
-/// The default page size of [`PendingQuery`].
+/// The default page size of [`PendingQuery`]: 100 runs.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
 impl PendingQuery {

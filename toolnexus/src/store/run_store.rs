@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{
     Claim, ConversationStore, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, RunState,
-    StoreError, StoreResult, StoredRun,
+    StoreError, StoreResult, StoredRun, WorkerSeen,
 };
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
@@ -45,6 +45,49 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         &'a self,
         request_id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>>;
+
+    /// The request `request_id` names, while a run waits on it (parked), or waited on it last
+    /// (answered, claimed, expired, finished: the record keeps its last request): the one
+    /// call a host needs to show a request to a person. `None` when no run made it, or a run
+    /// made it before its current request (the record keeps only its last).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use toolnexus::store::{MemoryStore, RunStore};
+    /// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// let ask = FnTool::builder("ask").description("Asks.")
+    ///     .handler(|_, _| async { ToolResult::suspended(Request::input("Your name?")) })
+    ///     .build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+    /// let store = Arc::new(MemoryStore::new());
+    /// let script = [Reply::tool_call("ask", serde_json::json!({}))];
+    /// let client = Client::builder(ScriptedModel::new(script))
+    ///     .model_name("m").store(store.clone()).build().unwrap();
+    /// let id = client.run("greet me", &toolkit).await.unwrap().pending.unwrap().id;
+    ///
+    /// let request = store.request(&id).await.unwrap().expect("parked");
+    /// assert_eq!(request.prompt, "Your name?");
+    /// assert!(store.request("no-such-request").await.unwrap().is_none());
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] when the run's row cannot be read.
+    fn request<'a>(
+        &'a self,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<crate::request::Request>>> {
+        Box::pin(async move {
+            Ok(self
+                .get_by_request(request_id)
+                .await?
+                .map(|run| run.record.pending().clone())
+                .filter(|request| request.id == request_id))
+        })
+    }
 
     /// Claims the run whose request the answer echoes (`answer.id`), for `owner`, with a lease.
     ///
@@ -284,6 +327,39 @@ pub trait RunStore: Send + Sync + fmt::Debug {
 
     /// Deletes the run; `false` when there was none.
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// Records that the worker `worker` is alive at `at` (a [`Worker`](crate::worker::Worker)
+    /// does, when it starts and every [`HEARTBEAT_EVERY`](super::HEARTBEAT_EVERY)). A store
+    /// keeps the latest heartbeat of each worker name (an earlier `at` than the one kept
+    /// changes nothing).
+    ///
+    /// The default, for a store that does not record workers, records nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the database fails.
+    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
+        let _ = (worker, at);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The worker whose heartbeat is the latest, `None` when no worker was ever seen. An
+    /// answer page says "answered; no worker has taken it up" when it is `None` or
+    /// [not running](WorkerSeen::is_running_at).
+    ///
+    /// The default, for a store that does not record workers, refuses
+    /// ([`StoreError::Invalid`]): nobody can tell.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the database fails.
+    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<WorkerSeen>>> {
+        Box::pin(async {
+            Err(StoreError::Invalid(
+                "this run store does not record workers".to_owned(),
+            ))
+        })
+    }
 
     /// The conversations kept beside the runs, when this store keeps them (the three stores of
     /// this crate do). [`Client::answer`](crate::Client::answer) completes a conversation's

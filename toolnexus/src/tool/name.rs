@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 
-/// The longest tool name providers accept.
+/// The longest tool name providers accept: 64 characters.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// Checks a tool name: 1 to 64 characters of `[A-Za-z0-9_-]`.
 ///

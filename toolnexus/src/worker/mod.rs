@@ -33,6 +33,10 @@
 //!   process, an in-process signal for the memory and SQLite stores), and otherwise on a
 //!   bounded [poll](WorkerBuilder::poll); when the store fails it backs off (doubling up to
 //!   [`max_backoff`](WorkerBuilder::max_backoff)) and never spins;
+//! - **says it is alive**: it records a heartbeat in the store when it starts and every
+//!   [`HEARTBEAT_EVERY`](crate::store::HEARTBEAT_EVERY) ([`RunStore::heartbeat`]), so an
+//!   answer page tells the person whether a worker will take their answer up
+//!   ([`RunStore::last_worker_seen`]);
 //! - **shuts down gracefully**: once `shutdown` completes it claims nothing more, lets the
 //!   runs in flight finish for up to [`grace`](WorkerBuilder::grace), then
 //!   [releases](RunStore::release) the ones still running, so another worker goes on at once
@@ -108,27 +112,27 @@ use crate::toolkit::Toolkit;
 
 pub use stats::WorkerStats;
 
-/// The default number of runs a worker holds at once.
+/// The default number of runs a worker holds at once: 16.
 pub const DEFAULT_CONCURRENCY: usize = 16;
 
-/// The default longest sleep of a worker that nobody wakes.
+/// The default longest sleep of a worker that nobody wakes: 1 second.
 pub const DEFAULT_POLL: Duration = Duration::from_secs(1);
 
-/// The default time runs in flight get to finish once shutdown begins.
+/// The default time runs in flight get to finish once shutdown begins: 30 seconds.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);
 
-/// The default longest wait after the store failed.
+/// The default longest wait after the store failed: 30 seconds.
 pub const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// The default number of times a worker tries to resume one answer before it gives the run
-/// up.
+/// up: 5.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 
-/// The default wait before the first retry of a failed resume (doubling with each failure,
-/// at most [`MAX_RETRY_DELAY`]).
+/// The default wait before the first retry of a failed resume: 1 second (doubling with each
+/// failure, at most [`MAX_RETRY_DELAY`]).
 pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_secs(1);
 
-/// The longest wait between two attempts of a failed resume.
+/// The longest wait between two attempts of a failed resume: 15 minutes.
 pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(15 * 60);
 
 /// Drives the stored runs that need a worker; see the [module docs](self). Cheap to clone;

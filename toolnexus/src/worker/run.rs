@@ -1,9 +1,9 @@
-//! [`Worker::run`]: two loops side by side until shutdown, then a drain. The claim loop claims
+//! [`Worker::run`]: three loops side by side until shutdown, then a drain. The claim loop claims
 //! while there is room and work (each claim starts a task that, once its run is done, claims
 //! the next itself while work is left) and sleeps until a wake-up; the deadline loop sleeps
 //! until the nearest deadline and expires what is due. Apart, so expiry never queues behind
 //! claims: a worker kept busy by a backlog of answered runs still expires each request on
-//! time.
+//! time. The heartbeat loop records that the worker is alive every `HEARTBEAT_EVERY`.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use super::stats::bump;
 use super::{Worker, WorkerStats};
-use crate::store::StoreError;
+use crate::store::{HEARTBEAT_EVERY, StoreError};
 
 /// The first wait after a store failure, or after a deadline that passed with nothing to do;
 /// also the shortest time between two looks for deadlines.
@@ -86,6 +86,7 @@ impl Worker {
             },
             self.deadlines(&stop, &due),
             self.claims(&stop, &due, &mut tasks, &stop_runs),
+            self.heartbeats(&stop),
         );
         tracing::info!(
             in_flight = tasks.len(),
@@ -102,6 +103,29 @@ impl Worker {
         }
         tracing::info!("worker: stopped");
         self.inner.stats.snapshot()
+    }
+
+    /// The heartbeat loop: records in the store that this worker is alive, now and every
+    /// [`HEARTBEAT_EVERY`], so an answer page can tell whether a worker will take an answer up
+    /// ([`RunStore::last_worker_seen`](crate::store::RunStore::last_worker_seen)). A failed
+    /// heartbeat is logged and tried again at the next beat.
+    async fn heartbeats(&self, stop: &CancellationToken) {
+        let inner = &*self.inner;
+        while !stop.is_cancelled() {
+            if let Err(e) = inner
+                .store
+                .heartbeat(&inner.config.name, SystemTime::now())
+                .await
+            {
+                bump(&inner.stats.store_errors);
+                tracing::warn!(error = %e, "worker: cannot record its heartbeat");
+            }
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(HEARTBEAT_EVERY) => {}
+            }
+        }
     }
 
     /// The claim loop: claims while there is room and work, then sleeps until a run ends, the

@@ -4,6 +4,10 @@ use serde_json::{Map, Number, Value};
 
 use crate::request::Request;
 
+mod edit;
+
+pub(crate) use edit::Edit;
+
 /// What one control collects.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Control {
@@ -28,6 +32,8 @@ pub(crate) struct Field {
     pub(crate) help: Option<String>,
     pub(crate) required: bool,
     pub(crate) control: Control,
+    /// What each option of a `Select` reads as on the page (the values stay the codes).
+    pub(crate) option_labels: Option<Vec<String>>,
     min: Option<f64>,
     max: Option<f64>,
     min_len: Option<u64>,
@@ -66,48 +72,6 @@ pub(crate) enum Shape {
     AcceptDecline,
 }
 
-/// An editable approval's proposed arguments and the schema an edit must fit.
-#[derive(Clone, Debug)]
-pub(crate) struct Edit {
-    pub(crate) proposed: Value,
-    pub(crate) schema: Value,
-}
-
-impl Edit {
-    /// The answer to an editable approval: `edited` (JSON text or a value) checked at the
-    /// door, as the loop checks it again (`data.args` only when it differs from the
-    /// proposal).
-    pub(crate) fn answer(
-        &self,
-        request: &Request,
-        edited: Option<Value>,
-    ) -> Result<crate::request::Answer, Invalid> {
-        match edited {
-            None => Ok(crate::request::Answer::ok(&request.id)),
-            Some(args) if args == self.proposed => Ok(crate::request::Answer::ok(&request.id)),
-            Some(args) => {
-                if !args.is_object() {
-                    return Err(Invalid::new(ARGS, "Arguments: must be a JSON object"));
-                }
-                crate::tool::conforms(&self.schema, &args)
-                    .map_err(|why| Invalid::new(ARGS, format!("Arguments: {why}")))?;
-                // a person never types a secret here (the loop refuses it too)
-                boundary_checked(request, request.approve_with(args))
-            }
-        }
-    }
-
-    /// Reads the page's arguments field (JSON text).
-    pub(crate) fn parse(text: &str) -> Result<Option<Value>, Invalid> {
-        if text.trim().is_empty() {
-            return Ok(None);
-        }
-        crate::limits::parse_checked(text)
-            .map(Some)
-            .map_err(|e| Invalid::new(ARGS, format!("Arguments: not valid JSON ({e})")))
-    }
-}
-
 /// `answer`, once it passes the trust boundary's walk
 /// ([`check_answer`](crate::boundary::check_answer)): no key of its data names a credential the
 /// request did not ask for, at any depth; an edit keeps what the model proposed where a key
@@ -132,6 +96,10 @@ pub(crate) fn boundary_checked(
 
 /// The form field (and JSON key) of an editable approval's arguments.
 pub(crate) const ARGS: &str = "args";
+
+/// The hidden field that says a page's typed argument fields were sent (a box left unticked
+/// sends nothing, so the fields alone cannot say it).
+pub(crate) const ARGS_FORM: &str = "args.form";
 
 /// Why a request cannot be rendered here.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,10 +127,7 @@ impl Shape {
                         .proposed_args()
                         .zip(request.args_schema())
                         .map(|(proposed, schema)| {
-                            Box::new(Edit {
-                                proposed: proposed.clone(),
-                                schema: schema.clone(),
-                            })
+                            Box::new(Edit::new(proposed.clone(), schema.clone()))
                         });
                 return Ok(Self::Approval(edit));
             }
@@ -176,11 +141,56 @@ impl Shape {
         }
         match schema {
             // every kind with a form went through the whole boundary above
+            Some(schema) if request.kind == crate::reconcile::KIND_RECONCILE => {
+                schema_form(schema).map(|fields| Self::Fields(reconcile_words(fields)))
+            }
             Some(schema) => schema_form(schema).map(Self::Fields),
             None if request.kind == "input" || request.kind == "question" => Ok(Self::FreeText),
             None => Ok(Self::AcceptDecline),
         }
     }
+}
+
+/// The reconcile form in plain words: each action says what it does, the output when it is
+/// needed.
+fn reconcile_words(mut fields: Vec<Field>) -> Vec<Field> {
+    for f in &mut fields {
+        match (f.key.as_str(), &f.control) {
+            ("action", Control::Select(options)) => {
+                "What to do".clone_into(&mut f.label);
+                f.help = Some(
+                    "Run it again: the call runs once more (choose it when it did not take effect).\n\
+                     Record what happened: the call is not run again; what you write below is its result.\n\
+                     Fail the call: the call is not run again; the assistant reads that it failed."
+                        .to_owned(),
+                );
+                f.option_labels = Some(
+                    options
+                        .iter()
+                        .map(|o| {
+                            match o.as_str() {
+                                "rerun" => "Run it again",
+                                "record" => "Record what happened",
+                                "fail" => "Fail the call",
+                                other => other,
+                            }
+                            .to_owned()
+                        })
+                        .collect(),
+                );
+            }
+            ("output", _) => {
+                "What happened".clone_into(&mut f.label);
+                f.help = Some(
+                    "Needed for \u{201c}Record what happened\u{201d}: what the call returned, as the assistant will read it. \
+                     For \u{201c}Fail the call\u{201d}: why, if you like."
+                        .to_owned(),
+                );
+            }
+            _ => {}
+        }
+    }
+    fields
 }
 
 fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
@@ -248,6 +258,7 @@ fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
             help,
             required: required.contains(&key.as_str()),
             control,
+            option_labels: None,
             min: num("minimum"),
             max: num("maximum"),
             min_len: len("minLength"),
@@ -344,6 +355,7 @@ fn questions_form(questions: &Value) -> Result<Vec<Field>, Refusal> {
             help: q.get("header").and_then(Value::as_str).map(str::to_owned),
             required: !multiple,
             control,
+            option_labels: None,
             min: None,
             max: None,
             min_len: None,

@@ -137,3 +137,90 @@ fn nested_schemas_are_refused() {
         )
     );
 }
+
+fn pay_schema() -> Value {
+    json!({"type":"object","properties":{
+        "amount":{"type":"number","minimum":1},
+        "to":{"type":"string"},
+        "urgent":{"type":"boolean"}},"required":["amount","to"]})
+}
+
+#[test]
+fn editable_arguments_are_typed_fields_filled_with_the_proposal() {
+    let edit = Edit::new(json!({"amount": 40, "to": "Ada"}), pay_schema());
+    let fields = edit.fields.as_deref().expect("a flat schema is a form");
+    assert_eq!(
+        fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        ["f.amount", "f.to", "f.urgent"]
+    );
+    assert_eq!(
+        edit.defaults(),
+        pairs(&[("f.amount", "40"), ("f.to", "Ada")])
+    );
+    // sent back unchanged: the proposal as it was (40 stays 40, the unticked box stays unset)
+    let same = edit.args_of_fields(fields, &edit.defaults()).unwrap();
+    assert_eq!(same, json!({"amount": 40, "to": "Ada"}));
+    // a change: the new values, typed
+    let changed = edit
+        .args_of_fields(
+            fields,
+            &pairs(&[("f.amount", "35.5"), ("f.to", "Bo"), ("f.urgent", "on")]),
+        )
+        .unwrap();
+    assert_eq!(changed, json!({"amount": 35.5, "to": "Bo", "urgent": true}));
+    // a wrong value is named on its field
+    let wrong = edit
+        .args_of_fields(fields, &pairs(&[("f.amount", "lots"), ("f.to", "Bo")]))
+        .unwrap_err();
+    assert_eq!(wrong.field, "amount");
+}
+
+#[test]
+fn what_a_form_cannot_express_stays_json() {
+    // a nested argument
+    let nested = json!({"type":"object","properties":{"to":{"type":"object","properties":{"iban":{"type":"string"}}}}});
+    assert!(
+        Edit::new(json!({"to": {"iban": "x"}}), nested)
+            .fields
+            .is_none()
+    );
+    // a proposed value the field cannot hold (text where the schema says number)
+    assert!(
+        Edit::new(json!({"amount": "forty", "to": "Ada"}), pay_schema())
+            .fields
+            .is_none()
+    );
+    // an argument the schema does not name
+    assert!(
+        Edit::new(json!({"amount": 4, "to": "Ada", "memo": "x"}), pay_schema())
+            .fields
+            .is_none()
+    );
+}
+
+#[test]
+fn a_reconcile_form_speaks_in_plain_words() {
+    let request = Request::reconcile("pay", json!({"to": "Ada"}), "k", "2026-01-01T00:00:00Z");
+    let Ok(Shape::Fields(fields)) = Shape::of(&request) else {
+        panic!("a reconcile request is a form");
+    };
+    let action = fields.iter().find(|f| f.key == "action").unwrap();
+    assert_eq!(action.label, "What to do");
+    assert_eq!(
+        action.option_labels.as_deref().unwrap(),
+        ["Run it again", "Record what happened", "Fail the call"]
+    );
+    assert_eq!(
+        action.control,
+        Control::Select(vec!["rerun".into(), "record".into(), "fail".into()])
+    );
+    let help = action.help.as_deref().unwrap();
+    assert!(
+        !help.contains("rerun:") && help.starts_with("Run it again: "),
+        "{help}"
+    );
+    assert_eq!(
+        fields.iter().find(|f| f.key == "output").unwrap().label,
+        "What happened"
+    );
+}

@@ -206,15 +206,19 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
     };
     match record(&shared, &parts, answer, choices.granted).await {
         Err((status, text)) => json_err(status, &text),
-        Ok(info) => json_out(
-            StatusCode::ACCEPTED,
-            &json!({
-                "status": "recorded",
-                "runId": info.run_id,
-                "answeredBy": info.answered_by(),
-                "statusLink": status_href(&shared, &prefix(&parts), &request.id, &info.run_id, true),
-            }),
-        ),
+        Ok(info) => {
+            let pickup = super::status::pickup(&shared, info.state).await;
+            json_out(
+                StatusCode::ACCEPTED,
+                &json!({
+                    "status": "recorded",
+                    "runId": info.run_id,
+                    "answeredBy": info.answered_by(),
+                    "statusLink": status_href(&shared, &prefix(&parts), &request.id, &info.run_id, true),
+                    "pickup": super::status::pickup_json(pickup),
+                }),
+            )
+        }
     }
 }
 

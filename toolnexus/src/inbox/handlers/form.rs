@@ -41,6 +41,24 @@ fn answer_from_form(
             }
             Ok(request.accept(text))
         }
+        // the typed fields (a posted `args` JSON text, as the page sent before, still counts)
+        Shape::Approval(Some(edit))
+            if edit.fields.is_some()
+                && !pairs
+                    .iter()
+                    .any(|(k, v)| k == fields::ARGS && !v.trim().is_empty()) =>
+        {
+            let fields = edit.fields.as_deref().unwrap_or_default();
+            // a form without the argument fields (a script's plain approve) approves the
+            // call as proposed, as an empty JSON field did
+            let sent = pairs
+                .iter()
+                .any(|(k, _)| k == fields::ARGS_FORM || fields.iter().any(|f| &f.name == k));
+            if !sent {
+                return edit.answer(request, None);
+            }
+            edit.answer(request, Some(edit.args_of_fields(fields, pairs)?))
+        }
         Shape::Approval(Some(edit)) => {
             let text = pairs
                 .iter()
@@ -120,9 +138,10 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
         Err((status, text)) => msg(status, "Not answered", "notice", &text, Some(&back)),
         Ok(info) => {
             let status = status_href(&shared, &prefix(&parts), &request.id, &info.run_id, false);
+            let pickup = super::status::pickup(&shared, info.state).await;
             html(
                 StatusCode::OK,
-                pages::recorded(&status, info.answered_by(), &back),
+                pages::recorded(&status, info.answered_by(), &back, pickup),
             )
         }
     }

@@ -16,6 +16,7 @@ use crate::inbox::{Access, Shared, Target, pages};
 use crate::request::Request;
 use crate::run::RunResult;
 use crate::store::{RunEventKind, RunState, StoredRun};
+use pages::Pickup;
 
 /// Where the run is, seen from the request that was answered.
 enum Progress {
@@ -47,6 +48,38 @@ fn progress(run: &StoredRun, id: &str) -> Progress {
         ),
         _ => Progress::Continuing,
     }
+}
+
+/// Who takes up a run in `state`: an answered run waits for a worker, and the store's
+/// heartbeats say whether one is running ([`RunStore::last_worker_seen`]); any other state is
+/// a worker's already, and a store that keeps no heartbeats cannot tell.
+///
+/// [`RunStore::last_worker_seen`]: crate::store::RunStore::last_worker_seen
+pub(super) async fn pickup(shared: &Shared, state: RunState) -> Pickup {
+    if state != RunState::Answered {
+        return Pickup::Continuing;
+    }
+    match shared.store.last_worker_seen().await {
+        Ok(Some(seen)) if seen.is_running_at(std::time::SystemTime::now()) => Pickup::Continuing,
+        Ok(seen) => Pickup::NoWorker(seen.map(|s| s.at)),
+        Err(e) => {
+            tracing::debug!(error = %e, "inbox: the store cannot say whether a worker runs");
+            Pickup::Continuing
+        }
+    }
+}
+
+/// The API's words for `pickup`: `{"workerRunning", "workerLastSeen", "message"}`.
+pub(super) fn pickup_json(pickup: Pickup) -> Value {
+    let (running, seen) = match pickup {
+        Pickup::Continuing => (true, None),
+        Pickup::NoWorker(seen) => (false, seen),
+    };
+    json!({
+        "workerRunning": running,
+        "workerLastSeen": seen.map(super::api::rfc3339),
+        "message": pickup.text(),
+    })
 }
 
 /// The run the status of request `id` is asked of (`?run=`, else the run waiting on `id`),
@@ -97,7 +130,8 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
         ),
         Progress::Continuing => {
             let here = status_href(&shared, &prefix, &id, &run.info.run_id, false);
-            pages::recorded(&here, run.info.answered_by(), &back)
+            let pickup = pickup(&shared, run.info.state).await;
+            pages::recorded(&here, run.info.answered_by(), &back, pickup)
         }
         Progress::Finished(result) => {
             pages::outcome(result.status.as_str(), &result.text, None, &back)
@@ -127,7 +161,13 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
         run.info.history.iter().rev().find(|e| {
             e.event == RunEventKind::Answered && e.request.as_deref() == Some(id.as_str())
         });
-    let (outcome, next) = match progress(&run, &id) {
+    let progress = progress(&run, &id);
+    let waits = if matches!(progress, Progress::Continuing) {
+        pickup_json(pickup(&shared, run.info.state).await)
+    } else {
+        Value::Null
+    };
+    let (outcome, next) = match progress {
         Progress::Finished(result) => (
             json!({"status": result.status.as_str(), "text": result.text}),
             Value::Null,
@@ -151,6 +191,7 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
             "history": history(&run.info.history),
             "outcome": outcome,
             "next": next,
+            "pickup": waits,
         }),
     )
 }

@@ -58,6 +58,8 @@ struct Shared {
     conversations: Mutex<BTreeMap<String, ConversationRow>>,
     /// The remembered decisions, by id.
     rules: Mutex<rules::RuleRows>,
+    /// The workers' latest heartbeats, by name.
+    workers: Mutex<HashMap<String, std::time::SystemTime>>,
 }
 
 #[derive(Default)]
@@ -146,6 +148,14 @@ impl MemoryStore {
         // every change is one insert or remove: a poisoned map is still consistent
         self.shared
             .conversations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn worker_rows(&self) -> MutexGuard<'_, HashMap<String, std::time::SystemTime>> {
+        // every change is one insert: a poisoned map is still consistent
+        self.shared
+            .workers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }

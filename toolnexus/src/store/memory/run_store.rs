@@ -19,6 +19,29 @@ impl RunStore for MemoryStore {
         Some(self)
     }
 
+    fn heartbeat<'a>(
+        &'a self,
+        worker: &'a str,
+        at: std::time::SystemTime,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let mut workers = self.worker_rows();
+            let seen = workers.entry(worker.to_owned()).or_insert(at);
+            *seen = (*seen).max(at);
+            Ok(())
+        })
+    }
+
+    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<crate::store::WorkerSeen>>> {
+        Box::pin(async move {
+            Ok(self
+                .worker_rows()
+                .iter()
+                .max_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0)))
+                .map(|(name, at)| crate::store::WorkerSeen::new(name.clone(), *at)))
+        })
+    }
+
     fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
         Some(self)
     }

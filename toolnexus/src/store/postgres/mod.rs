@@ -12,6 +12,7 @@ mod listen;
 mod rows;
 mod rules;
 mod schema;
+mod workers;
 
 use std::fmt;
 use std::sync::Arc;
@@ -344,6 +345,14 @@ fn past_or(column: &str) -> String {
 impl RunStore for PostgresStore {
     fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
         Some(self)
+    }
+
+    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.beat(worker, at))
+    }
+
+    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<crate::store::WorkerSeen>>> {
+        Box::pin(self.last_seen())
     }
 
     fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {

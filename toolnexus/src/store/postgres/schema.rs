@@ -8,7 +8,7 @@ use crate::store::sql::due_migrations;
 /// initial schema (`sql::initial_schema!`), and the hosts waiting on runs, whose
 /// changes notify; 2: the remembered rules (`sql::rules_schema!`); 3: the index of the answered
 /// runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
-/// (`sql::RULES_INDEX`)).
+/// (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`)).
 pub(super) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::store::sql::initial_schema!(BIGINT),
@@ -23,6 +23,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     crate::store::sql::rules_schema!(BIGINT),
     crate::store::sql::HISTORY_INDEX,
     crate::store::sql::RULES_INDEX,
+    crate::store::sql::workers_schema!(BIGINT),
 ];
 
 // the list reaches the version this release writes

@@ -18,5 +18,5 @@ pub(crate) use row::{
     park_conflict,
 };
 pub(crate) use schema::{
-    RULES_INDEX, candidate_rules_sql, due_migrations, initial_schema, rules_schema,
+    RULES_INDEX, candidate_rules_sql, due_migrations, initial_schema, rules_schema, workers_schema,
 };

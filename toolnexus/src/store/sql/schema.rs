@@ -157,6 +157,24 @@ pub(crate) fn candidate_rules_sql(placeholder: fn(usize) -> String) -> String {
     parts.join(" UNION ALL ")
 }
 
+/// Version 5: the workers' heartbeats ([`RunStore::heartbeat`](crate::store::RunStore::heartbeat)),
+/// one row a worker name with its latest heartbeat, the same SQL in both stores but for the
+/// integer type.
+macro_rules! workers_schema {
+    ($int:tt) => {
+        concat!(
+            "CREATE TABLE IF NOT EXISTS workers (
+                name    TEXT PRIMARY KEY,
+                seen_at ",
+            stringify!($int),
+            " NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS workers_by_seen ON workers (seen_at);"
+        )
+    };
+}
+pub(crate) use workers_schema;
+
 /// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
 /// `migrations` lists every version's (entry `n` reaches version `n + 1`). A database newer
 /// than the last entry is refused.

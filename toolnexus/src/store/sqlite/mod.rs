@@ -10,6 +10,7 @@ mod conversations;
 mod history;
 mod rules;
 mod schema;
+mod workers;
 
 use std::fmt;
 use std::path::Path;
@@ -333,6 +334,14 @@ fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
 impl RunStore for SqliteStore {
     fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
         Some(self)
+    }
+
+    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(self.beat(worker, at))
+    }
+
+    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<crate::store::WorkerSeen>>> {
+        Box::pin(self.last_seen())
     }
 
     fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {

@@ -8,13 +8,14 @@ use crate::store::sql::{backend, due_migrations};
 
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
-/// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
-/// (`sql::RULES_INDEX`)).
+/// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's
+/// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
     crate::store::sql::HISTORY_INDEX,
     crate::store::sql::RULES_INDEX,
+    crate::store::sql::workers_schema!(INTEGER),
 ];
 
 // the list reaches the version this release writes
@@ -181,7 +182,7 @@ mod tests {
     fn version_3_takes_the_rules_indexes_and_the_check_uses_them() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate_with(&mut conn, &MIGRATIONS[..3]).unwrap();
-        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        migrate_with(&mut conn, &MIGRATIONS[..4]).unwrap();
         assert_eq!(versions(&conn), [1, 2, 3, 4]);
         let sql = crate::store::sql::candidate_rules_sql(|n| format!("?{n}"));
         let plan: Vec<String> = conn
@@ -208,5 +209,20 @@ mod tests {
             !plan.iter().any(|step| step.starts_with("SCAN")),
             "{plan:?}"
         );
+    }
+
+    /// A database at version 4 (a heartbeat-less release) takes the workers' table on open.
+    #[test]
+    fn version_4_takes_the_workers_table() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, &MIGRATIONS[..4]).unwrap();
+        assert!(
+            conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
+                .is_err()
+        );
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5]);
+        conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
+            .unwrap();
     }
 }
