@@ -109,6 +109,15 @@ pub(crate) fn idempotency_key(run_id: &str, turn: u32, call_id: &str) -> String 
 
 /// Writes `value` as canonical JSON (keys sorted, no whitespace).
 pub(crate) fn canonical(value: &Value, out: &mut Vec<u8>) {
+    sorted(value, out, &|scalar, out| {
+        // serde_json's own text (writing into a Vec cannot fail)
+        out.extend_from_slice(scalar.to_string().as_bytes());
+    });
+}
+
+/// The walk both canonical forms share: objects with their keys sorted by code point, arrays
+/// in order, no whitespace; each scalar written by `scalar`.
+fn sorted(value: &Value, out: &mut Vec<u8>, scalar: &dyn Fn(&Value, &mut Vec<u8>)) {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -120,7 +129,7 @@ pub(crate) fn canonical(value: &Value, out: &mut Vec<u8>) {
                 }
                 string(key, out);
                 out.push(b':');
-                canonical(item, out);
+                sorted(item, out, scalar);
             }
             out.push(b'}');
         }
@@ -130,12 +139,11 @@ pub(crate) fn canonical(value: &Value, out: &mut Vec<u8>) {
                 if i > 0 {
                     out.push(b',');
                 }
-                canonical(item, out);
+                sorted(item, out, scalar);
             }
             out.push(b']');
         }
-        // scalars: serde_json's own text (writing into a Vec cannot fail)
-        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
+        other => scalar(other, out),
     }
 }
 
@@ -156,36 +164,12 @@ pub(crate) fn canonical(value: &Value, out: &mut Vec<u8>) {
 /// `9007199254740992`) differ: a rule never matches a number other than the one it was made
 /// for; at worst a respelt huge integer is asked again.
 pub(crate) fn rule_form(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push(b'{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                string(key, out);
-                out.push(b':');
-                rule_form(item, out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                rule_form(item, out);
-            }
-            out.push(b']');
-        }
+    sorted(value, out, &|scalar, out| match scalar {
         Value::Number(n) if n.is_f64() => {
             out.extend_from_slice(ecmascript_number(n.as_f64().unwrap_or(0.0)).as_bytes());
         }
-        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
-    }
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    });
 }
 
 /// ECMAScript's `Number.prototype.toString` of a finite double (RFC 8785's number form).
