@@ -136,7 +136,7 @@ type AuthorizeFn = dyn Fn(&Parts, Target<'_>) -> bool + Send + Sync;
 type AnsweredByFn = dyn Fn(&Parts) -> Option<String> + Send + Sync;
 type GrantsFn = dyn Fn(&Parts, &str) -> bool + Send + Sync;
 
-/// The rules per page of the rules page and `/api/rules` (newest first; `?after=<cursor>`
+/// The rules per page of the rules page and `/api/rules`: 50 (newest first; `?after=<cursor>`
 /// the next page).
 pub const RULES_PAGE: usize = 50;
 
