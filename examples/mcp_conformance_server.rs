@@ -1,0 +1,272 @@
+//! The "everything" server of the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`), written the way a user of this crate writes a server:
+//! `#[tool]` functions, `ask!` for elicitations, [`McpService::serve_http`]. `ci/mcp-conformance.sh`
+//! runs every server scenario of the pinned suite against it, with and without a run store.
+//!
+//! ```text
+//! cargo run -p toolnexus-examples --features mcp --example mcp_conformance_server -- \
+//!     [--addr 127.0.0.1:0] [--store runs.sqlite]
+//! ```
+//!
+//! It prints the URL it serves on as its first line of stdout, then serves until killed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use toolnexus::mcp::McpService;
+use toolnexus::result::ContentPart;
+use toolnexus::{BoxFuture, Context, Form, Suspension, Tool, ToolResult, Toolkit, ask, tool};
+
+/// A 1x1 red PNG.
+const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+/// A WAV file of one silent sample (8 kHz, 8-bit mono).
+const SILENT_WAV: &str = "UklGRiUAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQEAAACA";
+
+/// Returns a simple text.
+#[tool(read_only)]
+fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Returns an image.
+#[tool(read_only)]
+fn test_image_content() -> ToolResult {
+    ToolResult::success("a red pixel").with_part(ContentPart::image(RED_PIXEL_PNG, "image/png"))
+}
+
+/// Returns audio.
+#[tool(read_only)]
+fn test_audio_content() -> ToolResult {
+    ToolResult::success("a silent sample").with_part(ContentPart::audio(SILENT_WAV, "audio/wav"))
+}
+
+/// Returns an embedded resource.
+#[tool(read_only)]
+fn test_embedded_resource() -> ToolResult {
+    ToolResult::success("an embedded resource").with_part(
+        ContentPart::url("resource", "test://embedded-resource")
+            .with_mime_type("text/plain")
+            .with_extra("text", json!("This is an embedded resource content.")),
+    )
+}
+
+/// Returns text, an image and an embedded resource.
+#[tool(read_only)]
+fn test_multiple_content_types() -> ToolResult {
+    ToolResult::success("Multiple content types test:")
+        .with_part(ContentPart::image(RED_PIXEL_PNG, "image/png"))
+        .with_part(
+            ContentPart::url("resource", "test://mixed-content-resource")
+                .with_mime_type("application/json")
+                .with_extra("text", json!(r#"{"test":"data","value":123}"#)),
+        )
+}
+
+/// Logs three messages while it runs.
+#[tool(read_only)]
+async fn test_tool_with_logging() -> &'static str {
+    // this crate has no way for a tool to log to the MCP client yet (issue 35)
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    "Tool with logging executed successfully"
+}
+
+/// Reports progress while it runs.
+#[tool(read_only)]
+async fn test_tool_with_progress() -> &'static str {
+    // this crate has no way for a tool to report progress yet (issue 35)
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    "Tool with progress executed successfully"
+}
+
+/// Always fails.
+#[tool(read_only)]
+fn test_error_handling() -> Result<String, String> {
+    Err("This tool intentionally returns an error for testing".to_owned())
+}
+
+/// Asks the client's model (sampling).
+#[tool(read_only)]
+fn test_sampling(
+    /// The prompt to send to the model.
+    prompt: &str,
+) -> Result<String, String> {
+    Err(format!(
+        "cannot sample \"{prompt}\": a toolnexus tool does not ask the client's model"
+    ))
+}
+
+/// What the person tells us.
+#[derive(Form, Serialize, Deserialize)]
+struct Contact {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Asks the user for their name and email.
+#[tool(read_only)]
+fn test_elicitation(
+    /// The message to show the user.
+    message: &str,
+    ctx: &toolnexus::Context,
+) -> Result<String, Suspension> {
+    let contact = ask!(ctx, input message, schema = Contact);
+    Ok(format!(
+        "User response: action=accept, content={}",
+        json!(contact)
+    ))
+}
+
+/// A status.
+#[derive(Form, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+/// A form whose every field has a default (SEP-1034).
+#[derive(Form, Serialize, Deserialize)]
+struct Defaults {
+    name: String,
+    age: i64,
+    score: f64,
+    status: Status,
+    verified: bool,
+}
+
+/// Asks for a form with defaults.
+#[tool(read_only)]
+fn test_elicitation_sep1034_defaults(ctx: &toolnexus::Context) -> Result<String, Suspension> {
+    let answer = ask!(ctx, input "Please review the defaults", schema = Defaults);
+    Ok(format!(
+        "Elicitation completed: action=accept, content={}",
+        json!(answer)
+    ))
+}
+
+/// An option.
+#[derive(Form, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Choice {
+    Option1,
+    Option2,
+    Option3,
+}
+
+/// A form with every kind of enum (SEP-1330): only the untitled single-select can be derived.
+#[derive(Form, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Enums {
+    untitled_single: Choice,
+}
+
+/// Asks for a form with every kind of enum.
+#[tool(read_only)]
+fn test_elicitation_sep1330_enums(ctx: &toolnexus::Context) -> Result<String, Suspension> {
+    let answer = ask!(ctx, input "Please pick", schema = Enums);
+    Ok(format!(
+        "Elicitation completed: action=accept, content={}",
+        json!(answer)
+    ))
+}
+
+/// Answers after a while (the suite closes the SSE stream meanwhile, SEP-1699).
+#[tool(read_only)]
+async fn test_reconnection() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "Reconnection test completed"
+}
+
+/// A tool whose input schema uses JSON Schema 2020-12 (`$schema`, `$defs`, `$ref`): written
+/// by hand, so implemented as a [`Tool`] rather than with `#[tool]`.
+struct JsonSchema2020 {
+    schema: Value,
+}
+
+impl JsonSchema2020 {
+    fn new() -> Self {
+        Self {
+            schema: json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {
+                    "address": {
+                        "type": "object",
+                        "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                    }
+                },
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"}
+                },
+                "additionalProperties": false
+            }),
+        }
+    }
+}
+
+impl Tool for JsonSchema2020 {
+    fn name(&self) -> &'static str {
+        "json_schema_2020_12_tool"
+    }
+    fn description(&self) -> &'static str {
+        "Tool with JSON Schema 2020-12 features"
+    }
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+    fn execute<'a>(
+        &'a self,
+        args: Map<String, Value>,
+        _ctx: &'a Context,
+    ) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move { ToolResult::success(Value::Object(args).to_string()) })
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut addr = "127.0.0.1:0".to_owned();
+    let mut store = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--addr" => addr = args.next().ok_or("--addr needs an address")?,
+            "--store" => store = Some(args.next().ok_or("--store needs a file")?),
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    let toolkit = Toolkit::builder()
+        .tool(TestSimpleText)
+        .tool(TestImageContent)
+        .tool(TestAudioContent)
+        .tool(TestEmbeddedResource)
+        .tool(TestMultipleContentTypes)
+        .tool(TestToolWithLogging)
+        .tool(TestToolWithProgress)
+        .tool(TestErrorHandling)
+        .tool(TestSampling)
+        .tool(TestElicitation)
+        .tool(TestElicitationSep1034Defaults)
+        .tool(TestElicitationSep1330Enums)
+        .tool(TestReconnection)
+        .tool(JsonSchema2020::new())
+        .build()?;
+    let mut service = McpService::new(toolkit).with_name("toolnexus-conformance", "1.0.0");
+    if let Some(path) = store {
+        service = service.with_store(Arc::new(toolnexus::store::SqliteStore::open(path).await?));
+    }
+    let server = service.serve_http(addr.as_str()).await?;
+    println!("{}", server.url());
+    eprintln!("mcp_conformance_server: serving on {}", server.url());
+    std::future::pending::<()>().await;
+    Ok(())
+}
