@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use toolnexus::mcp::McpService;
 use toolnexus::result::ContentPart;
-use toolnexus::{BoxFuture, Context, Form, Suspension, Tool, ToolResult, Toolkit, ask, tool};
+use toolnexus::{
+    BoxFuture, Context, Form, LogLevel, Suspension, Tool, ToolResult, Toolkit, ask, tool,
+};
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: &str =
@@ -47,9 +49,11 @@ fn test_audio_content() -> ToolResult {
 #[tool(read_only)]
 fn test_embedded_resource() -> ToolResult {
     ToolResult::success("an embedded resource").with_part(
-        ContentPart::url("resource", "test://embedded-resource")
-            .with_mime_type("text/plain")
-            .with_extra("text", json!("This is an embedded resource content.")),
+        ContentPart::resource_text(
+            "test://embedded-resource",
+            "This is an embedded resource content.",
+        )
+        .with_mime_type("text/plain"),
     )
 }
 
@@ -59,27 +63,33 @@ fn test_multiple_content_types() -> ToolResult {
     ToolResult::success("Multiple content types test:")
         .with_part(ContentPart::image(RED_PIXEL_PNG, "image/png"))
         .with_part(
-            ContentPart::url("resource", "test://mixed-content-resource")
-                .with_mime_type("application/json")
-                .with_extra("text", json!(r#"{"test":"data","value":123}"#)),
+            ContentPart::resource_text(
+                "test://mixed-content-resource",
+                r#"{"test":"data","value":123}"#,
+            )
+            .with_mime_type("application/json"),
         )
 }
 
 /// Logs three messages while it runs.
 #[tool(read_only)]
-async fn test_tool_with_logging() -> &'static str {
-    // this crate has no way for a tool to log to the MCP client yet (issue 35)
+async fn test_tool_with_logging(ctx: &toolnexus::Context) -> &'static str {
+    ctx.log(LogLevel::Info, "Tool execution started");
     tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool processing data");
     tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool execution completed");
     "Tool with logging executed successfully"
 }
 
 /// Reports progress while it runs.
 #[tool(read_only)]
-async fn test_tool_with_progress() -> &'static str {
-    // this crate has no way for a tool to report progress yet (issue 35)
+async fn test_tool_with_progress(ctx: &toolnexus::Context) -> &'static str {
+    ctx.progress(0.0, Some(100.0), None);
     tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.progress(50.0, Some(100.0), None);
     tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.progress(100.0, Some(100.0), None);
     "Tool with progress executed successfully"
 }
 

@@ -6,7 +6,9 @@
 //! and pass, except under `CI=true`, where they fail.
 
 mod consume;
+mod content;
 mod edit;
+mod notices;
 mod parked;
 mod python;
 mod rounds;

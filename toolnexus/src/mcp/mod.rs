@@ -57,6 +57,7 @@
 mod annotations;
 mod config;
 mod consume;
+mod content;
 mod elicit;
 mod serve;
 

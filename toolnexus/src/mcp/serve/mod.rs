@@ -35,6 +35,7 @@ use crate::store::RunStore;
 use crate::toolkit::Toolkit;
 
 mod live;
+mod notices;
 mod parked;
 mod tasks;
 mod transport;
@@ -42,6 +43,7 @@ mod transport;
 pub use transport::HttpServer;
 
 use live::RoundState;
+use notices::{Forwarder, NoticeFn, SessionLevel};
 use parked::ParkedState;
 
 /// The key of the one input request a multi-round-trip `input_required` result carries.
@@ -94,6 +96,8 @@ pub struct McpService {
     /// Cancelled when the session's transport reached its end (stdin closed): every call
     /// still in flight ends at once.
     closed: CancellationToken,
+    /// The session's `logging/setLevel`.
+    level: SessionLevel,
 }
 
 struct Inner {
@@ -167,6 +171,16 @@ impl McpService {
                 principal: None,
             }),
             closed: CancellationToken::new(),
+            level: SessionLevel::default(),
+        }
+    }
+
+    /// The same service for a new session (its own logging level).
+    pub(super) fn for_session(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            closed: self.closed.clone(),
+            level: SessionLevel::default(),
         }
     }
 
@@ -277,14 +291,17 @@ impl McpService {
         &self,
         params: CallToolRequestParams,
         rc: &RequestContext<RoleServer>,
+        notify: &NoticeFn,
     ) -> CallToolResponse {
         let inner = &*self.inner;
         let name = params.name.to_string();
         let args = Value::Object(params.arguments.unwrap_or_default());
+        let to_client = Arc::clone(notify);
         let ctx = Context::new()
             .with_cancellation(rc.ct.child_token())
             .with_timeout(inner.timeout)
-            .with_call_id(rc.id.to_string());
+            .with_call_id(rc.id.to_string())
+            .with_notifier(move |notice| to_client(notice));
         if let Some(state) = params.request_state {
             let responses = params.input_responses.as_ref();
             return match inner.codec.open_json::<Sealed>(&state) {
@@ -301,7 +318,7 @@ impl McpService {
             };
         }
         if let Some(store) = &inner.store {
-            return self.call_parked(&name, &args, rc, store).await;
+            return self.call_parked(&name, &args, rc, store, notify).await;
         }
         let first = inner.toolkit.execute(&name, args.clone(), &ctx).await;
         let Some(request) = first.pending() else {
@@ -389,10 +406,11 @@ fn supported_modes(caps: Option<&rmcp::model::ElicitationCapability>) -> Vec<Mod
     }
 }
 
-/// A tool result as MCP's: the output as one text block, `isError`, and any metadata other
-/// than `pending` under `_meta["toolnexus/metadata"]`.
+/// A tool result as MCP's: the output as one text item, then each content part as its MCP
+/// content item (`content.rs`), `isError`, and any metadata other than `pending` under
+/// `_meta["toolnexus/metadata"]`.
 fn tool_result(result: &ToolResult) -> CallToolResult {
-    let content = vec![ContentBlock::text(result.output.clone())];
+    let content = crate::mcp::content::to_mcp(&result.output, &result.parts);
     let mut out = if result.is_error {
         CallToolResult::error(content)
     } else {
@@ -427,14 +445,19 @@ fn fallback(suspended: &ToolResult) -> CallToolResult {
 }
 
 impl ServerHandler for McpService {
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, still in 2025-11-25
     fn get_info(&self) -> ServerConfig {
         let capabilities = if self.inner.store.is_some() {
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tasks()
                 .build()
         } else {
-            ServerCapabilities::builder().enable_tools().build()
+            ServerCapabilities::builder()
+                .enable_logging()
+                .enable_tools()
+                .build()
         };
         let mut info = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
@@ -481,12 +504,26 @@ impl ServerHandler for McpService {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        tokio::select! {
+        let (forwarder, notify) = Forwarder::start(&context, self.level.clone(), name.clone());
+        let response = tokio::select! {
             biased;
-            () = self.closed.cancelled() => Ok(tool_result(&ToolResult::error(format!(
+            () = self.closed.cancelled() => tool_result(&ToolResult::error(format!(
                 "cancelled: {name} (the MCP client closed the connection)"
-            ))).into()),
-            response = self.call(request, &context) => Ok(response),
-        }
+            ))).into(),
+            response = self.call(request, &context, &notify) => response,
+        };
+        // what the tool said goes out before its result
+        forwarder.finish().await;
+        Ok(response)
+    }
+
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, still in 2025-11-25
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
     }
 }
