@@ -16,10 +16,10 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value};
 
-use super::session::{CallWatch, message_of};
+use super::session::{CallWatch, answered, message_of};
 use super::{Conn, ROUND_KEY, SOURCE_MCP};
 use crate::context::Context;
-use crate::mcp::elicit::{Incoming, incoming, refused_result, result_from_answer};
+use crate::mcp::elicit::{Incoming, incoming, refused_result};
 use crate::request::Request;
 use crate::result::ToolResult;
 use crate::tool::{BoxFuture, Tool, ToolAnnotations};
@@ -194,7 +194,7 @@ fn retry_of(ctx: &Context) -> Option<Result<(Option<String>, InputResponses), St
     let mut responses = InputResponses::new();
     responses.insert(
         key.to_owned(),
-        serde_json::to_value(result_from_answer(request, answer)).unwrap_or(Value::Null),
+        serde_json::to_value(answered(request, answer)).unwrap_or(Value::Null),
     );
     Some(Ok((state, responses)))
 }
@@ -332,7 +332,7 @@ impl McpTool {
                             }
                             answer = host(request.clone()) => answer,
                         };
-                        result_from_answer(&request, &answer)
+                        answered(&request, &answer)
                     }
                     None if lone => {
                         let round = serde_json::json!({
