@@ -77,7 +77,8 @@ run_server_scenarios() { # $1: mode name; the rest: the server's arguments
   SERVER_PID=$!
   local url=""
   for _ in $(seq 1 100); do
-    url="$(head -n 1 "$WORK/server.url")"
+    # the file appears once the server process has started (a moment after `&`)
+    url="$(head -n 1 "$WORK/server.url" 2>/dev/null || true)"
     [ -n "$url" ] && break
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.1

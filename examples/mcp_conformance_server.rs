@@ -145,10 +145,15 @@ enum Status {
 /// A form whose every field has a default (SEP-1034).
 #[derive(Form, Serialize, Deserialize)]
 struct Defaults {
+    #[form(default = "John Doe")]
     name: String,
+    #[form(default = 30)]
     age: i64,
+    #[form(default = 95.5)]
     score: f64,
+    #[form(default = "active")]
     status: Status,
+    #[form(default = true)]
     verified: bool,
 }
 
@@ -162,7 +167,7 @@ fn test_elicitation_sep1034_defaults(ctx: &toolnexus::Context) -> Result<String,
     ))
 }
 
-/// An option.
+/// An option, untitled.
 #[derive(Form, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum Choice {
@@ -171,11 +176,26 @@ enum Choice {
     Option3,
 }
 
-/// A form with every kind of enum (SEP-1330): only the untitled single-select can be derived.
+/// An option, titled.
+#[derive(Form, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Titled {
+    #[form(title = "First Option")]
+    Value1,
+    #[form(title = "Second Option")]
+    Value2,
+    #[form(title = "Third Option")]
+    Value3,
+}
+
+/// A form with the enums of SEP-1330 (not the deprecated `enumNames` one).
 #[derive(Form, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Enums {
     untitled_single: Choice,
+    titled_single: Titled,
+    untitled_multi: Vec<Choice>,
+    titled_multi: Vec<Titled>,
 }
 
 /// Asks for a form with every kind of enum.

@@ -8,6 +8,7 @@
 mod consume;
 mod content;
 mod edit;
+mod forms;
 mod notices;
 mod parked;
 mod python;
