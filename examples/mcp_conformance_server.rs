@@ -1,6 +1,7 @@
 //! The "everything" server of the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`), written the way a user of this crate writes a server:
-//! `#[tool]` functions, `ask!` for elicitations, [`McpService::serve_http`]. `ci/mcp-conformance.sh`
+//! `#[tool]` functions, `ask!` for elicitations, [`McpService::serve_http`], and resources,
+//! prompts and completion written with rmcp next to the toolkit ([`McpService::with_handler`]). `ci/mcp-conformance.sh`
 //! runs every server scenario of the pinned suite against it, with and without a run store.
 //!
 //! ```text
@@ -16,6 +17,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use toolnexus::mcp::McpService;
+use toolnexus::mcp::rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use toolnexus::mcp::rmcp::service::{RequestContext, RoleServer};
+use toolnexus::mcp::rmcp::{ErrorData, ServerHandler};
 use toolnexus::result::ContentPart;
 use toolnexus::{
     BoxFuture, Context, Form, LogLevel, Suspension, Tool, ToolResult, Toolkit, ask, tool,
@@ -262,6 +271,167 @@ impl Tool for JsonSchema2020 {
     }
 }
 
+/// Resources, prompts and completion, written with rmcp and served next to the toolkit
+/// ([`McpService::with_handler`]).
+struct Library;
+
+fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+impl ServerHandler for Library {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .enable_completions()
+                .build(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        from_json(json!({"resources": [
+            {"uri": "test://static-text", "name": "static-text", "description": "A static text resource", "mimeType": "text/plain"},
+            {"uri": "test://static-binary", "name": "static-binary", "description": "A static binary resource", "mimeType": "image/png"},
+            {"uri": "test://watched-resource", "name": "watched-resource", "description": "A resource to subscribe to", "mimeType": "text/plain"}
+        ]}))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        from_json(json!({"resourceTemplates": [
+            {"uriTemplate": "test://template/{id}/data", "name": "template", "description": "Data by id", "mimeType": "application/json"}
+        ]}))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let contents = match uri {
+            "test://static-text" | "test://watched-resource" => {
+                json!({"uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource."})
+            }
+            "test://static-binary" => {
+                json!({"uri": uri, "mimeType": "image/png", "blob": RED_PIXEL_PNG})
+            }
+            _ => match uri
+                .strip_prefix("test://template/")
+                .and_then(|r| r.strip_suffix("/data"))
+            {
+                Some(id) => {
+                    json!({"uri": uri, "mimeType": "application/json", "text": json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()})
+                }
+                None => {
+                    return Err(ErrorData::resource_not_found(
+                        format!("no resource {uri}"),
+                        None,
+                    ));
+                }
+            },
+        };
+        from_json::<ReadResourceResult>(json!({"contents": [contents]})).map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        from_json(json!({"prompts": [
+            {"name": "test_simple_prompt", "description": "A simple prompt"},
+            {"name": "test_prompt_with_arguments", "description": "A prompt with arguments", "arguments": [
+                {"name": "arg1", "description": "First test argument", "required": true},
+                {"name": "arg2", "description": "Second test argument", "required": true}
+            ]},
+            {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource", "arguments": [
+                {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}
+            ]},
+            {"name": "test_prompt_with_image", "description": "A prompt with an image"}
+        ]}))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let arg = |name: &str| {
+            args.get(name)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let text = |t: &str| json!({"role": "user", "content": {"type": "text", "text": t}});
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => json!([text("This is a simple prompt for testing.")]),
+            "test_prompt_with_arguments" => json!([text(&format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                arg("arg1"),
+                arg("arg2")
+            ))]),
+            "test_prompt_with_embedded_resource" => json!([
+                {"role": "user", "content": {"type": "resource", "resource": {"uri": arg("resourceUri"), "mimeType": "text/plain", "text": "Embedded resource content for testing."}}},
+                text("Please process the embedded resource above.")
+            ]),
+            "test_prompt_with_image" => json!([
+                {"role": "user", "content": {"type": "image", "data": RED_PIXEL_PNG, "mimeType": "image/png"}},
+                text("Please analyze the image above.")
+            ]),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no prompt {other}"),
+                    None,
+                ));
+            }
+        };
+        from_json::<GetPromptResult>(json!({"messages": messages})).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let typed = request.argument.value.to_lowercase();
+        let values: Vec<&str> = ["paris", "park", "party"]
+            .into_iter()
+            .filter(|v| v.starts_with(&typed))
+            .collect();
+        from_json(
+            json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}),
+        )
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut addr = "127.0.0.1:0".to_owned();
@@ -290,7 +460,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(TestReconnection)
         .tool(JsonSchema2020::new())
         .build()?;
-    let mut service = McpService::new(toolkit).with_name("toolnexus-conformance", "1.0.0");
+    let mut service = McpService::new(toolkit)
+        .with_name("toolnexus-conformance", "1.0.0")
+        .with_handler(Library);
     if let Some(path) = store {
         service = service.with_store(Arc::new(toolnexus::store::SqliteStore::open(path).await?));
     }

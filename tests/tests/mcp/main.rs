@@ -9,6 +9,7 @@ mod consume;
 mod content;
 mod edit;
 mod forms;
+mod handler;
 mod notices;
 mod parked;
 mod python;

@@ -36,6 +36,7 @@ use crate::toolkit::Toolkit;
 
 mod live;
 mod notices;
+mod others;
 mod parked;
 mod tasks;
 mod transport;
@@ -111,6 +112,8 @@ struct Inner {
     store: Option<Arc<dyn RunStore>>,
     park_ttl: Duration,
     principal: Option<PrincipalFn>,
+    /// The host's handler of resources, prompts and completion ([`McpService::with_handler`]).
+    others: Option<Arc<dyn others::Others>>,
 }
 
 /// Who the session's client is, for binding a parked call's `requestState` to it.
@@ -169,6 +172,7 @@ impl McpService {
                 store: None,
                 park_ttl: DEFAULT_PARK_TTL,
                 principal: None,
+                others: None,
             }),
             closed: CancellationToken::new(),
             level: SessionLevel::default(),
@@ -278,6 +282,39 @@ impl McpService {
             .map_err(|e| McpError::Config(format!("invalid request state key: {e}")))?;
         self.inner_mut().codec = codec;
         Ok(self)
+    }
+
+    /// Serves resources, prompts and completion with `handler` next to the toolkit: the
+    /// service hands `resources/*` (list, templates, read, subscribe, unsubscribe),
+    /// `prompts/*` (list, get) and `completion/complete` to it and advertises the
+    /// `resources`, `prompts` and `completions` capabilities its
+    /// [`get_info`](ServerHandler::get_info) states; `tools/list`, `tools/call` and the rest
+    /// stay the toolkit's (elicitations, durable calls, tasks, logging, progress), whatever
+    /// the handler says about tools.
+    ///
+    /// ```no_run
+    /// use toolnexus::Toolkit;
+    /// use toolnexus::mcp::McpService;
+    /// use toolnexus::mcp::rmcp::{ServerHandler, model::{ServerCapabilities, ServerConfig}};
+    ///
+    /// /// Resources and prompts, written with rmcp.
+    /// struct Docs;
+    ///
+    /// impl ServerHandler for Docs {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
+    ///     }
+    ///     // list_resources, read_resource, ...
+    /// }
+    ///
+    /// # async fn run(toolkit: Toolkit) -> Result<(), toolnexus::mcp::McpError> {
+    /// McpService::new(toolkit).with_handler(Docs).serve_stdio().await
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_handler<H: ServerHandler>(mut self, handler: H) -> Self {
+        self.inner_mut().others = Some(Arc::new(handler));
+        self
     }
 
     /// The toolkit served.
@@ -444,10 +481,19 @@ fn fallback(suspended: &ToolResult) -> CallToolResult {
     out
 }
 
+/// The error of a method no [`McpService::with_handler`] handler serves.
+fn no_handler(method: &'static str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("{method}: this server serves tools only"),
+        None,
+    )
+}
+
 impl ServerHandler for McpService {
     #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, still in 2025-11-25
     fn get_info(&self) -> ServerConfig {
-        let capabilities = if self.inner.store.is_some() {
+        let mut capabilities = if self.inner.store.is_some() {
             ServerCapabilities::builder()
                 .enable_logging()
                 .enable_tools()
@@ -459,11 +505,107 @@ impl ServerHandler for McpService {
                 .enable_tools()
                 .build()
         };
+        if let Some(others) = &self.inner.others {
+            let theirs = others.capabilities();
+            capabilities.resources = theirs.resources;
+            capabilities.prompts = theirs.prompts;
+            capabilities.completions = theirs.completions;
+        }
         let mut info = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
             info = info.with_instructions(instructions.clone());
         }
         info
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.list_resources(request, context).await,
+            None => Ok(rmcp::model::ListResourcesResult::default()),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.list_resource_templates(request, context).await,
+            None => Ok(rmcp::model::ListResourceTemplatesResult::default()),
+        }
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.read_resource(request, context).await,
+            None => Err(no_handler("resources/read")),
+        }
+    }
+
+    #[allow(deprecated)] // legacy resources/subscribe, still in 2025-11-25
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.subscribe(request, context).await,
+            None => Err(no_handler("resources/subscribe")),
+        }
+    }
+
+    #[allow(deprecated)] // legacy resources/unsubscribe, still in 2025-11-25
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.unsubscribe(request, context).await,
+            None => Err(no_handler("resources/unsubscribe")),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.list_prompts(request, context).await,
+            None => Ok(rmcp::model::ListPromptsResult::default()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.get_prompt(request, context).await,
+            None => Err(no_handler("prompts/get")),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.complete(request, context).await,
+            None => Err(no_handler("completion/complete")),
+        }
     }
 
     async fn list_tools(
