@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::request::{Answer, AnswerDataError, Request};
@@ -32,6 +33,64 @@ pub struct Context {
     timeout: Option<Duration>,
     call_id: Option<String>,
     idempotency_key: Option<String>,
+    /// Who hears what the tool says while it runs ([`Context::log`], [`Context::progress`]).
+    notifier: Option<Notifier>,
+}
+
+/// How severe a message a tool logs is ([`Context::log`]): MCP's levels (those of syslog),
+/// least severe first. JSON: the lowercase name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detailed information for debugging.
+    Debug,
+    /// What happens, as it happens.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Action must be taken now.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+/// What a tool says while it runs: a log message ([`Context::log`]) or its progress
+/// ([`Context::progress`]), as a [`Context::with_notifier`] function hears it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// A log message.
+    Log {
+        /// How severe it is.
+        level: LogLevel,
+        /// What it says.
+        message: String,
+    },
+    /// How far the call has got.
+    Progress {
+        /// The work done so far (grows with each notice).
+        progress: f64,
+        /// The work in all, when known.
+        total: Option<f64>,
+        /// What is being done.
+        message: Option<String>,
+    },
+}
+
+/// The function that hears a tool's [`Notice`]s.
+#[derive(Clone)]
+struct Notifier(Arc<dyn Fn(Notice) + Send + Sync>);
+
+impl std::fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Notifier")
+    }
 }
 
 impl Context {
@@ -109,6 +168,73 @@ impl Context {
     pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
         self
+    }
+
+    /// The same context passing what the tool says while it runs ([`log`](Self::log),
+    /// [`progress`](Self::progress)) to `notify`, in the order the tool says it. The agent
+    /// loop sets one that emits [`Event::ToolLog`](crate::Event::ToolLog) and
+    /// [`Event::ToolProgress`](crate::Event::ToolProgress) to the client's `on_event`; the MCP
+    /// server one that sends `notifications/message` and `notifications/progress`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use toolnexus::{Context, LogLevel, Notice};
+    ///
+    /// let heard = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&heard);
+    /// let ctx = Context::new().with_notifier(move |n| log.lock().unwrap().push(n));
+    /// ctx.log(LogLevel::Info, "started");
+    /// ctx.progress(1.0, Some(2.0), None);
+    /// assert_eq!(
+    ///     *heard.lock().unwrap(),
+    ///     [
+    ///         Notice::Log { level: LogLevel::Info, message: "started".into() },
+    ///         Notice::Progress { progress: 1.0, total: Some(2.0), message: None },
+    ///     ]
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_notifier<F>(mut self, notify: F) -> Self
+    where
+        F: Fn(Notice) + Send + Sync + 'static,
+    {
+        self.notifier = Some(Notifier(Arc::new(notify)));
+        self
+    }
+
+    /// Logs `message` at `level` while the tool runs: a `tracing` event (target
+    /// `toolnexus::tool`, with the call id), and a [`Notice::Log`] to the context's notifier:
+    /// in the agent loop an [`Event::ToolLog`](crate::Event::ToolLog), served over MCP a
+    /// `notifications/message` (when the client's `logging/setLevel` lets it through).
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        let message = message.into();
+        let call = self.call_id.as_deref().unwrap_or("");
+        match level {
+            LogLevel::Debug => tracing::debug!(target: "toolnexus::tool", call, "{message}"),
+            LogLevel::Info | LogLevel::Notice => {
+                tracing::info!(target: "toolnexus::tool", call, "{message}");
+            }
+            LogLevel::Warning => tracing::warn!(target: "toolnexus::tool", call, "{message}"),
+            _ => tracing::error!(target: "toolnexus::tool", call, "{message}"),
+        }
+        if let Some(Notifier(notify)) = &self.notifier {
+            notify(Notice::Log { level, message });
+        }
+    }
+
+    /// Reports how far the call has got (`progress` of `total`, when known; `progress`
+    /// grows with each report): a [`Notice::Progress`] to the context's notifier: in the
+    /// agent loop an [`Event::ToolProgress`](crate::Event::ToolProgress), served over MCP a
+    /// `notifications/progress` (only when the caller sent a progress token).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        tracing::debug!(target: "toolnexus::tool", call = self.call_id.as_deref().unwrap_or(""), progress, total, message);
+        if let Some(Notifier(notify)) = &self.notifier {
+            notify(Notice::Progress {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
     }
 
     /// The answer, present only on the retry after a suspension was answered.

@@ -8,9 +8,12 @@
 //! {"type":"object","properties":{"city":{"type":"string","description":"The city."}},"required":["city"]}
 //! ```
 //!
-//! Each property is `{"type", "enum"?, "title"?, "description"?}` with `type` one of `string`, `number`,
-//! `integer`, `boolean` (`enum` only on strings); `required` lists the fields that are neither
-//! `Option` nor `#[serde(default)]` and is omitted when empty.
+//! Each property is `{"type", "enum"?, "title"?, "description"?, "default"?}` with `type` one
+//! of `string`, `number`, `integer`, `boolean` (`enum`, or `oneOf` of titled `{"const","title"}`
+//! options, only on strings), or `array` for a multi-select of a choice's options
+//! ([`FormChoice`], SEP-1330); `default` is a field's `#[form(default = ..)]` (SEP-1034);
+//! `required` lists the fields that are neither `Option` nor `#[serde(default)]` and is
+//! omitted when empty.
 //!
 //! # Field order
 //!
@@ -128,6 +131,88 @@ form_fields!("string": String, char, std::borrow::Cow<'static, str>, Box<str>);
 form_fields!("boolean": bool);
 form_fields!("integer": i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 form_fields!("number": f32, f64);
+
+/// A string choice: `#[derive(toolnexus::Form)]` on an enum of unit variants implements it,
+/// and a `Vec` of it is a multi-select field (`{"type":"array","items":{..}}`, SEP-1330): the
+/// options untitled (`items.enum`), or titled (`items.anyOf` of `{"const","title"}`) when a
+/// variant has a `#[form(title = "..")]`.
+///
+/// ```
+/// use toolnexus::Form;
+///
+/// #[derive(Form, serde::Deserialize)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Meal {
+///     #[form(title = "Vegetarian")]
+///     Veg,
+///     Fish,
+/// }
+///
+/// #[derive(Form, serde::Deserialize)]
+/// struct Order {
+///     /// How many.
+///     #[form(default = 1)]
+///     seats: u8,
+///     #[form(default = "veg")]
+///     meal: Meal,
+///     extras: Vec<Meal>,
+/// }
+///
+/// let schema = Order::answer_schema();
+/// assert_eq!(schema["properties"]["seats"]["default"], 1);
+/// assert_eq!(
+///     schema["properties"]["meal"].to_string(),
+///     r#"{"default":"veg","oneOf":[{"const":"veg","title":"Vegetarian"},{"const":"fish","title":"fish"}],"type":"string"}"#
+/// );
+/// assert_eq!(
+///     schema["properties"]["extras"].to_string(),
+///     r#"{"items":{"anyOf":[{"const":"veg","title":"Vegetarian"},{"const":"fish","title":"fish"}]},"type":"array"}"#
+/// );
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a choice a multi-select can list",
+    label = "not a `#[derive(Form)]` enum",
+    note = "a `Vec` in an answer form is a multi-select of an enum's options: derive `toolnexus::Form` on an enum of unit variants and use `Vec<ThatEnum>`"
+)]
+pub trait FormChoice: FormField {}
+
+impl<T: FormChoice> FormField for Vec<T> {
+    fn field_schema() -> Map<String, Value> {
+        let mut options = T::field_schema();
+        let items = match options.remove("oneOf") {
+            Some(titled) => {
+                let mut items = Map::new();
+                items.insert("anyOf".to_owned(), titled);
+                items
+            }
+            None => options,
+        };
+        let mut m = type_schema("array");
+        m.insert("items".to_owned(), Value::Object(items));
+        m
+    }
+}
+
+/// The schema of a string enum whose options have titles:
+/// `{"type":"string","oneOf":[{"const","title"}..]}`.
+pub(crate) fn titled_enum_schema(options: &[(&str, &str)]) -> Map<String, Value> {
+    let mut m = type_schema("string");
+    m.insert(
+        "oneOf".to_owned(),
+        Value::Array(
+            options
+                .iter()
+                .map(|(value, title)| {
+                    let mut o = Map::new();
+                    o.insert("const".to_owned(), Value::String((*value).to_owned()));
+                    o.insert("title".to_owned(), Value::String((*title).to_owned()));
+                    Value::Object(o)
+                })
+                .collect(),
+        ),
+    );
+    m
+}
 
 impl<T: FormField> FormField for Option<T> {
     const REQUIRED: bool = false;

@@ -159,7 +159,7 @@ pub mod contract {}
 // (`Client::builder`'s `on_metric` and `before_tool`), `SealKey` and `SealKeys`
 // (`PendingRun::seal` and `open`), `DeclineReason` (`Request::decline`)
 pub use client::{BeforeTool, Client, Event, FnModel, Metric, Reply, ScriptedModel};
-pub use context::Context;
+pub use context::{Context, LogLevel, Notice};
 pub use error::{Error, Result};
 pub use form::Form;
 pub use model::{Message, Model, ModelRequest, Role, Usage};

@@ -50,11 +50,19 @@ pub const PART_IMAGE: &str = "image";
 pub const PART_FILE: &str = "file";
 /// The kind of a [`ContentPart`] that carries audio.
 pub const PART_AUDIO: &str = "audio";
+/// The kind of a [`ContentPart`] that embeds a resource (MCP's embedded resource): `url` is
+/// the resource's URI, its content is inline, as `text` (a key of its own) or as base64 `data`.
+pub const PART_RESOURCE: &str = "resource";
+/// The kind of a [`ContentPart`] that links to a resource (MCP's resource link): `url` is the
+/// resource's URI, `name` (a key of its own) names it.
+pub const PART_RESOURCE_LINK: &str = "resource_link";
 
 /// One content part of a [`ToolResult`]: `{"type", "data"?, "mimeType"?, "url"?, ...}`.
 ///
-/// `type` is `image`, `file` or `audio` (the family's vocabulary; any other kind read from
-/// another port is kept as it is). A part carries its bytes inline (`data`, base64, with its
+/// `type` is `image`, `file` or `audio` (the family's vocabulary), or `resource` and
+/// `resource_link` (MCP's embedded resources and resource links, see
+/// [`resource_text`](Self::resource_text) and [`resource_link`](Self::resource_link)); any
+/// other kind read from another port is kept as it is. A part carries its bytes inline (`data`, base64, with its
 /// `mimeType`) or points at them (`url`). Keys this port does not know (a file's `name`, say)
 /// are kept, after the known ones, so a result read from another port loses nothing.
 ///
@@ -130,6 +138,38 @@ impl ContentPart {
     /// Inline audio (`data` is base64).
     pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self::inline(PART_AUDIO, data, mime_type)
+    }
+
+    /// An embedded resource whose content is text: `{"type":"resource","url":uri,"text":text}`
+    /// (served over MCP as an embedded text resource).
+    ///
+    /// ```
+    /// use toolnexus::result::ContentPart;
+    ///
+    /// let part = ContentPart::resource_text("test://notes/1", "Buy milk").with_mime_type("text/plain");
+    /// assert_eq!(
+    ///     serde_json::to_string(&part).unwrap(),
+    ///     r#"{"type":"resource","mimeType":"text/plain","url":"test://notes/1","text":"Buy milk"}"#
+    /// );
+    /// ```
+    pub fn resource_text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::url(PART_RESOURCE, uri).with_extra("text", Value::String(text.into()))
+    }
+
+    /// An embedded resource whose content is bytes (`data`, base64) of media type `mime_type`.
+    pub fn resource_blob(
+        uri: impl Into<String>,
+        data: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Self {
+        let mut part = Self::inline(PART_RESOURCE, data, mime_type);
+        part.url = Some(uri.into());
+        part
+    }
+
+    /// A link to a resource the reader fetches itself: `{"type":"resource_link","url":uri,"name":name}`.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::url(PART_RESOURCE_LINK, uri).with_extra("name", Value::String(name.into()))
     }
 
     /// The same part with its media type set (useful on a `url` part).

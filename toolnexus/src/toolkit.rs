@@ -365,6 +365,10 @@ fn check_parts(result: ToolResult) -> ToolResult {
             p.data.as_ref().map_or(0, String::len)
                 + p.url.as_ref().map_or(0, String::len)
                 + p.mime_type.as_ref().map_or(0, String::len)
+                + p.extra
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .map_or(0, str::len)
         })
         .sum();
     if count > MAX_RESULT_PARTS || bytes > MAX_RESULT_PART_BYTES {

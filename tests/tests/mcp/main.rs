@@ -6,7 +6,11 @@
 //! and pass, except under `CI=true`, where they fail.
 
 mod consume;
+mod content;
 mod edit;
+mod forms;
+mod handler;
+mod notices;
 mod parked;
 mod python;
 mod rounds;

@@ -26,7 +26,11 @@ pub(crate) fn form(form: &Form<'_>) -> TokenStream {
                 );
                 let has_default = f.has_default;
                 let call = quote_spanned! {ty.span()=> #rt::form_property::<#ty> };
-                quote!(#call(#name, #label, #description, #has_default))
+                let property = quote!(#call(#name, #label, #description, #has_default));
+                match &f.default {
+                    Some(lit) => quote!(#rt::form_default(#property, #rt::serde_json::json!(#lit))),
+                    None => property,
+                }
             });
             quote! {
                 #[automatically_derived]
@@ -42,7 +46,20 @@ pub(crate) fn form(form: &Form<'_>) -> TokenStream {
             }
         }
         Shape::Enum(variants) => {
-            let values = variants.iter().map(|v| &v.name);
+            let schema = if variants.iter().any(|v| v.title.is_some()) {
+                let options = variants.iter().map(|v| {
+                    let name = &v.name;
+                    let title = v
+                        .title
+                        .as_ref()
+                        .map_or_else(|| quote!(#name), |t| quote!(#t));
+                    quote!((#name, #title))
+                });
+                quote!(#rt::form_titled_enum(&[#(#options),*]))
+            } else {
+                let values = variants.iter().map(|v| &v.name);
+                quote!(#rt::form_enum(&[#(#values),*]))
+            };
             quote! {
                 #[automatically_derived]
                 impl #rt::FormField for #ident {
@@ -50,9 +67,11 @@ pub(crate) fn form(form: &Form<'_>) -> TokenStream {
                         ::std::string::String,
                         #rt::serde_json::Value,
                     > {
-                        #rt::form_enum(&[#(#values),*])
+                        #schema
                     }
                 }
+                #[automatically_derived]
+                impl #rt::FormChoice for #ident {}
             }
         }
         Shape::Refused => stub(form),

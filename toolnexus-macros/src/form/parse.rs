@@ -40,6 +40,8 @@ pub(crate) struct Field<'a> {
     pub(crate) description: Option<Description>,
     /// `#[form(label = "..")]`: what a page shows as the field's label (the schema's `title`).
     pub(crate) label: Option<syn::LitStr>,
+    /// `#[form(default = <literal>)]`: the value the form offers (the schema's `default`).
+    pub(crate) default: Option<syn::Lit>,
     pub(crate) has_default: bool,
     /// `#[serde(flatten)]`, where it is written.
     pub(crate) flatten: Option<Span>,
@@ -51,6 +53,8 @@ pub(crate) struct Variant<'a> {
     pub(crate) fields: &'a Fields,
     /// The string value (after serde's renames).
     pub(crate) name: String,
+    /// `#[form(title = "..")]`: what a page shows for the option.
+    pub(crate) title: Option<syn::LitStr>,
 }
 
 const NAMED_FIELDS: &str =
@@ -114,9 +118,13 @@ fn form_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
     krate
 }
 
-/// A field's `#[form(label = "..")]`.
-fn field_form_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::LitStr> {
+/// A field's `#[form(label = "..", default = ..)]`.
+fn field_form_attr(
+    attrs: &[Attribute],
+    errors: &mut Errors,
+) -> (Option<syn::LitStr>, Option<syn::Lit>) {
     let mut label: Option<syn::LitStr> = None;
+    let mut default: Option<syn::Lit> = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("form")) {
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("label") {
@@ -135,13 +143,69 @@ fn field_form_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::LitS
                     label = Some(lit);
                 }
                 Ok(())
+            } else if meta.path.is_ident("default") {
+                let lit: syn::Lit = meta.value()?.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`default` takes a literal: a string, a number, `true` or `false`",
+                    )
+                })?;
+                if !matches!(
+                    lit,
+                    syn::Lit::Str(_) | syn::Lit::Int(_) | syn::Lit::Float(_) | syn::Lit::Bool(_)
+                ) {
+                    errors.push(syn::Error::new(
+                        lit.span(),
+                        "`default` takes a literal: a string, a number, `true` or `false`",
+                    ));
+                } else if default.is_some() {
+                    errors.push(syn::Error::new(
+                        meta.path.span(),
+                        "duplicate `#[form]` key `default`",
+                    ));
+                } else {
+                    default = Some(lit);
+                }
+                Ok(())
             } else {
-                Err(meta.error("unknown `#[form]` key on a field; expected `label = \"..\"`"))
+                Err(meta.error(
+                    "unknown `#[form]` key on a field; expected `label = \"..\"` or `default = ..`",
+                ))
             }
         });
         errors.ok(result);
     }
-    label
+    (label, default)
+}
+
+/// A variant's `#[form(title = "..")]`.
+fn variant_form_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::LitStr> {
+    let mut title: Option<syn::LitStr> = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("form")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("title") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if title.is_some() {
+                    errors.push(syn::Error::new(
+                        meta.path.span(),
+                        "duplicate `#[form]` key `title`",
+                    ));
+                } else if lit.value().trim().is_empty() {
+                    errors.push(syn::Error::new(
+                        lit.span(),
+                        "`title` is empty; write the words a person reads for the option",
+                    ));
+                } else {
+                    title = Some(lit);
+                }
+                Ok(())
+            } else {
+                Err(meta.error("unknown `#[form]` key on a variant; expected `title = \"..\"`"))
+            }
+        });
+        errors.ok(result);
+    }
+    title
 }
 
 fn fields<'a>(
@@ -161,13 +225,15 @@ fn fields<'a>(
             .rename
             .clone()
             .unwrap_or_else(|| apply_field_rule(container.rename_all.as_deref(), &rust_name));
+        let (label, default) = field_form_attr(&field.attrs, errors);
         out.push(Field {
             ident,
             rust_name,
             name,
             ty: &field.ty,
             description: doc_text(&doc_lines(&field.attrs)),
-            label: field_form_attr(&field.attrs, errors),
+            label,
+            default,
             has_default: attrs.default.is_some(),
             flatten: attrs.flatten,
         });
@@ -193,6 +259,7 @@ fn variants<'a>(
             ident: &variant.ident,
             fields: &variant.fields,
             name,
+            title: variant_form_attr(&variant.attrs, errors),
         });
     }
     out

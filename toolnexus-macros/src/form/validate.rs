@@ -86,7 +86,24 @@ fn check_flat(ty: &Type) -> syn::Result<()> {
             };
             let name = last.ident.to_string();
             match name.as_str() {
-                "Vec" | "VecDeque" | "LinkedList" | "HashSet" | "BTreeSet" | "IndexSet" => {
+                // a multi-select: the options of a `#[derive(Form)]` enum (`FormChoice`,
+                // checked by the compiler); a list of anything visibly not a choice is refused
+                "Vec" => match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) => {
+                        for arg in &args.args {
+                            if let syn::GenericArgument::Type(inner) = arg
+                                && !names_a_choice(inner)
+                            {
+                                return refuse(
+                                    "a list (`Vec`) is a form field only as a multi-select of a `#[derive(Form)]` enum's options (`Vec<Choice>`)",
+                                );
+                            }
+                        }
+                        Ok(())
+                    }
+                    _ => Ok(()),
+                },
+                "VecDeque" | "LinkedList" | "HashSet" | "BTreeSet" | "IndexSet" => {
                     refuse(&format!("a list (`{name}`) is not a form field"))
                 }
                 "HashMap" | "BTreeMap" | "IndexMap" | "Map" => {
@@ -109,4 +126,48 @@ fn check_flat(ty: &Type) -> syn::Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Whether `ty` may be a `#[derive(Form)]` enum: a plain path that names no primitive, list,
+/// map or wrapper.
+fn names_a_choice(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    !matches!(
+        last.ident.to_string().as_str(),
+        "String"
+            | "str"
+            | "char"
+            | "Cow"
+            | "Box"
+            | "bool"
+            | "f32"
+            | "f64"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+            | "u8"
+            | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "Option"
+            | "Vec"
+            | "VecDeque"
+            | "LinkedList"
+            | "HashSet"
+            | "BTreeSet"
+            | "IndexSet"
+            | "HashMap"
+            | "BTreeMap"
+            | "IndexMap"
+            | "Map"
+            | "Value"
+    )
 }

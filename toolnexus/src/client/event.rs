@@ -57,6 +57,36 @@ pub enum Event {
         #[serde(rename = "isError")]
         is_error: bool,
     },
+    /// A running tool logged a message ([`Context::log`](crate::Context::log)): JSON
+    /// `{"type":"tool_log","id","name","level","message"}`. Emitted to the client's `on_event`
+    /// as it happens (not to a `stream` sink).
+    ToolLog {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// How severe it is.
+        level: crate::context::LogLevel,
+        /// What it says.
+        message: String,
+    },
+    /// A running tool reported its progress ([`Context::progress`](crate::Context::progress)):
+    /// JSON `{"type":"tool_progress","id","name","progress","total"?,"message"?}`. Emitted to
+    /// the client's `on_event` as it happens (not to a `stream` sink).
+    ToolProgress {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The work done so far.
+        progress: f64,
+        /// The work in all, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What is being done.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// Token usage of one model turn.
     Usage {
         /// The turn's usage.

@@ -323,6 +323,14 @@ impl Run<'_> {
                 self.turn.load(Ordering::SeqCst),
                 &call.id,
             ));
+        let ctx = match &self.client.on_event {
+            Some(on_event) => {
+                let on_event = std::sync::Arc::clone(on_event);
+                let (id, name) = (call.id.clone(), call.name.clone());
+                ctx.with_notifier(move |notice| on_event(&tool_event(&id, &name, notice)))
+            }
+            None => ctx,
+        };
         match self.client.tool_timeout {
             Some(limit) => ctx.with_timeout(limit),
             None => ctx,
@@ -949,4 +957,27 @@ fn refuse_too_deep(call: &mut ToolCall) -> Option<Exec> {
         )),
         duration: Duration::ZERO,
     })
+}
+
+/// What a running tool said, as the run's event.
+fn tool_event(id: &str, name: &str, notice: crate::context::Notice) -> Event {
+    match notice {
+        crate::context::Notice::Log { level, message } => Event::ToolLog {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            level,
+            message,
+        },
+        crate::context::Notice::Progress {
+            progress,
+            total,
+            message,
+        } => Event::ToolProgress {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            progress,
+            total,
+            message,
+        },
+    }
 }

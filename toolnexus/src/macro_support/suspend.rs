@@ -15,7 +15,7 @@ pub use crate::suspend::SuspensionIsNotText;
 use crate::suspend::{SuspendError, Suspension};
 use crate::util::json_kind;
 
-pub use crate::form::{Form, FormField};
+pub use crate::form::{Form, FormChoice, FormField};
 pub use toolnexus_macros::{
     ask as ask_impl, assert_pending as assert_pending_impl, suspend as suspend_impl,
 };
@@ -316,4 +316,18 @@ pub fn form_object(props: Vec<(String, Map<String, Value>, bool)>) -> Value {
 /// The schema of a `#[derive(Form)]` enum.
 pub fn form_enum(values: &[&str]) -> Map<String, Value> {
     crate::form::enum_schema(values)
+}
+
+/// The schema of a `#[derive(Form)]` enum with titled options.
+pub fn form_titled_enum(options: &[(&str, &str)]) -> Map<String, Value> {
+    crate::form::titled_enum_schema(options)
+}
+
+/// A `#[derive(Form)]` property with its `#[form(default = ..)]`.
+pub fn form_default(
+    mut property: (String, Map<String, Value>, bool),
+    default: Value,
+) -> (String, Map<String, Value>, bool) {
+    property.1.insert("default".to_owned(), default);
+    property
 }

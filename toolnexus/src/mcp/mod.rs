@@ -26,6 +26,13 @@
 //! its members in the order of serde_json's maps in your build (sorted, unless a crate turns
 //! on serde_json's `preserve_order`), not the contract's; a reader on any port reads it by key.
 //!
+//! A result's parts are MCP content items (text, image, audio, embedded resource, resource
+//! link), bytes intact, both ways. What a tool says while it runs
+//! ([`Context::log`](crate::Context::log), [`Context::progress`](crate::Context::progress)) goes
+//! to the client as `notifications/message` (honouring `logging/setLevel`) and
+//! `notifications/progress` (on the call's progress token), before the call's result. A tool
+//! cannot ask the client's model (sampling is not offered: the model belongs to the host).
+//!
 //! A person's time never times out a call: while an elicitation waits, the server sends
 //! progress notifications on the call's progress token
 //! ([`with_progress_interval`](McpService::with_progress_interval)), so a client that resets
@@ -57,6 +64,7 @@
 mod annotations;
 mod config;
 mod consume;
+mod content;
 pub(crate) mod elicit;
 mod serve;
 

@@ -13,7 +13,7 @@ use crate::adapters;
 use crate::error::Error;
 use crate::json_text;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
-use crate::result::{ContentPart, PART_FILE, PART_IMAGE};
+use crate::result::{ContentPart, PART_FILE, PART_IMAGE, PART_RESOURCE};
 
 /// Anthropic messages: `POST {base}/v1/messages` with `x-api-key` and `anthropic-version`.
 pub(crate) struct AnthropicMessages;
@@ -108,8 +108,8 @@ fn body(
 }
 
 /// A `tool_result` block's content: the text alone, or, with content parts, a list of blocks
-/// (the text first, then `image` for an image, `document` for a file; a part that has no such
-/// form, audio say, becomes a text block naming it).
+/// (the text first, then `image` for an image, `document` for a file, `text` for an embedded
+/// text resource; a part that has no such form, audio say, becomes a text block naming it).
 fn tool_result_content(m: &Message) -> Value {
     let text = m.content.clone().unwrap_or_default();
     if m.parts.is_empty() {
@@ -124,6 +124,9 @@ fn part_block(p: &ContentPart) -> Value {
     let block = match p.kind.as_str() {
         PART_IMAGE => "image",
         PART_FILE => "document",
+        PART_RESOURCE if p.embedded_text().is_some() => {
+            return json!({"type": "text", "text": p.embedded_text()});
+        }
         _ => return json!({"type": "text", "text": p.placeholder()}),
     };
     let source = match (&p.data, &p.mime_type, &p.url) {

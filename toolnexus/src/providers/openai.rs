@@ -11,7 +11,7 @@ use super::wire::{arguments_string, filled_call_id, parse_arguments, require_fin
 use crate::adapters;
 use crate::error::Error;
 use crate::model::{DeltaSink, Message, ModelRequest, ModelTurn, Role, ToolCall, Usage};
-use crate::result::{ContentPart, PART_AUDIO, PART_FILE, PART_IMAGE};
+use crate::result::{ContentPart, PART_AUDIO, PART_FILE, PART_IMAGE, PART_RESOURCE};
 
 /// OpenAI chat completions: `POST {base}/chat/completions` with `Authorization: Bearer`.
 pub(crate) struct OpenAiChat;
@@ -119,7 +119,8 @@ fn message(m: &Message) -> Value {
 
 /// A tool message's content: the text alone, or, with content parts, an array of content
 /// parts (the text first, then each part: `image_url` for an image, `file` for a file,
-/// `input_audio` for audio; a part that has no such form becomes a text part naming it).
+/// `input_audio` for audio, `text` for an embedded text resource; a part that has no such form
+/// becomes a text part naming it).
 fn tool_content(m: &Message) -> Value {
     if m.parts.is_empty() {
         return text(m);
@@ -159,6 +160,10 @@ fn part_block(p: &ContentPart) -> Value {
                 json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
             }
             _ => unsupported_part(p),
+        },
+        PART_RESOURCE => match p.embedded_text() {
+            Some(text) => json!({"type": "text", "text": text}),
+            None => unsupported_part(p),
         },
         _ => unsupported_part(p),
     }

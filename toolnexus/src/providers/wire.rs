@@ -111,6 +111,14 @@ fn mix(mut z: u64) -> u64 {
 
 /// What a provider that has no content block for a part sends instead.
 impl ContentPart {
+    /// The text of an embedded text resource (`resource` with a `text` key).
+    pub(crate) fn embedded_text(&self) -> Option<&str> {
+        if self.kind != crate::result::PART_RESOURCE {
+            return None;
+        }
+        self.extra.get("text").and_then(serde_json::Value::as_str)
+    }
+
     /// What a provider that has no content block for this part sends instead, as text:
     /// `[audio part (audio/ogg) not supported by this provider]`.
     pub(crate) fn placeholder(&self) -> String {

@@ -176,7 +176,10 @@ impl McpServerBuilder {
     /// `input` with `data.schema` = `requestedSchema`; URL mode -> `authorization` with the
     /// `url` and the MCP elicitation id in `data.elicitationId`; `data.mcpServer` names the
     /// server), and the [`Answer`] goes back as the elicitation's result (accept, decline for
-    /// reason `declined`, cancel otherwise).
+    /// reason `declined`, cancel otherwise). An accepted form's fields that the answer leaves
+    /// out and the form gives a `default` (SEP-1034) go back with their default: a host that
+    /// shows the form shows the defaults (they are in `data.schema`), and one that accepts
+    /// without changing a field accepts its default.
     ///
     /// An `elicitation/create` is a live request inside the server's running `tools/call`, so
     /// it must be answered while the connection waits: a durable halt (park the run, answer
@@ -207,6 +210,51 @@ impl McpServerBuilder {
         self
     }
 
+    /// Starts (stdio) or reaches (HTTP) the server and starts a session with `lifecycle`: the
+    /// session and a stdio server's process id, or what went wrong.
+    async fn open(
+        &self,
+        handler: Handler,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<(RunningService<RoleClient, Handler>, Option<u32>), String> {
+        match &self.target {
+            Target::Stdio { command, args, env } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env);
+                let (child, _stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                let pid = child.id();
+                let running = handler
+                    .serve_with_lifecycle(child, lifecycle)
+                    .await
+                    .map_err(|e| format!("`{command}` did not start an MCP session: {e}"))?;
+                Ok((running, pid))
+            }
+            Target::Http { url, headers } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+                for (k, v) in headers {
+                    let name = reqwest::header::HeaderName::try_from(k.as_str())
+                        .map_err(|e| format!("invalid header name `{k}`: {e}"))?;
+                    let value = reqwest::header::HeaderValue::try_from(v.as_str())
+                        .map_err(|e| format!("invalid value of header `{k}`: {e}"))?;
+                    config.custom_headers.insert(name, value);
+                }
+                let client = reqwest::Client::builder()
+                    .tls_backend_preconfigured(crate::providers::tls_config()?)
+                    .build()
+                    .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let running = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| format!("{url} did not start an MCP session: {e}"))?;
+                Ok((running, None))
+            }
+        }
+    }
+
     /// Starts (stdio) or reaches (HTTP) the server, and lists its tools.
     ///
     /// # Errors
@@ -226,53 +274,25 @@ impl McpServerBuilder {
             in_flight: Arc::clone(&in_flight),
         };
         // with multi-round-trip on, the 2026-07-28 protocol where the server has it
-        // (elicitations then come back in the call's own `input_required` result)
-        let rounds = self.rounds;
-        let lifecycle = move || {
-            if rounds {
-                ClientLifecycleMode::Auto {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    legacy_version: None,
-                }
-            } else {
-                ClientLifecycleMode::Initialize
-            }
-        };
-        let (running, pid) = match &self.target {
-            Target::Stdio { command, args, env } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env);
-                let (child, _stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::inherit())
-                    .spawn()
-                    .map_err(|e| fail(format!("cannot start `{command}`: {e}")))?;
-                let pid = child.id();
-                let running = handler
-                    .serve_with_lifecycle(child, lifecycle())
+        // (elicitations then come back in the call's own `input_required` result); a server
+        // that answers `server/discover` with anything but its versions (or fails it) is
+        // connected again with `initialize`
+        let (running, pid) = if self.rounds {
+            let modern = ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+            };
+            match self.open(handler.clone(), modern).await {
+                Ok(opened) => opened,
+                Err(discover) => self
+                    .open(handler, ClientLifecycleMode::Initialize)
                     .await
-                    .map_err(|e| fail(format!("`{command}` did not start an MCP session: {e}")))?;
-                (running, pid)
+                    .map_err(|e| fail(format!("{discover}; then with `initialize`: {e}")))?,
             }
-            Target::Http { url, headers } => {
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-                for (k, v) in headers {
-                    let name = reqwest::header::HeaderName::try_from(k.as_str())
-                        .map_err(|e| fail(format!("invalid header name `{k}`: {e}")))?;
-                    let value = reqwest::header::HeaderValue::try_from(v.as_str())
-                        .map_err(|e| fail(format!("invalid value of header `{k}`: {e}")))?;
-                    config.custom_headers.insert(name, value);
-                }
-                let client = reqwest::Client::builder()
-                    .tls_backend_preconfigured(crate::providers::tls_config().map_err(fail)?)
-                    .build()
-                    .map_err(|e| fail(format!("cannot build the HTTP client: {e}")))?;
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                let running = handler
-                    .serve_with_lifecycle(transport, lifecycle())
-                    .await
-                    .map_err(|e| fail(format!("{url} did not start an MCP session: {e}")))?;
-                (running, None)
-            }
+        } else {
+            self.open(handler, ClientLifecycleMode::Initialize)
+                .await
+                .map_err(fail)?
         };
         let listed = running
             .peer()

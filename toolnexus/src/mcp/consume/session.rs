@@ -9,16 +9,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, Extensions, FormElicitationCapability, Implementation,
-    ProgressNotificationParam, ProgressToken, RequestId, UrlElicitationCapability,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, UrlElicitationCapability,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
 
 use super::ElicitationHandler;
 use crate::mcp::elicit::{Incoming, incoming, refused_result, result_from_answer};
+use crate::request::{Answer, Request};
 
 /// The client side of the session: declares form and URL elicitation, and answers them
 /// through the host's handler.
+#[derive(Clone)]
 pub(super) struct Handler {
     pub(super) server: String,
     pub(super) host: Option<ElicitationHandler>,
@@ -123,10 +125,13 @@ impl ClientHandler for Handler {
         elicitation.url = Some(UrlElicitationCapability::new());
         let mut caps = ClientCapabilities::default();
         caps.elicitation = Some(elicitation);
+        // `initialize` announces the newest version that has it; the 2026-07-28 protocol
+        // (multi-round-trip) is asked for with `server/discover` instead
         ClientConfig::new(
             caps,
             Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn create_elicitation(
@@ -153,7 +158,7 @@ impl ClientHandler for Handler {
         };
         let _asking = Asking::start(self.in_flight.waiting_for(owner.as_ref()));
         let answer = host(req.clone()).await;
-        Ok(result_from_answer(&req, &answer))
+        Ok(answered(&req, &answer))
     }
 
     async fn on_progress(
@@ -176,5 +181,81 @@ pub(super) fn message_of(request: &ElicitRequestParams) -> String {
         ElicitRequestParams::FormElicitationParams { message, .. }
         | ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
         _ => String::new(),
+    }
+}
+
+/// The elicitation result the host's answer gives back to the server, with the form's
+/// defaults (SEP-1034) filled in: an accepted form's fields that the answer leaves out and
+/// `requestedSchema` gives a `default` are sent with it (a host that shows the form shows the
+/// defaults; one that accepts without showing it accepts them).
+pub(super) fn answered(request: &Request, answer: &Answer) -> ElicitResult {
+    let mut result = result_from_answer(request, answer);
+    if result.action != ElicitationAction::Accept || request.proposed_args().is_some() {
+        return result;
+    }
+    let Some(serde_json::Value::Object(properties)) = request
+        .data
+        .as_ref()
+        .and_then(|d| d.get("schema"))
+        .and_then(|s| s.get("properties"))
+    else {
+        return result;
+    };
+    let mut content = match result.content.take() {
+        Some(serde_json::Value::Object(content)) => content,
+        None => serde_json::Map::new(),
+        Some(other) => {
+            result.content = Some(other);
+            return result;
+        }
+    };
+    for (name, property) in properties {
+        if let Some(default) = property.get("default")
+            && !content.contains_key(name)
+        {
+            content.insert(name.clone(), default.clone());
+        }
+    }
+    if !content.is_empty() {
+        result.content = Some(serde_json::Value::Object(content));
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn form() -> Request {
+        Request::input("Your details")
+            .with_id("r1")
+            .with_data_entry(
+                "schema",
+                json!({"type": "object", "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "nick": {"type": "string"}
+                }}),
+            )
+    }
+
+    #[test]
+    fn an_accepted_form_gets_the_defaults_of_the_fields_it_leaves_out() {
+        let result = answered(&form(), &Answer::accept("r1", json!({"age": 41})));
+        assert_eq!(result.action, ElicitationAction::Accept);
+        assert_eq!(result.content, Some(json!({"age": 41, "name": "John Doe"})));
+        // accepted with nothing: every default
+        let result = answered(&form(), &Answer::ok("r1"));
+        assert_eq!(result.content, Some(json!({"age": 30, "name": "John Doe"})));
+    }
+
+    #[test]
+    fn a_declined_form_sends_no_defaults() {
+        let declined = Answer::decline("r1", crate::request::DeclineReason::Declined);
+        let result = answered(&form(), &declined);
+        assert_eq!(result.action, ElicitationAction::Decline);
+        assert_eq!(result.content, None);
     }
 }

@@ -9,17 +9,17 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ContentBlock, DEFAULT_MRTR_MAX_ROUNDS, ElicitRequest, ElicitResult,
-    ElicitationAction, InputRequest, InputRequiredResult, InputResponses, RequestMetaObject,
-    RequestParamsMeta, ServerResult,
+    ClientRequest, DEFAULT_MRTR_MAX_ROUNDS, ElicitRequest, ElicitResult, ElicitationAction,
+    InputRequest, InputRequiredResult, InputResponses, RequestMetaObject, RequestParamsMeta,
+    ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value};
 
-use super::session::{CallWatch, message_of};
+use super::session::{CallWatch, answered, message_of};
 use super::{Conn, ROUND_KEY, SOURCE_MCP};
 use crate::context::Context;
-use crate::mcp::elicit::{Incoming, incoming, refused_result, result_from_answer};
+use crate::mcp::elicit::{Incoming, incoming, refused_result};
 use crate::request::Request;
 use crate::result::ToolResult;
 use crate::tool::{BoxFuture, Tool, ToolAnnotations};
@@ -194,7 +194,7 @@ fn retry_of(ctx: &Context) -> Option<Result<(Option<String>, InputResponses), St
     let mut responses = InputResponses::new();
     responses.insert(
         key.to_owned(),
-        serde_json::to_value(result_from_answer(request, answer)).unwrap_or(Value::Null),
+        serde_json::to_value(answered(request, answer)).unwrap_or(Value::Null),
     );
     Some(Ok((state, responses)))
 }
@@ -332,7 +332,7 @@ impl McpTool {
                             }
                             answer = host(request.clone()) => answer,
                         };
-                        result_from_answer(&request, &answer)
+                        answered(&request, &answer)
                     }
                     None if lone => {
                         let round = serde_json::json!({
@@ -363,39 +363,19 @@ enum Waited<T> {
 /// An MCP tool result as a [`ToolResult`]: text blocks joined by newlines (other blocks named
 /// by kind), or the structured content as JSON when there is no content.
 fn from_mcp(result: &CallToolResult) -> ToolResult {
-    let mut parts = Vec::new();
-    for block in &result.content {
-        match block {
-            ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::Image(i) => parts.push(format!("[image {}]", i.mime_type)),
-            ContentBlock::Audio(a) => parts.push(format!("[audio {}]", a.mime_type)),
-            ContentBlock::Resource(r) => parts.push(match &r.resource {
-                rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
-                other => format!("[resource {}]", resource_uri(other)),
-            }),
-            ContentBlock::ResourceLink(l) => parts.push(format!("[resource {}]", l.uri)),
-            _ => {}
-        }
-    }
-    let output = if parts.is_empty() {
+    let (text, parts) = crate::mcp::content::from_mcp(&result.content);
+    let output = text.unwrap_or_else(|| {
         result
             .structured_content
             .as_ref()
             .map(Value::to_string)
             .unwrap_or_default()
-    } else {
-        parts.join("\n")
-    };
-    if result.is_error == Some(true) {
+    });
+    let mut out = if result.is_error == Some(true) {
         ToolResult::error(output)
     } else {
         ToolResult::success(output)
-    }
-}
-
-fn resource_uri(contents: &rmcp::model::ResourceContents) -> String {
-    serde_json::to_value(contents)
-        .ok()
-        .and_then(|v| v.get("uri").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_default()
+    };
+    out.parts = parts;
+    out
 }

@@ -35,6 +35,8 @@ use crate::store::RunStore;
 use crate::toolkit::Toolkit;
 
 mod live;
+mod notices;
+mod others;
 mod parked;
 mod tasks;
 mod transport;
@@ -42,6 +44,7 @@ mod transport;
 pub use transport::HttpServer;
 
 use live::RoundState;
+use notices::{Forwarder, NoticeFn, SessionLevel};
 use parked::ParkedState;
 
 /// The key of the one input request a multi-round-trip `input_required` result carries.
@@ -94,6 +97,8 @@ pub struct McpService {
     /// Cancelled when the session's transport reached its end (stdin closed): every call
     /// still in flight ends at once.
     closed: CancellationToken,
+    /// The session's `logging/setLevel`.
+    level: SessionLevel,
 }
 
 struct Inner {
@@ -107,6 +112,8 @@ struct Inner {
     store: Option<Arc<dyn RunStore>>,
     park_ttl: Duration,
     principal: Option<PrincipalFn>,
+    /// The host's handler of resources, prompts and completion ([`McpService::with_handler`]).
+    others: Option<Arc<dyn others::Others>>,
 }
 
 /// Who the session's client is, for binding a parked call's `requestState` to it.
@@ -165,8 +172,19 @@ impl McpService {
                 store: None,
                 park_ttl: DEFAULT_PARK_TTL,
                 principal: None,
+                others: None,
             }),
             closed: CancellationToken::new(),
+            level: SessionLevel::default(),
+        }
+    }
+
+    /// The same service for a new session (its own logging level).
+    pub(super) fn for_session(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            closed: self.closed.clone(),
+            level: SessionLevel::default(),
         }
     }
 
@@ -266,6 +284,39 @@ impl McpService {
         Ok(self)
     }
 
+    /// Serves resources, prompts and completion with `handler` next to the toolkit: the
+    /// service hands `resources/*` (list, templates, read, subscribe, unsubscribe),
+    /// `prompts/*` (list, get) and `completion/complete` to it and advertises the
+    /// `resources`, `prompts` and `completions` capabilities its
+    /// [`get_info`](ServerHandler::get_info) states; `tools/list`, `tools/call` and the rest
+    /// stay the toolkit's (elicitations, durable calls, tasks, logging, progress), whatever
+    /// the handler says about tools.
+    ///
+    /// ```no_run
+    /// use toolnexus::Toolkit;
+    /// use toolnexus::mcp::McpService;
+    /// use toolnexus::mcp::rmcp::{ServerHandler, model::{ServerCapabilities, ServerConfig}};
+    ///
+    /// /// Resources and prompts, written with rmcp.
+    /// struct Docs;
+    ///
+    /// impl ServerHandler for Docs {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
+    ///     }
+    ///     // list_resources, read_resource, ...
+    /// }
+    ///
+    /// # async fn run(toolkit: Toolkit) -> Result<(), toolnexus::mcp::McpError> {
+    /// McpService::new(toolkit).with_handler(Docs).serve_stdio().await
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_handler<H: ServerHandler>(mut self, handler: H) -> Self {
+        self.inner_mut().others = Some(Arc::new(handler));
+        self
+    }
+
     /// The toolkit served.
     pub fn toolkit(&self) -> &Toolkit {
         &self.inner.toolkit
@@ -277,14 +328,17 @@ impl McpService {
         &self,
         params: CallToolRequestParams,
         rc: &RequestContext<RoleServer>,
+        notify: &NoticeFn,
     ) -> CallToolResponse {
         let inner = &*self.inner;
         let name = params.name.to_string();
         let args = Value::Object(params.arguments.unwrap_or_default());
+        let to_client = Arc::clone(notify);
         let ctx = Context::new()
             .with_cancellation(rc.ct.child_token())
             .with_timeout(inner.timeout)
-            .with_call_id(rc.id.to_string());
+            .with_call_id(rc.id.to_string())
+            .with_notifier(move |notice| to_client(notice));
         if let Some(state) = params.request_state {
             let responses = params.input_responses.as_ref();
             return match inner.codec.open_json::<Sealed>(&state) {
@@ -301,7 +355,7 @@ impl McpService {
             };
         }
         if let Some(store) = &inner.store {
-            return self.call_parked(&name, &args, rc, store).await;
+            return self.call_parked(&name, &args, rc, store, notify).await;
         }
         let first = inner.toolkit.execute(&name, args.clone(), &ctx).await;
         let Some(request) = first.pending() else {
@@ -389,10 +443,11 @@ fn supported_modes(caps: Option<&rmcp::model::ElicitationCapability>) -> Vec<Mod
     }
 }
 
-/// A tool result as MCP's: the output as one text block, `isError`, and any metadata other
-/// than `pending` under `_meta["toolnexus/metadata"]`.
+/// A tool result as MCP's: the output as one text item, then each content part as its MCP
+/// content item (`content.rs`), `isError`, and any metadata other than `pending` under
+/// `_meta["toolnexus/metadata"]`.
 fn tool_result(result: &ToolResult) -> CallToolResult {
-    let content = vec![ContentBlock::text(result.output.clone())];
+    let content = crate::mcp::content::to_mcp(&result.output, &result.parts);
     let mut out = if result.is_error {
         CallToolResult::error(content)
     } else {
@@ -426,21 +481,131 @@ fn fallback(suspended: &ToolResult) -> CallToolResult {
     out
 }
 
+/// The error of a method no [`McpService::with_handler`] handler serves.
+fn no_handler(method: &'static str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("{method}: this server serves tools only"),
+        None,
+    )
+}
+
 impl ServerHandler for McpService {
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, still in 2025-11-25
     fn get_info(&self) -> ServerConfig {
-        let capabilities = if self.inner.store.is_some() {
+        let mut capabilities = if self.inner.store.is_some() {
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tasks()
                 .build()
         } else {
-            ServerCapabilities::builder().enable_tools().build()
+            ServerCapabilities::builder()
+                .enable_logging()
+                .enable_tools()
+                .build()
         };
+        if let Some(others) = &self.inner.others {
+            let theirs = others.capabilities();
+            capabilities.resources = theirs.resources;
+            capabilities.prompts = theirs.prompts;
+            capabilities.completions = theirs.completions;
+        }
         let mut info = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
             info = info.with_instructions(instructions.clone());
         }
         info
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.list_resources(request, context).await,
+            None => Ok(rmcp::model::ListResourcesResult::default()),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.list_resource_templates(request, context).await,
+            None => Ok(rmcp::model::ListResourceTemplatesResult::default()),
+        }
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.read_resource(request, context).await,
+            None => Err(no_handler("resources/read")),
+        }
+    }
+
+    #[allow(deprecated)] // legacy resources/subscribe, still in 2025-11-25
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.subscribe(request, context).await,
+            None => Err(no_handler("resources/subscribe")),
+        }
+    }
+
+    #[allow(deprecated)] // legacy resources/unsubscribe, still in 2025-11-25
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.unsubscribe(request, context).await,
+            None => Err(no_handler("resources/unsubscribe")),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.list_prompts(request, context).await,
+            None => Ok(rmcp::model::ListPromptsResult::default()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.get_prompt(request, context).await,
+            None => Err(no_handler("prompts/get")),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        match &self.inner.others {
+            Some(o) => o.complete(request, context).await,
+            None => Err(no_handler("completion/complete")),
+        }
     }
 
     async fn list_tools(
@@ -481,12 +646,26 @@ impl ServerHandler for McpService {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        tokio::select! {
+        let (forwarder, notify) = Forwarder::start(&context, self.level.clone(), name.clone());
+        let response = tokio::select! {
             biased;
-            () = self.closed.cancelled() => Ok(tool_result(&ToolResult::error(format!(
+            () = self.closed.cancelled() => tool_result(&ToolResult::error(format!(
                 "cancelled: {name} (the MCP client closed the connection)"
-            ))).into()),
-            response = self.call(request, &context) => Ok(response),
-        }
+            ))).into(),
+            response = self.call(request, &context, &notify) => response,
+        };
+        // what the tool said goes out before its result
+        forwarder.finish().await;
+        Ok(response)
+    }
+
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, still in 2025-11-25
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
     }
 }

@@ -44,8 +44,9 @@ impl McpService {
         args: &Value,
         rc: &RequestContext<RoleServer>,
         store: &Arc<dyn RunStore>,
+        notify: &super::NoticeFn,
     ) -> CallToolResponse {
-        let client = match one_call_client(store, Some((name, args))) {
+        let client = match one_call_client(store, Some((name, args)), Some(notify)) {
             Ok(client) => client,
             Err(e) => return tool_result(&ToolResult::error(e)).into(),
         };
@@ -178,6 +179,7 @@ impl McpService {
 fn one_call_client(
     store: &Arc<dyn RunStore>,
     call: Option<(&str, &Value)>,
+    notify: Option<&super::NoticeFn>,
 ) -> Result<Client, String> {
     let call = call.map(|(name, args)| (name.to_owned(), args.clone()));
     let model = FnModel::new(move |request: ModelRequest| {
@@ -188,9 +190,19 @@ fn one_call_client(
         };
         async move { reply }
     });
-    Client::builder(model)
+    let mut builder = Client::builder(model)
         .model_name("mcp")
-        .store(Arc::clone(store))
+        .store(Arc::clone(store));
+    if let Some(notify) = notify {
+        // what the tool says while it runs, to the client (the loop makes events of it)
+        let notify = Arc::clone(notify);
+        builder = builder.on_event(move |event| {
+            if let Some(notice) = super::notices::notice_of(event) {
+                notify(notice);
+            }
+        });
+    }
+    builder
         .build()
         .map_err(|e| format!("the durable call could not be set up: {e}"))
 }
@@ -232,7 +244,8 @@ pub(super) async fn resume_claimed(
     toolkit: &Toolkit,
     claim: &Claim,
 ) -> Result<RunResult, CallToolResult> {
-    let client = one_call_client(store, None).map_err(|e| tool_result(&ToolResult::error(e)))?;
+    let client =
+        one_call_client(store, None, None).map_err(|e| tool_result(&ToolResult::error(e)))?;
     client
         .resume_claim(store.as_ref(), claim, toolkit)
         .await
@@ -249,6 +262,7 @@ pub(super) fn last_call(run: &RunResult) -> ToolResult {
                 ToolResult::success(call.output.clone())
             };
             result.metadata.clone_from(&call.metadata);
+            result.parts.clone_from(&call.parts);
             result
         }
         None => ToolResult::error(run.text.clone()),

@@ -67,7 +67,7 @@ impl McpService {
         let mut config = StreamableHttpServerConfig::default();
         config.cancellation_token = shutdown.child_token();
         let service = TowerToHyperService::new(StreamableHttpService::new(
-            move || Ok(self.clone()),
+            move || Ok(self.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         ));
