@@ -27,7 +27,7 @@ SUITE="${env_lines[1]}"
 [ -x "$NODE" ] && [ -f "$SUITE" ] || { echo "mcp-conformance: Node 22 or the suite is missing" >&2; exit 1; }
 suite() { "$NODE" "$SUITE" "$@"; }
 
-cargo build -q -p toolnexus-examples --features mcp \
+cargo build -q -p toolnexus-examples --features mcp,sqlite \
   --example mcp_conformance_server --example mcp_conformance_client
 EXAMPLES="${CARGO_TARGET_DIR:-$REPO/target}/debug/examples"
 SERVER_BIN="$EXAMPLES/mcp_conformance_server"

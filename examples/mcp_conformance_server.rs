@@ -5,7 +5,7 @@
 //! runs every server scenario of the pinned suite against it, with and without a run store.
 //!
 //! ```text
-//! cargo run -p toolnexus-examples --features mcp --example mcp_conformance_server -- \
+//! cargo run -p toolnexus-examples --features mcp,sqlite --example mcp_conformance_server -- \
 //!     [--addr 127.0.0.1:0] [--store runs.sqlite]
 //! ```
 //!
