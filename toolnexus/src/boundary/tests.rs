@@ -5,7 +5,7 @@
 //! depth; and what the crate writes itself into a `reconcile` request is not read as prose.
 
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{check_answer, check_request};
 use crate::client::edit::{self, Edit};
@@ -119,7 +119,7 @@ fn request_doors(request: &Request) -> Vec<(&'static str, Result<(), String>)> {
             requested_schema: serde_json::from_value(json!({"type": "object", "properties": {}}))
                 .unwrap(),
         };
-        let mut meta = Map::new();
+        let mut meta = serde_json::Map::new();
         meta.insert(
             crate::mcp::PENDING_META_KEY.to_owned(),
             serde_json::to_value(request).unwrap(),
@@ -175,7 +175,7 @@ fn answer_doors(request: &Request, answer: &Answer) -> Vec<(&'static str, Result
         && let Some(Value::Object(args)) = data.get("args")
     {
         // an MCP client's edit form answers with the fields it changed
-        let changed: Map<String, Value> = args
+        let changed: serde_json::Map<String, Value> = args
             .iter()
             .filter(|(k, v)| proposed.get(*k) != Some(v))
             .map(|(k, v)| (k.clone(), v.clone()))
