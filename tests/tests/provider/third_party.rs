@@ -436,6 +436,8 @@ fn run_example(base_url: &str, prompt: &str) -> String {
             "-q",
             "-p",
             "toolnexus-examples",
+            "--features",
+            "http",
             "--example",
             "openai_compatible",
             "--",
