@@ -183,21 +183,14 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
         run.record.conversation(),
         run.record.principal(),
     );
+    let unprocessable = |invalid| (StatusCode::UNPROCESSABLE_ENTITY, invalid);
     let answer = answer_from_json(&request, &shape, &body)
+        .map_err(unprocessable)
         .and_then(|a| super::rules::with_json_remember(a, &request, &choices, &body))
-        .and_then(|a| fields::boundary_checked(&request, a));
+        .and_then(|a| fields::boundary_checked(&request, a).map_err(unprocessable));
     let answer = match answer {
         Ok(a) => a,
-        Err(invalid) => {
-            // a rule this answerer may not make is forbidden, not malformed
-            let status = if invalid.field == super::rules::REMEMBER
-                && choices.refused_for.is_some()
-                && invalid.message.contains("is not offered")
-            {
-                StatusCode::FORBIDDEN
-            } else {
-                StatusCode::UNPROCESSABLE_ENTITY
-            };
+        Err((status, invalid)) => {
             return json_out(
                 status,
                 &json!({ "error": invalid.message, "field": invalid.field }),

@@ -531,20 +531,27 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
 ///
 /// # Errors
 ///
-/// A remember on a request that is not an approval, one that does not read, one not offered
-/// here (no conversation, nobody named), or an edit remembered for the whole tool.
+/// With the status to answer: `403` for a rule this answerer may not make (the run is
+/// another principal's and the host grants nothing); `422` for a remember on a request that is
+/// not an approval, one that does not read, one not offered here for another reason (no
+/// conversation, nobody named), or an edit remembered for the whole tool.
 pub(crate) fn with_json_remember(
     answer: Answer,
     request: &Request,
     choices: &Choices,
     body: &Value,
-) -> Result<Answer, Invalid> {
+) -> Result<Answer, (StatusCode, Invalid)> {
     let Some(value) = body.get("data").and_then(|d| d.get("remember")) else {
         return Ok(answer);
     };
-    let wrong = |message: String| Invalid {
-        field: REMEMBER.to_owned(),
-        message,
+    let wrong = |message: String| {
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Invalid {
+                field: REMEMBER.to_owned(),
+                message,
+            },
+        )
     };
     if request.kind != KIND_APPROVAL {
         return Err(wrong("only approvals are remembered".to_owned()));
@@ -560,11 +567,18 @@ pub(crate) fn with_json_remember(
         Within::Principal => choices.principal.is_some(),
     };
     if !offered {
-        return Err(wrong(format!(
+        let (status, invalid) = wrong(format!(
             "`within: {}` is not offered for this request: {}",
             remember.within.as_str(),
             choices.not_offered(remember.within)
-        )));
+        ));
+        // a rule this answerer may not make is forbidden, not malformed
+        let status = if choices.refused_for.is_some() {
+            StatusCode::FORBIDDEN
+        } else {
+            status
+        };
+        return Err((status, invalid));
     }
     let edited = answer.ok && answer.data.as_ref().and_then(|d| d.get("args")).is_some();
     if edited && remember.scope == Scope::Tool {
