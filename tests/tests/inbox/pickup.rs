@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use toolnexus_tests::inbox_support::{Fixture, approval_args};
 
-use super::html::{get, link, open, post_form, post_json, send};
+use super::html::{Reply, get, link, open, post_form, post_json, send};
 
 const CONTINUING: &str = "Recorded. The assistant is continuing.";
 const NO_WORKER: &str = "Answered; no worker has taken it up.";
@@ -18,6 +18,21 @@ async fn json_at(app: &axum::Router, uri: &str) -> Value {
     let r = send(app, get(uri)).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     serde_json::from_str(&r.body).expect("json")
+}
+
+/// Parks an approval on `fx` and accepts it on the page: the router and the recorded page.
+async fn accept_on_the_page(fx: &Fixture) -> (axum::Router, Reply) {
+    let req = fx.park(approval_args("Ship it?")).await;
+    let inbox = fx.inbox();
+    let app = inbox.router();
+    let url = link(fx, &inbox, &req.id);
+    let (cookie, csrf, _) = open(&app, &url).await;
+    let recorded = send(
+        &app,
+        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
+    )
+    .await;
+    (app, recorded)
 }
 
 /// The status page a recorded page links to.
@@ -32,16 +47,7 @@ fn status_link(page: &str) -> String {
 #[tokio::test]
 async fn an_answer_on_a_store_no_worker_ever_ran_on_says_so() {
     let fx = Fixture::without_worker().await;
-    let req = fx.park(approval_args("Ship it?")).await;
-    let inbox = fx.inbox();
-    let app = inbox.router();
-    let url = link(&fx, &inbox, &req.id);
-    let (cookie, csrf, _) = open(&app, &url).await;
-    let recorded = send(
-        &app,
-        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
-    )
-    .await;
+    let (app, recorded) = accept_on_the_page(&fx).await;
     recorded.says(
         StatusCode::OK,
         &format!("{NO_WORKER} No worker has been seen."),
@@ -121,16 +127,7 @@ async fn a_worker_gone_quiet_is_named_with_when_it_was_last_seen() {
 #[tokio::test]
 async fn with_a_running_worker_the_page_says_it_continues() {
     let fx = Fixture::new().await;
-    let req = fx.park(approval_args("Ship it?")).await;
-    let inbox = fx.inbox();
-    let app = inbox.router();
-    let url = link(&fx, &inbox, &req.id);
-    let (cookie, csrf, _) = open(&app, &url).await;
-    let recorded = send(
-        &app,
-        post_form(&url, Some(&cookie), &format!("csrf={csrf}&action=accept")),
-    )
-    .await;
+    let (_, recorded) = accept_on_the_page(&fx).await;
     recorded.says(StatusCode::OK, CONTINUING);
     assert!(!recorded.body.contains(NO_WORKER), "{}", recorded.body);
 }
