@@ -56,7 +56,8 @@ pub(super) struct Run<'a> {
 
 impl Client {
     /// The run, in one box: its state and the future that drives it (a caller's future holds
-    /// a pointer, and the state is not moved into a second place).
+    /// a pointer, and the state is not moved into a second place). The [`Run`] is made here,
+    /// before the box: the future keeps it once, not beside the arguments it is made from.
     pub(super) fn drive<'a>(
         &'a self,
         mut state: State,
@@ -64,29 +65,8 @@ impl Client {
         sink: Option<Sink<'a>>,
         streaming: bool,
         resume: Option<Box<Resume>>,
-        remembering: Remembering<'a>,
+        mut remembering: Remembering<'a>,
     ) -> crate::tool::BoxFuture<'a, Result<RunResult>> {
-        Box::pin(async move {
-            // a client for a principal over its bound runs nothing
-            if let Some(why) = &self.inner.refused {
-                return Err(Error::Config(why.clone()));
-            }
-            // the run stops: after a tool result entered its state, the error carries it
-            self.drive_state(&mut state, toolkit, sink, streaming, resume, remembering)
-                .await
-                .map_err(|error| attach(error, &mut state))
-        })
-    }
-
-    async fn drive_state(
-        &self,
-        state: &mut State,
-        toolkit: &Toolkit,
-        sink: Option<Sink<'_>>,
-        streaming: bool,
-        resume: Option<Box<Resume>>,
-        mut remembering: Remembering<'_>,
-    ) -> Result<RunResult> {
         // the conversation the run is a turn of (kept in its records) is where its
         // conversation's rules hold
         if remembering.conversation.is_none() {
@@ -113,19 +93,38 @@ impl Client {
             turn: AtomicU32::new(state.turns),
             remembering,
         };
+        Box::pin(async move {
+            // a client for a principal over its bound runs nothing
+            if let Some(why) = &self.inner.refused {
+                return Err(Error::Config(why.clone()));
+            }
+            // the run stops: after a tool result entered its state, the error carries it
+            run.drive(&mut state, resume)
+                .await
+                .map_err(|error| attach(error, &mut state))
+        })
+    }
+}
+
+impl Run<'_> {
+    /// The run's work, step by step: parked on a suspension, it waits for `wait_for`'s
+    /// answer, and goes on with it.
+    async fn drive(&self, state: &mut State, resume: Option<Box<Resume>>) -> Result<RunResult> {
         let span = trace::run_span(&state.request.model, resume.is_some());
         // a cancellation ends the run, except while `wait_for` waits: then the run halts on
         // the request with Error::WaitFor, so the request is not lost (the timeout alike)
-        let mut cancelled: super::wait::Cancelled<'_> =
-            run.cancel.as_ref().map(|token| Box::pin(token.cancelled()));
+        let mut cancelled: super::wait::Cancelled<'_> = self
+            .cancel
+            .as_ref()
+            .map(|token| Box::pin(token.cancelled()));
         let mut step = Step::Start(resume);
         let result = loop {
             // boxed: moved into `timed` and the poll below, an inline future would be stored
             // twice; and dropped, with everything the turn held, before `wait_for` waits
             let outcome = {
-                let work = Box::pin(run.step(state, step).instrument(span.clone()));
+                let work = Box::pin(self.step(state, step).instrument(span.clone()));
                 let timed = async {
-                    match run.deadline {
+                    match self.deadline {
                         // boxed: only a run with a timeout pays for its timer
                         Some((at, limit)) => Box::pin(tokio::time::timeout_at(at, work))
                             .await
@@ -149,16 +148,16 @@ impl Client {
                 Stop::Parked(parked) => {
                     state.request.tools = Vec::new();
                     state.request.messages.shrink_to_fit();
-                    match run.wait(&parked, &mut cancelled).await {
+                    match self.wait(&parked, &mut cancelled).await {
                         Ok(answer) => step = Step::Answered(parked, Box::new(answer)),
                         Err(message) => return Err(parked.fail(state, message)),
                     }
-                    state.request.tools = toolkit.specs();
+                    state.request.tools = self.toolkit.specs();
                 }
             }
         };
         trace::run_finished(&span, &result);
-        run.emit(|| Event::Done {
+        self.emit(|| Event::Done {
             result: result.clone(),
         });
         Ok(*result)
