@@ -50,8 +50,9 @@ pub(super) struct Run<'a> {
     /// The run's id and the turn whose calls run now (for `ctx.idempotency_key()`).
     pub(super) id: String,
     pub(super) turn: AtomicU32,
-    /// Where remembered decisions are checked and kept.
-    pub(super) remembering: Remembering<'a>,
+    /// Where remembered decisions are checked and kept; `None` for a run without a store (it
+    /// has no rules, and a parked run keeps a pointer, not the whole `Remembering`).
+    pub(super) remembering: Option<Box<Remembering<'a>>>,
 }
 
 impl Client {
@@ -75,6 +76,7 @@ impl Client {
         // whose rules hold: the principal the run is for, as its records keep it (a run
         // resumed by a client for another principal, or by a worker, stays its own)
         remembering.principal.clone_from(&state.principal);
+        let remembering = remembering.store.is_some().then(|| Box::new(remembering));
         let run = Run {
             client: &self.inner,
             toolkit,
