@@ -80,61 +80,50 @@ pub(crate) fn explain(text: &str, ours: &JsonError) -> String {
 /// whose values need not be valid JSON (a lone surrogate, nesting deeper than any parser takes),
 /// as only strings and brackets are followed. `None` when `text` is not an object of members.
 pub(crate) fn raw_members(text: &str) -> Option<Vec<(String, &str)>> {
-    let mut s = Scanner {
-        bytes: text.as_bytes(),
-        at: 0,
-    };
-    let mut members = Vec::new();
-    s.skip_whitespace();
-    if !s.eat(b'{') {
-        return None;
-    }
-    s.skip_whitespace();
-    if !s.eat(b'}') {
-        loop {
-            s.skip_whitespace();
-            let key = s.value().filter(|k| text[k.clone()].starts_with('"'))?;
-            let key: String = serde_json::from_str(&text[key]).ok()?;
-            s.skip_whitespace();
-            if !s.eat(b':') {
-                return None;
-            }
-            s.skip_whitespace();
-            let value = s.value()?;
-            members.push((key, &text[value]));
-            s.skip_whitespace();
-            if s.eat(b'}') {
-                break;
-            }
-            if !s.eat(b',') {
-                return None;
-            }
+    raw_items(text, b'{', b'}', |s| {
+        let key = s.value().filter(|k| text[k.clone()].starts_with('"'))?;
+        let key: String = serde_json::from_str(&text[key]).ok()?;
+        s.skip_whitespace();
+        if !s.eat(b':') {
+            return None;
         }
-    }
-    s.skip_whitespace();
-    (s.at == text.len()).then_some(members)
+        s.skip_whitespace();
+        let value = s.value()?;
+        Some((key, &text[value]))
+    })
 }
 
 #[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)
 /// The raw text of each element of the array `text` is (see [`raw_members`]).
 pub(crate) fn raw_elements(text: &str) -> Option<Vec<&str>> {
+    raw_items(text, b'[', b']', |s| Some(&text[s.value()?]))
+}
+
+#[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)
+/// The items between `open` and `close` that `text` is, separated by commas, each read by
+/// `item` from where it starts (whitespace skipped); `None` when `text` is not such a list.
+fn raw_items<'t, T>(
+    text: &'t str,
+    open: u8,
+    close: u8,
+    mut item: impl FnMut(&mut Scanner<'t>) -> Option<T>,
+) -> Option<Vec<T>> {
     let mut s = Scanner {
         bytes: text.as_bytes(),
         at: 0,
     };
-    let mut elements = Vec::new();
+    let mut items = Vec::new();
     s.skip_whitespace();
-    if !s.eat(b'[') {
+    if !s.eat(open) {
         return None;
     }
     s.skip_whitespace();
-    if !s.eat(b']') {
+    if !s.eat(close) {
         loop {
             s.skip_whitespace();
-            let value = s.value()?;
-            elements.push(&text[value]);
+            items.push(item(&mut s)?);
             s.skip_whitespace();
-            if s.eat(b']') {
+            if s.eat(close) {
                 break;
             }
             if !s.eat(b',') {
@@ -143,7 +132,7 @@ pub(crate) fn raw_elements(text: &str) -> Option<Vec<&str>> {
         }
     }
     s.skip_whitespace();
-    (s.at == text.len()).then_some(elements)
+    (s.at == text.len()).then_some(items)
 }
 
 #[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)

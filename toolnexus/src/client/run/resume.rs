@@ -121,14 +121,11 @@ impl Run<'_> {
             Marks::new(st, std::iter::once(None).chain(later).collect())
         });
         let resolving = self.resolve(call, args, &pending, answer, with, marks.as_ref());
-        let (args, resolved, edited) = Box::pin(resolving).await;
+        let resolved = Box::pin(resolving).await;
         if let Some(error) = marks.and_then(Marks::failure) {
             return Err(error);
         }
-        if edited {
-            Self::show_edited(st, &call.id, &args);
-        }
-        self.record(st, call, args, resolved);
+        self.record_resolved(st, call, resolved);
         let pre = halted
             .deferred
             .into_iter()
@@ -225,14 +222,11 @@ impl Run<'_> {
         });
         let answer = Arrived::now(answer);
         let resolving = self.resolve(call, args, &request, answer, with, marks.as_ref());
-        let (args, resolved, edited) = Box::pin(resolving).await;
+        let resolved = Box::pin(resolving).await;
         if let Some(error) = marks.and_then(Marks::failure) {
             return Err(error);
         }
-        if edited {
-            Self::show_edited(st, &call.id, &args);
-        }
-        self.record(st, call, args, resolved);
+        self.record_resolved(st, call, resolved);
         let pre = rest.into_iter().map(Some).collect();
         Box::pin(self.tool_phase(st, &calls, index + 1, pre)).await
     }

@@ -296,6 +296,20 @@ impl Run<'_> {
         }
     }
 
+    /// A resolved answer's result enters the transcript (`resolved` as [`Run::resolve`] gives
+    /// it): the arguments a person's edit ran with in the call's place, then the result.
+    pub(in crate::client) fn record_resolved(
+        &self,
+        st: &mut State,
+        call: &ToolCall,
+        (args, result, edited): (Value, ToolResult, bool),
+    ) {
+        if edited {
+            Self::show_edited(st, &call.id, &args);
+        }
+        self.record(st, call, args, result);
+    }
+
     /// A result enters the transcript (after `after_tool`).
     pub(in crate::client) fn record(
         &self,

@@ -8,8 +8,8 @@ use axum::response::Response;
 use super::load::{Flavor, Loaded, load};
 use super::who::{Asker, stored_runs};
 use super::{
-    COOKIE, Inbox, denied_text, html, msg, newest_first, page_of, prefix, query, request_href,
-    root, store_failed,
+    COOKIE, Inbox, denied, html, msg, newest_first, page_of, prefix, query, request_href, root,
+    store_failed,
 };
 use crate::inbox::fields::{Invalid, Shape};
 use crate::inbox::pages::{self, FormPage, Row};
@@ -22,13 +22,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let q = query(&parts);
     let access = shared.access(&parts, Target::List, &q);
     if access != Access::Granted {
-        return msg(
-            StatusCode::FORBIDDEN,
-            "Not allowed",
-            "error",
-            denied_text(access),
-            None,
-        );
+        return denied(access);
     }
     let runs = match newest_first(&shared).await {
         Ok(r) => r,
@@ -103,6 +97,23 @@ fn action(parts: &Parts) -> String {
     }
 }
 
+/// The caller's session, or a fresh one (`true`: its cookie is still to be set).
+pub(super) fn session_or_fresh(parts: &Parts) -> (String, bool) {
+    match session(parts) {
+        Some(s) => (s, false),
+        None => (crate::util::hex(&crate::inbox::random_bytes()), true),
+    }
+}
+
+/// Sets the session cookie `sess` on `r`, for the paths where the router is mounted.
+pub(super) fn set_session_cookie(r: &mut Response, parts: &Parts, sess: &str) {
+    let path = root(parts);
+    let cookie = format!("{COOKIE}={sess}; Path={path}; HttpOnly; SameSite=Strict");
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+}
+
 pub(super) fn render_form(
     shared: &Shared,
     parts: &Parts,
@@ -112,10 +123,7 @@ pub(super) fn render_form(
     error: Option<&Invalid>,
     submitted: pages::Submitted<'_>,
 ) -> Response {
-    let (sess, fresh) = match session(parts) {
-        Some(s) => (s, false),
-        None => (crate::util::hex(&crate::inbox::random_bytes()), true),
-    };
+    let (sess, fresh) = session_or_fresh(parts);
     let page = FormPage {
         request,
         shape,
@@ -150,16 +158,7 @@ pub(super) fn render_form(
     };
     let mut r = html(status, pages::form(&page));
     if fresh {
-        let path = prefix(parts);
-        let path = if path.is_empty() {
-            "/".to_owned()
-        } else {
-            path
-        };
-        let cookie = format!("{COOKIE}={sess}; Path={path}; HttpOnly; SameSite=Strict");
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
-        }
+        set_session_cookie(&mut r, parts, &sess);
     }
     r
 }

@@ -326,38 +326,30 @@ fn map_json<'a, T: ArgType + 'a>(
         .map(Value::Object)
 }
 
-impl<T: ArgType, S: BuildHasher + Default> ArgType for HashMap<String, T, S> {
-    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
-        map_schema::<T>(out, description, r#""type":"object""#);
-    }
+/// The maps keyed by `String`: one impl, written once for each map type.
+macro_rules! map_type {
+    ($([$($generics:tt)*] $map:ty;)*) => {$(
+        impl<$($generics)*> ArgType for $map {
+            fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
+                map_schema::<T>(out, description, r#""type":"object""#);
+            }
 
-    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
-        map_schema::<T>(out, description, r#""type":["object","null"]"#);
-    }
+            fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
+                map_schema::<T>(out, description, r#""type":["object","null"]"#);
+            }
 
-    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
-        map_decode(value)
-    }
+            fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
+                map_decode(value)
+            }
 
-    fn __toolnexus_json(&self) -> Option<Value> {
-        map_json(self.iter())
-    }
+            fn __toolnexus_json(&self) -> Option<Value> {
+                map_json(self.iter())
+            }
+        }
+    )*};
 }
 
-impl<T: ArgType> ArgType for BTreeMap<String, T> {
-    fn __toolnexus_schema(out: &mut String, description: Option<&str>) {
-        map_schema::<T>(out, description, r#""type":"object""#);
-    }
-
-    fn __toolnexus_nullable(out: &mut String, description: Option<&str>) {
-        map_schema::<T>(out, description, r#""type":["object","null"]"#);
-    }
-
-    fn __toolnexus_decode(value: Value) -> Result<Self, ArgError> {
-        map_decode(value)
-    }
-
-    fn __toolnexus_json(&self) -> Option<Value> {
-        map_json(self.iter())
-    }
+map_type! {
+    [T: ArgType, S: BuildHasher + Default] HashMap<String, T, S>;
+    [T: ArgType] BTreeMap<String, T>;
 }

@@ -13,6 +13,24 @@ use crate::result::ToolResult;
 use super::notices::Forwarder;
 use super::{McpService, no_handler, tool_result};
 
+/// The methods the service leaves to the handler it wraps ([`McpService::with_handler`]),
+/// each the same forward: with no handler, `$none` (an empty list, or the method refused).
+macro_rules! to_others {
+    ($($(#[$attr:meta])* fn $name:ident($param:ty) -> $out:ty, $none:expr;)*) => {$(
+        $(#[$attr])*
+        async fn $name(
+            &self,
+            request: $param,
+            context: RequestContext<RoleServer>,
+        ) -> Result<$out, ErrorData> {
+            match &self.inner.others {
+                Some(o) => o.$name(request, context).await,
+                None => $none,
+            }
+        }
+    )*};
+}
+
 impl ServerHandler for McpService {
     #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, still in 2025-11-25
     fn get_info(&self) -> ServerConfig {
@@ -41,94 +59,27 @@ impl ServerHandler for McpService {
         info
     }
 
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.list_resources(request, context).await,
-            None => Ok(rmcp::model::ListResourcesResult::default()),
-        }
-    }
-
-    async fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.list_resource_templates(request, context).await,
-            None => Ok(rmcp::model::ListResourceTemplatesResult::default()),
-        }
-    }
-
-    async fn read_resource(
-        &self,
-        request: rmcp::model::ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.read_resource(request, context).await,
-            None => Err(no_handler("resources/read")),
-        }
-    }
-
-    #[allow(deprecated)] // legacy resources/subscribe, still in 2025-11-25
-    async fn subscribe(
-        &self,
-        request: rmcp::model::SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.subscribe(request, context).await,
-            None => Err(no_handler("resources/subscribe")),
-        }
-    }
-
-    #[allow(deprecated)] // legacy resources/unsubscribe, still in 2025-11-25
-    async fn unsubscribe(
-        &self,
-        request: rmcp::model::UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.unsubscribe(request, context).await,
-            None => Err(no_handler("resources/unsubscribe")),
-        }
-    }
-
-    async fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.list_prompts(request, context).await,
-            None => Ok(rmcp::model::ListPromptsResult::default()),
-        }
-    }
-
-    async fn get_prompt(
-        &self,
-        request: rmcp::model::GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.get_prompt(request, context).await,
-            None => Err(no_handler("prompts/get")),
-        }
-    }
-
-    async fn complete(
-        &self,
-        request: rmcp::model::CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
-        match &self.inner.others {
-            Some(o) => o.complete(request, context).await,
-            None => Err(no_handler("completion/complete")),
-        }
+    to_others! {
+        fn list_resources(Option<PaginatedRequestParams>) -> rmcp::model::ListResourcesResult,
+            Ok(rmcp::model::ListResourcesResult::default());
+        fn list_resource_templates(Option<PaginatedRequestParams>)
+            -> rmcp::model::ListResourceTemplatesResult,
+            Ok(rmcp::model::ListResourceTemplatesResult::default());
+        fn read_resource(rmcp::model::ReadResourceRequestParams)
+            -> rmcp::model::ReadResourceResponse,
+            Err(no_handler("resources/read"));
+        #[allow(deprecated)] // legacy resources/subscribe, still in 2025-11-25
+        fn subscribe(rmcp::model::SubscribeRequestParams) -> (),
+            Err(no_handler("resources/subscribe"));
+        #[allow(deprecated)] // legacy resources/unsubscribe, still in 2025-11-25
+        fn unsubscribe(rmcp::model::UnsubscribeRequestParams) -> (),
+            Err(no_handler("resources/unsubscribe"));
+        fn list_prompts(Option<PaginatedRequestParams>) -> rmcp::model::ListPromptsResult,
+            Ok(rmcp::model::ListPromptsResult::default());
+        fn get_prompt(rmcp::model::GetPromptRequestParams) -> rmcp::model::GetPromptResponse,
+            Err(no_handler("prompts/get"));
+        fn complete(rmcp::model::CompleteRequestParams) -> rmcp::model::CompleteResult,
+            Err(no_handler("completion/complete"));
     }
 
     async fn list_tools(
