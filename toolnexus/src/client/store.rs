@@ -125,7 +125,7 @@ pub(super) async fn settle(
 /// conversation.
 impl Client {
     /// Resumes the run whose pending request `answer` echoes, in this process: claims it in
-    /// the client's [store](ClientBuilder::store) (so of any number of hosts answering the same
+    /// the client's [store](super::ClientBuilder::store) (so of any number of hosts answering the same
     /// request, exactly one resumes it), resumes it with the answer, and records the outcome
     /// (finished, or parked again on its next request). For a single process; where answers
     /// arrive in a web tier and workers resume, record the answer with
@@ -303,13 +303,13 @@ impl Client {
     }
 
     /// Runs one turn of the conversation `conversation_id`, kept in the client's
-    /// [store](ClientBuilder::store): loads its transcript (a new conversation starts
+    /// [store](super::ClientBuilder::store): loads its transcript (a new conversation starts
     /// empty), runs `prompt` as the next user turn, and saves the transcript the run ends with.
     ///
     /// A run that halts is parked as usual and the conversation is left [waiting](crate::store::Waiting) on
     /// it, its transcript as before the turn (never half a turn); [`Client::answer`] completes
     /// the turn when the run ends. A run that fails saves nothing: the conversation stays as it
-    /// was. See [`ConversationStore`](crate::store::ConversationStore) for an example.
+    /// was. See [`ConversationStore`] for an example.
     ///
     /// # Errors
     ///

@@ -74,7 +74,7 @@ impl fmt::Display for DeclineReason {
     }
 }
 
-/// The reply to a [`Request`]: `{"id", "ok", "data"?, "reason"?}`.
+/// The reply to a [`Request`](super::Request): `{"id", "ok", "data"?, "reason"?}`.
 ///
 /// ```
 /// use toolnexus::Answer;
