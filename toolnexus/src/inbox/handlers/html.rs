@@ -6,7 +6,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::load::{Flavor, Loaded, load};
-use super::who::{Asker, stored_runs};
+use super::who::{Asker, page_with_askers};
 use super::{
     COOKIE, Inbox, denied, html, msg, newest_first, page_of, prefix, query, request_href, root,
     store_failed,
@@ -33,19 +33,16 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     };
     let prefix = prefix(&parts);
     let page = page_of(&q);
-    let size = shared.page_size;
-    let shown: Vec<_> = runs.iter().skip((page - 1) * size).take(size).collect();
-    let stored = stored_runs(&shared, shown.iter().map(|r| r.run_id.as_str())).await;
+    let (shown, more) = page_with_askers(&shared, &runs, page).await;
     let rows: Vec<Row> = shown
-        .iter()
-        .zip(stored)
-        .map(|(r, run)| Row {
+        .into_iter()
+        .map(|(r, asker)| Row {
             href: request_href(&shared, &prefix, &r.request_id),
             kind: r.kind.clone(),
             prompt: r.prompt.clone(),
             created_at: r.created_at,
             expires_at: r.expires_at,
-            asker: run.map(|run| Asker::of(&run.record)).unwrap_or_default(),
+            asker,
         })
         .collect();
     // keep the caller's own query (it may carry what `authorize` checks), but the page
@@ -62,7 +59,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let root = root(&parts);
     let at = |p: usize| format!("{root}?page={p}{keep}");
     let prev = (page > 1).then(|| at(page - 1));
-    let next = (runs.len() > page * size).then(|| at(page + 1));
+    let next = more.then(|| at(page + 1));
     let with_query = |path: &str| match keep.strip_prefix('&') {
         Some(q) => format!("{prefix}{path}?{q}"),
         None => format!("{prefix}{path}"),
