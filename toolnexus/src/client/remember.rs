@@ -50,11 +50,12 @@ impl Run<'_> {
         if request.kind != KIND_APPROVAL {
             return None;
         }
-        let rules = self.remembering.rules()?;
+        let remembering = self.remembering.as_deref()?;
+        let rules = remembering.rules()?;
         let fingerprint = call_fingerprint(&call.name, args);
         let query = RuleQuery::new(&call.name, &fingerprint, SystemTime::now())
-            .in_conversation(self.remembering.conversation.as_deref())
-            .for_principal(self.remembering.principal.as_deref());
+            .in_conversation(remembering.conversation.as_deref())
+            .for_principal(remembering.principal.as_deref());
         let rule = match rules.decide(&query).await {
             Ok(rule) => rule?,
             Err(e) => {
@@ -73,7 +74,7 @@ impl Run<'_> {
         });
         let event = RunEvent::decided(&request.id, &rule);
         // a claimed run's history takes it now; a fresh run's when it parks (if it does)
-        let noted = self.remembering.stored
+        let noted = remembering.stored
             && rules
                 .note_decision(&st.run_id, &event)
                 .await
@@ -109,11 +110,11 @@ impl Run<'_> {
             tracing::warn!(target: "toolnexus", request = %request.id, "the answer came after the request expired: nothing is remembered");
             return;
         }
-        let Some(rules) = self.remembering.rules() else {
+        let r = self.remembering.as_deref();
+        let Some((r, rules)) = r.and_then(|r| Some((r, r.rules()?))) else {
             tracing::warn!(target: "toolnexus", request = %request.id, "the answer asks to be remembered, but the run has no store that keeps rules");
             return;
         };
-        let r = &self.remembering;
         // the rule covers the run's principal's runs, and names who really answered
         let rule = rule_of_answer(
             request,

@@ -85,6 +85,18 @@ impl State {
             decided: Vec::new(),
         }
     }
+
+    /// What a fingerprint of a call of this run, suspended on request `request`, binds
+    /// besides the call: the run, the request, the agent, the conversation and the principal.
+    pub(super) fn fingerprint_ids<'a>(&'a self, request: &'a str) -> FingerprintIds<'a> {
+        FingerprintIds {
+            run: &self.run_id,
+            request,
+            agent: self.agent.as_deref(),
+            conversation: self.conversation.as_deref(),
+            principal: self.principal.as_deref(),
+        }
+    }
 }
 
 /// One tool call's execution: the arguments it ran with, its result, how long it took.
@@ -100,13 +112,7 @@ impl Exec {
     /// its own answer arrives) in run `run_id`.
     pub(super) fn defer(self, st: &State, call: &ToolCall) -> Deferred {
         let fingerprint = self.result.pending().map(|request| {
-            let ids = FingerprintIds {
-                run: &st.run_id,
-                request: &request.id,
-                agent: st.agent.as_deref(),
-                conversation: st.conversation.as_deref(),
-                principal: st.principal.as_deref(),
-            };
+            let ids = st.fingerprint_ids(&request.id);
             fingerprint_of(ids, &call.name, &call.arguments, &self.args)
         });
         Deferred {
@@ -151,13 +157,7 @@ pub(super) fn halt(
     deferred: Vec<Option<Deferred>>,
 ) -> RunResult {
     // taken now, when the request is made: a resume checks the call against it
-    let ids = FingerprintIds {
-        run: &st.run_id,
-        request: &request.id,
-        agent: st.agent.as_deref(),
-        conversation: st.conversation.as_deref(),
-        principal: st.principal.as_deref(),
-    };
+    let ids = st.fingerprint_ids(&request.id);
     let fingerprint = fingerprint_of(ids, &call.name, &call.arguments, &exec.args);
     st.request.messages.push(Message::tool_result(
         call.id.clone(),

@@ -9,7 +9,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::load::{Flavor, Loaded, load, record};
-use super::who::{Asker, stored_runs};
+use super::who::page_with_askers;
 use super::{
     BODY_LIMIT, Inbox, json_err, json_out, newest_first, page_of, prefix, query, request_href,
     status_href, store_failed,
@@ -31,14 +31,10 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     };
     let prefix = prefix(&parts);
     let page = page_of(&q);
-    let size = shared.page_size;
-    let shown: Vec<_> = runs.iter().skip((page - 1) * size).take(size).collect();
-    let stored = stored_runs(&shared, shown.iter().map(|r| r.run_id.as_str())).await;
+    let (shown, more) = page_with_askers(&shared, &runs, page).await;
     let items: Vec<Value> = shown
-        .iter()
-        .zip(stored)
-        .map(|(r, run)| {
-            let asker = run.map(|run| Asker::of(&run.record)).unwrap_or_default();
+        .into_iter()
+        .map(|(r, asker)| {
             json!({
                 "id": r.request_id,
                 "runId": r.run_id,
@@ -53,7 +49,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
             })
         })
         .collect();
-    let next = (runs.len() > page * size).then_some(page + 1);
+    let next = more.then_some(page + 1);
     json_out(
         StatusCode::OK,
         &json!({ "requests": items, "page": page, "next": next }),

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::html::{render_form, session};
 use super::load::{Flavor, Loaded, load, record};
-use super::{BODY_LIMIT, Inbox, html, msg, prefix, root, status_href};
+use super::{BODY_LIMIT, Inbox, html, msg, prefix, root, status_href, too_large};
 use crate::inbox::fields::{self, Invalid, Shape};
 use crate::inbox::pages;
 use crate::request::{Answer, DeclineReason, Request};
@@ -82,13 +82,7 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
         Loaded::Open(run, request, shape) => (run, request, shape),
     };
     let Ok(bytes) = to_bytes(Body::new(body), BODY_LIMIT).await else {
-        return msg(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "Too large",
-            "error",
-            "The form is too large.",
-            Some(&back),
-        );
+        return too_large(&back);
     };
     let pairs: Vec<(String, String)> = form_urlencoded::parse(&bytes).into_owned().collect();
     let token = pairs

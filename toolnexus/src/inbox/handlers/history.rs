@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::api::{history as events, rfc3339};
 use super::who::{Asker, stored_runs};
 use super::{
-    Inbox, denied_text, html, json_err, json_out, msg, query, request_href, root, store_failed,
+    Inbox, denied, html, json_err, json_out, msg, query, request_href, root, store_failed,
 };
 use crate::inbox::history::{self, Answered, Entry};
 use crate::inbox::{Access, Shared, Target};
@@ -58,13 +58,7 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, _) = req.into_parts();
     let access = shared.access(&parts, Target::History, &query(&parts));
     if access != Access::Granted {
-        return msg(
-            StatusCode::FORBIDDEN,
-            "Not allowed",
-            "error",
-            denied_text(access),
-            None,
-        );
+        return denied(access);
     }
     let (entries, page) = match entries(&shared, &parts).await {
         Ok(e) => e,

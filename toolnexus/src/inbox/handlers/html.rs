@@ -6,10 +6,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::load::{Flavor, Loaded, load};
-use super::who::{Asker, stored_runs};
+use super::who::{Asker, page_with_askers};
 use super::{
-    COOKIE, Inbox, denied_text, html, msg, newest_first, page_of, prefix, query, request_href,
-    root, store_failed,
+    COOKIE, Inbox, denied, html, msg, newest_first, page_of, prefix, query, request_href, root,
+    store_failed,
 };
 use crate::inbox::fields::{Invalid, Shape};
 use crate::inbox::pages::{self, FormPage, Row};
@@ -22,13 +22,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let q = query(&parts);
     let access = shared.access(&parts, Target::List, &q);
     if access != Access::Granted {
-        return msg(
-            StatusCode::FORBIDDEN,
-            "Not allowed",
-            "error",
-            denied_text(access),
-            None,
-        );
+        return denied(access);
     }
     let runs = match newest_first(&shared).await {
         Ok(r) => r,
@@ -39,19 +33,16 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     };
     let prefix = prefix(&parts);
     let page = page_of(&q);
-    let size = shared.page_size;
-    let shown: Vec<_> = runs.iter().skip((page - 1) * size).take(size).collect();
-    let stored = stored_runs(&shared, shown.iter().map(|r| r.run_id.as_str())).await;
+    let (shown, more) = page_with_askers(&shared, &runs, page).await;
     let rows: Vec<Row> = shown
-        .iter()
-        .zip(stored)
-        .map(|(r, run)| Row {
+        .into_iter()
+        .map(|(r, asker)| Row {
             href: request_href(&shared, &prefix, &r.request_id),
             kind: r.kind.clone(),
             prompt: r.prompt.clone(),
             created_at: r.created_at,
             expires_at: r.expires_at,
-            asker: run.map(|run| Asker::of(&run.record)).unwrap_or_default(),
+            asker,
         })
         .collect();
     // keep the caller's own query (it may carry what `authorize` checks), but the page
@@ -68,7 +59,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     let root = root(&parts);
     let at = |p: usize| format!("{root}?page={p}{keep}");
     let prev = (page > 1).then(|| at(page - 1));
-    let next = (runs.len() > page * size).then(|| at(page + 1));
+    let next = more.then(|| at(page + 1));
     let with_query = |path: &str| match keep.strip_prefix('&') {
         Some(q) => format!("{prefix}{path}?{q}"),
         None => format!("{prefix}{path}"),
@@ -103,6 +94,23 @@ fn action(parts: &Parts) -> String {
     }
 }
 
+/// The caller's session, or a fresh one (`true`: its cookie is still to be set).
+pub(super) fn session_or_fresh(parts: &Parts) -> (String, bool) {
+    match session(parts) {
+        Some(s) => (s, false),
+        None => (crate::util::hex(&crate::inbox::random_bytes()), true),
+    }
+}
+
+/// Sets the session cookie `sess` on `r`, for the paths where the router is mounted.
+pub(super) fn set_session_cookie(r: &mut Response, parts: &Parts, sess: &str) {
+    let path = root(parts);
+    let cookie = format!("{COOKIE}={sess}; Path={path}; HttpOnly; SameSite=Strict");
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+}
+
 pub(super) fn render_form(
     shared: &Shared,
     parts: &Parts,
@@ -112,10 +120,7 @@ pub(super) fn render_form(
     error: Option<&Invalid>,
     submitted: pages::Submitted<'_>,
 ) -> Response {
-    let (sess, fresh) = match session(parts) {
-        Some(s) => (s, false),
-        None => (crate::util::hex(&crate::inbox::random_bytes()), true),
-    };
+    let (sess, fresh) = session_or_fresh(parts);
     let page = FormPage {
         request,
         shape,
@@ -150,16 +155,7 @@ pub(super) fn render_form(
     };
     let mut r = html(status, pages::form(&page));
     if fresh {
-        let path = prefix(parts);
-        let path = if path.is_empty() {
-            "/".to_owned()
-        } else {
-            path
-        };
-        let cookie = format!("{COOKIE}={sess}; Path={path}; HttpOnly; SameSite=Strict");
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
-        }
+        set_session_cookie(&mut r, parts, &sess);
     }
     r
 }

@@ -85,13 +85,16 @@ fn query(parts: &Parts) -> Vec<(String, String)> {
 /// The path segment after `/r/` or `/api/requests/`, decoded.
 fn request_id(parts: &Parts) -> String {
     let path = parts.uri.path();
-    let seg = path
+    let path = path
         .strip_suffix("/answer")
         .or_else(|| path.strip_suffix("/status"))
-        .unwrap_or(path)
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
+        .unwrap_or(path);
+    last_segment(path)
+}
+
+/// The last segment of `path`, percent-decoded.
+fn last_segment(path: &str) -> String {
+    let seg = path.rsplit('/').next().unwrap_or("");
     percent_encoding::percent_decode_str(seg)
         .decode_utf8_lossy()
         .into_owned()
@@ -137,6 +140,28 @@ fn json_out(status: StatusCode, v: &Value) -> Response {
 
 fn json_err(status: StatusCode, message: &str) -> Response {
     json_out(status, &json!({ "error": message }))
+}
+
+/// The page for a caller without access (`access` says why).
+fn denied(access: Access) -> Response {
+    msg(
+        StatusCode::FORBIDDEN,
+        "Not allowed",
+        "error",
+        denied_text(access),
+        None,
+    )
+}
+
+/// The page for a form body over [`BODY_LIMIT`]; `back` leads to the page it came from.
+fn too_large(back: &str) -> Response {
+    msg(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "Too large",
+        "error",
+        "The form is too large.",
+        Some(back),
+    )
 }
 
 fn denied_text(a: Access) -> &'static str {

@@ -6,15 +6,18 @@ use std::time::{Duration, SystemTime};
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request as HttpRequest, State};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use maud::{Markup, html as markup};
 use serde_json::{Value, json};
 
 use super::api::rfc3339;
-use super::html::session;
-use super::{BODY_LIMIT, COOKIE, Inbox, denied_text, html, json_err, json_out, msg, prefix, query};
+use super::html::{session, session_or_fresh, set_session_cookie};
+use super::{
+    BODY_LIMIT, Inbox, denied, html, json_err, json_out, last_segment, msg, prefix, query,
+    too_large,
+};
 use crate::inbox::fields::{self, Invalid};
 use crate::inbox::pages::{self, layout};
 use crate::inbox::{Access, Shared, Target};
@@ -317,13 +320,14 @@ fn rule_target(id: &str) -> String {
     format!("rule\0{id}")
 }
 
-fn denied(access: Access) -> Response {
+/// The page for a store that keeps no rules; `back` leads to the page it came from.
+fn no_rules(back: Option<&str>) -> Response {
     msg(
-        StatusCode::FORBIDDEN,
-        "Not allowed",
-        "error",
-        denied_text(access),
-        None,
+        StatusCode::NOT_FOUND,
+        "No rules",
+        "notice",
+        "This store keeps no remembered decisions.",
+        back,
     )
 }
 
@@ -345,13 +349,7 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
         return denied(access);
     }
     let Some(rules) = shared.store.rules() else {
-        return msg(
-            StatusCode::NOT_FOUND,
-            "No rules",
-            "notice",
-            "This store keeps no remembered decisions.",
-            None,
-        );
+        return no_rules(None);
     };
     let after = query(&parts)
         .into_iter()
@@ -372,26 +370,14 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
             );
         }
     };
-    let (sess, fresh) = match session(&parts) {
-        Some(s) => (s, false),
-        None => (crate::util::hex(&crate::inbox::random_bytes()), true),
-    };
+    let (sess, fresh) = session_or_fresh(&parts);
     let (mount, q) = mount_and_query(&parts);
     let mut r = html(
         StatusCode::OK,
         rules_page(&shared, &sess, &list, &mount, &q),
     );
     if fresh {
-        let path = prefix(&parts);
-        let path = if path.is_empty() {
-            "/".to_owned()
-        } else {
-            path
-        };
-        let cookie = format!("{COOKIE}={sess}; Path={path}; HttpOnly; SameSite=Strict");
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
-        }
+        set_session_cookie(&mut r, &parts, &sess);
     }
     r
 }
@@ -399,15 +385,7 @@ pub(super) async fn page(State(shared): Inbox, req: HttpRequest) -> Response {
 /// The rule id of `/rules/{id}/revoke`, decoded.
 fn rule_id(parts: &Parts) -> String {
     let path = parts.uri.path();
-    let seg = path
-        .strip_suffix("/revoke")
-        .unwrap_or(path)
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
-    percent_encoding::percent_decode_str(seg)
-        .decode_utf8_lossy()
-        .into_owned()
+    last_segment(path.strip_suffix("/revoke").unwrap_or(path))
 }
 
 pub(super) async fn revoke(State(shared): Inbox, req: HttpRequest) -> Response {
@@ -419,13 +397,7 @@ pub(super) async fn revoke(State(shared): Inbox, req: HttpRequest) -> Response {
     let (mount, q) = mount_and_query(&parts);
     let here = format!("{mount}/rules{q}");
     let Ok(bytes) = to_bytes(Body::new(body), BODY_LIMIT).await else {
-        return msg(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "Too large",
-            "error",
-            "The form is too large.",
-            Some(&here),
-        );
+        return too_large(&here);
     };
     let id = rule_id(&parts);
     let token = form_urlencoded::parse(&bytes)
@@ -443,13 +415,7 @@ pub(super) async fn revoke(State(shared): Inbox, req: HttpRequest) -> Response {
         );
     }
     let Some(rules) = shared.store.rules() else {
-        return msg(
-            StatusCode::NOT_FOUND,
-            "No rules",
-            "notice",
-            "This store keeps no remembered decisions.",
-            Some(&here),
-        );
+        return no_rules(Some(&here));
     };
     match rules.revoke_rule(&id).await {
         Ok(true) => msg(

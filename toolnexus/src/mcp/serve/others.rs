@@ -16,109 +16,42 @@ use crate::tool::BoxFuture;
 
 type Answer<'a, T> = BoxFuture<'a, Result<T, ErrorData>>;
 
-/// The methods of a host's handler the service hands on, object-safe.
-pub(super) trait Others: Send + Sync {
-    fn capabilities(&self) -> ServerCapabilities;
-    fn list_resources(
-        &self,
-        p: Option<PaginatedRequestParams>,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourcesResult>;
-    fn list_resource_templates(
-        &self,
-        p: Option<PaginatedRequestParams>,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourceTemplatesResult>;
-    fn read_resource(
-        &self,
-        p: ReadResourceRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ReadResourceResponse>;
-    fn subscribe(&self, p: SubscribeRequestParams, c: RequestContext<RoleServer>)
-    -> Answer<'_, ()>;
-    #[allow(deprecated)] // legacy resources/unsubscribe, still in 2025-11-25
-    fn unsubscribe(
-        &self,
-        p: UnsubscribeRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()>;
-    fn list_prompts(
-        &self,
-        p: Option<PaginatedRequestParams>,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListPromptsResult>;
-    fn get_prompt(
-        &self,
-        p: GetPromptRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, GetPromptResponse>;
-    fn complete(
-        &self,
-        p: CompleteRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, CompleteResult>;
+/// The trait [`Others`] (the methods of a host's handler the service hands on, object-safe)
+/// and its impl for every [`ServerHandler`]: each method the handler's own, boxed.
+macro_rules! others {
+    ($($(#[$attr:meta])* fn $name:ident($param:ty) -> $out:ty;)*) => {
+        /// The methods of a host's handler the service hands on, object-safe.
+        pub(super) trait Others: Send + Sync {
+            fn capabilities(&self) -> ServerCapabilities;
+            $(
+                $(#[$attr])*
+                fn $name(&self, p: $param, c: RequestContext<RoleServer>) -> Answer<'_, $out>;
+            )*
+        }
+
+        impl<H: ServerHandler> Others for H {
+            fn capabilities(&self) -> ServerCapabilities {
+                self.get_info().capabilities
+            }
+            $(
+                $(#[$attr])*
+                fn $name(&self, p: $param, c: RequestContext<RoleServer>) -> Answer<'_, $out> {
+                    Box::pin(ServerHandler::$name(self, p, c))
+                }
+            )*
+        }
+    };
 }
 
-impl<H: ServerHandler> Others for H {
-    fn capabilities(&self) -> ServerCapabilities {
-        self.get_info().capabilities
-    }
-    fn list_resources(
-        &self,
-        p: Option<PaginatedRequestParams>,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourcesResult> {
-        Box::pin(ServerHandler::list_resources(self, p, c))
-    }
-    fn list_resource_templates(
-        &self,
-        p: Option<PaginatedRequestParams>,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListResourceTemplatesResult> {
-        Box::pin(ServerHandler::list_resource_templates(self, p, c))
-    }
-    fn read_resource(
-        &self,
-        p: ReadResourceRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ReadResourceResponse> {
-        Box::pin(ServerHandler::read_resource(self, p, c))
-    }
+others! {
+    fn list_resources(Option<PaginatedRequestParams>) -> ListResourcesResult;
+    fn list_resource_templates(Option<PaginatedRequestParams>) -> ListResourceTemplatesResult;
+    fn read_resource(ReadResourceRequestParams) -> ReadResourceResponse;
     #[allow(deprecated)] // legacy resources/subscribe, still in 2025-11-25
-    fn subscribe(
-        &self,
-        p: SubscribeRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()> {
-        Box::pin(ServerHandler::subscribe(self, p, c))
-    }
+    fn subscribe(SubscribeRequestParams) -> ();
     #[allow(deprecated)] // legacy resources/unsubscribe, still in 2025-11-25
-    fn unsubscribe(
-        &self,
-        p: UnsubscribeRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ()> {
-        Box::pin(ServerHandler::unsubscribe(self, p, c))
-    }
-    fn list_prompts(
-        &self,
-        p: Option<PaginatedRequestParams>,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, ListPromptsResult> {
-        Box::pin(ServerHandler::list_prompts(self, p, c))
-    }
-    fn get_prompt(
-        &self,
-        p: GetPromptRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, GetPromptResponse> {
-        Box::pin(ServerHandler::get_prompt(self, p, c))
-    }
-    fn complete(
-        &self,
-        p: CompleteRequestParams,
-        c: RequestContext<RoleServer>,
-    ) -> Answer<'_, CompleteResult> {
-        Box::pin(ServerHandler::complete(self, p, c))
-    }
+    fn unsubscribe(UnsubscribeRequestParams) -> ();
+    fn list_prompts(Option<PaginatedRequestParams>) -> ListPromptsResult;
+    fn get_prompt(GetPromptRequestParams) -> GetPromptResponse;
+    fn complete(CompleteRequestParams) -> CompleteResult;
 }

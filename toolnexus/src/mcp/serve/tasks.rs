@@ -31,7 +31,7 @@ use super::parked::{claim_parked, last_call, resume_claimed};
 use super::{McpService, elicitation_for_client, tool_result};
 use crate::mcp::elicit::answer_from_result;
 use crate::request::{Answer, DeclineReason, Request, format_rfc3339};
-use crate::store::{RunInfo, RunState, RunStore};
+use crate::store::{RunInfo, RunState, RunStore, StoredRun};
 
 /// How often a client is asked to poll `tasks/get`, in milliseconds.
 const POLL_INTERVAL_MS: u64 = 1_000;
@@ -57,6 +57,19 @@ fn unknown_task(task_id: &str) -> ErrorData {
 
 fn store_failed(e: &impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(format!("the run store failed: {e}"), None)
+}
+
+/// The stored run `run_id` of task `task_id`, or why not: the store failed, or the run is gone.
+async fn stored_task(
+    store: &Arc<dyn RunStore>,
+    run_id: &str,
+    task_id: &str,
+) -> Result<StoredRun, ErrorData> {
+    store
+        .get(run_id)
+        .await
+        .map_err(|e| store_failed(&e))?
+        .ok_or_else(|| unknown_task(task_id))
 }
 
 /// The task's metadata: its id, status, when it was created (its run's first event) and last
@@ -151,11 +164,7 @@ impl McpService {
             .ok_or_else(|| unknown_task(&task_id))?;
         let payload = match info.state {
             RunState::Parked => {
-                let stored = store
-                    .get(&run_id)
-                    .await
-                    .map_err(|e| store_failed(&e))?
-                    .ok_or_else(|| unknown_task(&task_id))?;
+                let stored = stored_task(store, &run_id, &task_id).await?;
                 let request = stored.record.pending();
                 match elicitation_for_client(request, rc) {
                     Ok(Some(elicitation)) => TaskPayload::InputRequired {
@@ -170,11 +179,7 @@ impl McpService {
             }
             RunState::Answered | RunState::Claimed | RunState::Expired => TaskPayload::Working,
             RunState::Finished => {
-                let stored = store
-                    .get(&run_id)
-                    .await
-                    .map_err(|e| store_failed(&e))?
-                    .ok_or_else(|| unknown_task(&task_id))?;
+                let stored = stored_task(store, &run_id, &task_id).await?;
                 let Some(run) = stored.result else {
                     return Err(store_failed(&"a finished run without its result"));
                 };
@@ -256,11 +261,7 @@ impl McpService {
         store: &Arc<dyn RunStore>,
         task_id: &str,
     ) -> Result<Option<Request>, ErrorData> {
-        let stored = store
-            .get(run_id)
-            .await
-            .map_err(|e| store_failed(&e))?
-            .ok_or_else(|| unknown_task(task_id))?;
+        let stored = stored_task(store, run_id, task_id).await?;
         Ok((stored.info.state == RunState::Parked).then(|| stored.record.pending().clone()))
     }
 
