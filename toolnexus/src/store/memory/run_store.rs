@@ -4,13 +4,14 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::{MemoryStore, check_request_free};
+use super::{MemoryStore, Rows, check_request_free};
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
+use crate::store::lifecycle::{self, Answering};
 use crate::store::{
     Claim, ConversationStore, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RawRow,
-    RunEvent, RunEventKind, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun,
-    check_answer, check_submit, now_ms,
+    RunInfo, RunStore, StoreError, StoreResult, StoredRun, check_answer, check_submit, from_millis,
+    lease_ms, millis, now_ms,
 };
 use crate::util::BoxFuture;
 
@@ -77,7 +78,7 @@ impl RunStore for MemoryStore {
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        Box::pin(async move { Ok(self.take_over_now(owner)) })
+        Box::pin(async move { Ok(self.claim_first(Rows::oldest_to_take_over, owner)) })
     }
 
     fn submit<'a>(
@@ -88,7 +89,10 @@ impl RunStore for MemoryStore {
         Box::pin(async move {
             check_submit(answer, answered_by)?;
             let answer = crate::remember::checked_answer(self, answer, answered_by, false).await?;
-            self.submit_now(&answer, answered_by)
+            let how = Answering::Submit {
+                by: answered_by.to_owned(),
+            };
+            self.answer_now(&answer, &how)?.0.info()
         })
     }
 
@@ -100,35 +104,24 @@ impl RunStore for MemoryStore {
         Box::pin(async move {
             check_submit(answer, answered_by)?;
             let answer = crate::remember::checked_answer(self, answer, answered_by, true).await?;
-            self.submit_now(&answer, answered_by)
+            let how = Answering::Submit {
+                by: answered_by.to_owned(),
+            };
+            self.answer_now(&answer, &how)?.0.info()
         })
     }
 
     fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
         Box::pin(async move {
             Ok(self
-                .take_over_now(owner)
-                .or_else(|| self.claim_answered(owner)))
+                .claim_first(Rows::oldest_to_take_over, owner)
+                .or_else(|| self.claim_first(Rows::oldest_answered, owner)))
         })
     }
 
     fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            self.with_claim(claim, |rows, mut row| {
-                crate::store::released_state(claim)
-                    .as_str()
-                    .clone_into(&mut row.state);
-                row.append(
-                    &RunEvent::new(RunEventKind::Released, now_ms())
-                        .by(&claim.lease.owner)
-                        .json(),
-                );
-                row.lease_owner = None;
-                row.lease_until = None;
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })?;
+            self.apply_claim(claim, &lifecycle::release(claim, now_ms()), |_, _| Ok(()))?;
             self.work();
             Ok(())
         })
@@ -141,20 +134,8 @@ impl RunStore for MemoryStore {
         retry_at: Option<SystemTime>,
     ) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let (event, state) = crate::store::failed_event(claim, error, retry_at.is_some());
-            self.with_claim(claim, |rows, mut row| {
-                row.append(&event);
-                if let Some(at) = retry_at {
-                    row.lease_until = Some(crate::store::row::millis(at));
-                } else {
-                    state.as_str().clone_into(&mut row.state);
-                    row.lease_owner = None;
-                    row.lease_until = None;
-                }
-                row.version += 1;
-                rows.insert(row);
-                Ok(())
-            })
+            let change = lifecycle::fail(claim, error, retry_at.map(millis), now_ms());
+            self.apply_claim(claim, &change, |_, _| Ok(())).map(drop)
         })
     }
 
@@ -175,16 +156,20 @@ impl RunStore for MemoryStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let until = self.touch(claim, None)?;
-            claim.lease.until = crate::store::from_millis(until);
+            let until = now_ms().saturating_add(lease_ms(self.lease()));
+            let change = lifecycle::renew(claim, None, until, now_ms());
+            self.apply_claim(claim, &change, |_, _| Ok(()))?;
+            claim.lease.until = from_millis(until);
             Ok(())
         })
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            self.touch(claim, Some(self.seal.checkpoint(&claim.run_id, &state)))
-                .map(drop)
+            let now = now_ms();
+            let until = now.saturating_add(lease_ms(self.lease()));
+            let change = lifecycle::checkpoint(claim, &state, &self.seal, until, now);
+            self.apply_claim(claim, &change, |_, _| Ok(())).map(drop)
         })
     }
 
@@ -196,34 +181,12 @@ impl RunStore for MemoryStore {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
             let parks = matches!(outcome, Outcome::Parked(_));
-            let info = self.with_claim(claim, |rows, mut row| {
-                let now = now_ms();
-                row.append(&outcome.event(now).json());
-                match outcome {
-                    Outcome::Parked(cols) => {
-                        check_request_free(rows, &cols.request_id, Some(&row.run_id))?;
-                        row.request_id = cols.request_id;
-                        row.kind = cols.kind;
-                        row.prompt = cols.prompt;
-                        row.expires_at = cols.expires_at;
-                        row.record = cols.record;
-                        row.created_at = now;
-                        RunState::Parked.as_str().clone_into(&mut row.state);
-                        row.answer = None;
-                        row.checkpoint = None;
-                    }
-                    Outcome::Finished(json, _) => {
-                        RunState::Finished.as_str().clone_into(&mut row.state);
-                        row.result = Some(json);
-                    }
-                }
-                row.lease_owner = None;
-                row.lease_until = None;
-                row.version += 1;
-                let info = row.info()?;
-                rows.insert(row);
-                Ok(info)
+            let change = lifecycle::finish(claim, outcome, now_ms());
+            let row = self.apply_claim(claim, &change, |rows, row| match &change.set.request {
+                Some(cols) => check_request_free(rows, &cols.request_id, Some(&row.run_id)),
+                None => Ok(()),
             })?;
+            let info = row.info()?;
             if parks && info.expires_at.is_some() {
                 self.work();
             }

@@ -29,17 +29,18 @@ use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
 use crate::util::BoxFuture;
 
-use answers::Answering;
+use answers::{Answering, pg_params, placeholder};
 use listen::Listener;
 use rows::{raw, raw_info};
 
+use super::lifecycle::{self, Change};
 use super::{
-    Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RunInfo,
-    RunStore, StoreError, StoreResult, StoredRun, Wake, check_answer, check_submit, first_history,
-    from_millis, lease_until, now_ms, run_id_of, token_i64,
+    Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RunInfo, RunStore,
+    StoreError, StoreResult, StoredRun, Wake, check_answer, check_submit, from_millis, lease_until,
+    now_ms,
 };
 use crate::store::sql::{
-    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
+    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, backend, change_sql, pending_sql,
 };
 
 /// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
@@ -278,52 +279,39 @@ impl PostgresStore {
         format!("SELECT {}", self.notify_expr("$1"))
     }
 
-    /// Changes the claim's row with `set` (a `SET` list whose parameters start at `$3`) when
-    /// the claim still holds it, and notifies waiters: one statement, one round trip (the
-    /// notification in its `RETURNING`, no `WITH` around it).
-    async fn with_claim(
-        &self,
-        claim: &Claim,
-        set: &str,
-        more: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Row> {
-        self.with_claim_after(claim, "", set, more).await
-    }
-
-    /// [`with_claim`](Self::with_claim), with `before` (`name AS (statement), `: a common
-    /// table expression over the row as it was) in the same statement.
-    async fn with_claim_after(
-        &self,
-        claim: &Claim,
-        before: &str,
-        set: &str,
-        more: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Row> {
+    /// Applies a change of `claim` (guarded by the claim still holding its run) and
+    /// notifies waiters: one statement, one round trip (the notification in its `RETURNING`),
+    /// with `before` (`name AS (statement), `: a common table expression over the row as it
+    /// was, naming the run `$1`, the claim's token `$2` and a new request id `$3`) in the same
+    /// statement.
+    async fn apply_claim(&self, claim: &Claim, change: &Change, before: &str) -> StoreResult<Row> {
         let client = self.client().await?;
-        let sql = format!(
-            "{}UPDATE runs SET {set}, version = version + 1
-             WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-             RETURNING {INFO_COLUMNS}, {}",
+        let sql = change_sql(change, placeholder);
+        let text = format!(
+            "{}{}",
             match before.trim_end().trim_end_matches(',') {
                 "" => String::new(),
                 ctes => format!("WITH {ctes} "),
             },
-            self.notify_expr("runs.run_id")
+            sql.update(&format!(
+                "{INFO_COLUMNS}, {}",
+                self.notify_expr("runs.run_id")
+            ))
         );
-        let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
-        let token = token_i64(claim);
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&claim.run_id, &token];
-        params.extend_from_slice(more);
-        let row = client.query_opt(&stmt, &params).await.map_err(|e| {
-            if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                StoreError::Conflict(format!(
-                    "the new request of run `{}` is already the request of another run: request ids name one run",
-                    claim.run_id
-                ))
-            } else {
-                pg(&e)
-            }
-        })?;
+        let stmt = client.prepare_cached(&text).await.map_err(|e| pg(&e))?;
+        let row = client
+            .query_opt(&stmt, &pg_params(&sql.params))
+            .await
+            .map_err(|e| {
+                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                    StoreError::Conflict(format!(
+                        "the new request of run `{}` is already the request of another run: request ids name one run",
+                        claim.run_id
+                    ))
+                } else {
+                    pg(&e)
+                }
+            })?;
         row.ok_or_else(|| StoreError::LeaseLost {
             run_id: claim.run_id.clone(),
         })
@@ -361,8 +349,11 @@ impl RunStore for PostgresStore {
 
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let cols = Columns::of(run_id_of(&record), &record, &self.seal);
-            let now = now_ms();
+            let insert = lifecycle::park(&record, &self.seal, now_ms());
+            let row = &insert.row;
+            for side in &insert.side {
+                match *side {}
+            }
             let client = self.client().await?;
             // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
             // conflict is told apart by the unique index it hit
@@ -378,14 +369,14 @@ impl RunStore for PostgresStore {
                 .execute(
                     &stmt,
                     &[
-                        &cols.run_id,
-                        &cols.request_id,
-                        &cols.kind,
-                        &cols.prompt,
-                        &now,
-                        &cols.expires_at,
-                        &cols.record,
-                        &first_history(&cols.requested(now)),
+                        &row.run_id,
+                        &row.request_id,
+                        &row.kind,
+                        &row.prompt,
+                        &row.created_at,
+                        &row.expires_at,
+                        &row.record,
+                        &row.history,
                     ],
                 )
                 .await;
@@ -397,18 +388,22 @@ impl RunStore for PostgresStore {
                     Some("runs_pkey") => true,
                     Some("runs_by_request") => false,
                     _ => client
-                        .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&cols.run_id])
+                        .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&row.run_id])
                         .await
                         .map_err(|e| pg(&e))?
                         .is_some(),
                 };
-                return Err(crate::store::sql::park_conflict(&cols, exists));
+                return Err(lifecycle::park_conflict(
+                    &row.run_id,
+                    &row.request_id,
+                    exists,
+                ));
             }
-            if cols.expires_at.is_some() {
+            if row.expires_at.is_some() {
                 // a new deadline: workers sleeping until a later one must know
                 self.tell_workers(&client).await?;
             }
-            Ok(cols.parked(now))
+            row.info()
         })
     }
 
@@ -509,8 +504,8 @@ impl RunStore for PostgresStore {
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
             let until = lease_until(self.lease);
-            self.with_claim(claim, "lease_until = $3", &[&until])
-                .await?;
+            let change = lifecycle::renew(claim, None, until, now_ms());
+            self.apply_claim(claim, &change, "").await?;
             claim.lease.until = from_millis(until);
             Ok(())
         })
@@ -519,12 +514,8 @@ impl RunStore for PostgresStore {
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
             let until = lease_until(self.lease);
-            self.with_claim(
-                claim,
-                "checkpoint = $3, lease_until = $4",
-                &[&self.seal.checkpoint(&claim.run_id, &state), &until],
-            )
-            .await?;
+            let change = lifecycle::checkpoint(claim, &state, &self.seal, until, now_ms());
+            self.apply_claim(claim, &change, "").await?;
             Ok(())
         })
     }
@@ -536,13 +527,13 @@ impl RunStore for PostgresStore {
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
-            let now = now_ms();
-            let event = outcome.event(now).json();
-            let row = match outcome {
-                Outcome::Parked(cols) => {
+            let change = lifecycle::finish(claim, outcome, now_ms());
+            let row = match &change.set.request {
+                Some(cols) => {
                     let row = self
-                        .with_claim_after(
+                        .apply_claim(
                             claim,
+                            &change,
                             // the request it leaves is kept: a later answer to it was
                             // answered already
                             "k AS (INSERT INTO past_requests (request_id, run_id)
@@ -550,21 +541,6 @@ impl RunStore for PostgresStore {
                                  WHERE run_id = $1 AND state = 'claimed' AND claims = $2
                                    AND request_id <> $3
                                  ON CONFLICT (request_id) DO NOTHING), ",
-                            &format!(
-                                "request_id = $3, kind = $4, prompt = $5, expires_at = $6,
-                                 record = $7, created_at = $8, state = 'parked', answer = NULL,
-                                 checkpoint = NULL, lease_owner = NULL, lease_until = NULL, {}",
-                                append_history("$9")
-                            ),
-                            &[
-                                &cols.request_id,
-                                &cols.kind,
-                                &cols.prompt,
-                                &cols.expires_at,
-                                &cols.record,
-                                &now,
-                                &event,
-                            ],
                         )
                         .await?;
                     if cols.expires_at.is_some() {
@@ -572,18 +548,7 @@ impl RunStore for PostgresStore {
                     }
                     row
                 }
-                Outcome::Finished(json, _) => {
-                    self.with_claim(
-                        claim,
-                        &format!(
-                            "state = 'finished', result = $3, lease_owner = NULL,
-                             lease_until = NULL, {}",
-                            append_history("$4")
-                        ),
-                        &[&json, &event],
-                    )
-                    .await?
-                }
+                None => self.apply_claim(claim, &change, "").await?,
             };
             raw_info(&row).info()
         })

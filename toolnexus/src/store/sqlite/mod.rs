@@ -23,17 +23,16 @@ use serde_json::Value;
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
 use crate::util::BoxFuture;
-use answers::{Answering, answer_blocking, mark_expired, take_over_blocking};
+use answers::{answer_blocking, apply, apply_returning, take_over_blocking};
 use connection::Connections;
 
+use super::lifecycle::{self, Answering, Change};
 use super::{
-    Cell, Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery,
-    RawRow, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer,
-    check_submit, first_history, from_millis, lease_until, now_ms, run_id_of, token_i64,
+    Cell, Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RawRow,
+    RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer, check_submit,
+    from_millis, lease_until, now_ms, token_i64,
 };
-use crate::store::sql::{
-    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
-};
+use crate::store::sql::{COLUMNS, GOOD_STATES, INFO_COLUMNS, backend, pending_sql};
 
 /// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
 ///
@@ -132,30 +131,6 @@ impl SqliteStore {
         &self.shared.path
     }
 
-    /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
-    async fn touch(&self, claim: &Claim, checkpoint: Option<String>) -> StoreResult<i64> {
-        let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
-        self.call(move |conn| {
-            let until = lease_until(lease);
-            let changed = conn
-                .prepare_cached(
-                    "UPDATE runs SET checkpoint = COALESCE(?3, checkpoint), lease_until = ?4,
-                         version = version + 1
-                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
-                )
-                .and_then(|mut stmt| stmt.execute(params![run_id, token, checkpoint, until]))
-                .map_err(backend)?;
-            if changed == 1 {
-                Ok(until)
-            } else {
-                Err(StoreError::LeaseLost {
-                    run_id: run_id.clone(),
-                })
-            }
-        })
-        .await
-    }
-
     /// An answer's effect on its run ([`answer_blocking`]).
     /// `submit` (`granted`: `submit_granting`).
     async fn submit_as(&self, answer: &Answer, by: &str, granted: bool) -> StoreResult<RunInfo> {
@@ -240,95 +215,44 @@ fn past_row(conn: &Connection, request_id: &str) -> StoreResult<Option<RawRow>> 
     .map_err(backend)
 }
 
-fn conflict(conn: &Connection, cols: &Columns) -> StoreError {
+fn conflict(conn: &Connection, run_id: &str, request_id: &str) -> StoreError {
     let exists = conn
-        .query_row(
-            "SELECT 1 FROM runs WHERE run_id = ?1",
-            [&cols.run_id],
-            |_| Ok(()),
-        )
+        .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
         .optional()
         .is_ok_and(|r| r.is_some());
-    crate::store::sql::park_conflict(cols, exists)
+    lifecycle::park_conflict(run_id, request_id, exists)
 }
 
+/// Applies `change` (a finish of the claim `token` of `run_id`) in one `IMMEDIATE`
+/// transaction: a run that parks again keeps the request it leaves (a later answer to it was
+/// answered already).
 fn finish_blocking(
     conn: &mut Connection,
     run_id: String,
     token: i64,
-    outcome: &Outcome,
+    change: &Change,
 ) -> StoreResult<RunInfo> {
-    let now = now_ms();
-    let event = outcome.event(now).json();
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
-    let row = match outcome {
-        Outcome::Parked(cols) => {
-            // the request it leaves is kept: a later answer to it was answered already
-            tx.prepare_cached(
-                "INSERT OR IGNORE INTO past_requests (request_id, run_id)
-                 SELECT request_id, run_id FROM runs
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2 AND request_id <> ?3",
-            )
-            .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
-            .map_err(backend)?;
-            tx.prepare_cached(&format!(
-                "UPDATE runs SET request_id = ?3, kind = ?4, prompt = ?5, expires_at = ?6,
-                     record = ?7, created_at = ?8, state = 'parked', answer = NULL,
-                     checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
-                     version = version + 1, {}
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {INFO_COLUMNS}",
-                append_history("?9")
-            ))
-            .map_err(backend)?
-            .query_row(
-                params![
-                    run_id,
-                    token,
-                    cols.request_id,
-                    cols.kind,
-                    cols.prompt,
-                    cols.expires_at,
-                    cols.record,
-                    now,
-                    event
-                ],
-                raw_info,
-            )
-            .optional()
-            .map_err(|e| {
-                if is_constraint(&e) {
-                    conflict(&tx, cols)
-                } else {
-                    backend(e)
-                }
-            })?
+    if let Some(cols) = &change.set.request {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO past_requests (request_id, run_id)
+             SELECT request_id, run_id FROM runs
+             WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2 AND request_id <> ?3",
+        )
+        .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
+        .map_err(backend)?;
+    }
+    let row = apply_returning(&tx, change, INFO_COLUMNS, raw_info).map_err(|e| {
+        match (&change.set.request, is_constraint(&e)) {
+            (Some(cols), true) => conflict(&tx, run_id.as_str(), &cols.request_id),
+            _ => backend(e),
         }
-        Outcome::Finished(json, _) => tx
-            .prepare_cached(&format!(
-                "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
-                     lease_until = NULL, version = version + 1, {}
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {INFO_COLUMNS}",
-                append_history("?4")
-            ))
-            .map_err(backend)?
-            .query_row(params![run_id, token, json, event], raw_info)
-            .optional()
-            .map_err(backend)?,
-    };
+    })?;
     let info = row.ok_or(StoreError::LeaseLost { run_id })?.info()?;
     tx.commit().map_err(backend)?;
     Ok(info)
-}
-
-fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
-    match p {
-        SqlParam::Text(s) => rusqlite::types::Value::Text(s.clone()),
-        SqlParam::Int(i) => rusqlite::types::Value::Integer(*i),
-    }
 }
 
 impl RunStore for SqliteStore {
@@ -350,35 +274,38 @@ impl RunStore for SqliteStore {
 
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
-            let cols = Columns::of(run_id_of(&record), &record, &self.seal);
+            let insert = lifecycle::park(&record, &self.seal, now_ms());
             let info = self
                 .call(move |conn| {
-                    let now = now_ms();
-                    conn.prepare_cached(
-                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
-                         state, version, claims, record, history)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
-                )
-                .and_then(|mut insert| {
-                    insert.execute(params![
-                        cols.run_id,
-                        cols.request_id,
-                        cols.kind,
-                        cols.prompt,
-                        now,
-                        cols.expires_at,
-                        cols.record,
-                        first_history(&cols.requested(now))
-                    ])
-                })
-                .map_err(|e| {
-                    if is_constraint(&e) {
-                        conflict(conn, &cols)
-                    } else {
-                        backend(e)
+                    let row = &insert.row;
+                    for side in &insert.side {
+                        match *side {}
                     }
-                })?;
-                    Ok(cols.parked(now))
+                    conn.prepare_cached(
+                        "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
+                             expires_at, state, version, claims, record, history)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
+                    )
+                    .and_then(|mut insert| {
+                        insert.execute(params![
+                            row.run_id,
+                            row.request_id,
+                            row.kind,
+                            row.prompt,
+                            row.created_at,
+                            row.expires_at,
+                            row.record,
+                            row.history
+                        ])
+                    })
+                    .map_err(|e| {
+                        if is_constraint(&e) {
+                            conflict(conn, &row.run_id, &row.request_id)
+                        } else {
+                            backend(e)
+                        }
+                    })?;
+                    row.info()
                 })
                 .await?;
             if info.expires_at.is_some() {
@@ -433,7 +360,7 @@ impl RunStore for SqliteStore {
     ) -> BoxFuture<'a, StoreResult<Claim>> {
         let how = Answering::Claim {
             owner: owner.to_owned(),
-            lease: self.lease,
+            until: lease_until(self.lease),
         };
         Box::pin(async move {
             check_answer(answer)?;
@@ -510,16 +437,20 @@ impl RunStore for SqliteStore {
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            claim.lease.until = from_millis(self.touch(claim, None).await?);
+            let until = lease_until(self.lease);
+            self.apply_claim(claim, lifecycle::renew(claim, None, until, now_ms()))
+                .await?;
+            claim.lease.until = from_millis(until);
             Ok(())
         })
     }
 
     fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            self.touch(claim, Some(self.seal.checkpoint(&claim.run_id, &state)))
-                .await
-                .map(drop)
+            let now = now_ms();
+            let until = lease_until(self.lease);
+            let change = lifecycle::checkpoint(claim, &state, &self.seal, until, now);
+            self.apply_claim(claim, change).await
         })
     }
 
@@ -530,9 +461,10 @@ impl RunStore for SqliteStore {
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
+            let change = lifecycle::finish(claim, outcome, now_ms());
             let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
             let info = self
-                .call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome))
+                .call(move |conn| finish_blocking(conn, run_id.clone(), token, &change))
                 .await?;
             if info.state == RunState::Parked && info.expires_at.is_some() {
                 self.shared.work.notify();
@@ -552,7 +484,7 @@ impl RunStore for SqliteStore {
             self.call(move |conn| {
                 let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
                 let rows = stmt
-                    .query_map(rusqlite::params_from_iter(params.iter().map(to_sql)), raw)
+                    .query_map(rusqlite::params_from_iter(params.iter()), raw)
                     .map_err(backend)?
                     .collect::<rusqlite::Result<Vec<_>>>()
                     .map_err(backend)?;
@@ -632,7 +564,10 @@ impl RunStore for SqliteStore {
             };
             let now = now_ms();
             for (run_id, request_id) in &due {
-                mark_expired(&tx, &seal, run_id, request_id, now)?;
+                apply(
+                    &tx,
+                    &lifecycle::expire_request(run_id, request_id, &seal, now),
+                )?;
             }
             tx.commit().map_err(backend)?;
             Ok(due.into_iter().map(|(id, _)| id).collect::<Vec<_>>())
