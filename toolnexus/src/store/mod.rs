@@ -115,6 +115,7 @@ use std::time::Duration;
 #[cfg(any(feature = "sqlite", feature = "test-support"))]
 mod cell;
 mod conversation;
+mod engine;
 mod event_display;
 pub(crate) mod history;
 pub(crate) mod lifecycle;

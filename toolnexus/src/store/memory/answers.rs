@@ -78,17 +78,6 @@ impl MemoryStore {
         Ok((after, claim))
     }
 
-    /// The claim of an answer by `owner`'s worker.
-    pub(super) fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
-        let until = now_ms().saturating_add(lease_ms(self.lease()));
-        let how = Answering::Claim {
-            owner: owner.to_owned(),
-            until,
-        };
-        let (_, claim) = self.answer_now(answer, &how)?;
-        claim.ok_or_else(|| StoreError::Invalid("a claim handed out no claim".to_owned()))
-    }
-
     /// Claims for `owner` the first row `oldest` names (the oldest candidate left in an index)
     /// that can be read; every unreadable row met first is marked
     /// [`damaged`](crate::store::RunState::Damaged), so it leaves the index and the next is

@@ -15,12 +15,12 @@ mod run_store;
 #[cfg(feature = "test-support")]
 mod test_support;
 
-use crate::run::{PendingRun, SealKey};
+use crate::run::SealKey;
 
 use super::conversation::ConversationRow;
 use super::{
     DEFAULT_LEASE, Page, PendingQuery, RawRow, RunInfo, RunState, StoreError, StoreResult,
-    StoredRun, lifecycle, now_ms,
+    lifecycle, now_ms,
 };
 
 /// A [`RunStore`](super::RunStore) in this process's memory: for tests and single-process hosts (its runs end
@@ -175,8 +175,7 @@ impl MemoryStore {
         self.shared.work.notify();
     }
 
-    fn park_now(&self, record: &PendingRun) -> StoreResult<RunInfo> {
-        let insert = lifecycle::park(record, &self.seal, now_ms());
+    fn insert_now(&self, insert: lifecycle::Insert) -> StoreResult<RunInfo> {
         let mut rows = self.rows();
         let row = insert.row;
         if rows.by_id.contains_key(&row.run_id) {
@@ -190,10 +189,6 @@ impl MemoryStore {
         rows.insert(row);
         drop(rows);
         self.changed();
-        if info.expires_at.is_some() {
-            // a new deadline: a worker sleeping until a later one must know
-            self.work();
-        }
         Ok(info)
     }
 
@@ -274,26 +269,6 @@ impl MemoryStore {
         drop(rows);
         self.changed();
         true
-    }
-
-    fn decoded(
-        &self,
-        run_id: Option<&str>,
-        request_id: Option<&str>,
-    ) -> StoreResult<Option<StoredRun>> {
-        let rows = self.rows();
-        let id = match (run_id, request_id) {
-            (Some(id), _) => Some(id.to_owned()),
-            (None, Some(req)) => rows
-                .by_request
-                .get(req)
-                .or_else(|| rows.past_requests.get(req))
-                .cloned(),
-            (None, None) => None,
-        };
-        id.and_then(|id| rows.by_id.get(&id))
-            .map(|row| row.decode(&self.seal))
-            .transpose()
     }
 }
 

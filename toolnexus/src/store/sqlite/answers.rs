@@ -12,7 +12,7 @@ use super::{SqliteStore, past_row, raw, row_where};
 use crate::request::Answer;
 use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{COLUMNS, SqlParam, backend, change_sql};
-use crate::store::{Claim, RawRow, Seal, StoreError, StoreResult, from_millis, lease_ms, now_ms};
+use crate::store::{Claim, RawRow, Seal, StoreResult, from_millis, lease_ms, now_ms};
 
 impl ToSql for SqlParam {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -163,42 +163,6 @@ pub(super) fn take_over_blocking(
 }
 
 impl SqliteStore {
-    /// Applies a change of `claim` (guarded by the claim still holding its run);
-    /// [`StoreError::LeaseLost`] when it no longer does.
-    pub(super) async fn apply_claim(&self, claim: &Claim, change: Change) -> StoreResult<()> {
-        let run_id = claim.run_id.clone();
-        self.call(move |conn| {
-            if apply(conn, &change)? {
-                Ok(())
-            } else {
-                Err(StoreError::LeaseLost {
-                    run_id: run_id.clone(),
-                })
-            }
-        })
-        .await
-    }
-
-    /// The body of [`RunStore::fail`](crate::store::RunStore::fail).
-    pub(super) async fn fail_now(
-        &self,
-        claim: &Claim,
-        error: &str,
-        retry_at: Option<SystemTime>,
-    ) -> StoreResult<()> {
-        let retry_at = retry_at.map(crate::store::millis);
-        self.apply_claim(claim, lifecycle::fail(claim, error, retry_at, now_ms()))
-            .await
-    }
-
-    /// The body of [`RunStore::release`](crate::store::RunStore::release).
-    pub(super) async fn release_now(&self, claim: &Claim) -> StoreResult<()> {
-        self.apply_claim(claim, lifecycle::release(claim, now_ms()))
-            .await?;
-        self.shared.work.notify();
-        Ok(())
-    }
-
     /// The body of [`RunStore::next_due`](crate::store::RunStore::next_due).
     pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
         self.call(|conn| {
