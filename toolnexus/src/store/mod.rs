@@ -159,7 +159,7 @@ pub(crate) use cell::Cell;
 pub(crate) use row::millis;
 pub(crate) use row::{
     Columns, Outcome, RawRow, check_answer, check_submit, events_json, first_history, from_millis,
-    lease_ms, lease_until, now_ms, token_i64,
+    lease_ms, now_ms, token_i64,
 };
 pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;

@@ -38,11 +38,6 @@ pub(crate) fn lease_ms(lease: Duration) -> i64 {
     i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// When a lease of `lease` taken now runs out, in ms.
-pub(crate) fn lease_until(lease: Duration) -> i64 {
-    now_ms().saturating_add(lease_ms(lease))
-}
-
 /// The indexed columns of a record about to be parked.
 #[derive(Debug)]
 pub(crate) struct Columns {

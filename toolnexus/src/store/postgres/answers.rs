@@ -9,7 +9,7 @@ use tokio_postgres::types::ToSql;
 use super::rows::{raw, raw_at, raw_info};
 use super::{PostgresStore, pg};
 use crate::request::Answer;
-use crate::store::lifecycle::{self, Change};
+use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, change_sql};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, StoreResult, from_millis, lease_ms, now_ms,
@@ -29,13 +29,6 @@ pub(super) fn pg_params(params: &[SqlParam]) -> Vec<&(dyn ToSql + Sync)> {
             SqlParam::Int(i) => i as &(dyn ToSql + Sync),
         })
         .collect()
-}
-
-/// What an answer does to a parked run: claims it for a worker, or records it (by whom).
-#[derive(Clone, Copy)]
-pub(super) enum Answering<'a> {
-    Claim(&'a str),
-    Submit(&'a str),
 }
 
 /// A history without the events `fragment` just appended to it.
@@ -71,22 +64,14 @@ impl PostgresStore {
     pub(super) async fn answer_now(
         &self,
         answer: &Answer,
-        how: Answering<'_>,
+        how: Answering,
     ) -> StoreResult<(RawRow, Option<Claim>)> {
         let mut client = self.client().await?;
         let now = now_ms();
-        let (how, work) = match how {
-            Answering::Claim(owner) => (
-                lifecycle::Answering::Claim {
-                    owner: owner.to_owned(),
-                    until: now.saturating_add(lease_ms(self.lease)),
-                },
-                String::new(),
-            ),
-            Answering::Submit(by) => (
-                lifecycle::Answering::Submit { by: by.to_owned() },
-                format!(", {}", self.work_expr()),
-            ),
+        let work = match how {
+            Answering::Claim { .. } => String::new(),
+            // the workers are told in the same statement
+            Answering::Submit { .. } => format!(", {}", self.work_expr()),
         };
         let change = lifecycle::answer(answer, &how, &self.seal, now);
         let sql = change_sql(&change, placeholder);
@@ -106,10 +91,10 @@ impl PostgresStore {
         };
         let row = raw(&row);
         let read = match &how {
-            lifecycle::Answering::Claim { owner, until } => {
+            Answering::Claim { owner, until } => {
                 lifecycle::answer_claim(&row, answer, &self.seal, owner, *until, now).map(Some)
             }
-            lifecycle::Answering::Submit { .. } => row.record(&self.seal).map(|_| None),
+            Answering::Submit { .. } => row.record(&self.seal).map(|_| None),
         };
         match read {
             Ok(claim) => {
@@ -411,25 +396,6 @@ impl PostgresStore {
             .await
             .map_err(|e| pg(&e))?;
         Ok(())
-    }
-
-    /// The body of [`RunStore::release`].
-    pub(super) async fn release_now(&self, claim: &Claim) -> StoreResult<()> {
-        self.apply_claim(claim, &lifecycle::release(claim, now_ms()), "")
-            .await?;
-        self.tell_workers(&self.client().await?).await
-    }
-
-    /// The body of [`RunStore::fail`](crate::store::RunStore::fail): one statement.
-    pub(super) async fn fail_now(
-        &self,
-        claim: &Claim,
-        error: &str,
-        retry_at: Option<SystemTime>,
-    ) -> StoreResult<()> {
-        let retry_at = retry_at.map(crate::store::millis);
-        let change = lifecycle::fail(claim, error, retry_at, now_ms());
-        self.apply_claim(claim, &change, "").await.map(drop)
     }
 
     /// The body of [`RunStore::next_due`].

@@ -1,9 +1,9 @@
 //! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
 //! many machines.
 //!
-//! Slightly over the crate's usual ~600 lines on purpose: it is the one `RunStore` impl (one
-//! short method per trait method) beside the pool and statement setup; the answer paths, rows,
-//! LISTEN/NOTIFY, conversations and the schema have their own files.
+//! The PostgreSQL driver of the store engine (one short method per step it asks for) beside
+//! the pool and statement setup; the answer paths, rows, LISTEN/NOTIFY, conversations and the
+//! schema have their own files.
 
 mod answers;
 mod conversations;
@@ -19,37 +19,36 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use serde_json::Value;
 use tokio::sync::OnceCell;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
 use crate::request::Answer;
-use crate::run::{PendingRun, RunResult};
 use crate::util::BoxFuture;
 
-use answers::{Answering, pg_params, placeholder};
+use answers::{pg_params, placeholder};
 use listen::Listener;
 use rows::{raw, raw_info};
 
-use super::lifecycle::{self, Change};
+use super::RawRow;
+use super::engine::Driver;
+use super::lifecycle::{self, Change, Key};
 use super::{
-    Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RunInfo, RunStore,
-    StoreError, StoreResult, StoredRun, Wake, check_answer, check_submit, from_millis, lease_until,
-    now_ms,
+    Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, StoreError,
+    StoreResult, Wake, now_ms,
 };
 use crate::store::sql::{
     COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, backend, change_sql, pending_sql,
 };
 
-/// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
+/// A [`RunStore`](crate::store::RunStore) in PostgreSQL, for runs resumed by many machines.
 ///
 /// A claim is one conditional `UPDATE` (concurrent claimants queue on the row lock and all but
-/// one find it no longer parked); [`take_over`](RunStore::take_over) picks runs with
+/// one find it no longer parked); [`take_over`](crate::store::RunStore::take_over) picks runs with
 /// `FOR UPDATE SKIP LOCKED`, so workers never wait on each other; request ids are indexed.
 /// A change of a run that a host waits on sends a `NOTIFY`, so
-/// [`wait_change`](RunStore::wait_change) and [`wait_finished`](RunStore::wait_finished) wake
+/// [`wait_change`](crate::store::RunStore::wait_change) and [`wait_finished`](crate::store::RunStore::wait_finished) wake
 /// when an answer arrives instead of polling (a waiter registers in a `run_waiters` table, so
 /// changes nobody waits for send nothing).
 /// The schema is created and migrated on connect (versions in a `schema_version` table, under
@@ -98,14 +97,6 @@ fn pg(e: &tokio_postgres::Error) -> StoreError {
 }
 
 impl PostgresStore {
-    /// `submit` (`granted`: `submit_granting`).
-    async fn submit_as(&self, answer: &Answer, by: &str, granted: bool) -> StoreResult<RunInfo> {
-        check_submit(answer, by)?;
-        let answer = crate::remember::checked_answer(self, answer, by, granted).await?;
-        let (row, _) = self.answer_now(&answer, Answering::Submit(by)).await?;
-        row.info()
-    }
-
     /// Connects to the database at `url` (`postgres://user:password@host:port/db`) and
     /// migrates its schema, keeping the runs in the `public` schema.
     ///
@@ -248,7 +239,7 @@ impl PostgresStore {
         raw_info(&row).info()
     }
 
-    async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<StoredRun>> {
+    async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
         let client = self.client().await?;
         let stmt = client
             .prepare_cached(&format!(
@@ -260,9 +251,8 @@ impl PostgresStore {
         client
             .query_opt(&stmt, &[&key])
             .await
-            .map_err(|e| pg(&e))?
-            .map(|r| raw(&r).decode(&self.seal))
-            .transpose()
+            .map_err(|e| pg(&e))
+            .map(|r| r.map(|r| raw(&r)))
     }
 
     /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
@@ -330,9 +320,20 @@ fn past_or(column: &str) -> String {
     }
 }
 
-impl RunStore for PostgresStore {
-    fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
-        Some(self)
+/// The statement before a finish that parks the run again: the request it leaves is kept
+/// (a later answer to it was answered already).
+const KEEP_PAST_REQUEST: &str = "k AS (INSERT INTO past_requests (request_id, run_id)
+     SELECT request_id, run_id FROM runs
+     WHERE run_id = $1 AND state = 'claimed' AND claims = $2 AND request_id <> $3
+     ON CONFLICT (request_id) DO NOTHING), ";
+
+impl Driver for PostgresStore {
+    fn seal(&self) -> &crate::store::Seal {
+        &self.seal
+    }
+
+    fn lease(&self) -> Duration {
+        self.lease
     }
 
     fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
@@ -343,13 +344,61 @@ impl RunStore for PostgresStore {
         Box::pin(self.last_seen())
     }
 
-    fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
-        Some(self)
+    fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
+        Box::pin(async move { self.tell_workers(&self.client().await?).await })
     }
 
-    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
+    fn answer<'a>(
+        &'a self,
+        answer: &'a Answer,
+        how: lifecycle::Answering,
+    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
+        Box::pin(self.answer_now(answer, how))
+    }
+
+    fn pick<'a>(
+        &'a self,
+        owner: &'a str,
+        answered_too: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        if answered_too {
+            Box::pin(self.claim_next_now(owner))
+        } else {
+            Box::pin(self.take_over_now(owner))
+        }
+    }
+
+    fn apply<'a>(
+        &'a self,
+        claim: &'a Claim,
+        change: Change,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         Box::pin(async move {
-            let insert = lifecycle::park(&record, &self.seal, now_ms());
+            let before = if change.set.request.is_some() {
+                KEEP_PAST_REQUEST
+            } else {
+                ""
+            };
+            let row = self.apply_claim(claim, &change, before).await?;
+            if change.set.request.is_some() || change.set.result.is_some() {
+                raw_info(&row).info().map(Some)
+            } else {
+                Ok(None)
+            }
+        })
+    }
+
+    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
+        Box::pin(async move {
+            match &key {
+                Key::Run(id) => self.row_where("run_id", id).await,
+                Key::Request(id) => self.row_where("request_id", id).await,
+            }
+        })
+    }
+
+    fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
+        Box::pin(async move {
             let row = &insert.row;
             for side in &insert.side {
                 match *side {}
@@ -399,68 +448,8 @@ impl RunStore for PostgresStore {
                     exists,
                 ));
             }
-            if row.expires_at.is_some() {
-                // a new deadline: workers sleeping until a later one must know
-                self.tell_workers(&client).await?;
-            }
             row.info()
         })
-    }
-
-    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(self.row_where("run_id", run_id))
-    }
-
-    fn get_by_request<'a>(
-        &'a self,
-        request_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(self.row_where("request_id", request_id))
-    }
-
-    fn claim<'a>(
-        &'a self,
-        answer: &'a Answer,
-        owner: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Claim>> {
-        Box::pin(async move {
-            check_answer(answer)?;
-            match self.answer_now(answer, Answering::Claim(owner)).await? {
-                (_, Some(claim)) => Ok(claim),
-                (row, None) => Err(StoreError::Backend(format!(
-                    "run `{}`: a claim made no claim",
-                    row.run_id
-                ))),
-            }
-        })
-    }
-
-    fn submit<'a>(
-        &'a self,
-        answer: &'a Answer,
-        answered_by: &'a str,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(self.submit_as(answer, answered_by, false))
-    }
-
-    fn submit_granting<'a>(
-        &'a self,
-        answer: &'a Answer,
-        answered_by: &'a str,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(self.submit_as(answer, answered_by, true))
-    }
-
-    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        Box::pin(self.take_over_now(owner))
-    }
-
-    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        Box::pin(self.claim_next_now(owner))
-    }
-
-    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.release_now(claim))
     }
 
     fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
@@ -490,68 +479,6 @@ impl RunStore for PostgresStore {
 
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.wait_for_work_now(timeout))
-    }
-
-    fn fail<'a>(
-        &'a self,
-        claim: &'a Claim,
-        error: &'a str,
-        retry_at: Option<SystemTime>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.fail_now(claim, error, retry_at))
-    }
-
-    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let until = lease_until(self.lease);
-            let change = lifecycle::renew(claim, None, until, now_ms());
-            self.apply_claim(claim, &change, "").await?;
-            claim.lease.until = from_millis(until);
-            Ok(())
-        })
-    }
-
-    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let until = lease_until(self.lease);
-            let change = lifecycle::checkpoint(claim, &state, &self.seal, until, now_ms());
-            self.apply_claim(claim, &change, "").await?;
-            Ok(())
-        })
-    }
-
-    fn finish<'a>(
-        &'a self,
-        claim: &'a Claim,
-        result: RunResult,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
-            let change = lifecycle::finish(claim, outcome, now_ms());
-            let row = match &change.set.request {
-                Some(cols) => {
-                    let row = self
-                        .apply_claim(
-                            claim,
-                            &change,
-                            // the request it leaves is kept: a later answer to it was
-                            // answered already
-                            "k AS (INSERT INTO past_requests (request_id, run_id)
-                                 SELECT request_id, run_id FROM runs
-                                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-                                   AND request_id <> $3
-                                 ON CONFLICT (request_id) DO NOTHING), ",
-                        )
-                        .await?;
-                    if cols.expires_at.is_some() {
-                        self.tell_workers(&self.client().await?).await?;
-                    }
-                    row
-                }
-                None => self.apply_claim(claim, &change, "").await?,
-            };
-            raw_info(&row).info()
-        })
     }
 
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
