@@ -3,6 +3,7 @@
 //! (memory, SQLite, PostgreSQL) only reads, inserts, picks, applies a change, lists and
 //! waits.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
@@ -133,6 +134,24 @@ fn until<D: Driver + ?Sized>(driver: &D, now: i64) -> i64 {
     now.saturating_add(lease_ms(driver.lease()))
 }
 
+/// The answer as `driver` records it: [`answer_to_record`](crate::remember::answer_to_record)
+/// for the run waiting on its request (its record read only when the answer carries a
+/// remember choice); a request no run made is left to the driver's own answer (`NotFound`).
+async fn checked_answer<'a, D: Driver>(
+    driver: &D,
+    answer: &'a Answer,
+    by: &str,
+    granted: bool,
+) -> StoreResult<Cow<'a, Answer>> {
+    if crate::remember::Remember::of_answer(answer).is_none() {
+        return Ok(Cow::Borrowed(answer));
+    }
+    let Some(run) = driver.get_by_request(&answer.id).await? else {
+        return Ok(Cow::Borrowed(answer));
+    };
+    crate::remember::answer_to_record(answer, run.record.principal(), by, granted)
+}
+
 /// `submit` (`granted`: `submit_granting`).
 async fn submit_as<D: Driver>(
     driver: &D,
@@ -141,7 +160,7 @@ async fn submit_as<D: Driver>(
     granted: bool,
 ) -> StoreResult<RunInfo> {
     check_submit(answer, by)?;
-    let answer = crate::remember::checked_answer(driver, answer, by, granted).await?;
+    let answer = checked_answer(driver, answer, by, granted).await?;
     let how = Answering::Submit { by: by.to_owned() };
     driver.answer(&answer, how).await?.0.info()
 }

@@ -154,12 +154,11 @@ pub use types::{
 };
 pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 
+pub(crate) use crate::ledger::{from_millis, lease_ms, millis, now_ms};
 #[cfg(feature = "sqlite")]
 pub(crate) use cell::Cell;
-pub(crate) use row::millis;
 pub(crate) use row::{
-    Columns, Outcome, RawRow, check_answer, check_submit, events_json, first_history, from_millis,
-    lease_ms, now_ms, token_i64,
+    Columns, Outcome, RawRow, check_answer, check_submit, events_json, first_history, token_i64,
 };
 pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;

@@ -2,41 +2,18 @@
 //! ([`RawRow`]), what a park or finish writes ([`Columns`], [`Outcome`]), and how a row becomes
 //! a [`RunInfo`], a [`StoredRun`] or a [`Claim`].
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::types::{attempts_at_answer, attempts_since_answer};
 use super::{
     Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, Seal, StoreError,
     StoreResult, StoredRun,
 };
+use super::{from_millis, millis};
+use crate::ledger::{attempts_at_answer, attempts_since_answer};
 use crate::request::Answer;
 use crate::run::{PendingRun, RunResult, RunStatus};
-
-/// Milliseconds since the Unix epoch (negative before it).
-pub(crate) fn millis(at: SystemTime) -> i64 {
-    match at.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
-    }
-}
-
-pub(crate) fn from_millis(ms: i64) -> SystemTime {
-    if ms >= 0 {
-        UNIX_EPOCH + Duration::from_millis(ms.unsigned_abs())
-    } else {
-        UNIX_EPOCH - Duration::from_millis(ms.unsigned_abs())
-    }
-}
-
-pub(crate) fn now_ms() -> i64 {
-    millis(SystemTime::now())
-}
-
-pub(crate) fn lease_ms(lease: Duration) -> i64 {
-    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
-}
 
 /// The indexed columns of a record about to be parked.
 #[derive(Debug)]
