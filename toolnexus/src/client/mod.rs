@@ -316,7 +316,7 @@ impl Client {
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        self.resume_inner(run, answer, None, toolkit, None, None)
+        self.resume_inner(run, answer, None, toolkit, None, None, None)
             .await
     }
 
@@ -335,7 +335,7 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        self.resume_inner(run, answer, None, toolkit, Some(&sink), None)
+        self.resume_inner(run, answer, None, toolkit, Some(&sink), None, None)
             .await
     }
 
@@ -427,6 +427,7 @@ impl Client {
         toolkit: &'a Toolkit,
         sink: Option<Sink<'a>>,
         remembering: Option<Remembering<'a>>,
+        checked: Option<usize>,
     ) -> Result<RunResult> {
         if answer.id != run.pending().id {
             return Err(Error::AnswerMismatch {
@@ -438,7 +439,7 @@ impl Client {
         let remembering = remembering.unwrap_or_else(|| self.remembering());
         // the run keeps the agent (and conversation) its record names, whatever this client's
         // name: the fingerprints of the halted turn's later calls were taken with them
-        let (state, resume) = Resume::start(run, answer, answered_at, toolkit)?;
+        let (state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
         self.drive(
             state,
             toolkit,

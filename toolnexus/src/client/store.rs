@@ -284,6 +284,11 @@ impl Client {
                             toolkit,
                             None,
                             Some(remembering),
+                            // checked by the store when it read the record
+                            claim
+                                .checked
+                                .as_ref()
+                                .and_then(|checked| checked.of_record(&claim.record)),
                         )
                         .await
                 }

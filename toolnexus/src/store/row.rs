@@ -208,6 +208,12 @@ impl RawRow {
     }
 
     pub(crate) fn record(&self, seal: &Seal) -> StoreResult<PendingRun> {
+        self.checked_record(seal).map(|(record, _)| record)
+    }
+
+    /// [`record`](Self::record), with what its check found: the index of the halted turn's
+    /// assistant message.
+    pub(crate) fn checked_record(&self, seal: &Seal) -> StoreResult<(PendingRun, usize)> {
         self.readable()?;
         seal.open_record(&self.run_id, &self.request_id, &self.record)
     }
@@ -274,9 +280,11 @@ impl RawRow {
         logged: bool,
     ) -> StoreResult<Claim> {
         let (answered_at, failures, crashes) = self.answered_at(logged);
+        let (record, assistant_at) = self.checked_record(seal)?;
         Ok(Claim {
+            checked: Some(super::types::Checked::of(&record, assistant_at)),
             run_id: self.run_id.clone(),
-            record: self.record(seal)?,
+            record,
             answer,
             checkpoint: self.checkpoint(seal)?,
             lease: Lease {

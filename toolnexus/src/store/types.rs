@@ -172,6 +172,34 @@ pub struct Claim {
     /// Set by a worker that gives the run up without resuming it (its earlier attempts
     /// reached `max_attempts`): the failure it records counts no attempt of its own.
     pub(crate) gives_up: bool,
+    /// What the store's check of `record` found when it read it (the record crossed the
+    /// store's trust boundary once, checked there): a resume of the claim does not check it
+    /// again while `record` is the one checked.
+    pub(crate) checked: Option<Checked>,
+}
+
+/// A record's check, as the store made it when it read the record: the index of its halted
+/// turn's assistant message, and the fingerprint of the record it was found in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Checked {
+    assistant_at: usize,
+    fingerprint: String,
+}
+
+impl Checked {
+    pub(crate) fn of(record: &PendingRun, assistant_at: usize) -> Self {
+        Self {
+            assistant_at,
+            fingerprint: record.fingerprint().to_owned(),
+        }
+    }
+
+    /// The check's finding for `record`, when `record` is (by its fingerprint and size) the
+    /// record it was made of; `None`: check `record` again.
+    pub(crate) fn of_record(&self, record: &PendingRun) -> Option<usize> {
+        (record.fingerprint() == self.fingerprint && self.assistant_at < record.messages().len())
+            .then_some(self.assistant_at)
+    }
 }
 
 impl Claim {

@@ -368,3 +368,13 @@ fn release_hands_the_run_back_answered_or_expired() {
     assert!(release(&claim, NOW).apply(&mut expired));
     assert_eq!(expired.state, "expired");
 }
+
+#[test]
+fn a_claim_carries_the_stores_check_of_its_own_record_only() {
+    let (_, claim) = claimed(&parked(), "w1");
+    let checked = claim.checked.clone().unwrap();
+    let found = claim.record.check().unwrap();
+    assert_eq!(checked.of_record(&claim.record), Some(found));
+    // another record put in the claim's place is checked again
+    assert_eq!(checked.of_record(&record(false)), None);
+}
