@@ -112,7 +112,7 @@
 
 use std::time::Duration;
 
-#[cfg(any(feature = "sqlite", feature = "test-support"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;
 mod engine;
@@ -155,7 +155,7 @@ pub use types::{
 pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 
 pub(crate) use crate::ledger::{from_millis, lease_ms, millis, now_ms};
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use cell::Cell;
 pub(crate) use row::{
     Columns, Outcome, RawRow, check_answer, check_submit, events_json, first_history, token_i64,
