@@ -19,7 +19,10 @@ fn shown(cell: &Cell) -> String {
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(not(feature = "test-support"), allow(unreachable_pub))]
 // PostgreSQL's typed columns hand over text and integers only
-#[cfg_attr(not(any(feature = "sqlite", feature = "test-support")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "test-support")),
+    allow(dead_code)
+)]
 pub enum Cell {
     /// SQL `NULL`.
     Null,

@@ -35,6 +35,28 @@ pub(crate) struct Insert {
     pub(crate) side: Vec<SideRow>,
 }
 
+impl Insert {
+    /// The parked run's columns, made without reading its history back.
+    pub(crate) fn info(&self) -> RunInfo {
+        let row = &self.row;
+        RunInfo {
+            run_id: row.run_id.clone(),
+            request_id: row.request_id.clone(),
+            kind: row.kind.clone(),
+            prompt: row.prompt.clone(),
+            created_at: from_millis(row.created_at),
+            expires_at: row.expires_at.map(from_millis),
+            state: RunState::Parked,
+            lease: None,
+            version: 1,
+            attempts: 0,
+            history: vec![
+                RunEvent::new(RunEventKind::Requested, row.created_at).request(&row.request_id),
+            ],
+        }
+    }
+}
+
 /// What a change needs the row to still be when it is applied: checked in the same step as
 /// the change (a SQL store's `WHERE`), so of concurrent changes to one run exactly one applies.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -378,3 +378,12 @@ fn a_claim_carries_the_stores_check_of_its_own_record_only() {
     // another record put in the claim's place is checked again
     assert_eq!(checked.of_record(&record(false)), None);
 }
+
+#[test]
+fn a_parks_columns_are_the_rows_as_read_back() {
+    for expires in [false, true] {
+        let insert = park(&record(expires), &Seal::default(), NOW);
+        let read = insert.row.info().unwrap();
+        assert_eq!(format!("{:?}", insert.info()), format!("{read:?}"));
+    }
+}

@@ -176,6 +176,7 @@ impl MemoryStore {
     }
 
     fn insert_now(&self, insert: lifecycle::Insert) -> StoreResult<RunInfo> {
+        let info = insert.info();
         let mut rows = self.rows();
         let row = insert.row;
         if rows.by_id.contains_key(&row.run_id) {
@@ -185,7 +186,6 @@ impl MemoryStore {
         for side in insert.side {
             match side {}
         }
-        let info = row.info()?;
         rows.insert(row);
         drop(rows);
         self.changed();

@@ -448,7 +448,7 @@ impl Driver for PostgresStore {
                     exists,
                 ));
             }
-            row.info()
+            Ok(insert.info())
         })
     }
 

@@ -26,7 +26,8 @@ fn cells(r: &Row, at: usize, n: usize) -> RawRow {
     let cells = (0..n)
         .map(|k| {
             if is_int(k) {
-                r.get::<_, Option<i64>>(at + k).map_or(Cell::Null, Cell::Int)
+                r.get::<_, Option<i64>>(at + k)
+                    .map_or(Cell::Null, Cell::Int)
             } else {
                 r.get::<_, Option<String>>(at + k)
                     .map_or(Cell::Null, Cell::Text)

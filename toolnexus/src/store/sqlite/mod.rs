@@ -282,7 +282,7 @@ impl Driver for SqliteStore {
                     backend(e)
                 }
             })?;
-            row.info()
+            Ok(insert.info())
         }))
     }
 
