@@ -279,16 +279,12 @@ impl Client {
                             claim.answer.clone(),
                             // the answer counts when the store recorded it (it refuses one
                             // that comes after the request's expiresAt): a worker that gets
-                            // to it later still honours it
-                            claim.answered_at,
+                            // to it later still honours it; the record was checked when the
+                            // store read it
+                            Some(claim),
                             toolkit,
                             None,
                             Some(remembering),
-                            // checked by the store when it read the record
-                            claim
-                                .checked
-                                .as_ref()
-                                .and_then(|checked| checked.of_record(&claim.record)),
                         )
                         .await
                 }

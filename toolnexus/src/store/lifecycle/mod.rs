@@ -572,18 +572,15 @@ pub(crate) fn fail(claim: &Claim, error: &str, retry_at: Option<i64>, now: i64) 
         .by(&claim.lease.owner)
         .error(error)
         .attempt(made);
-    match retry_at {
-        Some(at) => {
-            let mut change = of_claim(claim, now, &[event]);
-            change.set.lease = LeaseSet::Until(at);
-            change
-        }
-        None => {
-            let mut change = of_claim(claim, now, &[event.outcome("failed")]);
-            change.set.state = Some(RunState::Failed);
-            change.set.lease = LeaseSet::Clear;
-            change
-        }
+    if let Some(at) = retry_at {
+        let mut change = of_claim(claim, now, &[event]);
+        change.set.lease = LeaseSet::Until(at);
+        change
+    } else {
+        let mut change = of_claim(claim, now, &[event.outcome("failed")]);
+        change.set.state = Some(RunState::Failed);
+        change.set.lease = LeaseSet::Clear;
+        change
     }
 }
 

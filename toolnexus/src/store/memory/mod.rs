@@ -183,8 +183,9 @@ impl MemoryStore {
             return Err(lifecycle::park_conflict(&row.run_id, &row.request_id, true));
         }
         check_request_free(&rows, &row.request_id, None)?;
-        for side in insert.side {
-            match side {}
+        // each side row in this same step (none yet)
+        if let Some(side) = insert.side.first() {
+            match *side {}
         }
         rows.insert(row);
         drop(rows);

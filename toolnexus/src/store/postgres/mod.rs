@@ -400,7 +400,8 @@ impl Driver for PostgresStore {
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let row = &insert.row;
-            for side in &insert.side {
+            // each side row in this same transaction (none yet)
+            if let Some(side) = insert.side.first() {
                 match *side {}
             }
             let client = self.client().await?;

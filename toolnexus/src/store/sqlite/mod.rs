@@ -255,7 +255,8 @@ impl Driver for SqliteStore {
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(self.call(move |conn| {
             let row = &insert.row;
-            for side in &insert.side {
+            // each side row in this same transaction (none yet)
+            if let Some(side) = insert.side.first() {
                 match *side {}
             }
             conn.prepare_cached(
