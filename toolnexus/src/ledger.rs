@@ -133,7 +133,7 @@ pub enum RunState {
     /// Its request expired unanswered; waiting for a worker to resume it with
     /// `declined/expired`.
     Expired,
-    /// Ended (done or incomplete); its [`RunResult`] is kept.
+    /// Ended (done or incomplete); its [`RunResult`](crate::run::RunResult) is kept.
     Finished,
     /// Given up: every resume failed or crashed its worker, as many times as the worker
     /// allows ([`RunStore::fail`](crate::store::RunStore::fail)); no worker resumes it again. Its
