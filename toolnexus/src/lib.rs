@@ -125,6 +125,7 @@ mod id;
 #[cfg_attr(docsrs, doc(cfg(feature = "inbox")))]
 pub mod inbox;
 mod json_text;
+mod ledger;
 pub mod limits;
 mod lower;
 mod macro_support;

@@ -415,19 +415,24 @@ impl Client {
             .await
     }
 
-    /// Resumes `run` with `answer`, recorded by a run store at `answered_at` (`None`: the
-    /// answer arrives now, and a request past its `expiresAt` reads as expired);
-    /// `remembering`: the claim's (else the client's store's, with the run's conversation
-    /// when the store has it waiting on the run).
+    /// Resumes `run` with `answer`, as `claim` of a run store holds them (`None`: the answer
+    /// arrives now, and a request past its `expiresAt` reads as expired; with a claim, it
+    /// counts from when the store recorded it, and the record is not checked again when the
+    /// store checked it as it read it); `remembering`: the claim's (else the client's
+    /// store's, with the run's conversation when the store has it waiting on the run).
     async fn resume_inner<'a>(
         &'a self,
         run: PendingRun,
         answer: Answer,
-        answered_at: Option<std::time::SystemTime>,
+        claim: Option<&crate::store::Claim>,
         toolkit: &'a Toolkit,
         sink: Option<Sink<'a>>,
         remembering: Option<Remembering<'a>>,
     ) -> Result<RunResult> {
+        let answered_at = claim.and_then(|claim| claim.answered_at);
+        let checked = claim
+            .and_then(|claim| claim.checked.as_ref())
+            .and_then(|checked| checked.of_record(&run));
         if answer.id != run.pending().id {
             return Err(Error::AnswerMismatch {
                 expected: run.pending().id.clone(),
@@ -438,7 +443,7 @@ impl Client {
         let remembering = remembering.unwrap_or_else(|| self.remembering());
         // the run keeps the agent (and conversation) its record names, whatever this client's
         // name: the fingerprints of the halted turn's later calls were taken with them
-        let (state, resume) = Resume::start(run, answer, answered_at, toolkit)?;
+        let (state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
         self.drive(
             state,
             toolkit,

@@ -12,7 +12,7 @@ use super::state::State;
 use crate::model::ToolCall;
 use crate::remember::{Effect, RuleQuery, RuleStore, call_fingerprint, rule_of_answer};
 use crate::request::{Answer, DeclineReason, KIND_APPROVAL, Request};
-use crate::store::{RunEvent, RunStore};
+use crate::store::RunStore;
 
 /// Where a run's remembered decisions come from and go: the store that keeps the rules, the
 /// run's conversation and principal, who answered the answer it resumes with.
@@ -72,7 +72,7 @@ impl Run<'_> {
             rule: rule.id.clone(),
             allowed,
         });
-        let event = RunEvent::decided(&request.id, &rule);
+        let event = crate::remember::decided_event(&request.id, &rule);
         // a claimed run's history takes it now; a fresh run's when it parks (if it does)
         let noted = remembering.stored
             && rules

@@ -279,8 +279,9 @@ impl Client {
                             claim.answer.clone(),
                             // the answer counts when the store recorded it (it refuses one
                             // that comes after the request's expiresAt): a worker that gets
-                            // to it later still honours it
-                            claim.answered_at,
+                            // to it later still honours it; the record was checked when the
+                            // store read it
+                            Some(claim),
                             toolkit,
                             None,
                             Some(remembering),

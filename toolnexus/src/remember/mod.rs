@@ -99,7 +99,7 @@ mod store;
 mod tests;
 
 pub use owner::REMEMBER_FOR;
-pub(crate) use owner::checked_answer;
+pub(crate) use owner::answer_to_record;
 pub use rule::{Effect, Rule, RuleQuery, call_fingerprint, decide};
 pub(crate) use store::decode_rule_cursor;
 pub use store::{DamagedRule, RulePage, RuleStore};
@@ -441,5 +441,20 @@ pub fn rule_of_answer(
 
 /// `at`, to the millisecond (as every store keeps times).
 fn ms(at: SystemTime) -> SystemTime {
-    crate::store::from_millis(crate::store::millis(at))
+    crate::ledger::from_millis(crate::ledger::millis(at))
+}
+
+/// The history event of `rule`'s decision on `request` (see
+/// [`RunEventKind::Decided`](crate::store::RunEventKind::Decided)), now.
+pub(crate) fn decided_event(request: &str, rule: &Rule) -> crate::ledger::RunEvent {
+    use crate::ledger::{RunEvent, RunEventKind, now_ms};
+    let outcome = match rule.effect {
+        Effect::Allow => "allowed",
+        Effect::Deny => "denied",
+    };
+    let mut event = RunEvent::new(RunEventKind::Decided, now_ms())
+        .request(request)
+        .outcome(outcome);
+    event.rule = Some(rule.id.clone());
+    event
 }

@@ -15,8 +15,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::{DATA_REMEMBER, Remember, Within};
+use crate::ledger::{StoreError, StoreResult};
 use crate::request::Answer;
-use crate::store::{RunStore, StoreError, StoreResult};
 
 /// The wire key of `data.remember` naming whose runs the rule covers (the run's principal);
 /// the store writes it when it records an answer it checked.
@@ -112,26 +112,4 @@ pub(crate) fn answer_to_record<'a>(
         remember.insert(REMEMBER_FOR.to_owned(), Value::from(owner));
     }
     Ok(Cow::Owned(recorded))
-}
-
-/// [`answer_to_record`] for the run `store` keeps under the answer's request (its record read
-/// only when the answer carries a remember choice); a request no run made is left to the
-/// store's own answer (`NotFound`).
-///
-/// # Errors
-///
-/// As [`answer_to_record`], and the store's failure to read the run.
-pub(crate) async fn checked_answer<'a, S: RunStore + ?Sized>(
-    store: &S,
-    answer: &'a Answer,
-    by: &str,
-    granted: bool,
-) -> StoreResult<Cow<'a, Answer>> {
-    if Remember::of_answer(answer).is_none() {
-        return Ok(Cow::Borrowed(answer));
-    }
-    let Some(run) = store.get_by_request(&answer.id).await? else {
-        return Ok(Cow::Borrowed(answer));
-    };
-    answer_to_record(answer, run.record.principal(), by, granted)
 }

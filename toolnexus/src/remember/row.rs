@@ -1,7 +1,7 @@
 //! How a rule is kept in a row of the SQL stores.
 
 use super::{Effect, Rule, Scope, Within};
-use crate::store::{StoreError, StoreResult, from_millis};
+use crate::ledger::{StoreError, StoreResult, from_millis};
 
 /// The columns, in [`RuleRow`] order.
 pub(crate) const RULE_COLUMNS: &str = "id, effect, tool, scope, args, fingerprint, reach, \
@@ -56,7 +56,7 @@ pub(crate) struct RuleRow {
 
 impl RuleRow {
     pub(crate) fn of(rule: &Rule) -> Self {
-        let millis = crate::store::millis;
+        let millis = crate::ledger::millis;
         Self {
             id: rule.id.clone(),
             effect: rule.effect.as_str().to_owned(),

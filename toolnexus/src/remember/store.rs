@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::SystemTime;
 
 use super::{Rule, RuleQuery, decide};
-use crate::store::{RunEvent, StoreError, StoreResult};
+use crate::ledger::{RunEvent, StoreError, StoreResult};
 use crate::util::BoxFuture;
 
 /// One page of [`RuleStore::list_rules_page`]: the rules, newest first.
@@ -187,7 +187,7 @@ pub trait RuleStore: Send + Sync + fmt::Debug {
         Box::pin(async move {
             let after = decode_rule_cursor(after)?;
             let mut rules = self.list_rules(usize::MAX).await?;
-            let key = |r: &Rule| (crate::store::millis(r.created_at), r.id.clone());
+            let key = |r: &Rule| (crate::ledger::millis(r.created_at), r.id.clone());
             rules.sort_by_key(|r| std::cmp::Reverse(key(r)));
             let rows = rules
                 .into_iter()

@@ -190,7 +190,7 @@ fn an_answerer_cannot_make_a_rule_for_another_principals_runs() {
 /// What a store records for a submit: the remember with whose runs it covers, or a refusal.
 #[test]
 fn a_submit_records_whose_runs_a_rule_covers_or_nothing() {
-    use crate::store::StoreError;
+    use crate::ledger::StoreError;
     let approval = Request::approval("Pay?");
     let asked = remembering(Answer::ok(&approval.id), Scope::Tool, Within::Principal);
     let recorded = super::owner::answer_to_record(&asked, Some("ada"), "ada", false).unwrap();

@@ -236,10 +236,17 @@ impl PendingRun {
     /// [`PendingRun::open`]), or disagrees with itself; the message names the field and both
     /// values.
     pub fn from_json(json: &str) -> RecordResult<Self> {
+        Self::from_json_checked(json).map(|(record, _)| record)
+    }
+
+    /// [`from_json`](Self::from_json), with what its check found: the index of the halted
+    /// turn's assistant message (see [`check`](Self::check)), so a resume of the record read
+    /// here does not check it again.
+    pub(crate) fn from_json_checked(json: &str) -> RecordResult<(Self, usize)> {
         // the usual record straight into the type; any other text again below, for its error
         if let Some(record) = read_direct(json) {
-            record.check()?;
-            return Ok(record);
+            let at = record.check()?;
+            return Ok((record, at));
         }
         let value = read_value(json)?;
         if value.get("mac").is_some() && value.get("record").is_some() {
@@ -279,8 +286,8 @@ impl PendingRun {
                 e.inner()
             ))
         })?;
-        record.check()?;
-        Ok(record)
+        let at = record.check()?;
+        Ok((record, at))
     }
 
     /// Checks the record against itself; returns the index of the halted turn's assistant

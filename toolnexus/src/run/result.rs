@@ -137,7 +137,7 @@ pub struct RunResult {
     /// The decisions remembered rules made in this call of the loop, not yet in a store's
     /// history (a fresh run's, written when it parks).
     #[serde(skip)]
-    pub(crate) decided: Vec<crate::store::RunEvent>,
+    pub(crate) decided: Vec<crate::ledger::RunEvent>,
 }
 
 impl PartialEq for RunResult {

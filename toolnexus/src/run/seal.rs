@@ -252,6 +252,15 @@ impl PendingRun {
     /// `keys`, was changed in any way after it was sealed, or (sealed yet inconsistent, which
     /// only a key holder can make) disagrees with itself.
     pub fn open<K: SealKeys + ?Sized>(json: &str, keys: &K) -> RecordResult<Self> {
+        Self::open_checked(json, keys).map(|(record, _)| record)
+    }
+
+    /// [`open`](Self::open), with what the record's check found (see
+    /// [`from_json_checked`](Self::from_json_checked)).
+    pub(crate) fn open_checked<K: SealKeys + ?Sized>(
+        json: &str,
+        keys: &K,
+    ) -> RecordResult<(Self, usize)> {
         const FIELDS: [&str; 4] = ["kid", "alg", "record", "mac"];
         check_depth(json, 1)?;
         let not_sealed = |e: &dyn fmt::Display| {
@@ -299,6 +308,6 @@ impl PendingRun {
                 key.id
             )));
         }
-        Self::from_json(record)
+        Self::from_json_checked(record)
     }
 }

@@ -18,6 +18,11 @@ fn shown(cell: &Cell) -> String {
 /// One column's value as a SQL database hands it over: what the stores' row decoding reads.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(not(feature = "test-support"), allow(unreachable_pub))]
+// PostgreSQL's typed columns hand over text and integers only
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "test-support")),
+    allow(dead_code)
+)]
 pub enum Cell {
     /// SQL `NULL`.
     Null,
@@ -63,6 +68,13 @@ const CELLS: [(&str, bool, bool); 16] = [
     ("checkpoint", false, true),
     ("result", false, true),
 ];
+
+/// Whether column `k` of [`COLUMNS`](crate::store::COLUMNS) is an integer (else text): what a
+/// driver whose columns are typed asks its row for.
+#[cfg(feature = "postgres")]
+pub(crate) fn is_int(k: usize) -> bool {
+    CELLS.get(k).is_some_and(|(_, int, _)| *int)
+}
 
 /// What [`RawRow::from_cells`] reads each cell into.
 enum Read {

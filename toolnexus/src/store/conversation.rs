@@ -9,8 +9,8 @@
 
 use std::time::SystemTime;
 
-use super::row::{from_millis, now_ms};
 use super::{StoreError, StoreResult};
+use super::{from_millis, now_ms};
 use crate::message::{Message, Role};
 use crate::util::BoxFuture;
 

@@ -112,11 +112,13 @@
 
 use std::time::Duration;
 
-#[cfg(any(feature = "sqlite", feature = "test-support"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;
+mod engine;
 mod event_display;
 pub(crate) mod history;
+pub(crate) mod lifecycle;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -152,13 +154,11 @@ pub use types::{
 };
 pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 
-#[cfg(feature = "sqlite")]
+pub(crate) use crate::ledger::{from_millis, lease_ms, millis, now_ms};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use cell::Cell;
-pub(crate) use row::millis;
 pub(crate) use row::{
-    Columns, Outcome, RawRow, check_answer, check_submit, damaged_event, events_json,
-    expired_answer, failed_event, first_history, from_millis, lease_ms, lease_until, now_ms,
-    past_refusal, refusal, released_state, run_id_of, takeover_claim, takeover_event, token_i64,
+    Columns, Outcome, RawRow, check_answer, check_submit, events_json, first_history, token_i64,
 };
 pub(crate) use seal::Seal;
 pub(crate) use wake::Wake;
@@ -218,7 +218,7 @@ pub mod rows {
         Decoded {
             info: row.info(),
             run: row.decode(&seal),
-            takeover: super::takeover_claim(&row, &seal, "fuzz", 0, false),
+            takeover: super::lifecycle::takeover_claim(&row, &seal, "fuzz", 0, false),
             page: Page::of_rows(vec![row.clone()], 1),
             damaged: row.as_damaged(),
         }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::row::millis;
+use super::millis;
 use super::{DamagedRun, RawRow, RunInfo, StoreError, StoreResult};
 
 /// Which pending runs [`RunStore::list_pending`](super::RunStore::list_pending) returns, oldest first.

@@ -2,53 +2,21 @@
 //! ([`RawRow`]), what a park or finish writes ([`Columns`], [`Outcome`]), and how a row becomes
 //! a [`RunInfo`], a [`StoredRun`] or a [`Claim`].
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::types::{attempts_at_answer, attempts_since_answer};
 use super::{
     Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, Seal, StoreError,
     StoreResult, StoredRun,
 };
-use crate::request::{Answer, DeclineReason};
+use super::{from_millis, millis};
+use crate::ledger::{attempts_at_answer, attempts_since_answer};
+use crate::request::Answer;
 use crate::run::{PendingRun, RunResult, RunStatus};
 
-/// The run id a record is stored under.
-pub(crate) fn run_id_of(record: &PendingRun) -> String {
-    record.run_id().to_owned()
-}
-
-/// Milliseconds since the Unix epoch (negative before it).
-pub(crate) fn millis(at: SystemTime) -> i64 {
-    match at.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
-    }
-}
-
-pub(crate) fn from_millis(ms: i64) -> SystemTime {
-    if ms >= 0 {
-        UNIX_EPOCH + Duration::from_millis(ms.unsigned_abs())
-    } else {
-        UNIX_EPOCH - Duration::from_millis(ms.unsigned_abs())
-    }
-}
-
-pub(crate) fn now_ms() -> i64 {
-    millis(SystemTime::now())
-}
-
-pub(crate) fn lease_ms(lease: Duration) -> i64 {
-    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// When a lease of `lease` taken now runs out, in ms.
-pub(crate) fn lease_until(lease: Duration) -> i64 {
-    now_ms().saturating_add(lease_ms(lease))
-}
-
 /// The indexed columns of a record about to be parked.
+#[derive(Debug)]
 pub(crate) struct Columns {
     pub(crate) run_id: String,
     pub(crate) request_id: String,
@@ -240,6 +208,12 @@ impl RawRow {
     }
 
     pub(crate) fn record(&self, seal: &Seal) -> StoreResult<PendingRun> {
+        self.checked_record(seal).map(|(record, _)| record)
+    }
+
+    /// [`record`](Self::record), with what its check found: the index of the halted turn's
+    /// assistant message.
+    pub(crate) fn checked_record(&self, seal: &Seal) -> StoreResult<(PendingRun, usize)> {
         self.readable()?;
         seal.open_record(&self.run_id, &self.request_id, &self.record)
     }
@@ -306,9 +280,11 @@ impl RawRow {
         logged: bool,
     ) -> StoreResult<Claim> {
         let (answered_at, failures, crashes) = self.answered_at(logged);
+        let (record, assistant_at) = self.checked_record(seal)?;
         Ok(Claim {
+            checked: Some(super::types::Checked::of(&record, assistant_at)),
             run_id: self.run_id.clone(),
-            record: self.record(seal)?,
+            record,
             answer,
             checkpoint: self.checkpoint(seal)?,
             lease: Lease {
@@ -323,31 +299,6 @@ impl RawRow {
             gives_up: false,
         })
     }
-}
-
-/// The history event of a failed resume (`retry`: whether it will be retried), and the state
-/// the run is left in. The event says how many attempts at the answer were made: this claim's
-/// included, unless it gave the run up without resuming it.
-pub(crate) fn failed_event(claim: &Claim, error: &str, retry: bool) -> (String, RunState) {
-    let made = if claim.gives_up {
-        claim.attempt() - 1
-    } else {
-        claim.attempt()
-    };
-    let event = RunEvent::new(RunEventKind::Failed, now_ms())
-        .by(&claim.lease.owner)
-        .error(error)
-        .attempt(made);
-    if retry {
-        (event.json(), RunState::Claimed)
-    } else {
-        (event.outcome("failed").json(), RunState::Failed)
-    }
-}
-
-/// The answer an expired run is resumed with, as `seal` keeps it.
-pub(crate) fn expired_answer(seal: &Seal, request_id: &str) -> String {
-    seal.answer(&Answer::decline(request_id, DeclineReason::Expired))
 }
 
 /// Refuses an answer a store must not keep: `data` nested deeper than
@@ -407,46 +358,6 @@ pub(crate) fn token_i64(claim: &Claim) -> i64 {
     i64::try_from(claim.token).unwrap_or(i64::MAX)
 }
 
-/// Why an answer to the request a run waits on (or last waited on) failed, from the run's
-/// current columns.
-pub(crate) fn refusal(run_id: &str, request_id: &str, state: RunState) -> StoreError {
-    match state {
-        RunState::Expired => StoreError::Expired {
-            run_id: run_id.to_owned(),
-        },
-        other => StoreError::AlreadyAnswered {
-            run_id: run_id.to_owned(),
-            request_id: request_id.to_owned(),
-            state: other,
-        },
-    }
-}
-
-/// Why an answer to an earlier request of `run` failed (a request the run no longer waits
-/// on: it was answered, or it expired, and the run went on): `Expired` when the run's history
-/// says it expired, else `AlreadyAnswered`.
-pub(crate) fn past_refusal(run: &RawRow, request_id: &str) -> StoreError {
-    let info = match run.info() {
-        Ok(info) => info,
-        Err(corrupt) => return corrupt,
-    };
-    let expired = info
-        .history
-        .iter()
-        .any(|e| e.event == RunEventKind::Expired && e.request.as_deref() == Some(request_id));
-    if expired {
-        StoreError::Expired {
-            run_id: info.run_id,
-        }
-    } else {
-        StoreError::AlreadyAnswered {
-            run_id: info.run_id,
-            request_id: request_id.to_owned(),
-            state: info.state,
-        }
-    }
-}
-
 /// Events as a fragment of a JSON array (`{..},{..}`), to append to a history.
 pub(crate) fn events_json(events: &[RunEvent]) -> String {
     events
@@ -459,56 +370,4 @@ pub(crate) fn events_json(events: &[RunEvent]) -> String {
 /// A new run's history: its first request.
 pub(crate) fn first_history(event: &RunEvent) -> String {
     format!("[{}]", event.json())
-}
-
-/// The claim a takeover (or a worker's claim of an answered run) makes of `row`; an error
-/// when its row cannot be read: the caller then marks the row [`damaged`](RunState::Damaged)
-/// ([`damaged_event`]), so one unreadable run never blocks the others.
-/// `logged`: the row's history already ends with this claim's own event.
-pub(crate) fn takeover_claim(
-    row: &RawRow,
-    seal: &Seal,
-    owner: &str,
-    until: i64,
-    logged: bool,
-) -> StoreResult<Claim> {
-    row.readable()?;
-    let answer = row.answer(seal)?.ok_or_else(|| StoreError::Corrupt {
-        run_id: row.run_id.clone(),
-        message: "a claimed, answered or expired run has no answer".to_owned(),
-    })?;
-    row.claim(seal, owner, until, answer, true, logged)
-}
-
-/// The history event of a claim that takes a run over from `previous_state`, by `owner` at
-/// `now`: [`TakenOver`](RunEventKind::TakenOver) (with the claim's attempt number) from a
-/// claimed run whose lease ran out, else [`Claimed`](RunEventKind::Claimed).
-pub(crate) fn takeover_event(previous_state: &str, claim: &Claim, owner: &str, now: i64) -> String {
-    if previous_state == RunState::Claimed.as_str() {
-        RunEvent::new(RunEventKind::TakenOver, now)
-            .by(owner)
-            .attempt(claim.attempt())
-            .json()
-    } else {
-        RunEvent::new(RunEventKind::Claimed, now).by(owner).json()
-    }
-}
-
-/// The history event of a row found unreadable by `owner` at `now` (logged), as JSON.
-pub(crate) fn damaged_event(row: &RawRow, error: &StoreError, owner: &str, now: i64) -> String {
-    tracing::warn!(run_id = %row.run_id, error = %error, "run store: a run that cannot be read is marked damaged");
-    RunEvent::new(RunEventKind::Damaged, now)
-        .by(owner)
-        .error(&error.to_string())
-        .json()
-}
-
-/// The state a released claim hands its run back in: `expired` for a run resuming with
-/// `declined/expired` (so workers take it first again), else `answered`.
-pub(crate) fn released_state(claim: &Claim) -> RunState {
-    if !claim.answer.ok && claim.answer.reason == Some(DeclineReason::Expired) {
-        RunState::Expired
-    } else {
-        RunState::Answered
-    }
 }

@@ -130,14 +130,14 @@ impl Seal {
         run_id: &str,
         request_id: &str,
         text: &str,
-    ) -> StoreResult<PendingRun> {
+    ) -> StoreResult<(PendingRun, usize)> {
         let corrupt = |message: String| StoreError::Corrupt {
             run_id: run_id.to_owned(),
             message,
         };
-        let record = match &self.0 {
-            Some(keys) => PendingRun::open(text, &keys[..]),
-            None => PendingRun::from_json(text),
+        let (record, at) = match &self.0 {
+            Some(keys) => PendingRun::open_checked(text, &keys[..]),
+            None => PendingRun::from_json_checked(text),
         }
         .map_err(|e| corrupt(e.to_string()))?;
         if record.run_id() != run_id || record.pending().id != request_id {
@@ -147,7 +147,7 @@ impl Seal {
                 crate::limits::excerpt(&record.pending().id)
             )));
         }
-        Ok(record)
+        Ok((record, at))
     }
 
     /// The text the checkpoint `state` of run `run_id` is kept as.

@@ -54,15 +54,20 @@ pub(in crate::client) enum Resume {
 
 impl Resume {
     /// What resuming `run` with `answer` starts from, and the run's state: the record is
-    /// checked against itself first (nothing runs when it disagrees). `answered_at`: when a
+    /// checked against itself first (nothing runs when it disagrees), unless a run store
+    /// checked it when it read it (`checked`: what its check found). `answered_at`: when a
     /// run store recorded the answer (`None`: it arrives now).
     pub(in crate::client) fn start(
         run: PendingRun,
         answer: Answer,
         answered_at: Option<SystemTime>,
         toolkit: &Toolkit,
+        checked: Option<usize>,
     ) -> Result<(State, Box<Self>)> {
-        let assistant_at = run.check()?;
+        let assistant_at = match checked {
+            Some(at) => at,
+            None => run.check()?,
+        };
         let pending = run.pending().clone();
         let (result, halted) = run.into_parts();
         let (agent, conversation, principal) = (

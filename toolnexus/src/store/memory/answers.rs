@@ -1,146 +1,145 @@
-//! Answers: a claim's and a submit's checks and changes, the answered runs workers claim, and
-//! the next deadline.
+//! The memory store as a driver of the [lifecycle](crate::store::lifecycle): a change applied
+//! to its row under the lock (the answers, the workers' claims, expiry, the claim's own
+//! changes), and the next deadline.
 
-use std::sync::MutexGuard;
 use std::time::SystemTime;
 
 use super::{MemoryStore, Rows};
 use crate::request::Answer;
-use crate::store::{
-    Claim, RawRow, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult, events_json,
-    expired_answer, from_millis, lease_ms, now_ms, past_refusal, refusal,
-};
+use crate::store::lifecycle::{self, Answering, Change, Key};
+use crate::store::{Claim, RawRow, StoreError, StoreResult, from_millis, lease_ms, now_ms};
+
+impl Rows {
+    /// Applies `change` to its row and keeps the indexes in step: the row as it became, or
+    /// `None` when there is no such row or the change's guard no longer holds.
+    pub(super) fn apply(&mut self, change: &Change) -> Option<RawRow> {
+        let run_id = match &change.key {
+            Key::Run(id) => id,
+            Key::Request(id) => self.by_request.get(id)?,
+        };
+        let mut row = self.by_id.get(run_id)?.clone();
+        if !change.apply(&mut row) {
+            return None;
+        }
+        self.insert(row.clone());
+        Some(row)
+    }
+}
 
 impl MemoryStore {
-    /// The parked row an answer is for, after `claim`'s checks; a request past its
-    /// `expiresAt` is marked expired on the way (and refused).
-    pub(super) fn answerable(
+    /// An answer's effect on the run waiting on it (a claim, with the claim handed out; a
+    /// submit), or why it is refused: a request past its `expiresAt` is marked expired on the
+    /// way.
+    pub(super) fn answer_now(
         &self,
-        rows: &mut MutexGuard<'_, Rows>,
         answer: &Answer,
-        now: i64,
-    ) -> StoreResult<RawRow> {
-        let not_found = || StoreError::NotFound {
-            key: answer.id.clone(),
-        };
-        let Some(run_id) = rows.by_request.get(&answer.id).cloned() else {
-            // an earlier request of a run that went on, or none at all
-            let past = rows.past_requests.get(&answer.id);
-            return Err(match past.and_then(|run| rows.by_id.get(run)) {
-                Some(run) => past_refusal(run, &answer.id),
-                None => not_found(),
-            });
-        };
-        let row = rows.by_id.get(&run_id).cloned().ok_or_else(not_found)?;
-        let state = row.info()?.state;
-        if state != RunState::Parked {
-            return Err(refusal(&run_id, &answer.id, state));
-        }
-        if row.expires_at.is_some_and(|at| at <= now) {
-            let mut expired = row;
-            mark_expired(&mut expired, &self.seal, now);
-            rows.insert(expired);
-            self.changed();
-            self.work();
-            return Err(StoreError::Expired { run_id });
-        }
-        Ok(row)
-    }
-
-    pub(super) fn claim_now(&self, answer: &Answer, owner: &str) -> StoreResult<Claim> {
+        how: &Answering,
+    ) -> StoreResult<(RawRow, Option<Claim>)> {
         let now = now_ms();
+        let change = lifecycle::answer(answer, how, &self.seal, now);
         let mut rows = self.rows();
-        let row = self.answerable(&mut rows, answer, now)?;
-        let until = now.saturating_add(lease_ms(self.lease()));
-        let answered = RunEvent::new(RunEventKind::Answered, now)
-            .request(&answer.id)
-            .by(owner);
-        let mut claimed = row;
-        claimed.append(&events_json(&[
-            answered,
-            RunEvent::new(RunEventKind::Claimed, now).by(owner),
-        ]));
-        // decoded before the row changes: a corrupt record leaves the run parked
-        let mut claim = claimed.claim(&self.seal, owner, until, answer.clone(), false, true)?;
-        claim.answered_at = Some(from_millis(now));
-        RunState::Claimed.as_str().clone_into(&mut claimed.state);
-        claimed.lease_owner = Some(owner.to_owned());
-        claimed.lease_until = Some(until);
-        claimed.answer = Some(self.seal.answer(answer));
-        claimed.claims += 1;
-        claimed.version += 1;
-        rows.insert(claimed);
-        drop(rows);
-        self.changed();
-        Ok(claim)
-    }
-
-    pub(super) fn submit_now(&self, answer: &Answer, by: &str) -> StoreResult<RunInfo> {
-        let now = now_ms();
-        let mut rows = self.rows();
-        let mut row = self.answerable(&mut rows, answer, now)?;
-        // read before the row changes: a corrupt record leaves the run parked
-        row.record(&self.seal)?;
-        RunState::Answered.as_str().clone_into(&mut row.state);
-        row.answer = Some(self.seal.answer(answer));
-        row.append(
-            &RunEvent::new(RunEventKind::Answered, now)
-                .request(&answer.id)
-                .by(by)
-                .json(),
-        );
-        row.version += 1;
-        let info = row.info()?;
-        rows.insert(row);
-        drop(rows);
-        self.changed();
-        self.work();
-        Ok(info)
-    }
-
-    /// Claims an answered run for `owner`, oldest first.
-    pub(super) fn claim_answered(&self, owner: &str) -> Option<Claim> {
-        let now = now_ms();
-        let mut rows = self.rows();
-        let until = now.saturating_add(lease_ms(self.lease()));
-        let (found, damaged) =
-            self.first_readable(&mut rows, Rows::oldest_answered, owner, until, now);
-        let Some((row, claim)) = found else {
-            drop(rows);
-            if damaged {
+        let current = rows
+            .by_request
+            .get(&answer.id)
+            .and_then(|id| rows.by_id.get(id));
+        let Some(row) = current.filter(|row| change.guard.holds(row)) else {
+            let past = rows
+                .past_requests
+                .get(&answer.id)
+                .and_then(|id| rows.by_id.get(id));
+            let (refused, expiry) =
+                lifecycle::refuse_answer(current, past, &answer.id, &self.seal, now);
+            if let Some(expiry) = expiry {
+                rows.apply(&expiry);
+                drop(rows);
                 self.changed();
+                self.work();
             }
-            return None;
+            return Err(refused);
         };
-        let mut claimed = row;
-        RunState::Claimed.as_str().clone_into(&mut claimed.state);
-        claimed.lease_owner = Some(owner.to_owned());
-        claimed.lease_until = Some(until);
-        claimed.claims += 1;
-        claimed.version += 1;
-        claimed.append(&RunEvent::new(RunEventKind::Claimed, now).by(owner).json());
-        rows.insert(claimed);
+        let mut after = row.clone();
+        change.apply(&mut after);
+        // read before the row is kept: a corrupt record leaves the run parked
+        let claim = match how {
+            Answering::Claim { owner, until } => Some(lifecycle::answer_claim(
+                &after, answer, &self.seal, owner, *until, now,
+            )?),
+            Answering::Submit { .. } => {
+                after.record(&self.seal)?;
+                None
+            }
+        };
+        rows.insert(after.clone());
         drop(rows);
         self.changed();
-        Some(Claim {
-            taken_over: false,
-            ..claim
-        })
+        if claim.is_none() {
+            self.work();
+        }
+        Ok((after, claim))
+    }
+
+    /// Claims for `owner` the first row `oldest` names (the oldest candidate left in an index)
+    /// that can be read; every unreadable row met first is marked
+    /// [`damaged`](crate::store::RunState::Damaged), so it leaves the index and the next is
+    /// tried.
+    pub(super) fn claim_first(
+        &self,
+        oldest: impl Fn(&Rows, i64) -> Option<String>,
+        owner: &str,
+    ) -> Option<Claim> {
+        let now = now_ms();
+        let until = now.saturating_add(lease_ms(self.lease()));
+        let mut rows = self.rows();
+        let mut claim = None;
+        let mut changed = false;
+        while let Some(id) = oldest(&rows, now) {
+            let Some(row) = rows.by_id.get(&id) else {
+                // an index names only stored rows; never loop on one that would not
+                break;
+            };
+            changed = true;
+            match lifecycle::take_over(row, &self.seal, owner, until, now) {
+                Ok(mut change) => {
+                    claim = change.claim.take();
+                    rows.apply(&change);
+                    break;
+                }
+                Err(damaged) => {
+                    rows.apply(&damaged);
+                }
+            }
+        }
+        drop(rows);
+        if changed {
+            self.changed();
+        }
+        claim
+    }
+
+    /// Applies a change of `claim` (guarded by the claim still holding its run) after
+    /// `check` (on the rows as they are, the row as read) allows it; the row as it became.
+    pub(super) fn apply_claim(
+        &self,
+        claim: &Claim,
+        change: &Change,
+        check: impl FnOnce(&Rows, &RawRow) -> StoreResult<()>,
+    ) -> StoreResult<RawRow> {
+        let lost = || StoreError::LeaseLost {
+            run_id: claim.run_id.clone(),
+        };
+        let mut rows = self.rows();
+        let row = rows.by_id.get(&claim.run_id).ok_or_else(lost)?;
+        if !change.guard.holds(row) {
+            return Err(lost());
+        }
+        check(&rows, row)?;
+        let row = rows.apply(change).ok_or_else(lost)?;
+        drop(rows);
+        self.changed();
+        Ok(row)
     }
 
     pub(super) fn next_due_now(&self) -> Option<SystemTime> {
         self.rows().next_due().map(from_millis)
     }
-}
-
-/// Marks a parked row expired at `now`: its answer becomes `declined/expired`.
-pub(super) fn mark_expired(row: &mut RawRow, seal: &crate::store::Seal, now: i64) {
-    RunState::Expired.as_str().clone_into(&mut row.state);
-    row.answer = Some(expired_answer(seal, &row.request_id));
-    row.append(
-        &RunEvent::new(RunEventKind::Expired, now)
-            .request(&row.request_id)
-            .json(),
-    );
-    row.version += 1;
 }

@@ -15,15 +15,13 @@ mod run_store;
 #[cfg(feature = "test-support")]
 mod test_support;
 
-use crate::run::{PendingRun, SealKey};
+use crate::run::SealKey;
 
 use super::conversation::ConversationRow;
 use super::{
-    Claim, Columns, DEFAULT_LEASE, Page, PendingQuery, RawRow, RunInfo, RunState, StoreError,
-    StoreResult, StoredRun, damaged_event, first_history, lease_ms, lease_until, now_ms, run_id_of,
-    takeover_claim, takeover_event, token_i64,
+    DEFAULT_LEASE, Page, PendingQuery, RawRow, RunInfo, RunState, StoreError, StoreResult,
+    lifecycle, now_ms,
 };
-use answers::mark_expired;
 
 /// A [`RunStore`](super::RunStore) in this process's memory: for tests and single-process hosts (its runs end
 /// with the process). Cheap to clone; clones share the runs.
@@ -177,146 +175,22 @@ impl MemoryStore {
         self.shared.work.notify();
     }
 
-    fn park_now(&self, record: &PendingRun) -> StoreResult<RunInfo> {
-        let cols = Columns::of(run_id_of(record), record, &self.seal);
+    fn insert_now(&self, insert: lifecycle::Insert) -> StoreResult<RunInfo> {
+        let info = insert.info();
         let mut rows = self.rows();
-        if rows.by_id.contains_key(&cols.run_id) {
-            return Err(StoreError::Conflict(format!(
-                "run `{}` is already stored: a parked run is parked once",
-                cols.run_id
-            )));
+        let row = insert.row;
+        if rows.by_id.contains_key(&row.run_id) {
+            return Err(lifecycle::park_conflict(&row.run_id, &row.request_id, true));
         }
-        check_request_free(&rows, &cols.request_id, None)?;
-        let now = now_ms();
-        let history = first_history(&cols.requested(now));
-        let row = RawRow {
-            run_id: cols.run_id.clone(),
-            request_id: cols.request_id,
-            kind: cols.kind,
-            prompt: cols.prompt,
-            created_at: now,
-            history,
-            expires_at: cols.expires_at,
-            state: RunState::Parked.as_str().to_owned(),
-            lease_owner: None,
-            lease_until: None,
-            version: 1,
-            claims: 0,
-            record: cols.record,
-            answer: None,
-            checkpoint: None,
-            result: None,
-            damage: None,
-        };
-        let info = row.info()?;
+        check_request_free(&rows, &row.request_id, None)?;
+        // each side row in this same step (none yet)
+        if let Some(side) = insert.side.first() {
+            match *side {}
+        }
         rows.insert(row);
         drop(rows);
         self.changed();
-        if info.expires_at.is_some() {
-            // a new deadline: a worker sleeping until a later one must know
-            self.work();
-        }
         Ok(info)
-    }
-
-    fn take_over_now(&self, owner: &str) -> Option<Claim> {
-        let now = now_ms();
-        let mut rows = self.rows();
-        let until = now.saturating_add(lease_ms(self.lease()));
-        let (found, damaged) = self.first_readable(
-            &mut rows,
-            |rows| rows.oldest_to_take_over(now),
-            owner,
-            until,
-            now,
-        );
-        let Some((row, claim)) = found else {
-            drop(rows);
-            if damaged {
-                self.changed();
-            }
-            return None;
-        };
-        let mut claimed = row;
-        claimed.append(&takeover_event(&claimed.state, &claim, owner, now));
-        RunState::Claimed.as_str().clone_into(&mut claimed.state);
-        claimed.lease_owner = Some(owner.to_owned());
-        claimed.lease_until = Some(until);
-        claimed.claims += 1;
-        claimed.version += 1;
-        rows.insert(claimed);
-        drop(rows);
-        self.changed();
-        Some(claim)
-    }
-
-    /// The first row `oldest` names (the oldest candidate left in an index) that a worker
-    /// can read, with the claim `owner` would make of it; every unreadable row met first is
-    /// marked [`damaged`](RunState::Damaged), so it leaves the index and the next is tried.
-    /// Also says whether any row was marked.
-    fn first_readable(
-        &self,
-        rows: &mut Rows,
-        oldest: impl Fn(&Rows) -> Option<String>,
-        owner: &str,
-        until: i64,
-        now: i64,
-    ) -> (Option<(RawRow, Claim)>, bool) {
-        let mut damaged = false;
-        while let Some(id) = oldest(rows) {
-            let Some(row) = rows.by_id.get(&id) else {
-                // an index names only stored rows; never loop on one that would not
-                break;
-            };
-            match takeover_claim(row, &self.seal, owner, until, false) {
-                Ok(claim) => return (Some((row.clone(), claim)), damaged),
-                Err(e) => {
-                    let mut marked = row.clone();
-                    marked.append(&damaged_event(row, &e, owner, now));
-                    RunState::Damaged.as_str().clone_into(&mut marked.state);
-                    marked.lease_owner = None;
-                    marked.lease_until = None;
-                    marked.version += 1;
-                    rows.insert(marked);
-                    damaged = true;
-                }
-            }
-        }
-        (None, damaged)
-    }
-
-    /// Runs `change` on the claim's row when the claim still holds it.
-    fn with_claim<T>(
-        &self,
-        claim: &Claim,
-        change: impl FnOnce(&mut Rows, RawRow) -> StoreResult<T>,
-    ) -> StoreResult<T> {
-        let mut rows = self.rows();
-        let lost = || StoreError::LeaseLost {
-            run_id: claim.run_id.clone(),
-        };
-        let row = rows.by_id.get(&claim.run_id).cloned().ok_or_else(lost)?;
-        if row.state != RunState::Claimed.as_str() || row.claims != token_i64(claim) {
-            return Err(lost());
-        }
-        let out = change(&mut rows, row)?;
-        drop(rows);
-        self.changed();
-        Ok(out)
-    }
-
-    /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
-    fn touch(&self, claim: &Claim, checkpoint: Option<String>) -> StoreResult<i64> {
-        let until = lease_until(self.lease());
-        self.with_claim(claim, |rows, mut row| {
-            if checkpoint.is_some() {
-                row.checkpoint = checkpoint;
-            }
-            row.lease_until = Some(until);
-            row.version += 1;
-            rows.insert(row);
-            Ok(until)
-        })
     }
 
     fn list_now(&self, query: &PendingQuery) -> StoreResult<Page> {
@@ -362,17 +236,17 @@ impl MemoryStore {
     fn expire_now(&self) -> Vec<String> {
         let now = now_ms();
         let mut rows = self.rows();
-        let due: Vec<RawRow> = rows
+        let due: Vec<_> = rows
             .deadlines
             .range(..(now.saturating_add(1), String::new()))
             .filter_map(|(_, id)| rows.by_id.get(id))
-            .cloned()
+            .map(|row| lifecycle::expire(row, &self.seal, now))
             .collect();
         let mut ids = Vec::with_capacity(due.len());
-        for mut row in due {
-            mark_expired(&mut row, &self.seal, now);
-            ids.push(row.run_id.clone());
-            rows.insert(row);
+        for change in &due {
+            if let Some(row) = rows.apply(change) {
+                ids.push(row.run_id);
+            }
         }
         drop(rows);
         if !ids.is_empty() {
@@ -396,26 +270,6 @@ impl MemoryStore {
         drop(rows);
         self.changed();
         true
-    }
-
-    fn decoded(
-        &self,
-        run_id: Option<&str>,
-        request_id: Option<&str>,
-    ) -> StoreResult<Option<StoredRun>> {
-        let rows = self.rows();
-        let id = match (run_id, request_id) {
-            (Some(id), _) => Some(id.to_owned()),
-            (None, Some(req)) => rows
-                .by_request
-                .get(req)
-                .or_else(|| rows.past_requests.get(req))
-                .cloned(),
-            (None, None) => None,
-        };
-        id.and_then(|id| rows.by_id.get(&id))
-            .map(|row| row.decode(&self.seal))
-            .transpose()
     }
 }
 
@@ -478,7 +332,7 @@ impl Rows {
     }
 
     /// The oldest answered run.
-    fn oldest_answered(&self) -> Option<String> {
+    fn oldest_answered(&self, _now: i64) -> Option<String> {
         self.answered.first().map(|(_, id)| id.clone())
     }
 

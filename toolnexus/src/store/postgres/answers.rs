@@ -9,18 +9,26 @@ use tokio_postgres::types::ToSql;
 use super::rows::{raw, raw_at, raw_info};
 use super::{PostgresStore, pg};
 use crate::request::Answer;
-use crate::store::sql::{COLUMNS, INFO_COLUMNS, append_history};
+use crate::store::lifecycle::{self, Answering, Change};
+use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, change_sql};
 use crate::store::{
-    Claim, RawRow, RunEvent, RunEventKind, RunState, StoreError, StoreResult, events_json,
-    expired_answer, from_millis, lease_ms, now_ms, past_refusal, refusal, takeover_claim,
-    takeover_event,
+    Claim, RawRow, RunEvent, RunEventKind, StoreResult, from_millis, lease_ms, now_ms,
 };
 
-/// What an answer does to a parked run: claims it for a worker, or records it (by whom).
-#[derive(Clone, Copy)]
-pub(super) enum Answering<'a> {
-    Claim(&'a str),
-    Submit(&'a str),
+/// Parameter n of a statement.
+pub(super) fn placeholder(n: usize) -> String {
+    format!("${n}")
+}
+
+/// The parameters of a statement the shared SQL module made, as the driver takes them.
+pub(super) fn pg_params(params: &[SqlParam]) -> Vec<&(dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| match p {
+            SqlParam::Text(s) => s as &(dyn ToSql + Sync),
+            SqlParam::Int(i) => i as &(dyn ToSql + Sync),
+        })
+        .collect()
 }
 
 /// A history without the events `fragment` just appended to it.
@@ -50,80 +58,43 @@ impl PostgresStore {
         format!("pg_notify('{}', '')", self.work_channel)
     }
 
-    /// The statement of an answer: one `UPDATE` of the parked row (concurrent answers queue
-    /// on the row lock, and all but the first find the row no longer parked). Parameters:
-    /// `$1` request id, `$2` answer, `$3` now, `$4` the history's new events, and for a
-    /// claim `$5` owner, `$6` lease end.
-    fn answer_sql(&self, how: Answering<'_>) -> String {
-        let (set, work) = match how {
-            Answering::Claim(_) => (
-                "state = 'claimed', lease_owner = $5, lease_until = $6, claims = claims + 1",
-                String::new(),
-            ),
-            Answering::Submit(_) => ("state = 'answered'", format!(", {}", self.work_expr())),
-        };
-        format!(
-            "UPDATE runs SET {set}, answer = $2, version = version + 1, {}
-             WHERE request_id = $1 AND state = 'parked'
-               AND (expires_at IS NULL OR expires_at > $3)
-             RETURNING {COLUMNS}, {}{work}",
-            append_history("$4"),
-            self.notify_expr("runs.run_id")
-        )
-    }
-
-    /// An answer's effect on its run after `claim`'s checks: claimed for `owner` (with the
-    /// claim), or recorded as answered by `by`.
+    /// An answer's effect on its run after `claim`'s checks, in one `UPDATE` of the parked
+    /// row (concurrent answers queue on the row lock, and all but the first find the row no
+    /// longer parked): claimed for `owner` (with the claim), or recorded as answered by `by`.
     pub(super) async fn answer_now(
         &self,
         answer: &Answer,
-        how: Answering<'_>,
+        how: Answering,
     ) -> StoreResult<(RawRow, Option<Claim>)> {
         let mut client = self.client().await?;
         let now = now_ms();
-        let until = now.saturating_add(lease_ms(self.lease));
-        let answered = RunEvent::new(RunEventKind::Answered, now).request(&answer.id);
-        let fragment = match how {
-            Answering::Claim(owner) => events_json(&[
-                answered.by(owner),
-                RunEvent::new(RunEventKind::Claimed, now).by(owner),
-            ]),
-            Answering::Submit(by) => answered.by(by).json(),
+        let work = match how {
+            Answering::Claim { .. } => String::new(),
+            // the workers are told in the same statement
+            Answering::Submit { .. } => format!(", {}", self.work_expr()),
         };
+        let change = lifecycle::answer(answer, &how, &self.seal, now);
+        let sql = change_sql(&change, placeholder);
         let stmt = client
-            .prepare_cached(&self.answer_sql(how))
+            .prepare_cached(&sql.update(&format!(
+                "{COLUMNS}, {}{work}",
+                self.notify_expr("runs.run_id")
+            )))
             .await
             .map_err(|e| pg(&e))?;
-        let json = self.seal.answer(answer);
-        let changed = match how {
-            Answering::Claim(owner) => {
-                let params: [&(dyn ToSql + Sync); 6] =
-                    [&answer.id, &json, &now, &fragment, &owner, &until];
-                client.query_opt(&stmt, &params).await
-            }
-            Answering::Submit(_) => {
-                client
-                    .query_opt(&stmt, &[&answer.id, &json, &now, &fragment])
-                    .await
-            }
-        }
-        .map_err(|e| pg(&e))?;
+        let changed = client
+            .query_opt(&stmt, &pg_params(&sql.params))
+            .await
+            .map_err(|e| pg(&e))?;
         let Some(row) = changed else {
             return self.refuse(&mut client, answer, now).await;
         };
-        let mut row = raw(&row);
-        let stored_claims = row.claims;
-        let read = match how {
-            Answering::Claim(owner) => {
-                // the row as it was before this claim counted
-                row.claims -= 1;
-                row.claim(&self.seal, owner, until, answer.clone(), false, true)
-                    .map(|mut claim| {
-                        claim.answered_at = Some(from_millis(now));
-                        Some(claim)
-                    })
+        let row = raw(&row);
+        let read = match &how {
+            Answering::Claim { owner, until } => {
+                lifecycle::answer_claim(&row, answer, &self.seal, owner, *until, now).map(Some)
             }
-            Answering::Submit(_) => row.record(&self.seal).map(|_| None),
+            Answering::Submit { .. } => row.record(&self.seal).map(|_| None),
         };
         match read {
             Ok(claim) => {
@@ -134,14 +105,15 @@ impl PostgresStore {
             }
             Err(corrupt) => {
                 // an unreadable record: hand the run back, parked as it was
-                let history = history_without(&row.history, &fragment);
+                let history = history_without(&row.history, &change.events);
+                let before = row.claims - i64::from(change.set.claimed);
                 client
                     .execute(
                         "UPDATE runs SET state = 'parked', lease_owner = NULL,
                              lease_until = NULL, answer = NULL, claims = $3, history = $4,
                              version = version + 1
                          WHERE run_id = $1 AND state IN ('claimed', 'answered') AND claims = $2",
-                        &[&row.run_id, &stored_claims, &row.claims, &history],
+                        &[&row.run_id, &row.claims, &before, &history],
                     )
                     .await
                     .map_err(|e| pg(&e))?;
@@ -159,16 +131,18 @@ impl PostgresStore {
         now: i64,
     ) -> StoreResult<T> {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        let Some(current) = tx
+        let current = tx
             .query_opt(
-                "SELECT run_id, state, expires_at FROM runs WHERE request_id = $1 FOR UPDATE",
+                &format!("SELECT {INFO_COLUMNS} FROM runs WHERE request_id = $1 FOR UPDATE"),
                 &[&answer.id],
             )
             .await
             .map_err(|e| pg(&e))?
-        else {
+            .map(|row| raw_info(&row));
+        let past = match current {
+            Some(_) => None,
             // an earlier request of a run that went on, or none at all
-            let past = tx
+            None => tx
                 .query_opt(
                     &format!(
                         "SELECT {INFO_COLUMNS} FROM runs
@@ -177,60 +151,39 @@ impl PostgresStore {
                     &[&answer.id],
                 )
                 .await
-                .map_err(|e| pg(&e))?;
-            return Err(match past {
-                Some(run) => past_refusal(&raw_info(&run), &answer.id),
-                None => StoreError::NotFound {
-                    key: answer.id.clone(),
-                },
-            });
+                .map_err(|e| pg(&e))?
+                .map(|row| raw_info(&row)),
         };
-        let run_id: String = current.get(0);
-        let state_text: String = current.get(1);
-        let state = RunState::parse(&state_text).ok_or_else(|| StoreError::Corrupt {
-            run_id: run_id.clone(),
-            message: format!("unknown state `{state_text}`"),
-        })?;
-        if state == RunState::Parked {
-            // parked but past `expiresAt`: the answer becomes declined/expired
-            self.mark_expired(&tx, &run_id, &answer.id, now).await?;
+        let (refused, expiry) =
+            lifecycle::refuse_answer(current.as_ref(), past.as_ref(), &answer.id, &self.seal, now);
+        if let Some(expiry) = expiry {
+            self.apply_expiry(&tx, &expiry).await?;
             tx.commit().await.map_err(|e| pg(&e))?;
             self.work.notify();
-            return Err(StoreError::Expired { run_id });
         }
-        Err(refusal(&run_id, &answer.id, state))
+        Err(refused)
     }
 
-    /// Marks a parked run expired (its answer becomes `declined/expired`), notifying its
+    /// Applies an expiry (the run's answer becomes `declined/expired`), notifying its
     /// waiters and the workers.
-    pub(super) async fn mark_expired(
+    pub(super) async fn apply_expiry(
         &self,
         tx: &deadpool_postgres::Transaction<'_>,
-        run_id: &str,
-        request_id: &str,
-        now: i64,
+        expiry: &Change,
     ) -> StoreResult<()> {
+        let sql = change_sql(expiry, placeholder);
         let stmt = tx
             .prepare_cached(&format!(
-                "WITH u AS (UPDATE runs SET state = 'expired', answer = $2,
-                     version = version + 1, {}
-                 WHERE run_id = $1 AND state = 'parked' RETURNING run_id)
-                 SELECT {}, {} FROM u",
-                append_history("$3"),
+                "WITH u AS ({}) SELECT {}, {} FROM u",
+                sql.update("runs.run_id"),
                 self.notify_expr("u.run_id"),
                 self.work_expr()
             ))
             .await
             .map_err(|e| pg(&e))?;
-        let event = RunEvent::new(RunEventKind::Expired, now)
-            .request(request_id)
-            .json();
-        tx.execute(
-            &stmt,
-            &[&run_id, &expired_answer(&self.seal, request_id), &event],
-        )
-        .await
-        .map_err(|e| pg(&e))?;
+        tx.execute(&stmt, &pg_params(&sql.params))
+            .await
+            .map_err(|e| pg(&e))?;
         Ok(())
     }
 
@@ -258,12 +211,9 @@ impl PostgresStore {
         let mut events = Vec::with_capacity(due.len());
         for row in &due {
             let (run_id, request_id): (String, String) = (row.get(0), row.get(1));
-            answers.push(expired_answer(&self.seal, &request_id));
-            events.push(
-                RunEvent::new(RunEventKind::Expired, now)
-                    .request(&request_id)
-                    .json(),
-            );
+            let expiry = lifecycle::expire_request(&run_id, &request_id, &self.seal, now);
+            answers.push(expiry.set.answer.unwrap_or_default());
+            events.push(expiry.events);
             ids.push(run_id);
         }
         let stmt = tx
@@ -351,7 +301,7 @@ impl PostgresStore {
         let mut raw = raw_at(&row, 1);
         raw.claims -= 1;
         // the history ends with this claim's event
-        let mut claim = match takeover_claim(&raw, &self.seal, owner, until, true) {
+        let mut claim = match lifecycle::takeover_claim(&raw, &self.seal, owner, until, true) {
             Ok(claim) => claim,
             Err(e) => {
                 // out of the claimable set at once (not held until its lease runs out)
@@ -362,7 +312,7 @@ impl PostgresStore {
                         &[
                             &raw.run_id,
                             &claims,
-                            &crate::store::damaged_event(&raw, &e, owner, now),
+                            &lifecycle::damage(&raw, &e, owner, now).events,
                         ],
                     )
                     .await
@@ -392,39 +342,17 @@ impl PostgresStore {
         let until = now.saturating_add(lease_ms(self.lease));
         for row in rows {
             let row = raw(&row);
-            let claim = match takeover_claim(&row, &self.seal, owner, until, false) {
-                Ok(claim) => claim,
-                Err(e) => {
-                    tx.execute(
-                        &damaged_sql("version = $2"),
-                        &[
-                            &row.run_id,
-                            &row.version,
-                            &crate::store::damaged_event(&row, &e, owner, now),
-                        ],
-                    )
-                    .await
-                    .map_err(|e| pg(&e))?;
-                    continue;
+            match lifecycle::take_over(&row, &self.seal, owner, until, now) {
+                Ok(mut change) => {
+                    self.apply(&tx, &change).await?;
+                    tx.execute(&self.notify_sql(), &[&row.run_id])
+                        .await
+                        .map_err(|e| pg(&e))?;
+                    tx.commit().await.map_err(|e| pg(&e))?;
+                    return Ok(change.claim.take());
                 }
-            };
-            let event = takeover_event(&row.state, &claim, owner, now);
-            tx.execute(
-                &format!(
-                    "UPDATE runs SET state = 'claimed', lease_owner = $2, lease_until = $3,
-                         claims = claims + 1, version = version + 1, {}
-                     WHERE run_id = $1",
-                    append_history("$4")
-                ),
-                &[&row.run_id, &owner, &until, &event],
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-            tx.execute(&self.notify_sql(), &[&row.run_id])
-                .await
-                .map_err(|e| pg(&e))?;
-            tx.commit().await.map_err(|e| pg(&e))?;
-            return Ok(Some(claim));
+                Err(damaged) => self.apply(&tx, &damaged).await?,
+            }
         }
         // keeps the rows marked damaged
         tx.commit().await.map_err(|e| pg(&e))?;
@@ -457,44 +385,17 @@ impl PostgresStore {
         .await
     }
 
-    /// The body of [`RunStore::release`].
-    pub(super) async fn release_now(&self, claim: &Claim) -> StoreResult<()> {
-        let event = RunEvent::new(RunEventKind::Released, now_ms())
-            .by(&claim.lease.owner)
-            .json();
-        self.with_claim(
-            claim,
-            &format!(
-                "state = $4, lease_owner = NULL, lease_until = NULL, {}",
-                append_history("$3")
-            ),
-            &[&event, &crate::store::released_state(claim).as_str()],
-        )
-        .await?;
-        self.tell_workers(&self.client().await?).await
-    }
-
-    /// The body of [`RunStore::fail`](crate::store::RunStore::fail): one statement.
-    pub(super) async fn fail_now(
+    /// Applies `change` in one statement in `tx`, without telling anyone.
+    async fn apply(
         &self,
-        claim: &Claim,
-        error: &str,
-        retry_at: Option<SystemTime>,
+        tx: &deadpool_postgres::Transaction<'_>,
+        change: &Change,
     ) -> StoreResult<()> {
-        let (event, state) = crate::store::failed_event(claim, error, retry_at.is_some());
-        let until = retry_at.map(crate::store::row::millis);
-        self.with_claim(
-            claim,
-            &format!(
-                // a retry keeps the claim until `until`; giving up clears it
-                "state = $4, lease_until = $5,
-                 lease_owner = CASE WHEN $5::bigint IS NULL THEN NULL ELSE lease_owner END, {}",
-                append_history("$3")
-            ),
-            &[&event, &state.as_str(), &until],
-        )
-        .await
-        .map(drop)
+        let sql = change_sql(change, placeholder);
+        tx.execute(&sql.update(""), &pg_params(&sql.params))
+            .await
+            .map_err(|e| pg(&e))?;
+        Ok(())
     }
 
     /// The body of [`RunStore::next_due`].

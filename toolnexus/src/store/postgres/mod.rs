@@ -1,9 +1,9 @@
 //! [`PostgresStore`]: a run store in PostgreSQL (tokio-postgres + deadpool-postgres), shared by
 //! many machines.
 //!
-//! Slightly over the crate's usual ~600 lines on purpose: it is the one `RunStore` impl (one
-//! short method per trait method) beside the pool and statement setup; the answer paths, rows,
-//! LISTEN/NOTIFY, conversations and the schema have their own files.
+//! The PostgreSQL driver of the store engine (one short method per step it asks for) beside
+//! the pool and statement setup; the answer paths, rows, LISTEN/NOTIFY, conversations and the
+//! schema have their own files.
 
 mod answers;
 mod conversations;
@@ -19,36 +19,36 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use serde_json::Value;
 use tokio::sync::OnceCell;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
 use crate::request::Answer;
-use crate::run::{PendingRun, RunResult};
 use crate::util::BoxFuture;
 
-use answers::Answering;
+use answers::{pg_params, placeholder};
 use listen::Listener;
 use rows::{raw, raw_info};
 
+use super::RawRow;
+use super::engine::Driver;
+use super::lifecycle::{self, Change, Key};
 use super::{
-    Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RunInfo,
-    RunStore, StoreError, StoreResult, StoredRun, Wake, check_answer, check_submit, first_history,
-    from_millis, lease_until, now_ms, run_id_of, token_i64,
+    Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, StoreError,
+    StoreResult, Wake, now_ms,
 };
 use crate::store::sql::{
-    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
+    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, backend, change_sql, pending_sql,
 };
 
-/// A [`RunStore`] in PostgreSQL, for runs resumed by many machines.
+/// A [`RunStore`](crate::store::RunStore) in PostgreSQL, for runs resumed by many machines.
 ///
 /// A claim is one conditional `UPDATE` (concurrent claimants queue on the row lock and all but
-/// one find it no longer parked); [`take_over`](RunStore::take_over) picks runs with
+/// one find it no longer parked); [`take_over`](crate::store::RunStore::take_over) picks runs with
 /// `FOR UPDATE SKIP LOCKED`, so workers never wait on each other; request ids are indexed.
 /// A change of a run that a host waits on sends a `NOTIFY`, so
-/// [`wait_change`](RunStore::wait_change) and [`wait_finished`](RunStore::wait_finished) wake
+/// [`wait_change`](crate::store::RunStore::wait_change) and [`wait_finished`](crate::store::RunStore::wait_finished) wake
 /// when an answer arrives instead of polling (a waiter registers in a `run_waiters` table, so
 /// changes nobody waits for send nothing).
 /// The schema is created and migrated on connect (versions in a `schema_version` table, under
@@ -97,14 +97,6 @@ fn pg(e: &tokio_postgres::Error) -> StoreError {
 }
 
 impl PostgresStore {
-    /// `submit` (`granted`: `submit_granting`).
-    async fn submit_as(&self, answer: &Answer, by: &str, granted: bool) -> StoreResult<RunInfo> {
-        check_submit(answer, by)?;
-        let answer = crate::remember::checked_answer(self, answer, by, granted).await?;
-        let (row, _) = self.answer_now(&answer, Answering::Submit(by)).await?;
-        row.info()
-    }
-
     /// Connects to the database at `url` (`postgres://user:password@host:port/db`) and
     /// migrates its schema, keeping the runs in the `public` schema.
     ///
@@ -247,7 +239,7 @@ impl PostgresStore {
         raw_info(&row).info()
     }
 
-    async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<StoredRun>> {
+    async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
         let client = self.client().await?;
         let stmt = client
             .prepare_cached(&format!(
@@ -259,9 +251,8 @@ impl PostgresStore {
         client
             .query_opt(&stmt, &[&key])
             .await
-            .map_err(|e| pg(&e))?
-            .map(|r| raw(&r).decode(&self.seal))
-            .transpose()
+            .map_err(|e| pg(&e))
+            .map(|r| r.map(|r| raw(&r)))
     }
 
     /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
@@ -278,52 +269,39 @@ impl PostgresStore {
         format!("SELECT {}", self.notify_expr("$1"))
     }
 
-    /// Changes the claim's row with `set` (a `SET` list whose parameters start at `$3`) when
-    /// the claim still holds it, and notifies waiters: one statement, one round trip (the
-    /// notification in its `RETURNING`, no `WITH` around it).
-    async fn with_claim(
-        &self,
-        claim: &Claim,
-        set: &str,
-        more: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Row> {
-        self.with_claim_after(claim, "", set, more).await
-    }
-
-    /// [`with_claim`](Self::with_claim), with `before` (`name AS (statement), `: a common
-    /// table expression over the row as it was) in the same statement.
-    async fn with_claim_after(
-        &self,
-        claim: &Claim,
-        before: &str,
-        set: &str,
-        more: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Row> {
+    /// Applies a change of `claim` (guarded by the claim still holding its run) and
+    /// notifies waiters: one statement, one round trip (the notification in its `RETURNING`),
+    /// with `before` (`name AS (statement), `: a common table expression over the row as it
+    /// was, naming the run `$1`, the claim's token `$2` and a new request id `$3`) in the same
+    /// statement.
+    async fn apply_claim(&self, claim: &Claim, change: &Change, before: &str) -> StoreResult<Row> {
         let client = self.client().await?;
-        let sql = format!(
-            "{}UPDATE runs SET {set}, version = version + 1
-             WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-             RETURNING {INFO_COLUMNS}, {}",
+        let sql = change_sql(change, placeholder);
+        let text = format!(
+            "{}{}",
             match before.trim_end().trim_end_matches(',') {
                 "" => String::new(),
                 ctes => format!("WITH {ctes} "),
             },
-            self.notify_expr("runs.run_id")
+            sql.update(&format!(
+                "{INFO_COLUMNS}, {}",
+                self.notify_expr("runs.run_id")
+            ))
         );
-        let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
-        let token = token_i64(claim);
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&claim.run_id, &token];
-        params.extend_from_slice(more);
-        let row = client.query_opt(&stmt, &params).await.map_err(|e| {
-            if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                StoreError::Conflict(format!(
-                    "the new request of run `{}` is already the request of another run: request ids name one run",
-                    claim.run_id
-                ))
-            } else {
-                pg(&e)
-            }
-        })?;
+        let stmt = client.prepare_cached(&text).await.map_err(|e| pg(&e))?;
+        let row = client
+            .query_opt(&stmt, &pg_params(&sql.params))
+            .await
+            .map_err(|e| {
+                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                    StoreError::Conflict(format!(
+                        "the new request of run `{}` is already the request of another run: request ids name one run",
+                        claim.run_id
+                    ))
+                } else {
+                    pg(&e)
+                }
+            })?;
         row.ok_or_else(|| StoreError::LeaseLost {
             run_id: claim.run_id.clone(),
         })
@@ -342,9 +320,20 @@ fn past_or(column: &str) -> String {
     }
 }
 
-impl RunStore for PostgresStore {
-    fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
-        Some(self)
+/// The statement before a finish that parks the run again: the request it leaves is kept
+/// (a later answer to it was answered already).
+const KEEP_PAST_REQUEST: &str = "k AS (INSERT INTO past_requests (request_id, run_id)
+     SELECT request_id, run_id FROM runs
+     WHERE run_id = $1 AND state = 'claimed' AND claims = $2 AND request_id <> $3
+     ON CONFLICT (request_id) DO NOTHING), ";
+
+impl Driver for PostgresStore {
+    fn seal(&self) -> &crate::store::Seal {
+        &self.seal
+    }
+
+    fn lease(&self) -> Duration {
+        self.lease
     }
 
     fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
@@ -355,14 +344,66 @@ impl RunStore for PostgresStore {
         Box::pin(self.last_seen())
     }
 
-    fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
-        Some(self)
+    fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
+        Box::pin(async move { self.tell_workers(&self.client().await?).await })
     }
 
-    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
+    fn answer<'a>(
+        &'a self,
+        answer: &'a Answer,
+        how: lifecycle::Answering,
+    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
+        Box::pin(self.answer_now(answer, how))
+    }
+
+    fn pick<'a>(
+        &'a self,
+        owner: &'a str,
+        answered_too: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        if answered_too {
+            Box::pin(self.claim_next_now(owner))
+        } else {
+            Box::pin(self.take_over_now(owner))
+        }
+    }
+
+    fn apply<'a>(
+        &'a self,
+        claim: &'a Claim,
+        change: Change,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         Box::pin(async move {
-            let cols = Columns::of(run_id_of(&record), &record, &self.seal);
-            let now = now_ms();
+            let before = if change.set.request.is_some() {
+                KEEP_PAST_REQUEST
+            } else {
+                ""
+            };
+            let row = self.apply_claim(claim, &change, before).await?;
+            if change.set.request.is_some() || change.set.result.is_some() {
+                raw_info(&row).info().map(Some)
+            } else {
+                Ok(None)
+            }
+        })
+    }
+
+    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
+        Box::pin(async move {
+            match &key {
+                Key::Run(id) => self.row_where("run_id", id).await,
+                Key::Request(id) => self.row_where("request_id", id).await,
+            }
+        })
+    }
+
+    fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let row = &insert.row;
+            // each side row in this same transaction (none yet)
+            if let Some(side) = insert.side.first() {
+                match *side {}
+            }
             let client = self.client().await?;
             // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
             // conflict is told apart by the unique index it hit
@@ -378,14 +419,14 @@ impl RunStore for PostgresStore {
                 .execute(
                     &stmt,
                     &[
-                        &cols.run_id,
-                        &cols.request_id,
-                        &cols.kind,
-                        &cols.prompt,
-                        &now,
-                        &cols.expires_at,
-                        &cols.record,
-                        &first_history(&cols.requested(now)),
+                        &row.run_id,
+                        &row.request_id,
+                        &row.kind,
+                        &row.prompt,
+                        &row.created_at,
+                        &row.expires_at,
+                        &row.record,
+                        &row.history,
                     ],
                 )
                 .await;
@@ -397,75 +438,19 @@ impl RunStore for PostgresStore {
                     Some("runs_pkey") => true,
                     Some("runs_by_request") => false,
                     _ => client
-                        .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&cols.run_id])
+                        .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&row.run_id])
                         .await
                         .map_err(|e| pg(&e))?
                         .is_some(),
                 };
-                return Err(crate::store::sql::park_conflict(&cols, exists));
+                return Err(lifecycle::park_conflict(
+                    &row.run_id,
+                    &row.request_id,
+                    exists,
+                ));
             }
-            if cols.expires_at.is_some() {
-                // a new deadline: workers sleeping until a later one must know
-                self.tell_workers(&client).await?;
-            }
-            Ok(cols.parked(now))
+            Ok(insert.info())
         })
-    }
-
-    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(self.row_where("run_id", run_id))
-    }
-
-    fn get_by_request<'a>(
-        &'a self,
-        request_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(self.row_where("request_id", request_id))
-    }
-
-    fn claim<'a>(
-        &'a self,
-        answer: &'a Answer,
-        owner: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Claim>> {
-        Box::pin(async move {
-            check_answer(answer)?;
-            match self.answer_now(answer, Answering::Claim(owner)).await? {
-                (_, Some(claim)) => Ok(claim),
-                (row, None) => Err(StoreError::Backend(format!(
-                    "run `{}`: a claim made no claim",
-                    row.run_id
-                ))),
-            }
-        })
-    }
-
-    fn submit<'a>(
-        &'a self,
-        answer: &'a Answer,
-        answered_by: &'a str,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(self.submit_as(answer, answered_by, false))
-    }
-
-    fn submit_granting<'a>(
-        &'a self,
-        answer: &'a Answer,
-        answered_by: &'a str,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(self.submit_as(answer, answered_by, true))
-    }
-
-    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        Box::pin(self.take_over_now(owner))
-    }
-
-    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        Box::pin(self.claim_next_now(owner))
-    }
-
-    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.release_now(claim))
     }
 
     fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
@@ -495,98 +480,6 @@ impl RunStore for PostgresStore {
 
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.wait_for_work_now(timeout))
-    }
-
-    fn fail<'a>(
-        &'a self,
-        claim: &'a Claim,
-        error: &'a str,
-        retry_at: Option<SystemTime>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.fail_now(claim, error, retry_at))
-    }
-
-    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let until = lease_until(self.lease);
-            self.with_claim(claim, "lease_until = $3", &[&until])
-                .await?;
-            claim.lease.until = from_millis(until);
-            Ok(())
-        })
-    }
-
-    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let until = lease_until(self.lease);
-            self.with_claim(
-                claim,
-                "checkpoint = $3, lease_until = $4",
-                &[&self.seal.checkpoint(&claim.run_id, &state), &until],
-            )
-            .await?;
-            Ok(())
-        })
-    }
-
-    fn finish<'a>(
-        &'a self,
-        claim: &'a Claim,
-        result: RunResult,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
-            let now = now_ms();
-            let event = outcome.event(now).json();
-            let row = match outcome {
-                Outcome::Parked(cols) => {
-                    let row = self
-                        .with_claim_after(
-                            claim,
-                            // the request it leaves is kept: a later answer to it was
-                            // answered already
-                            "k AS (INSERT INTO past_requests (request_id, run_id)
-                                 SELECT request_id, run_id FROM runs
-                                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-                                   AND request_id <> $3
-                                 ON CONFLICT (request_id) DO NOTHING), ",
-                            &format!(
-                                "request_id = $3, kind = $4, prompt = $5, expires_at = $6,
-                                 record = $7, created_at = $8, state = 'parked', answer = NULL,
-                                 checkpoint = NULL, lease_owner = NULL, lease_until = NULL, {}",
-                                append_history("$9")
-                            ),
-                            &[
-                                &cols.request_id,
-                                &cols.kind,
-                                &cols.prompt,
-                                &cols.expires_at,
-                                &cols.record,
-                                &now,
-                                &event,
-                            ],
-                        )
-                        .await?;
-                    if cols.expires_at.is_some() {
-                        self.tell_workers(&self.client().await?).await?;
-                    }
-                    row
-                }
-                Outcome::Finished(json, _) => {
-                    self.with_claim(
-                        claim,
-                        &format!(
-                            "state = 'finished', result = $3, lease_owner = NULL,
-                             lease_until = NULL, {}",
-                            append_history("$4")
-                        ),
-                        &[&json, &event],
-                    )
-                    .await?
-                }
-            };
-            raw_info(&row).info()
-        })
     }
 
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {

@@ -6,16 +6,17 @@
 //! Nothing in this room depends on which SQL store is built: the stores' own rooms
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
+mod change;
 mod history;
 mod query;
 mod row;
 mod schema;
 
+pub(crate) use change::change_sql;
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
-    park_conflict,
 };
 pub(crate) use schema::{
     RULES_INDEX, candidate_rules_sql, due_migrations, initial_schema, rules_schema, workers_schema,

@@ -1,7 +1,7 @@
 //! The columns the SQL stores read, in [`RawRow`](crate::store::RawRow) order, and the few
 //! pieces of SQL text both stores write the same way.
 
-use crate::store::{Columns, RunInfo, RunState, StoreError, from_millis};
+use crate::store::StoreError;
 
 /// The SQL columns every store query reads, in [`RawRow`](crate::store::RawRow) order.
 pub(crate) const COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, state, \
@@ -35,40 +35,4 @@ pub(crate) fn append_history(param: &str) -> String {
         "history = substr(history, 1, length(history) - 1) \
          || CASE WHEN history = '[]' THEN '' ELSE ',' END || {param} || ']'"
     )
-}
-
-/// The conflict a refused insert of `cols` is: the run is stored already, or its request id
-/// names another run.
-pub(crate) fn park_conflict(cols: &Columns, run_exists: bool) -> StoreError {
-    if run_exists {
-        StoreError::Conflict(format!(
-            "run `{}` is already stored: a parked run is parked once",
-            cols.run_id
-        ))
-    } else {
-        StoreError::Conflict(format!(
-            "request `{}` is already the request of another run: request ids name one run",
-            cols.request_id
-        ))
-    }
-}
-
-impl Columns {
-    /// The columns of the run as an insert parks it now (at `now` ms, version 1), without
-    /// reading the row back.
-    pub(crate) fn parked(&self, now: i64) -> RunInfo {
-        RunInfo {
-            run_id: self.run_id.clone(),
-            request_id: self.request_id.clone(),
-            kind: self.kind.clone(),
-            prompt: self.prompt.clone(),
-            created_at: from_millis(now),
-            expires_at: self.expires_at.map(from_millis),
-            state: RunState::Parked,
-            lease: None,
-            version: 1,
-            attempts: 0,
-            history: vec![self.requested(now)],
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! The SQLite store's history listing: the runs people answered, newest request first.
 
-use super::{SqliteStore, raw_info, to_sql};
+use super::{SqliteStore, raw_info};
 use crate::store::sql::{backend, history_sql};
 use crate::store::{HistoryQuery, Page, StoreResult};
 
@@ -16,10 +16,7 @@ impl SqliteStore {
         self.call(move |conn| {
             let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
             let rows = stmt
-                .query_map(
-                    rusqlite::params_from_iter(params.iter().map(to_sql)),
-                    raw_info,
-                )
+                .query_map(rusqlite::params_from_iter(params.iter()), raw_info)
                 .map_err(backend)?
                 .collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(backend)?;

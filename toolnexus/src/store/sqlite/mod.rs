@@ -1,8 +1,8 @@
 //! [`SqliteStore`]: a run store in one SQLite file (rusqlite, SQLite compiled in).
 //!
-//! Slightly over the crate's usual ~600 lines on purpose: it is the one `RunStore` impl (one
-//! short method per trait method) beside the row reading it shares; the answer paths, the
-//! connection, conversations and the schema have their own files.
+//! The SQLite driver of the store engine (one short method per step it asks for) beside the
+//! row reading it shares; the answer paths, the connection, conversations and the schema have
+//! their own files.
 
 mod answers;
 mod connection;
@@ -18,24 +18,21 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
-use serde_json::Value;
 
 use crate::request::Answer;
-use crate::run::{PendingRun, RunResult};
 use crate::util::BoxFuture;
-use answers::{Answering, answer_blocking, mark_expired, take_over_blocking};
+use answers::{answer_blocking, apply, apply_returning, take_over_blocking};
 use connection::Connections;
 
+use super::engine::Driver;
+use super::lifecycle::{self, Answering, Change, Key};
 use super::{
-    Cell, Claim, Columns, DEFAULT_LEASE, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery,
-    RawRow, RunInfo, RunState, RunStore, StoreError, StoreResult, StoredRun, check_answer,
-    check_submit, first_history, from_millis, lease_until, now_ms, run_id_of, token_i64,
+    Cell, Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo,
+    StoreError, StoreResult, now_ms, token_i64,
 };
-use crate::store::sql::{
-    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, append_history, backend, pending_sql,
-};
+use crate::store::sql::{COLUMNS, GOOD_STATES, INFO_COLUMNS, backend, pending_sql};
 
-/// A [`RunStore`] in one SQLite file: the embedded default for durable runs.
+/// A [`RunStore`](crate::store::RunStore) in one SQLite file: the embedded default for durable runs.
 ///
 /// The file is opened in WAL mode with a busy timeout, so several processes on one machine can
 /// share it; every change is one `IMMEDIATE` transaction (a claim is one conditional `UPDATE`
@@ -48,7 +45,7 @@ use crate::store::sql::{
 /// file's write lock (that connection never waits for a lock and never syncs the file). A call
 /// that would wait (another call has the connection, another process has the lock) goes to
 /// the store's own thread, whose connection waits up to 10 s for the lock; that thread also
-/// checkpoints the write-ahead log, and runs [`expire`](RunStore::expire), whose work has no
+/// checkpoints the write-ahead log, and runs [`expire`](crate::store::RunStore::expire), whose work has no
 /// bound. So a call never blocks the async runtime on a lock, a sync or an unbounded batch,
 /// and the usual call costs its statements rather than two thread wake-ups. The store's
 /// clones share both connections; the thread ends when the last clone is dropped.
@@ -132,48 +129,6 @@ impl SqliteStore {
         &self.shared.path
     }
 
-    /// Renews the claim's lease, saving `checkpoint` when given; returns the new lease end.
-    async fn touch(&self, claim: &Claim, checkpoint: Option<String>) -> StoreResult<i64> {
-        let (run_id, token, lease) = (claim.run_id.clone(), token_i64(claim), self.lease);
-        self.call(move |conn| {
-            let until = lease_until(lease);
-            let changed = conn
-                .prepare_cached(
-                    "UPDATE runs SET checkpoint = COALESCE(?3, checkpoint), lease_until = ?4,
-                         version = version + 1
-                     WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2",
-                )
-                .and_then(|mut stmt| stmt.execute(params![run_id, token, checkpoint, until]))
-                .map_err(backend)?;
-            if changed == 1 {
-                Ok(until)
-            } else {
-                Err(StoreError::LeaseLost {
-                    run_id: run_id.clone(),
-                })
-            }
-        })
-        .await
-    }
-
-    /// An answer's effect on its run ([`answer_blocking`]).
-    /// `submit` (`granted`: `submit_granting`).
-    async fn submit_as(&self, answer: &Answer, by: &str, granted: bool) -> StoreResult<RunInfo> {
-        check_submit(answer, by)?;
-        let answer = crate::remember::checked_answer(self, answer, by, granted).await?;
-        let (row, _) = self
-            .answer(answer.into_owned(), Answering::Submit { by: by.to_owned() })
-            .await?;
-        self.shared.work.notify();
-        row.info()
-    }
-
-    async fn answer(&self, answer: Answer, how: Answering) -> StoreResult<(RawRow, Option<Claim>)> {
-        let seal = self.seal.clone();
-        self.call(move |conn| answer_blocking(conn, &seal, &answer, &how))
-            .await
-    }
-
     /// Runs `f` in place when that needs no wait, else on the connection thread (see
     /// [`Connections::call`]).
     async fn call<T, F>(&self, f: F) -> StoreResult<T>
@@ -240,100 +195,53 @@ fn past_row(conn: &Connection, request_id: &str) -> StoreResult<Option<RawRow>> 
     .map_err(backend)
 }
 
-fn conflict(conn: &Connection, cols: &Columns) -> StoreError {
+fn conflict(conn: &Connection, run_id: &str, request_id: &str) -> StoreError {
     let exists = conn
-        .query_row(
-            "SELECT 1 FROM runs WHERE run_id = ?1",
-            [&cols.run_id],
-            |_| Ok(()),
-        )
+        .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
         .optional()
         .is_ok_and(|r| r.is_some());
-    crate::store::sql::park_conflict(cols, exists)
+    lifecycle::park_conflict(run_id, request_id, exists)
 }
 
+/// Applies `change` (a finish of the claim `token` of `run_id`) in one `IMMEDIATE`
+/// transaction: a run that parks again keeps the request it leaves (a later answer to it was
+/// answered already).
 fn finish_blocking(
     conn: &mut Connection,
     run_id: String,
     token: i64,
-    outcome: &Outcome,
+    change: &Change,
 ) -> StoreResult<RunInfo> {
-    let now = now_ms();
-    let event = outcome.event(now).json();
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
-    let row = match outcome {
-        Outcome::Parked(cols) => {
-            // the request it leaves is kept: a later answer to it was answered already
-            tx.prepare_cached(
-                "INSERT OR IGNORE INTO past_requests (request_id, run_id)
-                 SELECT request_id, run_id FROM runs
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2 AND request_id <> ?3",
-            )
-            .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
-            .map_err(backend)?;
-            tx.prepare_cached(&format!(
-                "UPDATE runs SET request_id = ?3, kind = ?4, prompt = ?5, expires_at = ?6,
-                     record = ?7, created_at = ?8, state = 'parked', answer = NULL,
-                     checkpoint = NULL, lease_owner = NULL, lease_until = NULL,
-                     version = version + 1, {}
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {INFO_COLUMNS}",
-                append_history("?9")
-            ))
-            .map_err(backend)?
-            .query_row(
-                params![
-                    run_id,
-                    token,
-                    cols.request_id,
-                    cols.kind,
-                    cols.prompt,
-                    cols.expires_at,
-                    cols.record,
-                    now,
-                    event
-                ],
-                raw_info,
-            )
-            .optional()
-            .map_err(|e| {
-                if is_constraint(&e) {
-                    conflict(&tx, cols)
-                } else {
-                    backend(e)
-                }
-            })?
+    if let Some(cols) = &change.set.request {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO past_requests (request_id, run_id)
+             SELECT request_id, run_id FROM runs
+             WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2 AND request_id <> ?3",
+        )
+        .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
+        .map_err(backend)?;
+    }
+    let row = apply_returning(&tx, change, INFO_COLUMNS, raw_info).map_err(|e| {
+        match (&change.set.request, is_constraint(&e)) {
+            (Some(cols), true) => conflict(&tx, run_id.as_str(), &cols.request_id),
+            _ => backend(e),
         }
-        Outcome::Finished(json, _) => tx
-            .prepare_cached(&format!(
-                "UPDATE runs SET state = 'finished', result = ?3, lease_owner = NULL,
-                     lease_until = NULL, version = version + 1, {}
-                 WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2
-                 RETURNING {INFO_COLUMNS}",
-                append_history("?4")
-            ))
-            .map_err(backend)?
-            .query_row(params![run_id, token, json, event], raw_info)
-            .optional()
-            .map_err(backend)?,
-    };
+    })?;
     let info = row.ok_or(StoreError::LeaseLost { run_id })?.info()?;
     tx.commit().map_err(backend)?;
     Ok(info)
 }
 
-fn to_sql(p: &SqlParam) -> rusqlite::types::Value {
-    match p {
-        SqlParam::Text(s) => rusqlite::types::Value::Text(s.clone()),
-        SqlParam::Int(i) => rusqlite::types::Value::Integer(*i),
+impl Driver for SqliteStore {
+    fn seal(&self) -> &crate::store::Seal {
+        &self.seal
     }
-}
 
-impl RunStore for SqliteStore {
-    fn conversations(&self) -> Option<&dyn crate::store::ConversationStore> {
-        Some(self)
+    fn lease(&self) -> Duration {
+        self.lease
     }
 
     fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
@@ -344,49 +252,39 @@ impl RunStore for SqliteStore {
         Box::pin(self.last_seen())
     }
 
-    fn rules(&self) -> Option<&dyn crate::remember::RuleStore> {
-        Some(self)
-    }
-
-    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            let cols = Columns::of(run_id_of(&record), &record, &self.seal);
-            let info = self
-                .call(move |conn| {
-                    let now = now_ms();
-                    conn.prepare_cached(
-                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
-                         state, version, claims, record, history)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
-                )
-                .and_then(|mut insert| {
-                    insert.execute(params![
-                        cols.run_id,
-                        cols.request_id,
-                        cols.kind,
-                        cols.prompt,
-                        now,
-                        cols.expires_at,
-                        cols.record,
-                        first_history(&cols.requested(now))
-                    ])
-                })
-                .map_err(|e| {
-                    if is_constraint(&e) {
-                        conflict(conn, &cols)
-                    } else {
-                        backend(e)
-                    }
-                })?;
-                    Ok(cols.parked(now))
-                })
-                .await?;
-            if info.expires_at.is_some() {
-                // a new deadline: a worker sleeping until a later one must know
-                self.shared.work.notify();
+    fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
+        Box::pin(self.call(move |conn| {
+            let row = &insert.row;
+            // each side row in this same transaction (none yet)
+            if let Some(side) = insert.side.first() {
+                match *side {}
             }
-            Ok(info)
-        })
+            conn.prepare_cached(
+                "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
+                     expires_at, state, version, claims, record, history)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![
+                    row.run_id,
+                    row.request_id,
+                    row.kind,
+                    row.prompt,
+                    row.created_at,
+                    row.expires_at,
+                    row.record,
+                    row.history
+                ])
+            })
+            .map_err(|e| {
+                if is_constraint(&e) {
+                    conflict(conn, &row.run_id, &row.request_id)
+                } else {
+                    backend(e)
+                }
+            })?;
+            Ok(insert.info())
+        }))
     }
 
     fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
@@ -402,88 +300,68 @@ impl RunStore for SqliteStore {
         }))
     }
 
-    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        let (run_id, seal) = (run_id.to_owned(), self.seal.clone());
-        Box::pin(self.call(move |conn| {
-            row_where(conn, "run_id", &run_id)?
-                .map(|r| r.decode(&seal))
-                .transpose()
+    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
+        Box::pin(self.call(move |conn| match &key {
+            Key::Run(id) => row_where(conn, "run_id", id),
+            Key::Request(id) => match row_where(conn, "request_id", id)? {
+                Some(row) => Ok(Some(row)),
+                None => past_row(conn, id),
+            },
         }))
     }
 
-    fn get_by_request<'a>(
-        &'a self,
-        request_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        let (request_id, seal) = (request_id.to_owned(), self.seal.clone());
-        Box::pin(self.call(move |conn| {
-            match row_where(conn, "request_id", &request_id)? {
-                Some(row) => Some(row),
-                None => past_row(conn, &request_id)?,
-            }
-            .map(|r| r.decode(&seal))
-            .transpose()
-        }))
-    }
-
-    fn claim<'a>(
+    fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        owner: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Claim>> {
-        let how = Answering::Claim {
-            owner: owner.to_owned(),
-            lease: self.lease,
-        };
+        how: Answering,
+    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
         Box::pin(async move {
-            check_answer(answer)?;
-            match self.answer(answer.clone(), how).await? {
-                (_, Some(claim)) => Ok(claim),
-                (row, None) => Err(StoreError::Backend(format!(
-                    "run `{}`: a claim made no claim",
-                    row.run_id
-                ))),
+            let (seal, answer) = (self.seal.clone(), answer.clone());
+            let submit = matches!(how, Answering::Submit { .. });
+            let answered = self
+                .call(move |conn| answer_blocking(conn, &seal, &answer, &how))
+                .await?;
+            if submit {
+                self.shared.work.notify();
             }
+            Ok(answered)
         })
     }
 
-    fn submit<'a>(
+    fn pick<'a>(
         &'a self,
-        answer: &'a Answer,
-        answered_by: &'a str,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(self.submit_as(answer, answered_by, false))
-    }
-
-    fn submit_granting<'a>(
-        &'a self,
-        answer: &'a Answer,
-        answered_by: &'a str,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(self.submit_as(answer, answered_by, true))
-    }
-
-    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        owner: &'a str,
+        answered_too: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
         let (owner, lease, seal) = (owner.to_owned(), self.lease, self.seal.clone());
-        Box::pin(self.call(move |conn| take_over_blocking(conn, &seal, &owner, lease, false)))
+        Box::pin(
+            self.call(move |conn| take_over_blocking(conn, &seal, &owner, lease, answered_too)),
+        )
     }
 
-    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        let (owner, lease, seal) = (owner.to_owned(), self.lease, self.seal.clone());
-        Box::pin(self.call(move |conn| take_over_blocking(conn, &seal, &owner, lease, true)))
-    }
-
-    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.release_now(claim))
-    }
-
-    fn fail<'a>(
+    fn apply<'a>(
         &'a self,
         claim: &'a Claim,
-        error: &'a str,
-        retry_at: Option<SystemTime>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.fail_now(claim, error, retry_at))
+        change: Change,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
+        Box::pin(self.call(move |conn| {
+            if change.set.request.is_some() || change.set.result.is_some() {
+                return finish_blocking(conn, run_id.clone(), token, &change).map(Some);
+            }
+            if apply(conn, &change)? {
+                Ok(None)
+            } else {
+                Err(StoreError::LeaseLost {
+                    run_id: run_id.clone(),
+                })
+            }
+        }))
+    }
+
+    fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
+        self.shared.work.notify();
+        Box::pin(async { Ok(()) })
     }
 
     fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
@@ -508,39 +386,6 @@ impl RunStore for SqliteStore {
         Box::pin(self.shared.work.wait(timeout))
     }
 
-    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            claim.lease.until = from_millis(self.touch(claim, None).await?);
-            Ok(())
-        })
-    }
-
-    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            self.touch(claim, Some(self.seal.checkpoint(&claim.run_id, &state)))
-                .await
-                .map(drop)
-        })
-    }
-
-    fn finish<'a>(
-        &'a self,
-        claim: &'a Claim,
-        result: RunResult,
-    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(async move {
-            let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
-            let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
-            let info = self
-                .call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome))
-                .await?;
-            if info.state == RunState::Parked && info.expires_at.is_some() {
-                self.shared.work.notify();
-            }
-            Ok(info)
-        })
-    }
-
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         Box::pin(async move {
             let size = query.page_size();
@@ -552,7 +397,7 @@ impl RunStore for SqliteStore {
             self.call(move |conn| {
                 let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
                 let rows = stmt
-                    .query_map(rusqlite::params_from_iter(params.iter().map(to_sql)), raw)
+                    .query_map(rusqlite::params_from_iter(params.iter()), raw)
                     .map_err(backend)?
                     .collect::<rusqlite::Result<Vec<_>>>()
                     .map_err(backend)?;
@@ -632,7 +477,10 @@ impl RunStore for SqliteStore {
             };
             let now = now_ms();
             for (run_id, request_id) in &due {
-                mark_expired(&tx, &seal, run_id, request_id, now)?;
+                apply(
+                    &tx,
+                    &lifecycle::expire_request(run_id, request_id, &seal, now),
+                )?;
             }
             tx.commit().map_err(backend)?;
             Ok(due.into_iter().map(|(id, _)| id).collect::<Vec<_>>())

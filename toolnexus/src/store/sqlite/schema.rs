@@ -149,10 +149,7 @@ mod tests {
         let plan: Vec<String> = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap()
-            .query_map(
-                rusqlite::params_from_iter(params.iter().map(super::super::to_sql)),
-                |r| r.get(3),
-            )
+            .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(3))
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
@@ -166,11 +163,9 @@ mod tests {
             "{plan:?}"
         );
         let listed: String = conn
-            .query_row(
-                &sql,
-                rusqlite::params_from_iter(params.iter().map(super::super::to_sql)),
-                |r| r.get(0),
-            )
+            .query_row(&sql, rusqlite::params_from_iter(params.iter()), |r| {
+                r.get(0)
+            })
             .unwrap();
         assert_eq!(listed, "r");
     }

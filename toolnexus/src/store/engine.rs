@@ -1,0 +1,365 @@
+//! One implementation of [`RunStore`] over any [`Driver`]: what a call checks, which
+//! [lifecycle](super::lifecycle) transition it is, and whom it wakes, written once; a driver
+//! (memory, SQLite, PostgreSQL) only reads, inserts, picks, applies a change, lists and
+//! waits.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use super::lifecycle::{self, Answering, Change, Insert, Key};
+use super::{
+    Claim, ConversationStore, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RawRow,
+    RunInfo, RunState, RunStore, Seal, StoreError, StoreResult, StoredRun, WorkerSeen,
+    check_answer, check_submit, from_millis, lease_ms, millis, now_ms,
+};
+use crate::remember::RuleStore;
+use crate::request::Answer;
+use crate::run::{PendingRun, RunResult};
+use crate::util::BoxFuture;
+
+/// What a backend implements to be a [`RunStore`] (and keeps conversations and rules beside
+/// the runs): each method one step the backend does atomically; the decisions are the
+/// [lifecycle](super::lifecycle)'s.
+pub(crate) trait Driver: ConversationStore + RuleStore + Send + Sync + fmt::Debug {
+    /// The seal every record, answer and checkpoint is kept under.
+    fn seal(&self) -> &Seal;
+
+    /// How long a claim holds a run unless renewed.
+    fn lease(&self) -> Duration;
+
+    /// Inserts a parked run, with its side rows in the same transaction.
+    fn insert(&self, insert: Insert) -> BoxFuture<'_, StoreResult<RunInfo>>;
+
+    /// Applies an answer's change ([`lifecycle::answer`]) to the run waiting on it: the row as
+    /// it became (and the claim it hands out); else the refusal
+    /// ([`lifecycle::refuse_answer`]), expiring the run on the way when its request is past
+    /// `expiresAt`. A submit wakes the workers.
+    fn answer<'a>(
+        &'a self,
+        answer: &'a Answer,
+        how: Answering,
+    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>>;
+
+    /// Claims the next run for `owner` ([`lifecycle::take_over`]): expired or lapsed first,
+    /// then (`answered_too`) answered, oldest first, marking damaged each unreadable row met.
+    fn pick<'a>(
+        &'a self,
+        owner: &'a str,
+        answered_too: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Claim>>>;
+
+    /// Applies a change of `claim`, guarded by the claim still holding its run
+    /// ([`StoreError::LeaseLost`] when not); a finish returns the run's columns as they
+    /// became (a finish that parks keeps the request it leaves, and refuses a request id
+    /// another run waits on).
+    fn apply<'a>(
+        &'a self,
+        claim: &'a Claim,
+        change: Change,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>>;
+
+    /// The row `key` names (a request: the run waiting on it, or that waited on it before).
+    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>>;
+
+    /// The run's columns, without its record.
+    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>>;
+
+    /// [`RunStore::list_pending`].
+    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>>;
+
+    /// [`RunStore::list_history`].
+    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>>;
+
+    /// [`RunStore::list_damaged`].
+    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>>;
+
+    /// [`RunStore::expire`]: each due run's change is [`lifecycle::expire`].
+    fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>>;
+
+    /// [`RunStore::delete`].
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>>;
+
+    /// [`RunStore::next_due`].
+    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>>;
+
+    /// [`RunStore::waiting`].
+    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>>;
+
+    /// [`RunStore::heartbeat`].
+    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>>;
+
+    /// [`RunStore::last_worker_seen`].
+    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<WorkerSeen>>>;
+
+    /// Tells the workers a run may need one.
+    fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>>;
+
+    /// [`RunStore::wait_for_work`].
+    fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()>;
+
+    /// [`RunStore::wait_change`]; the default polls [`info`](Driver::info) every 50 ms.
+    fn wait_change<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: u64,
+        timeout: Duration,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let info =
+                    Driver::info(self, run_id)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound {
+                            key: run_id.to_owned(),
+                        })?;
+                if info.version > version {
+                    return Ok(Some(info));
+                }
+                let now = tokio::time::Instant::now();
+                if now >= deadline {
+                    return Ok(None);
+                }
+                tokio::time::sleep(Duration::from_millis(50).min(deadline - now)).await;
+            }
+        })
+    }
+}
+
+/// When a lease taken now by `driver` runs out, in ms.
+fn until<D: Driver + ?Sized>(driver: &D, now: i64) -> i64 {
+    now.saturating_add(lease_ms(driver.lease()))
+}
+
+/// The answer as `driver` records it: [`answer_to_record`](crate::remember::answer_to_record)
+/// for the run waiting on its request (its record read only when the answer carries a
+/// remember choice); a request no run made is left to the driver's own answer (`NotFound`).
+async fn checked_answer<'a, D: Driver>(
+    driver: &D,
+    answer: &'a Answer,
+    by: &str,
+    granted: bool,
+) -> StoreResult<Cow<'a, Answer>> {
+    if crate::remember::Remember::of_answer(answer).is_none() {
+        return Ok(Cow::Borrowed(answer));
+    }
+    let Some(run) = driver.get_by_request(&answer.id).await? else {
+        return Ok(Cow::Borrowed(answer));
+    };
+    crate::remember::answer_to_record(answer, run.record.principal(), by, granted)
+}
+
+/// `submit` (`granted`: `submit_granting`).
+async fn submit_as<D: Driver>(
+    driver: &D,
+    answer: &Answer,
+    by: &str,
+    granted: bool,
+) -> StoreResult<RunInfo> {
+    check_submit(answer, by)?;
+    let answer = checked_answer(driver, answer, by, granted).await?;
+    let how = Answering::Submit { by: by.to_owned() };
+    driver.answer(&answer, how).await?.0.info()
+}
+
+impl<D: Driver> RunStore for D {
+    fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let info = self
+                .insert(lifecycle::park(&record, self.seal(), now_ms()))
+                .await?;
+            if info.expires_at.is_some() {
+                // a new deadline: a worker sleeping until a later one must know
+                self.wake_workers().await?;
+            }
+            Ok(info)
+        })
+    }
+
+    fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        Box::pin(async move {
+            let row = self.row(Key::Run(run_id.to_owned())).await?;
+            row.map(|row| row.decode(self.seal())).transpose()
+        })
+    }
+
+    fn get_by_request<'a>(
+        &'a self,
+        request_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
+        Box::pin(async move {
+            let row = self.row(Key::Request(request_id.to_owned())).await?;
+            row.map(|row| row.decode(self.seal())).transpose()
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        answer: &'a Answer,
+        owner: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Claim>> {
+        Box::pin(async move {
+            check_answer(answer)?;
+            let how = Answering::Claim {
+                owner: owner.to_owned(),
+                until: until(self, now_ms()),
+            };
+            match self.answer(answer, how).await? {
+                (_, Some(claim)) => Ok(claim),
+                (row, None) => Err(StoreError::Backend(format!(
+                    "run `{}`: a claim made no claim",
+                    row.run_id
+                ))),
+            }
+        })
+    }
+
+    fn submit<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(submit_as(self, answer, answered_by, false))
+    }
+
+    fn submit_granting<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(submit_as(self, answer, answered_by, true))
+    }
+
+    fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        self.pick(owner, true)
+    }
+
+    fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            self.apply(claim, lifecycle::release(claim, now_ms()))
+                .await?;
+            self.wake_workers().await
+        })
+    }
+
+    fn fail<'a>(
+        &'a self,
+        claim: &'a Claim,
+        error: &'a str,
+        retry_at: Option<SystemTime>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let change = lifecycle::fail(claim, error, retry_at.map(millis), now_ms());
+            self.apply(claim, change).await.map(drop)
+        })
+    }
+
+    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
+        Driver::next_due(self)
+    }
+
+    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
+        Driver::waiting(self)
+    }
+
+    fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
+        Driver::wait_for_work(self, timeout)
+    }
+
+    fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
+        self.pick(owner, false)
+    }
+
+    fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let now = now_ms();
+            let until = until(self, now);
+            self.apply(claim, lifecycle::renew(claim, None, until, now))
+                .await?;
+            claim.lease.until = from_millis(until);
+            Ok(())
+        })
+    }
+
+    fn checkpoint<'a>(&'a self, claim: &'a Claim, state: Value) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            let now = now_ms();
+            let change = lifecycle::checkpoint(claim, &state, self.seal(), until(self, now), now);
+            self.apply(claim, change).await.map(drop)
+        })
+    }
+
+    fn finish<'a>(
+        &'a self,
+        claim: &'a Claim,
+        result: RunResult,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            let outcome = Outcome::of(&claim.run_id, result, self.seal())?;
+            let change = lifecycle::finish(claim, outcome, now_ms());
+            let info = self.apply(claim, change).await?.ok_or_else(|| {
+                StoreError::Backend(format!(
+                    "run `{}`: a finish read nothing back",
+                    claim.run_id
+                ))
+            })?;
+            if info.state == RunState::Parked && info.expires_at.is_some() {
+                // a new deadline: a worker sleeping until a later one must know
+                self.wake_workers().await?;
+            }
+            Ok(info)
+        })
+    }
+
+    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Driver::list_pending(self, query)
+    }
+
+    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
+        Driver::list_history(self, query)
+    }
+
+    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
+        Driver::list_damaged(self, limit)
+    }
+
+    fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
+        Driver::expire(self)
+    }
+
+    fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+        Driver::delete(self, run_id)
+    }
+
+    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
+        Driver::heartbeat(self, worker, at)
+    }
+
+    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<WorkerSeen>>> {
+        Driver::last_worker_seen(self)
+    }
+
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        Some(self)
+    }
+
+    fn rules(&self) -> Option<&dyn RuleStore> {
+        Some(self)
+    }
+
+    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Driver::info(self, run_id)
+    }
+
+    fn wait_change<'a>(
+        &'a self,
+        run_id: &'a str,
+        version: u64,
+        timeout: Duration,
+    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
+        Driver::wait_change(self, run_id, version, timeout)
+    }
+}
