@@ -5,7 +5,8 @@
 //! the rustc version in `tests/ui/RUSTC_VERSION`. On any other version the suite is skipped
 //! with a notice (never passed silently); regenerate with `TRYBUILD=overwrite` and update the
 //! version file. In a build with the store features on (`cargo test --workspace`), the suite
-//! runs in a nested default-features build of its own, so the workspace test command runs it.
+//! runs with the default features all the same (see `with_the_default_features`), so the
+//! workspace test command runs it.
 
 use std::process::Command;
 
@@ -40,29 +41,42 @@ fn ui() {
             return;
         }
     }
-    if cfg!(any(feature = "sqlite", feature = "postgres")) {
+    if cfg!(any(feature = "sqlite", feature = "postgres")) && std::env::var_os(CHILD).is_none() {
         // a workspace build unifies in the store features (the tests crate uses them); their
         // drivers' types change how rustc spells some types in the diagnostics, so the cases
-        // run in a build of their own with the default features (never skipped)
-        in_a_default_features_build();
+        // run with the default features (never skipped)
+        with_the_default_features();
         return;
     }
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*/*.rs");
 }
 
-/// Runs this suite again as `cargo test -p toolnexus --test compiletest` (the default
-/// features), in a target directory of its own under this build's (so it never waits for this
-/// build's lock, and stays warm for the next run), and fails with its output when it fails.
-fn in_a_default_features_build() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-default-features");
-    let out = Command::new(cargo)
-        .args(["test", "-p", "toolnexus", "--test", "compiletest"])
+/// Set in the copy of this binary that [`with_the_default_features`] runs.
+const CHILD: &str = "TOOLNEXUS_UI_DEFAULT_FEATURES";
+
+/// Runs this test again in a copy of this binary under a name trybuild finds no build record
+/// for: trybuild reads the features to build the cases with from the fingerprint of the test
+/// binary that `argv[0]` names, and without one it builds them with the crate's default
+/// features, as `cargo test -p toolnexus --test compiletest` does. The cases build in
+/// trybuild's own directory under this build's target directory, which that command shares:
+/// no second build of the crate and its dependencies. Fails with the copy's output when it
+/// fails.
+fn with_the_default_features() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-default-features");
+    std::fs::create_dir_all(&dir).expect("a directory for the copy");
+    let copy = dir.join(format!("compiletest{}", std::env::consts::EXE_SUFFIX));
+    let me = std::env::current_exe().expect("the path of this test binary");
+    // a fresh file (not overwritten in place: a copy still running from another test run
+    // keeps its own)
+    let _ = std::fs::remove_file(&copy);
+    std::fs::copy(&me, &copy).expect("a copy of this test binary");
+    let out = Command::new(&copy)
+        .args(["ui", "--exact", "--nocapture"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("CARGO_TARGET_DIR", &target)
+        .env(CHILD, "1")
         .output()
-        .expect("cargo runs");
+        .expect("the copy runs");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -70,20 +84,11 @@ fn in_a_default_features_build() {
     );
     assert!(
         out.status.success(),
-        "the UI cases failed in their default-features build ({}):\n{text}",
-        target.display()
+        "the UI cases failed with the default features:\n{text}"
     );
-    if text.contains("SKIPPED") {
-        skip::skipped(
-            "ui",
-            "the rustc the .stderr files were made with",
-            "see `cargo test -p toolnexus --test compiletest`",
-        );
-        skip::summary();
-    }
     assert!(
         text.contains("test ui ... ok"),
-        "the default-features build ran no UI test:\n{text}"
+        "the default-features run ran no UI test:\n{text}"
     );
 }
 
