@@ -55,6 +55,17 @@ fn ui() {
 /// Set in the copy of this binary that [`with_the_default_features`] runs.
 const CHILD: &str = "TOOLNEXUS_UI_DEFAULT_FEATURES";
 
+/// The rustc flags trybuild builds the cases with (trybuild 1.0's `rustflags.rs` and
+/// `cargo::build_all_tests`); were they to drift from trybuild's, the diagnostics would show it.
+const TRYBUILD_CASE_FLAGS: [&str; 6] = [
+    "--cfg",
+    "trybuild",
+    "--verbose",
+    "-A",
+    "dead_code",
+    "--diagnostic-width=140",
+];
+
 /// Runs this test again in a copy of this binary under a name trybuild finds no build record
 /// for: trybuild reads the features to build the cases with from the fingerprint of the test
 /// binary that `argv[0]` names, and without one it builds them with the crate's default
@@ -75,6 +86,11 @@ fn with_the_default_features() {
         .args(["ui", "--exact", "--nocapture"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env(CHILD, "1")
+        // trybuild builds the cases' dependencies with its flags, then builds the cases with
+        // the same flags and `--diagnostic-width=140`: every dependency compiled twice (half
+        // of the cold cost). Cargo prefers CARGO_ENCODED_RUSTFLAGS to the `build.rustflags`
+        // trybuild passes, so both builds get the cases' flags and share the dependencies.
+        .env("CARGO_ENCODED_RUSTFLAGS", TRYBUILD_CASE_FLAGS.join("\x1f"))
         .output()
         .expect("the copy runs");
     let text = format!(
