@@ -4,9 +4,9 @@
 //! Compiler diagnostics change between rustc releases, so the `.stderr` files are pinned to
 //! the rustc version in `tests/ui/RUSTC_VERSION`. On any other version the suite is skipped
 //! with a notice (never passed silently); regenerate with `TRYBUILD=overwrite` and update the
-//! version file. In a build with the store features on (`cargo test --workspace`), the suite
-//! runs with the default features all the same (see `with_the_default_features`), so the
-//! workspace test command runs it.
+//! version file. The cases always build with the default features, also in a build with
+//! the store features on (`cargo test --workspace`), so the workspace test command runs them
+//! (see `with_the_default_features`).
 
 use std::process::Command;
 
@@ -41,10 +41,10 @@ fn ui() {
             return;
         }
     }
-    if cfg!(any(feature = "sqlite", feature = "postgres")) && std::env::var_os(CHILD).is_none() {
-        // a workspace build unifies in the store features (the tests crate uses them); their
-        // drivers' types change how rustc spells some types in the diagnostics, so the cases
-        // run with the default features (never skipped)
+    if std::env::var_os(CHILD).is_none() {
+        // the cases always run with the default features: a workspace build unifies in the
+        // store features (the tests crate uses them), and their drivers' types change how
+        // rustc spells some types in the diagnostics (never skipped for that)
         with_the_default_features();
         return;
     }
@@ -69,10 +69,9 @@ const TRYBUILD_CASE_FLAGS: [&str; 6] = [
 /// Runs this test again in a copy of this binary under a name trybuild finds no build record
 /// for: trybuild reads the features to build the cases with from the fingerprint of the test
 /// binary that `argv[0]` names, and without one it builds them with the crate's default
-/// features, as `cargo test -p toolnexus --test compiletest` does. The cases build in
-/// trybuild's own directory under this build's target directory, which that command shares:
-/// no second build of the crate and its dependencies. Fails with the copy's output when it
-/// fails.
+/// features (whatever features this binary was built with). The cases build in trybuild's own
+/// directory under the target directory (`tests/trybuild`), with no nested build of this crate
+/// and its dev-dependencies. Fails with the copy's output when it fails.
 fn with_the_default_features() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-default-features");
     std::fs::create_dir_all(&dir).expect("a directory for the copy");
