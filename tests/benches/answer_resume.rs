@@ -10,7 +10,7 @@
 //! same thing whatever the store's internals. Needs `TOOLNEXUS_PG_URL`
 //! (`scripts/postgres.sh start`); without it, it says so and exits (a bench, not a test).
 //!
-//! `cargo bench -p toolnexus-tests --bench answer_resume`
+//! `cargo bench -p toolnexus-tests --features bench --bench answer_resume`
 //! (`TOOLNEXUS_BENCH_RUNS` sets the number of runs, 1000 by default: ten seconds at 100/s.)
 
 use std::collections::HashMap;

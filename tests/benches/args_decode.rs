@@ -2,10 +2,11 @@
 //! of the same struct (which also derives `serde::Deserialize`), measured interleaved in the
 //! same run (see `toolnexus_tests::ratio`).
 //!
-//! `cargo bench -p toolnexus-tests --bench args_decode`; the ratios printed after divan's table
-//! are derive / serde (target: at most 1.0x). Two types: the compile-time benchmark's three
-//! fields (`String`, `u32`, `Option<bool>`), and a nested one (a list of structs with a string
-//! enum). Under `cargo test --benches` each benchmark runs once, as a smoke test.
+//! `cargo bench -p toolnexus-tests --features bench --bench args_decode`; the ratios printed after
+//! divan's table are derive / serde (target: at most 1.0x). Two types: the compile-time benchmark's
+//! three fields (`String`, `u32`, `Option<bool>`), and a nested one (a list of structs with a
+//! string enum). Under `cargo test --features bench --benches` each benchmark runs once, as a smoke
+//! test.
 
 use divan::{Bencher, black_box};
 use serde_json::{Value, json};

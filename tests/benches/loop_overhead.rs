@@ -1,7 +1,7 @@
 //! The loop's own cost: per turn (an instant model, one tool call per turn) against calling
 //! the same tool directly, and suspend + persist + resume against answering in-process.
 //!
-//! `cargo bench -p toolnexus-tests --bench loop_overhead`
+//! `cargo bench -p toolnexus-tests --features bench --bench loop_overhead`
 
 use divan::Bencher;
 use serde_json::{Value, json};

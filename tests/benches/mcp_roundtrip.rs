@@ -9,7 +9,7 @@
 //! - with the store on: the same served over stdio and HTTP by an `McpService` given a
 //!   `SqliteStore` (each call a one-call run that would park if it suspended).
 //!
-//! `cargo bench -p toolnexus-tests --features mcp --bench mcp_roundtrip`
+//! `cargo bench -p toolnexus-tests --features mcp,bench --bench mcp_roundtrip`
 
 use divan::Bencher;
 use rmcp::ServiceExt;

@@ -2,7 +2,7 @@
 //! allocator (live bytes = allocated - freed while they are parked), against a baseline of
 //! 10,000 bare tasks parked on the same gate.
 //!
-//! `cargo bench -p toolnexus-tests --bench parked_memory`
+//! `cargo bench -p toolnexus-tests --features bench --bench parked_memory`
 
 use std::alloc::System;
 use std::sync::Arc;

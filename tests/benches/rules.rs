@@ -4,7 +4,7 @@
 //! within 2x. Divan times each case; after the benchmarks (`cargo bench`), the cases run
 //! interleaved round by round and the median ratio (10,000 / 1) is printed per store.
 //!
-//! `cargo bench -p toolnexus-tests --bench rules`
+//! `cargo bench -p toolnexus-tests --features bench --bench rules`
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};

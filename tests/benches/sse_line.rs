@@ -2,10 +2,10 @@
 //! 64 KiB pieces, the cost must be about the same (the reader is linear in the bytes it
 //! receives; the parser it replaced rescanned its buffer on every chunk, 6x slower in pieces).
 //!
-//! `cargo bench -p toolnexus-tests --bench sse_line`: divan's table, then the ratio of the
-//! medians `pieces / one piece`, measured interleaved round by round (see
-//! `toolnexus_tests::ratio`); it must stay under 2. Under `cargo test --benches` each
-//! benchmark runs once, as a smoke test.
+//! `cargo bench -p toolnexus-tests --features bench --bench sse_line`: divan's table, then the
+//! ratio of the medians `pieces / one piece`, measured interleaved round by round (see
+//! `toolnexus_tests::ratio`); it must stay under 2. Under `cargo test --features bench --benches`
+//! each benchmark runs once, as a smoke test.
 
 use divan::{Bencher, black_box};
 use toolnexus::__private::parse_event_stream_chunks;

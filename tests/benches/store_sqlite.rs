@@ -5,7 +5,7 @@
 //! - `list_pending` latency with 100,000 parked runs (first page, a rare kind, a deep page);
 //! - bytes per parked run on disk (printed before the benchmarks).
 //!
-//! `cargo bench -p toolnexus-tests --bench store_sqlite`
+//! `cargo bench -p toolnexus-tests --features bench --bench store_sqlite`
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -2,11 +2,12 @@
 //! same run: `serde_json::from_value` into the equivalent `#[derive(Deserialize)]` struct plus
 //! the direct call.
 //!
-//! `cargo bench -p toolnexus-tests --bench tool_execute`; the ratio of the `toolkit_execute` and
-//! `floor_from_value_and_call` medians is the overhead of the macro and the toolkit together
-//! (target: at most 1.10x; on a noisy machine count instructions instead, see
-//! `count_instructions`); `tool_execute_direct` (the generated `Tool::execute` alone) splits
-//! it between the two. Under `cargo test --benches` each benchmark runs once, as a smoke test.
+//! `cargo bench -p toolnexus-tests --features bench --bench tool_execute`; the ratio of the
+//! `toolkit_execute` and `floor_from_value_and_call` medians is the overhead of the macro and the
+//! toolkit together (target: at most 1.10x; on a noisy machine count instructions instead, see
+//! `count_instructions`); `tool_execute_direct` (the generated `Tool::execute` alone) splits it
+//! between the two. Under `cargo test --features bench --benches` each benchmark runs once, as a
+//! smoke test.
 
 use divan::{Bencher, black_box};
 use futures_util::FutureExt;

@@ -19,7 +19,7 @@
 //! its stats every 200 us, on tokio's 1 ms timer: up to a millisecond per batch that was the
 //! poll's, not the worker's).
 //!
-//! `cargo bench -p toolnexus-tests --bench worker`
+//! `cargo bench -p toolnexus-tests --features bench --bench worker`
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -4,8 +4,9 @@
 //! Compiler diagnostics change between rustc releases, so the `.stderr` files are pinned to
 //! the rustc version in `tests/ui/RUSTC_VERSION`. On any other version the suite is skipped
 //! with a notice (never passed silently); regenerate with `TRYBUILD=overwrite` and update the
-//! version file. In a build with the store features on (`cargo test --workspace`), the suite
-//! runs in a nested default-features build of its own, so the workspace test command runs it.
+//! version file. The cases always build with the default features, also in a build with
+//! the store features on (`cargo test --workspace`), so the workspace test command runs them
+//! (see `with_the_default_features`).
 
 use std::process::Command;
 
@@ -40,29 +41,57 @@ fn ui() {
             return;
         }
     }
-    if cfg!(any(feature = "sqlite", feature = "postgres")) {
-        // a workspace build unifies in the store features (the tests crate uses them); their
-        // drivers' types change how rustc spells some types in the diagnostics, so the cases
-        // run in a build of their own with the default features (never skipped)
-        in_a_default_features_build();
+    if std::env::var_os(CHILD).is_none() {
+        // the cases always run with the default features: a workspace build unifies in the
+        // store features (the tests crate uses them), and their drivers' types change how
+        // rustc spells some types in the diagnostics (never skipped for that)
+        with_the_default_features();
         return;
     }
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*/*.rs");
 }
 
-/// Runs this suite again as `cargo test -p toolnexus --test compiletest` (the default
-/// features), in a target directory of its own under this build's (so it never waits for this
-/// build's lock, and stays warm for the next run), and fails with its output when it fails.
-fn in_a_default_features_build() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-default-features");
-    let out = Command::new(cargo)
-        .args(["test", "-p", "toolnexus", "--test", "compiletest"])
+/// Set in the copy of this binary that [`with_the_default_features`] runs.
+const CHILD: &str = "TOOLNEXUS_UI_DEFAULT_FEATURES";
+
+/// The rustc flags trybuild builds the cases with (trybuild 1.0's `rustflags.rs` and
+/// `cargo::build_all_tests`); were they to drift from trybuild's, the diagnostics would show it.
+const TRYBUILD_CASE_FLAGS: [&str; 6] = [
+    "--cfg",
+    "trybuild",
+    "--verbose",
+    "-A",
+    "dead_code",
+    "--diagnostic-width=140",
+];
+
+/// Runs this test again in a copy of this binary under a name trybuild finds no build record
+/// for: trybuild reads the features to build the cases with from the fingerprint of the test
+/// binary that `argv[0]` names, and without one it builds them with the crate's default
+/// features (whatever features this binary was built with). The cases build in trybuild's own
+/// directory under the target directory (`tests/trybuild`), with no nested build of this crate
+/// and its dev-dependencies. Fails with the copy's output when it fails.
+fn with_the_default_features() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-default-features");
+    std::fs::create_dir_all(&dir).expect("a directory for the copy");
+    let copy = dir.join(format!("compiletest{}", std::env::consts::EXE_SUFFIX));
+    let me = std::env::current_exe().expect("the path of this test binary");
+    // a fresh file (not overwritten in place: a copy still running from another test run
+    // keeps its own)
+    let _ = std::fs::remove_file(&copy);
+    std::fs::copy(&me, &copy).expect("a copy of this test binary");
+    let out = Command::new(&copy)
+        .args(["ui", "--exact", "--nocapture"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("CARGO_TARGET_DIR", &target)
+        .env(CHILD, "1")
+        // trybuild builds the cases' dependencies with its flags, then builds the cases with
+        // the same flags and `--diagnostic-width=140`: every dependency compiled twice (half
+        // of the cold cost). Cargo prefers CARGO_ENCODED_RUSTFLAGS to the `build.rustflags`
+        // trybuild passes, so both builds get the cases' flags and share the dependencies.
+        .env("CARGO_ENCODED_RUSTFLAGS", TRYBUILD_CASE_FLAGS.join("\x1f"))
         .output()
-        .expect("cargo runs");
+        .expect("the copy runs");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -70,20 +99,11 @@ fn in_a_default_features_build() {
     );
     assert!(
         out.status.success(),
-        "the UI cases failed in their default-features build ({}):\n{text}",
-        target.display()
+        "the UI cases failed with the default features:\n{text}"
     );
-    if text.contains("SKIPPED") {
-        skip::skipped(
-            "ui",
-            "the rustc the .stderr files were made with",
-            "see `cargo test -p toolnexus --test compiletest`",
-        );
-        skip::summary();
-    }
     assert!(
         text.contains("test ui ... ok"),
-        "the default-features build ran no UI test:\n{text}"
+        "the default-features run ran no UI test:\n{text}"
     );
 }
 

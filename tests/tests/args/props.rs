@@ -1,5 +1,5 @@
 //! Property tests, one per shape: values generated from the schema (valid by an independent
-//! validator, `jsonschema`) always decode, and the decoded value's JSON (what a default shows)
+//! validator, boon) always decode, and the decoded value's JSON (what a default shows)
 //! is valid too and decodes to the same value; values near the schema (a wrong leaf, an extra
 //! key, a missing one) that the decoder refuses, the validator refuses too. And the lowerings
 //! (OpenAI strict, Gemini) accept every schema the derive writes, except a map for OpenAI strict
@@ -130,10 +130,35 @@ fn object(obj: &Map<String, Value>, noise: bool) -> BoxedStrategy<Value> {
         .boxed()
 }
 
+/// `schema` compiled by an independent validator (boon, JSON Schema draft 2020-12).
+struct Validator {
+    schemas: boon::Schemas,
+    index: boon::SchemaIndex,
+}
+
+impl Validator {
+    fn new(schema: &Value) -> Self {
+        let mut schemas = boon::Schemas::new();
+        let mut compiler = boon::Compiler::new();
+        compiler.set_default_draft(boon::Draft::V2020_12);
+        compiler
+            .add_resource("args.json", schema.clone())
+            .expect("a JSON document");
+        let index = compiler
+            .compile("args.json", &mut schemas)
+            .expect("a valid JSON Schema");
+        Self { schemas, index }
+    }
+
+    fn is_valid(&self, value: &Value) -> bool {
+        self.schemas.validate(value, self.index).is_ok()
+    }
+}
+
 /// The two properties for `T`, over `cases` values each.
 fn agree<T: ArgType + std::fmt::Debug + PartialEq>() {
     let schema = schema_of::<T>();
-    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let validator = Validator::new(&schema);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(256));
     runner
         .run(&arb(&schema, false), |v| {

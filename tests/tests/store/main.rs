@@ -10,6 +10,7 @@
 mod client;
 mod memory;
 mod postgres;
+mod skip_summary;
 mod sqlite;
 mod workers;
 
