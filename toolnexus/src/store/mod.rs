@@ -118,6 +118,7 @@ mod conversation;
 mod event_display;
 pub(crate) mod history;
 mod memory;
+pub mod outbox;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod query;
@@ -137,6 +138,7 @@ pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
 };
 pub use history::HistoryQuery;
+pub use outbox::{Attempt, Notification, NotificationState, NotifyReason, Outbox};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
@@ -238,5 +240,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// index of the answered runs, newest first, for [`RunStore::list_history`]; version 4 the
 /// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
 /// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
-/// [`RunStore::last_worker_seen`]).
-pub const SCHEMA_VERSION: i64 = 5;
+/// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
+/// `notifications` table).
+pub const SCHEMA_VERSION: i64 = 6;

@@ -10,6 +10,7 @@ use tokio::sync::Notify;
 mod answers;
 mod conversations;
 mod history;
+mod outbox;
 mod rules;
 mod run_store;
 #[cfg(feature = "test-support")]
@@ -46,6 +47,8 @@ pub struct MemoryStore {
     shared: Arc<Shared>,
     lease: Option<Duration>,
     seal: super::Seal,
+    /// outbox: the notifier names and notifications (`outbox.rs`)
+    outbox: Arc<super::outbox::OutboxState>,
 }
 
 #[derive(Default)]
@@ -209,8 +212,11 @@ impl MemoryStore {
             damage: None,
         };
         let info = row.info()?;
+        // outbox: same transaction as the park
+        self.outbox_park(&row.run_id, &row.request_id, now);
         rows.insert(row);
         drop(rows);
+        self.outbox.parked();
         self.changed();
         if info.expires_at.is_some() {
             // a new deadline: a worker sleeping until a later one must know

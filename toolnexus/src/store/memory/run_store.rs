@@ -46,6 +46,10 @@ impl RunStore for MemoryStore {
         Some(self)
     }
 
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        (!self.outbox.names.is_empty()).then_some(self as _)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move { self.park_now(&record) })
     }
@@ -202,6 +206,8 @@ impl RunStore for MemoryStore {
                 match outcome {
                     Outcome::Parked(cols) => {
                         check_request_free(rows, &cols.request_id, Some(&row.run_id))?;
+                        // outbox: same transaction as the park
+                        self.outbox_park(&row.run_id, &cols.request_id, now);
                         row.request_id = cols.request_id;
                         row.kind = cols.kind;
                         row.prompt = cols.prompt;
@@ -224,6 +230,9 @@ impl RunStore for MemoryStore {
                 rows.insert(row);
                 Ok(info)
             })?;
+            if parks {
+                self.outbox.parked();
+            }
             if parks && info.expires_at.is_some() {
                 self.work();
             }

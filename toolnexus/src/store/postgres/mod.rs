@@ -9,6 +9,7 @@ mod answers;
 mod conversations;
 mod history;
 mod listen;
+mod outbox;
 mod rows;
 mod rules;
 mod schema;
@@ -78,6 +79,8 @@ pub struct PostgresStore {
     listener: Arc<OnceCell<Listener>>,
     lease: Duration,
     seal: crate::store::Seal,
+    /// outbox: the notifier names a park writes notifications for (`outbox.rs`)
+    outbox: Arc<crate::store::outbox::OutboxState>,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -165,6 +168,7 @@ impl PostgresStore {
             listener: Arc::new(OnceCell::new()),
             lease: DEFAULT_LEASE,
             seal: crate::store::Seal::default(),
+            outbox: Arc::default(),
         };
         store.migrate().await?;
         Ok(store)
@@ -359,6 +363,10 @@ impl RunStore for PostgresStore {
         Some(self)
     }
 
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        (!self.outbox.names.is_empty()).then_some(self as _)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record, &self.seal);
@@ -366,29 +374,31 @@ impl RunStore for PostgresStore {
             let client = self.client().await?;
             // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
             // conflict is told apart by the unique index it hit
-            let stmt = client
-                .prepare_cached(
-                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
-                         state, version, claims, record, history)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)",
-                )
-                .await
-                .map_err(|e| pg(&e))?;
-            let inserted = client
-                .execute(
-                    &stmt,
-                    &[
-                        &cols.run_id,
-                        &cols.request_id,
-                        &cols.kind,
-                        &cols.prompt,
-                        &now,
-                        &cols.expires_at,
-                        &cols.record,
-                        &first_history(&cols.requested(now)),
-                    ],
-                )
-                .await;
+            let insert = "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
+                     expires_at, state, version, claims, record, history)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)";
+            // outbox: same transaction as the park (the insert's own statement)
+            let notifications = outbox::park_arrays(&self.outbox, &cols.request_id);
+            let sql = match &notifications {
+                Some(_) => std::borrow::Cow::Owned(outbox::park_sql(insert)),
+                None => std::borrow::Cow::Borrowed(insert),
+            };
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
+            let history = first_history(&cols.requested(now));
+            let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+                &cols.run_id,
+                &cols.request_id,
+                &cols.kind,
+                &cols.prompt,
+                &now,
+                &cols.expires_at,
+                &cols.record,
+                &history,
+            ];
+            if let Some([ids, names]) = &notifications {
+                params.extend([ids as &(dyn ToSql + Sync), names]);
+            }
+            let inserted = client.execute(&stmt, &params).await;
             if let Err(e) = inserted {
                 if e.code() != Some(&SqlState::UNIQUE_VIOLATION) {
                     return Err(pg(&e));
@@ -404,6 +414,7 @@ impl RunStore for PostgresStore {
                 };
                 return Err(crate::store::sql::park_conflict(&cols, exists));
             }
+            self.outbox.parked();
             if cols.expires_at.is_some() {
                 // a new deadline: workers sleeping until a later one must know
                 self.tell_workers(&client).await?;
@@ -540,33 +551,44 @@ impl RunStore for PostgresStore {
             let event = outcome.event(now).json();
             let row = match outcome {
                 Outcome::Parked(cols) => {
+                    // outbox: same transaction as the park (a CTE of the finish's statement)
+                    let notifications = outbox::park_arrays(&self.outbox, &cols.request_id);
+                    let before = format!(
+                        // the request it leaves is kept: a later answer to it was
+                        // answered already
+                        "k AS (INSERT INTO past_requests (request_id, run_id)
+                             SELECT request_id, run_id FROM runs
+                             WHERE run_id = $1 AND state = 'claimed' AND claims = $2
+                               AND request_id <> $3
+                             ON CONFLICT (request_id) DO NOTHING), {}",
+                        if notifications.is_some() { outbox::FINISH_CTE } else { "" }
+                    );
+                    let mut more: Vec<&(dyn ToSql + Sync)> = vec![
+                        &cols.request_id,
+                        &cols.kind,
+                        &cols.prompt,
+                        &cols.expires_at,
+                        &cols.record,
+                        &now,
+                        &event,
+                    ];
+                    if let Some([ids, names]) = &notifications {
+                        more.extend([ids as &(dyn ToSql + Sync), names]);
+                    }
                     let row = self
                         .with_claim_after(
                             claim,
-                            // the request it leaves is kept: a later answer to it was
-                            // answered already
-                            "k AS (INSERT INTO past_requests (request_id, run_id)
-                                 SELECT request_id, run_id FROM runs
-                                 WHERE run_id = $1 AND state = 'claimed' AND claims = $2
-                                   AND request_id <> $3
-                                 ON CONFLICT (request_id) DO NOTHING), ",
+                            &before,
                             &format!(
                                 "request_id = $3, kind = $4, prompt = $5, expires_at = $6,
                                  record = $7, created_at = $8, state = 'parked', answer = NULL,
                                  checkpoint = NULL, lease_owner = NULL, lease_until = NULL, {}",
                                 append_history("$9")
                             ),
-                            &[
-                                &cols.request_id,
-                                &cols.kind,
-                                &cols.prompt,
-                                &cols.expires_at,
-                                &cols.record,
-                                &now,
-                                &event,
-                            ],
+                            &more,
                         )
                         .await?;
+                    self.outbox.parked();
                     if cols.expires_at.is_some() {
                         self.tell_workers(&self.client().await?).await?;
                     }

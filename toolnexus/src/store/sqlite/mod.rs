@@ -8,6 +8,7 @@ mod answers;
 mod connection;
 mod conversations;
 mod history;
+mod outbox;
 mod rules;
 mod schema;
 mod workers;
@@ -69,6 +70,8 @@ pub struct SqliteStore {
     shared: Arc<Connections>,
     lease: Duration,
     seal: crate::store::Seal,
+    /// outbox: the notifier names a park writes notifications for (`outbox.rs`)
+    outbox: Arc<crate::store::outbox::OutboxState>,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -102,6 +105,7 @@ impl SqliteStore {
             ),
             lease: DEFAULT_LEASE,
             seal: crate::store::Seal::default(),
+            outbox: Arc::default(),
         })
     }
 
@@ -257,6 +261,7 @@ fn finish_blocking(
     run_id: String,
     token: i64,
     outcome: &Outcome,
+    outbox: &crate::store::outbox::OutboxState,
 ) -> StoreResult<RunInfo> {
     let now = now_ms();
     let event = outcome.event(now).json();
@@ -320,6 +325,10 @@ fn finish_blocking(
             .map_err(backend)?,
     };
     let info = row.ok_or(StoreError::LeaseLost { run_id })?.info()?;
+    if let Outcome::Parked(cols) = outcome {
+        // outbox: same transaction as the park
+        outbox::outbox_park(&tx, outbox, &cols.run_id, &cols.request_id, now)?;
+    }
     tx.commit().map_err(backend)?;
     Ok(info)
 }
@@ -348,13 +357,21 @@ impl RunStore for SqliteStore {
         Some(self)
     }
 
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        (!self.outbox.names.is_empty()).then_some(self as _)
+    }
+
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let cols = Columns::of(run_id_of(&record), &record, &self.seal);
+            let outbox = self.outbox.clone();
             let info = self
                 .call(move |conn| {
                     let now = now_ms();
-                    conn.prepare_cached(
+                    let tx = conn
+                        .transaction_with_behavior(TransactionBehavior::Immediate)
+                        .map_err(backend)?;
+                    tx.prepare_cached(
                     "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
                          state, version, claims, record, history)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
@@ -373,14 +390,18 @@ impl RunStore for SqliteStore {
                 })
                 .map_err(|e| {
                     if is_constraint(&e) {
-                        conflict(conn, &cols)
+                        conflict(&tx, &cols)
                     } else {
                         backend(e)
                     }
                 })?;
+                    // outbox: same transaction as the park
+                    outbox::outbox_park(&tx, &outbox, &cols.run_id, &cols.request_id, now)?;
+                    tx.commit().map_err(backend)?;
                     Ok(cols.parked(now))
                 })
                 .await?;
+            self.outbox.parked();
             if info.expires_at.is_some() {
                 // a new deadline: a worker sleeping until a later one must know
                 self.shared.work.notify();
@@ -531,9 +552,13 @@ impl RunStore for SqliteStore {
         Box::pin(async move {
             let outcome = Outcome::of(&claim.run_id, result, &self.seal)?;
             let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
+            let outbox = self.outbox.clone();
             let info = self
-                .call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome))
+                .call(move |conn| finish_blocking(conn, run_id.clone(), token, &outcome, &outbox))
                 .await?;
+            if info.state == RunState::Parked {
+                self.outbox.parked();
+            }
             if info.state == RunState::Parked && info.expires_at.is_some() {
                 self.shared.work.notify();
             }

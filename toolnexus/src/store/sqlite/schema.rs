@@ -9,13 +9,15 @@ use crate::store::sql::{backend, due_migrations};
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
 /// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's
-/// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`)).
+/// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
+/// (`outbox::sql::outbox_schema!`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
     crate::store::sql::HISTORY_INDEX,
     crate::store::sql::RULES_INDEX,
     crate::store::sql::workers_schema!(INTEGER),
+    crate::store::outbox::sql::outbox_schema!(INTEGER),
 ];
 
 // the list reaches the version this release writes
