@@ -134,6 +134,7 @@ mod macros;
 pub mod mcp;
 mod message;
 pub mod model;
+pub mod notify;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod providers;

@@ -58,6 +58,7 @@ impl Outbox for MemoryStore {
     fn claim_notifications<'a>(
         &'a self,
         owner: &'a str,
+        notifiers: &'a [String],
         limit: usize,
         lease: Duration,
     ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
@@ -70,6 +71,7 @@ impl Outbox for MemoryStore {
                 .values_mut()
                 .filter(|(n, lease)| {
                     n.state == NotificationState::Pending
+                        && notifiers.contains(&n.notifier)
                         && millis(n.next_at) <= now
                         && lease.is_none_or(|l| l < now)
                 })

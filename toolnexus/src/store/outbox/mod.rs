@@ -224,8 +224,9 @@ pub trait Outbox: Send + Sync + fmt::Debug {
     /// The notifier names the store writes a notification for at each park.
     fn notifier_names(&self) -> &[String];
 
-    /// Claims up to `limit` notifications that are due (pending, `next_at` passed, and not
-    /// leased, or leased by a deliverer whose lease ran out), for `owner`, for `lease`; each
+    /// Claims up to `limit` notifications for the `notifiers` named that are due (pending,
+    /// `next_at` passed, and not leased, or leased by a deliverer whose lease ran out), for
+    /// `owner`, for `lease`, oldest due first; each
     /// claim begins an attempt ([`Notification::attempts`] counts it). Concurrent callers
     /// never get the same notification while its lease holds.
     ///
@@ -235,6 +236,7 @@ pub trait Outbox: Send + Sync + fmt::Debug {
     fn claim_notifications<'a>(
         &'a self,
         owner: &'a str,
+        notifiers: &'a [String],
         limit: usize,
         lease: Duration,
     ) -> BoxFuture<'a, StoreResult<Vec<Notification>>>;

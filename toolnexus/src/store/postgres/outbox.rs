@@ -92,6 +92,7 @@ impl Outbox for PostgresStore {
     fn claim_notifications<'a>(
         &'a self,
         owner: &'a str,
+        notifiers: &'a [String],
         limit: usize,
         lease: Duration,
     ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
@@ -106,13 +107,14 @@ impl Outbox for PostgresStore {
                      WHERE id IN (SELECT id FROM notifications
                          WHERE state = 'pending' AND next_at <= $1
                            AND (lease_until IS NULL OR lease_until < $1)
+                           AND notifier = ANY($5)
                          ORDER BY next_at LIMIT $4 FOR UPDATE SKIP LOCKED)
                      RETURNING {NOTIFICATION_COLUMNS}"
                 ))
                 .await
                 .map_err(|e| pg(&e))?;
             let rows = client
-                .query(&stmt, &[&now, &owner, &until, &limit])
+                .query(&stmt, &[&now, &owner, &until, &limit, &notifiers])
                 .await
                 .map_err(|e| pg(&e))?;
             Ok(rows.iter().map(read).collect())

@@ -92,10 +92,12 @@ impl Outbox for SqliteStore {
     fn claim_notifications<'a>(
         &'a self,
         owner: &'a str,
+        notifiers: &'a [String],
         limit: usize,
         lease: Duration,
     ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
         let owner = owner.to_owned();
+        let names = serde_json::to_string(notifiers).unwrap_or_default();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         Box::pin(self.call(move |conn| {
             let now = now_ms();
@@ -106,11 +108,12 @@ impl Outbox for SqliteStore {
                  WHERE id IN (SELECT id FROM notifications
                      WHERE state = 'pending' AND next_at <= ?1
                        AND (lease_until IS NULL OR lease_until < ?1)
+                       AND notifier IN (SELECT value FROM json_each(?5))
                      ORDER BY next_at LIMIT ?4)
                  RETURNING {NOTIFICATION_COLUMNS}"
             ))
             .and_then(|mut stmt| {
-                stmt.query_map(params![now, owner, until, limit], read)?
+                stmt.query_map(params![now, owner, until, limit, names], read)?
                     .collect::<Result<Vec<_>, _>>()
             })
             .map_err(backend)
