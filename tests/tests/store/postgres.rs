@@ -7,17 +7,21 @@ use std::time::Duration;
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
 use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, schema_versions, url};
-use toolnexus_tests::store_conformance::{Subject, retired_key, seal_key};
+use toolnexus_tests::store_conformance::{NOTIFIERS, Subject, retired_key, seal_key};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, false)
+    make_with(lease, false, false)
 }
 
 fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, true)
+    make_with(lease, true, false)
 }
 
-fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
+fn make_notifying(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false, true)
+}
+
+fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
         let url = url("store::postgres")?;
         let schema = fresh_schema("conf");
@@ -29,6 +33,9 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
                 .with_lease(lease);
             if sealed {
                 store = store.with_seal_keys(seal_key(), [retired_key()]);
+            }
+            if notify {
+                store = store.with_notifiers(NOTIFIERS).unwrap();
             }
             handles.push(Arc::new(store));
         }
@@ -95,6 +102,7 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
+toolnexus_tests::store_conformance!(outbox: make_notifying);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

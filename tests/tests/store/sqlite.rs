@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{RunStore, SqliteStore};
-use toolnexus_tests::store_conformance::{Agent, Subject, retired_key, seal_key};
+use toolnexus_tests::store_conformance::{NOTIFIERS, Agent, Subject, retired_key, seal_key};
 
 /// A temporary directory, removed on drop.
 struct TempDir(PathBuf);
@@ -20,14 +20,18 @@ impl Drop for TempDir {
 }
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, false)
+    make_with(lease, false, false)
 }
 
 fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, true)
+    make_with(lease, true, false)
 }
 
-fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
+fn make_notifying(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false, true)
+}
+
+fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, Option<Subject>> {
     static N: AtomicUsize = AtomicUsize::new(0);
     Box::pin(async move {
         let dir = std::env::temp_dir().join(format!(
@@ -42,6 +46,9 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
             let mut store = SqliteStore::open(&path).await.unwrap().with_lease(lease);
             if sealed {
                 store = store.with_seal_keys(seal_key(), [retired_key()]);
+            }
+            if notify {
+                store = store.with_notifiers(NOTIFIERS).unwrap();
             }
             handles.push(Arc::new(store));
         }
@@ -91,6 +98,7 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
+toolnexus_tests::store_conformance!(outbox: make_notifying);
 
 /// A database whose schema is newer than this release's is refused on open, with the versions.
 #[tokio::test]
