@@ -41,6 +41,7 @@ struct State {
 
 /// A webhook receiver on 127.0.0.1; stops when dropped.
 #[derive(Clone)]
+#[allow(missing_debug_implementations)] // its state is the test's to read, through methods
 pub struct HttpReceiver {
     /// Its URL (`http://127.0.0.1:<port>/hook`).
     pub url: String,
