@@ -10,6 +10,7 @@
 
 mod browser;
 mod desk;
+mod email;
 mod html;
 mod pickup;
 mod remember;
