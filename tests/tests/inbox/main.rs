@@ -16,6 +16,7 @@ mod pickup;
 mod remember;
 mod rule_owners;
 mod seams;
+mod seen;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

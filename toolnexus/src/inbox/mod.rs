@@ -9,7 +9,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /` | the pending requests, newest first, paged (`?page=2`) |
+//! | `GET /` | the pending requests, newest first, paged (`?page=2`), the ones made since the caller last looked marked new |
 //! | `GET /r/{id}` | one request as a form |
 //! | `POST /r/{id}` | the answer: checked and recorded; "Recorded. The assistant is continuing." |
 //! | `GET /r/{id}/status?run=..` | the run's progress: continuing, or its outcome once it moved on |
@@ -40,7 +40,9 @@
 //! `history` names the rule that decided a call (`{"event":"decided","rule",..}`).
 //!
 //! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
-//! "agent","conversationId","history","link"}],"page","next"}` for the list,
+//! "agent","conversationId","history","link","new"}],"page","next"}` for the list (`new`: made
+//! since this caller last looked at the list, kept in a `toolnexus_seen` cookie that each look at
+//! the list, page or JSON, moves to now; the page marks them "new" and counts them),
 //! `{"request","runId","state","agent","conversationId","history"}` for one request (`agent`:
 //! the name its client was built with, [`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name);
 //! `conversationId`: the conversation the run is a turn of; each `null` when there is none;

@@ -30,6 +30,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
         Err(e) => return json_err(StatusCode::INTERNAL_SERVER_ERROR, &store_failed(&e).1),
     };
     let prefix = prefix(&parts);
+    let (seen, now) = (super::seen::last_seen(&parts), std::time::SystemTime::now());
     let page = page_of(&q);
     let size = shared.page_size;
     let shown: Vec<_> = runs.iter().skip((page - 1) * size).take(size).collect();
@@ -50,14 +51,16 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
                 "conversationId": asker.conversation,
                 "history": history(&r.history),
                 "link": request_href(&shared, &prefix, &r.request_id),
+                "new": super::seen::is_new(seen, r.created_at),
             })
         })
         .collect();
     let next = (runs.len() > page * size).then_some(page + 1);
-    json_out(
+    let out = json_out(
         StatusCode::OK,
         &json!({ "requests": items, "page": page, "next": next }),
-    )
+    );
+    super::seen::looked(out, &prefix, now)
 }
 
 pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {

@@ -38,6 +38,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
         }
     };
     let prefix = prefix(&parts);
+    let (seen, now) = (super::seen::last_seen(&parts), std::time::SystemTime::now());
     let page = page_of(&q);
     let size = shared.page_size;
     let shown: Vec<_> = runs.iter().skip((page - 1) * size).take(size).collect();
@@ -52,6 +53,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
             created_at: r.created_at,
             expires_at: r.expires_at,
             asker: run.map(|run| Asker::of(&run.record)).unwrap_or_default(),
+            new: super::seen::is_new(seen, r.created_at),
         })
         .collect();
     // keep the caller's own query (it may carry what `authorize` checks), but the page
@@ -74,10 +76,11 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
         None => format!("{prefix}{path}"),
     };
     let (history, rules) = (with_query("/history"), with_query("/rules"));
-    html(
+    let page = html(
         StatusCode::OK,
         pages::list(&shared.title, &rows, page, (prev, next), &history, &rules),
-    )
+    );
+    super::seen::looked(page, &prefix, now)
 }
 
 pub(super) fn session(parts: &Parts) -> Option<String> {
