@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use divan::Bencher;
 use tokio::sync::Notify;
+use toolnexus::CancellationToken;
 use toolnexus::notify::{BoxFuture, Deliverer, Notice, Notifier, NotifyError};
 use toolnexus::store::{PostgresStore, RunStore, SqliteStore};
 use toolnexus::worker::Worker;
-use toolnexus::CancellationToken;
 use toolnexus_tests::pg::SchemaGuard;
 use toolnexus_tests::store_conformance::Agent;
 
@@ -65,31 +65,28 @@ impl Rig {
             .expect("runtime");
         let (store, guard): (Arc<dyn RunStore>, Option<Box<dyn std::any::Any>>) =
             rt.block_on(async {
-                match kind {
-                    "sqlite" => {
-                        let dir = std::env::temp_dir()
-                            .join(format!("toolnexus-bench-notify-{}", std::process::id()));
-                        let _ = std::fs::remove_dir_all(&dir);
-                        std::fs::create_dir_all(&dir).expect("dir");
-                        let store = SqliteStore::open(dir.join("runs.db"))
-                            .await
-                            .expect("store")
-                            .with_notifiers(["stamp"])
-                            .expect("name");
-                        Some((Arc::new(store) as Arc<dyn RunStore>, None))
-                    }
-                    _ => {
-                        let url = std::env::var("TOOLNEXUS_PG_URL")
-                            .ok()
-                            .filter(|u| !u.is_empty())?;
-                        let (store, guard): (PostgresStore, SchemaGuard) =
-                            toolnexus_tests::pg::fresh_store(&url, "bench_notify").await;
-                        let store = store.with_notifiers(["stamp"]).expect("name");
-                        Some((
-                            Arc::new(store) as Arc<dyn RunStore>,
-                            Some(Box::new(guard) as Box<dyn std::any::Any>),
-                        ))
-                    }
+                if kind == "sqlite" {
+                    let dir = std::env::temp_dir()
+                        .join(format!("toolnexus-bench-notify-{}", std::process::id()));
+                    let _ = std::fs::remove_dir_all(&dir);
+                    std::fs::create_dir_all(&dir).expect("dir");
+                    let store = SqliteStore::open(dir.join("runs.db"))
+                        .await
+                        .expect("store")
+                        .with_notifiers(["stamp"])
+                        .expect("name");
+                    Some((Arc::new(store) as Arc<dyn RunStore>, None))
+                } else {
+                    let url = std::env::var("TOOLNEXUS_PG_URL")
+                        .ok()
+                        .filter(|u| !u.is_empty())?;
+                    let (store, guard): (PostgresStore, SchemaGuard) =
+                        toolnexus_tests::pg::fresh_store(&url, "bench_notify").await;
+                    let store = store.with_notifiers(["stamp"]).expect("name");
+                    Some((
+                        Arc::new(store) as Arc<dyn RunStore>,
+                        Some(Box::new(guard) as Box<dyn std::any::Any>),
+                    ))
                 }
             })?;
         let stamp = Arc::new(Stamp {
@@ -128,15 +125,19 @@ impl Rig {
                 if let Some(at) = *self.stamp.at.lock().unwrap() {
                     return at - started;
                 }
-                let _ = tokio::time::timeout(Duration::from_secs(5), self.stamp.told.notified())
-                    .await;
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(5), self.stamp.told.notified()).await;
             }
         })
     }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
     let i = ((sorted.len() - 1) as f64 * p).round() as usize;
     sorted[i]
 }

@@ -17,8 +17,8 @@ use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, SqliteStore};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    PARKED, bench_request, compare_with_floors, deep_page, first_page, fresh_cycle, fresh_record, list_page,
-    mb, park_claim_finish, park_only, rare_kind, runtime, sample, timed_batch,
+    PARKED, bench_request, compare_with_floors, deep_page, first_page, fresh_cycle, fresh_record,
+    list_page, mb, park_claim_finish, park_only, rare_kind, runtime, sample, timed_batch,
 };
 
 fn main() {

@@ -140,6 +140,26 @@ fn toolkit(effects: Effects, name: String) -> Toolkit {
         .expect("the toolkit builds")
 }
 
+/// The deliverer of `RUN_WORKER_NOTIFY_URL`: the notifier `hook`, signed webhooks to `url`.
+fn deliverer(
+    store: Arc<dyn RunStore>,
+    url: &str,
+    name: &str,
+    lease: Duration,
+    poll: Duration,
+) -> toolnexus::notify::Deliverer {
+    let hook =
+        toolnexus::notify::WebhookNotifier::new(url, toolnexus_tests::receivers::SECRET.to_vec())
+            .expect("the webhook notifier");
+    toolnexus::notify::Deliverer::builder(store)
+        .name(name)
+        .notifier("hook", Arc::new(hook))
+        .lease(lease)
+        .poll(poll)
+        .retry_delay(Duration::from_millis(50))
+        .build()
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -198,19 +218,7 @@ async fn main() -> ExitCode {
         worker = worker.max_attempts(n.parse().expect("RUN_WORKER_MAX_ATTEMPTS: a number"));
     }
     if let Some(url) = &notify_url {
-        let hook = toolnexus::notify::WebhookNotifier::new(
-            url,
-            toolnexus_tests::receivers::SECRET.to_vec(),
-        )
-        .expect("the webhook notifier");
-        let deliverer = toolnexus::notify::Deliverer::builder(store)
-            .name(name.as_str())
-            .notifier("hook", Arc::new(hook))
-            .lease(lease)
-            .poll(poll)
-            .retry_delay(Duration::from_millis(50))
-            .build();
-        worker = worker.deliverer(deliverer);
+        worker = worker.deliverer(deliverer(store, url, name, lease, poll));
     }
     let worker = worker.build();
     let stop = CancellationToken::new();

@@ -102,7 +102,9 @@ fn all_in(state: NotificationState) -> impl Fn(&[toolnexus::store::Notification]
 pub async fn a_park_writes_one_notification_per_notifier(make: Make) {
     let s = subject!(make);
     let store = s.store();
-    let outbox = store.outbox().expect("a store built with notifiers has an outbox");
+    let outbox = store
+        .outbox()
+        .expect("a store built with notifiers has an outbox");
     assert_eq!(outbox.notifier_names(), NOTIFIERS);
     let agent = Agent {
         halts: 2,
@@ -125,7 +127,10 @@ pub async fn a_park_writes_one_notification_per_notifier(make: Make) {
             (n.state, n.attempts, n.reason),
             (NotificationState::Pending, 0, NotifyReason::Parked)
         );
-        assert_eq!((n.run_id.as_str(), n.request_id.as_str()), (info.run_id.as_str(), info.request_id.as_str()));
+        assert_eq!(
+            (n.run_id.as_str(), n.request_id.as_str()),
+            (info.run_id.as_str(), info.request_id.as_str())
+        );
     }
     // a second park of the same run is refused, and writes nothing
     assert!(matches!(
@@ -142,7 +147,9 @@ pub async fn a_park_writes_one_notification_per_notifier(make: Make) {
     let ns = outbox.notifications(&info.run_id).await.unwrap();
     assert_eq!(ns.len(), 4, "{ns:?}");
     assert_eq!(
-        ns.iter().filter(|n| n.request_id == again.request_id).count(),
+        ns.iter()
+            .filter(|n| n.request_id == again.request_id)
+            .count(),
         2
     );
 }
@@ -157,11 +164,20 @@ pub async fn a_failing_receiver_gets_it_on_retry(make: Make) {
     let keep = Arc::new(Keep::default());
     let d = deliverer(store.clone(), &receiver.url, keep.clone());
     let info = store.park(Agent::once().halt().await).await.unwrap();
-    deliver_until(&d, store.as_ref(), &info.run_id, all_in(NotificationState::Delivered)).await;
+    deliver_until(
+        &d,
+        store.as_ref(),
+        &info.run_id,
+        all_in(NotificationState::Delivered),
+    )
+    .await;
     let handled = receiver.handled();
     assert_eq!(handled.len(), 1, "{handled:?}");
     let body = &handled[0];
-    assert_eq!(body["notification"], format!("{}.parked.hook", info.request_id));
+    assert_eq!(
+        body["notification"],
+        format!("{}.parked.hook", info.request_id)
+    );
     assert_eq!(body["run"], info.run_id.as_str());
     assert_eq!(body["request"]["id"], info.request_id.as_str());
     assert_eq!(body["request"]["kind"], "input");
@@ -192,7 +208,10 @@ pub async fn a_failing_receiver_gets_it_on_retry(make: Make) {
         .find(|e| e.outcome.as_deref() == Some("retry"))
         .and_then(|e| e.error.clone())
         .unwrap();
-    assert!(refused.ends_with("the receiver replied 503 Service Unavailable"), "{refused}");
+    assert!(
+        refused.ends_with("the receiver replied 503 Service Unavailable"),
+        "{refused}"
+    );
     assert_eq!(d.stats().delivered, 2);
     assert_eq!(d.stats().retried, 2);
 }
@@ -228,16 +247,28 @@ pub async fn a_deliverer_that_dies_mid_delivery_leaves_it_to_the_next(make: Make
     assert_eq!((hook.state, hook.attempts), (NotificationState::Pending, 1));
     // another handle, another deliverer
     let next = deliverer(s.handles.last().unwrap().clone(), &receiver.url, keep);
-    deliver_until(&next, store.as_ref(), &info.run_id, all_in(NotificationState::Delivered)).await;
+    deliver_until(
+        &next,
+        store.as_ref(),
+        &info.run_id,
+        all_in(NotificationState::Delivered),
+    )
+    .await;
     assert_eq!(receiver.requests().len(), 2);
-    assert_eq!(receiver.requests()[0].0, receiver.requests()[1].0.clone().tap_attempt(1));
+    assert_eq!(
+        receiver.requests()[0].0,
+        receiver.requests()[1].0.clone().tap_attempt(1)
+    );
     assert_eq!(receiver.handled().len(), 1);
     let history = store.info(&info.run_id).await.unwrap().unwrap().history;
     let hook_events: Vec<_> = notified(&history)
         .into_iter()
         .filter(|(n, ..)| n == "hook")
         .collect();
-    assert_eq!(hook_events, [("hook".to_owned(), 2, "delivered".to_owned())]);
+    assert_eq!(
+        hook_events,
+        [("hook".to_owned(), 2, "delivered".to_owned())]
+    );
 }
 
 /// Sets a webhook body's `attempt`: two attempts' bodies differ only there.
@@ -275,7 +306,11 @@ pub async fn a_refused_or_exhausted_notification_is_given_up_visibly(make: Make)
         .find(|n| n.notifier == "hook")
         .unwrap();
     assert_eq!((hook.state, hook.attempts), (NotificationState::GivenUp, 1));
-    assert!(hook.last_error.unwrap().ends_with("replied 400 Bad Request"));
+    assert!(
+        hook.last_error
+            .unwrap()
+            .ends_with("replied 400 Bad Request")
+    );
     // down: the keep notifier fails every time; 3 attempts at most
     let keep = Arc::new(Keep {
         fail_first: usize::MAX,
@@ -303,8 +338,15 @@ pub async fn a_refused_or_exhausted_notification_is_given_up_visibly(make: Make)
         .map(|(_, a, o)| (a, o))
         .collect();
     let o = |a, s: &str| (a, s.to_owned());
-    assert_eq!(keep_events, [o(1, "retry"), o(2, "retry"), o(3, "given_up")]);
-    let given_up = history.iter().rev().find(|e| e.outcome.as_deref() == Some("given_up")).unwrap();
+    assert_eq!(
+        keep_events,
+        [o(1, "retry"), o(2, "retry"), o(3, "given_up")]
+    );
+    let given_up = history
+        .iter()
+        .rev()
+        .find(|e| e.outcome.as_deref() == Some("given_up"))
+        .unwrap();
     assert_eq!(given_up.error.as_deref(), Some("keep refuses call 2"));
     assert_eq!(d.stats().given_up, 1);
 }
@@ -321,9 +363,20 @@ pub async fn an_answered_request_is_not_notified(make: Make) {
         .submit(&Answer::accept(&info.request_id, "Ada"), "alice")
         .await
         .unwrap();
-    deliver_until(&d, store.as_ref(), &info.run_id, all_in(NotificationState::Skipped)).await;
+    deliver_until(
+        &d,
+        store.as_ref(),
+        &info.run_id,
+        all_in(NotificationState::Skipped),
+    )
+    .await;
     assert!(receiver.requests().is_empty());
-    let ns = store.outbox().unwrap().notifications(&info.run_id).await.unwrap();
+    let ns = store
+        .outbox()
+        .unwrap()
+        .notifications(&info.run_id)
+        .await
+        .unwrap();
     assert_eq!(
         ns[0].last_error.as_deref(),
         Some("the request was answered before its delivery (the run is answered)")

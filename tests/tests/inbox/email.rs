@@ -50,12 +50,13 @@ fn unquote(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'=' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'='
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -81,6 +82,78 @@ async fn mail_of(dir: &std::path::Path, id: &str) -> String {
             tokio::time::Instant::now() < deadline,
             "no mail with {message_id} arrived"
         );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The mail's checks (the subject, the recipient, plain text and HTML parts, the link in
+/// both); returns the link of its plain part, which must open `request_id`'s page under
+/// `base`.
+fn link_in(mail: &str, base: &str, request_id: &str) -> String {
+    assert!(
+        mail.contains("Subject: Waiting for you: What is your name?"),
+        "{mail}"
+    );
+    assert!(mail.contains("To: alice@example.com"), "{mail}");
+    assert!(mail.contains("multipart/alternative"), "{mail}");
+    assert!(mail.contains("Content-Type: text/plain"), "{mail}");
+    assert!(mail.contains("Content-Type: text/html"), "{mail}");
+    assert!(
+        !mail.contains("Content-Transfer-Encoding: base64"),
+        "{mail}"
+    );
+    let text = unquote(mail);
+    let prefix = format!("Open the request: {base}/r/{request_id}?");
+    let link = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Open the request: "))
+        .expect("the plain part has the link")
+        .trim()
+        .to_owned();
+    assert!(
+        format!("Open the request: {link}").starts_with(&prefix),
+        "{link}"
+    );
+    assert!(
+        text.contains(&format!(
+            "<a href=\"{}\">Open the request</a>",
+            link.replace('&', "&amp;")
+        )),
+        "the HTML part has the link: {text}"
+    );
+
+    link
+}
+
+/// Waits until the request's JSON says the email `id` went out (recorded once the server
+/// took it), at most 10 s.
+async fn delivered_per_api(
+    http: &HttpClient<HttpConnector, Body>,
+    base: &str,
+    request_id: &str,
+    query: &str,
+    id: &str,
+) {
+    // the request's JSON says the email went out (recorded once the server took it)
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let uri = format!("{base}/api/requests/{request_id}?{query}");
+        let res = http
+            .get(uri.parse().unwrap())
+            .await
+            .expect("the API answers");
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let n = &v["notifications"][0];
+        if n["state"] == "delivered" {
+            assert_eq!(
+                (n["id"].as_str(), n["notifier"].as_str()),
+                (Some(id), Some("email"))
+            );
+            assert_eq!(n["attempts"], 1);
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{v}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -144,29 +217,7 @@ async fn the_email_link_opens_the_request_and_its_answer_resumes_the_run() {
 
     let info = store.park(agent.halt().await).await.unwrap();
     let id = format!("{}.parked.email", info.request_id);
-    let mail = mail_of(&mail_dir, &id).await;
-    assert!(mail.contains("Subject: Waiting for you: What is your name?"), "{mail}");
-    assert!(mail.contains("To: alice@example.com"), "{mail}");
-    assert!(mail.contains("multipart/alternative"), "{mail}");
-    assert!(mail.contains("Content-Type: text/plain"), "{mail}");
-    assert!(mail.contains("Content-Type: text/html"), "{mail}");
-    assert!(!mail.contains("Content-Transfer-Encoding: base64"), "{mail}");
-    let text = unquote(&mail);
-    let prefix = format!("Open the request: {base}/r/{}?", info.request_id);
-    let link = text
-        .lines()
-        .find_map(|l| l.strip_prefix("Open the request: "))
-        .expect("the plain part has the link")
-        .trim()
-        .to_owned();
-    assert!(
-        format!("Open the request: {link}").starts_with(&prefix),
-        "{link}"
-    );
-    assert!(
-        text.contains(&format!("<a href=\"{}\">Open the request</a>", link.replace('&', "&amp;"))),
-        "the HTML part has the link: {text}"
-    );
+    let link = link_in(&mail_of(&mail_dir, &id).await, &base, &info.request_id);
 
     // the link opens the page
     let http: HttpClient<HttpConnector, Body> =
@@ -178,8 +229,9 @@ async fn the_email_link_opens_the_request_and_its_answer_resumes_the_run() {
     assert_eq!(page.status(), 200);
     let html = page.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&html).contains("What is your name?"));
-    // and answers the request, by its signature
     let (_, query) = link.split_once('?').unwrap();
+    delivered_per_api(&http, &base, &info.request_id, query, &id).await;
+    // and answers the request, by its signature
     let answer = axum::http::Request::post(format!(
         "{base}/api/requests/{}/answer?{query}",
         info.request_id
@@ -195,7 +247,12 @@ async fn the_email_link_opens_the_request_and_its_answer_resumes_the_run() {
         .unwrap()
         .expect("the worker resumes the run");
     assert_eq!(done.result.unwrap().text, "done: hello null");
-    let ns = store.outbox().unwrap().notifications(&info.run_id).await.unwrap();
+    let ns = store
+        .outbox()
+        .unwrap()
+        .notifications(&info.run_id)
+        .await
+        .unwrap();
     assert_eq!((ns.len(), ns[0].state), (1, NotificationState::Delivered));
     stop.cancel();
     let _ = running.await;

@@ -41,7 +41,12 @@ fn new_of(list: &str) -> Vec<(String, bool)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["prompt"].as_str().unwrap().to_owned(), r["new"].as_bool().unwrap()))
+        .map(|r| {
+            (
+                r["prompt"].as_str().unwrap().to_owned(),
+                r["new"].as_bool().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -66,8 +71,15 @@ async fn the_list_marks_what_is_new_since_the_person_last_looked() {
         ]
     );
     let (_, page, later) = look(&app, "/", Some(&seen)).await;
-    assert!(page.contains(r#"<p id="new-count">1 new since you last looked</p>"#), "{page}");
-    assert_eq!(page.matches(r#"<span class="new">new</span>"#).count(), 1, "{page}");
+    assert!(
+        page.contains(r#"<p id="new-count">1 new since you last looked</p>"#),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches(r#"<span class="new">new</span>"#).count(),
+        1,
+        "{page}"
+    );
     // and after this look, nothing is new
     let (_, page, _) = look(&app, "/", Some(&later)).await;
     assert!(!page.contains("new since you last looked"), "{page}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{RunStore, SqliteStore};
-use toolnexus_tests::store_conformance::{NOTIFIERS, Agent, Subject, retired_key, seal_key};
+use toolnexus_tests::store_conformance::{Agent, NOTIFIERS, Subject, retired_key, seal_key};
 
 /// A temporary directory, removed on drop.
 struct TempDir(PathBuf);

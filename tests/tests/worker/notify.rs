@@ -33,43 +33,45 @@ impl Drop for TempDir {
 const LEASE_MS: &str = "600";
 
 async fn place(kind: &str, test: &str) -> Option<Place> {
-    match kind {
-        "sqlite" => {
-            static N: AtomicUsize = AtomicUsize::new(0);
-            let dir = std::env::temp_dir().join(format!(
-                "toolnexus-notify-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::SeqCst)
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            let path = dir.join("runs.db");
-            let store = SqliteStore::open(&path)
-                .await
-                .unwrap()
-                .with_notifiers(["hook"])
-                .unwrap();
-            Some(Place {
-                store: Arc::new(store),
-                args: vec!["sqlite".into(), path.display().to_string(), "-".into()],
-                _guard: Box::new(TempDir(dir)),
-            })
-        }
-        _ => {
-            let url = toolnexus_tests::pg::url(test)?;
-            let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "notify").await;
-            let args = vec!["postgres".into(), url, guard.schema.clone()];
-            Some(Place {
-                store: Arc::new(store.with_notifiers(["hook"]).unwrap()),
-                args,
-                _guard: Box::new(guard),
-            })
-        }
+    if kind == "sqlite" {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "toolnexus-notify-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("runs.db");
+        let store = SqliteStore::open(&path)
+            .await
+            .unwrap()
+            .with_notifiers(["hook"])
+            .unwrap();
+        Some(Place {
+            store: Arc::new(store),
+            args: vec!["sqlite".into(), path.display().to_string(), "-".into()],
+            _guard: Box::new(TempDir(dir)),
+        })
+    } else {
+        let url = toolnexus_tests::pg::url(test)?;
+        let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "notify").await;
+        let args = vec!["postgres".into(), url, guard.schema.clone()];
+        Some(Place {
+            store: Arc::new(store.with_notifiers(["hook"]).unwrap()),
+            args,
+            _guard: Box::new(guard),
+        })
     }
 }
 
 /// Starts `run_worker` `name` onto `place`, delivering to `receiver`, polling every `poll_ms`.
-fn worker(place: &Place, receiver: &HttpReceiver, name: &str, poll_ms: &str) -> std::process::Child {
+fn worker(
+    place: &Place,
+    receiver: &HttpReceiver,
+    name: &str,
+    poll_ms: &str,
+) -> std::process::Child {
     let mut args: Vec<&str> = place.args.iter().map(String::as_str).collect();
     args.extend([name, LEASE_MS, "4", poll_ms]);
     let (child, _lines) = super::run_worker(
@@ -112,7 +114,10 @@ async fn killed_between_the_park_and_the_delivery(kind: &str) {
     // its loops run (its heartbeat is in), and its first look at the outbox found nothing
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while place.store.last_worker_seen().await.unwrap().is_none() {
-        assert!(tokio::time::Instant::now() < deadline, "the first worker never beat");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the first worker never beat"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -124,7 +129,10 @@ async fn killed_between_the_park_and_the_delivery(kind: &str) {
     let ns = delivered(place.store.as_ref(), &info.run_id).await;
     kill(next);
     assert_eq!(ns.len(), 1);
-    assert_eq!((ns[0].state, ns[0].attempts), (NotificationState::Delivered, 1));
+    assert_eq!(
+        (ns[0].state, ns[0].attempts),
+        (NotificationState::Delivered, 1)
+    );
     let handled = receiver.handled();
     assert_eq!(handled.len(), 1);
     assert_eq!(handled[0]["notification"], ns[0].id.as_str());
@@ -143,20 +151,32 @@ async fn killed_mid_delivery(kind: &str) {
     let info = place.store.park(Agent::once().halt().await).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while receiver.requests().is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "the first worker never posted");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the first worker never posted"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     kill(first);
     let next = worker(&place, &receiver, "w-next", "50");
     let ns = delivered(place.store.as_ref(), &info.run_id).await;
     kill(next);
-    assert_eq!((ns[0].state, ns[0].attempts), (NotificationState::Delivered, 2));
+    assert_eq!(
+        (ns[0].state, ns[0].attempts),
+        (NotificationState::Delivered, 2)
+    );
     let requests = receiver.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].0["notification"], requests[1].0["notification"]);
     assert_eq!(receiver.handled().len(), 1);
     // the history has the recorded attempt, by the next worker's notifier
-    let history = place.store.info(&info.run_id).await.unwrap().unwrap().history;
+    let history = place
+        .store
+        .info(&info.run_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .history;
     let last = history.last().unwrap();
     assert_eq!(
         (last.by.as_deref(), last.attempt, last.outcome.as_deref()),

@@ -43,7 +43,10 @@
 //! "agent","conversationId","history","link","new"}],"page","next"}` for the list (`new`: made
 //! since this caller last looked at the list, kept in a `toolnexus_seen` cookie that each look at
 //! the list, page or JSON, moves to now; the page marks them "new" and counts them),
-//! `{"request","runId","state","agent","conversationId","history"}` for one request (`agent`:
+//! `{"request","runId","state","agent","conversationId","history","notifications"}` for one
+//! request (`notifications`: `[{"id","notifier","state","attempts","lastError"}]`, each
+//! notifier's notification of the request, from the store's
+//! [outbox](crate::store::outbox); `agent`:
 //! the name its client was built with, [`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name);
 //! `conversationId`: the conversation the run is a turn of; each `null` when there is none;
 //! `history`: the run's [events](crate::store::RunEvent), `[{"event","at",
@@ -54,7 +57,7 @@
 //! `outcome`: `done`, `incomplete`, `failed` once the run ended; `next`: the cursor of the next
 //! page, for `?after=`), `202` with
 //! `{"status":"recorded","runId","answeredBy","statusLink"}` for an answer, and
-//! `{"runId","state","answeredBy","history","outcome","next"}` for the status (`outcome`:
+//! `{"runId","state","answeredBy","history","outcome","next","notifications"}` for the status (`outcome`:
 //! `{"status","text"}` once finished; `next`: `{"request","link"}` once the run asks again);
 //! errors are `{"error"}` (plus `"field"` for a wrong value, `422`) with the same status
 //! codes as the pages.

@@ -8,9 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::{Notice, Notifier, NotifyError};
-use crate::store::{
-    Attempt, Notification, Outbox, RunState, RunStore, StoreError, StoreResult,
-};
+use crate::store::{Attempt, Notification, Outbox, RunState, RunStore, StoreError, StoreResult};
 
 /// The default number of attempts at one notification before it is given up: 8 (with the
 /// default delays, the last one about 2 minutes after the first).

@@ -1,6 +1,8 @@
 //! [`EmailNotifier`]: each notice as an email over SMTP (feature `notify-email`: lettre, with
 //! rustls; no native TLS).
 
+use std::fmt::Write as _;
+
 use lettre::message::{Mailbox, MultiPart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
@@ -123,26 +125,29 @@ impl EmailNotifier {
         let mut plain = format!("{}\n\n", notice.headline());
         let mut html = format!("<p>{}</p>", escape(&notice.headline()));
         if let Some(link) = notice.link() {
-            plain.push_str(&format!("Open the request: {link}\n"));
-            html.push_str(&format!(
+            let _ = writeln!(plain, "Open the request: {link}");
+            let _ = write!(
+                html,
                 "<p><a href=\"{0}\">Open the request</a></p>",
                 escape(link)
-            ));
+            );
         }
-        plain.push_str(&format!(
-            "\nRun {}, request {} ({}). Notification {}.\n",
+        let _ = writeln!(
+            plain,
+            "\nRun {}, request {} ({}). Notification {}.",
             notice.run_id(),
             notice.request_id(),
             notice.kind(),
             notice.notification_id()
-        ));
-        html.push_str(&format!(
+        );
+        let _ = write!(
+            html,
             "<p><small>Run {}, request {} ({}). Notification {}.</small></p>",
             escape(notice.run_id()),
             escape(notice.request_id()),
             escape(notice.kind()),
             escape(notice.notification_id())
-        ));
+        );
         let mut builder = Message::builder()
             .from(self.from.clone())
             .subject(notice.headline())
@@ -162,9 +167,9 @@ impl Notifier for EmailNotifier {
             let message = self.message(notice)?;
             match self.transport.send(message).await {
                 Ok(_) => Ok(()),
-                Err(e) if e.is_permanent() => {
-                    Err(NotifyError::permanent(format!("SMTP refused the email: {e}")))
-                }
+                Err(e) if e.is_permanent() => Err(NotifyError::permanent(format!(
+                    "SMTP refused the email: {e}"
+                ))),
                 Err(e) => Err(NotifyError::retry(format!("SMTP: {e}"))),
             }
         })

@@ -86,7 +86,14 @@ mod tests {
         assert!(!verify(b"k", "1000", b"bodx", &sig, 1000, 300));
         assert!(!verify(b"k", "1001", b"body", &sig, 1000, 300));
         assert!(!verify(b"k", "1000", b"body", &sig, 1301, 300));
-        assert!(!verify(b"k", "1000", b"body", &sig.replace("sha256=", ""), 1000, 300));
+        assert!(!verify(
+            b"k",
+            "1000",
+            b"body",
+            &sig.replace("sha256=", ""),
+            1000,
+            300
+        ));
         assert!(!verify(b"k", "x", b"body", &sig, 1000, 300));
     }
 }

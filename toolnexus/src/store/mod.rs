@@ -138,8 +138,8 @@ pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
 };
 pub use history::HistoryQuery;
-pub use outbox::{Attempt, Notification, NotificationState, NotifyReason, Outbox};
 pub use memory::MemoryStore;
+pub use outbox::{Attempt, Notification, NotificationState, NotifyReason, Outbox};
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresStore;

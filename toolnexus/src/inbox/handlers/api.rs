@@ -67,17 +67,26 @@ pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, _) = req.into_parts();
     match load(&shared, &parts, Flavor::Json).await {
         Loaded::Closed(r) => r,
-        Loaded::Open(run, request, _) => json_out(
-            StatusCode::OK,
-            &json!({
-                "request": request,
-                "runId": run.info.run_id,
-                "state": run.info.state.as_str(),
-                "agent": run.record.agent(),
-                "conversationId": run.record.conversation(),
-                "history": history(&run.info.history),
-            }),
-        ),
+        Loaded::Open(run, request, _) => {
+            let notifications = super::notified::notifications(
+                shared.store.as_ref(),
+                &run.info.run_id,
+                &run.info.request_id,
+            )
+            .await;
+            json_out(
+                StatusCode::OK,
+                &json!({
+                    "request": request,
+                    "runId": run.info.run_id,
+                    "state": run.info.state.as_str(),
+                    "agent": run.record.agent(),
+                    "conversationId": run.record.conversation(),
+                    "history": history(&run.info.history),
+                    "notifications": notifications,
+                }),
+            )
+        }
     }
 }
 

@@ -4,8 +4,12 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::store::outbox::{Attempt, MemRows, Notification, NotificationState, Outbox, OutboxState};
-use crate::store::{MemoryStore, StoreError, StoreResult, events_json, from_millis, millis, now_ms};
+use crate::store::outbox::{
+    Attempt, MemRows, Notification, NotificationState, Outbox, OutboxState,
+};
+use crate::store::{
+    MemoryStore, StoreError, StoreResult, events_json, from_millis, millis, now_ms,
+};
 use crate::util::BoxFuture;
 
 fn lock(state: &OutboxState) -> std::sync::MutexGuard<'_, MemRows> {

@@ -261,8 +261,10 @@ pub trait Outbox: Send + Sync + fmt::Debug {
     /// # Errors
     ///
     /// [`StoreError::Backend`](super::StoreError::Backend) when the database fails.
-    fn notifications<'a>(&'a self, run_id: &'a str)
-    -> BoxFuture<'a, StoreResult<Vec<Notification>>>;
+    fn notifications<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Vec<Notification>>>;
 
     /// When the nearest pending notification is due (its `next_at`, or its lease's end while
     /// leased); `None` when none is pending.
@@ -322,7 +324,12 @@ impl OutboxState {
 
     /// The notifications a park of `request_id` for run `run_id` at `now_ms` writes: one per
     /// notifier.
-    pub(crate) fn park_rows(&self, run_id: &str, request_id: &str, now_ms: i64) -> Vec<Notification> {
+    pub(crate) fn park_rows(
+        &self,
+        run_id: &str,
+        request_id: &str,
+        now_ms: i64,
+    ) -> Vec<Notification> {
         let at = super::from_millis(now_ms);
         self.names
             .iter()

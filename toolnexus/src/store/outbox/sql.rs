@@ -82,7 +82,9 @@ impl Columns {
 pub(crate) fn attempt_columns(
     attempt: &super::Attempt,
 ) -> (&'static str, Option<i64>, Option<String>) {
-    let next = attempt.next_at().map(|at: SystemTime| crate::store::millis(at));
+    let next = attempt
+        .next_at()
+        .map(|at: SystemTime| crate::store::millis(at));
     let error = attempt.error().map(str::to_owned);
     (attempt.state().as_str(), next, error)
 }

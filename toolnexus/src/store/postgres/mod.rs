@@ -561,7 +561,11 @@ impl RunStore for PostgresStore {
                              WHERE run_id = $1 AND state = 'claimed' AND claims = $2
                                AND request_id <> $3
                              ON CONFLICT (request_id) DO NOTHING), {}",
-                        if notifications.is_some() { outbox::FINISH_CTE } else { "" }
+                        if notifications.is_some() {
+                            outbox::FINISH_CTE
+                        } else {
+                            ""
+                        }
                     );
                     let mut more: Vec<&(dyn ToSql + Sync)> = vec![
                         &cols.request_id,

@@ -158,7 +158,9 @@ impl Outbox for PostgresStore {
                          WHERE id = $4 AND lease_owner = $5 AND attempts = $6
                            AND state = 'pending'
                            AND NOT EXISTS (SELECT 1 FROM runs WHERE run_id = $7)",
-                        &[&state, &next_at, &error, &n.id, &owner, &attempts, &n.run_id],
+                        &[
+                            &state, &next_at, &error, &n.id, &owner, &attempts, &n.run_id,
+                        ],
                     )
                     .await
                     .map_err(|e| pg(&e))?;

@@ -195,4 +195,3 @@ impl Outbox for SqliteStore {
         Box::pin(self.outbox.wake.wait(timeout))
     }
 }
-
