@@ -9,7 +9,7 @@
 //! deliverer that dies mid-delivery leaves its lease to run out, and another claims the
 //! notification again), delivers each, and [records the attempt](Outbox::record_attempt) in
 //! the notification's row and, in the same transaction, in the run's history
-//! ([`RunEventKind::Notified`](crate::store::RunEventKind::Notified)).
+//! ([`RunEventKind::Notified`]).
 //!
 //! # The life of a notification
 //!
@@ -93,6 +93,8 @@ impl NotificationState {
         }
     }
 
+    /// The state stored as `s` (the SQL stores' column).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn parse(s: &str) -> Self {
         match s {
             "delivered" => Self::Delivered,

@@ -368,10 +368,17 @@ impl RunStore for SqliteStore {
             let info = self
                 .call(move |conn| {
                     let now = now_ms();
-                    let tx = conn
-                        .transaction_with_behavior(TransactionBehavior::Immediate)
-                        .map_err(backend)?;
-                    tx.prepare_cached(
+                    // outbox: a transaction when the park writes notifications beside its run
+                    let mut tx = None;
+                    let c: &Connection = if outbox.names.is_empty() {
+                        conn
+                    } else {
+                        tx.insert(
+                            conn.transaction_with_behavior(TransactionBehavior::Immediate)
+                                .map_err(backend)?,
+                        )
+                    };
+                    c.prepare_cached(
                     "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
                          state, version, claims, record, history)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
@@ -390,14 +397,16 @@ impl RunStore for SqliteStore {
                 })
                 .map_err(|e| {
                     if is_constraint(&e) {
-                        conflict(&tx, &cols)
+                        conflict(c, &cols)
                     } else {
                         backend(e)
                     }
                 })?;
                     // outbox: same transaction as the park
-                    outbox::outbox_park(&tx, &outbox, &cols.run_id, &cols.request_id, now)?;
-                    tx.commit().map_err(backend)?;
+                    outbox::outbox_park(c, &outbox, &cols.run_id, &cols.request_id, now)?;
+                    if let Some(tx) = tx {
+                        tx.commit().map_err(backend)?;
+                    }
                     Ok(cols.parked(now))
                 })
                 .await?;
