@@ -152,7 +152,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -273,7 +273,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -399,7 +399,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 5);
+    assert_eq!(versions, 6);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
@@ -425,11 +425,43 @@ async fn a_version_3_database_takes_the_workers_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
     store.heartbeat("w-1", at).await.unwrap();
     let seen = store.last_worker_seen().await.unwrap().unwrap();
     assert_eq!((seen.worker.as_str(), seen.at), ("w-1", at));
+}
+
+/// A database at version 5 (a parked run in it, no outbox) opens with this release: it takes
+/// the `notifications` table (version 6), keeps its run, and a park writes its notifications.
+#[tokio::test]
+async fn a_version_5_database_takes_the_outbox() {
+    let (dir, _guard) = temp_dir("v5");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE notifications; DELETE FROM schema_version WHERE version > 5")
+        .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path)
+        .await
+        .unwrap()
+        .with_notifiers(["hook"])
+        .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    let info = store.park(Agent::once().halt().await).await.unwrap();
+    let outbox = store.outbox().unwrap();
+    let ns = outbox.notifications(&info.run_id).await.unwrap();
+    assert_eq!(ns.len(), 1);
+    assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
 }

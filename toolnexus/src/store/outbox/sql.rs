@@ -12,7 +12,7 @@ use crate::store::from_millis;
 macro_rules! outbox_schema {
     ($int:tt) => {
         concat!(
-            "CREATE TABLE notifications (
+            "CREATE TABLE IF NOT EXISTS notifications (
                 id          TEXT PRIMARY KEY,
                 run_id      TEXT NOT NULL,
                 request_id  TEXT NOT NULL,
@@ -34,8 +34,8 @@ macro_rules! outbox_schema {
             ",
                 last_error  TEXT
             );
-            CREATE INDEX notifications_due ON notifications (next_at) WHERE state = 'pending';
-            CREATE INDEX notifications_by_run ON notifications (run_id, created_at);"
+            CREATE INDEX IF NOT EXISTS notifications_due ON notifications (next_at) WHERE state = 'pending';
+            CREATE INDEX IF NOT EXISTS notifications_by_run ON notifications (run_id, created_at);"
         )
     };
 }
