@@ -24,7 +24,7 @@ use crate::error::Error;
 ///     .unwrap();
 /// # let _ = email;
 /// let no_one = EmailNotifier::builder("smtp://127.0.0.1:2525").from("bot@example.com").build();
-/// assert_eq!(no_one.unwrap_err().to_string(), "configuration error: an email notifier needs at least one `to` address");
+/// assert_eq!(no_one.unwrap_err().to_string(), "an email notifier needs at least one `to` address");
 /// ```
 #[derive(Clone, Debug)]
 pub struct EmailNotifier {
