@@ -137,6 +137,7 @@ macro_rules! store_conformance {
                 a_failing_receiver_gets_it_on_retry,
                 a_deliverer_that_dies_mid_delivery_leaves_it_to_the_next,
                 a_refused_or_exhausted_notification_is_given_up_visibly,
+                a_notification_whose_deliverers_keep_dying_is_given_up,
                 an_answered_request_is_not_notified);
         }
     };

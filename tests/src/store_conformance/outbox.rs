@@ -382,3 +382,54 @@ pub async fn an_answered_request_is_not_notified(make: Make) {
         Some("the request was answered before its delivery (the run is answered)")
     );
 }
+
+/// A notification whose deliverers keep dying in it (each claim begins an attempt that is
+/// never recorded) is given up once its attempts pass the maximum, not claimed without end.
+pub async fn a_notification_whose_deliverers_keep_dying_is_given_up(make: Make) {
+    let s = subject!(make);
+    let store = s.handles[0].clone();
+    let outbox = store.outbox().unwrap();
+    let info = store.park(Agent::once().halt().await).await.unwrap();
+    let names = vec!["hook".to_owned()];
+    for _ in 0..2 {
+        // a deliverer claims it for 1 ms and dies
+        let claimed = outbox
+            .claim_notifications("dead", &names, 10, Duration::from_millis(1))
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 1);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let receiver = HttpReceiver::start(vec![]).await;
+    let hook = WebhookNotifier::new(&receiver.url, SECRET.to_vec()).unwrap();
+    let d = Deliverer::builder(store.clone())
+        .notifier("hook", Arc::new(hook))
+        .max_attempts(2)
+        .lease(LEASE)
+        .build();
+    d.deliver_due().await.unwrap();
+    let hook = outbox
+        .notifications(&info.run_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|n| n.notifier == "hook")
+        .unwrap();
+    assert_eq!((hook.state, hook.attempts), (NotificationState::GivenUp, 3));
+    assert_eq!(
+        hook.last_error.as_deref(),
+        Some(
+            "2 attempts were begun and the last ones never ended (their deliverers died): given up"
+        )
+    );
+    assert!(receiver.requests().is_empty());
+    // and nobody claims it again
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert!(
+        outbox
+            .claim_notifications("late", &names, 10, LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -124,7 +124,9 @@ impl DelivererBuilder {
     }
 
     /// How many attempts one notification gets before it is given up (default
-    /// [`DEFAULT_MAX_ATTEMPTS`]; at least 1). An attempt cut short by a dead deliverer counts.
+    /// [`DEFAULT_MAX_ATTEMPTS`]; at least 1). An attempt cut short by a dead deliverer counts:
+    /// a notification whose deliverers keep dying in it is given up too, not claimed without
+    /// end.
     pub fn max_attempts(mut self, n: u32) -> Self {
         self.inner.max_attempts = n.max(1);
         self
@@ -235,9 +237,19 @@ impl Deliverer {
     /// One attempt at `n`, recorded.
     async fn attempt(&self, outbox: &dyn Outbox, n: &Notification) {
         let inner = &*self.inner;
-        let attempt = match self.notice(n).await {
-            Ok(notice) => self.send(n, &notice).await,
-            Err(skip) => skip,
+        let attempt = if n.attempts > inner.max_attempts {
+            // the attempts before were begun and never recorded: each deliverer died in it
+            Attempt::GaveUp {
+                error: format!(
+                    "{} attempts were begun and the last ones never ended (their deliverers died): given up",
+                    n.attempts - 1
+                ),
+            }
+        } else {
+            match self.notice(n).await {
+                Ok(notice) => self.send(n, &notice).await,
+                Err(skip) => skip,
+            }
         };
         let counter = match &attempt {
             Attempt::Delivered => &inner.stats.delivered,
