@@ -117,7 +117,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -140,7 +140,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
         let (sql, params) = crate::store::sql::history_sql(
             &query,
@@ -223,7 +223,7 @@ mod tests {
                 .is_err()
         );
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
             .unwrap();
     }
