@@ -93,6 +93,21 @@ async fn deliver_until(
     }
 }
 
+/// The notification of `run_id` for `notifier`.
+async fn notification_of(
+    outbox: &dyn toolnexus::store::Outbox,
+    run_id: &str,
+    notifier: &str,
+) -> toolnexus::store::Notification {
+    outbox
+        .notifications(run_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|n| n.notifier == notifier)
+        .unwrap_or_else(|| panic!("no notification for {notifier}"))
+}
+
 fn all_in(state: NotificationState) -> impl Fn(&[toolnexus::store::Notification]) -> bool {
     move |ns| !ns.is_empty() && ns.iter().all(|n| n.state == state)
 }
@@ -237,13 +252,7 @@ pub async fn a_deliverer_that_dies_mid_delivery_leaves_it_to_the_next(make: Make
     task.abort();
     let _ = task.await;
     let outbox = store.outbox().unwrap();
-    let hook = outbox
-        .notifications(&info.run_id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.notifier == "hook")
-        .unwrap();
+    let hook = notification_of(outbox, &info.run_id, "hook").await;
     assert_eq!((hook.state, hook.attempts), (NotificationState::Pending, 1));
     // another handle, another deliverer
     let next = deliverer(s.handles.last().unwrap().clone(), &receiver.url, keep);
@@ -298,13 +307,7 @@ pub async fn a_refused_or_exhausted_notification_is_given_up_visibly(make: Make)
         ns.iter().all(|n| n.state != NotificationState::Pending)
     })
     .await;
-    let hook = outbox
-        .notifications(&info.run_id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.notifier == "hook")
-        .unwrap();
+    let hook = notification_of(outbox, &info.run_id, "hook").await;
     assert_eq!((hook.state, hook.attempts), (NotificationState::GivenUp, 1));
     assert!(
         hook.last_error
@@ -408,13 +411,7 @@ pub async fn a_notification_whose_deliverers_keep_dying_is_given_up(make: Make) 
         .lease(LEASE)
         .build();
     d.deliver_due().await.unwrap();
-    let hook = outbox
-        .notifications(&info.run_id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.notifier == "hook")
-        .unwrap();
+    let hook = notification_of(outbox, &info.run_id, "hook").await;
     assert_eq!((hook.state, hook.attempts), (NotificationState::GivenUp, 3));
     assert_eq!(
         hook.last_error.as_deref(),

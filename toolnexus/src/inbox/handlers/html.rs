@@ -84,15 +84,9 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
 }
 
 pub(super) fn session(parts: &Parts) -> Option<String> {
-    parts
-        .headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, v)| *k == COOKIE && v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(|(_, v)| v.to_owned())
+    super::seen::cookies(parts, COOKIE)
+        .find(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_owned)
 }
 
 fn action(parts: &Parts) -> String {

@@ -13,8 +13,8 @@ use crate::store::{from_millis, millis};
 /// The cookie: `toolnexus_seen=<unix ms>`.
 const SEEN: &str = "toolnexus_seen";
 
-/// When the caller last looked at the list (`None`: never, so everything is new).
-pub(super) fn last_seen(parts: &Parts) -> Option<SystemTime> {
+/// The values of the request's cookies named `name`, in order.
+pub(super) fn cookies<'a>(parts: &'a Parts, name: &'a str) -> impl Iterator<Item = &'a str> {
     parts
         .headers
         .get_all(header::COOKIE)
@@ -22,8 +22,15 @@ pub(super) fn last_seen(parts: &Parts) -> Option<SystemTime> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, _)| *k == SEEN)
-        .and_then(|(_, v)| v.parse::<i64>().ok())
+        .filter(move |(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// When the caller last looked at the list (`None`: never, so everything is new).
+pub(super) fn last_seen(parts: &Parts) -> Option<SystemTime> {
+    cookies(parts, SEEN)
+        .next()
+        .and_then(|v| v.parse::<i64>().ok())
         .filter(|ms| *ms >= 0)
         .map(from_millis)
 }
