@@ -18,7 +18,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 CRATE="$REPO/ci/user-crate"
-FEATURES='"http", "sqlite", "postgres", "inbox", "mcp"'
+FEATURES='"http", "sqlite", "postgres", "inbox", "mcp", "notify-webhook", "notify-email"'
 
 # fails when cargo printed a warning (about the crate's own code, or toolnexus's)
 no_warnings() {

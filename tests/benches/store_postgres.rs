@@ -6,7 +6,9 @@
 //!   layouts: the bench and the server on separate CPUs, both on one CPU (see
 //!   `store_bench::Pinned`; `TOOLNEXUS_BENCH_PIN=0` skips both), and unpinned;
 //! - `list_pending` latency with 100,000 parked runs (first page, a rare kind, a deep page);
-//! - bytes per parked run on disk (printed before the benchmarks).
+//! - bytes per parked run on disk (printed before the benchmarks);
+//! - a park alone, in a store without notifiers and in one with one notifier (the park's
+//!   outbox row, written by its statement: issue 37).
 //!
 //! `cargo bench -p toolnexus-tests --features bench --bench store_postgres`
 
@@ -17,8 +19,8 @@ use toolnexus::store::{PendingQuery, PostgresStore};
 use toolnexus_tests::pg::{SchemaGuard, fresh_schema, fresh_store};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    Layout, PARKED, Pinned, compare_with_floors, deep_page, first_page, fresh_cycle, list_page, mb,
-    park_claim_finish, rare_kind, runtime, sample, timed_batch,
+    Layout, PARKED, Pinned, compare_with_floors, deep_page, first_page, fresh_cycle, fresh_record,
+    list_page, mb, park_claim_finish, park_only, rare_kind, runtime, sample, timed_batch,
 };
 
 fn url() -> Option<String> {
@@ -129,6 +131,29 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
     bencher
         .with_inputs(|| fresh_cycle(&rt))
         .bench_local_values(|record| park_claim_finish(&rt, &store, record));
+}
+
+/// A park alone, in a store without notifiers.
+#[divan::bench(sample_count = 20, sample_size = 10)]
+fn store_park_alone(bencher: Bencher<'_, '_>) {
+    let url = url().expect("url");
+    let rt = runtime();
+    let (store, _guard) = rt.block_on(fresh_store(&url, "bench_park"));
+    bencher
+        .with_inputs(|| fresh_record(&rt))
+        .bench_local_values(|record| park_only(&rt, &store, record));
+}
+
+/// A park alone, in a store with one notifier: the park's statement writes its outbox row too.
+#[divan::bench(sample_count = 20, sample_size = 10)]
+fn store_park_with_a_notifier(bencher: Bencher<'_, '_>) {
+    let url = url().expect("url");
+    let rt = runtime();
+    let (store, _guard) = rt.block_on(fresh_store(&url, "bench_park_notify"));
+    let store = store.with_notifiers(["webhook"]).expect("a notifier name");
+    bencher
+        .with_inputs(|| fresh_record(&rt))
+        .bench_local_values(|record| park_only(&rt, &store, record));
 }
 
 /// The bare statements of a cycle in a schema made by the store: `INSERT`, then one

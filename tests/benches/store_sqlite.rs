@@ -3,7 +3,9 @@
 //! - park + claim + finish of one run, against a bare `INSERT` + `UPDATE` (and `INSERT` + two
 //!   `UPDATE`s, one per store transaction) of a row of the same size;
 //! - `list_pending` latency with 100,000 parked runs (first page, a rare kind, a deep page);
-//! - bytes per parked run on disk (printed before the benchmarks).
+//! - bytes per parked run on disk (printed before the benchmarks);
+//! - a park alone, in a store without notifiers and in one with one notifier (the park's
+//!   outbox row, written in its transaction: issue 37).
 //!
 //! `cargo bench -p toolnexus-tests --features bench --bench store_sqlite`
 
@@ -15,8 +17,8 @@ use toolnexus::PendingRun;
 use toolnexus::store::{PendingQuery, SqliteStore};
 use toolnexus_tests::ratio::benchmarking;
 use toolnexus_tests::store_bench::{
-    PARKED, bench_request, compare_with_floors, deep_page, first_page, fresh_cycle, list_page, mb,
-    park_claim_finish, rare_kind, runtime, sample, timed_batch,
+    PARKED, bench_request, compare_with_floors, deep_page, first_page, fresh_cycle, fresh_record,
+    list_page, mb, park_claim_finish, park_only, rare_kind, runtime, sample, timed_batch,
 };
 
 fn main() {
@@ -40,6 +42,8 @@ fn main() {
         "sqlite-paired",
         "sqlite-paired1",
         "sqlite-paired2",
+        "sqlite-park",
+        "sqlite-park-notify",
     ] {
         let _ = std::fs::remove_dir_all(bench_dir(name));
     }
@@ -117,6 +121,33 @@ fn store_park_claim_finish(bencher: Bencher<'_, '_>) {
     bencher
         .with_inputs(|| fresh_cycle(&rt))
         .bench_local_values(|record| park_claim_finish(&rt, &store, record));
+}
+
+/// A park alone, in a store without notifiers.
+#[divan::bench(sample_count = 200, sample_size = 10)]
+fn store_park_alone(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    let store = rt
+        .block_on(SqliteStore::open(dir("sqlite-park").join("runs.db")))
+        .expect("store");
+    bencher
+        .with_inputs(|| fresh_record(&rt))
+        .bench_local_values(|record| park_only(&rt, &store, record));
+}
+
+/// A park alone, in a store with one notifier: the park writes its outbox row in its
+/// transaction.
+#[divan::bench(sample_count = 200, sample_size = 10)]
+fn store_park_with_a_notifier(bencher: Bencher<'_, '_>) {
+    let rt = runtime();
+    let store = rt
+        .block_on(SqliteStore::open(dir("sqlite-park-notify").join("runs.db")))
+        .expect("store")
+        .with_notifiers(["webhook"])
+        .expect("a notifier name");
+    bencher
+        .with_inputs(|| fresh_record(&rt))
+        .bench_local_values(|record| park_only(&rt, &store, record));
 }
 
 /// For comparison: three empty `spawn_blocking` round trips (one per store call of a cycle),

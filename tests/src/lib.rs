@@ -8,6 +8,7 @@ pub mod inbox_support;
 pub mod mcp_fixtures;
 pub mod pg;
 pub mod ratio;
+pub mod receivers;
 pub mod recorder;
 // one file for both crates' tests: the runtime's own tests cannot depend on this crate
 #[path = "../../toolnexus/tests/support/skip.rs"]

@@ -70,6 +70,14 @@ pub fn park_claim_finish(
     });
 }
 
+/// One measured park of `record` (alone: the park's own cost, with or without a notification
+/// outbox row per notifier the store was built with).
+pub fn park_only(rt: &tokio::runtime::Runtime, store: &dyn RunStore, record: PendingRun) {
+    rt.block_on(async {
+        store.park(record).await.expect("park");
+    });
+}
+
 /// One measured listing: a page of 100 of `query`.
 pub fn list_page(rt: &tokio::runtime::Runtime, store: &dyn RunStore, query: &PendingQuery) {
     let page = rt.block_on(store.list_pending(query)).expect("list");

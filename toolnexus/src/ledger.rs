@@ -358,6 +358,10 @@ pub enum RunEventKind {
     /// request the call made; `rule`: the rule's id; `outcome`: `allowed` or `denied`).
     /// See [`remember`](crate::remember).
     Decided,
+    /// A deliverer made an attempt at a notification of the request (`request`; `by`: the
+    /// notifier; `attempt`: which attempt; `outcome`: `delivered`, `retry`, `given_up` or
+    /// `skipped`; `error`: why it failed). See [`outbox`](crate::store::outbox).
+    Notified,
     /// An event a newer release wrote.
     #[serde(other)]
     Other,

@@ -55,6 +55,8 @@
 //!   and checkpoints;
 //! - [`store`]: run stores ([`RunStore`](store::RunStore)) that keep parked runs and hand
 //!   each answer to exactly one worker (memory; SQLite and PostgreSQL behind features);
+//! - [`notify`]: telling people a run waits: the outbox's deliverer, webhook (feature
+//!   `notify-webhook`) and email (feature `notify-email`) notifiers;
 //! - [`providers`]: HTTP providers ([`HttpProvider`], feature `http`);
 //! - [`adapters`]: tool specs in each provider's wire format, and schema lowerings;
 //! - [`testing`]: helpers and assertion macros for testing tools;
@@ -135,6 +137,7 @@ mod macros;
 pub mod mcp;
 mod message;
 pub mod model;
+pub mod notify;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod providers;
@@ -209,10 +212,16 @@ pub use serde_json::{Value, json};
 #[doc(no_inline)]
 pub use tokio_util::sync::CancellationToken;
 
-/// The README's examples, compiled and run as doctests so they stay true. Some need `http`
-/// (the workspace's tests turn it on; `ci/check-user-crate.sh` also builds every one of them
-/// with every feature), so `cargo test -p toolnexus` without it skips them.
-#[cfg(all(doctest, feature = "http"))]
+/// The README's examples, compiled and run as doctests so they stay true. Some need `http`,
+/// `notify-webhook` and `notify-email` (the workspace's tests turn them on;
+/// `ci/check-user-crate.sh` also builds every one of them with every feature), so
+/// `cargo test -p toolnexus` without them skips them.
+#[cfg(all(
+    doctest,
+    feature = "http",
+    feature = "notify-webhook",
+    feature = "notify-email"
+))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 

@@ -17,7 +17,10 @@
 //! crash re-runs it), unless `RUN_WORKER_NOT_IDEMPOTENT` is set (a crash inside it parks the
 //! run on a `reconcile` request). With `RUN_WORKER_EDITABLE_PAY`, the runs are
 //! `store_conformance::EditedPay`'s instead: a `pay` tool (not idempotent, its approvals
-//! editable) whose approved run writes the side effect and pauses the same way.
+//! editable) whose approved run writes the side effect and pauses the same way. With
+//! `RUN_WORKER_NOTIFY_URL`, the store writes a notification for the notifier `hook` at each
+//! park, and the worker delivers them (a `notify::Deliverer`, the worker's lease and poll) as
+//! webhooks signed with `receivers::SECRET` to that URL.
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -137,6 +140,26 @@ fn toolkit(effects: Effects, name: String) -> Toolkit {
         .expect("the toolkit builds")
 }
 
+/// The deliverer of `RUN_WORKER_NOTIFY_URL`: the notifier `hook`, signed webhooks to `url`.
+fn deliverer(
+    store: Arc<dyn RunStore>,
+    url: &str,
+    name: &str,
+    lease: Duration,
+    poll: Duration,
+) -> toolnexus::notify::Deliverer {
+    let hook =
+        toolnexus::notify::WebhookNotifier::new(url, toolnexus_tests::receivers::SECRET.to_vec())
+            .expect("the webhook notifier");
+    toolnexus::notify::Deliverer::builder(store)
+        .name(name)
+        .notifier("hook", Arc::new(hook))
+        .lease(lease)
+        .poll(poll)
+        .retry_delay(Duration::from_millis(50))
+        .build()
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -148,12 +171,16 @@ async fn main() -> ExitCode {
     };
     let ms = |s: &str| Duration::from_millis(s.parse().expect("milliseconds"));
     let (lease, poll) = (ms(lease), ms(poll));
+    let notify_url = std::env::var("RUN_WORKER_NOTIFY_URL").ok();
     let (store, effects): (Arc<dyn RunStore>, Effects) = match kind.as_str() {
         "postgres" => {
-            let store = PostgresStore::connect_in_schema(at, schema)
+            let mut store = PostgresStore::connect_in_schema(at, schema)
                 .await
                 .expect("the store connects")
                 .with_lease(lease);
+            if notify_url.is_some() {
+                store = store.with_notifiers(["hook"]).expect("a notifier name");
+            }
             let (db, conn) = tokio_postgres::connect(at, tokio_postgres::NoTls)
                 .await
                 .expect("the effects connection");
@@ -163,10 +190,13 @@ async fn main() -> ExitCode {
             (Arc::new(store), Effects::Postgres(Arc::new(db), sql))
         }
         "sqlite" => {
-            let store = SqliteStore::open(at)
+            let mut store = SqliteStore::open(at)
                 .await
                 .expect("the store opens")
                 .with_lease(lease);
+            if notify_url.is_some() {
+                store = store.with_notifiers(["hook"]).expect("a notifier name");
+            }
             (Arc::new(store), Effects::Sqlite(at.into()))
         }
         other => {
@@ -179,13 +209,16 @@ async fn main() -> ExitCode {
     } else {
         (Agent::once().client(), toolkit(effects, name.clone()))
     };
-    let mut worker = Worker::builder(store, client, toolkit)
+    let mut worker = Worker::builder(store.clone(), client, toolkit)
         .name(name.as_str())
         .concurrency(concurrency.parse().expect("a concurrency"))
         .poll(poll)
         .grace(Duration::from_secs(2));
     if let Ok(n) = std::env::var("RUN_WORKER_MAX_ATTEMPTS") {
         worker = worker.max_attempts(n.parse().expect("RUN_WORKER_MAX_ATTEMPTS: a number"));
+    }
+    if let Some(url) = &notify_url {
+        worker = worker.deliverer(deliverer(store, url, name, lease, poll));
     }
     let worker = worker.build();
     let stop = CancellationToken::new();

@@ -10,8 +10,9 @@
 //! conversations (`conversations`), and the attacks on the rows of a store given seal keys
 //! (`sealed`), forged rows in a store without keys (`forged`), damaged rows (`damaged`), the
 //! history of answered runs (`history`), remembered decisions: the rules (`rules`), whose
-//! they are (`rule_owners`), and their pages and lookups (`rule_pages`), and the workers'
-//! heartbeats (`workers`).
+//! they are (`rule_owners`), and their pages and lookups (`rule_pages`), the workers'
+//! heartbeats (`workers`), and the notification outbox (`outbox`, on stores built with
+//! notifiers: `store_conformance!(outbox: make)`).
 
 // the panics are the assertions of a test suite, documented once above
 #![allow(clippy::missing_panics_doc)]
@@ -125,6 +126,19 @@ macro_rules! store_conformance {
                 a_record_sealed_with_a_retired_key_opens,
                 an_unsealed_answer_in_a_sealed_store_is_refused,
                 a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local);
+        }
+    };
+    (outbox: $make:ident) => {
+        /// The notification outbox, on a store built with the notifiers
+        /// [`NOTIFIERS`](crate::store_conformance::NOTIFIERS).
+        mod outbox {
+            $crate::store_conformance!(@cases super::$make;
+                a_park_writes_one_notification_per_notifier,
+                a_failing_receiver_gets_it_on_retry,
+                a_deliverer_that_dies_mid_delivery_leaves_it_to_the_next,
+                a_refused_or_exhausted_notification_is_given_up_visibly,
+                a_notification_whose_deliverers_keep_dying_is_given_up,
+                an_answered_request_is_not_notified);
         }
     };
     (@cases $make:path; $($case:ident),*) => {
@@ -266,6 +280,7 @@ mod deadlines;
 mod edited;
 mod forged;
 mod history;
+mod outbox;
 mod reconcile;
 mod rule_owners;
 mod rule_pages;
@@ -283,6 +298,7 @@ pub use deadlines::*;
 pub use edited::*;
 pub use forged::*;
 pub use history::*;
+pub use outbox::*;
 pub use reconcile::*;
 pub use rule_owners::*;
 pub use rule_pages::*;

@@ -10,11 +10,13 @@
 
 mod browser;
 mod desk;
+mod email;
 mod html;
 mod pickup;
 mod remember;
 mod rule_owners;
 mod seams;
+mod seen;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

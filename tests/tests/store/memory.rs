@@ -5,21 +5,28 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::MemoryStore;
-use toolnexus_tests::store_conformance::{Subject, retired_key, seal_key};
+use toolnexus_tests::store_conformance::{NOTIFIERS, Subject, retired_key, seal_key};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, false)
+    make_with(lease, false, false)
 }
 
 fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, true)
+    make_with(lease, true, false)
 }
 
-fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
+fn make_notifying(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false, true)
+}
+
+fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
         let mut store = MemoryStore::new().with_lease(lease);
         if sealed {
             store = store.with_seal_keys(seal_key(), [retired_key()]);
+        }
+        if notify {
+            store = store.with_notifiers(NOTIFIERS).unwrap();
         }
         let (raw, columns) = (store.clone(), store.clone());
         Some(Subject {
@@ -43,6 +50,7 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
+toolnexus_tests::store_conformance!(outbox: make_notifying);
 
 /// A conversation whose stored transcript cannot be read is a clear error naming it; the
 /// others, and listing, are unaffected.

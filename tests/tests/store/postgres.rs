@@ -7,17 +7,21 @@ use std::time::Duration;
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
 use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, schema_versions, url};
-use toolnexus_tests::store_conformance::{Subject, retired_key, seal_key};
+use toolnexus_tests::store_conformance::{NOTIFIERS, Subject, retired_key, seal_key};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, false)
+    make_with(lease, false, false)
 }
 
 fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, true)
+    make_with(lease, true, false)
 }
 
-fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
+fn make_notifying(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false, true)
+}
+
+fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, Option<Subject>> {
     Box::pin(async move {
         let url = url("store::postgres")?;
         let schema = fresh_schema("conf");
@@ -29,6 +33,9 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
                 .with_lease(lease);
             if sealed {
                 store = store.with_seal_keys(seal_key(), [retired_key()]);
+            }
+            if notify {
+                store = store.with_notifiers(NOTIFIERS).unwrap();
             }
             handles.push(Arc::new(store));
         }
@@ -95,6 +102,7 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
+toolnexus_tests::store_conformance!(outbox: make_notifying);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -120,7 +128,10 @@ async fn migrations_run_once_and_refuse_newer() {
         c.await.unwrap().unwrap();
     }
     let client = client(&url).await;
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6]
+    );
     client
         .execute(
             &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
@@ -179,7 +190,10 @@ async fn a_version_1_schema_takes_the_rules_table() {
         .await
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6]
+    );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
     assert_eq!(rules.list_rules(10).await.unwrap(), vec![]);
@@ -218,7 +232,10 @@ async fn a_version_2_schema_takes_the_history_index() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6]
+    );
     let indexed: i64 = client
         .query_one(
             "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'runs_history'",
@@ -317,7 +334,10 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
             .await
             .unwrap(),
     );
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6]
+    );
     let mut indexes: Vec<String> = client
         .query(
             "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'rules'",
@@ -371,11 +391,63 @@ async fn a_version_3_schema_takes_the_workers_table() {
     let store = PostgresStore::connect_in_schema(&url, &schema)
         .await
         .unwrap();
-    assert_eq!(schema_versions(&client, &schema).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6]
+    );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
     store.heartbeat("w-1", at).await.unwrap();
     let seen = store.last_worker_seen().await.unwrap().unwrap();
     assert_eq!((seen.worker.as_str(), seen.at), ("w-1", at));
+}
+
+/// A schema at version 5 (a parked run in it, no outbox) connects with this release: it takes
+/// the `notifications` table (version 6), keeps its run, and a park writes its notifications.
+#[tokio::test]
+async fn a_version_5_schema_takes_the_outbox() {
+    let Some(url) = url("store::postgres") else {
+        return;
+    };
+    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v5").await;
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    let schema = guard.schema.clone();
+    client
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".notifications; DELETE FROM \"{schema}\".schema_version WHERE version > 5"
+        ))
+        .await
+        .unwrap();
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap()
+        .with_notifiers(["hook"])
+        .unwrap();
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6]
+    );
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    let info = store
+        .park(
+            toolnexus_tests::store_conformance::Agent::once()
+                .halt()
+                .await,
+        )
+        .await
+        .unwrap();
+    let ns = store
+        .outbox()
+        .unwrap()
+        .notifications(&info.run_id)
+        .await
+        .unwrap();
+    assert_eq!(ns.len(), 1);
+    assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
 }

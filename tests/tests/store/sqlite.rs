@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{RunStore, SqliteStore};
-use toolnexus_tests::store_conformance::{Agent, Subject, retired_key, seal_key};
+use toolnexus_tests::store_conformance::{Agent, NOTIFIERS, Subject, retired_key, seal_key};
 
 /// A temporary directory, removed on drop.
 struct TempDir(PathBuf);
@@ -20,14 +20,18 @@ impl Drop for TempDir {
 }
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, false)
+    make_with(lease, false, false)
 }
 
 fn make_sealed(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
-    make_with(lease, true)
+    make_with(lease, true, false)
 }
 
-fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject>> {
+fn make_notifying(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
+    make_with(lease, false, true)
+}
+
+fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, Option<Subject>> {
     static N: AtomicUsize = AtomicUsize::new(0);
     Box::pin(async move {
         let dir = std::env::temp_dir().join(format!(
@@ -42,6 +46,9 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
             let mut store = SqliteStore::open(&path).await.unwrap().with_lease(lease);
             if sealed {
                 store = store.with_seal_keys(seal_key(), [retired_key()]);
+            }
+            if notify {
+                store = store.with_notifiers(NOTIFIERS).unwrap();
             }
             handles.push(Arc::new(store));
         }
@@ -91,6 +98,7 @@ fn make_with(lease: Duration, sealed: bool) -> BoxFuture<'static, Option<Subject
 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
+toolnexus_tests::store_conformance!(outbox: make_notifying);
 
 /// A database whose schema is newer than this release's is refused on open, with the versions.
 #[tokio::test]
@@ -144,7 +152,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -265,7 +273,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -391,7 +399,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 5);
+    assert_eq!(versions, 6);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
@@ -417,11 +425,43 @@ async fn a_version_3_database_takes_the_workers_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
     store.heartbeat("w-1", at).await.unwrap();
     let seen = store.last_worker_seen().await.unwrap().unwrap();
     assert_eq!((seen.worker.as_str(), seen.at), ("w-1", at));
+}
+
+/// A database at version 5 (a parked run in it, no outbox) opens with this release: it takes
+/// the `notifications` table (version 6), keeps its run, and a park writes its notifications.
+#[tokio::test]
+async fn a_version_5_database_takes_the_outbox() {
+    let (dir, _guard) = temp_dir("v5");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE notifications; DELETE FROM schema_version WHERE version > 5")
+        .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path)
+        .await
+        .unwrap()
+        .with_notifiers(["hook"])
+        .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    let info = store.park(Agent::once().halt().await).await.unwrap();
+    let outbox = store.outbox().unwrap();
+    let ns = outbox.notifications(&info.run_id).await.unwrap();
+    assert_eq!(ns.len(), 1);
+    assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
 }

@@ -5,6 +5,7 @@
 mod behaviour;
 mod crashes;
 mod failing;
+mod notify;
 mod processes;
 mod reconcile;
 mod retries;

@@ -9,7 +9,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /` | the pending requests, newest first, paged (`?page=2`) |
+//! | `GET /` | the pending requests, newest first, paged (`?page=2`), the ones made since the caller last looked marked new |
 //! | `GET /r/{id}` | one request as a form |
 //! | `POST /r/{id}` | the answer: checked and recorded; "Recorded. The assistant is continuing." |
 //! | `GET /r/{id}/status?run=..` | the run's progress: continuing, or its outcome once it moved on |
@@ -40,8 +40,13 @@
 //! `history` names the rule that decided a call (`{"event":"decided","rule",..}`).
 //!
 //! The JSON API answers `{"requests":[{"id","runId","kind","prompt","createdAt","expiresAt",
-//! "agent","conversationId","history","link"}],"page","next"}` for the list,
-//! `{"request","runId","state","agent","conversationId","history"}` for one request (`agent`:
+//! "agent","conversationId","history","link","new"}],"page","next"}` for the list (`new`: made
+//! since this caller last looked at the list, kept in a `toolnexus_seen` cookie that each look at
+//! the list, page or JSON, moves to now; the page marks them "new" and counts them),
+//! `{"request","runId","state","agent","conversationId","history","notifications"}` for one
+//! request (`notifications`: `[{"id","notifier","state","attempts","lastError"}]`, each
+//! notifier's notification of the request, from the store's
+//! [outbox](crate::store::outbox); `agent`:
 //! the name its client was built with, [`ClientBuilder::agent_name`](crate::client::ClientBuilder::agent_name);
 //! `conversationId`: the conversation the run is a turn of; each `null` when there is none;
 //! `history`: the run's [events](crate::store::RunEvent), `[{"event","at",
@@ -52,7 +57,7 @@
 //! `outcome`: `done`, `incomplete`, `failed` once the run ended; `next`: the cursor of the next
 //! page, for `?after=`), `202` with
 //! `{"status":"recorded","runId","answeredBy","statusLink"}` for an answer, and
-//! `{"runId","state","answeredBy","history","outcome","next"}` for the status (`outcome`:
+//! `{"runId","state","answeredBy","history","outcome","next","notifications"}` for the status (`outcome`:
 //! `{"status","text"}` once finished; `next`: `{"request","link"}` once the run asks again);
 //! errors are `{"error"}` (plus `"field"` for a wrong value, `422`) with the same status
 //! codes as the pages.

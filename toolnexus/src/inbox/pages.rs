@@ -77,6 +77,8 @@ pub(crate) struct Row {
     pub(crate) expires_at: Option<SystemTime>,
     /// Who is asking, as the run's record says.
     pub(crate) asker: Asker,
+    /// Made since the viewer last looked at the list.
+    pub(crate) new: bool,
 }
 
 pub(crate) fn list(
@@ -92,6 +94,10 @@ pub(crate) fn list(
         title,
         &html! {
             h1 { (title) }
+            @let fresh = rows.iter().filter(|r| r.new).count();
+            @if fresh > 0 {
+                p #new-count { (fresh) " new since you last looked" }
+            }
             @if rows.is_empty() {
                 p.muted { "Nothing is waiting for an answer." }
             } @else {
@@ -104,6 +110,7 @@ pub(crate) fn list(
                                     span.kind data-kind=(r.kind) { (kind_words(&r.kind)) } " "
                                     a href=(r.href) { (short(&r.prompt)) }
                                     @if let Some(who) = who_text(&r.asker) { span.who { (who) } }
+                                    @if r.new { " " span.new { "new" } }
                                 }
                                 td.when { (ago(now, r.created_at)) }
                                 td.when { (expiry(now, r.expires_at)) }

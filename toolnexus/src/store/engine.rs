@@ -97,6 +97,11 @@ pub(crate) trait Driver: ConversationStore + RuleStore + Send + Sync + fmt::Debu
     /// Tells the workers a run may need one.
     fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>>;
 
+    /// [`RunStore::outbox`]: the notification outbox, when the store was built with notifiers.
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        None
+    }
+
     /// [`RunStore::wait_for_work`].
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()>;
 
@@ -348,6 +353,10 @@ impl<D: Driver> RunStore for D {
 
     fn rules(&self) -> Option<&dyn RuleStore> {
         Some(self)
+    }
+
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        Driver::outbox(self)
     }
 
     fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {

@@ -7,7 +7,7 @@ use super::{RunEvent, RunEventKind};
 
 impl RunEventKind {
     /// The kind in words: `requested`, `answered`, `expired`, `claimed`, `taken over`,
-    /// `released`, `finished`, `failed`, `damaged`, `decided`, `other`.
+    /// `released`, `finished`, `failed`, `damaged`, `decided`, `notified`, `other`.
     pub fn as_words(self) -> &'static str {
         match self {
             RunEventKind::Requested => "requested",
@@ -20,6 +20,7 @@ impl RunEventKind {
             RunEventKind::Failed => "failed",
             RunEventKind::Damaged => "damaged",
             RunEventKind::Decided => "decided",
+            RunEventKind::Notified => "notified",
             RunEventKind::Other => "other",
         }
     }

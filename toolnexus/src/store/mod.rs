@@ -120,6 +120,7 @@ mod event_display;
 pub(crate) mod history;
 pub(crate) mod lifecycle;
 mod memory;
+pub mod outbox;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod query;
@@ -140,6 +141,7 @@ pub use conversation::{
 };
 pub use history::HistoryQuery;
 pub use memory::MemoryStore;
+pub use outbox::{Attempt, Notification, NotificationState, NotifyReason, Outbox};
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresStore;
@@ -238,5 +240,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// index of the answered runs, newest first, for [`RunStore::list_history`]; version 4 the
 /// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
 /// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
-/// [`RunStore::last_worker_seen`]).
-pub const SCHEMA_VERSION: i64 = 5;
+/// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
+/// `notifications` table).
+pub const SCHEMA_VERSION: i64 = 6;

@@ -375,6 +375,13 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         None
     }
 
+    /// The [notification outbox](super::outbox) kept beside the runs, when this store was
+    /// built with notifier names (`with_notifiers` on each store of this crate): a park then
+    /// writes one notification per notifier in its transaction. `None` without notifiers.
+    fn outbox(&self) -> Option<&dyn super::Outbox> {
+        None
+    }
+
     /// The run's indexed columns and history, without reading its record: what an operator
     /// looks at for a run whose record cannot be read (a [`Damaged`](RunState::Damaged) run,
     /// whose [`get`](RunStore::get) is [`StoreError::Corrupt`]). `None` when no run has that id.

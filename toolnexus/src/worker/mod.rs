@@ -148,6 +148,8 @@ struct Inner {
     toolkit: Toolkit,
     config: Config,
     stats: stats::Counters,
+    /// notify: the deliverer of the store's outbox this worker runs, if any
+    deliverer: Option<crate::notify::Deliverer>,
 }
 
 #[derive(Clone, Debug)]
@@ -177,6 +179,7 @@ pub struct WorkerBuilder {
     client: Client,
     toolkit: Toolkit,
     config: Config,
+    deliverer: Option<crate::notify::Deliverer>,
 }
 
 impl fmt::Debug for WorkerBuilder {
@@ -204,6 +207,7 @@ impl Worker {
                 max_attempts: DEFAULT_MAX_ATTEMPTS,
                 retry_delay: DEFAULT_RETRY_DELAY,
             },
+            deliverer: None,
         }
     }
 
@@ -278,6 +282,13 @@ impl WorkerBuilder {
         self
     }
 
+    /// Also delivers the store's notifications with `deliverer` (a loop of its own beside
+    /// the claims, until shutdown): see [`notify`](crate::notify).
+    pub fn deliverer(mut self, deliverer: crate::notify::Deliverer) -> Self {
+        self.deliverer = Some(deliverer);
+        self
+    }
+
     /// Finishes the worker; nothing runs until [`Worker::run`].
     pub fn build(self) -> Worker {
         Worker {
@@ -287,6 +298,7 @@ impl WorkerBuilder {
                 toolkit: self.toolkit,
                 config: self.config,
                 stats: stats::Counters::default(),
+                deliverer: self.deliverer,
             }),
         }
     }

@@ -87,6 +87,7 @@ impl Worker {
             self.deadlines(&stop, &due),
             self.claims(&stop, &due, &mut tasks, &stop_runs),
             self.heartbeats(&stop),
+            self.deliveries(&stop),
         );
         tracing::info!(
             in_flight = tasks.len(),
@@ -103,6 +104,14 @@ impl Worker {
         }
         tracing::info!("worker: stopped");
         self.inner.stats.snapshot()
+    }
+
+    /// The delivery loop, when the worker was given a deliverer: the store's notifications,
+    /// until shutdown ([`Deliverer::run`](crate::notify::Deliverer::run)).
+    async fn deliveries(&self, stop: &CancellationToken) {
+        if let Some(deliverer) = &self.inner.deliverer {
+            deliverer.run(stop.cancelled()).await;
+        }
     }
 
     /// The heartbeat loop: records in the store that this worker is alive, now and every

@@ -30,6 +30,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
         Err(e) => return json_err(StatusCode::INTERNAL_SERVER_ERROR, &store_failed(&e).1),
     };
     let prefix = prefix(&parts);
+    let (seen, now) = (super::seen::last_seen(&parts), std::time::SystemTime::now());
     let page = page_of(&q);
     let (shown, more) = page_with_askers(&shared, &runs, page).await;
     let items: Vec<Value> = shown
@@ -46,31 +47,42 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
                 "conversationId": asker.conversation,
                 "history": history(&r.history),
                 "link": request_href(&shared, &prefix, &r.request_id),
+                "new": super::seen::is_new(seen, r.created_at),
             })
         })
         .collect();
     let next = more.then_some(page + 1);
-    json_out(
+    let out = json_out(
         StatusCode::OK,
         &json!({ "requests": items, "page": page, "next": next }),
-    )
+    );
+    super::seen::looked(out, &prefix, now)
 }
 
 pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
     let (parts, _) = req.into_parts();
     match load(&shared, &parts, Flavor::Json).await {
         Loaded::Closed(r) => r,
-        Loaded::Open(run, request, _) => json_out(
-            StatusCode::OK,
-            &json!({
-                "request": request,
-                "runId": run.info.run_id,
-                "state": run.info.state.as_str(),
-                "agent": run.record.agent(),
-                "conversationId": run.record.conversation(),
-                "history": history(&run.info.history),
-            }),
-        ),
+        Loaded::Open(run, request, _) => {
+            let notifications = super::notified::notifications(
+                shared.store.as_ref(),
+                &run.info.run_id,
+                &run.info.request_id,
+            )
+            .await;
+            json_out(
+                StatusCode::OK,
+                &json!({
+                    "request": request,
+                    "runId": run.info.run_id,
+                    "state": run.info.state.as_str(),
+                    "agent": run.record.agent(),
+                    "conversationId": run.record.conversation(),
+                    "history": history(&run.info.history),
+                    "notifications": notifications,
+                }),
+            )
+        }
     }
 }
 

@@ -32,6 +32,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
         }
     };
     let prefix = prefix(&parts);
+    let (seen, now) = (super::seen::last_seen(&parts), std::time::SystemTime::now());
     let page = page_of(&q);
     let (shown, more) = page_with_askers(&shared, &runs, page).await;
     let rows: Vec<Row> = shown
@@ -43,6 +44,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
             created_at: r.created_at,
             expires_at: r.expires_at,
             asker,
+            new: super::seen::is_new(seen, r.created_at),
         })
         .collect();
     // keep the caller's own query (it may carry what `authorize` checks), but the page
@@ -65,22 +67,17 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
         None => format!("{prefix}{path}"),
     };
     let (history, rules) = (with_query("/history"), with_query("/rules"));
-    html(
+    let page = html(
         StatusCode::OK,
         pages::list(&shared.title, &rows, page, (prev, next), &history, &rules),
-    )
+    );
+    super::seen::looked(page, &prefix, now)
 }
 
 pub(super) fn session(parts: &Parts) -> Option<String> {
-    parts
-        .headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, v)| *k == COOKIE && v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(|(_, v)| v.to_owned())
+    super::seen::cookies(parts, COOKIE)
+        .find(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_owned)
 }
 
 fn action(parts: &Parts) -> String {

@@ -5,7 +5,8 @@
 //! takes a posted form, [`api`] is the JSON API, [`status`] shows a run's progress after its
 //! answer, [`history`] lists the answered requests (page and JSON), [`who`] reads who is asking
 //! from a run's record, [`rules`] the remembered decisions (the form's choices, the rules
-//! page). This file holds the router and the request and response plumbing
+//! page), [`seen`] what is new since the caller last looked, [`notified`] a request's
+//! notifications. This file holds the router and the request and response plumbing
 //! they share.
 
 mod api;
@@ -13,7 +14,9 @@ mod form;
 mod history;
 mod html;
 mod load;
+mod notified;
 pub(crate) mod rules;
+mod seen;
 mod status;
 mod who;
 

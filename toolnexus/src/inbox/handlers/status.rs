@@ -182,9 +182,12 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
         ),
         Progress::Waiting | Progress::Continuing => (Value::Null, Value::Null),
     };
+    let notifications =
+        super::notified::notifications(shared.store.as_ref(), &run.info.run_id, &id).await;
     json_out(
         StatusCode::OK,
         &json!({
+            "notifications": notifications,
             "runId": run.info.run_id,
             "state": run.info.state.as_str(),
             "answeredBy": answer.and_then(|e| e.by.clone()),

@@ -10,6 +10,7 @@ use tokio::sync::Notify;
 mod answers;
 mod conversations;
 mod history;
+mod outbox;
 mod rules;
 mod run_store;
 #[cfg(feature = "test-support")]
@@ -44,6 +45,8 @@ pub struct MemoryStore {
     shared: Arc<Shared>,
     lease: Option<Duration>,
     seal: super::Seal,
+    /// outbox: the notifier names and notifications (`outbox.rs`)
+    outbox: Arc<super::outbox::OutboxState>,
 }
 
 #[derive(Default)]
@@ -187,8 +190,11 @@ impl MemoryStore {
         if let Some(side) = insert.side.first() {
             match *side {}
         }
+        // outbox: same transaction as the park
+        self.outbox_park(&row.run_id, &row.request_id, row.created_at);
         rows.insert(row);
         drop(rows);
+        self.outbox.parked();
         self.changed();
         Ok(info)
     }

@@ -14,6 +14,10 @@ use crate::store::{
 use crate::util::BoxFuture;
 
 impl Driver for MemoryStore {
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        (!self.outbox.names.is_empty()).then_some(self as _)
+    }
+
     fn seal(&self) -> &Seal {
         &self.seal
     }
@@ -56,10 +60,19 @@ impl Driver for MemoryStore {
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         Box::pin(async move {
             let finish = change.set.request.is_some() || change.set.result.is_some();
+            let parks = change.set.request.is_some();
             let row = self.apply_claim(claim, &change, |rows, row| match &change.set.request {
-                Some(cols) => check_request_free(rows, &cols.request_id, Some(&row.run_id)),
+                Some(cols) => {
+                    check_request_free(rows, &cols.request_id, Some(&row.run_id))?;
+                    // outbox: same transaction as the park
+                    self.outbox_park(&row.run_id, &cols.request_id, change.at);
+                    Ok(())
+                }
                 None => Ok(()),
             })?;
+            if parks {
+                self.outbox.parked();
+            }
             // only a finish reads the row back (a checkpoint's cost stays its change)
             finish.then(|| row.info()).transpose()
         })

@@ -9,6 +9,7 @@ mod answers;
 mod conversations;
 mod history;
 mod listen;
+mod outbox;
 mod rows;
 mod rules;
 mod schema;
@@ -78,6 +79,8 @@ pub struct PostgresStore {
     listener: Arc<OnceCell<Listener>>,
     lease: Duration,
     seal: crate::store::Seal,
+    /// outbox: the notifier names a park writes notifications for (`outbox.rs`)
+    outbox: Arc<crate::store::outbox::OutboxState>,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -157,6 +160,7 @@ impl PostgresStore {
             listener: Arc::new(OnceCell::new()),
             lease: DEFAULT_LEASE,
             seal: crate::store::Seal::default(),
+            outbox: Arc::default(),
         };
         store.migrate().await?;
         Ok(store)
@@ -274,9 +278,19 @@ impl PostgresStore {
     /// with `before` (`name AS (statement), `: a common table expression over the row as it
     /// was, naming the run `$1`, the claim's token `$2` and a new request id `$3`) in the same
     /// statement.
-    async fn apply_claim(&self, claim: &Claim, change: &Change, before: &str) -> StoreResult<Row> {
+    /// Applies `change` to the claimed run in one statement, after the common table
+    /// expressions `before`, which may name `extra` as the parameters after the change's own
+    /// (`extra_from` is the first of their numbers).
+    async fn apply_claim(
+        &self,
+        claim: &Claim,
+        change: &Change,
+        before: impl FnOnce(usize) -> String,
+        extra: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Row> {
         let client = self.client().await?;
         let sql = change_sql(change, placeholder);
+        let before = before(sql.params.len() + 1);
         let text = format!(
             "{}{}",
             match before.trim_end().trim_end_matches(',') {
@@ -289,8 +303,10 @@ impl PostgresStore {
             ))
         );
         let stmt = client.prepare_cached(&text).await.map_err(|e| pg(&e))?;
+        let mut params = pg_params(&sql.params);
+        params.extend_from_slice(extra);
         let row = client
-            .query_opt(&stmt, &pg_params(&sql.params))
+            .query_opt(&stmt, &params)
             .await
             .map_err(|e| {
                 if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
@@ -328,6 +344,10 @@ const KEEP_PAST_REQUEST: &str = "k AS (INSERT INTO past_requests (request_id, ru
      ON CONFLICT (request_id) DO NOTHING), ";
 
 impl Driver for PostgresStore {
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        (!self.outbox.names.is_empty()).then_some(self as _)
+    }
+
     fn seal(&self) -> &crate::store::Seal {
         &self.seal
     }
@@ -374,12 +394,25 @@ impl Driver for PostgresStore {
         change: Change,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         Box::pin(async move {
-            let before = if change.set.request.is_some() {
-                KEEP_PAST_REQUEST
-            } else {
-                ""
+            // outbox: same transaction as the park (a CTE of the finish's statement)
+            let notifications = change
+                .set
+                .request
+                .as_ref()
+                .and_then(|cols| outbox::park_arrays(&self.outbox, &cols.request_id));
+            let before = |first: usize| match (&change.set.request, &notifications) {
+                (None, _) => String::new(),
+                (Some(_), None) => KEEP_PAST_REQUEST.to_owned(),
+                (Some(_), Some(_)) => format!("{KEEP_PAST_REQUEST}{}", outbox::finish_cte(first)),
             };
-            let row = self.apply_claim(claim, &change, before).await?;
+            let mut extra: Vec<&(dyn ToSql + Sync)> = Vec::new();
+            if let Some([ids, names]) = &notifications {
+                extra.extend([ids as &(dyn ToSql + Sync), names, &change.at]);
+            }
+            let row = self.apply_claim(claim, &change, before, &extra).await?;
+            if notifications.is_some() {
+                self.outbox.parked();
+            }
             if change.set.request.is_some() || change.set.result.is_some() {
                 raw_info(&row).info().map(Some)
             } else {
@@ -407,29 +440,30 @@ impl Driver for PostgresStore {
             let client = self.client().await?;
             // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
             // conflict is told apart by the unique index it hit
-            let stmt = client
-                .prepare_cached(
-                    "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, expires_at,
-                         state, version, claims, record, history)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)",
-                )
-                .await
-                .map_err(|e| pg(&e))?;
-            let inserted = client
-                .execute(
-                    &stmt,
-                    &[
-                        &row.run_id,
-                        &row.request_id,
-                        &row.kind,
-                        &row.prompt,
-                        &row.created_at,
-                        &row.expires_at,
-                        &row.record,
-                        &row.history,
-                    ],
-                )
-                .await;
+            let sql = "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
+                     expires_at, state, version, claims, record, history)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)";
+            // outbox: same transaction as the park (the insert's own statement)
+            let notifications = outbox::park_arrays(&self.outbox, &row.request_id);
+            let sql = match &notifications {
+                Some(_) => std::borrow::Cow::Owned(outbox::park_sql(sql)),
+                None => std::borrow::Cow::Borrowed(sql),
+            };
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
+            let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+                &row.run_id,
+                &row.request_id,
+                &row.kind,
+                &row.prompt,
+                &row.created_at,
+                &row.expires_at,
+                &row.record,
+                &row.history,
+            ];
+            if let Some([ids, names]) = &notifications {
+                params.extend([ids as &(dyn ToSql + Sync), names]);
+            }
+            let inserted = client.execute(&stmt, &params).await;
             if let Err(e) = inserted {
                 if e.code() != Some(&SqlState::UNIQUE_VIOLATION) {
                     return Err(pg(&e));
@@ -449,6 +483,7 @@ impl Driver for PostgresStore {
                     exists,
                 ));
             }
+            self.outbox.parked();
             Ok(insert.info())
         })
     }

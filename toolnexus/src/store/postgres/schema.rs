@@ -8,7 +8,8 @@ use crate::store::sql::due_migrations;
 /// initial schema (`sql::initial_schema!`), and the hosts waiting on runs, whose
 /// changes notify; 2: the remembered rules (`sql::rules_schema!`); 3: the index of the answered
 /// runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
-/// (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`)).
+/// (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
+/// (`outbox::sql::outbox_schema!`)).
 pub(super) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::store::sql::initial_schema!(BIGINT),
@@ -24,6 +25,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     crate::store::sql::HISTORY_INDEX,
     crate::store::sql::RULES_INDEX,
     crate::store::sql::workers_schema!(BIGINT),
+    crate::store::outbox::sql::outbox_schema!(BIGINT),
 ];
 
 // the list reaches the version this release writes

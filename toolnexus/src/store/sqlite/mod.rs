@@ -8,6 +8,7 @@ mod answers;
 mod connection;
 mod conversations;
 mod history;
+mod outbox;
 mod rules;
 mod schema;
 mod workers;
@@ -66,6 +67,8 @@ pub struct SqliteStore {
     shared: Arc<Connections>,
     lease: Duration,
     seal: crate::store::Seal,
+    /// outbox: the notifier names a park writes notifications for (`outbox.rs`)
+    outbox: Arc<crate::store::outbox::OutboxState>,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -99,6 +102,7 @@ impl SqliteStore {
             ),
             lease: DEFAULT_LEASE,
             seal: crate::store::Seal::default(),
+            outbox: Arc::default(),
         })
     }
 
@@ -211,6 +215,7 @@ fn finish_blocking(
     run_id: String,
     token: i64,
     change: &Change,
+    outbox: &crate::store::outbox::OutboxState,
 ) -> StoreResult<RunInfo> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -231,11 +236,19 @@ fn finish_blocking(
         }
     })?;
     let info = row.ok_or(StoreError::LeaseLost { run_id })?.info()?;
+    if let Some(cols) = &change.set.request {
+        // outbox: same transaction as the park
+        outbox::outbox_park(&tx, outbox, &info.run_id, &cols.request_id, change.at)?;
+    }
     tx.commit().map_err(backend)?;
     Ok(info)
 }
 
 impl Driver for SqliteStore {
+    fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
+        (!self.outbox.names.is_empty()).then_some(self as _)
+    }
+
     fn seal(&self) -> &crate::store::Seal {
         &self.seal
     }
@@ -253,38 +266,66 @@ impl Driver for SqliteStore {
     }
 
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
-        Box::pin(self.call(move |conn| {
-            let row = &insert.row;
-            // each side row in this same transaction (none yet)
-            if let Some(side) = insert.side.first() {
-                match *side {}
-            }
-            conn.prepare_cached(
-                "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
+        let outbox = self.outbox.clone();
+        Box::pin(async move {
+            let info = self
+                .call(move |conn| {
+                    let row = &insert.row;
+                    // each side row in this same transaction (none yet)
+                    if let Some(side) = insert.side.first() {
+                        match *side {}
+                    }
+                    // outbox: a transaction when the park writes notifications beside its run
+                    let mut tx = None;
+                    let conn: &Connection = if outbox.names.is_empty() {
+                        conn
+                    } else {
+                        tx.insert(
+                            conn.transaction_with_behavior(TransactionBehavior::Immediate)
+                                .map_err(backend)?,
+                        )
+                    };
+                    conn.prepare_cached(
+                        "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
                      expires_at, state, version, claims, record, history)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
-            )
-            .and_then(|mut insert| {
-                insert.execute(params![
-                    row.run_id,
-                    row.request_id,
-                    row.kind,
-                    row.prompt,
-                    row.created_at,
-                    row.expires_at,
-                    row.record,
-                    row.history
-                ])
-            })
-            .map_err(|e| {
-                if is_constraint(&e) {
-                    conflict(conn, &row.run_id, &row.request_id)
-                } else {
-                    backend(e)
-                }
-            })?;
-            Ok(insert.info())
-        }))
+                    )
+                    .and_then(|mut insert| {
+                        insert.execute(params![
+                            row.run_id,
+                            row.request_id,
+                            row.kind,
+                            row.prompt,
+                            row.created_at,
+                            row.expires_at,
+                            row.record,
+                            row.history
+                        ])
+                    })
+                    .map_err(|e| {
+                        if is_constraint(&e) {
+                            conflict(conn, &row.run_id, &row.request_id)
+                        } else {
+                            backend(e)
+                        }
+                    })?;
+                    // outbox: same transaction as the park
+                    outbox::outbox_park(
+                        conn,
+                        &outbox,
+                        &row.run_id,
+                        &row.request_id,
+                        row.created_at,
+                    )?;
+                    if let Some(tx) = tx {
+                        tx.commit().map_err(backend)?;
+                    }
+                    Ok(insert.info())
+                })
+                .await?;
+            self.outbox.parked();
+            Ok(info)
+        })
     }
 
     fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
@@ -345,18 +386,29 @@ impl Driver for SqliteStore {
         change: Change,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         let (run_id, token) = (claim.run_id.clone(), token_i64(claim));
-        Box::pin(self.call(move |conn| {
-            if change.set.request.is_some() || change.set.result.is_some() {
-                return finish_blocking(conn, run_id.clone(), token, &change).map(Some);
-            }
-            if apply(conn, &change)? {
-                Ok(None)
-            } else {
-                Err(StoreError::LeaseLost {
-                    run_id: run_id.clone(),
+        let outbox = self.outbox.clone();
+        let parks = change.set.request.is_some();
+        Box::pin(async move {
+            let info = self
+                .call(move |conn| {
+                    if change.set.request.is_some() || change.set.result.is_some() {
+                        return finish_blocking(conn, run_id.clone(), token, &change, &outbox)
+                            .map(Some);
+                    }
+                    if apply(conn, &change)? {
+                        Ok(None)
+                    } else {
+                        Err(StoreError::LeaseLost {
+                            run_id: run_id.clone(),
+                        })
+                    }
                 })
+                .await?;
+            if parks {
+                self.outbox.parked();
             }
-        }))
+            Ok(info)
+        })
     }
 
     fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {

@@ -9,13 +9,15 @@ use crate::store::sql::{backend, due_migrations};
 /// The schema, one entry per version: entry `n` migrates version `n` to `n + 1` (1: the
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
 /// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's
-/// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`)).
+/// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
+/// (`outbox::sql::outbox_schema!`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
     crate::store::sql::HISTORY_INDEX,
     crate::store::sql::RULES_INDEX,
     crate::store::sql::workers_schema!(INTEGER),
+    crate::store::outbox::sql::outbox_schema!(INTEGER),
 ];
 
 // the list reaches the version this release writes
@@ -115,7 +117,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -138,7 +140,7 @@ mod tests {
         )
         .unwrap();
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
         let (sql, params) = crate::store::sql::history_sql(
             &query,
@@ -216,7 +218,7 @@ mod tests {
                 .is_err()
         );
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
             .unwrap();
     }
