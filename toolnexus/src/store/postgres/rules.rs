@@ -1,5 +1,7 @@
-//! [`RuleStore`] for [`PostgresStore`]: the `rules` table (schema version 2).
+//! [`RuleStore`] for [`PostgresStore`]: the `rules` table (schema version 2), with the
+//! statements both SQL stores share ([`RuleSql`]).
 
+use std::sync::LazyLock;
 use std::time::SystemTime;
 
 use tokio_postgres::Row;
@@ -7,33 +9,28 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::{PostgresStore, pg};
-use crate::remember::row::{ListedRow, RULE_COLUMNS, RuleRow, listed, readable};
-use crate::remember::{Rule, RulePage, RuleQuery, RuleStore, decode_rule_cursor};
-use crate::store::sql::append_history;
+use crate::remember::{Rule, RulePage, RuleQuery, RuleStore};
+use crate::store::sql::{
+    ListedRow, RuleRow, RuleSql, listed, page_of, read_rule_row, readable, rule_values,
+};
 use crate::store::{RunEvent, StoreError, StoreResult, millis};
 use crate::util::BoxFuture;
 
-fn raw(r: &Row) -> Result<RuleRow, tokio_postgres::Error> {
-    Ok(RuleRow {
-        id: r.try_get(0)?,
-        effect: r.try_get(1)?,
-        tool: r.try_get(2)?,
-        scope: r.try_get(3)?,
-        args: r.try_get(4)?,
-        fingerprint: r.try_get(5)?,
-        within: r.try_get(6)?,
-        holder: r.try_get(7)?,
-        until: r.try_get(8)?,
-        created_at: r.try_get(9)?,
-        answered_by: r.try_get(10)?,
-        request_id: r.try_get(11)?,
-        run_id: r.try_get(12)?,
-    })
+/// The rules' statements in PostgreSQL's dialect.
+static SQL: LazyLock<RuleSql> =
+    LazyLock::new(|| RuleSql::new(|n| format!("${n}"), |n| format!("${n}::TEXT")));
+
+/// The parameters of a statement, as `tokio_postgres` takes them.
+macro_rules! pg_params {
+    ($($value:expr),*) => {
+        &[$($value as &(dyn ToSql + Sync)),*]
+    };
 }
 
 /// A row's rule, or its id, `created_at` and why it does not read.
 fn raw_listed(r: &Row) -> ListedRow {
-    listed(raw(r).map_err(|e| {
+    let raw = || -> Result<RuleRow, tokio_postgres::Error> { Ok(read_rule_row!(r, try_get)) };
+    listed(raw().map_err(|e| {
         (
             r.try_get::<_, String>(0).unwrap_or_default(),
             r.try_get::<_, i64>(9).unwrap_or(i64::MAX),
@@ -43,23 +40,17 @@ fn raw_listed(r: &Row) -> ListedRow {
 }
 
 impl PostgresStore {
-    /// The rules of the rows `sql` selects (with `RULE_COLUMNS`) for `params`.
+    /// The rules of the rows `sql` selects for `params`; a damaged one is
+    /// [`StoreError::CorruptRule`].
     async fn rules_of(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Rule>> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        client
-            .query(&stmt, params)
-            .await
-            .map_err(|e| pg(&e))?
-            .iter()
-            .map(|r| {
-                let (_, id, rule) = raw_listed(r);
-                rule.map_err(|message| StoreError::CorruptRule { id, message })
-            })
+        self.listed_of(sql, params)
+            .await?
+            .into_iter()
+            .map(|(_, id, rule)| rule.map_err(|message| StoreError::CorruptRule { id, message }))
             .collect()
     }
 
-    /// The rows `sql` selects (with `RULE_COLUMNS`) for `params`, each read or reported.
+    /// The rows `sql` selects for `params`, each read or reported.
     async fn listed_of(
         &self,
         sql: &str,
@@ -77,7 +68,11 @@ impl PostgresStore {
     }
 
     /// How many rows `sql` changed with `params`.
-    async fn change(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<u64> {
+    pub(super) async fn change(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<u64> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
         client.execute(&stmt, params).await.map_err(|e| pg(&e))
@@ -90,31 +85,11 @@ impl RuleStore for PostgresStore {
             let row = RuleRow::of(rule);
             let client = self.client().await?;
             let stmt = client
-                .prepare_cached(&format!(
-                    "INSERT INTO rules ({RULE_COLUMNS})
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-                ))
+                .prepare_cached(&SQL.insert)
                 .await
                 .map_err(|e| pg(&e))?;
             client
-                .execute(
-                    &stmt,
-                    &[
-                        &row.id,
-                        &row.effect,
-                        &row.tool,
-                        &row.scope,
-                        &row.args,
-                        &row.fingerprint,
-                        &row.within,
-                        &row.holder,
-                        &row.until,
-                        &row.created_at,
-                        &row.answered_by,
-                        &row.request_id,
-                        &row.run_id,
-                    ],
-                )
+                .execute(&stmt, rule_values!(pg_params, row))
                 .await
                 .map_err(|e| {
                     if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
@@ -133,41 +108,25 @@ impl RuleStore for PostgresStore {
     ) -> BoxFuture<'a, StoreResult<Vec<Rule>>> {
         Box::pin(async move {
             let at = millis(call.at);
-            self.rules_of(
-                &crate::store::sql::candidate_rules_sql(|n| format!("${n}")),
-                &[
-                    &call.tool,
-                    &call.conversation,
-                    &call.principal,
-                    &at,
-                    &call.fingerprint,
-                ],
-            )
-            .await
+            let params = pg_params![
+                &call.tool,
+                &call.conversation,
+                &call.principal,
+                &at,
+                &call.fingerprint
+            ];
+            self.rules_of(&SQL.candidates, params).await
         })
     }
 
     fn get_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<Option<Rule>>> {
-        Box::pin(async move {
-            let rules = self
-                .rules_of(
-                    &format!("SELECT {RULE_COLUMNS} FROM rules WHERE id = $1"),
-                    &[&id],
-                )
-                .await?;
-            Ok(rules.into_iter().next())
-        })
+        Box::pin(async move { Ok(self.rules_of(&SQL.get, &[&id]).await?.into_iter().next()) })
     }
 
     fn list_rules(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Rule>>> {
         Box::pin(async move {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let rows = self
-                .listed_of(
-                    &format!("SELECT {RULE_COLUMNS} FROM rules ORDER BY created_at, id LIMIT $1"),
-                    &[&limit],
-                )
-                .await?;
+            let rows = self.listed_of(&SQL.list, &[&limit]).await?;
             Ok(readable(rows.into_iter()))
         })
     }
@@ -178,28 +137,12 @@ impl RuleStore for PostgresStore {
         limit: usize,
     ) -> BoxFuture<'a, StoreResult<RulePage>> {
         Box::pin(async move {
-            let size = limit.max(1);
-            let take = i64::try_from(size + 1).unwrap_or(i64::MAX);
-            let rows = match decode_rule_cursor(after)? {
-                None => {
-                    self.listed_of(
-                        &format!(
-                            "SELECT {RULE_COLUMNS} FROM rules ORDER BY created_at DESC, id DESC LIMIT $1"
-                        ),
-                        &[&take],
-                    )
-                    .await?
-                }
+            let (after, size, take) = page_of(after, limit)?;
+            let rows = match after {
+                None => self.listed_of(&SQL.newest, &[&take]).await?,
                 Some((ms, id)) => {
-                    self.listed_of(
-                        &format!(
-                            "SELECT {RULE_COLUMNS} FROM rules
-                             WHERE created_at < $1 OR (created_at = $1 AND id < $2)
-                             ORDER BY created_at DESC, id DESC LIMIT $3"
-                        ),
-                        &[&ms, &id, &take],
-                    )
-                    .await?
+                    self.listed_of(&SQL.older, pg_params![&ms, &id, &take])
+                        .await?
                 }
             };
             Ok(RulePage::of(rows.into_iter(), size))
@@ -207,23 +150,11 @@ impl RuleStore for PostgresStore {
     }
 
     fn revoke_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(async move {
-            Ok(self
-                .change("DELETE FROM rules WHERE id = $1", &[&id])
-                .await?
-                > 0)
-        })
+        Box::pin(async move { Ok(self.change(&SQL.revoke, &[&id]).await? > 0) })
     }
 
     fn purge_expired_rules(&self, now: SystemTime) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(async move {
-            let now = millis(now);
-            self.change(
-                "DELETE FROM rules WHERE ends_at IS NOT NULL AND ends_at <= $1",
-                &[&now],
-            )
-            .await
-        })
+        Box::pin(async move { self.change(&SQL.purge, &[&millis(now)]).await })
     }
 
     fn note_decision<'a>(
@@ -233,11 +164,7 @@ impl RuleStore for PostgresStore {
     ) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(async move {
             let event = event.json();
-            let sql = format!(
-                "UPDATE runs SET {} WHERE run_id = $1",
-                append_history("$2::TEXT")
-            );
-            Ok(self.change(&sql, &[&run_id, &event]).await? > 0)
+            Ok(self.change(&SQL.note, &[&run_id, &event]).await? > 0)
         })
     }
 }

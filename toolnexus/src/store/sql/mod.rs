@@ -1,6 +1,6 @@
 //! What the two SQL stores (`SqliteStore`, `PostgresStore`) share, gated once here: the
 //! columns every statement reads and how a change appends to a run's history (`row`), the
-//! `list_pending` statement (`query`), and the one initial schema with the migration machinery
+//! `list_pending` statement (`query`), the rules' row and statements (`rules`), and the one initial schema with the migration machinery
 //! that will carry later versions (`schema`).
 //!
 //! Nothing in this room depends on which SQL store is built: the stores' own rooms
@@ -10,6 +10,7 @@ mod change;
 mod history;
 mod query;
 mod row;
+mod rules;
 mod schema;
 
 pub(crate) use change::change_sql;
@@ -18,6 +19,9 @@ pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
+pub(crate) use rules::{
+    ListedRow, RuleRow, RuleSql, listed, page_of, read_rule_row, readable, rule_values,
+};
 pub(crate) use schema::{
-    RULES_INDEX, candidate_rules_sql, due_migrations, initial_schema, rules_schema, workers_schema,
+    RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };
