@@ -1,41 +1,51 @@
-//! [`ConversationStore`] for [`PostgresStore`]: the `conversations` table (schema version 2).
+//! [`ConversationStore`] for [`PostgresStore`]: the `conversations` table (schema version 2),
+//! with the statements both SQL stores share ([`ConversationSql`]).
+
+use std::sync::LazyLock;
 
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 use super::{PostgresStore, pg};
 use crate::store::conversation::{ConversationRow, changed};
-use crate::store::sql::CONVERSATION_COLUMNS;
+use crate::store::sql::{ConversationSql, conversation_values, read_conversation_row};
 use crate::store::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
 };
 use crate::util::BoxFuture;
 
+/// The conversations' statements in PostgreSQL's dialect.
+static SQL: LazyLock<ConversationSql> =
+    LazyLock::new(|| ConversationSql::new(|n| format!("${n}"), |n| format!("${n}::BIGINT")));
+
+/// The parameters of a statement, as `tokio_postgres` takes them.
+macro_rules! pg_params {
+    ($($value:expr),*) => {
+        &[$($value as &(dyn ToSql + Sync)),*]
+    };
+}
+
 fn raw(r: &Row) -> ConversationRow {
-    ConversationRow {
-        id: r.get(0),
-        messages: r.get(1),
-        turns: r.get(2),
-        message_count: r.get(3),
-        waiting_run: r.get(4),
-        waiting_request: r.get(5),
-        updated_at: r.get(6),
-        version: r.get(7),
-    }
+    read_conversation_row!(r, get)
 }
 
 impl PostgresStore {
-    async fn conversation_where(
+    /// The rows `sql` selects for `params`.
+    async fn conversation_rows(
         &self,
-        column: &str,
-        key: &str,
-    ) -> StoreResult<Option<Conversation>> {
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Vec<ConversationRow>> {
         let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE {column} = $1"
-            ))
-            .await
-            .map_err(|e| pg(&e))?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+        let rows = client.query(&stmt, params).await.map_err(|e| pg(&e))?;
+        Ok(rows.iter().map(raw).collect())
+    }
+
+    /// The one conversation `sql` selects for `key`.
+    async fn one_conversation(&self, sql: &str, key: &str) -> StoreResult<Option<Conversation>> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
         client
             .query_opt(&stmt, &[&key])
             .await
@@ -50,14 +60,14 @@ impl ConversationStore for PostgresStore {
         &'a self,
         id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        Box::pin(self.conversation_where("id", id))
+        Box::pin(self.one_conversation(&SQL.get, id))
     }
 
     fn conversation_of_run<'a>(
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        Box::pin(self.conversation_where("waiting_run", run_id))
+        Box::pin(self.one_conversation(&SQL.of_run, run_id))
     }
 
     fn put_conversation<'a>(
@@ -67,32 +77,13 @@ impl ConversationStore for PostgresStore {
         Box::pin(async move {
             let row = ConversationRow::of(conversation)?;
             let sql = if row.expected() == 0 {
-                "INSERT INTO conversations (id, messages, turns, message_count, waiting_run,
-                     waiting_request, updated_at, version)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING"
+                &SQL.insert
             } else {
-                "UPDATE conversations SET messages = $2, turns = $3, message_count = $4,
-                     waiting_run = $5, waiting_request = $6, updated_at = $7, version = $8::BIGINT
-                 WHERE id = $1 AND version = $8::BIGINT - 1"
+                &SQL.update
             };
-            let client = self.client().await?;
-            let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-            let n = client
-                .execute(
-                    &stmt,
-                    &[
-                        &row.id,
-                        &row.messages,
-                        &row.turns,
-                        &row.message_count,
-                        &row.waiting_run,
-                        &row.waiting_request,
-                        &row.updated_at,
-                        &row.version,
-                    ],
-                )
-                .await
-                .map_err(|e| pg(&e))?;
+            let n = self
+                .change(sql, conversation_values!(pg_params, row))
+                .await?;
             if n == 1 {
                 Ok(row.info())
             } else {
@@ -108,39 +99,18 @@ impl ConversationStore for PostgresStore {
     ) -> BoxFuture<'a, StoreResult<ConversationPage>> {
         Box::pin(async move {
             let limit = limit.max(1);
-            let client = self.client().await?;
-            let stmt = client
-                .prepare_cached(&format!(
-                    "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id > $1
-                     ORDER BY id LIMIT $2"
-                ))
-                .await
-                .map_err(|e| pg(&e))?;
-            let rows = client
-                .query(
-                    &stmt,
-                    &[
-                        &after.unwrap_or_default(),
-                        &i64::try_from(limit + 1).unwrap_or(i64::MAX),
-                    ],
-                )
-                .await
-                .map_err(|e| pg(&e))?;
+            let take = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+            let rows = self
+                .conversation_rows(&SQL.list, pg_params![&after.unwrap_or_default(), &take])
+                .await?;
             Ok(ConversationPage::new(
-                rows.iter().map(|r| raw(r).info()).collect(),
+                rows.iter().map(ConversationRow::info).collect(),
                 limit,
             ))
         })
     }
 
     fn delete_conversation<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let n = client
-                .execute("DELETE FROM conversations WHERE id = $1", &[&id])
-                .await
-                .map_err(|e| pg(&e))?;
-            Ok(n == 1)
-        })
+        Box::pin(async move { Ok(self.change(&SQL.delete, &[&id]).await? == 1) })
     }
 }

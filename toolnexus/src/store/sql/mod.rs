@@ -7,6 +7,7 @@
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
 mod change;
+mod conversations;
 mod history;
 mod query;
 mod row;
@@ -14,6 +15,7 @@ mod rules;
 mod schema;
 
 pub(crate) use change::change_sql;
+pub(crate) use conversations::{ConversationSql, conversation_values, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
