@@ -30,6 +30,13 @@ fn raw(r: &Row) -> ConversationRow {
 }
 
 impl PostgresStore {
+    /// How many rows `sql` changed with `params`.
+    async fn change(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<u64> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+        client.execute(&stmt, params).await.map_err(|e| pg(&e))
+    }
+
     /// The rows `sql` selects for `params`.
     async fn conversation_rows(
         &self,

@@ -208,6 +208,8 @@ impl PostgresStore {
                 match p {
                     SqlParam::Text(s) => Box::new(s),
                     SqlParam::Int(i) => Box::new(i),
+                    SqlParam::MaybeText(s) => Box::new(s),
+                    SqlParam::MaybeInt(i) => Box::new(i),
                 }
             })
             .collect();

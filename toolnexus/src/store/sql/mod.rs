@@ -11,6 +11,7 @@ mod conversations;
 mod history;
 mod query;
 mod row;
+pub(crate) mod rule_store;
 mod rules;
 mod schema;
 
@@ -21,9 +22,8 @@ pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
-pub(crate) use rules::{
-    ListedRow, RuleRow, RuleSql, listed, page_of, read_rule_row, readable, rule_values,
-};
+pub(crate) use rule_store::{RuleRows, sql_rule_store};
+pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, page_of, read_rule_row, readable};
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };

@@ -2,6 +2,7 @@
 //! stores run: the dialects differ only in how a parameter is named (and PostgreSQL's cast of the
 //! history text), so the SQL text is written once here and each store binds [`RuleRow`]'s values.
 
+use super::SqlParam;
 use crate::ledger::{StoreError, StoreResult, from_millis};
 use crate::remember::{Effect, Rule, Scope, Within};
 
@@ -76,6 +77,25 @@ impl RuleRow {
         }
     }
 
+    /// The row's values, in [`RULE_COLUMNS`] order: the parameters of [`RuleSql::insert`].
+    pub(crate) fn params(self) -> Vec<SqlParam> {
+        vec![
+            SqlParam::Text(self.id),
+            SqlParam::Text(self.effect),
+            SqlParam::Text(self.tool),
+            SqlParam::Text(self.scope),
+            SqlParam::MaybeText(self.args),
+            SqlParam::MaybeText(self.fingerprint),
+            SqlParam::Text(self.within),
+            SqlParam::Text(self.holder),
+            SqlParam::MaybeInt(self.until),
+            SqlParam::Int(self.created_at),
+            SqlParam::MaybeText(self.answered_by),
+            SqlParam::Text(self.request_id),
+            SqlParam::Text(self.run_id),
+        ]
+    }
+
     /// The rule; a row that does not read as one is [`StoreError::CorruptRule`] naming it.
     pub(crate) fn decode(self) -> StoreResult<Rule> {
         let bad = |what: String| StoreError::CorruptRule {
@@ -138,32 +158,9 @@ macro_rules! read_rule_row {
 }
 pub(crate) use read_rule_row;
 
-/// `$list!` over references to the values of [`RuleRow`] `$row`, in [`RULE_COLUMNS`] order:
-/// the parameters of [`RuleSql::insert`].
-macro_rules! rule_values {
-    ($list:ident, $row:expr) => {
-        $list![
-            &$row.id,
-            &$row.effect,
-            &$row.tool,
-            &$row.scope,
-            &$row.args,
-            &$row.fingerprint,
-            &$row.within,
-            &$row.holder,
-            &$row.until,
-            &$row.created_at,
-            &$row.answered_by,
-            &$row.request_id,
-            &$row.run_id
-        ]
-    };
-}
-pub(crate) use rule_values;
-
 /// The statements of `RuleStore` in one SQL dialect.
 pub(crate) struct RuleSql {
-    /// Inserts a rule: the 13 values of [`RuleRow`] ([`rule_values`]).
+    /// Inserts a rule: the 13 values of [`RuleRow`] ([`RuleRow::params`]).
     pub(crate) insert: String,
     /// The rules that may cover a call: 1 the tool, 2 the conversation (or `NULL`), 3 the
     /// principal (or `NULL`), 4 the time (ms), 5 the call's fingerprint.

@@ -1,17 +1,16 @@
-//! [`RuleStore`] for [`SqliteStore`]: the `rules` table (schema version 2), with the
-//! statements both SQL stores share ([`RuleSql`]).
+//! [`RuleStore`](crate::remember::RuleStore) for [`SqliteStore`]: the `rules` table (schema
+//! version 2), written once for both SQL stores ([`sql_rule_store!`]) over running SQLite's
+//! statements ([`RuleRows`]).
 
 use std::sync::LazyLock;
-use std::time::SystemTime;
 
-use rusqlite::params;
+use rusqlite::params_from_iter;
 
 use super::{SqliteStore, is_constraint};
-use crate::remember::{Rule, RulePage, RuleQuery, RuleStore};
+use crate::store::StoreResult;
 use crate::store::sql::{
-    ListedRow, RuleRow, RuleSql, backend, listed, page_of, read_rule_row, readable, rule_values,
+    ListedRow, RuleRow, RuleRows, RuleSql, SqlParam, backend, listed, read_rule_row, sql_rule_store,
 };
-use crate::store::{RunEvent, StoreError, StoreResult, millis};
 use crate::util::BoxFuture;
 
 /// The rules' statements in SQLite's dialect.
@@ -36,124 +35,42 @@ fn raw_listed(r: &rusqlite::Row<'_>) -> ListedRow {
     }))
 }
 
-/// The rows `sql` selects for `params`, each read or reported.
-fn listed_of(
-    conn: &rusqlite::Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> StoreResult<Vec<ListedRow>> {
-    conn.prepare_cached(sql)
-        .and_then(|mut stmt| stmt.query_map(params, |r| Ok(raw_listed(r)))?.collect())
-        .map_err(backend)
-}
-
-/// The rules of the rows `sql` selects for `params`; a damaged one is
-/// [`StoreError::CorruptRule`].
-fn rules_of(
-    conn: &rusqlite::Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> StoreResult<Vec<Rule>> {
-    listed_of(conn, sql, params)?
-        .into_iter()
-        .map(|(_, id, rule)| rule.map_err(|message| StoreError::CorruptRule { id, message }))
-        .collect()
-}
-
-/// How many rows `sql` changed with `params`.
-fn change(
-    conn: &rusqlite::Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> StoreResult<usize> {
-    conn.prepare_cached(sql)
-        .and_then(|mut stmt| stmt.execute(params))
-        .map_err(backend)
-}
-
-impl RuleStore for SqliteStore {
-    fn put_rule<'a>(&'a self, rule: &'a Rule) -> BoxFuture<'a, StoreResult<()>> {
-        let row = RuleRow::of(rule);
-        Box::pin(self.call(move |conn| {
-            conn.prepare_cached(&SQL.insert)
-                .and_then(|mut stmt| stmt.execute(rule_values!(params, row)))
-                .map_err(|e| {
-                    if is_constraint(&e) {
-                        StoreError::Conflict(format!("rule `{}` is already kept", row.id))
-                    } else {
-                        backend(e)
-                    }
-                })?;
-            Ok(())
-        }))
+impl RuleRows for SqliteStore {
+    fn rule_sql(&self) -> &'static RuleSql {
+        &SQL
     }
 
-    fn candidate_rules<'a>(
+    fn rule_rows<'a>(
         &'a self,
-        call: &'a RuleQuery<'a>,
-    ) -> BoxFuture<'a, StoreResult<Vec<Rule>>> {
-        let (tool, conversation, principal, at, fingerprint) = (
-            call.tool.to_owned(),
-            call.conversation.map(str::to_owned),
-            call.principal.map(str::to_owned),
-            millis(call.at),
-            call.fingerprint.to_owned(),
-        );
+        sql: &'static str,
+        params: Vec<SqlParam>,
+    ) -> BoxFuture<'a, StoreResult<Vec<ListedRow>>> {
         Box::pin(self.call(move |conn| {
-            rules_of(
-                conn,
-                &SQL.candidates,
-                params![tool, conversation, principal, at, fingerprint],
-            )
+            conn.prepare_cached(sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params_from_iter(params.iter()), |r| Ok(raw_listed(r)))?
+                        .collect()
+                })
+                .map_err(backend)
         }))
     }
 
-    fn get_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<Option<Rule>>> {
-        let id = id.to_owned();
-        Box::pin(self.call(move |conn| Ok(rules_of(conn, &SQL.get, [&id])?.into_iter().next())))
-    }
-
-    fn list_rules(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Rule>>> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        Box::pin(
-            self.call(move |conn| Ok(readable(listed_of(conn, &SQL.list, [limit])?.into_iter()))),
-        )
-    }
-
-    fn list_rules_page<'a>(
+    fn rule_change<'a>(
         &'a self,
-        after: Option<&'a str>,
-        limit: usize,
-    ) -> BoxFuture<'a, StoreResult<RulePage>> {
-        let page = page_of(after, limit);
+        sql: &'static str,
+        params: Vec<SqlParam>,
+    ) -> BoxFuture<'a, StoreResult<Option<u64>>> {
         Box::pin(self.call(move |conn| {
-            let (after, size, take) = page.clone()?;
-            let rows = match after {
-                None => listed_of(conn, &SQL.newest, params![take])?,
-                Some((ms, id)) => listed_of(conn, &SQL.older, params![ms, id, take])?,
-            };
-            Ok(RulePage::of(rows.into_iter(), size))
+            match conn
+                .prepare_cached(sql)
+                .and_then(|mut stmt| stmt.execute(params_from_iter(params.iter())))
+            {
+                Ok(n) => Ok(Some(u64::try_from(n).unwrap_or(u64::MAX))),
+                Err(e) if is_constraint(&e) => Ok(None),
+                Err(e) => Err(backend(e)),
+            }
         }))
-    }
-
-    fn revoke_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
-        let id = id.to_owned();
-        Box::pin(self.call(move |conn| Ok(change(conn, &SQL.revoke, [&id])? > 0)))
-    }
-
-    fn purge_expired_rules(&self, now: SystemTime) -> BoxFuture<'_, StoreResult<u64>> {
-        let now = millis(now);
-        Box::pin(self.call(move |conn| {
-            Ok(u64::try_from(change(conn, &SQL.purge, [now])?).unwrap_or(u64::MAX))
-        }))
-    }
-
-    fn note_decision<'a>(
-        &'a self,
-        run_id: &'a str,
-        event: &'a RunEvent,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        let (run_id, event) = (run_id.to_owned(), event.json());
-        Box::pin(self.call(move |conn| Ok(change(conn, &SQL.note, params![run_id, event])? > 0)))
     }
 }
+
+sql_rule_store!(SqliteStore);
