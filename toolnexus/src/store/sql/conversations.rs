@@ -22,34 +22,15 @@ macro_rules! read_conversation_row {
 }
 pub(crate) use read_conversation_row;
 
-/// `$list!` over references to the values of `ConversationRow` `$row`, in
-/// [`CONVERSATION_COLUMNS`] order: the parameters of [`ConversationSql::insert`] and
-/// [`ConversationSql::update`].
-macro_rules! conversation_values {
-    ($list:ident, $row:expr) => {
-        $list![
-            &$row.id,
-            &$row.messages,
-            &$row.turns,
-            &$row.message_count,
-            &$row.waiting_run,
-            &$row.waiting_request,
-            &$row.updated_at,
-            &$row.version
-        ]
-    };
-}
-pub(crate) use conversation_values;
-
 /// The statements of `ConversationStore` in one SQL dialect.
 pub(crate) struct ConversationSql {
     /// The conversation of id 1.
     pub(crate) get: String,
     /// The conversation waiting on run 1.
     pub(crate) of_run: String,
-    /// Inserts a new conversation (its 8 values), nothing when its id is taken.
+    /// Inserts a new conversation (its 8 values, `ConversationRow::params`), nothing when its id is taken.
     pub(crate) insert: String,
-    /// Saves a conversation over the version before its own (its 8 values).
+    /// Saves a conversation over the version before its own (its 8 values, `ConversationRow::params`).
     pub(crate) update: String,
     /// The conversations after id 1, at most 2.
     pub(crate) list: String,

@@ -7,6 +7,7 @@
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
 mod change;
+pub(crate) mod conversation_store;
 mod conversations;
 mod history;
 mod query;
@@ -16,14 +17,15 @@ mod rules;
 mod schema;
 
 pub(crate) use change::change_sql;
-pub(crate) use conversations::{ConversationSql, conversation_values, read_conversation_row};
+pub(crate) use conversation_store::{ConversationRows, sql_conversation_store};
+pub(crate) use conversations::{ConversationSql, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
 pub(crate) use rule_store::{RuleRows, sql_rule_store};
-pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, page_of, read_rule_row, readable};
+pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, readable};
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };

@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use super::{ListedRow, RuleRow, RuleSql, SqlParam, page_of, readable};
+use super::{ListedRow, RuleRow, RuleSql, SqlParam, readable};
 use crate::remember::{Rule, RulePage, RuleQuery};
 use crate::store::{RunEvent, StoreError, StoreResult, millis};
 use crate::util::BoxFuture;
@@ -80,7 +80,9 @@ pub(crate) async fn page<D: RuleRows>(
     after: Option<&str>,
     limit: usize,
 ) -> StoreResult<RulePage> {
-    let (after, size, take) = page_of(after, limit)?;
+    let size = limit.max(1);
+    let take = count(size + 1);
+    let after = crate::remember::decode_rule_cursor(after)?;
     let sql = d.rule_sql();
     let rows = match after {
         None => d.rule_rows(&sql.newest, vec![SqlParam::Int(take)]).await?,

@@ -224,21 +224,6 @@ impl RuleSql {
     }
 }
 
-/// The `(created_at ms, id)` of a rules page's cursor, and how many rows a page of `limit`
-/// reads (one more than its size, to know whether another follows).
-///
-/// # Errors
-///
-/// [`StoreError::Invalid`] for a cursor no rules page returned.
-pub(crate) fn page_of(
-    after: Option<&str>,
-    limit: usize,
-) -> StoreResult<(Option<(i64, String)>, usize, i64)> {
-    let size = limit.max(1);
-    let take = i64::try_from(size + 1).unwrap_or(i64::MAX);
-    Ok((crate::remember::decode_rule_cursor(after)?, size, take))
-}
-
 /// The statement of the rules that may cover a call: `placeholder(n)` names the n-th
 /// parameter: 1 the tool, 2 the conversation (or `NULL`), 3 the principal (or `NULL`), 4 the
 /// time (ms), 5 the call's fingerprint. Four index lookups (a reach and a scope each), so a
