@@ -107,25 +107,12 @@ pub(crate) trait Driver: ConversationStore + RuleStore + Send + Sync + fmt::Debu
         version: u64,
         timeout: Duration,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            loop {
-                let info =
-                    Driver::info(self, run_id)
-                        .await?
-                        .ok_or_else(|| StoreError::NotFound {
-                            key: run_id.to_owned(),
-                        })?;
-                if info.version > version {
-                    return Ok(Some(info));
-                }
-                let now = tokio::time::Instant::now();
-                if now >= deadline {
-                    return Ok(None);
-                }
-                tokio::time::sleep(Duration::from_millis(50).min(deadline - now)).await;
-            }
-        })
+        Box::pin(super::run_store::poll_change(
+            || Driver::info(self, run_id),
+            run_id,
+            version,
+            timeout,
+        ))
     }
 }
 

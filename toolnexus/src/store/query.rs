@@ -6,6 +6,33 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::millis;
 use super::{DamagedRun, RawRow, RunInfo, StoreError, StoreResult};
 
+/// The paging methods of a runs query with `limit` and `cursor` fields ([`PendingQuery`],
+/// [`HistoryQuery`](super::HistoryQuery)), written once.
+macro_rules! paging {
+    () => {
+        /// At most this many runs per page (at least one).
+        #[must_use]
+        pub fn limit(mut self, n: usize) -> Self {
+            self.limit = Some(n.max(1));
+            self
+        }
+
+        /// Continue after the page that returned this cursor
+        /// ([`Page::next`](crate::store::Page::next)).
+        #[must_use]
+        pub fn after(mut self, cursor: impl Into<String>) -> Self {
+            self.cursor = Some(cursor.into());
+            self
+        }
+
+        /// The page size.
+        pub fn page_size(&self) -> usize {
+            self.limit.unwrap_or(crate::store::DEFAULT_PAGE_SIZE)
+        }
+    };
+}
+pub(super) use paging;
+
 /// Which pending runs [`RunStore::list_pending`](super::RunStore::list_pending) returns, oldest first.
 ///
 /// ```
@@ -66,24 +93,7 @@ impl PendingQuery {
         self
     }
 
-    /// At most this many runs per page (at least one).
-    #[must_use]
-    pub fn limit(mut self, n: usize) -> Self {
-        self.limit = Some(n.max(1));
-        self
-    }
-
-    /// Continue after the page that returned this cursor ([`Page::next`]).
-    #[must_use]
-    pub fn after(mut self, cursor: impl Into<String>) -> Self {
-        self.cursor = Some(cursor.into());
-        self
-    }
-
-    /// The page size.
-    pub fn page_size(&self) -> usize {
-        self.limit.unwrap_or(DEFAULT_PAGE_SIZE)
-    }
+    paging!();
 
     pub(crate) fn kind_filter(&self) -> Option<&str> {
         self.kind.as_deref()
