@@ -3,6 +3,8 @@
 //! written once here and each store binds a `ConversationRow`'s values.
 
 use super::CONVERSATION_COLUMNS;
+use crate::store::conversation::ConversationRow;
+use crate::store::conversation_rows::By;
 
 /// A `ConversationRow` read from row `$r` by its getter `$get` (then `?` where the getter
 /// returns a `Result`), in [`CONVERSATION_COLUMNS`] order.
@@ -39,6 +41,23 @@ pub(crate) struct ConversationSql {
 }
 
 impl ConversationSql {
+    /// The statement reading a conversation `by` a column.
+    pub(crate) fn by(&self, by: By) -> &str {
+        match by {
+            By::Id => &self.get,
+            By::WaitingRun => &self.of_run,
+        }
+    }
+
+    /// The statement saving `row`: an insert for a new conversation, else an update.
+    pub(crate) fn save(&self, row: &ConversationRow) -> &str {
+        if row.expected() == 0 {
+            &self.insert
+        } else {
+            &self.update
+        }
+    }
+
     /// The statements with `placeholder(n)` naming the n-th parameter (from 1) and `int` the
     /// n-th parameter as an integer (PostgreSQL casts the version it computes with).
     pub(crate) fn new(placeholder: fn(usize) -> String, int: fn(usize) -> String) -> Self {

@@ -7,7 +7,6 @@
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
 mod change;
-pub(crate) mod conversation_store;
 mod conversations;
 mod history;
 mod query;
@@ -17,7 +16,6 @@ mod rules;
 mod schema;
 
 pub(crate) use change::change_sql;
-pub(crate) use conversation_store::{ConversationRows, sql_conversation_store};
 pub(crate) use conversations::{ConversationSql, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};

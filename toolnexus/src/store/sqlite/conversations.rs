@@ -1,18 +1,16 @@
 //! [`ConversationStore`](crate::store::ConversationStore) for [`SqliteStore`]: the
-//! `conversations` table (schema version 2), written once for both SQL stores
-//! ([`sql_conversation_store!`]) over running SQLite's statements ([`ConversationRows`]).
+//! `conversations` table (schema version 2), written once ([`conversation_store!`]) over
+//! SQLite running the statements both SQL stores share ([`ConversationSql`]).
 
 use std::sync::LazyLock;
 
-use rusqlite::params_from_iter;
+use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::SqliteStore;
-use crate::store::StoreResult;
 use crate::store::conversation::ConversationRow;
-use crate::store::sql::{
-    ConversationRows, ConversationSql, SqlParam, backend, read_conversation_row,
-    sql_conversation_store,
-};
+use crate::store::conversation_rows::{By, ConversationRows, conversation_store};
+use crate::store::sql::{ConversationSql, backend, read_conversation_row};
+use crate::store::{Conversation, ConversationInfo, StoreResult};
 use crate::util::BoxFuture;
 
 /// The conversations' statements in SQLite's dialect.
@@ -24,37 +22,63 @@ fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationRow> {
 }
 
 impl ConversationRows for SqliteStore {
-    fn conversation_sql(&self) -> &'static ConversationSql {
-        &SQL
-    }
-
-    fn conversation_rows<'a>(
+    fn conversation_by<'a>(
         &'a self,
-        sql: &'static str,
-        params: Vec<SqlParam>,
-    ) -> BoxFuture<'a, StoreResult<Vec<ConversationRow>>> {
+        by: By,
+        key: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
+        let (sql, key) = (SQL.by(by), key.to_owned());
         Box::pin(self.call(move |conn| {
             conn.prepare_cached(sql)
+                .and_then(|mut stmt| stmt.query_row([&key], raw).optional())
+                .map_err(backend)?
+                .map(|row| row.decode())
+                .transpose()
+        }))
+    }
+
+    fn save_conversation(
+        &self,
+        row: ConversationRow,
+    ) -> BoxFuture<'_, StoreResult<Result<(), ConversationRow>>> {
+        let (sql, params) = (SQL.save(&row), row.params());
+        Box::pin(async move {
+            let n = self
+                .call(move |conn| {
+                    conn.prepare_cached(sql)
+                        .and_then(|mut stmt| stmt.execute(params_from_iter(params.iter())))
+                        .map_err(backend)
+                })
+                .await?;
+            Ok(if n == 1 { Ok(()) } else { Err(row) })
+        })
+    }
+
+    fn conversations_after<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        take: usize,
+    ) -> BoxFuture<'a, StoreResult<Vec<ConversationInfo>>> {
+        let after = after.unwrap_or_default().to_owned();
+        let take = i64::try_from(take).unwrap_or(i64::MAX);
+        Box::pin(self.call(move |conn| {
+            conn.prepare_cached(&SQL.list)
                 .and_then(|mut stmt| {
-                    stmt.query_map(params_from_iter(params.iter()), raw)?
+                    stmt.query_map(params![after, take], |r| Ok(raw(r)?.info()))?
                         .collect()
                 })
                 .map_err(backend)
         }))
     }
 
-    fn conversation_change<'a>(
-        &'a self,
-        sql: &'static str,
-        params: Vec<SqlParam>,
-    ) -> BoxFuture<'a, StoreResult<u64>> {
+    fn delete_conversation_row<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+        let id = id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.prepare_cached(sql)
-                .and_then(|mut stmt| stmt.execute(params_from_iter(params.iter())))
-                .map(|n| u64::try_from(n).unwrap_or(u64::MAX))
+            conn.execute(&SQL.delete, [&id])
+                .map(|n| n == 1)
                 .map_err(backend)
         }))
     }
 }
 
-sql_conversation_store!(SqliteStore);
+conversation_store!(SqliteStore);
