@@ -27,3 +27,35 @@ pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, reada
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };
+
+/// The builder methods both SQL stores share: the seal keys and the lease; `$who` says which
+/// processes share the store, `$what` what they write.
+macro_rules! seal_and_lease {
+    ($who:literal, $what:literal) => {
+        #[doc = concat!(
+            "Seals every record, checkpoint and answer this handle writes with `current`, and \
+             refuses any row that does not open under `current` or one of `retired` (keys being \
+             rotated out), as [`StoreError::Corrupt`](crate::store::StoreError::Corrupt) for that \
+             run only. Every process ", $who, " needs the same keys. Without keys the store \
+             trusts whoever can write ", $what, ": a record is checked against itself, which \
+             catches damage but not a consistent forgery."
+        )]
+        #[must_use]
+        pub fn with_seal_keys(
+            mut self,
+            current: crate::run::SealKey,
+            retired: impl IntoIterator<Item = crate::run::SealKey>,
+        ) -> Self {
+            self.seal = crate::store::Seal::new(current, retired);
+            self
+        }
+
+        /// Sets how long a claim holds a run unless renewed.
+        #[must_use]
+        pub fn with_lease(mut self, lease: std::time::Duration) -> Self {
+            self.lease = lease;
+            self
+        }
+    };
+}
+pub(crate) use seal_and_lease;

@@ -102,27 +102,7 @@ impl SqliteStore {
         })
     }
 
-    /// Seals every record, checkpoint and answer this handle writes with `current`, and refuses any
-    /// row that does not open under `current` or one of `retired` (keys being rotated out),
-    /// as [`StoreError::Corrupt`] for that run only. Every process that opens the file needs
-    /// the same keys. Without keys the store trusts whoever can write the file: a record is
-    /// checked against itself, which catches damage but not a consistent forgery.
-    #[must_use]
-    pub fn with_seal_keys(
-        mut self,
-        current: crate::run::SealKey,
-        retired: impl IntoIterator<Item = crate::run::SealKey>,
-    ) -> Self {
-        self.seal = crate::store::Seal::new(current, retired);
-        self
-    }
-
-    /// Sets how long a claim holds a run unless renewed.
-    #[must_use]
-    pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
+    crate::store::sql::seal_and_lease!("that opens the file", "the file");
 
     /// The database file.
     pub fn path(&self) -> &Path {
