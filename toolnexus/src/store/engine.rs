@@ -152,6 +152,12 @@ async fn submit_as<D: Driver>(
     driver.answer(&answer, how).await?.0.info()
 }
 
+/// The run kept under `key`, opened under the driver's seal.
+async fn stored<D: Driver>(driver: &D, key: Key) -> StoreResult<Option<StoredRun>> {
+    let row = driver.row(key).await?;
+    row.map(|row| row.decode(driver.seal())).transpose()
+}
+
 impl<D: Driver> RunStore for D {
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
@@ -167,20 +173,14 @@ impl<D: Driver> RunStore for D {
     }
 
     fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(async move {
-            let row = self.row(Key::Run(run_id.to_owned())).await?;
-            row.map(|row| row.decode(self.seal())).transpose()
-        })
+        Box::pin(stored(self, Key::Run(run_id.to_owned())))
     }
 
     fn get_by_request<'a>(
         &'a self,
         request_id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(async move {
-            let row = self.row(Key::Request(request_id.to_owned())).await?;
-            row.map(|row| row.decode(self.seal())).transpose()
-        })
+        Box::pin(stored(self, Key::Request(request_id.to_owned())))
     }
 
     fn claim<'a>(
