@@ -301,21 +301,7 @@ const KEEP_PAST_REQUEST: &str = "k AS (INSERT INTO past_requests (request_id, ru
      ON CONFLICT (request_id) DO NOTHING), ";
 
 impl Driver for PostgresStore {
-    fn seal(&self) -> &crate::store::Seal {
-        &self.seal
-    }
-
-    fn lease(&self) -> Duration {
-        self.lease
-    }
-
-    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.beat(worker, at))
-    }
-
-    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<crate::store::WorkerSeen>>> {
-        Box::pin(self.last_seen())
-    }
+    crate::store::sql::driver_basics!();
 
     fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
         Box::pin(async move { self.tell_workers(&self.client().await?).await })

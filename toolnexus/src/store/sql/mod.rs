@@ -59,3 +59,33 @@ macro_rules! seal_and_lease {
     };
 }
 pub(crate) use seal_and_lease;
+
+/// The [`Driver`](crate::store::engine::Driver) methods both SQL stores answer alike from their
+/// `seal` and `lease` fields and their workers' table (`beat`, `last_seen`).
+macro_rules! driver_basics {
+    () => {
+        fn seal(&self) -> &crate::store::Seal {
+            &self.seal
+        }
+
+        fn lease(&self) -> std::time::Duration {
+            self.lease
+        }
+
+        fn heartbeat<'a>(
+            &'a self,
+            worker: &'a str,
+            at: std::time::SystemTime,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<()>> {
+            Box::pin(self.beat(worker, at))
+        }
+
+        fn last_worker_seen(
+            &self,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<crate::store::WorkerSeen>>>
+        {
+            Box::pin(self.last_seen())
+        }
+    };
+}
+pub(crate) use driver_basics;

@@ -216,21 +216,7 @@ fn finish_blocking(
 }
 
 impl Driver for SqliteStore {
-    fn seal(&self) -> &crate::store::Seal {
-        &self.seal
-    }
-
-    fn lease(&self) -> Duration {
-        self.lease
-    }
-
-    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.beat(worker, at))
-    }
-
-    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<crate::store::WorkerSeen>>> {
-        Box::pin(self.last_seen())
-    }
+    crate::store::sql::driver_basics!();
 
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(self.call(move |conn| {
