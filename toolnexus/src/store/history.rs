@@ -32,14 +32,7 @@ impl HistoryQuery {
         Self::default()
     }
 
-    /// Only runs whose current (or last) request is of this kind.
-    #[must_use]
-    pub fn kind(mut self, kind: impl Into<String>) -> Self {
-        self.kind = Some(kind.into());
-        self
-    }
-
-    super::query::paging!();
+    super::query::paging!("Only runs whose current (or last) request is of this kind.");
 
     pub(crate) fn kind_filter(&self) -> Option<&str> {
         self.kind.as_deref()

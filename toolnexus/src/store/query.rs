@@ -6,10 +6,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::millis;
 use super::{DamagedRun, RawRow, RunInfo, StoreError, StoreResult};
 
-/// The paging methods of a runs query with `limit` and `cursor` fields ([`PendingQuery`],
+/// The filter by kind (documented by `$kind`) and the paging methods of a runs query with
+/// `kind`, `limit` and `cursor` fields ([`PendingQuery`],
 /// [`HistoryQuery`](super::HistoryQuery)), written once.
 macro_rules! paging {
-    () => {
+    ($kind:literal) => {
+        #[doc = $kind]
+        #[must_use]
+        pub fn kind(mut self, kind: impl Into<String>) -> Self {
+            self.kind = Some(kind.into());
+            self
+        }
+
         /// At most this many runs per page (at least one).
         #[must_use]
         pub fn limit(mut self, n: usize) -> Self {
@@ -64,12 +72,7 @@ impl PendingQuery {
         Self::default()
     }
 
-    /// Only runs waiting on requests of this kind.
-    #[must_use]
-    pub fn kind(mut self, kind: impl Into<String>) -> Self {
-        self.kind = Some(kind.into());
-        self
-    }
+    paging!("Only runs waiting on requests of this kind.");
 
     /// Only runs parked before this instant.
     #[must_use]
@@ -92,8 +95,6 @@ impl PendingQuery {
         self.expiring_before = Some(at);
         self
     }
-
-    paging!();
 
     pub(crate) fn kind_filter(&self) -> Option<&str> {
         self.kind.as_deref()
