@@ -91,8 +91,6 @@ use time::format_description::well_known::Rfc3339;
 use crate::request::{Answer, DeclineReason, KIND_APPROVAL, Request, format_rfc3339};
 
 mod owner;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) mod row;
 mod rule;
 mod store;
 #[cfg(test)]
@@ -126,7 +124,7 @@ impl Scope {
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s {
             "args" => Some(Self::Args),
             "tool" => Some(Self::Tool),
@@ -154,7 +152,7 @@ impl Within {
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s {
             "conversation" => Some(Self::Conversation),
             "principal" => Some(Self::Principal),

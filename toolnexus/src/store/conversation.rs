@@ -310,6 +310,23 @@ pub(crate) struct ConversationRow {
 }
 
 impl ConversationRow {
+    /// The row's values, in `CONVERSATION_COLUMNS` order: the parameters of the SQL stores'
+    /// insert and update.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn params(&self) -> Vec<crate::store::sql::SqlParam> {
+        use crate::store::sql::SqlParam;
+        vec![
+            SqlParam::Text(self.id.clone()),
+            SqlParam::Text(self.messages.clone()),
+            SqlParam::Int(self.turns),
+            SqlParam::Int(self.message_count),
+            SqlParam::MaybeText(self.waiting_run.clone()),
+            SqlParam::MaybeText(self.waiting_request.clone()),
+            SqlParam::Int(self.updated_at),
+            SqlParam::Int(self.version),
+        ]
+    }
+
     /// The row `conversation` is saved as (version bumped), after checking its transcript.
     pub(crate) fn of(conversation: &Conversation) -> StoreResult<Self> {
         check_balanced(&conversation.id, &conversation.messages)?;

@@ -112,25 +112,12 @@ pub(crate) trait Driver: ConversationStore + RuleStore + Send + Sync + fmt::Debu
         version: u64,
         timeout: Duration,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            loop {
-                let info =
-                    Driver::info(self, run_id)
-                        .await?
-                        .ok_or_else(|| StoreError::NotFound {
-                            key: run_id.to_owned(),
-                        })?;
-                if info.version > version {
-                    return Ok(Some(info));
-                }
-                let now = tokio::time::Instant::now();
-                if now >= deadline {
-                    return Ok(None);
-                }
-                tokio::time::sleep(Duration::from_millis(50).min(deadline - now)).await;
-            }
-        })
+        Box::pin(super::run_store::poll_change(
+            || Driver::info(self, run_id),
+            run_id,
+            version,
+            timeout,
+        ))
     }
 }
 
@@ -170,6 +157,12 @@ async fn submit_as<D: Driver>(
     driver.answer(&answer, how).await?.0.info()
 }
 
+/// The run kept under `key`, opened under the driver's seal.
+async fn stored<D: Driver>(driver: &D, key: Key) -> StoreResult<Option<StoredRun>> {
+    let row = driver.row(key).await?;
+    row.map(|row| row.decode(driver.seal())).transpose()
+}
+
 impl<D: Driver> RunStore for D {
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
@@ -185,20 +178,14 @@ impl<D: Driver> RunStore for D {
     }
 
     fn get<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(async move {
-            let row = self.row(Key::Run(run_id.to_owned())).await?;
-            row.map(|row| row.decode(self.seal())).transpose()
-        })
+        Box::pin(stored(self, Key::Run(run_id.to_owned())))
     }
 
     fn get_by_request<'a>(
         &'a self,
         request_id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(async move {
-            let row = self.row(Key::Request(request_id.to_owned())).await?;
-            row.map(|row| row.decode(self.seal())).transpose()
-        })
+        Box::pin(stored(self, Key::Request(request_id.to_owned())))
     }
 
     fn claim<'a>(

@@ -32,31 +32,7 @@ impl HistoryQuery {
         Self::default()
     }
 
-    /// Only runs whose current (or last) request is of this kind.
-    #[must_use]
-    pub fn kind(mut self, kind: impl Into<String>) -> Self {
-        self.kind = Some(kind.into());
-        self
-    }
-
-    /// At most this many runs per page (at least one).
-    #[must_use]
-    pub fn limit(mut self, n: usize) -> Self {
-        self.limit = Some(n.max(1));
-        self
-    }
-
-    /// Continue after the page that returned this cursor ([`Page::next`](super::Page::next)).
-    #[must_use]
-    pub fn after(mut self, cursor: impl Into<String>) -> Self {
-        self.cursor = Some(cursor.into());
-        self
-    }
-
-    /// The page size.
-    pub fn page_size(&self) -> usize {
-        self.limit.unwrap_or(super::DEFAULT_PAGE_SIZE)
-    }
+    super::query::paging!("Only runs whose current (or last) request is of this kind.");
 
     pub(crate) fn kind_filter(&self) -> Option<&str> {
         self.kind.as_deref()

@@ -115,6 +115,7 @@ use std::time::Duration;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;
+pub(crate) mod conversation_rows;
 mod engine;
 mod event_display;
 pub(crate) mod history;

@@ -6,6 +6,41 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::millis;
 use super::{DamagedRun, RawRow, RunInfo, StoreError, StoreResult};
 
+/// The filter by kind (documented by `$kind`) and the paging methods of a runs query with
+/// `kind`, `limit` and `cursor` fields ([`PendingQuery`],
+/// [`HistoryQuery`](super::HistoryQuery)), written once.
+macro_rules! paging {
+    ($kind:literal) => {
+        #[doc = $kind]
+        #[must_use]
+        pub fn kind(mut self, kind: impl Into<String>) -> Self {
+            self.kind = Some(kind.into());
+            self
+        }
+
+        /// At most this many runs per page (at least one).
+        #[must_use]
+        pub fn limit(mut self, n: usize) -> Self {
+            self.limit = Some(n.max(1));
+            self
+        }
+
+        /// Continue after the page that returned this cursor
+        /// ([`Page::next`](crate::store::Page::next)).
+        #[must_use]
+        pub fn after(mut self, cursor: impl Into<String>) -> Self {
+            self.cursor = Some(cursor.into());
+            self
+        }
+
+        /// The page size.
+        pub fn page_size(&self) -> usize {
+            self.limit.unwrap_or(crate::store::DEFAULT_PAGE_SIZE)
+        }
+    };
+}
+pub(super) use paging;
+
 /// Which pending runs [`RunStore::list_pending`](super::RunStore::list_pending) returns, oldest first.
 ///
 /// ```
@@ -37,12 +72,7 @@ impl PendingQuery {
         Self::default()
     }
 
-    /// Only runs waiting on requests of this kind.
-    #[must_use]
-    pub fn kind(mut self, kind: impl Into<String>) -> Self {
-        self.kind = Some(kind.into());
-        self
-    }
+    paging!("Only runs waiting on requests of this kind.");
 
     /// Only runs parked before this instant.
     #[must_use]
@@ -64,25 +94,6 @@ impl PendingQuery {
     pub fn expiring_before(mut self, at: SystemTime) -> Self {
         self.expiring_before = Some(at);
         self
-    }
-
-    /// At most this many runs per page (at least one).
-    #[must_use]
-    pub fn limit(mut self, n: usize) -> Self {
-        self.limit = Some(n.max(1));
-        self
-    }
-
-    /// Continue after the page that returned this cursor ([`Page::next`]).
-    #[must_use]
-    pub fn after(mut self, cursor: impl Into<String>) -> Self {
-        self.cursor = Some(cursor.into());
-        self
-    }
-
-    /// The page size.
-    pub fn page_size(&self) -> usize {
-        self.limit.unwrap_or(DEFAULT_PAGE_SIZE)
     }
 
     pub(crate) fn kind_filter(&self) -> Option<&str> {

@@ -401,7 +401,7 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         version: u64,
         timeout: Duration,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(poll_change(self, run_id, version, timeout))
+        Box::pin(poll_change(|| self.info(run_id), run_id, version, timeout))
     }
 
     /// Waits until the run is finished (or [given up](RunState::Failed)), for at most
@@ -437,20 +437,22 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     }
 }
 
-async fn poll_change<S: RunStore + ?Sized>(
-    store: &S,
+/// Reads the run's info (`info`) every 50 ms until its version passes `version`, for at most
+/// `timeout`: [`RunStore::wait_change`] of a store that cannot be woken.
+pub(super) async fn poll_change<'a, F>(
+    info: F,
     run_id: &str,
     version: u64,
     timeout: Duration,
-) -> StoreResult<Option<RunInfo>> {
+) -> StoreResult<Option<RunInfo>>
+where
+    F: Fn() -> BoxFuture<'a, StoreResult<Option<RunInfo>>>,
+{
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let info = store
-            .info(run_id)
-            .await?
-            .ok_or_else(|| StoreError::NotFound {
-                key: run_id.to_owned(),
-            })?;
+        let info = info().await?.ok_or_else(|| StoreError::NotFound {
+            key: run_id.to_owned(),
+        })?;
         if info.version > version {
             return Ok(Some(info));
         }

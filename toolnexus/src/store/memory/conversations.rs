@@ -1,77 +1,66 @@
-//! The conversations a [`MemoryStore`] keeps beside its runs.
+//! The conversations a [`MemoryStore`] keeps beside its runs:
+//! [`ConversationStore`](crate::store::ConversationStore) written once
+//! ([`conversation_store!`]) over a map by id.
+
+use std::ops::Bound;
 
 use super::MemoryStore;
-use crate::store::conversation::{ConversationRow, changed};
-use crate::store::{
-    Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
-};
+use crate::store::conversation::ConversationRow;
+use crate::store::conversation_rows::{By, ConversationRows, conversation_store};
+use crate::store::{Conversation, ConversationInfo, StoreResult};
 use crate::util::BoxFuture;
 
-impl ConversationStore for MemoryStore {
-    fn get_conversation<'a>(
+impl ConversationRows for MemoryStore {
+    fn conversation_by<'a>(
         &'a self,
-        id: &'a str,
+        by: By,
+        key: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
         Box::pin(async move {
-            self.conversation_rows()
-                .get(id)
-                .map(ConversationRow::decode)
-                .transpose()
+            let rows = self.conversation_rows();
+            let row = match by {
+                By::Id => rows.get(key),
+                By::WaitingRun => rows
+                    .values()
+                    .find(|row| row.waiting_run.as_deref() == Some(key)),
+            };
+            row.map(ConversationRow::decode).transpose()
         })
     }
 
-    fn conversation_of_run<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
+    fn save_conversation(
+        &self,
+        row: ConversationRow,
+    ) -> BoxFuture<'_, StoreResult<Result<(), ConversationRow>>> {
         Box::pin(async move {
-            self.conversation_rows()
-                .values()
-                .find(|row| row.waiting_run.as_deref() == Some(run_id))
-                .map(ConversationRow::decode)
-                .transpose()
-        })
-    }
-
-    fn put_conversation<'a>(
-        &'a self,
-        conversation: &'a Conversation,
-    ) -> BoxFuture<'a, StoreResult<ConversationInfo>> {
-        Box::pin(async move {
-            let row = ConversationRow::of(conversation)?;
             let mut rows = self.conversation_rows();
-            let stored = rows.get(&row.id).map_or(0, |r| r.version);
-            if stored != row.expected() {
-                return Err(changed(&row));
+            if rows.get(&row.id).map_or(0, |r| r.version) != row.expected() {
+                return Ok(Err(row));
             }
-            let info = row.info();
             rows.insert(row.id.clone(), row);
-            Ok(info)
+            Ok(Ok(()))
         })
     }
 
-    fn list_conversations<'a>(
+    fn conversations_after<'a>(
         &'a self,
         after: Option<&'a str>,
-        limit: usize,
-    ) -> BoxFuture<'a, StoreResult<ConversationPage>> {
+        take: usize,
+    ) -> BoxFuture<'a, StoreResult<Vec<ConversationInfo>>> {
         Box::pin(async move {
-            let limit = limit.max(1);
-            let rows = self.conversation_rows();
-            let start = match after {
-                Some(id) => std::ops::Bound::Excluded(id.to_owned()),
-                None => std::ops::Bound::Unbounded,
-            };
-            let page = rows
-                .range((start, std::ops::Bound::Unbounded))
-                .take(limit + 1)
+            let start = after.map_or(Bound::Unbounded, |id| Bound::Excluded(id.to_owned()));
+            Ok(self
+                .conversation_rows()
+                .range((start, Bound::Unbounded))
+                .take(take)
                 .map(|(_, row)| row.info())
-                .collect();
-            Ok(ConversationPage::new(page, limit))
+                .collect())
         })
     }
 
-    fn delete_conversation<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+    fn delete_conversation_row<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(async move { Ok(self.conversation_rows().remove(id).is_some()) })
     }
 }
+
+conversation_store!(MemoryStore);

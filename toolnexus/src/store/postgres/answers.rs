@@ -27,6 +27,8 @@ pub(super) fn pg_params(params: &[SqlParam]) -> Vec<&(dyn ToSql + Sync)> {
         .map(|p| match p {
             SqlParam::Text(s) => s as &(dyn ToSql + Sync),
             SqlParam::Int(i) => i as &(dyn ToSql + Sync),
+            SqlParam::MaybeText(s) => s as &(dyn ToSql + Sync),
+            SqlParam::MaybeInt(i) => i as &(dyn ToSql + Sync),
         })
         .collect()
 }

@@ -1,146 +1,91 @@
-//! [`ConversationStore`] for [`PostgresStore`]: the `conversations` table (schema version 2).
+//! [`ConversationStore`](crate::store::ConversationStore) for [`PostgresStore`]: the
+//! `conversations` table (schema version 2), written once ([`conversation_store!`]) over
+//! PostgreSQL running the statements both SQL stores share ([`ConversationSql`]).
 
-use tokio_postgres::Row;
+use std::sync::LazyLock;
 
+use super::answers::pg_params;
 use super::{PostgresStore, pg};
-use crate::store::conversation::{ConversationRow, changed};
-use crate::store::sql::CONVERSATION_COLUMNS;
-use crate::store::{
-    Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
-};
+use crate::store::conversation::ConversationRow;
+use crate::store::conversation_rows::{By, ConversationRows, conversation_store};
+use crate::store::sql::{ConversationSql, read_conversation_row};
+use crate::store::{Conversation, ConversationInfo, StoreResult};
 use crate::util::BoxFuture;
 
-fn raw(r: &Row) -> ConversationRow {
-    ConversationRow {
-        id: r.get(0),
-        messages: r.get(1),
-        turns: r.get(2),
-        message_count: r.get(3),
-        waiting_run: r.get(4),
-        waiting_request: r.get(5),
-        updated_at: r.get(6),
-        version: r.get(7),
-    }
-}
+/// The conversations' statements in PostgreSQL's dialect.
+static SQL: LazyLock<ConversationSql> =
+    LazyLock::new(|| ConversationSql::new(|n| format!("${n}"), |n| format!("${n}::BIGINT")));
 
-impl PostgresStore {
-    async fn conversation_where(
-        &self,
-        column: &str,
-        key: &str,
-    ) -> StoreResult<Option<Conversation>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE {column} = $1"
-            ))
-            .await
-            .map_err(|e| pg(&e))?;
-        client
-            .query_opt(&stmt, &[&key])
-            .await
-            .map_err(|e| pg(&e))?
-            .map(|r| raw(&r).decode())
-            .transpose()
-    }
-}
-
-impl ConversationStore for PostgresStore {
-    fn get_conversation<'a>(
+impl ConversationRows for PostgresStore {
+    fn conversation_by<'a>(
         &'a self,
-        id: &'a str,
+        by: By,
+        key: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        Box::pin(self.conversation_where("id", id))
-    }
-
-    fn conversation_of_run<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        Box::pin(self.conversation_where("waiting_run", run_id))
-    }
-
-    fn put_conversation<'a>(
-        &'a self,
-        conversation: &'a Conversation,
-    ) -> BoxFuture<'a, StoreResult<ConversationInfo>> {
         Box::pin(async move {
-            let row = ConversationRow::of(conversation)?;
-            let sql = if row.expected() == 0 {
-                "INSERT INTO conversations (id, messages, turns, message_count, waiting_run,
-                     waiting_request, updated_at, version)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING"
-            } else {
-                "UPDATE conversations SET messages = $2, turns = $3, message_count = $4,
-                     waiting_run = $5, waiting_request = $6, updated_at = $7, version = $8::BIGINT
-                 WHERE id = $1 AND version = $8::BIGINT - 1"
-            };
-            let client = self.client().await?;
-            let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-            let n = client
-                .execute(
-                    &stmt,
-                    &[
-                        &row.id,
-                        &row.messages,
-                        &row.turns,
-                        &row.message_count,
-                        &row.waiting_run,
-                        &row.waiting_request,
-                        &row.updated_at,
-                        &row.version,
-                    ],
-                )
-                .await
-                .map_err(|e| pg(&e))?;
-            if n == 1 {
-                Ok(row.info())
-            } else {
-                Err(changed(&row))
-            }
-        })
-    }
-
-    fn list_conversations<'a>(
-        &'a self,
-        after: Option<&'a str>,
-        limit: usize,
-    ) -> BoxFuture<'a, StoreResult<ConversationPage>> {
-        Box::pin(async move {
-            let limit = limit.max(1);
             let client = self.client().await?;
             let stmt = client
-                .prepare_cached(&format!(
-                    "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id > $1
-                     ORDER BY id LIMIT $2"
-                ))
+                .prepare_cached(SQL.by(by))
                 .await
                 .map_err(|e| pg(&e))?;
-            let rows = client
-                .query(
-                    &stmt,
-                    &[
-                        &after.unwrap_or_default(),
-                        &i64::try_from(limit + 1).unwrap_or(i64::MAX),
-                    ],
-                )
+            client
+                .query_opt(&stmt, &[&key])
                 .await
-                .map_err(|e| pg(&e))?;
-            Ok(ConversationPage::new(
-                rows.iter().map(|r| raw(r).info()).collect(),
-                limit,
-            ))
+                .map_err(|e| pg(&e))?
+                .map(|r| read_conversation_row!(r, get).decode())
+                .transpose()
         })
     }
 
-    fn delete_conversation<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+    fn save_conversation(
+        &self,
+        row: ConversationRow,
+    ) -> BoxFuture<'_, StoreResult<Result<(), ConversationRow>>> {
+        Box::pin(async move {
+            let params = row.params();
+            let client = self.client().await?;
+            let stmt = client
+                .prepare_cached(SQL.save(&row))
+                .await
+                .map_err(|e| pg(&e))?;
+            let n = client
+                .execute(&stmt, &pg_params(&params))
+                .await
+                .map_err(|e| pg(&e))?;
+            Ok(if n == 1 { Ok(()) } else { Err(row) })
+        })
+    }
+
+    fn conversations_after<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        take: usize,
+    ) -> BoxFuture<'a, StoreResult<Vec<ConversationInfo>>> {
+        Box::pin(async move {
+            let take = i64::try_from(take).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            let stmt = client.prepare_cached(&SQL.list).await.map_err(|e| pg(&e))?;
+            let rows = client
+                .query(&stmt, &[&after.unwrap_or_default(), &take])
+                .await
+                .map_err(|e| pg(&e))?;
+            Ok(rows
+                .iter()
+                .map(|r| read_conversation_row!(r, get).info())
+                .collect())
+        })
+    }
+
+    fn delete_conversation_row<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(async move {
             let client = self.client().await?;
             let n = client
-                .execute("DELETE FROM conversations WHERE id = $1", &[&id])
+                .execute(SQL.delete.as_str(), &[&id])
                 .await
                 .map_err(|e| pg(&e))?;
             Ok(n == 1)
         })
     }
 }
+
+conversation_store!(PostgresStore);

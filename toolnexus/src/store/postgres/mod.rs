@@ -166,27 +166,7 @@ impl PostgresStore {
         Ok(store)
     }
 
-    /// Seals every record, checkpoint and answer this handle writes with `current`, and refuses any
-    /// row that does not open under `current` or one of `retired` (keys being rotated out),
-    /// as [`StoreError::Corrupt`] for that run only. Every process on the database needs the
-    /// same keys. Without keys the store trusts whoever can write the database: a record is
-    /// checked against itself, which catches damage but not a consistent forgery.
-    #[must_use]
-    pub fn with_seal_keys(
-        mut self,
-        current: crate::run::SealKey,
-        retired: impl IntoIterator<Item = crate::run::SealKey>,
-    ) -> Self {
-        self.seal = crate::store::Seal::new(current, retired);
-        self
-    }
-
-    /// Sets how long a claim holds a run unless renewed.
-    #[must_use]
-    pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
+    crate::store::sql::seal_and_lease!("on the database", "the database");
 
     /// The schema the runs are kept in.
     pub fn schema(&self) -> &str {
@@ -212,6 +192,8 @@ impl PostgresStore {
                 match p {
                     SqlParam::Text(s) => Box::new(s),
                     SqlParam::Int(i) => Box::new(i),
+                    SqlParam::MaybeText(s) => Box::new(s),
+                    SqlParam::MaybeInt(i) => Box::new(i),
                 }
             })
             .collect();
@@ -225,22 +207,13 @@ impl PostgresStore {
         Ok(Page::of_rows(rows.iter().map(read).collect(), size))
     }
 
+    /// The run's info; [`StoreError::NotFound`] when no run has this id.
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = $1"
-            ))
-            .await
-            .map_err(|e| pg(&e))?;
-        let row = client
-            .query_opt(&stmt, &[&run_id])
-            .await
-            .map_err(|e| pg(&e))?
+        Driver::info(self, run_id)
+            .await?
             .ok_or_else(|| StoreError::NotFound {
                 key: run_id.to_owned(),
-            })?;
-        raw_info(&row).info()
+            })
     }
 
     async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
@@ -348,21 +321,7 @@ impl Driver for PostgresStore {
         (!self.outbox.names.is_empty()).then_some(self as _)
     }
 
-    fn seal(&self) -> &crate::store::Seal {
-        &self.seal
-    }
-
-    fn lease(&self) -> Duration {
-        self.lease
-    }
-
-    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.beat(worker, at))
-    }
-
-    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<crate::store::WorkerSeen>>> {
-        Box::pin(self.last_seen())
-    }
+    crate::store::sql::driver_basics!();
 
     fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
         Box::pin(async move { self.tell_workers(&self.client().await?).await })

@@ -1,23 +1,91 @@
 //! What the two SQL stores (`SqliteStore`, `PostgresStore`) share, gated once here: the
 //! columns every statement reads and how a change appends to a run's history (`row`), the
-//! `list_pending` statement (`query`), and the one initial schema with the migration machinery
+//! `list_pending` statement (`query`), the rules' row and statements (`rules`), and the one initial schema with the migration machinery
 //! that will carry later versions (`schema`).
 //!
 //! Nothing in this room depends on which SQL store is built: the stores' own rooms
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
 mod change;
+mod conversations;
 mod history;
 mod query;
 mod row;
+pub(crate) mod rule_store;
+mod rules;
 mod schema;
 
 pub(crate) use change::change_sql;
+pub(crate) use conversations::{ConversationSql, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
+pub(crate) use rule_store::{RuleRows, sql_rule_store};
+pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, readable};
 pub(crate) use schema::{
-    RULES_INDEX, candidate_rules_sql, due_migrations, initial_schema, rules_schema, workers_schema,
+    RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };
+
+/// The builder methods both SQL stores share: the seal keys and the lease; `$who` says which
+/// processes share the store, `$what` what they write.
+macro_rules! seal_and_lease {
+    ($who:literal, $what:literal) => {
+        #[doc = concat!(
+            "Seals every record, checkpoint and answer this handle writes with `current`, and \
+             refuses any row that does not open under `current` or one of `retired` (keys being \
+             rotated out), as [`StoreError::Corrupt`](crate::store::StoreError::Corrupt) for that \
+             run only. Every process ", $who, " needs the same keys. Without keys the store \
+             trusts whoever can write ", $what, ": a record is checked against itself, which \
+             catches damage but not a consistent forgery."
+        )]
+        #[must_use]
+        pub fn with_seal_keys(
+            mut self,
+            current: crate::run::SealKey,
+            retired: impl IntoIterator<Item = crate::run::SealKey>,
+        ) -> Self {
+            self.seal = crate::store::Seal::new(current, retired);
+            self
+        }
+
+        /// Sets how long a claim holds a run unless renewed.
+        #[must_use]
+        pub fn with_lease(mut self, lease: std::time::Duration) -> Self {
+            self.lease = lease;
+            self
+        }
+    };
+}
+pub(crate) use seal_and_lease;
+
+/// The [`Driver`](crate::store::engine::Driver) methods both SQL stores answer alike from their
+/// `seal` and `lease` fields and their workers' table (`beat`, `last_seen`).
+macro_rules! driver_basics {
+    () => {
+        fn seal(&self) -> &crate::store::Seal {
+            &self.seal
+        }
+
+        fn lease(&self) -> std::time::Duration {
+            self.lease
+        }
+
+        fn heartbeat<'a>(
+            &'a self,
+            worker: &'a str,
+            at: std::time::SystemTime,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<()>> {
+            Box::pin(self.beat(worker, at))
+        }
+
+        fn last_worker_seen(
+            &self,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<crate::store::WorkerSeen>>>
+        {
+            Box::pin(self.last_seen())
+        }
+    };
+}
+pub(crate) use driver_basics;

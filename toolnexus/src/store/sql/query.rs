@@ -8,6 +8,10 @@ use crate::store::{PendingQuery, StoreResult};
 pub(crate) enum SqlParam {
     Text(String),
     Int(i64),
+    /// Text or `NULL`.
+    MaybeText(Option<String>),
+    /// An integer or `NULL`.
+    MaybeInt(Option<i64>),
 }
 
 /// The `list_pending` statement for `query` (one row more than a page, to know whether another

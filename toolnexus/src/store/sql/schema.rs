@@ -119,7 +119,7 @@ macro_rules! rules_schema {
 pub(crate) use rules_schema;
 
 /// Version 4: the approval check's indexes ([`RuleStore::decide`](crate::remember::RuleStore::decide)
-/// reads only the rules that may cover the call, [`candidate_rules_sql`]): an `args` rule found
+/// reads only the rules that may cover the call, [`RuleSql::candidates`](super::RuleSql::candidates)): an `args` rule found
 /// by its fingerprint, a `tool` rule by tool, reach and holder (a partial index of the `tool`
 /// rules only, so no plan, not even PostgreSQL's generic plan of the prepared statement,
 /// walks a holder's exact-call rules through it). Without them a check read every rule of
@@ -130,32 +130,6 @@ pub(crate) const RULES_INDEX: &str = "DROP INDEX IF EXISTS rules_by_call;
     CREATE INDEX IF NOT EXISTS rules_by_tool ON rules (tool, reach, holder) WHERE scope = 'tool';
     CREATE INDEX IF NOT EXISTS rules_by_fingerprint ON rules (fingerprint, reach, holder)
         WHERE fingerprint IS NOT NULL;";
-
-/// The statement of the rules that may cover a call: `placeholder(n)` names the n-th
-/// parameter: 1 the tool, 2 the conversation (or `NULL`), 3 the principal (or `NULL`), 4 the
-/// time (ms), 5 the call's fingerprint. Four index lookups (a reach and a scope each), so a
-/// check reads the matching rules only, however many rules the holder has.
-pub(crate) fn candidate_rules_sql(placeholder: fn(usize) -> String) -> String {
-    let p = placeholder;
-    let live = format!("(ends_at IS NULL OR ends_at > {})", p(4));
-    let mut parts = Vec::with_capacity(4);
-    for (reach, holder) in [("conversation", p(2)), ("principal", p(3))] {
-        parts.push(format!(
-            "SELECT {cols} FROM rules WHERE tool = {tool} AND reach = '{reach}' AND holder = {holder}
-               AND scope = 'tool' AND {live}",
-            cols = crate::remember::row::RULE_COLUMNS,
-            tool = p(1),
-        ));
-        parts.push(format!(
-            "SELECT {cols} FROM rules WHERE fingerprint = {fp} AND reach = '{reach}' AND holder = {holder}
-               AND tool = {tool} AND scope = 'args' AND {live}",
-            cols = crate::remember::row::RULE_COLUMNS,
-            fp = p(5),
-            tool = p(1),
-        ));
-    }
-    parts.join(" UNION ALL ")
-}
 
 /// Version 5: the workers' heartbeats ([`RunStore::heartbeat`](crate::store::RunStore::heartbeat)),
 /// one row a worker name with its latest heartbeat, the same SQL in both stores but for the

@@ -19,6 +19,8 @@ impl ToSql for SqlParam {
         match self {
             Self::Text(s) => s.to_sql(),
             Self::Int(i) => i.to_sql(),
+            Self::MaybeText(s) => s.to_sql(),
+            Self::MaybeInt(i) => i.to_sql(),
         }
     }
 }

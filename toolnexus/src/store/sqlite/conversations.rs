@@ -1,131 +1,84 @@
-//! [`ConversationStore`] for [`SqliteStore`]: the `conversations` table (schema version 2).
+//! [`ConversationStore`](crate::store::ConversationStore) for [`SqliteStore`]: the
+//! `conversations` table (schema version 2), written once ([`conversation_store!`]) over
+//! SQLite running the statements both SQL stores share ([`ConversationSql`]).
 
-use rusqlite::{Connection, OptionalExtension, params};
+use std::sync::LazyLock;
+
+use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::SqliteStore;
-use crate::store::conversation::{ConversationRow, changed};
-use crate::store::sql::{CONVERSATION_COLUMNS, backend};
-use crate::store::{
-    Conversation, ConversationInfo, ConversationPage, ConversationStore, StoreResult,
-};
+use crate::store::conversation::ConversationRow;
+use crate::store::conversation_rows::{By, ConversationRows, conversation_store};
+use crate::store::sql::{ConversationSql, backend, read_conversation_row};
+use crate::store::{Conversation, ConversationInfo, StoreResult};
 use crate::util::BoxFuture;
 
+/// The conversations' statements in SQLite's dialect.
+static SQL: LazyLock<ConversationSql> =
+    LazyLock::new(|| ConversationSql::new(|n| format!("?{n}"), |n| format!("?{n}")));
+
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationRow> {
-    Ok(ConversationRow {
-        id: r.get(0)?,
-        messages: r.get(1)?,
-        turns: r.get(2)?,
-        message_count: r.get(3)?,
-        waiting_run: r.get(4)?,
-        waiting_request: r.get(5)?,
-        updated_at: r.get(6)?,
-        version: r.get(7)?,
-    })
+    Ok(read_conversation_row!(r, get?))
 }
 
-fn one_where(conn: &Connection, column: &str, key: &str) -> StoreResult<Option<Conversation>> {
-    conn.prepare_cached(&format!(
-        "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE {column} = ?1"
-    ))
-    .and_then(|mut stmt| stmt.query_row([key], raw).optional())
-    .map_err(backend)?
-    .map(|row| row.decode())
-    .transpose()
-}
-
-fn put(conn: &Connection, row: &ConversationRow) -> StoreResult<ConversationInfo> {
-    let sql = if row.expected() == 0 {
-        "INSERT INTO conversations (id, messages, turns, message_count, waiting_run,
-             waiting_request, updated_at, version)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING"
-    } else {
-        "UPDATE conversations SET messages = ?2, turns = ?3, message_count = ?4,
-             waiting_run = ?5, waiting_request = ?6, updated_at = ?7, version = ?8
-         WHERE id = ?1 AND version = ?8 - 1"
-    };
-    let changed_rows = conn
-        .prepare_cached(sql)
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                row.id,
-                row.messages,
-                row.turns,
-                row.message_count,
-                row.waiting_run,
-                row.waiting_request,
-                row.updated_at,
-                row.version
-            ])
-        })
-        .map_err(backend)?;
-    if changed_rows == 1 {
-        Ok(row.info())
-    } else {
-        Err(changed(row))
-    }
-}
-
-impl ConversationStore for SqliteStore {
-    fn get_conversation<'a>(
+impl ConversationRows for SqliteStore {
+    fn conversation_by<'a>(
         &'a self,
-        id: &'a str,
+        by: By,
+        key: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        let id = id.to_owned();
-        Box::pin(self.call(move |conn| one_where(conn, "id", &id)))
-    }
-
-    fn conversation_of_run<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
-        let run_id = run_id.to_owned();
-        Box::pin(self.call(move |conn| one_where(conn, "waiting_run", &run_id)))
-    }
-
-    fn put_conversation<'a>(
-        &'a self,
-        conversation: &'a Conversation,
-    ) -> BoxFuture<'a, StoreResult<ConversationInfo>> {
-        Box::pin(async move {
-            let row = ConversationRow::of(conversation)?;
-            self.call(move |conn| put(conn, &row)).await
-        })
-    }
-
-    fn list_conversations<'a>(
-        &'a self,
-        after: Option<&'a str>,
-        limit: usize,
-    ) -> BoxFuture<'a, StoreResult<ConversationPage>> {
-        let (after, limit) = (after.unwrap_or_default().to_owned(), limit.max(1));
+        let (sql, key) = (SQL.by(by), key.to_owned());
         Box::pin(self.call(move |conn| {
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id > ?1
-                     ORDER BY id LIMIT ?2"
-                ))
-                .map_err(backend)?;
-            let rows = stmt
-                .query_map(
-                    params![after, i64::try_from(limit + 1).unwrap_or(i64::MAX)],
-                    raw,
-                )
+            conn.prepare_cached(sql)
+                .and_then(|mut stmt| stmt.query_row([&key], raw).optional())
                 .map_err(backend)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(backend)?;
-            Ok(ConversationPage::new(
-                rows.iter().map(ConversationRow::info).collect(),
-                limit,
-            ))
+                .map(|row| row.decode())
+                .transpose()
         }))
     }
 
-    fn delete_conversation<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
+    fn save_conversation(
+        &self,
+        row: ConversationRow,
+    ) -> BoxFuture<'_, StoreResult<Result<(), ConversationRow>>> {
+        let (sql, params) = (SQL.save(&row), row.params());
+        Box::pin(async move {
+            let n = self
+                .call(move |conn| {
+                    conn.prepare_cached(sql)
+                        .and_then(|mut stmt| stmt.execute(params_from_iter(params.iter())))
+                        .map_err(backend)
+                })
+                .await?;
+            Ok(if n == 1 { Ok(()) } else { Err(row) })
+        })
+    }
+
+    fn conversations_after<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        take: usize,
+    ) -> BoxFuture<'a, StoreResult<Vec<ConversationInfo>>> {
+        let after = after.unwrap_or_default().to_owned();
+        let take = i64::try_from(take).unwrap_or(i64::MAX);
+        Box::pin(self.call(move |conn| {
+            conn.prepare_cached(&SQL.list)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![after, take], |r| Ok(raw(r)?.info()))?
+                        .collect()
+                })
+                .map_err(backend)
+        }))
+    }
+
+    fn delete_conversation_row<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         let id = id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.execute("DELETE FROM conversations WHERE id = ?1", [&id])
+            conn.execute(&SQL.delete, [&id])
                 .map(|n| n == 1)
                 .map_err(backend)
         }))
     }
 }
+
+conversation_store!(SqliteStore);

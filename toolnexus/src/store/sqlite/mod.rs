@@ -106,27 +106,7 @@ impl SqliteStore {
         })
     }
 
-    /// Seals every record, checkpoint and answer this handle writes with `current`, and refuses any
-    /// row that does not open under `current` or one of `retired` (keys being rotated out),
-    /// as [`StoreError::Corrupt`] for that run only. Every process that opens the file needs
-    /// the same keys. Without keys the store trusts whoever can write the file: a record is
-    /// checked against itself, which catches damage but not a consistent forgery.
-    #[must_use]
-    pub fn with_seal_keys(
-        mut self,
-        current: crate::run::SealKey,
-        retired: impl IntoIterator<Item = crate::run::SealKey>,
-    ) -> Self {
-        self.seal = crate::store::Seal::new(current, retired);
-        self
-    }
-
-    /// Sets how long a claim holds a run unless renewed.
-    #[must_use]
-    pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
+    crate::store::sql::seal_and_lease!("that opens the file", "the file");
 
     /// The database file.
     pub fn path(&self) -> &Path {
@@ -249,21 +229,7 @@ impl Driver for SqliteStore {
         (!self.outbox.names.is_empty()).then_some(self as _)
     }
 
-    fn seal(&self) -> &crate::store::Seal {
-        &self.seal
-    }
-
-    fn lease(&self) -> Duration {
-        self.lease
-    }
-
-    fn heartbeat<'a>(&'a self, worker: &'a str, at: SystemTime) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(self.beat(worker, at))
-    }
-
-    fn last_worker_seen(&self) -> BoxFuture<'_, StoreResult<Option<crate::store::WorkerSeen>>> {
-        Box::pin(self.last_seen())
-    }
+    crate::store::sql::driver_basics!();
 
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         let outbox = self.outbox.clone();

@@ -59,6 +59,16 @@ mod tests {
 
     use super::{MIGRATIONS, migrate_with};
 
+    /// Keeps run `r` (request `q`) in `state` at `version` after `claims` claims.
+    fn keep_run(conn: &Connection, state: &str, version: i64, claims: i64) {
+        conn.execute(
+            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
+             VALUES ('r', 'q', 'input', 'p', 0, ?1, ?2, ?3, '{}')",
+            rusqlite::params![state, version, claims],
+        )
+        .unwrap();
+    }
+
     fn versions(conn: &Connection) -> Vec<i64> {
         conn.prepare("SELECT version FROM schema_version ORDER BY version")
             .unwrap()
@@ -76,12 +86,7 @@ mod tests {
         migrate_with(&mut conn, MIGRATIONS).unwrap();
         let current: Vec<i64> = (1..=i64::try_from(MIGRATIONS.len()).unwrap()).collect();
         assert_eq!(versions(&conn), current);
-        conn.execute(
-            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
-             VALUES ('r', 'q', 'input', 'p', 0, 'parked', 1, 0, '{}')",
-            [],
-        )
-        .unwrap();
+        keep_run(&conn, "parked", 1, 0);
         let mut next = MIGRATIONS.to_vec();
         next.push("ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT 'kept'");
         migrate_with(&mut conn, &next).unwrap();
@@ -110,12 +115,7 @@ mod tests {
     fn version_1_takes_the_rules_table() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate_with(&mut conn, &MIGRATIONS[..1]).unwrap();
-        conn.execute(
-            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
-             VALUES ('r', 'q', 'input', 'p', 0, 'parked', 1, 0, '{}')",
-            [],
-        )
-        .unwrap();
+        keep_run(&conn, "parked", 1, 0);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
         assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         let runs: i64 = conn
@@ -133,12 +133,7 @@ mod tests {
     fn version_2_takes_the_history_index_and_the_listing_uses_it() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate_with(&mut conn, &MIGRATIONS[..2]).unwrap();
-        conn.execute(
-            "INSERT INTO runs (run_id, request_id, kind, prompt, created_at, state, version, claims, record)
-             VALUES ('r', 'q', 'input', 'p', 0, 'finished', 3, 1, '{}')",
-            [],
-        )
-        .unwrap();
+        keep_run(&conn, "finished", 3, 1);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
         assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
@@ -181,7 +176,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..3]).unwrap();
         migrate_with(&mut conn, &MIGRATIONS[..4]).unwrap();
         assert_eq!(versions(&conn), [1, 2, 3, 4]);
-        let sql = crate::store::sql::candidate_rules_sql(|n| format!("?{n}"));
+        let sql = &crate::store::sqlite::rules::SQL.candidates;
         let plan: Vec<String> = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap()
