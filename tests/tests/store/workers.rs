@@ -60,34 +60,51 @@ struct Outcome {
     elapsed: Duration,
 }
 
-/// Starts the workers, kills worker 0 inside a run, waits for the others to finish.
+/// The others start once the victim has claimed this many runs: with the four started
+/// together, the three fast workers could finish all the runs on a loaded machine before the
+/// slowed victim reached its claim #`KILL_AT_CLAIM`, and the victim ended unkilled. From here
+/// the victim needs a few more claims (tens of ms), the others hundreds of ms for the rest.
+const HEAD_START: usize = KILL_AT_CLAIM - 3;
+
+/// Starts the workers (the victim first), kills worker 0 inside a run, waits for the others
+/// to finish.
 async fn run_workers(url: &str, schema: &str, db: &tokio_postgres::Client) -> Outcome {
     let count_sql = format!("SELECT count(*) FROM \"{schema}\".effects");
     let started = Instant::now();
-    let mut children: Vec<Child> = (0..WORKERS)
-        .map(|i| {
-            spawn(
-                url,
-                schema,
-                &format!("worker-{i}"),
-                (i == 0).then_some(VICTIM_PAUSE_MS),
-            )
-        })
-        .collect();
+    let mut victim = spawn(url, schema, "worker-0", Some(VICTIM_PAUSE_MS));
     let (victim_live, victim_lines) = mpsc::channel();
-    let mut readers = vec![lines(&mut children[0], victim_live)];
-    for child in &mut children[1..] {
-        readers.push(lines(child, mpsc::channel().0));
+    let mut readers = vec![lines(&mut victim, victim_live)];
+
+    // count the victim's claims: tell when it has its head start, stop at the kill's claim
+    let (head_start, started_enough) = tokio::sync::oneshot::channel();
+    let victim_claims = tokio::task::spawn_blocking(move || {
+        let mut head_start = Some(head_start);
+        let mut n = 0;
+        for line in &victim_lines {
+            if line.starts_with("claimed ") || line.starts_with("taken ") {
+                n += 1;
+                if n == HEAD_START {
+                    let _ = head_start.take().map(|tx| tx.send(()));
+                }
+                if n == KILL_AT_CLAIM {
+                    break;
+                }
+            }
+        }
+        n
+    });
+    tokio::time::timeout(Duration::from_secs(120), started_enough)
+        .await
+        .expect("the victim claims runs")
+        .expect("the victim claims its first runs alone");
+    let mut children = vec![victim];
+    for i in 1..WORKERS {
+        let mut child = spawn(url, schema, &format!("worker-{i}"), None);
+        readers.push(lines(&mut child, mpsc::channel().0));
+        children.push(child);
     }
 
     // kill worker 0 inside a run
-    let victim_claims = tokio::task::spawn_blocking(move || {
-        victim_lines
-            .iter()
-            .filter(|l: &String| l.starts_with("claimed ") || l.starts_with("taken "))
-            .take(KILL_AT_CLAIM)
-            .count()
-    });
     let claims_seen = tokio::time::timeout(Duration::from_secs(120), victim_claims)
         .await
         .expect("the victim claims runs")
