@@ -25,9 +25,14 @@
 //! - **Nothing sent for nothing.** A notification whose request was answered (or whose run is
 //!   gone) before its delivery is [skipped](crate::store::NotificationState::Skipped).
 //!
-//! Notifiers of this crate: [`WebhookNotifier`] (feature `notify-webhook`: a signed JSON POST,
-//! or a chat incoming-webhook body) and [`EmailNotifier`] (feature `notify-email`: SMTP over
-//! lettre, plain text and HTML). A host implements [`Notifier`] for anything else.
+//! Notifiers of this crate:
+#![cfg_attr(feature = "notify-webhook", doc = "[`WebhookNotifier`]")]
+#![cfg_attr(not(feature = "notify-webhook"), doc = "`WebhookNotifier`")]
+//! (feature `notify-webhook`: a signed JSON POST, or a chat incoming-webhook body) and
+#![cfg_attr(feature = "notify-email", doc = "[`EmailNotifier`]")]
+#![cfg_attr(not(feature = "notify-email"), doc = "`EmailNotifier`")]
+//! (feature `notify-email`: SMTP over lettre, plain text and HTML). A host implements
+//! [`Notifier`] for anything else.
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
