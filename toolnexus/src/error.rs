@@ -99,14 +99,56 @@ pub enum Error {
         #[source]
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
-    /// An [`HttpProvider`](crate::providers::HttpProvider)'s own per-request timeout elapsed
-    /// (retries and streaming included); not retried.
+    /// An [`HttpProvider`]'s own per-request timeout elapsed (retries and streaming included);
+    /// not retried.
+    ///
+    #[cfg_attr(
+        feature = "http",
+        doc = "[`HttpProvider`]: crate::providers::HttpProvider"
+    )]
+    #[cfg_attr(
+        not(feature = "http"),
+        doc = "[`HttpProvider`]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProvider.html"
+    )]
     #[error("the provider did not answer within {0:?} (the provider's own request timeout)")]
     ProviderTimeout(std::time::Duration),
-    /// An [`HttpProvider`](crate::providers::HttpProvider) waited longer than one of its
-    /// stall limits ([`connect_timeout`](crate::providers::HttpProviderBuilder::connect_timeout),
-    /// [`first_byte_timeout`](crate::providers::HttpProviderBuilder::first_byte_timeout),
-    /// [`idle_timeout`](crate::providers::HttpProviderBuilder::idle_timeout)) for the provider.
+    /// An [`HttpProvider`] waited longer than one of its stall limits
+    /// ([`connect_timeout`][connect_timeout],
+    /// [`first_byte_timeout`][first_byte_timeout],
+    /// [`idle_timeout`][idle_timeout]) for the provider.
+    ///
+    #[cfg_attr(
+        feature = "http",
+        doc = "[`HttpProvider`]: crate::providers::HttpProvider"
+    )]
+    #[cfg_attr(
+        feature = "http",
+        doc = "[connect_timeout]: crate::providers::HttpProviderBuilder::connect_timeout"
+    )]
+    #[cfg_attr(
+        feature = "http",
+        doc = "[first_byte_timeout]: crate::providers::HttpProviderBuilder::first_byte_timeout"
+    )]
+    #[cfg_attr(
+        feature = "http",
+        doc = "[idle_timeout]: crate::providers::HttpProviderBuilder::idle_timeout"
+    )]
+    #[cfg_attr(
+        not(feature = "http"),
+        doc = "[`HttpProvider`]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProvider.html"
+    )]
+    #[cfg_attr(
+        not(feature = "http"),
+        doc = "[connect_timeout]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProviderBuilder.html#method.connect_timeout"
+    )]
+    #[cfg_attr(
+        not(feature = "http"),
+        doc = "[first_byte_timeout]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProviderBuilder.html#method.first_byte_timeout"
+    )]
+    #[cfg_attr(
+        not(feature = "http"),
+        doc = "[idle_timeout]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProviderBuilder.html#method.idle_timeout"
+    )]
     #[error("the provider sent nothing for {limit:?} while the client waited for {waiting_for}")]
     ProviderIdle {
         /// What was awaited: `the connection`, `the response head`, `the reply body`, `the

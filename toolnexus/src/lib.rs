@@ -114,6 +114,20 @@
 //!   version-1 record (it carries no fingerprint) is refused, saying so.
 
 #![doc = include_str!("../docs/guide.md")]
+//!
+// The guide's links to the `http` feature's items: to this build's items where the feature is
+// on, to docs.rs (built with every feature) where it is off, so the docs build clean either way.
+#![cfg_attr(
+    feature = "http",
+    doc = "[retry_statuses]: providers::HttpProviderBuilder::retry_statuses"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "[`HttpProvider`]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProvider.html\n\
+           [`providers`]: https://docs.rs/toolnexus/latest/toolnexus/providers/index.html\n\
+           [`providers::HttpProviderBuilder`]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProviderBuilder.html\n\
+           [retry_statuses]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProviderBuilder.html#method.retry_statuses"
+)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;

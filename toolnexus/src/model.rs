@@ -110,8 +110,13 @@ pub trait Model: Send + Sync {
 
     /// The model id this model was built for, if any: what a [`Client`](crate::Client) sends
     /// when no [`model_name`](crate::client::ClientBuilder::model_name) is given. An
-    /// [`HttpProvider`](crate::HttpProvider) built with `.model(..)` returns it; the default
-    /// is `None`.
+    /// [`HttpProvider`] built with `.model(..)` returns it; the default is `None`.
+    ///
+    #[cfg_attr(feature = "http", doc = "[`HttpProvider`]: crate::HttpProvider")]
+    #[cfg_attr(
+        not(feature = "http"),
+        doc = "[`HttpProvider`]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProvider.html"
+    )]
     fn default_model(&self) -> Option<&str> {
         None
     }

@@ -100,8 +100,14 @@ impl ClientBuilder {
     }
 
     /// The model id sent with every request. Without it the client sends the model's own
-    /// default ([`Model::default_model`]: an [`HttpProvider`](crate::HttpProvider) built with
-    /// `.model(..)`); a client with neither fails to build.
+    /// default ([`Model::default_model`]: an [`HttpProvider`] built with `.model(..)`); a
+    /// client with neither fails to build.
+    ///
+    #[cfg_attr(feature = "http", doc = "[`HttpProvider`]: crate::HttpProvider")]
+    #[cfg_attr(
+        not(feature = "http"),
+        doc = "[`HttpProvider`]: https://docs.rs/toolnexus/latest/toolnexus/providers/struct.HttpProvider.html"
+    )]
     pub fn model_name(mut self, name: impl Into<String>) -> Self {
         self.config.model_name = name.into();
         self
