@@ -9,7 +9,8 @@ use toolnexus::remember::{Effect, REMEMBER_FOR, Scope, Within};
 use toolnexus::store::{RunState, RunStore, StoreError};
 use toolnexus::{Answer, Client, Remember, RunResult, RunStatus};
 
-use super::rules::{Payments, rules_of};
+use super::rules::rules_of;
+use super::rules_loop::Payments;
 use super::{LEASE, Make, make_subject};
 
 /// Resumes the next answered run of `store` with `client` (a worker's part).
