@@ -31,8 +31,12 @@ fn ids_made_by_50_concurrent_processes_are_all_distinct() {
         + 1500;
     let children: Vec<_> = (0..PROCESSES)
         .map(|_| {
-            Command::new(env!("CARGO_BIN_EXE_request_ids"))
-                .args([IDS_EACH.to_string(), start.to_string()])
+            Command::new(env!("CARGO_BIN_EXE_helpers"))
+                .args([
+                    "request_ids".to_owned(),
+                    IDS_EACH.to_string(),
+                    start.to_string(),
+                ])
                 .stdout(Stdio::piped())
                 .spawn()
                 .expect("spawn request_ids")

@@ -26,7 +26,8 @@ const KILL_AT_CLAIM: usize = 10;
 const VICTIM_PAUSE_MS: u64 = 15;
 
 fn spawn(url: &str, schema: &str, name: &str, pause_ms: Option<u64>) -> Child {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_store_worker"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_helpers"));
+    cmd.arg("store_worker");
     if let Some(ms) = pause_ms {
         cmd.env("STORE_WORKER_PAUSE_MS", ms.to_string());
     }

@@ -111,14 +111,15 @@ pub(crate) fn worker(store: &Backend, client: Client, toolkit: Toolkit, name: &s
         .build()
 }
 
-/// Starts the `run_worker` binary with `args` and `env` (stdin and stdout piped; its stdout
+/// Starts the `run_worker` process (`helpers run_worker`) with `args` and `env` (stdin and stdout piped; its stdout
 /// lines read on a thread), once it says `ready`: the process and its later lines.
 pub(crate) fn run_worker(
     args: &[&str],
     env: &[(&str, &str)],
     name: &str,
 ) -> (Child, Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_run_worker"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_helpers"))
+        .arg("run_worker")
         .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())

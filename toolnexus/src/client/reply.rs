@@ -115,7 +115,7 @@ impl From<ModelTurn> for Reply {
 /// loop reports what is wrong with it to the model).
 fn normalize_arguments(arguments: Value) -> Value {
     match arguments {
-        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+        Value::String(s) => match crate::json_text::from_peer_str(&s) {
             Ok(obj @ Value::Object(_)) => obj,
             _ => Value::String(s),
         },

@@ -75,6 +75,39 @@ pub(crate) fn explain(text: &str, ours: &JsonError) -> String {
     }
 }
 
+/// The nesting `serde_json::from_str` reads (its recursion limit admits 127 levels).
+const SERDE_JSON_DEPTH: usize = 127;
+
+/// JSON text from outside (a model's tool-call arguments, a provider's reply, an answer
+/// posted to the inbox) read as `serde_json::from_str` reads it, the same texts accepted and
+/// its error for the others, but every number exactly: without `serde_json`'s
+/// `float_roundtrip` feature (off in a user's build) its fast path may read a long number one
+/// unit off, so a respelt number would key a remembered rule (`remember::call_fingerprint`)
+/// as another value.
+pub(crate) fn from_peer_str(text: &str) -> serde_json::Result<Value> {
+    parse(text, SERDE_JSON_DEPTH).or_else(|_| serde_json::from_str(text))
+}
+
+/// [`from_peer_str`] for bytes (`serde_json::from_slice`'s error when they are not UTF-8).
+pub(crate) fn from_peer_slice(bytes: &[u8]) -> serde_json::Result<Value> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => from_peer_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    }
+}
+
+#[cfg(test)]
+/// Spellings of the number `3e25` a model may write; a `serde_json` without `float_roundtrip`
+/// (a user's build: only this workspace's tests crate turns it on) reads some of them one
+/// unit off (`3e25` itself as `3.0000000000000005e25`). The attack tests on rule keys use them.
+pub(crate) const SPELLINGS_OF_3E25: [&str; 5] = [
+    "3e25",
+    "3.0e25",
+    "300e23",
+    "30000000000000000000000000",
+    "29999999999999999999999995",
+];
+
 #[cfg(feature = "http")] // the lenient Anthropic reader and mcp.json (`mcp` turns on `http`)
 /// The raw text of each member of the object `text` is, keys read as JSON strings: for text
 /// whose values need not be valid JSON (a lone surrogate, nesting deeper than any parser takes),

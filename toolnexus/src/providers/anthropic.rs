@@ -263,7 +263,7 @@ fn parse_lenient(bytes: &[u8]) -> Option<ModelTurn> {
     let content = content?;
     let mut blocks = Vec::with_capacity(content.len());
     for raw in content {
-        if let Ok(block) = serde_json::from_str::<Value>(raw) {
+        if let Ok(block) = json_text::from_peer_str(raw) {
             blocks.push(block);
             continue;
         }
@@ -310,7 +310,7 @@ struct StreamState {
 impl EventParser for StreamState {
     /// Takes one SSE `data` payload (dispatching on its `type`, which repeats the event name).
     fn on_data(&mut self, data: &str, sink: DeltaSink<'_>) -> Result<(), Error> {
-        let event: Value = match serde_json::from_str(data) {
+        let event: Value = match json_text::from_peer_str(data) {
             Ok(event) => event,
             Err(e) => {
                 return self.raw_tool_use_start(data).unwrap_or_else(|| {

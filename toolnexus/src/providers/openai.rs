@@ -263,7 +263,7 @@ impl EventParser for StreamState {
             self.finished = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data)
+        let chunk: Value = crate::json_text::from_peer_str(data)
             .map_err(|e| Error::transport_from("the provider streamed an invalid JSON chunk", e))?;
         if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
             return Err(Error::transport(format!(

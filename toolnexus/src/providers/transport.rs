@@ -350,7 +350,7 @@ pub(super) fn parse_whole(
     status: StatusCode,
     bytes: &[u8],
 ) -> Result<ModelTurn, Error> {
-    let reply: Value = match serde_json::from_slice(bytes) {
+    let reply: Value = match crate::json_text::from_peer_slice(bytes) {
         Ok(reply) => reply,
         Err(e) => {
             return dialect.parse_lenient(bytes).ok_or_else(|| {

@@ -13,7 +13,7 @@ pub(crate) fn parse_arguments(raw: &str) -> Value {
     if raw.trim().is_empty() {
         return Value::Object(Map::new());
     }
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+    crate::json_text::from_peer_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
 }
 
 /// The id of the reply's call `index` that came without one: `call_<16 hex digits>_<index>`,
@@ -203,6 +203,42 @@ mod tests {
                 hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
                 "{stem}"
             );
+        }
+    }
+
+    /// The attack: a remembered exact-call rule dodged by a model spelling the remembered
+    /// number (`3e25`) another way, some of which a `serde_json` without `float_roundtrip` (a
+    /// user's build) reads one unit off. Both providers' calls carry the exact value, so every
+    /// spelling is one rule key. Runs in `cargo test -p toolnexus --features http`, where
+    /// nothing turns `float_roundtrip` on.
+    #[test]
+    fn a_remembered_call_is_not_dodged_by_a_provider_call_respelling_its_number() {
+        use crate::providers::{ProviderStyle, parse_reply_body};
+        use crate::remember::call_fingerprint;
+        let key = call_fingerprint("pay", &json!({"amount": 3e25, "to": "Bob"}));
+        for spelling in crate::json_text::SPELLINGS_OF_3E25 {
+            let args = format!(r#"{{"amount":{spelling},"to":"Bob"}}"#);
+            // OpenAI: the arguments are a JSON string, read by `parse_arguments`
+            let openai = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "pay", "arguments": args}}
+            ]}}]});
+            // Anthropic: the input is an object inside the reply body
+            let anthropic = format!(
+                r#"{{"content":[{{"type":"tool_use","id":"c1","name":"pay","input":{args}}}]}}"#
+            );
+            for (style, body) in [
+                (ProviderStyle::OpenAi, openai.to_string()),
+                (ProviderStyle::Anthropic, anthropic),
+            ] {
+                let turn = parse_reply_body(style, body.as_bytes()).expect("a reply");
+                let read = &turn.tool_calls[0].arguments;
+                assert_eq!(
+                    read["amount"].as_f64().map(f64::to_bits),
+                    Some(3e25_f64.to_bits()),
+                    "{style:?}: {spelling} read as {read}"
+                );
+                assert_eq!(call_fingerprint("pay", read), key, "{style:?}: {spelling}");
+            }
         }
     }
 }

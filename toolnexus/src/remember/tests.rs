@@ -259,3 +259,26 @@ fn an_edit_is_remembered_for_its_own_arguments_only() {
     .unwrap();
     assert_eq!(rule.args, Some(edited));
 }
+
+/// The attack: a remembered exact-call rule (`Scope::Args`, keyed on the double the
+/// arguments hold) dodged by the model spelling its number another way. An in-process model's
+/// arguments string is read exactly, so every spelling is one call and one rule key. Runs in
+/// `cargo test -p toolnexus`, where nothing turns serde_json's `float_roundtrip` on.
+#[test]
+fn a_remembered_call_is_not_dodged_by_respelling_its_number() {
+    let key = super::call_fingerprint("pay", &json!({"amount": 3e25, "to": "Bob"}));
+    for spelling in crate::json_text::SPELLINGS_OF_3E25 {
+        let text = format!(r#"{{"amount":{spelling},"to":"Bob"}}"#);
+        let args = crate::Reply::tool_call("pay", text)
+            .into_turn()
+            .tool_calls
+            .remove(0)
+            .arguments;
+        assert_eq!(
+            args["amount"].as_f64().map(f64::to_bits),
+            Some(3e25_f64.to_bits()),
+            "{spelling} read as {args}"
+        );
+        assert_eq!(super::call_fingerprint("pay", &args), key, "{spelling}");
+    }
+}

@@ -1,4 +1,4 @@
-//! What several test binaries of this crate share (each includes it with
+//! What the modules of this crate's `api` test binary share (it includes it with
 //! `#[path = "../support/mod.rs"] mod support;`). `skip.rs` beside it, the record of skipped tests,
 //! is shared with the `toolnexus-tests` crate's binaries (see its docs).
 

@@ -183,7 +183,7 @@ mod runtime {
 }
 
 #[derive(Form, serde::Deserialize)]
-#[form(crate = crate::form::runtime)]
+#[form(crate = crate::suspend::form::runtime)]
 #[allow(dead_code)] // only its schema is used
 struct Routed {
     city: String,

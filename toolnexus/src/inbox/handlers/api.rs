@@ -176,7 +176,7 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
     let Ok(bytes) = to_bytes(Body::new(body), BODY_LIMIT).await else {
         return json_err(StatusCode::PAYLOAD_TOO_LARGE, "the answer is too large");
     };
-    let body: Value = match serde_json::from_slice(&bytes) {
+    let body: Value = match crate::json_text::from_peer_slice(&bytes) {
         Ok(v) => v,
         Err(e) => {
             return json_err(

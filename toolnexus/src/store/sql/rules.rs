@@ -111,7 +111,7 @@ impl RuleRow {
         let args = self
             .args
             .as_deref()
-            .map(serde_json::from_str)
+            .map(crate::limits::parse_checked)
             .transpose()
             .map_err(|e| bad(format!("arguments do not read: {e}")))?;
         if scope == Scope::Args && self.fingerprint.is_none() {

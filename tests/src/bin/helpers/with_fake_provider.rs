@@ -2,7 +2,7 @@
 //! checks what the command sent and printed. CI uses it to run the example with no network:
 //!
 //! ```text
-//! cargo run -p toolnexus-tests --bin with_fake_provider -- \
+//! cargo run -p toolnexus-tests --bin helpers -- with_fake_provider \
 //!     cargo run -p toolnexus-examples --features http --example openai_compatible -- --yes
 //! ```
 //!
@@ -19,8 +19,8 @@ const MODEL: &str = "fake/model-1";
 const KEY: &str = "sk-fake-ci-key";
 
 #[tokio::main]
-async fn main() -> ExitCode {
-    let command: Vec<String> = std::env::args().skip(1).collect();
+pub(crate) async fn main() -> ExitCode {
+    let command: Vec<String> = std::env::args().skip(2).collect();
     let Some((program, args)) = command.split_first() else {
         eprintln!("usage: with_fake_provider <command> [args...]");
         return ExitCode::from(2);

@@ -5,8 +5,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-fn main() {
-    let mut args = std::env::args().skip(1);
+pub(crate) fn main() {
+    let mut args = std::env::args().skip(2);
     let count: usize = args
         .next()
         .and_then(|a| a.parse().ok())

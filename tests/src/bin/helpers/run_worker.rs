@@ -161,8 +161,8 @@ fn deliverer(
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+pub(crate) async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(2).collect();
     let [kind, at, schema, name, lease, concurrency, poll] = args.as_slice() else {
         eprintln!(
             "usage: run_worker <postgres|sqlite> <url|file> <schema|-> <name> <lease ms> <concurrency> <poll ms>"

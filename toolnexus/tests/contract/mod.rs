@@ -3,9 +3,6 @@
 //! the OpenAI strict and Gemini schema lowerings (`lowering`), and bounded cost for any input
 //! (`limits`).
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod adapters;
 mod boundary;
 mod limits;

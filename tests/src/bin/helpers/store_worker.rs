@@ -22,8 +22,8 @@ use toolnexus::{Answer, Error, FnTool, ToolResult, Toolkit};
 use toolnexus_tests::store_conformance::Agent;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+pub(crate) async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(2).collect();
     let [url, schema, name, lease] = args.as_slice() else {
         eprintln!("usage: store_worker <postgres url> <schema> <worker name> <lease ms>");
         return ExitCode::from(2);

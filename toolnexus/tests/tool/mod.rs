@@ -4,9 +4,6 @@
 //! (`guard`), clean expansion under strict user lints (`lints`), hand-built tools (`fn_tool`),
 //! tool names (`names`) and `Toolkit` (`toolkit`).
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod args;
 mod fn_tool;
 mod guard;
