@@ -149,6 +149,11 @@ macro_rules! workers_schema {
 }
 pub(crate) use workers_schema;
 
+/// Version 7: the votes of a request that needs several approvals
+/// ([`Vote`](crate::store::Vote)), one column of the run's row (a JSON array, sealed like the
+/// answer in a sealed store), the same SQL in both stores.
+pub(crate) const VOTES_SCHEMA: &str = "ALTER TABLE runs ADD COLUMN votes TEXT;";
+
 /// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
 /// `migrations` lists every version's (entry `n` reaches version `n + 1`). A database newer
 /// than the last entry is refused.
