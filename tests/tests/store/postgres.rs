@@ -103,6 +103,8 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(votes: make);
+toolnexus_tests::store_conformance!(votes_sealed: make_sealed);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
