@@ -112,3 +112,7 @@ pub(crate) fn vote(
     change.events = format!("{},{}", voted.json(), change.events);
     Ok(Ballot::Reached(change))
 }
+
+#[cfg(test)]
+#[path = "votes_tests.rs"]
+mod tests;
