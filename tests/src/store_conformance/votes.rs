@@ -79,7 +79,10 @@ impl Pay {
                 .build()
                 .expect("pay builds")
         };
-        let toolkit = Toolkit::builder().tool(pay).build().expect("the toolkit builds");
+        let toolkit = Toolkit::builder()
+            .tool(pay)
+            .build()
+            .expect("the toolkit builds");
         Self { toolkit, runs, ran }
     }
 
@@ -185,7 +188,10 @@ pub async fn a_second_approval_runs_the_call_once(make: Make) {
         .unwrap();
     assert_eq!(page.runs.len(), 1);
 
-    let info = store.submit(&request.accept(json!({})), "carol").await.unwrap();
+    let info = store
+        .submit(&request.accept(json!({})), "carol")
+        .await
+        .unwrap();
     assert_eq!(info.state, RunState::Answered);
     assert_eq!(info.answered_by(), Some("carol"));
     assert_eq!(voters(store, &run_id).await, ["bob", "carol"]);
@@ -209,9 +215,15 @@ pub async fn the_same_person_twice_counts_once(make: Make) {
     let store = s.store();
     let pay = Pay::new(2);
     let (record, request) = pay.park(store).await;
-    let first = store.submit(&request.accept(json!({})), "bob").await.unwrap();
+    let first = store
+        .submit(&request.accept(json!({})), "bob")
+        .await
+        .unwrap();
     assert_eq!(first.state, RunState::Parked);
-    let again = store.submit(&request.accept(json!({})), "bob").await.unwrap();
+    let again = store
+        .submit(&request.accept(json!({})), "bob")
+        .await
+        .unwrap();
     assert_eq!(again.state, RunState::Parked);
     assert_eq!(again.version, first.version);
     assert_eq!(voters(store, record.run_id()).await, ["bob"]);
@@ -227,7 +239,10 @@ pub async fn one_decline_declines(make: Make) {
     let store = s.store();
     let pay = Pay::new(3);
     let (record, request) = pay.park(store).await;
-    store.submit(&request.accept(json!({})), "bob").await.unwrap();
+    store
+        .submit(&request.accept(json!({})), "bob")
+        .await
+        .unwrap();
     let info = store
         .submit(
             &request.decline(toolnexus::request::DeclineReason::Declined),
@@ -253,12 +268,19 @@ pub async fn an_edit_is_a_new_call_the_others_approve_again(make: Make) {
     let pay = Pay::new(2);
     let (record, request) = pay.park(store).await;
     let run_id = record.run_id();
-    store.submit(&request.accept(json!({})), "bob").await.unwrap();
+    store
+        .submit(&request.accept(json!({})), "bob")
+        .await
+        .unwrap();
     let info = store
         .submit(&request.approve_with(edited()), "carol")
         .await
         .unwrap();
-    assert_eq!(info.state, RunState::Parked, "one vote each: no count reached");
+    assert_eq!(
+        info.state,
+        RunState::Parked,
+        "one vote each: no count reached"
+    );
     let run = store.get(run_id).await.unwrap().unwrap();
     assert_eq!(run.votes.len(), 2);
     assert_eq!(run.votes[0].args, "shown");
@@ -284,8 +306,14 @@ pub async fn the_requester_is_refused_and_nothing_is_recorded(make: Make) {
     let (record, request) = pay.park(store).await;
     let before = store.get(record.run_id()).await.unwrap().unwrap();
     for refused in [
-        store.submit(&request.accept(json!({})), "alice").await.map(drop),
-        store.claim(&request.accept(json!({})), "alice").await.map(drop),
+        store
+            .submit(&request.accept(json!({})), "alice")
+            .await
+            .map(drop),
+        store
+            .claim(&request.accept(json!({})), "alice")
+            .await
+            .map(drop),
     ] {
         match refused {
             Err(StoreError::NotAllowed(why)) => {
@@ -299,7 +327,10 @@ pub async fn the_requester_is_refused_and_nothing_is_recorded(make: Make) {
     assert_eq!(after.info, before.info);
     assert!(after.votes.is_empty());
     // someone else may
-    let info = store.submit(&request.accept(json!({})), "bob").await.unwrap();
+    let info = store
+        .submit(&request.accept(json!({})), "bob")
+        .await
+        .unwrap();
     assert_eq!(info.state, RunState::Parked);
 }
 
@@ -313,7 +344,9 @@ pub async fn racing_votes_all_count(make: Make) {
     for (k, name) in ["bob", "carol"].into_iter().enumerate() {
         let store = Arc::clone(&s.handles[k % s.handles.len()]);
         let answer: Answer = request.accept(json!({}));
-        tasks.push(tokio::spawn(async move { store.submit(&answer, name).await }));
+        tasks.push(tokio::spawn(
+            async move { store.submit(&answer, name).await },
+        ));
     }
     for task in tasks {
         assert_eq!(task.await.unwrap().unwrap().state, RunState::Parked);
@@ -338,7 +371,10 @@ pub async fn a_vote_edited_at_rest_is_refused(make: Make) {
     let store = s.store();
     let pay = Pay::new(2);
     let (record, request) = pay.park(store).await;
-    store.submit(&request.accept(json!({})), "bob").await.unwrap();
+    store
+        .submit(&request.accept(json!({})), "bob")
+        .await
+        .unwrap();
     assert_eq!(voters(store, record.run_id()).await, ["bob"]);
     let forged = r#"[{"by":"bob","at":1,"args":"shown"},{"by":"mallory","at":2,"args":"shown"}]"#;
     assert!((s.write_column)(record.run_id().to_owned(), "votes", Some(forged.to_owned())).await);

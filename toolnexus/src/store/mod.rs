@@ -112,8 +112,8 @@
 
 use std::time::Duration;
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod ballot;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;
 pub(crate) mod conversation_rows;

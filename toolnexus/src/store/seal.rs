@@ -267,7 +267,12 @@ impl Seal {
     }
 
     /// Reads the votes text of the row of run `run_id` waiting on `request_id`.
-    pub(crate) fn open_votes(&self, run_id: &str, request_id: &str, text: &str) -> StoreResult<Value> {
+    pub(crate) fn open_votes(
+        &self,
+        run_id: &str,
+        request_id: &str,
+        text: &str,
+    ) -> StoreResult<Value> {
         let corrupt = |message: String| StoreError::Corrupt {
             run_id: run_id.to_owned(),
             message: format!("votes: {message}"),
@@ -275,8 +280,8 @@ impl Seal {
         let Some(keys) = &self.0 else {
             return crate::json_text::parse_or_explain(text, ENVELOPE_DEPTH).map_err(corrupt);
         };
-        let envelope = open_envelope(text, "votes")
-            .map_err(|e| corrupt(format!("not sealed votes: {e}")))?;
+        let envelope =
+            open_envelope(text, "votes").map_err(|e| corrupt(format!("not sealed votes: {e}")))?;
         if envelope.alg != ALG {
             return Err(corrupt(format!(
                 "`alg` is {:?} but sealed votes use {ALG:?}",

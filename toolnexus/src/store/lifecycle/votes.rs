@@ -13,9 +13,7 @@ use crate::Request;
 use super::{Answering, Change, Guard, Key, answer};
 use crate::request::Answer;
 use crate::store::votes::{Vote, count_for, voted_args, votes_json};
-use crate::store::{
-    RawRow, RunEvent, RunEventKind, Seal, StoreError, StoreResult, from_millis,
-};
+use crate::store::{RawRow, RunEvent, RunEventKind, Seal, StoreError, StoreResult, from_millis};
 
 /// What a governed answer does to the run, decided from its row as read.
 #[derive(Debug)]

@@ -99,7 +99,10 @@ fn a_vote_below_the_count_keeps_the_run_parked_and_appends_the_vote() {
     assert_eq!(kinds(&row), [RunEventKind::Requested, RunEventKind::Voted]);
     let votes = row.votes(&Seal::default()).unwrap();
     assert_eq!(votes.len(), 1);
-    assert_eq!((votes[0].by.as_str(), votes[0].args.as_str()), ("bob", "shown"));
+    assert_eq!(
+        (votes[0].by.as_str(), votes[0].args.as_str()),
+        ("bob", "shown")
+    );
 }
 
 #[test]
@@ -184,7 +187,14 @@ fn the_requester_is_refused_before_anything_is_decided() {
             Answer::accept(&row.request_id, json!({})),
             Answer::decline(&row.request_id, DeclineReason::Declined),
         ] {
-            match vote(&row, &answer, &submit("alice"), "alice", &Seal::default(), NOW) {
+            match vote(
+                &row,
+                &answer,
+                &submit("alice"),
+                "alice",
+                &Seal::default(),
+                NOW,
+            ) {
                 Err(StoreError::NotAllowed(why)) => {
                     assert!(why.contains("notByRequester"), "{why}");
                     assert!(why.contains("nothing was recorded"), "{why}");
@@ -200,7 +210,8 @@ fn a_vote_read_before_another_landed_is_not_applied() {
     let row = parked(3);
     let accept = Answer::accept(&row.request_id, json!({}));
     let seal = Seal::default();
-    let Ok(Ballot::Wait { change: bob, .. }) = vote(&row, &accept, &submit("bob"), "bob", &seal, NOW)
+    let Ok(Ballot::Wait { change: bob, .. }) =
+        vote(&row, &accept, &submit("bob"), "bob", &seal, NOW)
     else {
         panic!("bob waits");
     };

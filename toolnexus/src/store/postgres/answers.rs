@@ -130,10 +130,7 @@ impl PostgresStore {
         let client = self.client().await?;
         let sql = change_sql(&change, placeholder);
         let stmt = client
-            .prepare_cached(&sql.update(&format!(
-                "{COLUMNS}, {}",
-                self.notify_expr("runs.run_id")
-            )))
+            .prepare_cached(&sql.update(&format!("{COLUMNS}, {}", self.notify_expr("runs.run_id"))))
             .await
             .map_err(|e| pg(&e))?;
         let changed = client
