@@ -56,7 +56,9 @@ async fn two_approvals_through_the_json_api() {
     let fx = Fixture::new().await;
     let inbox = inbox(&fx);
     let app = inbox.router();
-    let request = fx.park_for("alice", governed_args("Pay 4000 EUR?", 2)).await;
+    let request = fx
+        .park_for("alice", governed_args("Pay 4000 EUR?", 2))
+        .await;
     let url = link(&inbox, &request.id);
     let answer = api(&url, &request.id, "answer");
 
@@ -88,7 +90,11 @@ async fn two_approvals_through_the_json_api() {
         assert_eq!(voted["approvals"]["votes"][0]["by"], "bob");
         assert_eq!(voted["approvals"]["votes"].as_array().unwrap().len(), 1);
     }
-    let status = send(&app, get(&api(&url, &request.id, "status"), Some("bob"), false)).await;
+    let status = send(
+        &app,
+        get(&api(&url, &request.id, "status"), Some("bob"), false),
+    )
+    .await;
     let status: Value = serde_json::from_str(&status.body).unwrap();
     assert_eq!(status["state"], "parked");
     assert_eq!(status["approvals"]["missing"], 1);
@@ -115,7 +121,9 @@ async fn the_page_lists_the_votes_and_refuses_the_requester() {
     let fx = Fixture::without_worker().await;
     let inbox = inbox(&fx);
     let app = inbox.router();
-    let request = fx.park_for("alice", governed_args("Deploy to production?", 2)).await;
+    let request = fx
+        .park_for("alice", governed_args("Deploy to production?", 2))
+        .await;
     let url = link(&inbox, &request.id);
 
     let (cookie, csrf, page) = open(&app, &url, Some("alice")).await;
@@ -124,7 +132,13 @@ async fn the_page_lists_the_votes_and_refuses_the_requester() {
     assert!(page.contains("2 more approvals needed"), "{page}");
     let refused = send(
         &app,
-        post(&url, Some("alice"), false, &cookie, &format!("csrf={csrf}&action=accept")),
+        post(
+            &url,
+            Some("alice"),
+            false,
+            &cookie,
+            &format!("csrf={csrf}&action=accept"),
+        ),
     )
     .await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
@@ -134,16 +148,29 @@ async fn the_page_lists_the_votes_and_refuses_the_requester() {
     let (cookie, csrf, _) = open(&app, &url, Some("bob")).await;
     let voted = send(
         &app,
-        post(&url, Some("bob"), false, &cookie, &format!("csrf={csrf}&action=accept")),
+        post(
+            &url,
+            Some("bob"),
+            false,
+            &cookie,
+            &format!("csrf={csrf}&action=accept"),
+        ),
     )
     .await;
     assert_eq!(voted.status, StatusCode::OK, "{}", voted.body);
     assert!(voted.body.contains("Approval recorded"), "{}", voted.body);
-    assert!(voted.body.contains("1 more approval needed"), "{}", voted.body);
+    assert!(
+        voted.body.contains("1 more approval needed"),
+        "{}",
+        voted.body
+    );
 
     let (_, _, page) = open(&app, &url, Some("carol")).await;
     assert!(page.contains("Approvals: 1 of 2"), "{page}");
     assert!(page.contains("<strong>bob</strong> approved"), "{page}");
     assert!(page.contains("1 more approval needed"), "{page}");
-    assert_eq!(run_of(&fx.store, &request.id).await.info.state, RunState::Parked);
+    assert_eq!(
+        run_of(&fx.store, &request.id).await.info.state,
+        RunState::Parked
+    );
 }

@@ -167,6 +167,49 @@ async fn submit_as<D: Driver>(
     driver.answer(&answer, how).await?.0.info()
 }
 
+/// `claim` of `answer` for `owner`, given by `by` (whose vote it is, checked against the
+/// run's principal when its request refuses the requester).
+async fn claim_as<D: Driver>(
+    driver: &D,
+    answer: &Answer,
+    owner: &str,
+    by: &str,
+) -> StoreResult<Claim> {
+    check_answer(answer)?;
+    let how = Answering::Claim {
+        owner: owner.to_owned(),
+        until: until(driver, now_ms()),
+    };
+    match super::ballot::cast(driver, answer, &how, by).await? {
+        Voted::Answer => {}
+        Voted::Reached(_, Some(claim)) => return Ok(claim),
+        Voted::Reached(row, None) => {
+            return Err(StoreError::Backend(format!(
+                "run `{}`: a claim made no claim",
+                row.run_id
+            )));
+        }
+        Voted::Waits {
+            row,
+            given,
+            required,
+        } => {
+            return Err(StoreError::Voted {
+                run_id: row.run_id,
+                given,
+                required,
+            });
+        }
+    }
+    match driver.answer(answer, how).await? {
+        (_, Some(claim)) => Ok(claim),
+        (row, None) => Err(StoreError::Backend(format!(
+            "run `{}`: a claim made no claim",
+            row.run_id
+        ))),
+    }
+}
+
 /// The run kept under `key`, opened under the driver's seal.
 async fn stored<D: Driver>(driver: &D, key: Key) -> StoreResult<Option<StoredRun>> {
     let row = driver.row(key).await?;
@@ -203,40 +246,18 @@ impl<D: Driver> RunStore for D {
         answer: &'a Answer,
         owner: &'a str,
     ) -> BoxFuture<'a, StoreResult<Claim>> {
+        Box::pin(claim_as(self, answer, owner, owner))
+    }
+
+    fn claim_answered_by<'a>(
+        &'a self,
+        answer: &'a Answer,
+        owner: &'a str,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Claim>> {
         Box::pin(async move {
-            check_answer(answer)?;
-            let how = Answering::Claim {
-                owner: owner.to_owned(),
-                until: until(self, now_ms()),
-            };
-            match super::ballot::cast(self, answer, &how, owner).await? {
-                Voted::Answer => {}
-                Voted::Reached(_, Some(claim)) => return Ok(claim),
-                Voted::Reached(row, None) => {
-                    return Err(StoreError::Backend(format!(
-                        "run `{}`: a claim made no claim",
-                        row.run_id
-                    )));
-                }
-                Voted::Waits {
-                    row,
-                    given,
-                    required,
-                } => {
-                    return Err(StoreError::Voted {
-                        run_id: row.run_id,
-                        given,
-                        required,
-                    });
-                }
-            }
-            match self.answer(answer, how).await? {
-                (_, Some(claim)) => Ok(claim),
-                (row, None) => Err(StoreError::Backend(format!(
-                    "run `{}`: a claim made no claim",
-                    row.run_id
-                ))),
-            }
+            check_submit(answer, answered_by)?;
+            claim_as(self, answer, owner, answered_by).await
         })
     }
 
