@@ -83,7 +83,16 @@ async fn an_mcp_client_is_one_vote_of_a_two_approval_request() {
     // bob again over MCP: still his one vote
     let (said, _) = accept(&client, &state).await;
     assert!(said.starts_with("approval recorded (1 of 2)"), "{said}");
-    assert_eq!(store.get(&run.info.run_id).await.unwrap().unwrap().votes.len(), 1);
+    assert_eq!(
+        store
+            .get(&run.info.run_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .votes
+            .len(),
+        1
+    );
 
     // carol first (through the store), then bob over MCP: his vote reaches the count and the
     // tool runs once, in this call
@@ -96,9 +105,15 @@ async fn an_mcp_client_is_one_vote_of_a_two_approval_request() {
         .expect("the second call parked");
     let request = store.request(&second.request_id).await.unwrap().unwrap();
     assert_eq!(request.required_approvals(), 2);
-    let info = store.submit(&request.accept(json!({})), "carol").await.unwrap();
+    let info = store
+        .submit(&request.accept(json!({})), "carol")
+        .await
+        .unwrap();
     assert_eq!(info.state, RunState::Parked);
-    assert_eq!(accept(&client, &state).await, ("paid 4000 EUR".to_owned(), false));
+    assert_eq!(
+        accept(&client, &state).await,
+        ("paid 4000 EUR".to_owned(), false)
+    );
     assert_eq!(PAID.load(Ordering::SeqCst), 1);
     let done = store.get(&second.run_id).await.unwrap().unwrap();
     assert_eq!(done.info.state, RunState::Finished);

@@ -68,7 +68,10 @@ async fn two_of_three_through_processes(db: &Db) {
     }
     victim.kill().expect("SIGKILL");
     let _ = victim.wait();
-    assert!(db.effects(None).await.is_empty(), "killed before the tool ran");
+    assert!(
+        db.effects(None).await.is_empty(),
+        "killed before the tool ran"
+    );
 
     let next = db.spawn("w-next", &[]);
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -96,7 +99,10 @@ async fn two_of_three_through_processes(db: &Db) {
         ["bob", "carol"]
     );
     let late = approve(db, &request.id, "dave");
-    assert!(late.starts_with("refused ") && late.contains("already answered"), "{late}");
+    assert!(
+        late.starts_with("refused ") && late.contains("already answered"),
+        "{late}"
+    );
     assert_eq!(db.effects(None).await, ["w-next"]);
 }
 

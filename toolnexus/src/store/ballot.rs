@@ -22,7 +22,7 @@ pub(crate) enum Voted {
         required: u32,
     },
     /// The vote reached the count: the row as it became, and the claim (a claim's answer).
-    Reached(RawRow, Option<Claim>),
+    Reached(RawRow, Option<Box<Claim>>),
 }
 
 /// The answer `answer` by `by` (`how`: a claim or a submit) as a vote, when its request is
@@ -63,14 +63,16 @@ pub(crate) async fn cast<D: Driver + ?Sized>(
             Ballot::Reached(change) => {
                 if let Some(row) = driver.apply_vote(change).await? {
                     let claim = match how {
-                        Answering::Claim { owner, until } => Some(lifecycle::answer_claim(
-                            &row,
-                            answer,
-                            driver.seal(),
-                            owner,
-                            *until,
-                            now,
-                        )?),
+                        Answering::Claim { owner, until } => {
+                            Some(Box::new(lifecycle::answer_claim(
+                                &row,
+                                answer,
+                                driver.seal(),
+                                owner,
+                                *until,
+                                now,
+                            )?))
+                        }
                         Answering::Submit { .. } => {
                             driver.wake_workers().await?;
                             None

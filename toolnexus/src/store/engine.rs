@@ -182,7 +182,7 @@ async fn claim_as<D: Driver>(
     };
     match super::ballot::cast(driver, answer, &how, by).await? {
         Voted::Answer => {}
-        Voted::Reached(_, Some(claim)) => return Ok(claim),
+        Voted::Reached(_, Some(claim)) => return Ok(*claim),
         Voted::Reached(row, None) => {
             return Err(StoreError::Backend(format!(
                 "run `{}`: a claim made no claim",

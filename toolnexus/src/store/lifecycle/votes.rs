@@ -88,7 +88,7 @@ pub(crate) fn vote(
     });
     let given = count_for(&votes, &args);
     let kept = seal.votes(&row.request_id, &votes_json(&votes));
-    let voted = RunEvent::new(RunEventKind::Voted, now)
+    let event = RunEvent::new(RunEventKind::Voted, now)
         .request(&answer_in.id)
         .by(by);
     let guard = Guard::Votable {
@@ -96,7 +96,7 @@ pub(crate) fn vote(
         now,
     };
     if given < required {
-        let mut change = Change::new(Key::Request(answer_in.id.clone()), now, guard, &[voted]);
+        let mut change = Change::new(Key::Request(answer_in.id.clone()), now, guard, &[event]);
         change.set.votes = Some(kept);
         return Ok(Ballot::Wait {
             change,
@@ -107,7 +107,7 @@ pub(crate) fn vote(
     let mut change = answer(answer_in, how, seal, now);
     change.guard = guard;
     change.set.votes = Some(kept);
-    change.events = format!("{},{}", voted.json(), change.events);
+    change.events = format!("{},{}", event.json(), change.events);
     Ok(Ballot::Reached(change))
 }
 
