@@ -277,7 +277,7 @@ fn request_of(args: &Value) -> Request {
         r = r.with_url(url);
     }
     let mut data = Map::new();
-    for key in ["schema", "questions"] {
+    for key in ["schema", "questions", "approvals", "notByRequester"] {
         if let Some(v) = args.get(key) {
             data.insert(key.to_owned(), v.clone());
         }
@@ -310,4 +310,10 @@ pub fn trip_args(prompt: &str) -> Value {
 /// The arguments of an `approval` request.
 pub fn approval_args(prompt: &str) -> Value {
     json!({"kind": "approval", "prompt": prompt})
+}
+
+/// The arguments of an `approval` request that needs `approvals` distinct approvers, none of
+/// them the run's principal.
+pub fn governed_args(prompt: &str, approvals: u32) -> Value {
+    json!({"kind": "approval", "prompt": prompt, "approvals": approvals, "notByRequester": true})
 }

@@ -111,6 +111,22 @@ pub enum StoreError {
     /// was recorded.
     #[error("{0}")]
     NotAllowed(String),
+    /// The answer was recorded as one vote of a request that needs several approvals
+    /// ([`Request::with_approvals`](crate::Request::with_approvals)), and the run waits for
+    /// the others: what [`RunStore::claim`](crate::store::RunStore::claim) returns, having
+    /// no claim to hand out yet. Nothing was lost: the vote is kept.
+    #[error(
+        "run `{run_id}`: the approval was recorded ({given} of {required}); it waits for {} more",
+        required.saturating_sub(*given)
+    )]
+    Voted {
+        /// The run.
+        run_id: String,
+        /// The approvals given so far for the arguments voted on, this one included.
+        given: u32,
+        /// How many the request needs.
+        required: u32,
+    },
     /// The store's database failed (connection, I/O, SQL).
     #[error("run store database error: {0}")]
     Backend(String),
@@ -362,6 +378,9 @@ pub enum RunEventKind {
     /// notifier; `attempt`: which attempt; `outcome`: `delivered`, `retry`, `given_up` or
     /// `skipped`; `error`: why it failed). See [`outbox`](crate::store::outbox).
     Notified,
+    /// A person accepted a request that needs several approvals (`request`; `by`: who). See
+    /// [`Vote`](crate::store::Vote).
+    Voted,
     /// An event a newer release wrote.
     #[serde(other)]
     Other,

@@ -128,6 +128,24 @@ macro_rules! store_conformance {
                 a_damaged_answer_stays_local, a_damaged_checkpoint_stays_local);
         }
     };
+    (votes: $make:ident) => {
+        /// Governed approvals: several approvers, not by the requester.
+        mod votes {
+            $crate::store_conformance!(@cases super::$make;
+                a_second_approval_runs_the_call_once, the_same_person_twice_counts_once,
+                one_decline_declines, an_edit_is_a_new_call_the_others_approve_again,
+                the_requester_is_refused_and_nothing_is_recorded, racing_votes_all_count);
+        }
+    };
+    (votes_sealed: $make:ident) => {
+        /// Governed approvals on a store given seal keys: the cases again, and votes edited
+        /// at rest.
+        mod votes_sealed {
+            $crate::store_conformance!(@cases super::$make;
+                a_second_approval_runs_the_call_once, an_edit_is_a_new_call_the_others_approve_again,
+                a_vote_edited_at_rest_is_refused);
+        }
+    };
     (outbox: $make:ident) => {
         /// The notification outbox, on a store built with the notifiers
         /// [`NOTIFIERS`](crate::store_conformance::NOTIFIERS).
@@ -291,6 +309,7 @@ mod rules_loop;
 mod runs;
 mod sealed;
 mod takeover;
+mod votes;
 mod workers;
 
 pub use answers::*;
@@ -312,4 +331,5 @@ pub use rules_loop::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;
+pub use votes::*;
 pub use workers::*;

@@ -20,6 +20,9 @@ use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 mod reconcile;
 #[path = "browser_support.rs"]
 mod support;
+// a request with one of two approvals: `browser::votes::`
+#[path = "browser_votes.rs"]
+mod votes;
 
 use support::{browser_tools, shot, start_browser};
 

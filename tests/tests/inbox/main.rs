@@ -17,6 +17,7 @@ mod remember;
 mod rule_owners;
 mod seams;
 mod seen;
+mod votes;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

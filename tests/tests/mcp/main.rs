@@ -16,6 +16,7 @@ mod python;
 mod rounds;
 mod serve;
 mod tasks;
+mod votes;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

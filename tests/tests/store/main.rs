@@ -12,6 +12,7 @@ mod memory;
 mod postgres;
 mod skip_summary;
 mod sqlite;
+mod votes_schema;
 mod workers;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)

@@ -103,6 +103,8 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(votes: make);
+toolnexus_tests::store_conformance!(votes_sealed: make_sealed);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -130,11 +132,11 @@ async fn migrations_run_once_and_refuse_newer() {
     let client = client(&url).await;
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     client
         .execute(
-            &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
+            &format!("INSERT INTO \"{schema}\".schema_version VALUES (8)"),
             &[],
         )
         .await
@@ -145,7 +147,7 @@ async fn migrations_run_once_and_refuse_newer() {
     assert_eq!(
         err.to_string(),
         format!(
-            "run store database error: the database's schema is version 7, newer than this release's {}: upgrade toolnexus",
+            "run store database error: the database's schema is version 8, newer than this release's {}: upgrade toolnexus",
             toolnexus::store::SCHEMA_VERSION
         )
     );
@@ -192,7 +194,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     // and the history's index (version 3), which the rollback left in place
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
@@ -234,7 +236,7 @@ async fn a_version_2_schema_takes_the_history_index() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let indexed: i64 = client
         .query_one(
@@ -336,7 +338,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     );
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let mut indexes: Vec<String> = client
         .query(
@@ -393,7 +395,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
@@ -431,7 +433,7 @@ async fn a_version_5_schema_takes_the_outbox() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store

@@ -99,6 +99,8 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(votes: make);
+toolnexus_tests::store_conformance!(votes_sealed: make_sealed);
 
 /// A database whose schema is newer than this release's is refused on open, with the versions.
 #[tokio::test]
@@ -152,7 +154,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -273,7 +275,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -399,14 +401,14 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 6);
+    assert_eq!(versions, 7);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
 /// it takes the table (version 5), keeps its run, and records heartbeats.
 #[tokio::test]
 async fn a_version_3_database_takes_the_workers_table() {
-    let (dir, _guard) = temp_dir("v3");
+    let (dir, _guard) = temp_dir("v3-workers");
     let path = dir.join("runs.db");
     let store = SqliteStore::open(&path).await.unwrap();
     let record = Agent::once().halt().await;
@@ -425,7 +427,7 @@ async fn a_version_3_database_takes_the_workers_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
@@ -457,7 +459,7 @@ async fn a_version_5_database_takes_the_outbox() {
     let version: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store.park(Agent::once().halt().await).await.unwrap();
     let outbox = store.outbox().unwrap();

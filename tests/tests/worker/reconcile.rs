@@ -17,8 +17,8 @@ use toolnexus_tests::store_conformance::Agent;
 
 /// Where the worker processes run: the store, `run_worker`'s first three arguments, and the
 /// `effects` table (kept until dropped: a temporary directory or schema).
-struct Db {
-    store: Arc<dyn RunStore>,
+pub(super) struct Db {
+    pub(super) store: Arc<dyn RunStore>,
     args: [String; 3],
     effects: Effects,
     _guard: Box<dyn std::any::Any + Send>,
@@ -30,7 +30,7 @@ enum Effects {
 }
 
 impl Db {
-    async fn sqlite(tag: &str) -> Self {
+    pub(super) async fn sqlite(tag: &str) -> Self {
         let dir =
             std::env::temp_dir().join(format!("toolnexus-reconcile-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -50,7 +50,7 @@ impl Db {
         }
     }
 
-    async fn postgres(test: &str) -> Option<Self> {
+    pub(super) async fn postgres(test: &str) -> Option<Self> {
         let url = toolnexus_tests::pg::url(test)?;
         let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "reconcile").await;
         let schema = guard.schema.clone();
@@ -69,7 +69,7 @@ impl Db {
     }
 
     /// The side effects recorded for the answer to `request_id` (every one without).
-    async fn effects(&self, request_id: Option<&str>) -> Vec<String> {
+    pub(super) async fn effects(&self, request_id: Option<&str>) -> Vec<String> {
         match &self.effects {
             Effects::Sqlite(path) => {
                 let conn = rusqlite::Connection::open(path).unwrap();
@@ -100,9 +100,14 @@ impl Db {
 
     /// Starts `run_worker` (lease 300 ms, 4 runs at once, poll 50 ms) with `env`; returns it
     /// once it says `ready`.
-    fn spawn(&self, name: &str, env: &[(&str, &str)]) -> Child {
+    pub(super) fn spawn(&self, name: &str, env: &[(&str, &str)]) -> Child {
         let [kind, at, schema] = &self.args;
         super::run_worker(&[kind, at, schema, name, "300", "4", "50"], env, name).0
+    }
+
+    /// `run_worker`'s first three arguments: the store's kind, where it is, its schema.
+    pub(super) fn args(&self) -> &[String; 3] {
+        &self.args
     }
 
     /// `n` runs parked on `ask` and answered (`Ada0`, `Ada1`, ...), a worker killed while all
@@ -148,7 +153,7 @@ impl Drop for TempDir {
     }
 }
 
-fn stop(mut child: Child) {
+pub(super) fn stop(mut child: Child) {
     drop(child.stdin.take());
     let status = child.wait().expect("wait");
     assert!(status.success(), "{status}");

@@ -16,7 +16,7 @@ use crate::errors::Errors;
 use crate::ident::unraw;
 
 /// `#[tool(name = "..", description = "..", crate = path, read_only, destructive, idempotent,
-/// open_world, approval = "..")]`.
+/// open_world, approval = "..", editable, approvals = N, not_by_requester)]`.
 #[derive(Default)]
 pub(crate) struct ToolAttr {
     pub(crate) name: Option<LitStr>,
@@ -29,6 +29,10 @@ pub(crate) struct ToolAttr {
     pub(crate) approval: Option<Approval>,
     /// `editable`: a person approving a call may change its arguments.
     pub(crate) editable: Option<Hint>,
+    /// `approvals = N`: how many distinct people must approve a call.
+    pub(crate) approvals: Option<syn::LitInt>,
+    /// `not_by_requester`: the run's own principal may not approve its calls.
+    pub(crate) not_by_requester: Option<Hint>,
 }
 
 /// An annotation key (`read_only`, or `read_only = false`): where it was written and its value.
@@ -59,6 +63,7 @@ impl ToolAttr {
             "destructive" => &mut self.destructive,
             "idempotent" => &mut self.idempotent,
             "editable" => &mut self.editable,
+            "not_by_requester" => &mut self.not_by_requester,
             _ => &mut self.open_world,
         }
     }
@@ -84,7 +89,7 @@ fn hint(meta: &syn::meta::ParseNestedMeta<'_>, key: &str) -> syn::Result<Hint> {
 }
 
 /// The keys of `#[tool(..)]`, in the order its errors list them.
-const TOOL_KEYS: [&str; 9] = [
+const TOOL_KEYS: [&str; 11] = [
     "name",
     "description",
     "crate",
@@ -94,6 +99,8 @@ const TOOL_KEYS: [&str; 9] = [
     "open_world",
     "approval",
     "editable",
+    "approvals",
+    "not_by_requester",
 ];
 
 /// The annotation keys, in the order the docs list them.
@@ -186,6 +193,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             "name" => attr.name.is_some(),
             "description" => attr.description.is_some(),
             "approval" => attr.approval.is_some(),
+            "approvals" => attr.approvals.is_some(),
             "crate" => attr.krate.is_some(),
             hint => attr.hint_mut(hint).is_some(),
         };
@@ -195,7 +203,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 format!("duplicate `#[{which}]` key `{key}`"),
             ));
         }
-        if HINT_KEYS.contains(&key.as_str()) || key == "editable" {
+        if HINT_KEYS.contains(&key.as_str()) || key == "editable" || key == "not_by_requester" {
             let hint = hint(&meta, &key)?;
             if !duplicate {
                 *attr.hint_mut(&key) = Some(hint);
@@ -208,6 +216,12 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 let lit: LitStr = value.parse()?;
                 if !duplicate {
                     attr.name = Some(lit);
+                }
+            }
+            "approvals" => {
+                let lit = approvals_lit(value)?;
+                if !duplicate {
+                    attr.approvals = Some(lit);
                 }
             }
             "approval" => {
@@ -247,6 +261,16 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
         errors.push(e);
     }
     attr
+}
+
+/// The value of `approvals = N`: an integer literal (its range is checked in `validate`).
+fn approvals_lit(value: syn::parse::ParseStream<'_>) -> syn::Result<syn::LitInt> {
+    value.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected `approvals = N`, how many distinct people must approve (an integer, at least 1)",
+        )
+    })
 }
 
 fn expected_list(keys: &[&str]) -> String {

@@ -209,6 +209,8 @@ pub(crate) struct FormPage<'a> {
     pub(crate) asker: Asker,
     /// What an approval may be remembered for (nothing for other kinds).
     pub(crate) remember: super::handlers::rules::Choices,
+    /// The votes so far, for a request that needs several approvals.
+    pub(crate) approvals: Option<Markup>,
 }
 
 pub(crate) fn form(p: &FormPage<'_>) -> String {
@@ -221,6 +223,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
             h1 data-kind=(r.kind) { (kind_words(&r.kind)) }
             div.prompt { (prompt_markup(&r.prompt)) }
             (asked_by(&p.asker))
+            @if let Some(approvals) = &p.approvals { (approvals) }
             @if let Some((tool, args)) = p.call {
                 // what a person approves is shown; for other kinds it is one click away
                 @if r.kind == crate::reconcile::KIND_RECONCILE {

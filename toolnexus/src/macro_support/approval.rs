@@ -85,6 +85,24 @@ pub fn approval_gate_editable(
     }
 }
 
+/// For `#[tool(approval = "..", approvals = N, not_by_requester)]`: the gate's result, its
+/// request (when it is a suspension) needing `approvals` approvers and refusing the run's
+/// own principal when `not_by_requester`; any other result as it is.
+pub fn govern_approval(
+    mut result: ToolResult,
+    approvals: u32,
+    not_by_requester: bool,
+) -> ToolResult {
+    if let Some(request) = result.metadata.as_mut().and_then(|m| m.pending.as_mut()) {
+        let mut governed = request.as_ref().clone().with_approvals(approvals);
+        if not_by_requester {
+            governed = governed.with_not_by_requester();
+        }
+        **request = governed;
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -2,6 +2,7 @@
 //! another system) gives back (`answer.rs`).
 
 mod answer;
+mod govern;
 
 pub use answer::{Answer, AnswerDataError, DeclineReason};
 

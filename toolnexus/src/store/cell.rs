@@ -50,7 +50,7 @@ impl Cell {
 
 /// The columns of [`COLUMNS`](crate::store::COLUMNS), in order, with whether each is an
 /// integer and whether it may be `NULL`.
-const CELLS: [(&str, bool, bool); 16] = [
+const CELLS: [(&str, bool, bool); 17] = [
     ("run_id", false, false),
     ("request_id", false, false),
     ("kind", false, false),
@@ -67,7 +67,11 @@ const CELLS: [(&str, bool, bool); 16] = [
     ("answer", false, true),
     ("checkpoint", false, true),
     ("result", false, true),
+    ("votes", false, true),
 ];
+
+/// How many columns [`COLUMNS`](crate::store::COLUMNS) reads.
+pub(crate) const COLUMN_COUNT: usize = CELLS.len();
 
 /// Whether column `k` of [`COLUMNS`](crate::store::COLUMNS) is an integer (else text): what a
 /// driver whose columns are typed asks its row for.
@@ -153,6 +157,7 @@ impl RawRow {
         let (history, record) = (text(&mut values, 11), text(&mut values, 12));
         let (answer, checkpoint) = (text(&mut values, 13), text(&mut values, 14));
         let result = text(&mut values, 15);
+        let votes = text(&mut values, 16);
         Self {
             run_id: run_id.unwrap_or_default(),
             request_id: request_id.unwrap_or_default(),
@@ -170,6 +175,7 @@ impl RawRow {
             answer,
             checkpoint,
             result,
+            votes,
             damage,
         }
     }

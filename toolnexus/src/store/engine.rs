@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use super::ballot::Voted;
 use super::lifecycle::{self, Answering, Change, Insert, Key};
 use super::{
     Claim, ConversationStore, DamagedRun, HistoryQuery, Outcome, Page, PendingQuery, RawRow,
@@ -42,6 +43,11 @@ pub(crate) trait Driver: ConversationStore + RuleStore + Send + Sync + fmt::Debu
         answer: &'a Answer,
         how: Answering,
     ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>>;
+
+    /// Applies a vote's change ([`lifecycle::votes::vote`]) to the run waiting on its
+    /// request: the row as it became, or `None` when its guard (the row's version, still
+    /// answerable) no longer held.
+    fn apply_vote(&self, change: Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>>;
 
     /// Claims the next run for `owner` ([`lifecycle::take_over`]): expired or lapsed first,
     /// then (`answered_too`) answered, oldest first, marking damaged each unreadable row met.
@@ -154,7 +160,54 @@ async fn submit_as<D: Driver>(
     check_submit(answer, by)?;
     let answer = checked_answer(driver, answer, by, granted).await?;
     let how = Answering::Submit { by: by.to_owned() };
+    match super::ballot::cast(driver, &answer, &how, by).await? {
+        Voted::Answer => {}
+        Voted::Waits { row, .. } | Voted::Reached(row, _) => return row.info(),
+    }
     driver.answer(&answer, how).await?.0.info()
+}
+
+/// `claim` of `answer` for `owner`, given by `by` (whose vote it is, checked against the
+/// run's principal when its request refuses the requester).
+async fn claim_as<D: Driver>(
+    driver: &D,
+    answer: &Answer,
+    owner: &str,
+    by: &str,
+) -> StoreResult<Claim> {
+    check_answer(answer)?;
+    let how = Answering::Claim {
+        owner: owner.to_owned(),
+        until: until(driver, now_ms()),
+    };
+    match super::ballot::cast(driver, answer, &how, by).await? {
+        Voted::Answer => {}
+        Voted::Reached(_, Some(claim)) => return Ok(*claim),
+        Voted::Reached(row, None) => {
+            return Err(StoreError::Backend(format!(
+                "run `{}`: a claim made no claim",
+                row.run_id
+            )));
+        }
+        Voted::Waits {
+            row,
+            given,
+            required,
+        } => {
+            return Err(StoreError::Voted {
+                run_id: row.run_id,
+                given,
+                required,
+            });
+        }
+    }
+    match driver.answer(answer, how).await? {
+        (_, Some(claim)) => Ok(claim),
+        (row, None) => Err(StoreError::Backend(format!(
+            "run `{}`: a claim made no claim",
+            row.run_id
+        ))),
+    }
 }
 
 /// The run kept under `key`, opened under the driver's seal.
@@ -193,19 +246,18 @@ impl<D: Driver> RunStore for D {
         answer: &'a Answer,
         owner: &'a str,
     ) -> BoxFuture<'a, StoreResult<Claim>> {
+        Box::pin(claim_as(self, answer, owner, owner))
+    }
+
+    fn claim_answered_by<'a>(
+        &'a self,
+        answer: &'a Answer,
+        owner: &'a str,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Claim>> {
         Box::pin(async move {
-            check_answer(answer)?;
-            let how = Answering::Claim {
-                owner: owner.to_owned(),
-                until: until(self, now_ms()),
-            };
-            match self.answer(answer, how).await? {
-                (_, Some(claim)) => Ok(claim),
-                (row, None) => Err(StoreError::Backend(format!(
-                    "run `{}`: a claim made no claim",
-                    row.run_id
-                ))),
-            }
+            check_submit(answer, answered_by)?;
+            claim_as(self, answer, owner, answered_by).await
         })
     }
 

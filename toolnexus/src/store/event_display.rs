@@ -7,7 +7,7 @@ use super::{RunEvent, RunEventKind};
 
 impl RunEventKind {
     /// The kind in words: `requested`, `answered`, `expired`, `claimed`, `taken over`,
-    /// `released`, `finished`, `failed`, `damaged`, `decided`, `notified`, `other`.
+    /// `released`, `finished`, `failed`, `damaged`, `decided`, `notified`, `voted`, `other`.
     pub fn as_words(self) -> &'static str {
         match self {
             RunEventKind::Requested => "requested",
@@ -21,6 +21,7 @@ impl RunEventKind {
             RunEventKind::Damaged => "damaged",
             RunEventKind::Decided => "decided",
             RunEventKind::Notified => "notified",
+            RunEventKind::Voted => "voted",
             RunEventKind::Other => "other",
         }
     }

@@ -112,6 +112,7 @@
 
 use std::time::Duration;
 
+mod ballot;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;
@@ -134,6 +135,7 @@ mod seal;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod types;
+mod votes;
 mod wake;
 mod workers;
 
@@ -155,6 +157,7 @@ pub use types::{
     Claim, DamagedRun, Lease, RunEvent, RunEventKind, RunInfo, RunState, StoreError, StoreResult,
     StoredRun,
 };
+pub use votes::Vote;
 pub use workers::{HEARTBEAT_EVERY, WORKER_GONE_AFTER, WorkerSeen};
 
 pub(crate) use crate::ledger::{from_millis, lease_ms, millis, now_ms};
@@ -243,4 +246,4 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
 /// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
 /// `notifications` table).
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;

@@ -101,6 +101,9 @@ pub(crate) struct RawRow {
     pub(crate) answer: Option<String>,
     pub(crate) checkpoint: Option<String>,
     pub(crate) result: Option<String>,
+    /// The votes on the current request (a JSON array, sealed like the answer), when it
+    /// needs several approvals and has some.
+    pub(crate) votes: Option<String>,
     /// Why a column of the row could not be read as the schema says ([`RawRow::from_cells`]):
     /// the row is then known by its run id only, and every read of it is
     /// [`StoreError::Corrupt`].
@@ -244,7 +247,19 @@ impl RawRow {
             answer: self.answer(seal)?,
             checkpoint: self.checkpoint(seal)?,
             result,
+            votes: self.votes(seal)?,
         })
+    }
+
+    /// The votes on the current request, opened under `seal`.
+    pub(crate) fn votes(&self, seal: &Seal) -> StoreResult<Vec<super::Vote>> {
+        match self.votes.as_deref() {
+            None => Ok(Vec::new()),
+            Some(text) => super::votes::parse_votes(
+                &self.run_id,
+                seal.open_votes(&self.run_id, &self.request_id, text)?,
+            ),
+        }
     }
 
     /// When the row's current request was answered or expired, and how many resumes of it

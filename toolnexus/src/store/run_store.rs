@@ -100,6 +100,29 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     fn claim<'a>(&'a self, answer: &'a Answer, owner: &'a str)
     -> BoxFuture<'a, StoreResult<Claim>>;
 
+    /// [`claim`](Self::claim), the answer given by `answered_by` (a person, as
+    /// [`submit`](Self::submit) records one): for a request that needs several approvals
+    /// ([`Request::with_approvals`](crate::Request::with_approvals)) the acceptance is
+    /// `answered_by`'s vote, and for one that refuses its requester
+    /// ([`Request::with_not_by_requester`](crate::Request::with_not_by_requester))
+    /// `answered_by` is checked against the run's principal. `claim` alone takes `owner`
+    /// for both. The default (a store of another crate) is `claim`.
+    ///
+    /// # Errors
+    ///
+    /// As [`claim`](Self::claim); and [`StoreError::Voted`] when the vote is kept and the
+    /// run waits for more approvals (no claim yet); [`StoreError::NotAllowed`] when
+    /// `answered_by` is the run's principal and the request refuses it (nothing recorded).
+    fn claim_answered_by<'a>(
+        &'a self,
+        answer: &'a Answer,
+        owner: &'a str,
+        answered_by: &'a str,
+    ) -> BoxFuture<'a, StoreResult<Claim>> {
+        let _ = answered_by;
+        self.claim(answer, owner)
+    }
+
     /// Records the answer to the request it echoes (`answer.id`), given by `answered_by` (a
     /// user, a session, a service: whatever the host's own authentication says), without
     /// resuming the run: the run becomes [`Answered`](RunState::Answered), keeps the answer

@@ -23,6 +23,8 @@ const ALG: &str = "HS256";
 const CHECKPOINT: &str = "toolnexus sealed checkpoint";
 /// Domain separation for sealed answers.
 const ANSWER: &str = "toolnexus sealed answer";
+/// Domain separation for sealed votes.
+const VOTES: &str = "toolnexus sealed votes";
 
 /// A store's seal keys: the first seals, all open. `None`: the store keeps rows unsealed.
 #[derive(Clone, Default)]
@@ -251,5 +253,53 @@ impl Seal {
             )));
         }
         Ok(answer)
+    }
+
+    /// The text the votes `json` (a JSON array) on `request_id` are kept as: the JSON, or
+    /// with keys an envelope whose MAC binds them to the request they vote on.
+    pub(crate) fn votes(&self, request_id: &str, json: &str) -> String {
+        let Some(keys) = &self.0 else {
+            return json.to_owned();
+        };
+        let key = &keys[0];
+        let mac = key.mac_parts(VOTES, &[request_id, json]);
+        envelope("votes", key.id(), json, &mac)
+    }
+
+    /// Reads the votes text of the row of run `run_id` waiting on `request_id`.
+    pub(crate) fn open_votes(
+        &self,
+        run_id: &str,
+        request_id: &str,
+        text: &str,
+    ) -> StoreResult<Value> {
+        let corrupt = |message: String| StoreError::Corrupt {
+            run_id: run_id.to_owned(),
+            message: format!("votes: {message}"),
+        };
+        let Some(keys) = &self.0 else {
+            return crate::json_text::parse_or_explain(text, ENVELOPE_DEPTH).map_err(corrupt);
+        };
+        let envelope =
+            open_envelope(text, "votes").map_err(|e| corrupt(format!("not sealed votes: {e}")))?;
+        if envelope.alg != ALG {
+            return Err(corrupt(format!(
+                "`alg` is {:?} but sealed votes use {ALG:?}",
+                crate::limits::excerpt(&envelope.alg)
+            )));
+        }
+        let Some(key) = keys[..].key(&envelope.kid) else {
+            return Err(corrupt(format!(
+                "sealed with key `{}`, which is not in the store's key set",
+                crate::limits::excerpt(&envelope.kid)
+            )));
+        };
+        if !key.verify_parts(VOTES, &[request_id, envelope.inner], &envelope.mac) {
+            return Err(corrupt(format!(
+                "changed after they were sealed, or sealed for another request (their MAC does not verify under key `{}`)",
+                key.id()
+            )));
+        }
+        Ok(envelope.payload)
     }
 }

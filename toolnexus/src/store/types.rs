@@ -135,6 +135,10 @@ pub struct StoredRun {
     pub checkpoint: Option<Value>,
     /// How it ended, once finished.
     pub result: Option<RunResult>,
+    /// The votes given so far for its current request, oldest first, when that request
+    /// needs several approvals ([`Request::with_approvals`](crate::Request::with_approvals));
+    /// empty otherwise.
+    pub votes: Vec<super::Vote>,
 }
 
 /// A worker's claim on a run: the record and answer to resume it with, and the lease.

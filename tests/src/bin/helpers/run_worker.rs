@@ -20,7 +20,8 @@
 //! editable) whose approved run writes the side effect and pauses the same way. With
 //! `RUN_WORKER_NOTIFY_URL`, the store writes a notification for the notifier `hook` at each
 //! park, and the worker delivers them (a `notify::Deliverer`, the worker's lease and poll) as
-//! webhooks signed with `receivers::SECRET` to that URL.
+//! webhooks signed with `receivers::SECRET` to that URL. With `RUN_WORKER_PAUSE_BEFORE_MS`,
+//! `ask` pauses that long before its side effect (a worker killed there has not run it).
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -118,6 +119,12 @@ fn toolkit(effects: Effects, name: String) -> Toolkit {
                     return ToolResult::error("the worker only resumes answered runs");
                 };
                 // (a declined answer never reaches the tool: the model reads it)
+                if let Some(ms) = std::env::var("RUN_WORKER_PAUSE_BEFORE_MS")
+                    .ok()
+                    .and_then(|ms| ms.parse().ok())
+                {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                }
                 if let Err(e) = effects.record(&answer.id, &name).await {
                     return ToolResult::error(format!("side effect failed: {e}"));
                 }

@@ -70,18 +70,19 @@ pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
                 &run.info.request_id,
             )
             .await;
-            json_out(
-                StatusCode::OK,
-                &json!({
-                    "request": request,
-                    "runId": run.info.run_id,
-                    "state": run.info.state.as_str(),
-                    "agent": run.record.agent(),
-                    "conversationId": run.record.conversation(),
-                    "history": history(&run.info.history),
-                    "notifications": notifications,
-                }),
-            )
+            let mut out = json!({
+                "request": request,
+                "runId": run.info.run_id,
+                "state": run.info.state.as_str(),
+                "agent": run.record.agent(),
+                "conversationId": run.record.conversation(),
+                "history": history(&run.info.history),
+                "notifications": notifications,
+            });
+            if let Some(approvals) = crate::inbox::votes::approvals_json(&run) {
+                out["approvals"] = approvals;
+            }
+            json_out(StatusCode::OK, &out)
         }
     }
 }
@@ -209,16 +210,22 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
         Err((status, text)) => json_err(status, &text),
         Ok(info) => {
             let pickup = super::status::pickup(&shared, info.state).await;
-            json_out(
-                StatusCode::ACCEPTED,
-                &json!({
-                    "status": "recorded",
-                    "runId": info.run_id,
-                    "answeredBy": info.answered_by(),
-                    "statusLink": status_href(&shared, &prefix(&parts), &request.id, &info.run_id, true),
-                    "pickup": super::status::pickup_json(pickup),
-                }),
-            )
+            let mut out = json!({
+                "status": "recorded",
+                "runId": info.run_id,
+                "answeredBy": info.answered_by(),
+                "statusLink": status_href(&shared, &prefix(&parts), &request.id, &info.run_id, true),
+                "pickup": super::status::pickup_json(pickup),
+            });
+            if request.required_approvals() > 1 {
+                // the votes as they are now: this one among them
+                if let Ok(Some(run)) = shared.store.get(&info.run_id).await
+                    && let Some(approvals) = crate::inbox::votes::approvals_json(&run)
+                {
+                    out["approvals"] = approvals;
+                }
+            }
+            json_out(StatusCode::ACCEPTED, &out)
         }
     }
 }

@@ -130,6 +130,23 @@ pub(super) async fn answer(State(shared): Inbox, req: HttpRequest) -> Response {
     };
     match record(&shared, &parts, answer, choices.granted).await {
         Err((status, text)) => msg(status, "Not answered", "notice", &text, Some(&back)),
+        Ok(info) if info.state == crate::store::RunState::Parked => {
+            // a vote of a request that needs several approvals: the run waits for the others
+            let missing = match shared.store.get(&info.run_id).await {
+                Ok(Some(run)) => run.approvals_missing(),
+                _ => 1,
+            };
+            msg(
+                StatusCode::OK,
+                "Approval recorded",
+                "notice",
+                &format!(
+                    "Your approval was recorded; {}. The request waits for them.",
+                    crate::inbox::votes::more_needed(missing)
+                ),
+                Some(&back),
+            )
+        }
         Ok(info) => {
             let status = status_href(&shared, &prefix(&parts), &request.id, &info.run_id, false);
             let pickup = super::status::pickup(&shared, info.state).await;

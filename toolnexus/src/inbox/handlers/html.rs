@@ -144,6 +144,7 @@ pub(super) fn render_form(
         } else {
             super::rules::Choices::default()
         },
+        approvals: crate::inbox::votes::approvals_markup(run),
     };
     let status = if error.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY

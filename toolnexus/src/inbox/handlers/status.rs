@@ -195,6 +195,17 @@ pub(super) async fn json(State(shared): Inbox, req: HttpRequest) -> Response {
             "outcome": outcome,
             "next": next,
             "pickup": waits,
-        }),
+        })
+        .as_object()
+        .cloned()
+        .map(|mut out| {
+            if run.info.request_id == id
+                && let Some(approvals) = crate::inbox::votes::approvals_json(&run)
+            {
+                out.insert("approvals".to_owned(), approvals);
+            }
+            Value::Object(out)
+        })
+        .unwrap_or_default(),
     )
 }

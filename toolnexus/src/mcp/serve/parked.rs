@@ -108,7 +108,8 @@ impl McpService {
                 Ok(answer) => answer,
                 Err(result) => return result.into(),
             };
-            run = match resume_parked(store, &self.inner.toolkit, &answer).await {
+            let by = self.principal_of(rc);
+            run = match resume_parked(store, &self.inner.toolkit, &answer, by.as_deref()).await {
                 Ok(next) => next,
                 Err(result) => return result.into(),
             };
@@ -154,7 +155,8 @@ impl McpService {
         };
         let request = stored.record.pending().clone();
         let answer = answer_in(responses, &request);
-        match resume_parked(store, &self.inner.toolkit, &answer).await {
+        let by = self.principal_of(rc);
+        match resume_parked(store, &self.inner.toolkit, &answer, by.as_deref()).await {
             Ok(run) => self.parked_outcome(name, args, rc, store, run).await,
             Err(result) => result.into(),
         }
@@ -213,20 +215,34 @@ async fn resume_parked(
     store: &Arc<dyn RunStore>,
     toolkit: &Toolkit,
     answer: &Answer,
+    by: Option<&str>,
 ) -> Result<RunResult, CallToolResult> {
-    let claim = claim_parked(store, answer).await?;
+    let claim = claim_parked(store, answer, by).await?;
     resume_claimed(store, toolkit, &claim).await
 }
 
 /// Claims the parked run whose request `answer` echoes (once, whoever comes first): the
-/// claim, or the call's result saying why not (claimed already, expired, gone).
+/// claim, or the call's result saying why not (claimed already, expired, gone, or, for a
+/// request that needs several approvals, the client's approval recorded and how many more
+/// the call waits for). The client is one person: the session's principal (`by`), or
+/// without one this server's process.
 pub(super) async fn claim_parked(
     store: &Arc<dyn RunStore>,
     answer: &Answer,
+    by: Option<&str>,
 ) -> Result<Claim, CallToolResult> {
     let owner = format!("mcp-{}", std::process::id());
-    match store.claim(answer, &owner).await {
+    match store
+        .claim_answered_by(answer, &owner, by.unwrap_or(&owner))
+        .await
+    {
         Ok(claim) => Ok(claim),
+        Err(StoreError::Voted {
+            given, required, ..
+        }) => Err(tool_result(&ToolResult::error(votes_waiting(
+            given, required,
+        )))),
+        Err(StoreError::NotAllowed(why)) => Err(tool_result(&ToolResult::error(why))),
         Err(StoreError::Expired { .. }) => Err(tool_result(&ToolResult::error(
             "declined/expired: the request expired before the answer arrived",
         ))),
@@ -235,6 +251,20 @@ pub(super) async fn claim_parked(
         ))),
         Err(e) => Err(tool_result(&ToolResult::error(e.to_string()))),
     }
+}
+
+/// What the client reads when its approval was one vote of several: how many more the call
+/// waits for (it runs once they are in, answered through any other door).
+pub(super) fn votes_waiting(given: u32, required: u32) -> String {
+    let missing = required.saturating_sub(given);
+    let more = if missing == 1 {
+        "1 more approval".to_owned()
+    } else {
+        format!("{missing} more approvals")
+    };
+    format!(
+        "approval recorded ({given} of {required}): the call waits for {more} from other people before it runs"
+    )
 }
 
 /// Resumes a claimed one-call run: the next run result, or the call's result saying why it

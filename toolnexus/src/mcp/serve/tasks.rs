@@ -231,7 +231,7 @@ impl McpService {
                 None,
             )
         })?;
-        self.resume_task(store, answer_from_result(&request, &result))
+        self.resume_task(store, answer_from_result(&request, &result), rc)
             .await;
         Ok(())
     }
@@ -248,8 +248,12 @@ impl McpService {
             .waiting_request(&run_id, store, &params.task_id)
             .await?
         {
-            self.resume_task(store, Answer::decline(request.id, DeclineReason::Cancelled))
-                .await;
+            self.resume_task(
+                store,
+                Answer::decline(request.id, DeclineReason::Cancelled),
+                rc,
+            )
+            .await;
         }
         Ok(())
     }
@@ -269,8 +273,14 @@ impl McpService {
     /// after it never sees the request again) and resumes it on a task of its own:
     /// `tasks/get` follows the run. An answer the store refuses (claimed by a concurrent
     /// answer, expired) is dropped: the run's own state says what happened.
-    async fn resume_task(&self, store: &Arc<dyn RunStore>, answer: Answer) {
-        let claim = match claim_parked(store, &answer).await {
+    async fn resume_task(
+        &self,
+        store: &Arc<dyn RunStore>,
+        answer: Answer,
+        rc: &RequestContext<RoleServer>,
+    ) {
+        let by = self.principal_of(rc);
+        let claim = match claim_parked(store, &answer, by.as_deref()).await {
             Ok(claim) => claim,
             Err(refused) => {
                 tracing::debug!(request = %answer.id, ?refused, "a task's answer was not used");

@@ -20,6 +20,7 @@ use crate::run::PendingRun;
 mod claim;
 #[cfg(test)]
 mod tests;
+pub(crate) mod votes;
 
 pub(crate) use claim::{checkpoint, fail, finish, release, renew};
 
@@ -75,6 +76,9 @@ pub(crate) enum Guard {
     Claims(i64),
     /// Unchanged since it was read: still at this `version` (marking it damaged).
     Version(i64),
+    /// [`Answerable`](Guard::Answerable) and unchanged since it was read: still at this
+    /// `version` (a vote, counted against the votes as read).
+    Votable { version: i64, now: i64 },
 }
 
 impl Guard {
@@ -89,6 +93,9 @@ impl Guard {
             }
             Self::Claims(claims) => row.claims == claims,
             Self::Version(version) => row.version == version,
+            Self::Votable { version, now } => {
+                row.version == version && Self::Answerable { now }.holds(row)
+            }
         }
     }
 }
@@ -126,6 +133,8 @@ pub(crate) struct Set {
     pub(crate) request: Option<Columns>,
     /// The run's result, as JSON.
     pub(crate) result: Option<String>,
+    /// The votes on the current request, as the seal keeps them ([`votes`]).
+    pub(crate) votes: Option<String>,
 }
 
 /// A transition's decision: what the row must still be, what it becomes, what its history
@@ -207,9 +216,13 @@ impl Change {
             row.created_at = self.at;
             row.answer = None;
             row.checkpoint = None;
+            row.votes = None;
         }
         if let Some(result) = &set.result {
             row.result = Some(result.clone());
+        }
+        if let Some(votes) = &set.votes {
+            row.votes = Some(votes.clone());
         }
         row.version += 1;
         if !self.events.is_empty() {
@@ -241,6 +254,7 @@ pub(crate) fn park(record: &PendingRun, seal: &Seal, now: i64) -> Insert {
             answer: None,
             checkpoint: None,
             result: None,
+            votes: None,
             damage: None,
         },
         side: Vec::new(),

@@ -38,6 +38,16 @@ impl Driver for MemoryStore {
         Box::pin(async move { self.answer_now(answer, &how) })
     }
 
+    fn apply_vote(&self, change: Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
+        Box::pin(async move {
+            let row = self.rows().apply(&change);
+            if row.is_some() {
+                self.changed();
+            }
+            Ok(row)
+        })
+    }
+
     fn pick<'a>(
         &'a self,
         owner: &'a str,

@@ -66,6 +66,10 @@ impl MemoryStore {
                 row.result = v.map(str::to_owned);
                 true
             }
+            ("votes", v) => {
+                row.votes = v.map(str::to_owned);
+                true
+            }
             ("created_at", Some(_)) => match int() {
                 Some(Ok(at)) => {
                     row.created_at = at;

@@ -124,6 +124,22 @@ impl PostgresStore {
         }
     }
 
+    /// A vote's change in one `UPDATE` guarded by the row's version: the row as it became
+    /// (waiters on the run told in the same statement), or `None` when the guard failed.
+    pub(super) async fn apply_vote_now(&self, change: Change) -> StoreResult<Option<RawRow>> {
+        let client = self.client().await?;
+        let sql = change_sql(&change, placeholder);
+        let stmt = client
+            .prepare_cached(&sql.update(&format!("{COLUMNS}, {}", self.notify_expr("runs.run_id"))))
+            .await
+            .map_err(|e| pg(&e))?;
+        let changed = client
+            .query_opt(&stmt, &pg_params(&sql.params))
+            .await
+            .map_err(|e| pg(&e))?;
+        Ok(changed.map(|row| raw(&row)))
+    }
+
     /// Why an answer changed nothing: no such request, answered already, or expired (which
     /// it marks).
     async fn refuse<T>(

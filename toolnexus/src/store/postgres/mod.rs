@@ -335,6 +335,10 @@ impl Driver for PostgresStore {
         Box::pin(self.answer_now(answer, how))
     }
 
+    fn apply_vote(&self, change: lifecycle::Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
+        Box::pin(self.apply_vote_now(change))
+    }
+
     fn pick<'a>(
         &'a self,
         owner: &'a str,

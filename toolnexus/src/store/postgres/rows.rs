@@ -18,7 +18,7 @@ pub(super) fn raw(r: &Row) -> RawRow {
 
 /// [`raw`] of the columns from `at` on.
 pub(super) fn raw_at(r: &Row, at: usize) -> RawRow {
-    cells(r, at, 16)
+    cells(r, at, crate::store::cell::COLUMN_COUNT)
 }
 
 /// The row of the `n` columns of `r` from `at` on, through the shared decoding.

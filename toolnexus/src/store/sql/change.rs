@@ -55,6 +55,11 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
         Guard::Version(version) => {
             format!("{key} AND version = {}", param(SqlParam::Int(version)))
         }
+        Guard::Votable { version, now } => format!(
+            "{key} AND version = {} AND state = 'parked' AND (expires_at IS NULL OR expires_at > {})",
+            param(SqlParam::Int(version)),
+            param(SqlParam::Int(now))
+        ),
     };
     let set_fields = &change.set;
     let mut set = Vec::new();
@@ -95,7 +100,7 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
         };
         set.push(format!(
             "request_id = {}, kind = {}, prompt = {}, expires_at = {expires}, record = {}, \
-             created_at = {}, answer = NULL, checkpoint = NULL",
+             created_at = {}, answer = NULL, checkpoint = NULL, votes = NULL",
             param(SqlParam::Text(cols.request_id.clone())),
             param(SqlParam::Text(cols.kind.clone())),
             param(SqlParam::Text(cols.prompt.clone())),
@@ -108,6 +113,9 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
             "result = {}",
             param(SqlParam::Text(result.clone()))
         ));
+    }
+    if let Some(votes) = &set_fields.votes {
+        set.push(format!("votes = {}", param(SqlParam::Text(votes.clone()))));
     }
     set.push("version = version + 1".to_owned());
     if !change.events.is_empty() {

@@ -5,7 +5,7 @@ use crate::store::StoreError;
 
 /// The SQL columns every store query reads, in [`RawRow`](crate::store::RawRow) order.
 pub(crate) const COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, state, \
-     lease_owner, lease_until, version, claims, history, record, answer, checkpoint, result";
+     lease_owner, lease_until, version, claims, history, record, answer, checkpoint, result, votes";
 
 /// The SQL columns of a row without its record, answer, checkpoint and result, in
 /// [`RawRow`](crate::store::RawRow) order: what a change that returns only the run's

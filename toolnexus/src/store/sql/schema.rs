@@ -149,6 +149,19 @@ macro_rules! workers_schema {
 }
 pub(crate) use workers_schema;
 
+/// Version 7: the votes of a request that needs several approvals
+/// ([`Vote`](crate::store::Vote)), one column of the run's row (a JSON array, sealed like the
+/// answer in a sealed store). PostgreSQL's `IF NOT EXISTS` keeps a schema rolled back by hand
+/// working; SQLite has no such clause, so its migration skips the statement when the column
+/// is there ([`VOTES_COLUMN`]).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const VOTES_SCHEMA: &str = "ALTER TABLE runs ADD COLUMN IF NOT EXISTS votes TEXT;";
+
+/// Version 7 in SQLite: [`VOTES_SCHEMA`] without the clause SQLite lacks; run only when
+/// `runs` has no `votes` column yet.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const VOTES_COLUMN: &str = "ALTER TABLE runs ADD COLUMN votes TEXT;";
+
 /// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
 /// `migrations` lists every version's (entry `n` reaches version `n + 1`). A database newer
 /// than the last entry is refused.

@@ -126,7 +126,7 @@ impl SqliteStore {
 
 /// A row read with [`COLUMNS`]: the info columns, then the blobs.
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    cells(r, 16)
+    cells(r, crate::store::cell::COLUMN_COUNT)
 }
 
 /// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
@@ -333,6 +333,12 @@ impl Driver for SqliteStore {
             }
             Ok(answered)
         })
+    }
+
+    fn apply_vote(&self, change: Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
+        Box::pin(self.call(move |conn| {
+            answers::apply_returning(conn, &change, COLUMNS, raw).map_err(backend)
+        }))
     }
 
     fn pick<'a>(

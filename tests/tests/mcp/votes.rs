@@ -1,0 +1,125 @@
+//! A request that needs two approvals, served over MCP with a run store: the MCP client is
+//! one person (the session's principal). Its acceptance before anyone else's is recorded as
+//! that person's one vote, the tool does not run, and the result says how many approvals are
+//! still needed; when another person approved first (through the store, as the inbox does),
+//! the client's acceptance reaches the count and the tool runs once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses};
+use serde_json::json;
+use toolnexus::Toolkit;
+use toolnexus::store::{MemoryStore, PendingQuery, RunState, RunStore};
+use toolnexus_tests::mcp_fixtures::Script;
+
+use super::parked::{in_process, text};
+
+static PAID: AtomicU32 = AtomicU32::new(0);
+
+/// Pays, once two people approved.
+#[toolnexus::tool(approval = "Pay {amount} EUR?", approvals = 2)]
+fn pay_twice(amount: u32) -> String {
+    PAID.fetch_add(1, Ordering::SeqCst);
+    format!("paid {amount} EUR")
+}
+
+/// Calls `pay_twice` as the session's person; the `requestState` of its `input_required`.
+async fn ask(client: &rmcp::service::RunningService<rmcp::service::RoleClient, Script>) -> String {
+    let mut params = CallToolRequestParams::new("pay_twice");
+    params.arguments = json!({"amount": 4000}).as_object().cloned();
+    match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
+        other => panic!("input_required: {other:?}"),
+    }
+}
+
+/// Accepts the request `state` names.
+async fn accept(
+    client: &rmcp::service::RunningService<rmcp::service::RoleClient, Script>,
+    state: &str,
+) -> (String, bool) {
+    let mut responses = InputResponses::new();
+    responses.insert(
+        "toolnexus".to_owned(),
+        json!({"action": "accept", "content": {}}),
+    );
+    let mut params = CallToolRequestParams::new("pay_twice");
+    params.arguments = json!({"amount": 4000}).as_object().cloned();
+    params.request_state = Some(state.to_owned());
+    params.input_responses = Some(responses);
+    match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::Complete(r) => text(&r),
+        other => panic!("a complete result: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_client_is_one_vote_of_a_two_approval_request() {
+    let store = Arc::new(MemoryStore::new());
+    let toolkit = Toolkit::builder().tool(PayTwice).build().unwrap();
+    let service = toolnexus::mcp::McpService::new(toolkit)
+        .with_store(store.clone() as Arc<dyn RunStore>)
+        .with_principal(|_| Some("bob".to_owned()));
+    let client = in_process(service, Script::new(), true).await;
+
+    // bob first: his vote is kept, the tool waits for one more
+    let state = ask(&client).await;
+    let (said, is_error) = accept(&client, &state).await;
+    assert!(is_error, "{said}");
+    assert_eq!(
+        said,
+        "approval recorded (1 of 2): the call waits for 1 more approval from other people before it runs"
+    );
+    assert_eq!(PAID.load(Ordering::SeqCst), 0);
+    let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+    assert_eq!(page.runs.len(), 1);
+    let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
+    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(
+        run.votes.iter().map(|v| v.by.as_str()).collect::<Vec<_>>(),
+        ["bob"]
+    );
+    // bob again over MCP: still his one vote
+    let (said, _) = accept(&client, &state).await;
+    assert!(said.starts_with("approval recorded (1 of 2)"), "{said}");
+    assert_eq!(
+        store
+            .get(&run.info.run_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .votes
+            .len(),
+        1
+    );
+
+    // carol first (through the store), then bob over MCP: his vote reaches the count and the
+    // tool runs once, in this call
+    let state = ask(&client).await;
+    let waiting = store.list_pending(&PendingQuery::new()).await.unwrap();
+    let second = waiting
+        .runs
+        .iter()
+        .find(|r| r.run_id != run.info.run_id)
+        .expect("the second call parked");
+    let request = store.request(&second.request_id).await.unwrap().unwrap();
+    assert_eq!(request.required_approvals(), 2);
+    let info = store
+        .submit(&request.accept(json!({})), "carol")
+        .await
+        .unwrap();
+    assert_eq!(info.state, RunState::Parked);
+    assert_eq!(
+        accept(&client, &state).await,
+        ("paid 4000 EUR".to_owned(), false)
+    );
+    assert_eq!(PAID.load(Ordering::SeqCst), 1);
+    let done = store.get(&second.run_id).await.unwrap().unwrap();
+    assert_eq!(done.info.state, RunState::Finished);
+    assert_eq!(
+        done.votes.iter().map(|v| v.by.as_str()).collect::<Vec<_>>(),
+        ["carol", "bob"]
+    );
+    let _ = client.cancel().await;
+}
