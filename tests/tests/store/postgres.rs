@@ -130,7 +130,7 @@ async fn migrations_run_once_and_refuse_newer() {
     let client = client(&url).await;
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     client
         .execute(
@@ -192,7 +192,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     // and the history's index (version 3), which the rollback left in place
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
@@ -234,7 +234,7 @@ async fn a_version_2_schema_takes_the_history_index() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let indexed: i64 = client
         .query_one(
@@ -336,7 +336,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     );
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let mut indexes: Vec<String> = client
         .query(
@@ -393,7 +393,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
@@ -431,7 +431,7 @@ async fn a_version_5_schema_takes_the_outbox() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store

@@ -2,8 +2,11 @@
 //! another system) gives back (`answer.rs`).
 
 mod answer;
+mod governed;
 
 pub use answer::{Answer, AnswerDataError, DeclineReason};
+pub use governed::Escalation;
+pub(crate) use governed::escalation_plan;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

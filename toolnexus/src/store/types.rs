@@ -67,6 +67,10 @@ pub struct RunInfo {
     /// answer (a run that halts again starts again from `0`); never more than the
     /// `max_attempts` of the workers that resumed it.
     pub attempts: u32,
+    /// The group that may answer the current request now (`data.approvers`, or the group an
+    /// [escalation](crate::Request::escalate_to) moved it to; `None`: anyone the host lets
+    /// answer).
+    pub approvers: Option<String>,
     /// What happened to the run, oldest first: requested, answered (and by whom), claimed or
     /// taken over (by which worker), expired, released, finished (and how).
     pub history: Vec<RunEvent>,

@@ -18,6 +18,7 @@ mod schema;
 pub(crate) use change::change_sql;
 pub(crate) use conversations::{ConversationSql, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
+pub(crate) use schema::GOVERNED_COLUMNS;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,

@@ -10,7 +10,7 @@ use crate::store::sql::{backend, due_migrations};
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
 /// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's
 /// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
-/// (`outbox::sql::outbox_schema!`)).
+/// (`outbox::sql::outbox_schema!`); 7: the runs' group and escalation (`sql::GOVERNED_COLUMNS`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     crate::store::sql::RULES_INDEX,
     crate::store::sql::workers_schema!(INTEGER),
     crate::store::outbox::sql::outbox_schema!(INTEGER),
+    crate::store::sql::GOVERNED_COLUMNS,
 ];
 
 // the list reaches the version this release writes
@@ -117,7 +118,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..1]).unwrap();
         keep_run(&conn, "parked", 1, 0);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -135,7 +136,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..2]).unwrap();
         keep_run(&conn, "finished", 3, 1);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
         let (sql, params) = crate::store::sql::history_sql(
             &query,
@@ -213,7 +214,7 @@ mod tests {
                 .is_err()
         );
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7]);
         conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
             .unwrap();
     }
