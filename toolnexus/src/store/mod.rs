@@ -113,6 +113,7 @@
 use std::time::Duration;
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
+mod answerer;
 mod cell;
 mod conversation;
 pub(crate) mod conversation_rows;
@@ -147,6 +148,7 @@ pub use outbox::{Attempt, Notification, NotificationState, NotifyReason, Outbox}
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresStore;
 pub use query::{DEFAULT_PAGE_SIZE, Page, PendingQuery};
+pub use answerer::Answerer;
 pub use run_store::RunStore;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]

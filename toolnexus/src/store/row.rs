@@ -319,6 +319,7 @@ impl RawRow {
             failures,
             crashes,
             gives_up: false,
+            deadline: self.expires_at.map(from_millis),
         })
     }
 }

@@ -176,6 +176,10 @@ pub struct Claim {
     /// Set by a worker that gives the run up without resuming it (its earlier attempts
     /// reached `max_attempts`): the failure it records counts no attempt of its own.
     pub(crate) gives_up: bool,
+    /// The deadline of the run's current step when it was claimed (the row's `expires_at`): an
+    /// [escalation](crate::Request::escalate_to) moves it past the record's `expiresAt`, and
+    /// the resume judges the answer's lateness by it.
+    pub(crate) deadline: Option<SystemTime>,
     /// What the store's check of `record` found when it read it (the record crossed the
     /// store's trust boundary once, checked there): a resume of the claim does not check it
     /// again while `record` is the one checked.

@@ -25,7 +25,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     if shared.access(&parts, Target::List, &q) != Access::Granted {
         return json_err(StatusCode::FORBIDDEN, "not allowed");
     }
-    let runs = match newest_first(&shared).await {
+    let runs = match newest_first(&shared, &parts).await {
         Ok(r) => r,
         Err(e) => return json_err(StatusCode::INTERNAL_SERVER_ERROR, &store_failed(&e).1),
     };

@@ -95,7 +95,12 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             );
         }
     }
-    if request.is_expired_at(SystemTime::now()) {
+    // the run's current deadline: an escalation moves it past the request's `expiresAt`
+    if run
+        .info
+        .expires_at
+        .is_some_and(|at| SystemTime::now() > at)
+    {
         return fail(
             StatusCode::GONE,
             "Expired",
@@ -103,6 +108,18 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             "This request has expired; it can no longer be answered.",
         );
     }
+    if let Some(group) = run.info.approvers.as_deref()
+        && !shared.answerer_of(parts, &id, false).may_answer(Some(group))
+    {
+        return fail(
+            StatusCode::FORBIDDEN,
+            "Not your group",
+            "error",
+            &crate::inbox::groups::not_your_group(group),
+        );
+    }
+    // shown as it stands now: an escalation's group and deadline
+    let request = current(request, &run.info);
     match Shape::of(&request) {
         Ok(shape) => Loaded::Open(Box::new(run), request, shape),
         Err(Refusal::Credential(why)) => fail(
@@ -122,6 +139,20 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
     }
 }
 
+/// `request` with the group and deadline of its run's current step (`info`), which an
+/// escalation moved (the record keeps the request as it was made).
+fn current(mut request: Request, info: &RunInfo) -> Request {
+    if let Some(at) = info.expires_at
+        && request.expires_at_time().is_some_and(|made| at > made)
+    {
+        request = request.with_expires_at(at);
+    }
+    match info.approvers.as_deref() {
+        Some(group) if request.approvers() != Some(group) => request.with_approvers(group),
+        _ => request,
+    }
+}
+
 /// Records the answer (by whom `parts` says; `granted`: the host's `grants` check lets them
 /// make rules for the run's principal); the run's columns, or why not.
 pub(super) async fn record(
@@ -130,12 +161,8 @@ pub(super) async fn record(
     answer: Answer,
     granted: bool,
 ) -> Result<RunInfo, (StatusCode, String)> {
-    let by = shared.answerer(parts, &answer.id);
-    let recorded = if granted {
-        shared.store.submit_granting(&answer, &by).await
-    } else {
-        shared.store.submit(&answer, &by).await
-    };
+    let answerer = shared.answerer_of(parts, &answer.id, granted);
+    let recorded = shared.store.submit_as(&answer, &answerer).await;
     recorded.map_err(|e| match e {
         StoreError::NotAllowed(why) => (StatusCode::FORBIDDEN, why),
         StoreError::AlreadyAnswered { .. } => (

@@ -216,6 +216,7 @@ impl MemoryStore {
                 continue;
             };
             if query.kind_filter().is_some_and(|k| k != row.kind)
+                || !query.may_answer(row.approvers.as_deref())
                 || query
                     .expiring_before_ms()
                     .is_some_and(|at| row.expires_at.is_none_or(|e| e >= at))
