@@ -103,6 +103,7 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(governed: make, make_notifying);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -450,4 +451,48 @@ async fn a_version_5_schema_takes_the_outbox() {
         .unwrap();
     assert_eq!(ns.len(), 1);
     assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
+}
+
+/// A schema at version 6 (a parked run in it, no groups) connects with this release: it takes
+/// the `approvers` and `escalate` columns (version 7), keeps its run (of no group: listed for
+/// everyone, answered by a plain submit).
+#[tokio::test]
+async fn a_version_6_schema_takes_the_group_columns() {
+    use toolnexus::store::PendingQuery;
+    let Some(url) = url("store::postgres") else {
+        return;
+    };
+    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v6").await;
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    let schema = guard.schema.clone();
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE \"{schema}\".runs DROP COLUMN approvers, DROP COLUMN escalate;
+             DELETE FROM \"{schema}\".schema_version WHERE version > 6"
+        ))
+        .await
+        .unwrap();
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6, 7]
+    );
+    let page = store
+        .list_pending(&PendingQuery::new().groups(["finance"]))
+        .await
+        .unwrap();
+    assert_eq!(page.runs.len(), 1);
+    assert_eq!(page.runs[0].approvers, None);
+    let answer = record.pending().accept("Ada");
+    assert_eq!(
+        store.submit(&answer, "desk").await.unwrap().answered_by(),
+        Some("desk")
+    );
 }

@@ -99,6 +99,7 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(governed: make, make_notifying);
 
 /// A database whose schema is newer than this release's is refused on open, with the versions.
 #[tokio::test]
@@ -457,11 +458,49 @@ async fn a_version_5_database_takes_the_outbox() {
     let version: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store.park(Agent::once().halt().await).await.unwrap();
     let outbox = store.outbox().unwrap();
     let ns = outbox.notifications(&info.run_id).await.unwrap();
     assert_eq!(ns.len(), 1);
     assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
+}
+
+/// A database at version 6 (a parked run in it, no groups) opens with this release: it takes
+/// the `approvers` and `escalate` columns (version 7), keeps its run (of no group: listed for
+/// everyone, answered by a plain submit), and a new run keeps its group.
+#[tokio::test]
+async fn a_version_6_database_takes_the_group_columns() {
+    use toolnexus::store::PendingQuery;
+    let (dir, _guard) = temp_dir("v6");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate;
+         DELETE FROM schema_version WHERE version > 6",
+    )
+    .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 7);
+    let page = store
+        .list_pending(&PendingQuery::new().groups(["finance"]))
+        .await
+        .unwrap();
+    assert_eq!(page.runs.len(), 1);
+    assert_eq!(page.runs[0].approvers, None);
+    let answer = record.pending().accept("Ada");
+    assert_eq!(
+        store.submit(&answer, "desk").await.unwrap().answered_by(),
+        Some("desk")
+    );
 }

@@ -29,6 +29,9 @@ pub(crate) struct ToolAttr {
     pub(crate) approval: Option<Approval>,
     /// `editable`: a person approving a call may change its arguments.
     pub(crate) editable: Option<Hint>,
+    /// `approvers`, `expires_in`, `escalate(..)`: who may answer the approval, its deadline and
+    /// its escalation.
+    pub(crate) governed: super::governed::Governed,
 }
 
 /// An annotation key (`read_only`, or `read_only = false`): where it was written and its value.
@@ -84,7 +87,7 @@ fn hint(meta: &syn::meta::ParseNestedMeta<'_>, key: &str) -> syn::Result<Hint> {
 }
 
 /// The keys of `#[tool(..)]`, in the order its errors list them.
-const TOOL_KEYS: [&str; 9] = [
+const TOOL_KEYS: [&str; 12] = [
     "name",
     "description",
     "crate",
@@ -94,6 +97,9 @@ const TOOL_KEYS: [&str; 9] = [
     "open_world",
     "approval",
     "editable",
+    "approvers",
+    "expires_in",
+    "escalate",
 ];
 
 /// The annotation keys, in the order the docs list them.
@@ -187,6 +193,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             "description" => attr.description.is_some(),
             "approval" => attr.approval.is_some(),
             "crate" => attr.krate.is_some(),
+            governed if super::governed::Governed::knows(governed) => attr.governed.has(governed),
             hint => attr.hint_mut(hint).is_some(),
         };
         if duplicate {
@@ -194,6 +201,12 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 meta.path.span(),
                 format!("duplicate `#[{which}]` key `{key}`"),
             ));
+        }
+        if super::governed::Governed::knows(&key) {
+            if let Err(e) = attr.governed.parse(&meta, &key, duplicate) {
+                errors.push(e);
+            }
+            return Ok(());
         }
         if HINT_KEYS.contains(&key.as_str()) || key == "editable" {
             let hint = hint(&meta, &key)?;

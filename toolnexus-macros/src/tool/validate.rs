@@ -28,6 +28,9 @@ pub(crate) fn check(tool: &ToolFn, sig: &Signature, place: Place, errors: &mut E
     description(tool, errors);
     annotations(tool, errors);
     approval(tool, errors);
+    tool.attr
+        .governed
+        .check(tool.attr.approval.is_some(), errors);
 }
 
 /// Annotations that contradict each other: a read-only tool destroys nothing.
