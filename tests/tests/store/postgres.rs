@@ -135,7 +135,7 @@ async fn migrations_run_once_and_refuse_newer() {
     );
     client
         .execute(
-            &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
+            &format!("INSERT INTO \"{schema}\".schema_version VALUES (8)"),
             &[],
         )
         .await
@@ -146,7 +146,7 @@ async fn migrations_run_once_and_refuse_newer() {
     assert_eq!(
         err.to_string(),
         format!(
-            "run store database error: the database's schema is version 7, newer than this release's {}: upgrade toolnexus",
+            "run store database error: the database's schema is version 8, newer than this release's {}: upgrade toolnexus",
             toolnexus::store::SCHEMA_VERSION
         )
     );

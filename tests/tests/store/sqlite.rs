@@ -400,7 +400,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 6);
+    assert_eq!(versions, 7);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
