@@ -285,6 +285,9 @@ fn request_of(args: &Value) -> Request {
     if !data.is_empty() {
         r = r.with_data(data);
     }
+    if let Some(group) = args.get("approvers").and_then(Value::as_str) {
+        r = r.with_approvers(group);
+    }
     if args.get("expired").and_then(Value::as_bool) == Some(true) {
         r = r.with_expires_at(SystemTime::now() - Duration::from_secs(60));
     } else {

@@ -43,6 +43,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
                 "prompt": r.prompt,
                 "createdAt": rfc3339(r.created_at),
                 "expiresAt": r.expires_at.map(rfc3339),
+                "approvers": r.approvers,
                 "agent": asker.agent,
                 "conversationId": asker.conversation,
                 "history": history(&r.history),
