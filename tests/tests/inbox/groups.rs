@@ -40,8 +40,8 @@ pub(crate) async fn park_both(fx: &Fixture) -> (toolnexus::Request, toolnexus::R
     let mut args = approval_args("Pay invoice 7 (1,200 EUR)?");
     args["approvers"] = json!("finance");
     let finance = fx.park(args).await;
-    let open = fx.park(approval_args("Restart the build?")).await;
-    (finance, open)
+    let anyone = fx.park(approval_args("Restart the build?")).await;
+    (finance, anyone)
 }
 
 fn listed(body: &str) -> Vec<(String, Value)> {
@@ -61,7 +61,7 @@ async fn the_api_lists_and_takes_a_groups_request_only_from_its_members() {
     let fx = Fixture::without_worker().await;
     let inbox = inbox(&fx);
     let app = inbox.router();
-    let (finance, open) = park_both(&fx).await;
+    let (finance, open_req) = park_both(&fx).await;
 
     let for_ann = send(&app, get("/api/requests", Some("ann"), false)).await;
     assert_eq!(for_ann.status, StatusCode::OK, "{}", for_ann.body);
@@ -69,12 +69,12 @@ async fn the_api_lists_and_takes_a_groups_request_only_from_its_members() {
     ann_sees.sort_by(|a, b| a.0.cmp(&b.0));
     let mut expected = vec![
         (finance.id.clone(), json!("finance")),
-        (open.id.clone(), Value::Null),
+        (open_req.id.clone(), Value::Null),
     ];
     expected.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(ann_sees, expected);
     let for_bob = send(&app, get("/api/requests", Some("bob"), false)).await;
-    assert_eq!(listed(&for_bob.body), vec![(open.id.clone(), Value::Null)]);
+    assert_eq!(listed(&for_bob.body), vec![(open_req.id.clone(), Value::Null)]);
 
     let url = link(&inbox, &finance.id);
     let signed = url.split('?').nth(1).unwrap().to_owned();
@@ -100,7 +100,7 @@ async fn the_api_lists_and_takes_a_groups_request_only_from_its_members() {
     assert!(run.answer.is_none());
 
     let recorded = send(&app, answer("ann")).await;
-    assert_eq!(recorded.status, StatusCode::OK, "{}", recorded.body);
+    assert_eq!(recorded.status, StatusCode::ACCEPTED, "{}", recorded.body);
     let run = run_of(&fx.store, &finance.id).await;
     assert_eq!(run.info.state, RunState::Answered);
     assert_eq!(run.info.answered_by(), Some("ann"));
@@ -114,7 +114,7 @@ async fn the_page_shows_a_groups_request_to_its_members_and_refuses_the_rest() {
     let fx = Fixture::without_worker().await;
     let inbox = inbox(&fx);
     let app = inbox.router();
-    let (finance, open) = park_both(&fx).await;
+    let (finance, open_req) = park_both(&fx).await;
 
     let bob_list = send(&app, get("/", Some("bob"), false)).await;
     assert_eq!(bob_list.status, StatusCode::OK);
@@ -129,7 +129,7 @@ async fn the_page_shows_a_groups_request_to_its_members_and_refuses_the_rest() {
     assert!(page.body.contains("Not your group"), "{}", page.body);
     assert!(page.body.contains("This request is for the finance group to answer"));
     // bob's own session on the open request gives him a cookie; the finance form is refused
-    let (cookie, _, _) = open(&app, &link(&inbox, &open.id), Some("bob")).await;
+    let (cookie, _, _) = open(&app, &link(&inbox, &open_req.id), Some("bob")).await;
     let posted = send(&app, post(&url, Some("bob"), false, &cookie, "csrf=x&action=accept")).await;
     assert_eq!(posted.status, StatusCode::FORBIDDEN, "{}", posted.body);
     assert_eq!(run_of(&fx.store, &finance.id).await.info.state, RunState::Parked);
