@@ -112,8 +112,8 @@
 
 use std::time::Duration;
 
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod answerer;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;
 pub(crate) mod conversation_rows;
