@@ -223,7 +223,11 @@ pub struct RunEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
     /// The request's new deadline (escalated), kept to the millisecond.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "event_deadline")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "event_deadline"
+    )]
     pub deadline: Option<SystemTime>,
 }
 
@@ -396,7 +400,10 @@ mod event_deadline {
     use serde::{Deserialize, Deserializer, Serializer};
 
     #[allow(clippy::ref_option)] // serde's `with` signature
-    pub(super) fn serialize<S: Serializer>(at: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        at: &Option<SystemTime>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         match at {
             Some(at) => s.serialize_i64(super::millis(*at)),
             None => s.serialize_none(),

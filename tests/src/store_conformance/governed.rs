@@ -33,7 +33,11 @@ struct Payer {
 }
 
 impl Payer {
-    fn new(approvers: Option<&'static str>, expires_ms: u64, steps: &[(&'static str, u64)]) -> Self {
+    fn new(
+        approvers: Option<&'static str>,
+        expires_ms: u64,
+        steps: &[(&'static str, u64)],
+    ) -> Self {
         Self {
             approvers,
             expires_ms,
@@ -69,7 +73,10 @@ impl Payer {
             })
             .build()
             .expect("the pay tool builds");
-        Toolkit::builder().tool(pay).build().expect("the toolkit builds")
+        Toolkit::builder()
+            .tool(pay)
+            .build()
+            .expect("the toolkit builds")
     }
 
     fn client() -> Client {
@@ -99,7 +106,11 @@ impl Payer {
         (store.park(record).await.expect("parks"), request)
     }
 
-    fn worker(&self, store: &Arc<dyn RunStore>, stop: &CancellationToken) -> tokio::task::JoinHandle<()> {
+    fn worker(
+        &self,
+        store: &Arc<dyn RunStore>,
+        stop: &CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
         let worker = Worker::builder(Arc::clone(store), Self::client(), self.toolkit())
             .name("governed-worker")
             .poll(Duration::from_millis(50))
@@ -139,16 +150,32 @@ pub async fn a_group_lists_and_answers_only_its_own_requests(make: Make) {
     assert_eq!(open.approvers, None);
 
     let listed = |q: PendingQuery| async move {
-        let mut ids: Vec<String> = store.list_pending(&q).await.unwrap().runs.into_iter().map(|r| r.run_id).collect();
+        let mut ids: Vec<String> = store
+            .list_pending(&q)
+            .await
+            .unwrap()
+            .runs
+            .into_iter()
+            .map(|r| r.run_id)
+            .collect();
         ids.sort();
         ids
     };
     let mut both = vec![finance.run_id.clone(), open.run_id.clone()];
     both.sort();
     assert_eq!(listed(PendingQuery::new()).await, both);
-    assert_eq!(listed(PendingQuery::new().groups(["sales", "finance"])).await, both);
-    assert_eq!(listed(PendingQuery::new().groups(["sales"])).await, vec![open.run_id.clone()]);
-    assert_eq!(listed(PendingQuery::new().groups(Vec::<String>::new())).await, vec![open.run_id.clone()]);
+    assert_eq!(
+        listed(PendingQuery::new().groups(["sales", "finance"])).await,
+        both
+    );
+    assert_eq!(
+        listed(PendingQuery::new().groups(["sales"])).await,
+        vec![open.run_id.clone()]
+    );
+    assert_eq!(
+        listed(PendingQuery::new().groups(Vec::<String>::new())).await,
+        vec![open.run_id.clone()]
+    );
 
     let answer = request.accept(json!({}));
     let bob = Answerer::new("bob").in_groups(["sales"]);
@@ -171,9 +198,20 @@ pub async fn a_group_lists_and_answers_only_its_own_requests(make: Make) {
     assert_eq!(recorded.state, RunState::Answered);
     assert_eq!(recorded.answered_by(), Some("ann"));
     // a request of no group takes a plain submit, as before
-    let open_request = store.get(&open.run_id).await.unwrap().unwrap().record.pending().clone();
+    let open_request = store
+        .get(&open.run_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .record
+        .pending()
+        .clone();
     assert_eq!(
-        store.submit(&open_request.accept(json!({})), "bob").await.unwrap().state,
+        store
+            .submit(&open_request.accept(json!({})), "bob")
+            .await
+            .unwrap()
+            .state,
         RunState::Answered
     );
 }
@@ -187,23 +225,40 @@ pub async fn an_escalated_request_answered_in_time_runs_the_tool_once(make: Make
     let payer = Payer::new(Some("finance"), 400, &[("cfo", 20_000)]);
     let (info, request) = payer.park(store.as_ref()).await;
     let original = request.expires_at_time().unwrap();
-    let step = request.escalation()[0].expires_at;
-    assert_eq!(info.expires_at.map(toolnexus_ms), Some(toolnexus_ms(original)));
+    let new_deadline = request.escalation()[0].expires_at;
+    assert_eq!(
+        info.expires_at.map(toolnexus_ms),
+        Some(toolnexus_ms(original))
+    );
 
     sleep_until(original + Duration::from_millis(50)).await;
-    assert_eq!(store.expire().await.unwrap(), Vec::<String>::new(), "escalated, not expired");
+    assert_eq!(
+        store.expire().await.unwrap(),
+        Vec::<String>::new(),
+        "escalated, not expired"
+    );
     let escalated = store.info(&info.run_id).await.unwrap().unwrap();
     assert_eq!(escalated.state, RunState::Parked);
     assert_eq!(escalated.approvers.as_deref(), Some("cfo"));
-    assert_eq!(escalated.expires_at.map(toolnexus_ms), Some(toolnexus_ms(step)));
+    assert_eq!(
+        escalated.expires_at.map(toolnexus_ms),
+        Some(toolnexus_ms(new_deadline))
+    );
     assert_eq!(escalated.version, info.version + 1);
     let event = escalated.history.last().unwrap();
     assert_eq!(event.event, RunEventKind::Escalated);
     assert_eq!(
-        (event.request.as_deref(), event.from.as_deref(), event.to.as_deref()),
+        (
+            event.request.as_deref(),
+            event.from.as_deref(),
+            event.to.as_deref()
+        ),
         (Some(request.id.as_str()), Some("finance"), Some("cfo"))
     );
-    assert_eq!(event.deadline.map(toolnexus_ms), Some(toolnexus_ms(step)));
+    assert_eq!(
+        event.deadline.map(toolnexus_ms),
+        Some(toolnexus_ms(new_deadline))
+    );
     // the list follows the group
     let cfo = PendingQuery::new().groups(["cfo"]);
     assert_eq!(store.list_pending(&cfo).await.unwrap().runs.len(), 1);
@@ -211,7 +266,10 @@ pub async fn an_escalated_request_answered_in_time_runs_the_tool_once(make: Make
     assert!(store.list_pending(&finance).await.unwrap().runs.is_empty());
 
     let answer = request.accept(json!({}));
-    assert!(matches!(store.submit_as(&answer, &ann()).await, Err(StoreError::NotAllowed(_))));
+    assert!(matches!(
+        store.submit_as(&answer, &ann()).await,
+        Err(StoreError::NotAllowed(_))
+    ));
     let recorded = store.submit_as(&answer, &cathy()).await.unwrap();
     assert_eq!(recorded.answered_by(), Some("cathy"));
 
@@ -244,12 +302,17 @@ pub async fn the_last_steps_deadline_declines(make: Make) {
     let expired = store.info(&info.run_id).await.unwrap().unwrap();
     assert_eq!(expired.state, RunState::Expired);
     assert_eq!(
-        (events(&expired, RunEventKind::Escalated), events(&expired, RunEventKind::Expired)),
+        (
+            events(&expired, RunEventKind::Escalated),
+            events(&expired, RunEventKind::Expired)
+        ),
         (1, 1)
     );
     assert_eq!(
         store.submit_as(&request.accept(json!({})), &cathy()).await,
-        Err(StoreError::Expired { run_id: info.run_id.clone() })
+        Err(StoreError::Expired {
+            run_id: info.run_id.clone()
+        })
     );
     let stop = CancellationToken::new();
     let worker = payer.worker(store, &stop);
@@ -260,7 +323,10 @@ pub async fn the_last_steps_deadline_declines(make: Make) {
         .expect("the run ends");
     stop.cancel();
     worker.await.unwrap();
-    assert_eq!(run.result.unwrap().text, "done: declined/expired: Pay invoice 7?");
+    assert_eq!(
+        run.result.unwrap().text,
+        "done: declined/expired: Pay invoice 7?"
+    );
     assert_eq!(payer.ran.load(Ordering::SeqCst), 0);
 }
 
@@ -272,17 +338,29 @@ pub async fn two_sweeps_escalate_each_run_once(make: Make) {
     for _ in 0..6 {
         runs.push(payer.park(s.store()).await);
     }
-    let due = runs.iter().map(|(_, r)| r.expires_at_time().unwrap()).max().unwrap();
+    let due = runs
+        .iter()
+        .map(|(_, r)| r.expires_at_time().unwrap())
+        .max()
+        .unwrap();
     sleep_until(due + Duration::from_millis(50)).await;
-    let (a, b) = (Arc::clone(&s.handles[0]), Arc::clone(&s.handles[s.handles.len() - 1]));
-    let (x, y) = tokio::join!(
-        tokio::spawn(async move { a.expire().await }),
-        tokio::spawn(async move { b.expire().await })
+    let (first, last) = (
+        Arc::clone(&s.handles[0]),
+        Arc::clone(&s.handles[s.handles.len() - 1]),
     );
-    assert!(x.unwrap().unwrap().is_empty() && y.unwrap().unwrap().is_empty());
+    let (one, two) = tokio::join!(
+        tokio::spawn(async move { first.expire().await }),
+        tokio::spawn(async move { last.expire().await })
+    );
+    assert!(one.unwrap().unwrap().is_empty() && two.unwrap().unwrap().is_empty());
     for (info, _) in &runs {
         let now = s.store().info(&info.run_id).await.unwrap().unwrap();
-        assert_eq!(events(&now, RunEventKind::Escalated), 1, "{:?}", now.history);
+        assert_eq!(
+            events(&now, RunEventKind::Escalated),
+            1,
+            "{:?}",
+            now.history
+        );
         assert_eq!(now.version, info.version + 1);
         assert_eq!(now.approvers.as_deref(), Some("cfo"));
     }
@@ -318,5 +396,7 @@ pub async fn an_escalation_notifies_each_notifier_once(make: Make) {
 }
 
 fn toolnexus_ms(at: SystemTime) -> u128 {
-    at.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_millis()
+    at.duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
 }

@@ -42,7 +42,10 @@ async fn a_governed_tools_approval_names_its_group_deadline_and_escalation() {
     assert_eq!(result.status, RunStatus::Done);
     let asked = asked.lock().unwrap();
     let req = &asked[0];
-    assert_eq!((req.kind.as_str(), req.prompt.as_str()), ("approval", "Pay invoice 7?"));
+    assert_eq!(
+        (req.kind.as_str(), req.prompt.as_str()),
+        ("approval", "Pay invoice 7?")
+    );
     assert_eq!(req.approvers(), Some("finance"));
     let deadline = req.expires_at_time().expect("expires_in sets expiresAt");
     let hour = Duration::from_secs(3600);
@@ -53,11 +56,17 @@ async fn a_governed_tools_approval_names_its_group_deadline_and_escalation() {
         (steps[0].approvers.as_str(), steps[1].approvers.as_str()),
         ("cfo", "ceo")
     );
-    let ms = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_millis();
+    let ms = |t: SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
     assert_eq!(ms(steps[0].expires_at), ms(deadline) + 3_600_000);
     assert_eq!(ms(steps[1].expires_at), ms(deadline) + 5_400_000);
     assert_eq!(
-        req.data_entry("escalate").and_then(|v| v.as_array()).map(Vec::len),
+        req.data_entry("escalate")
+            .and_then(|v| v.as_array())
+            .map(Vec::len),
         Some(2),
         "several steps are an array"
     );

@@ -77,10 +77,19 @@ async fn a_finance_request_is_shown_to_finance_and_refused_to_others() {
             text("div.error").await,
             "This request is for the finance group to answer; you are not in it, so it cannot be answered here."
         );
-        assert!(b.find(Locator::Css("form")).await.is_err(), "no form for bob");
+        assert!(
+            b.find(Locator::Css("form")).await.is_err(),
+            "no form for bob"
+        );
         both_widths("30-group-refused").await;
         assert_eq!(
-            fx.store.get_by_request(&request.id).await.unwrap().unwrap().info.state,
+            fx.store
+                .get_by_request(&request.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .info
+                .state,
             RunState::Parked
         );
 

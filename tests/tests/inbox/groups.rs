@@ -74,7 +74,10 @@ async fn the_api_lists_and_takes_a_groups_request_only_from_its_members() {
     expected.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(ann_sees, expected);
     let for_bob = send(&app, get("/api/requests", Some("bob"), false)).await;
-    assert_eq!(listed(&for_bob.body), vec![(open_req.id.clone(), Value::Null)]);
+    assert_eq!(
+        listed(&for_bob.body),
+        vec![(open_req.id.clone(), Value::Null)]
+    );
 
     let url = link(&inbox, &finance.id);
     let signed = url.split('?').nth(1).unwrap().to_owned();
@@ -86,7 +89,15 @@ async fn the_api_lists_and_takes_a_groups_request_only_from_its_members() {
             .expect("request")
     };
     // bob holds a valid link, and is still refused: the page, the API's read and its answer
-    let seen = send(&app, get(&format!("/api/requests/{}?{signed}", finance.id), Some("bob"), false)).await;
+    let seen = send(
+        &app,
+        get(
+            &format!("/api/requests/{}?{signed}", finance.id),
+            Some("bob"),
+            false,
+        ),
+    )
+    .await;
     assert_eq!(seen.status, StatusCode::FORBIDDEN, "{}", seen.body);
     let refused = send(&app, answer("bob")).await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
@@ -118,7 +129,11 @@ async fn the_page_shows_a_groups_request_to_its_members_and_refuses_the_rest() {
 
     let bob_list = send(&app, get("/", Some("bob"), false)).await;
     assert_eq!(bob_list.status, StatusCode::OK);
-    assert!(!bob_list.body.contains("Pay invoice 7"), "{}", bob_list.body);
+    assert!(
+        !bob_list.body.contains("Pay invoice 7"),
+        "{}",
+        bob_list.body
+    );
     assert!(bob_list.body.contains("Restart the build?"));
     let ann_list = send(&app, get("/", Some("ann"), false)).await;
     assert!(ann_list.body.contains("Pay invoice 7"), "{}", ann_list.body);
@@ -127,17 +142,45 @@ async fn the_page_shows_a_groups_request_to_its_members_and_refuses_the_rest() {
     let page = send(&app, get(&url, Some("bob"), false)).await;
     assert_eq!(page.status, StatusCode::FORBIDDEN);
     assert!(page.body.contains("Not your group"), "{}", page.body);
-    assert!(page.body.contains("This request is for the finance group to answer"));
+    assert!(
+        page.body
+            .contains("This request is for the finance group to answer")
+    );
     // bob's own session on the open request gives him a cookie; the finance form is refused
     let (cookie, _, _) = open(&app, &link(&inbox, &open_req.id), Some("bob")).await;
-    let posted = send(&app, post(&url, Some("bob"), false, &cookie, "csrf=x&action=accept")).await;
+    let posted = send(
+        &app,
+        post(&url, Some("bob"), false, &cookie, "csrf=x&action=accept"),
+    )
+    .await;
     assert_eq!(posted.status, StatusCode::FORBIDDEN, "{}", posted.body);
-    assert_eq!(run_of(&fx.store, &finance.id).await.info.state, RunState::Parked);
+    assert_eq!(
+        run_of(&fx.store, &finance.id).await.info.state,
+        RunState::Parked
+    );
 
     let (cookie, csrf, page) = open(&app, &url, Some("ann")).await;
-    assert!(page.contains("For the <strong>finance</strong> group to answer."), "{page}");
-    let done = send(&app, post(&url, Some("ann"), false, &cookie, &format!("csrf={csrf}&action=accept"))).await;
-    assert!(done.status.is_success() || done.status.is_redirection(), "{} {}", done.status, done.body);
+    assert!(
+        page.contains("For the <strong>finance</strong> group to answer."),
+        "{page}"
+    );
+    let done = send(
+        &app,
+        post(
+            &url,
+            Some("ann"),
+            false,
+            &cookie,
+            &format!("csrf={csrf}&action=accept"),
+        ),
+    )
+    .await;
+    assert!(
+        done.status.is_success() || done.status.is_redirection(),
+        "{} {}",
+        done.status,
+        done.body
+    );
     let run = run_of(&fx.store, &finance.id).await;
     assert_eq!(run.info.state, RunState::Answered);
     assert_eq!(run.info.answered_by(), Some("ann"));

@@ -38,7 +38,10 @@ fn payer(ran: Arc<AtomicUsize>) -> (Client, Toolkit) {
             Some(m) => Reply::text(format!("done: {}", m.content.clone().unwrap_or_default())),
         }
     });
-    let client = Client::builder(model).model_name("escalation").build().unwrap();
+    let client = Client::builder(model)
+        .model_name("escalation")
+        .build()
+        .unwrap();
     (client, Toolkit::builder().tool(pay).build().unwrap())
 }
 
@@ -47,7 +50,12 @@ async fn the_worker_escalates_at_the_deadline_and_the_new_group_answers() {
     for backend in stores("worker::escalation", Duration::from_secs(30)).await {
         let ran = Arc::new(AtomicUsize::new(0));
         let (client, toolkit) = payer(Arc::clone(&ran));
-        let running = start(worker(&backend, client.clone(), toolkit.clone(), "w-escalate"));
+        let running = start(worker(
+            &backend,
+            client.clone(),
+            toolkit.clone(),
+            "w-escalate",
+        ));
         let store = &backend.store;
         let result = client.run("Pay invoice 7.", &toolkit).await.unwrap();
         let record = toolnexus::PendingRun::try_from(result).unwrap();
@@ -72,24 +80,39 @@ async fn the_worker_escalates_at_the_deadline_and_the_new_group_answers() {
         };
         let at = escalated.history.last().unwrap();
         assert_eq!(at.event, RunEventKind::Escalated, "{}", backend.name);
-        assert!(at.at >= deadline, "{}: escalated before the deadline", backend.name);
+        assert!(
+            at.at >= deadline,
+            "{}: escalated before the deadline",
+            backend.name
+        );
         assert!(
             at.at < deadline + Duration::from_secs(5),
             "{}: escalated late",
             backend.name
         );
         assert_eq!(escalated.state, RunState::Parked);
-        assert!(SystemTime::now() > deadline, "past the request's own expiresAt");
+        assert!(
+            SystemTime::now() > deadline,
+            "past the request's own expiresAt"
+        );
 
         let cathy = Answerer::new("cathy").in_groups(["cfo"]);
-        store.submit_as(&request.accept(json!({})), &cathy).await.unwrap();
+        store
+            .submit_as(&request.accept(json!({})), &cathy)
+            .await
+            .unwrap();
         let done = store
             .wait_finished(&run_id, Duration::from_secs(20))
             .await
             .unwrap()
             .expect("the run ends");
         assert_eq!(done.result.unwrap().text, "done: paid", "{}", backend.name);
-        assert_eq!(ran.load(Ordering::SeqCst), 1, "{}: the tool ran once", backend.name);
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            1,
+            "{}: the tool ran once",
+            backend.name
+        );
         running.stop().await;
     }
 }

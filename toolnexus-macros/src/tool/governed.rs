@@ -54,7 +54,9 @@ fn group(lit: LitStr, key: &str) -> syn::Result<LitStr> {
     if lit.value().trim().is_empty() {
         return Err(syn::Error::new(
             lit.span(),
-            format!("`{key}` names a group the host defines, such as \"finance\"; it cannot be empty"),
+            format!(
+                "`{key}` names a group the host defines, such as \"finance\"; it cannot be empty"
+            ),
         ));
     }
     Ok(lit)
@@ -157,15 +159,18 @@ impl Governed {
         if !self.any() {
             return gate;
         }
-        let approvers = match &self.approvers {
-            Some(lit) => quote!(::core::option::Option::Some(#lit)),
-            None => quote!(::core::option::Option::None),
-        };
-        let expires_in = match self.expires_in {
-            Some((_, secs)) => quote!(::core::option::Option::Some(#secs)),
-            None => quote!(::core::option::Option::None),
-        };
-        let steps = self.escalate.iter().map(|(to, after)| quote!((#to, #after)));
+        let approvers = self.approvers.as_ref().map_or_else(
+            || quote!(::core::option::Option::None),
+            |lit| quote!(::core::option::Option::Some(#lit)),
+        );
+        let expires_in = self.expires_in.map_or_else(
+            || quote!(::core::option::Option::None),
+            |(_, secs)| quote!(::core::option::Option::Some(#secs)),
+        );
+        let steps = self
+            .escalate
+            .iter()
+            .map(|(to, after)| quote!((#to, #after)));
         quote! {
             #rt::governed(#gate, #approvers, #expires_in, &[#(#steps),*])
         }

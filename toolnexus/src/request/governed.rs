@@ -220,6 +220,9 @@ mod tests {
             .with_data_entry("escalate", json!({"approvers": "cfo", "expiresAt": "soon"}));
         assert!(no_time.escalation().is_empty());
         assert_eq!(escalation_plan(&no_time), None);
-        assert_eq!(Request::approval("Pay?").with_approvers(" ").approvers(), None);
+        assert_eq!(
+            Request::approval("Pay?").with_approvers(" ").approvers(),
+            None
+        );
     }
 }

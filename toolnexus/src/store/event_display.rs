@@ -74,7 +74,11 @@ impl fmt::Display for RunEvent {
             write!(f, " rule {rule}")?;
         }
         if let Some(to) = &self.to {
-            write!(f, " from {} to {to}", self.from.as_deref().unwrap_or("anyone"))?;
+            write!(
+                f,
+                " from {} to {to}",
+                self.from.as_deref().unwrap_or("anyone")
+            )?;
         }
         if let Some(deadline) = self.deadline {
             write!(f, " until {}", crate::request::format_rfc3339(deadline))?;

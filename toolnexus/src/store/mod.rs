@@ -138,6 +138,7 @@ mod types;
 mod wake;
 mod workers;
 
+pub use answerer::Answerer;
 pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
 };
@@ -148,7 +149,6 @@ pub use outbox::{Attempt, Notification, NotificationState, NotifyReason, Outbox}
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresStore;
 pub use query::{DEFAULT_PAGE_SIZE, Page, PendingQuery};
-pub use answerer::Answerer;
 pub use run_store::RunStore;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]

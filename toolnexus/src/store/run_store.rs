@@ -185,10 +185,10 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         answerer: &'a super::Answerer,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
-            if let Some(run) = self.get_by_request(&answer.id).await? {
-                if run.info.request_id == answer.id {
-                    answerer.check(&answer.id, run.info.approvers.as_deref())?;
-                }
+            if let Some(run) = self.get_by_request(&answer.id).await?
+                && run.info.request_id == answer.id
+            {
+                answerer.check(&answer.id, run.info.approvers.as_deref())?;
             }
             let checked = answerer.clone().checked();
             if checked.is_granting() {

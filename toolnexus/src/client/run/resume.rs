@@ -98,11 +98,14 @@ impl Resume {
     /// run's current step when it was claimed: an [escalation](crate::Request::escalate_to)
     /// moved it past the record's `expiresAt` (the record keeps the request as it was sealed),
     /// so the answer's lateness is judged by it.
-    pub(in crate::client) fn with_deadline(mut self: Box<Self>, deadline: Option<SystemTime>) -> Box<Self> {
-        if let (Self::Answer { pending, .. }, Some(deadline)) = (&mut *self, deadline) {
-            if pending.expires_at_time().is_some_and(|at| deadline > at) {
-                pending.expires_at = Some(crate::request::format_rfc3339(deadline));
-            }
+    pub(in crate::client) fn with_deadline(
+        mut self: Box<Self>,
+        deadline: Option<SystemTime>,
+    ) -> Box<Self> {
+        if let (Self::Answer { pending, .. }, Some(deadline)) = (&mut *self, deadline)
+            && pending.expires_at_time().is_some_and(|at| deadline > at)
+        {
+            pending.expires_at = Some(crate::request::format_rfc3339(deadline));
         }
         self
     }

@@ -95,28 +95,8 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             );
         }
     }
-    // the run's current deadline: an escalation moves it past the request's `expiresAt`
-    if run
-        .info
-        .expires_at
-        .is_some_and(|at| SystemTime::now() > at)
-    {
-        return fail(
-            StatusCode::GONE,
-            "Expired",
-            "notice",
-            "This request has expired; it can no longer be answered.",
-        );
-    }
-    if let Some(group) = run.info.approvers.as_deref()
-        && !shared.answerer_of(parts, &id, false).may_answer(Some(group))
-    {
-        return fail(
-            StatusCode::FORBIDDEN,
-            "Not your group",
-            "error",
-            &crate::inbox::groups::not_your_group(group),
-        );
+    if let Some((status, title, class, text)) = closed_now(shared, parts, &run.info) {
+        return fail(status, title, class, &text);
     }
     // shown as it stands now: an escalation's group and deadline
     let request = current(request, &run.info);
@@ -137,6 +117,33 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             &format!("This request cannot be shown as a form: {why}."),
         ),
     }
+}
+
+/// Why the parked run `info` cannot be answered by the caller of `parts` now: past its current
+/// deadline (an escalation moves it past the request's `expiresAt`), or its group is not theirs.
+fn closed_now(
+    shared: &Shared,
+    parts: &Parts,
+    info: &RunInfo,
+) -> Option<(StatusCode, &'static str, &'static str, String)> {
+    if info.expires_at.is_some_and(|at| SystemTime::now() > at) {
+        return Some((
+            StatusCode::GONE,
+            "Expired",
+            "notice",
+            "This request has expired; it can no longer be answered.".to_owned(),
+        ));
+    }
+    let group = info.approvers.as_deref()?;
+    let answerer = shared.answerer_of(parts, &info.request_id, false);
+    (!answerer.may_answer(Some(group))).then(|| {
+        (
+            StatusCode::FORBIDDEN,
+            "Not your group",
+            "error",
+            crate::inbox::groups::not_your_group(group),
+        )
+    })
 }
 
 /// `request` with the group and deadline of its run's current step (`info`), which an

@@ -15,7 +15,8 @@ use super::{Change, Guard, Key, RunEvent, RunEventKind, Seal, expire_request};
 /// ([`escalation_plan`](crate::request::escalation_plan)).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 struct Step {
-    step: u32,
+    #[serde(rename = "step")]
+    number: u32,
     approvers: String,
     at: i64,
 }
@@ -65,7 +66,7 @@ pub(crate) fn at_deadline(due: &Due<'_>, seal: &Seal, now: i64) -> Change {
         approvers: next.approvers.clone(),
         expires_at: next.at,
         rest: (!rest.is_empty()).then(|| plan_json(rest)),
-        step: next.step,
+        step: next.number,
     });
     change
 }
@@ -73,7 +74,7 @@ pub(crate) fn at_deadline(due: &Due<'_>, seal: &Seal, now: i64) -> Change {
 fn plan_json(steps: &[Step]) -> String {
     let steps: Vec<serde_json::Value> = steps
         .iter()
-        .map(|s| serde_json::json!({"step": s.step, "approvers": s.approvers, "at": s.at}))
+        .map(|s| serde_json::json!({"step": s.number, "approvers": s.approvers, "at": s.at}))
         .collect();
     serde_json::Value::Array(steps).to_string()
 }
@@ -84,7 +85,8 @@ mod tests {
     use crate::store::lifecycle::{Guard, Key};
     use crate::store::{RunEvent, RunState, Seal};
 
-    const PLAN: &str = r#"[{"step":1,"approvers":"cfo","at":5000},{"step":2,"approvers":"ceo","at":9000}]"#;
+    const PLAN: &str =
+        r#"[{"step":1,"approvers":"cfo","at":5000},{"step":2,"approvers":"ceo","at":9000}]"#;
 
     fn due<'a>(approvers: Option<&'a str>, escalate: Option<&'a str>) -> Due<'a> {
         Due {

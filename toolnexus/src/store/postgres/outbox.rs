@@ -60,7 +60,14 @@ pub(super) async fn insert_rows(
                  state, attempts, next_at)
              VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $6)
              ON CONFLICT (id) DO NOTHING",
-            &[&n.id, &n.run_id, &n.request_id, &n.notifier, &n.reason.as_str(), &at],
+            &[
+                &n.id,
+                &n.run_id,
+                &n.request_id,
+                &n.notifier,
+                &n.reason.as_str(),
+                &at,
+            ],
         )
         .await
         .map_err(|e| super::pg(&e))?;

@@ -18,13 +18,13 @@ mod schema;
 pub(crate) use change::change_sql;
 pub(crate) use conversations::{ConversationSql, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
-pub(crate) use schema::GOVERNED_COLUMNS;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
 pub(crate) use rule_store::{RuleRows, sql_rule_store};
 pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, readable};
+pub(crate) use schema::GOVERNED_COLUMNS;
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };
