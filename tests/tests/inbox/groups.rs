@@ -185,3 +185,60 @@ async fn the_page_shows_a_groups_request_to_its_members_and_refuses_the_rest() {
     assert_eq!(run.info.state, RunState::Answered);
     assert_eq!(run.info.answered_by(), Some("ann"));
 }
+
+/// An escalated request, past its own `expiresAt`: the page judges it by the run's current
+/// deadline and group, so the CFO opens and answers it (the page saying whose it is now) and
+/// finance, its first group, is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escalated_request_goes_to_its_new_group_on_the_page() {
+    let fx = Fixture::without_worker().await;
+    let inbox = inbox(&fx);
+    let app = inbox.router();
+    let mut args = approval_args("Pay invoice 8?");
+    args["approvers"] = json!("finance");
+    args["expires_ms"] = json!(300);
+    args["escalate_to"] = json!(["cfo", 60_000]);
+    let request = fx.park(args).await;
+    let expires = request.expires_at_time().unwrap();
+    tokio::time::sleep(
+        expires
+            .duration_since(std::time::SystemTime::now())
+            .unwrap_or_default()
+            + std::time::Duration::from_millis(50),
+    )
+    .await;
+    assert!(fx.store.expire().await.unwrap().is_empty(), "escalated");
+
+    let url = link(&inbox, &request.id);
+    let ann = send(&app, get(&url, Some("ann"), false)).await;
+    assert_eq!(ann.status, StatusCode::FORBIDDEN, "{}", ann.body);
+    assert!(
+        ann.body
+            .contains("This request is for the cfo group to answer")
+    );
+    let (cookie, csrf, page) = open(&app, &url, Some("cathy")).await;
+    assert!(
+        page.contains("For the <strong>cfo</strong> group to answer."),
+        "{page}"
+    );
+    assert!(page.contains("Expires in"), "{page}");
+    let done = send(
+        &app,
+        post(
+            &url,
+            Some("cathy"),
+            false,
+            &cookie,
+            &format!("csrf={csrf}&action=accept"),
+        ),
+    )
+    .await;
+    assert!(
+        done.status.is_success() || done.status.is_redirection(),
+        "{}",
+        done.body
+    );
+    let run = run_of(&fx.store, &request.id).await;
+    assert_eq!(run.info.state, RunState::Answered);
+    assert_eq!(run.info.answered_by(), Some("cathy"));
+}

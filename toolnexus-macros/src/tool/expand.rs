@@ -176,15 +176,9 @@ fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
         }
     });
     if is_editable(tool) {
-        let governed_editable = tool.attr.governed.wrap(
-            rt,
-            quote!(#rt::approval_gate_editable(
-                __toolnexus_ctx,
-                __toolnexus_prompt,
-                __toolnexus_proposed,
-                <Self as #rt::Tool>::input_schema(self),
-            )),
-        );
+        let call = quote!(#rt::approval_gate_editable(__toolnexus_ctx, __toolnexus_prompt,
+            __toolnexus_proposed, <Self as #rt::Tool>::input_schema(self)));
+        let governed_editable = tool.attr.governed.wrap(rt, call);
         // the proposed arguments go into the request (only when it is made: the first call)
         let prompt = quote! {
             let __toolnexus_prompt = #rt::approval_prompt(&__toolnexus_args, &[#(#pieces),*]);
