@@ -49,18 +49,19 @@ async fn a_governed_tools_approval_names_its_group_deadline_and_escalation() {
     assert_eq!(req.approvers(), Some("finance"));
     let deadline = req.expires_at_time().expect("expires_in sets expiresAt");
     let hour = Duration::from_secs(3600);
-    assert!(deadline >= before + hour && deadline <= SystemTime::now() + hour);
+    // `expiresAt` keeps milliseconds: the deadline is an hour from the call, to the millisecond
+    let ms = |t: SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    assert!(ms(deadline) >= ms(before + hour) && deadline <= SystemTime::now() + hour);
     let steps = req.escalation();
     assert_eq!(steps.len(), 2);
     assert_eq!(
         (steps[0].approvers.as_str(), steps[1].approvers.as_str()),
         ("cfo", "ceo")
     );
-    let ms = |t: SystemTime| {
-        t.duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    };
     assert_eq!(ms(steps[0].expires_at), ms(deadline) + 3_600_000);
     assert_eq!(ms(steps[1].expires_at), ms(deadline) + 5_400_000);
     assert_eq!(
