@@ -285,10 +285,25 @@ fn request_of(args: &Value) -> Request {
     if !data.is_empty() {
         r = r.with_data(data);
     }
+    if let Some(group) = args.get("approvers").and_then(Value::as_str) {
+        r = r.with_approvers(group);
+    }
     if args.get("expired").and_then(Value::as_bool) == Some(true) {
         r = r.with_expires_at(SystemTime::now() - Duration::from_secs(60));
     } else {
         r = r.expires_in(Duration::from_secs(3600));
+    }
+    // `expires_ms` and `escalate_to: [group, ms]`: a short deadline and one escalation step
+    if let Some(ms) = args.get("expires_ms").and_then(Value::as_u64) {
+        r = r.expires_in(Duration::from_millis(ms));
+    }
+    if let Some([group, ms]) = args
+        .get("escalate_to")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        let ms = Duration::from_millis(ms.as_u64().unwrap_or(0));
+        r = r.escalate_to(group.as_str().unwrap_or(""), ms);
     }
     r
 }

@@ -232,6 +232,19 @@ pub struct RunEvent {
     /// `allowed` or `denied`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// The group the request was with before it escalated (escalated; `None`: no group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The group the request escalated to (escalated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The request's new deadline (escalated), kept to the millisecond.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "event_deadline"
+    )]
+    pub deadline: Option<SystemTime>,
 }
 
 /// The events of `history` since its request `request_id` was answered or expired (none
@@ -309,6 +322,9 @@ impl RunEvent {
             outcome: None,
             error: None,
             attempt: None,
+            from: None,
+            to: None,
+            deadline: None,
             rule: None,
         }
     }
@@ -335,6 +351,14 @@ impl RunEvent {
 
     pub(crate) fn attempt(mut self, attempt: u32) -> Self {
         self.attempt = Some(attempt);
+        self
+    }
+
+    /// An escalation's groups and new deadline (ms).
+    pub(crate) fn escalation(mut self, from: Option<&str>, to: &str, deadline: i64) -> Self {
+        self.from = from.map(str::to_owned);
+        self.to = Some(to.to_owned());
+        self.deadline = Some(from_millis(deadline));
         self
     }
 
@@ -381,9 +405,35 @@ pub enum RunEventKind {
     /// A person accepted a request that needs several approvals (`request`; `by`: who). See
     /// [`Vote`](crate::store::Vote).
     Voted,
+    /// The request's deadline passed and it went on to the next step of its escalation
+    /// (`request`; `from`, `to`: the groups; `deadline`: the new one) instead of expiring.
+    Escalated,
     /// An event a newer release wrote.
     #[serde(other)]
     Other,
+}
+
+mod event_deadline {
+    use std::time::SystemTime;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::ref_option)] // serde's `with` signature
+    pub(super) fn serialize<S: Serializer>(
+        at: &Option<SystemTime>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match at {
+            Some(at) => s.serialize_i64(super::millis(*at)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<SystemTime>, D::Error> {
+        Option::<i64>::deserialize(d).map(|ms| ms.map(super::from_millis))
+    }
 }
 
 mod event_time {

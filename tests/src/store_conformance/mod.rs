@@ -159,6 +159,18 @@ macro_rules! store_conformance {
                 an_answered_request_is_not_notified);
         }
     };
+    (governed: $make:ident, $notifying:ident) => {
+        /// Governed approvals: groups and escalation (`governed`), and the escalation's
+        /// notifications on the store built with notifiers.
+        mod governed {
+            $crate::store_conformance!(@cases super::$make;
+                a_group_lists_and_answers_only_its_own_requests,
+                an_escalated_request_answered_in_time_runs_the_tool_once,
+                the_last_steps_deadline_declines, two_sweeps_escalate_each_run_once);
+            $crate::store_conformance!(@cases super::$notifying;
+                an_escalation_notifies_each_notifier_once);
+        }
+    };
     (@cases $make:path; $($case:ident),*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -297,6 +309,7 @@ mod damaged;
 mod deadlines;
 mod edited;
 mod forged;
+mod governed;
 mod history;
 mod outbox;
 mod queue;
@@ -319,6 +332,7 @@ pub use damaged::*;
 pub use deadlines::*;
 pub use edited::*;
 pub use forged::*;
+pub use governed::*;
 pub use history::*;
 pub use outbox::*;
 pub use queue::*;

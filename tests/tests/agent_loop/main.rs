@@ -11,6 +11,7 @@ mod approval_edit;
 mod bounds;
 mod durable;
 mod faults;
+mod governed;
 mod models;
 mod observability;
 mod secrets;

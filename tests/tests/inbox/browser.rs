@@ -16,6 +16,9 @@ use toolnexus::store::RunState;
 use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 
 // a reconcile request and the page's words when no worker runs: `browser::reconcile::`
+// who may answer: `browser::groups::`
+#[path = "browser_groups.rs"]
+mod groups;
 #[path = "browser_reconcile.rs"]
 mod reconcile;
 #[path = "browser_support.rs"]

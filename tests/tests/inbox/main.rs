@@ -11,6 +11,7 @@
 mod browser;
 mod desk;
 mod email;
+mod groups;
 mod html;
 mod pickup;
 mod remember;

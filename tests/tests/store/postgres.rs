@@ -105,6 +105,7 @@ toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
 toolnexus_tests::store_conformance!(votes: make);
 toolnexus_tests::store_conformance!(votes_sealed: make_sealed);
+toolnexus_tests::store_conformance!(governed: make, make_notifying);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -132,7 +133,7 @@ async fn migrations_run_once_and_refuse_newer() {
     let client = client(&url).await;
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
     client
         .execute(
@@ -194,7 +195,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     // and the history's index (version 3), which the rollback left in place
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
@@ -236,7 +237,7 @@ async fn a_version_2_schema_takes_the_history_index() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
     let indexed: i64 = client
         .query_one(
@@ -338,7 +339,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     );
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
     let mut indexes: Vec<String> = client
         .query(
@@ -395,7 +396,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
@@ -433,7 +434,7 @@ async fn a_version_5_schema_takes_the_outbox() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store
@@ -452,4 +453,48 @@ async fn a_version_5_schema_takes_the_outbox() {
         .unwrap();
     assert_eq!(ns.len(), 1);
     assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
+}
+
+/// A schema at version 6 (a parked run in it, no groups) connects with this release: it takes
+/// the `approvers` and `escalate` columns (version 8), keeps its run (of no group: listed for
+/// everyone, answered by a plain submit).
+#[tokio::test]
+async fn a_version_6_schema_takes_the_group_columns() {
+    use toolnexus::store::PendingQuery;
+    let Some(url) = url("store::postgres") else {
+        return;
+    };
+    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v6").await;
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    let schema = guard.schema.clone();
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE \"{schema}\".runs DROP COLUMN approvers, DROP COLUMN escalate;
+             DELETE FROM \"{schema}\".schema_version WHERE version > 6"
+        ))
+        .await
+        .unwrap();
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
+    );
+    let page = store
+        .list_pending(&PendingQuery::new().groups(["finance"]))
+        .await
+        .unwrap();
+    assert_eq!(page.runs.len(), 1);
+    assert_eq!(page.runs[0].approvers, None);
+    let answer = record.pending().accept("Ada");
+    assert_eq!(
+        store.submit(&answer, "desk").await.unwrap().answered_by(),
+        Some("desk")
+    );
 }

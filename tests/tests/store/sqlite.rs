@@ -101,6 +101,7 @@ toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
 toolnexus_tests::store_conformance!(votes: make);
 toolnexus_tests::store_conformance!(votes_sealed: make_sealed);
+toolnexus_tests::store_conformance!(governed: make, make_notifying);
 
 /// A database whose schema is newer than this release's is refused on open, with the versions.
 #[tokio::test]
@@ -138,7 +139,7 @@ async fn a_version_1_database_takes_the_rules_table() {
     drop(store);
     // back to what the previous release wrote: no rules table, version 1
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE rules; DELETE FROM schema_version WHERE version > 1")
+    conn.execute_batch("DROP TABLE rules; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 1")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -154,7 +155,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -263,7 +264,7 @@ async fn a_version_2_database_takes_the_history_index() {
     store.submit(&request.accept("Ada"), "alice").await.unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP INDEX runs_history; DELETE FROM schema_version WHERE version > 2")
+    conn.execute_batch("DROP INDEX runs_history; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 2")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -275,7 +276,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -381,7 +382,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     conn.execute_batch(
         "DROP INDEX rules_by_tool; DROP INDEX rules_by_fingerprint;
          CREATE INDEX rules_by_call ON rules (tool, reach, holder);
-         DELETE FROM schema_version WHERE version > 3",
+         ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 3",
     )
     .unwrap();
     drop(conn);
@@ -415,7 +416,7 @@ async fn a_version_3_database_takes_the_workers_table() {
     store.park(record.clone()).await.unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE workers; DELETE FROM schema_version WHERE version > 3")
+    conn.execute_batch("DROP TABLE workers; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 3")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -427,7 +428,7 @@ async fn a_version_3_database_takes_the_workers_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
@@ -447,7 +448,7 @@ async fn a_version_5_database_takes_the_outbox() {
     store.park(record.clone()).await.unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE notifications; DELETE FROM schema_version WHERE version > 5")
+    conn.execute_batch("DROP TABLE notifications; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 5")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path)
@@ -466,4 +467,42 @@ async fn a_version_5_database_takes_the_outbox() {
     let ns = outbox.notifications(&info.run_id).await.unwrap();
     assert_eq!(ns.len(), 1);
     assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
+}
+
+/// A database at version 6 (a parked run in it, no groups) opens with this release: it takes
+/// the `approvers` and `escalate` columns (version 8), keeps its run (of no group: listed for
+/// everyone, answered by a plain submit), and a new run keeps its group.
+#[tokio::test]
+async fn a_version_6_database_takes_the_group_columns() {
+    use toolnexus::store::PendingQuery;
+    let (dir, _guard) = temp_dir("v6");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate;
+         DELETE FROM schema_version WHERE version > 6",
+    )
+    .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 7);
+    let page = store
+        .list_pending(&PendingQuery::new().groups(["finance"]))
+        .await
+        .unwrap();
+    assert_eq!(page.runs.len(), 1);
+    assert_eq!(page.runs[0].approvers, None);
+    let answer = record.pending().accept("Ada");
+    assert_eq!(
+        store.submit(&answer, "desk").await.unwrap().answered_by(),
+        Some("desk")
+    );
 }

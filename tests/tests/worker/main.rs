@@ -4,6 +4,7 @@
 
 mod behaviour;
 mod crashes;
+mod escalation;
 mod failing;
 mod notify;
 mod processes;

@@ -193,18 +193,16 @@ fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
     });
     let govern = governed(tool, rt);
     if is_editable(tool) {
+        let call = quote!(#rt::approval_gate_editable(__toolnexus_ctx, __toolnexus_prompt,
+            __toolnexus_proposed, <Self as #rt::Tool>::input_schema(self)));
+        let governed_editable = tool.attr.governed.wrap(rt, call);
         // the proposed arguments go into the request (only when it is made: the first call)
         let prompt = quote! {
             let __toolnexus_prompt = #rt::approval_prompt(&__toolnexus_args, &[#(#pieces),*]);
             let __toolnexus_proposed = #rt::proposed_args(__toolnexus_ctx, &__toolnexus_args);
         };
         let gate = quote! {
-            let __toolnexus_approved = match #rt::approval_gate_editable(
-                __toolnexus_ctx,
-                __toolnexus_prompt,
-                __toolnexus_proposed,
-                <Self as #rt::Tool>::input_schema(self),
-            ) {
+            let __toolnexus_approved = match #governed_editable {
                 #rt::Ok(ctx) => ctx,
                 #rt::Err(result) => return #govern,
             };
@@ -212,11 +210,15 @@ fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
         };
         return (prompt, gate);
     }
+    let plain = tool.attr.governed.wrap(
+        rt,
+        quote!(#rt::approval_gate(__toolnexus_ctx, __toolnexus_prompt)),
+    );
     let prompt = quote! {
         let __toolnexus_prompt = #rt::approval_prompt(&__toolnexus_args, &[#(#pieces),*]);
     };
     let gate = quote! {
-        let __toolnexus_approved = match #rt::approval_gate(__toolnexus_ctx, __toolnexus_prompt) {
+        let __toolnexus_approved = match #plain {
             #rt::Ok(ctx) => ctx,
             #rt::Err(result) => return #govern,
         };

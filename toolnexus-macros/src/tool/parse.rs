@@ -33,6 +33,9 @@ pub(crate) struct ToolAttr {
     pub(crate) approvals: Option<syn::LitInt>,
     /// `not_by_requester`: the run's own principal may not approve its calls.
     pub(crate) not_by_requester: Option<Hint>,
+    /// `approvers`, `expires_in`, `escalate(..)`: who may answer the approval, its deadline and
+    /// its escalation.
+    pub(crate) governed: super::governed::Governed,
 }
 
 /// An annotation key (`read_only`, or `read_only = false`): where it was written and its value.
@@ -89,7 +92,7 @@ fn hint(meta: &syn::meta::ParseNestedMeta<'_>, key: &str) -> syn::Result<Hint> {
 }
 
 /// The keys of `#[tool(..)]`, in the order its errors list them.
-const TOOL_KEYS: [&str; 11] = [
+const TOOL_KEYS: [&str; 14] = [
     "name",
     "description",
     "crate",
@@ -101,6 +104,9 @@ const TOOL_KEYS: [&str; 11] = [
     "editable",
     "approvals",
     "not_by_requester",
+    "approvers",
+    "expires_in",
+    "escalate",
 ];
 
 /// The annotation keys, in the order the docs list them.
@@ -195,6 +201,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             "approval" => attr.approval.is_some(),
             "approvals" => attr.approvals.is_some(),
             "crate" => attr.krate.is_some(),
+            governed if super::governed::Governed::knows(governed) => attr.governed.has(governed),
             hint => attr.hint_mut(hint).is_some(),
         };
         if duplicate {
@@ -202,6 +209,12 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 meta.path.span(),
                 format!("duplicate `#[{which}]` key `{key}`"),
             ));
+        }
+        if super::governed::Governed::knows(&key) {
+            if let Err(e) = attr.governed.parse(&meta, &key, duplicate) {
+                errors.push(e);
+            }
+            return Ok(());
         }
         if HINT_KEYS.contains(&key.as_str()) || key == "editable" || key == "not_by_requester" {
             let hint = hint(&meta, &key)?;

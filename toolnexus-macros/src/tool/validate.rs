@@ -29,6 +29,9 @@ pub(crate) fn check(tool: &ToolFn, sig: &Signature, place: Place, errors: &mut E
     annotations(tool, errors);
     approval(tool, errors);
     governance(tool, errors);
+    tool.attr
+        .governed
+        .check(tool.attr.approval.is_some(), errors);
 }
 
 /// `approvals = N` and `not_by_requester` govern an approval: they need `approval = ".."`,

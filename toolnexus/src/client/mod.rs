@@ -430,6 +430,7 @@ impl Client {
         remembering: Option<Remembering<'a>>,
     ) -> Result<RunResult> {
         let answered_at = claim.and_then(|claim| claim.answered_at);
+        let deadline = claim.and_then(|claim| claim.deadline);
         let checked = claim
             .and_then(|claim| claim.checked.as_ref())
             .and_then(|checked| checked.of_record(&run));
@@ -444,6 +445,7 @@ impl Client {
         // the run keeps the agent (and conversation) its record names, whatever this client's
         // name: the fingerprints of the halted turn's later calls were taken with them
         let (state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
+        let resume = resume.with_deadline(deadline);
         self.drive(
             state,
             toolkit,

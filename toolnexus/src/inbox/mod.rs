@@ -102,6 +102,7 @@
 //! ```
 
 pub(crate) mod fields;
+mod groups;
 mod handlers;
 mod history;
 mod pages;
@@ -169,6 +170,7 @@ pub(crate) struct Shared {
     authorize: Option<Arc<AuthorizeFn>>,
     answered_by: Option<Arc<AnsweredByFn>>,
     grants: Option<Arc<GrantsFn>>,
+    groups_of: Option<Arc<groups::GroupsOfFn>>,
     anonymous: bool,
     pub(crate) page_size: usize,
     pub(crate) link_ttl: Duration,
@@ -194,6 +196,7 @@ pub struct InboxBuilder {
     authorize: Option<Arc<AuthorizeFn>>,
     answered_by: Option<Arc<AnsweredByFn>>,
     grants: Option<Arc<GrantsFn>>,
+    groups_of: Option<Arc<groups::GroupsOfFn>>,
     anonymous: bool,
     page_size: usize,
     link_ttl: Duration,
@@ -216,6 +219,7 @@ impl Inbox {
             authorize: None,
             answered_by: None,
             grants: None,
+            groups_of: None,
             anonymous: false,
             page_size: DEFAULT_PAGE_SIZE,
             link_ttl: Duration::from_secs(24 * 3600),
@@ -409,6 +413,7 @@ impl InboxBuilder {
                 authorize: self.authorize,
                 answered_by: self.answered_by,
                 grants: self.grants,
+                groups_of: self.groups_of,
                 anonymous: self.anonymous,
                 page_size: self.page_size,
                 link_ttl: self.link_ttl,

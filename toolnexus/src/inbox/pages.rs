@@ -244,6 +244,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                     }
                 }
             }
+            @if let Some(group) = r.approvers() { p.muted.group { "For the " strong { (group) } " group to answer." } }
             @if r.expires_at.is_some() { p.muted { "Expires " (expiry(now, r.expires_at_time())) "." } }
             // an error on a field shows next to it; any other on top
             @if let Some(e) = p.error.filter(|e| !on_a_field(p.shape, e)) { p.error role="alert" { (e.message) } }

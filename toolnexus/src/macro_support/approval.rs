@@ -103,6 +103,36 @@ pub fn govern_approval(
     result
 }
 
+/// For `#[tool(approval = "..", approvers = "..", expires_in = "..", escalate(..))]`: the
+/// request a gate makes (its `Err`, a suspension) carries the group that may answer it, its
+/// deadline (`expires_in`, seconds from now) and its escalation steps (group, seconds after the
+/// deadline before). Anything else passes through.
+pub fn governed(
+    gate: Result<Context, ToolResult>,
+    approvers: Option<&str>,
+    expires_in: Option<u64>,
+    escalate: &[(&str, u64)],
+) -> Result<Context, ToolResult> {
+    let result = match gate {
+        Err(result) => result,
+        ok => return ok,
+    };
+    let Some(request) = crate::pending_of(&result) else {
+        return Err(result);
+    };
+    let mut request = request.clone();
+    if let Some(group) = approvers {
+        request = request.with_approvers(group);
+    }
+    if let Some(secs) = expires_in {
+        request = request.expires_in(std::time::Duration::from_secs(secs));
+    }
+    for (group, secs) in escalate {
+        request = request.escalate_to(*group, std::time::Duration::from_secs(*secs));
+    }
+    Err(ToolResult::suspended(request))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -3,8 +3,11 @@
 
 mod answer;
 mod govern;
+mod governed;
 
 pub use answer::{Answer, AnswerDataError, DeclineReason};
+pub use governed::Escalation;
+pub(crate) use governed::escalation_plan;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

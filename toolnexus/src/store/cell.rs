@@ -50,7 +50,7 @@ impl Cell {
 
 /// The columns of [`COLUMNS`](crate::store::COLUMNS), in order, with whether each is an
 /// integer and whether it may be `NULL`.
-const CELLS: [(&str, bool, bool); 17] = [
+const CELLS: [(&str, bool, bool); ALL_CELLS] = [
     ("run_id", false, false),
     ("request_id", false, false),
     ("kind", false, false),
@@ -63,6 +63,8 @@ const CELLS: [(&str, bool, bool); 17] = [
     ("version", true, false),
     ("claims", true, false),
     ("history", false, false),
+    ("approvers", false, true),
+    ("escalate", false, true),
     ("record", false, false),
     ("answer", false, true),
     ("checkpoint", false, true),
@@ -80,6 +82,12 @@ pub(crate) fn is_int(k: usize) -> bool {
     CELLS.get(k).is_some_and(|(_, int, _)| *int)
 }
 
+/// How many columns `INFO_COLUMNS` reads: the row without its
+/// record, answer, checkpoint and result.
+pub(crate) const INFO_CELLS: usize = 14;
+/// How many columns `COLUMNS` reads.
+pub(crate) const ALL_CELLS: usize = 19;
+
 /// What [`RawRow::from_cells`] reads each cell into.
 enum Read {
     Text(Option<String>),
@@ -88,7 +96,7 @@ enum Read {
 
 impl RawRow {
     /// A row from its columns as the database handed them over, in
-    /// [`COLUMNS`](crate::store::COLUMNS) order (the 12 info columns, then the record, answer,
+    /// [`COLUMNS`](crate::store::COLUMNS) order (the 14 info columns, then the record, answer,
     /// checkpoint and result when read): the one decoding the SQL stores share. A column that
     /// does not hold what the schema says (text in `created_at`, a number where text belongs,
     /// `NULL` in a `NOT NULL` column, a missing column) never fails the statement that read
@@ -100,7 +108,7 @@ impl RawRow {
         let mut cells = cells.into_iter();
         for (k, (name, int, nullable)) in CELLS.iter().copied().enumerate() {
             let cell = cells.next();
-            let blobs = k >= 12;
+            let blobs = k >= INFO_CELLS;
             let read = match (cell, int) {
                 (None, _) if blobs => Ok(None),
                 (None, _) => Err("is missing".to_owned()),
@@ -154,10 +162,11 @@ impl RawRow {
         let (created_at, expires_at) = (int(&values, 4), int(&values, 5));
         let (state, lease_owner) = (text(&mut values, 6), text(&mut values, 7));
         let (lease_until, version, claims) = (int(&values, 8), int(&values, 9), int(&values, 10));
-        let (history, record) = (text(&mut values, 11), text(&mut values, 12));
-        let (answer, checkpoint) = (text(&mut values, 13), text(&mut values, 14));
-        let result = text(&mut values, 15);
-        let votes = text(&mut values, 16);
+        let (history, approvers) = (text(&mut values, 11), text(&mut values, 12));
+        let (escalate, record) = (text(&mut values, 13), text(&mut values, 14));
+        let (answer, checkpoint) = (text(&mut values, 15), text(&mut values, 16));
+        let result = text(&mut values, 17);
+        let votes = text(&mut values, 18);
         Self {
             run_id: run_id.unwrap_or_default(),
             request_id: request_id.unwrap_or_default(),
@@ -171,6 +180,8 @@ impl RawRow {
             version: version.unwrap_or_default(),
             claims: claims.unwrap_or_default(),
             history: history.unwrap_or_else(|| "[]".to_owned()),
+            approvers,
+            escalate,
             record: record.unwrap_or_default(),
             answer,
             checkpoint,
@@ -200,7 +211,10 @@ mod tests {
             Cell::Int(1),
             Cell::Int(0),
             text("[]"),
+            Cell::Null,
+            Cell::Null,
             text("{}"),
+            Cell::Null,
             Cell::Null,
             Cell::Null,
             Cell::Null,
@@ -216,7 +230,7 @@ mod tests {
             ("run-1", 5, 1)
         );
         // the info columns alone (the blobs left out) read too
-        let row = RawRow::from_cells(good().into_iter().take(12).collect());
+        let row = RawRow::from_cells(good().into_iter().take(14).collect());
         assert_eq!(row.damage, None);
     }
 
@@ -241,7 +255,7 @@ mod tests {
         );
 
         let mut cells = good();
-        cells[12] = Cell::Blob(vec![0, 1]);
+        cells[14] = Cell::Blob(vec![0, 1]);
         assert_eq!(
             RawRow::from_cells(cells).damage.as_deref(),
             Some("column `record` holds bytes (2 bytes), not text")

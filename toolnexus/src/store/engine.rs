@@ -150,14 +150,17 @@ async fn checked_answer<'a, D: Driver>(
     crate::remember::answer_to_record(answer, run.record.principal(), by, granted)
 }
 
-/// `submit` (`granted`: `submit_granting`).
-async fn submit_as<D: Driver>(
+/// `submit` (`granted`: `submit_granting`), by `answerer` (`None`: a plain `submit`, which
+/// cannot tell who is in which group).
+async fn submit_by<D: Driver>(
     driver: &D,
     answer: &Answer,
     by: &str,
     granted: bool,
+    answerer: Option<&super::Answerer>,
 ) -> StoreResult<RunInfo> {
     check_submit(answer, by)?;
+    check_group(driver, answer, answerer).await?;
     let answer = checked_answer(driver, answer, by, granted).await?;
     let how = Answering::Submit { by: by.to_owned() };
     match super::ballot::cast(driver, &answer, &how, by).await? {
@@ -207,6 +210,26 @@ async fn claim_as<D: Driver>(
             "run `{}`: a claim made no claim",
             row.run_id
         ))),
+    }
+}
+
+/// Refuses (nothing recorded) an answer to a request whose current group `answerer` is not
+/// in; without an answerer (a plain `submit`), an answer to any request that names a group.
+async fn check_group<D: Driver>(
+    driver: &D,
+    answer: &Answer,
+    answerer: Option<&super::Answerer>,
+) -> StoreResult<()> {
+    let Some(row) = driver.row(Key::Request(answer.id.clone())).await? else {
+        return Ok(());
+    };
+    if row.request_id != answer.id {
+        return Ok(());
+    }
+    match (answerer, row.approvers.as_deref()) {
+        (_, None) => Ok(()),
+        (None, Some(group)) => Err(super::answerer::unchecked(&answer.id, group)),
+        (Some(answerer), group) => answerer.check(&answer.id, group),
     }
 }
 
@@ -266,7 +289,7 @@ impl<D: Driver> RunStore for D {
         answer: &'a Answer,
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(submit_as(self, answer, answered_by, false))
+        Box::pin(submit_by(self, answer, answered_by, false, None))
     }
 
     fn submit_granting<'a>(
@@ -274,7 +297,21 @@ impl<D: Driver> RunStore for D {
         answer: &'a Answer,
         answered_by: &'a str,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
-        Box::pin(submit_as(self, answer, answered_by, true))
+        Box::pin(submit_by(self, answer, answered_by, true, None))
+    }
+
+    fn submit_as<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answerer: &'a super::Answerer,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(submit_by(
+            self,
+            answer,
+            answerer.who(),
+            answerer.is_granting(),
+            Some(answerer),
+        ))
     }
 
     fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {

@@ -7,7 +7,8 @@ use super::{RunEvent, RunEventKind};
 
 impl RunEventKind {
     /// The kind in words: `requested`, `answered`, `expired`, `claimed`, `taken over`,
-    /// `released`, `finished`, `failed`, `damaged`, `decided`, `notified`, `voted`, `other`.
+    /// `released`, `finished`, `failed`, `damaged`, `decided`, `notified`, `voted`,
+    /// `escalated`, `other`.
     pub fn as_words(self) -> &'static str {
         match self {
             RunEventKind::Requested => "requested",
@@ -22,6 +23,7 @@ impl RunEventKind {
             RunEventKind::Decided => "decided",
             RunEventKind::Notified => "notified",
             RunEventKind::Voted => "voted",
+            RunEventKind::Escalated => "escalated",
             RunEventKind::Other => "other",
         }
     }
@@ -34,7 +36,8 @@ impl fmt::Display for RunEventKind {
 }
 
 /// One line: when (RFC 3339 UTC, milliseconds), what, then what the event carries: `request
-/// <id>`, `by <who>`, `attempt <n>`, `rule <id>`, `-> <outcome>`, `: <error>`.
+/// <id>`, `by <who>`, `attempt <n>`, `rule <id>`, `from <group> to <group>`, `until <deadline>`,
+/// `-> <outcome>`, `: <error>`.
 ///
 /// ```
 /// use toolnexus::store::RunEvent;
@@ -72,6 +75,16 @@ impl fmt::Display for RunEvent {
         if let Some(rule) = &self.rule {
             write!(f, " rule {rule}")?;
         }
+        if let Some(to) = &self.to {
+            write!(
+                f,
+                " from {} to {to}",
+                self.from.as_deref().unwrap_or("anyone")
+            )?;
+        }
+        if let Some(deadline) = self.deadline {
+            write!(f, " until {}", crate::request::format_rfc3339(deadline))?;
+        }
         if let Some(outcome) = &self.outcome {
             write!(f, " -> {outcome}")?;
         }
@@ -108,6 +121,13 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "2026-12-06T13:01:02.005Z decided request q-9 rule rule-1 -> allowed"
+        );
+        let e = RunEvent::new(RunEventKind::Escalated, at)
+            .request("q-9")
+            .escalation(Some("finance"), "cfo", at + 3_600_000);
+        assert_eq!(
+            e.to_string(),
+            "2026-12-06T13:01:02.005Z escalated request q-9 from finance to cfo until 2026-12-06T14:01:02.005Z"
         );
         assert_eq!(RunEventKind::Other.to_string(), "other");
     }

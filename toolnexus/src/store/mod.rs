@@ -113,6 +113,7 @@
 use std::time::Duration;
 
 mod ballot;
+mod answerer;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;
@@ -139,6 +140,7 @@ mod votes;
 mod wake;
 mod workers;
 
+pub use answerer::Answerer;
 pub use conversation::{
     Conversation, ConversationInfo, ConversationPage, ConversationStore, Waiting,
 };
@@ -245,5 +247,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
 /// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
 /// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
-/// `notifications` table).
-pub const SCHEMA_VERSION: i64 = 7;
+/// `notifications` table); version 7 the votes of a request that needs several approvals (the
+/// `votes` column of `runs`); version 8 the group that may answer a run and its escalation (the
+/// `approvers` and `escalate` columns of `runs`).
+pub const SCHEMA_VERSION: i64 = 8;

@@ -61,6 +61,7 @@ pub struct PendingQuery {
     expiring_before: Option<SystemTime>,
     limit: Option<usize>,
     cursor: Option<String>,
+    groups: Option<Vec<String>>,
 }
 
 /// The default page size of [`PendingQuery`]: 100 runs.
@@ -94,6 +95,40 @@ impl PendingQuery {
     pub fn expiring_before(mut self, at: SystemTime) -> Self {
         self.expiring_before = Some(at);
         self
+    }
+
+    /// Only runs a person in `groups` may answer: those whose request names no group
+    /// ([`RunInfo::approvers`](crate::store::RunInfo::approvers) `None`), and those whose
+    /// current group is one of `groups` (an [escalated](crate::Request::escalate_to) request by
+    /// the group it went to). No groups: only the requests that name none.
+    ///
+    /// ```
+    /// use toolnexus::store::PendingQuery;
+    ///
+    /// let q = PendingQuery::new().groups(["finance", "ops"]);
+    /// assert!(q.may_answer(None));
+    /// assert!(q.may_answer(Some("finance")));
+    /// assert!(!q.may_answer(Some("cfo")));
+    /// // without the filter, every run is listed
+    /// assert!(PendingQuery::new().may_answer(Some("cfo")));
+    /// ```
+    #[must_use]
+    pub fn groups(mut self, groups: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.groups = Some(groups.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether a run whose current group is `approvers` passes the [groups](Self::groups)
+    /// filter.
+    pub fn may_answer(&self, approvers: Option<&str>) -> bool {
+        match (&self.groups, approvers) {
+            (None, _) | (Some(_), None) => true,
+            (Some(groups), Some(group)) => groups.iter().any(|g| g == group),
+        }
+    }
+
+    pub(crate) fn groups_filter(&self) -> Option<&[String]> {
+        self.groups.as_deref()
     }
 
     pub(crate) fn kind_filter(&self) -> Option<&str> {

@@ -24,6 +24,10 @@ pub(crate) struct Columns {
     pub(crate) prompt: String,
     pub(crate) expires_at: Option<i64>,
     pub(crate) record: String,
+    /// The group that may answer (`data.approvers`).
+    pub(crate) approvers: Option<String>,
+    /// The escalation plan ([`escalation_plan`](crate::request::escalation_plan)).
+    pub(crate) escalate: Option<String>,
 }
 
 impl Columns {
@@ -46,6 +50,8 @@ impl Columns {
                 .as_ref()
                 .map(|_| pending.expires_at_time().map_or(i64::MIN, millis)),
             record: seal.record(record),
+            approvers: pending.approvers().map(str::to_owned),
+            escalate: crate::request::escalation_plan(pending),
         }
     }
 }
@@ -97,6 +103,10 @@ pub(crate) struct RawRow {
     pub(crate) claims: i64,
     /// The run's [`RunEvent`]s as a JSON array.
     pub(crate) history: String,
+    /// The group that may answer the current request now (its escalation moves it).
+    pub(crate) approvers: Option<String>,
+    /// The escalation steps still ahead, as a JSON array (`None`: the deadline declines).
+    pub(crate) escalate: Option<String>,
     pub(crate) record: String,
     pub(crate) answer: Option<String>,
     pub(crate) checkpoint: Option<String>,
@@ -177,6 +187,7 @@ impl RawRow {
             lease,
             version: u64::try_from(self.version).unwrap_or(0),
             attempts: attempts_at_answer(&history, &self.request_id),
+            approvers: self.approvers.clone(),
             history,
         })
     }
@@ -201,6 +212,17 @@ impl RawRow {
         }
         self.history.push_str(fragment);
         self.history.push(']');
+    }
+
+    /// What the passed deadline of this row reads of it.
+    pub(crate) fn due(&self) -> super::lifecycle::Due<'_> {
+        super::lifecycle::Due {
+            run_id: &self.run_id,
+            request_id: &self.request_id,
+            version: self.version,
+            approvers: self.approvers.as_deref(),
+            escalate: self.escalate.as_deref(),
+        }
     }
 
     pub(crate) fn corrupt(&self, message: String) -> StoreError {
@@ -312,6 +334,7 @@ impl RawRow {
             failures,
             crashes,
             gives_up: false,
+            deadline: self.expires_at.map(from_millis),
         })
     }
 }

@@ -182,6 +182,46 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         self.submit(answer, answered_by)
     }
 
+    /// As [`submit`](RunStore::submit), by `answerer`, whose groups are checked against the
+    /// group that may answer the request now ([`RunInfo::approvers`]: the request's
+    /// `data.approvers`, or the group an escalation moved it to): an answer from outside it is
+    /// refused and nothing is recorded. A request that names no group takes anyone's answer.
+    ///
+    /// A plain [`submit`](RunStore::submit) cannot say who is in which group, so it refuses
+    /// every answer to a request that names one ([`StoreError::NotAllowed`], naming the group);
+    /// a host that checks groups its own way says so with [`Answerer::checked`](super::Answerer::checked).
+    /// [`claim`](RunStore::claim) (the host resuming in-process) checks no group. The group is
+    /// judged as the answer is checked: an answer checked before an escalation moved the
+    /// request is recorded if it arrives before the new deadline.
+    ///
+    /// The provided method checks the group of the run [`get_by_request`](RunStore::get_by_request)
+    /// reads and then submits with the answerer checked; the stores of this crate check it
+    /// themselves, and a store that wraps another forwards it.
+    ///
+    /// # Errors
+    ///
+    /// As [`submit`](RunStore::submit), and [`StoreError::NotAllowed`] (nothing recorded) when
+    /// the answerer is not in the request's group.
+    fn submit_as<'a>(
+        &'a self,
+        answer: &'a Answer,
+        answerer: &'a super::Answerer,
+    ) -> BoxFuture<'a, StoreResult<RunInfo>> {
+        Box::pin(async move {
+            if let Some(run) = self.get_by_request(&answer.id).await?
+                && run.info.request_id == answer.id
+            {
+                answerer.check(&answer.id, run.info.approvers.as_deref())?;
+            }
+            let checked = answerer.clone().checked();
+            if checked.is_granting() {
+                self.submit_granting(answer, checked.who()).await
+            } else {
+                self.submit(answer, checked.who()).await
+            }
+        })
+    }
+
     /// Claims the next run that needs a worker, for `owner`: first one to
     /// [take over](RunStore::take_over) (expired, or claimed with a lapsed lease), else one
     /// whose answer was [submitted](RunStore::submit), oldest first. `None` when there is

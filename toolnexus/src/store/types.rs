@@ -67,6 +67,10 @@ pub struct RunInfo {
     /// answer (a run that halts again starts again from `0`); never more than the
     /// `max_attempts` of the workers that resumed it.
     pub attempts: u32,
+    /// The group that may answer the current request now (`data.approvers`, or the group an
+    /// [escalation](crate::Request::escalate_to) moved it to; `None`: anyone the host lets
+    /// answer).
+    pub approvers: Option<String>,
     /// What happened to the run, oldest first: requested, answered (and by whom), claimed or
     /// taken over (by which worker), expired, released, finished (and how).
     pub history: Vec<RunEvent>,
@@ -176,6 +180,10 @@ pub struct Claim {
     /// Set by a worker that gives the run up without resuming it (its earlier attempts
     /// reached `max_attempts`): the failure it records counts no attempt of its own.
     pub(crate) gives_up: bool,
+    /// The deadline of the run's current step when it was claimed (the row's `expires_at`): an
+    /// [escalation](crate::Request::escalate_to) moves it past the record's `expiresAt`, and
+    /// the resume judges the answer's lateness by it.
+    pub(crate) deadline: Option<SystemTime>,
     /// What the store's check of `record` found when it read it (the record crossed the
     /// store's trust boundary once, checked there): a resume of the claim does not check it
     /// again while `record` is the one checked.

@@ -93,6 +93,24 @@ impl Resume {
     }
 }
 
+impl Resume {
+    /// The resume of an answer a run store recorded before `deadline`, the deadline of the
+    /// run's current step when it was claimed: an [escalation](crate::Request::escalate_to)
+    /// moved it past the record's `expiresAt` (the record keeps the request as it was sealed),
+    /// so the answer's lateness is judged by it.
+    pub(in crate::client) fn with_deadline(
+        mut self: Box<Self>,
+        deadline: Option<SystemTime>,
+    ) -> Box<Self> {
+        if let (Self::Answer { pending, .. }, Some(deadline)) = (&mut *self, deadline)
+            && pending.expires_at_time().is_some_and(|at| deadline > at)
+        {
+            pending.expires_at = Some(crate::request::format_rfc3339(deadline));
+        }
+        self
+    }
+}
+
 impl Run<'_> {
     /// Resolves the halted call of a resumed run, then the rest of its turn.
     pub(in crate::client) async fn resume_turn(

@@ -25,7 +25,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     if shared.access(&parts, Target::List, &q) != Access::Granted {
         return json_err(StatusCode::FORBIDDEN, "not allowed");
     }
-    let runs = match newest_first(&shared).await {
+    let runs = match newest_first(&shared, &parts).await {
         Ok(r) => r,
         Err(e) => return json_err(StatusCode::INTERNAL_SERVER_ERROR, &store_failed(&e).1),
     };
@@ -43,6 +43,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
                 "prompt": r.prompt,
                 "createdAt": rfc3339(r.created_at),
                 "expiresAt": r.expires_at.map(rfc3339),
+                "approvers": r.approvers,
                 "agent": asker.agent,
                 "conversationId": asker.conversation,
                 "history": history(&r.history),

@@ -24,7 +24,7 @@ pub(super) async fn list(State(shared): Inbox, req: HttpRequest) -> Response {
     if access != Access::Granted {
         return denied(access);
     }
-    let runs = match newest_first(&shared).await {
+    let runs = match newest_first(&shared, &parts).await {
         Ok(r) => r,
         Err(e) => {
             let (s, m) = store_failed(&e);

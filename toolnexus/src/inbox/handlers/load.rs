@@ -95,14 +95,11 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             );
         }
     }
-    if request.is_expired_at(SystemTime::now()) {
-        return fail(
-            StatusCode::GONE,
-            "Expired",
-            "notice",
-            "This request has expired; it can no longer be answered.",
-        );
+    if let Some((status, title, class, text)) = closed_now(shared, parts, &run.info) {
+        return fail(status, title, class, &text);
     }
+    // shown as it stands now: an escalation's group and deadline
+    let request = current(request, &run.info);
     match Shape::of(&request) {
         Ok(shape) => Loaded::Open(Box::new(run), request, shape),
         Err(Refusal::Credential(why)) => fail(
@@ -122,6 +119,47 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
     }
 }
 
+/// Why the parked run `info` cannot be answered by the caller of `parts` now: past its current
+/// deadline (an escalation moves it past the request's `expiresAt`), or its group is not theirs.
+fn closed_now(
+    shared: &Shared,
+    parts: &Parts,
+    info: &RunInfo,
+) -> Option<(StatusCode, &'static str, &'static str, String)> {
+    if info.expires_at.is_some_and(|at| SystemTime::now() > at) {
+        return Some((
+            StatusCode::GONE,
+            "Expired",
+            "notice",
+            "This request has expired; it can no longer be answered.".to_owned(),
+        ));
+    }
+    let group = info.approvers.as_deref()?;
+    let answerer = shared.answerer_of(parts, &info.request_id, false);
+    (!answerer.may_answer(Some(group))).then(|| {
+        (
+            StatusCode::FORBIDDEN,
+            "Not your group",
+            "error",
+            crate::inbox::groups::not_your_group(group),
+        )
+    })
+}
+
+/// `request` with the group and deadline of its run's current step (`info`), which an
+/// escalation moved (the record keeps the request as it was made).
+fn current(mut request: Request, info: &RunInfo) -> Request {
+    if let Some(at) = info.expires_at
+        && request.expires_at_time().is_some_and(|made| at > made)
+    {
+        request = request.with_expires_at(at);
+    }
+    match info.approvers.as_deref() {
+        Some(group) if request.approvers() != Some(group) => request.with_approvers(group),
+        _ => request,
+    }
+}
+
 /// Records the answer (by whom `parts` says; `granted`: the host's `grants` check lets them
 /// make rules for the run's principal); the run's columns, or why not.
 pub(super) async fn record(
@@ -130,12 +168,8 @@ pub(super) async fn record(
     answer: Answer,
     granted: bool,
 ) -> Result<RunInfo, (StatusCode, String)> {
-    let by = shared.answerer(parts, &answer.id);
-    let recorded = if granted {
-        shared.store.submit_granting(&answer, &by).await
-    } else {
-        shared.store.submit(&answer, &by).await
-    };
+    let answerer = shared.answerer_of(parts, &answer.id, granted);
+    let recorded = shared.store.submit_as(&answer, &answerer).await;
     recorded.map_err(|e| match e {
         StoreError::NotAllowed(why) => (StatusCode::FORBIDDEN, why),
         StoreError::AlreadyAnswered { .. } => (

@@ -182,15 +182,22 @@ fn store_failed(e: &StoreError) -> (StatusCode, String) {
     )
 }
 
-/// Every pending run, newest first (at most [`MAX_LISTED`]).
-async fn newest_first(shared: &Shared) -> Result<Vec<RunInfo>, StoreError> {
+/// Every pending run the caller of `parts` may answer (by its group), newest first (at most
+/// [`MAX_LISTED`]).
+async fn newest_first(shared: &Shared, parts: &Parts) -> Result<Vec<RunInfo>, StoreError> {
     let mut all = Vec::new();
-    let mut q = PendingQuery::new().limit(500);
+    let groups = shared.groups(parts);
+    let mut q = PendingQuery::new().limit(500).groups(groups.clone());
     loop {
         let page = shared.store.list_pending(&q).await?;
         all.extend(page.runs);
         match page.next {
-            Some(next) if all.len() < MAX_LISTED => q = PendingQuery::new().limit(500).after(next),
+            Some(next) if all.len() < MAX_LISTED => {
+                q = PendingQuery::new()
+                    .limit(500)
+                    .groups(groups.clone())
+                    .after(next);
+            }
             _ => break,
         }
     }

@@ -18,11 +18,13 @@ use crate::request::{Answer, DeclineReason};
 use crate::run::PendingRun;
 
 mod claim;
+mod escalate;
 #[cfg(test)]
 mod tests;
 pub(crate) mod votes;
 
 pub(crate) use claim::{checkpoint, fail, finish, release, renew};
+pub(crate) use escalate::{Due, Escalate, at_deadline};
 
 /// A row a transaction inserts beside a park (issue 37's notification outbox goes here: a
 /// driver inserts each in the park's own transaction). None yet: a driver matches on it, so
@@ -54,6 +56,7 @@ impl Insert {
             lease: None,
             version: 1,
             attempts: 0,
+            approvers: row.approvers.clone(),
             history: vec![
                 RunEvent::new(RunEventKind::Requested, row.created_at).request(&row.request_id),
             ],
@@ -135,6 +138,8 @@ pub(crate) struct Set {
     pub(crate) result: Option<String>,
     /// The votes on the current request, as the seal keeps them ([`votes`]).
     pub(crate) votes: Option<String>,
+    /// The next step of the request's escalation: its group, deadline and the steps left.
+    pub(crate) escalate: Option<Escalate>,
 }
 
 /// A transition's decision: what the row must still be, what it becomes, what its history
@@ -213,6 +218,8 @@ impl Change {
             row.prompt.clone_from(&cols.prompt);
             row.expires_at = cols.expires_at;
             row.record.clone_from(&cols.record);
+            row.approvers.clone_from(&cols.approvers);
+            row.escalate.clone_from(&cols.escalate);
             row.created_at = self.at;
             row.answer = None;
             row.checkpoint = None;
@@ -223,6 +230,11 @@ impl Change {
         }
         if let Some(votes) = &set.votes {
             row.votes = Some(votes.clone());
+        }
+        if let Some(step) = &set.escalate {
+            row.approvers = Some(step.approvers.clone());
+            row.expires_at = Some(step.expires_at);
+            row.escalate.clone_from(&step.rest);
         }
         row.version += 1;
         if !self.events.is_empty() {
@@ -250,6 +262,8 @@ pub(crate) fn park(record: &PendingRun, seal: &Seal, now: i64) -> Insert {
             version: 1,
             claims: 0,
             history,
+            approvers: cols.approvers,
+            escalate: cols.escalate,
             record: cols.record,
             answer: None,
             checkpoint: None,

@@ -41,7 +41,7 @@ fn record(expires: bool) -> PendingRun {
     PendingRun::try_from(halted).unwrap()
 }
 
-fn parked() -> RawRow {
+pub(super) fn parked() -> RawRow {
     park(&record(false), &Seal::default(), NOW).row
 }
 

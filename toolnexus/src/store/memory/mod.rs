@@ -216,6 +216,7 @@ impl MemoryStore {
                 continue;
             };
             if query.kind_filter().is_some_and(|k| k != row.kind)
+                || !query.may_answer(row.approvers.as_deref())
                 || query
                     .expiring_before_ms()
                     .is_some_and(|at| row.expires_at.is_none_or(|e| e >= at))
@@ -246,15 +247,26 @@ impl MemoryStore {
             .deadlines
             .range(..(now.saturating_add(1), String::new()))
             .filter_map(|(_, id)| rows.by_id.get(id))
-            .map(|row| lifecycle::expire(row, &self.seal, now))
+            .map(|row| lifecycle::at_deadline(&row.due(), &self.seal, now))
             .collect();
         let mut ids = Vec::with_capacity(due.len());
+        let mut escalated = false;
         for change in &due {
             if let Some(row) = rows.apply(change) {
-                ids.push(row.run_id);
+                match &change.set.escalate {
+                    Some(step) => {
+                        escalated = true;
+                        self.outbox_escalate(&row.run_id, &row.request_id, step.step, now);
+                    }
+                    None => ids.push(row.run_id),
+                }
             }
         }
         drop(rows);
+        if escalated {
+            self.changed();
+            self.outbox.parked();
+        }
         if !ids.is_empty() {
             self.changed();
             self.work();

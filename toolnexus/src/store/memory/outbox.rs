@@ -54,6 +54,15 @@ impl MemoryStore {
     }
 }
 
+impl MemoryStore {
+    /// The outbox rows of step `step` of an escalation; called with the runs' lock held.
+    pub(crate) fn outbox_escalate(&self, run_id: &str, request_id: &str, step: u32, now: i64) {
+        if !self.outbox.names.is_empty() {
+            lock(&self.outbox).insert(self.outbox.escalation_rows(run_id, request_id, step, now));
+        }
+    }
+}
+
 impl Outbox for MemoryStore {
     fn notifier_names(&self) -> &[String] {
         &self.outbox.names

@@ -41,7 +41,8 @@ pub(super) mod sql;
 pub enum NotifyReason {
     /// The run parked on a request: someone should answer it.
     Parked,
-    /// The request escalated to someone else (governed approvals; not written yet).
+    /// The request escalated to another group ([`Request::escalate_to`](crate::Request::escalate_to)):
+    /// its new approvers should answer it.
     Escalated,
     /// The request still needs votes (governed approvals; not written yet).
     NeedsVotes,
@@ -139,6 +140,16 @@ impl Notification {
     /// The id of the notification of `request_id` for `notifier`, written for `reason`.
     pub fn id_for(request_id: &str, reason: NotifyReason, notifier: &str) -> String {
         format!("{request_id}.{}.{notifier}", reason.as_str())
+    }
+
+    /// The id of the notification for `notifier` that step `step` (from 1) of the escalation
+    /// of `request_id` writes: `<request>.escalated.<step>.<notifier>`, so each step notifies
+    /// each notifier once.
+    pub fn escalation_id(request_id: &str, step: u32, notifier: &str) -> String {
+        format!(
+            "{request_id}.{}.{step}.{notifier}",
+            NotifyReason::Escalated.as_str()
+        )
     }
 }
 
@@ -347,6 +358,26 @@ impl OutboxState {
                 next_at: at,
                 last_error: None,
                 lease_owner: None,
+            })
+            .collect()
+    }
+
+    /// The notifications step `step` of the escalation of `request_id` (run `run_id`) writes at
+    /// `now_ms`: one per notifier, each `<request>.escalated.<step>.<notifier>`
+    /// ([`Notification::escalation_id`]).
+    pub(crate) fn escalation_rows(
+        &self,
+        run_id: &str,
+        request_id: &str,
+        step: u32,
+        now_ms: i64,
+    ) -> Vec<Notification> {
+        self.park_rows(run_id, request_id, now_ms)
+            .into_iter()
+            .map(|mut n| {
+                n.id = Notification::escalation_id(request_id, step, &n.notifier);
+                n.reason = NotifyReason::Escalated;
+                n
             })
             .collect()
     }

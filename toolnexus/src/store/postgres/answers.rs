@@ -213,7 +213,7 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let due = tx
             .query(
-                "SELECT run_id, request_id FROM runs
+                "SELECT run_id, request_id, version, approvers, escalate FROM runs
                  WHERE state = 'parked' AND expires_at <= $1
                  ORDER BY run_id FOR UPDATE SKIP LOCKED",
                 &[&now_ms()],
@@ -227,9 +227,34 @@ impl PostgresStore {
         let mut ids = Vec::with_capacity(due.len());
         let mut answers = Vec::with_capacity(due.len());
         let mut events = Vec::with_capacity(due.len());
+        let mut escalated = 0usize;
         for row in &due {
             let (run_id, request_id): (String, String) = (row.get(0), row.get(1));
-            let expiry = lifecycle::expire_request(&run_id, &request_id, &self.seal, now);
+            let (approvers, escalate): (Option<String>, Option<String>) = (row.get(3), row.get(4));
+            let due = lifecycle::Due {
+                run_id: &run_id,
+                request_id: &request_id,
+                version: row.get(2),
+                approvers: approvers.as_deref(),
+                escalate: escalate.as_deref(),
+            };
+            let expiry = lifecycle::at_deadline(&due, &self.seal, now);
+            if let Some(step) = &expiry.set.escalate {
+                // the row is locked (`FOR UPDATE`): its version guard holds
+                let sql = change_sql(&expiry, placeholder);
+                tx.execute(&sql.update(""), &pg_params(&sql.params))
+                    .await
+                    .map_err(|e| pg(&e))?;
+                let rows = self
+                    .outbox
+                    .escalation_rows(&run_id, &request_id, step.step, now);
+                super::outbox::insert_rows(&tx, rows).await?;
+                tx.execute(&self.notify_sql(), &[&run_id])
+                    .await
+                    .map_err(|e| pg(&e))?;
+                escalated += 1;
+                continue;
+            }
             answers.push(expiry.set.answer.unwrap_or_default());
             events.push(expiry.events);
             ids.push(run_id);
@@ -259,6 +284,9 @@ impl PostgresStore {
         expired.sort_unstable();
         if !expired.is_empty() {
             self.work.notify();
+        }
+        if escalated > 0 {
+            self.outbox.parked();
         }
         Ok(expired)
     }

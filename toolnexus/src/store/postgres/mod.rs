@@ -404,8 +404,8 @@ impl Driver for PostgresStore {
             // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
             // conflict is told apart by the unique index it hit
             let sql = "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
-                     expires_at, state, version, claims, record, history)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8)";
+                     expires_at, state, version, claims, record, history, approvers, escalate)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8, $9, $10)";
             // outbox: same transaction as the park (the insert's own statement)
             let notifications = outbox::park_arrays(&self.outbox, &row.request_id);
             let sql = match &notifications {
@@ -422,6 +422,8 @@ impl Driver for PostgresStore {
                 &row.expires_at,
                 &row.record,
                 &row.history,
+                &row.approvers,
+                &row.escalate,
             ];
             if let Some([ids, names]) = &notifications {
                 params.extend([ids as &(dyn ToSql + Sync), names]);

@@ -47,15 +47,43 @@ pub(super) fn park_arrays(state: &OutboxState, request_id: &str) -> Option<[Vec<
     })
 }
 
-/// The park's `insert` (its values `$1`..`$8`: run id, request id, .., created at `$5`), with
-/// the notifications of `$9` (ids) and `$10` (notifiers) written by the same statement.
+/// Inserts `rows` (an escalation's notifications) in `tx`, leaving any already written (the
+/// same id) as it is.
+pub(super) async fn insert_rows(
+    tx: &tokio_postgres::Transaction<'_>,
+    rows: Vec<Notification>,
+) -> StoreResult<()> {
+    for n in rows {
+        let at = crate::store::millis(n.created_at);
+        tx.execute(
+            "INSERT INTO notifications (id, run_id, request_id, notifier, reason, created_at,
+                 state, attempts, next_at)
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $6)
+             ON CONFLICT (id) DO NOTHING",
+            &[
+                &n.id,
+                &n.run_id,
+                &n.request_id,
+                &n.notifier,
+                &n.reason.as_str(),
+                &at,
+            ],
+        )
+        .await
+        .map_err(|e| super::pg(&e))?;
+    }
+    Ok(())
+}
+
+/// The park's `insert` (its values `$1`..`$10`: run id, request id, .., created at `$5`), with
+/// the notifications of `$11` (ids) and `$12` (notifiers) written by the same statement.
 pub(super) fn park_sql(insert: &str) -> String {
     format!(
         "WITH run AS ({insert} RETURNING run_id)
          INSERT INTO notifications (id, run_id, request_id, notifier, reason, created_at, state,
              attempts, next_at)
          SELECT n.id, $1, $2, n.notifier, 'parked', $5, 'pending', 0, $5
-         FROM run, unnest($9::text[], $10::text[]) AS n(id, notifier)"
+         FROM run, unnest($11::text[], $12::text[]) AS n(id, notifier)"
     )
 }
 

@@ -3,12 +3,12 @@
 
 use tokio_postgres::Row;
 
-use crate::store::cell::is_int;
+use crate::store::cell::{ALL_CELLS, INFO_CELLS, is_int};
 use crate::store::{Cell, RawRow};
 
 /// A row read with [`INFO_COLUMNS`](crate::store::sql::INFO_COLUMNS): its blobs are left empty.
 pub(super) fn raw_info(r: &Row) -> RawRow {
-    cells(r, 0, 12)
+    cells(r, 0, INFO_CELLS)
 }
 
 /// A row read with [`COLUMNS`](crate::store::sql::COLUMNS): the info columns, then the blobs.
@@ -18,7 +18,7 @@ pub(super) fn raw(r: &Row) -> RawRow {
 
 /// [`raw`] of the columns from `at` on.
 pub(super) fn raw_at(r: &Row, at: usize) -> RawRow {
-    cells(r, at, crate::store::cell::COLUMN_COUNT)
+    cells(r, at, ALL_CELLS)
 }
 
 /// The row of the `n` columns of `r` from `at` on, through the shared decoding.

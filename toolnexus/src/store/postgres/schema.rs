@@ -9,7 +9,8 @@ use crate::store::sql::due_migrations;
 /// changes notify; 2: the remembered rules (`sql::rules_schema!`); 3: the index of the answered
 /// runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
 /// (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
-/// (`outbox::sql::outbox_schema!`); 7: the votes (`sql::VOTES_SCHEMA`)).
+/// (`outbox::sql::outbox_schema!`); 7: the votes (`sql::VOTES_SCHEMA`);
+/// 8: the runs' group and escalation (`sql::GOVERNED_COLUMNS`)).
 pub(super) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::store::sql::initial_schema!(BIGINT),
@@ -27,6 +28,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     crate::store::sql::workers_schema!(BIGINT),
     crate::store::outbox::sql::outbox_schema!(BIGINT),
     crate::store::sql::VOTES_SCHEMA,
+    // `IF NOT EXISTS`: a schema rolled back by hand to an older version keeps working
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS approvers TEXT;
+     ALTER TABLE runs ADD COLUMN IF NOT EXISTS escalate TEXT;",
 ];
 
 // the list reaches the version this release writes

@@ -100,12 +100,14 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
         };
         set.push(format!(
             "request_id = {}, kind = {}, prompt = {}, expires_at = {expires}, record = {}, \
-             created_at = {}, answer = NULL, checkpoint = NULL, votes = NULL",
+             created_at = {}, answer = NULL, checkpoint = NULL, votes = NULL, approvers = {}, escalate = {}",
             param(SqlParam::Text(cols.request_id.clone())),
             param(SqlParam::Text(cols.kind.clone())),
             param(SqlParam::Text(cols.prompt.clone())),
             param(SqlParam::Text(cols.record.clone())),
             param(SqlParam::Int(change.at)),
+            param(SqlParam::MaybeText(cols.approvers.clone())),
+            param(SqlParam::MaybeText(cols.escalate.clone())),
         ));
     }
     if let Some(result) = &set_fields.result {
@@ -116,6 +118,14 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
     }
     if let Some(votes) = &set_fields.votes {
         set.push(format!("votes = {}", param(SqlParam::Text(votes.clone()))));
+    }
+    if let Some(step) = &set_fields.escalate {
+        set.push(format!(
+            "approvers = {}, expires_at = {}, escalate = {}",
+            param(SqlParam::Text(step.approvers.clone())),
+            param(SqlParam::Int(step.expires_at)),
+            param(SqlParam::MaybeText(step.rest.clone())),
+        ));
     }
     set.push("version = version + 1".to_owned());
     if !change.events.is_empty() {

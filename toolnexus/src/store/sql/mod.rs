@@ -28,6 +28,7 @@ pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, reada
 pub(crate) use schema::VOTES_COLUMN;
 #[cfg(feature = "postgres")]
 pub(crate) use schema::VOTES_SCHEMA;
+pub(crate) use schema::GOVERNED_COLUMNS;
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };

@@ -44,6 +44,17 @@ pub(crate) fn pending_sql(
     if let Some(kind) = query.kind_filter() {
         push(&mut sql, "kind = ?", vec![SqlParam::Text(kind.to_owned())]);
     }
+    if let Some(groups) = query.groups_filter() {
+        let mut clause = "(approvers IS NULL".to_owned();
+        if !groups.is_empty() {
+            clause.push_str(" OR approvers IN (");
+            clause.push_str(&vec!["?"; groups.len()].join(", "));
+            clause.push(')');
+        }
+        clause.push(')');
+        let values = groups.iter().cloned().map(SqlParam::Text).collect();
+        push(&mut sql, &clause, values);
+    }
     if let Some(at) = query.created_before_ms() {
         push(&mut sql, "created_at < ?", vec![SqlParam::Int(at)]);
     }

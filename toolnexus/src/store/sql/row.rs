@@ -5,13 +5,14 @@ use crate::store::StoreError;
 
 /// The SQL columns every store query reads, in [`RawRow`](crate::store::RawRow) order.
 pub(crate) const COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, state, \
-     lease_owner, lease_until, version, claims, history, record, answer, checkpoint, result, votes";
+     lease_owner, lease_until, version, claims, history, approvers, escalate, record, answer, checkpoint, \
+     result, votes";
 
 /// The SQL columns of a row without its record, answer, checkpoint and result, in
 /// [`RawRow`](crate::store::RawRow) order: what a change that returns only the run's
 /// [`RunInfo`] reads back.
 pub(crate) const INFO_COLUMNS: &str = "run_id, request_id, kind, prompt, created_at, expires_at, \
-     state, lease_owner, lease_until, version, claims, history";
+     state, lease_owner, lease_until, version, claims, history, approvers, escalate";
 
 /// The SQL columns of a conversation, in `ConversationRow` order.
 pub(crate) const CONVERSATION_COLUMNS: &str =

@@ -161,6 +161,14 @@ pub(crate) const VOTES_SCHEMA: &str = "ALTER TABLE runs ADD COLUMN IF NOT EXISTS
 /// `runs` has no `votes` column yet.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) const VOTES_COLUMN: &str = "ALTER TABLE runs ADD COLUMN votes TEXT;";
+/// Version 8: who may answer a run's request and where it goes when its deadline passes
+/// ([`Request::with_approvers`](crate::Request::with_approvers),
+/// [`Request::escalate_to`](crate::Request::escalate_to)): the group that may answer it now
+/// (`approvers`, listed by [`PendingQuery::groups`](crate::store::PendingQuery::groups)) and
+/// the escalation steps still ahead (`escalate`, a JSON array), the same SQL in both stores.
+/// The columns are added `NULL`: a run parked before has no group and no escalation.
+pub(crate) const GOVERNED_COLUMNS: &str = "ALTER TABLE runs ADD COLUMN approvers TEXT;
+    ALTER TABLE runs ADD COLUMN escalate TEXT;";
 
 /// The migrations a database at schema `current` still needs, as `(version reached, SQL)`;
 /// `migrations` lists every version's (entry `n` reaches version `n + 1`). A database newer

@@ -126,12 +126,12 @@ impl SqliteStore {
 
 /// A row read with [`COLUMNS`]: the info columns, then the blobs.
 fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    cells(r, crate::store::cell::COLUMN_COUNT)
+    cells(r, crate::store::cell::ALL_CELLS)
 }
 
 /// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
 fn raw_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    cells(r, 12)
+    cells(r, crate::store::cell::INFO_CELLS)
 }
 
 /// The row of the first `n` columns of `r`, through the decoding the SQL stores share: a
@@ -253,8 +253,8 @@ impl Driver for SqliteStore {
                     };
                     conn.prepare_cached(
                         "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
-                     expires_at, state, version, claims, record, history)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8)",
+                     expires_at, state, version, claims, record, history, approvers, escalate)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8, ?9, ?10)",
                     )
                     .and_then(|mut insert| {
                         insert.execute(params![
@@ -265,7 +265,9 @@ impl Driver for SqliteStore {
                             row.created_at,
                             row.expires_at,
                             row.record,
-                            row.history
+                            row.history,
+                            row.approvers,
+                            row.escalate
                         ])
                     })
                     .map_err(|e| {
@@ -478,6 +480,7 @@ impl Driver for SqliteStore {
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
         let seal = self.seal.clone();
+        let outbox = self.outbox.clone();
         let expired = Connections::on_thread(&self.shared, move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -487,32 +490,58 @@ impl Driver for SqliteStore {
                     .prepare_cached(
                         // sorted here: an ORDER BY would have SQLite walk the table in
                         // run id order rather than the expiry index
-                        "SELECT run_id, request_id FROM runs
+                        "SELECT run_id, request_id, version, approvers, escalate FROM runs
                          WHERE state = 'parked' AND expires_at <= ?1",
                     )
                     .map_err(backend)?;
                 let mut due = stmt
-                    .query_map([now_ms()], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))
+                    .query_map([now_ms()], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, i64>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, Option<String>>(4)?,
+                        ))
+                    })
                     .map_err(backend)?
-                    .collect::<rusqlite::Result<Vec<(String, String)>>>()
+                    .collect::<rusqlite::Result<Vec<_>>>()
                     .map_err(backend)?;
                 due.sort_unstable();
                 due
             };
             let now = now_ms();
-            for (run_id, request_id) in &due {
-                apply(
-                    &tx,
-                    &lifecycle::expire_request(run_id, request_id, &seal, now),
-                )?;
+            let mut expired = Vec::with_capacity(due.len());
+            for (run_id, request_id, version, approvers, escalate) in &due {
+                let due = lifecycle::Due {
+                    run_id,
+                    request_id,
+                    version: *version,
+                    approvers: approvers.as_deref(),
+                    escalate: escalate.as_deref(),
+                };
+                let change = lifecycle::at_deadline(&due, &seal, now);
+                if !apply(&tx, &change)? {
+                    continue;
+                }
+                match &change.set.escalate {
+                    Some(step) => {
+                        outbox::outbox_escalate(&tx, &outbox, run_id, request_id, step.step, now)?;
+                    }
+                    None => expired.push(run_id.clone()),
+                }
             }
             tx.commit().map_err(backend)?;
-            Ok(due.into_iter().map(|(id, _)| id).collect::<Vec<_>>())
+            Ok((expired, due.len()))
         });
         Box::pin(async move {
-            let ids = expired.await?;
+            let (ids, changed) = expired.await?;
             if !ids.is_empty() {
                 self.shared.work.notify();
+            }
+            if changed > ids.len() {
+                // escalated: their notifications are due
+                self.outbox.parked();
             }
             Ok(ids)
         })

@@ -45,6 +45,31 @@ pub(super) fn outbox_park(
     if state.names.is_empty() {
         return Ok(());
     }
+    insert_rows(conn, state.park_rows(run_id, request_id, now), now)
+}
+
+/// Writes the notifications of step `step` of the escalation of `request_id` (run `run_id`,
+/// at `now` ms) inside the escalation's transaction; nothing without notifiers.
+pub(super) fn outbox_escalate(
+    conn: &Connection,
+    state: &OutboxState,
+    run_id: &str,
+    request_id: &str,
+    step: u32,
+    now: i64,
+) -> StoreResult<()> {
+    if state.names.is_empty() {
+        return Ok(());
+    }
+    insert_rows(
+        conn,
+        state.escalation_rows(run_id, request_id, step, now),
+        now,
+    )
+}
+
+/// Inserts `rows` made at `now` (ms), leaving any already written (the same id) as it is.
+fn insert_rows(conn: &Connection, rows: Vec<Notification>, now: i64) -> StoreResult<()> {
     let mut insert = conn
         .prepare_cached(
             "INSERT OR IGNORE INTO notifications (id, run_id, request_id, notifier, reason,
@@ -52,7 +77,7 @@ pub(super) fn outbox_park(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 0, ?6)",
         )
         .map_err(backend)?;
-    for n in state.park_rows(run_id, request_id, now) {
+    for n in rows {
         insert
             .execute(params![
                 n.id,
