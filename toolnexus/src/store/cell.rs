@@ -72,9 +72,6 @@ const CELLS: [(&str, bool, bool); ALL_CELLS] = [
     ("votes", false, true),
 ];
 
-/// How many columns [`COLUMNS`](crate::store::COLUMNS) reads.
-pub(crate) const COLUMN_COUNT: usize = CELLS.len();
-
 /// Whether column `k` of [`COLUMNS`](crate::store::COLUMNS) is an integer (else text): what a
 /// driver whose columns are typed asks its row for.
 #[cfg(feature = "postgres")]

@@ -112,8 +112,8 @@
 
 use std::time::Duration;
 
-mod ballot;
 mod answerer;
+mod ballot;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "test-support"))]
 mod cell;
 mod conversation;

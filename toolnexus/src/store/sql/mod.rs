@@ -24,11 +24,11 @@ pub(crate) use row::{
 };
 pub(crate) use rule_store::{RuleRows, sql_rule_store};
 pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, readable};
+pub(crate) use schema::GOVERNED_COLUMNS;
 #[cfg(feature = "sqlite")]
 pub(crate) use schema::VOTES_COLUMN;
 #[cfg(feature = "postgres")]
 pub(crate) use schema::VOTES_SCHEMA;
-pub(crate) use schema::GOVERNED_COLUMNS;
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };
