@@ -106,6 +106,24 @@ impl Payer {
         (store.park(record).await.expect("parks"), request)
     }
 
+    /// The run `run_id` resumed to its end by a worker over `store`.
+    async fn resumed(
+        &self,
+        store: &Arc<dyn RunStore>,
+        run_id: &str,
+    ) -> toolnexus::store::StoredRun {
+        let stop = CancellationToken::new();
+        let worker = self.worker(store, &stop);
+        let run = store
+            .wait_finished(run_id, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .expect("the run ends");
+        stop.cancel();
+        worker.await.unwrap();
+        run
+    }
+
     fn worker(
         &self,
         store: &Arc<dyn RunStore>,
@@ -273,15 +291,7 @@ pub async fn an_escalated_request_answered_in_time_runs_the_tool_once(make: Make
     let recorded = store.submit_as(&answer, &cathy()).await.unwrap();
     assert_eq!(recorded.answered_by(), Some("cathy"));
 
-    let stop = CancellationToken::new();
-    let worker = payer.worker(store, &stop);
-    let run = store
-        .wait_finished(&info.run_id, Duration::from_secs(20))
-        .await
-        .unwrap()
-        .expect("the run ends");
-    stop.cancel();
-    worker.await.unwrap();
+    let run = payer.resumed(store, &info.run_id).await;
     assert_eq!(run.result.expect("a result").text, "done: paid");
     assert_eq!(payer.ran.load(Ordering::SeqCst), 1, "the tool ran once");
 }
@@ -314,15 +324,7 @@ pub async fn the_last_steps_deadline_declines(make: Make) {
             run_id: info.run_id.clone()
         })
     );
-    let stop = CancellationToken::new();
-    let worker = payer.worker(store, &stop);
-    let run = store
-        .wait_finished(&info.run_id, Duration::from_secs(20))
-        .await
-        .unwrap()
-        .expect("the run ends");
-    stop.cancel();
-    worker.await.unwrap();
+    let run = payer.resumed(store, &info.run_id).await;
     assert_eq!(
         run.result.unwrap().text,
         "done: declined/expired: Pay invoice 7?"
