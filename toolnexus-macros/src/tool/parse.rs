@@ -180,20 +180,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
             ToString::to_string,
         );
         if !allowed.contains(&key.as_str()) {
-            errors.push(syn::Error::new(
-                meta.path.span(),
-                format!(
-                    "unknown `#[{which}]` key `{key}`; expected {}",
-                    expected_list(allowed)
-                ),
-            ));
-            // skip the value so the next key is still read
-            if meta.input.peek(Token![=]) {
-                meta.value()?.parse::<Expr>()?;
-            } else if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
-                meta.input.parse::<proc_macro2::Group>()?;
-            }
-            return Ok(());
+            return unknown_key(&meta, &key, which, allowed, errors);
         }
         let duplicate = match key.as_str() {
             "name" => attr.name.is_some(),
@@ -274,6 +261,30 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
         errors.push(e);
     }
     attr
+}
+
+/// An unknown key of `#[which(..)]`: its error, and its value skipped so the next key is
+/// still read.
+fn unknown_key(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    key: &str,
+    which: &str,
+    allowed: &[&str],
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    errors.push(syn::Error::new(
+        meta.path.span(),
+        format!(
+            "unknown `#[{which}]` key `{key}`; expected {}",
+            expected_list(allowed)
+        ),
+    ));
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse::<Expr>()?;
+    } else if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+        meta.input.parse::<proc_macro2::Group>()?;
+    }
+    Ok(())
 }
 
 /// The value of `approvals = N`: an integer literal (its range is checked in `validate`).

@@ -37,30 +37,7 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
         params.push(value);
         placeholder(params.len())
     };
-    let key = match &change.key {
-        Key::Run(id) => format!("run_id = {}", param(SqlParam::Text(id.clone()))),
-        Key::Request(id) => format!("request_id = {}", param(SqlParam::Text(id.clone()))),
-    };
-    let guard = match change.guard {
-        Guard::Answerable { now } => format!(
-            "{key} AND state = 'parked' AND (expires_at IS NULL OR expires_at > {})",
-            param(SqlParam::Int(now))
-        ),
-        Guard::Parked => format!("{key} AND state = 'parked'"),
-        Guard::Claimed { token } => format!(
-            "{key} AND state = 'claimed' AND claims = {}",
-            param(SqlParam::Int(token))
-        ),
-        Guard::Claims(claims) => format!("{key} AND claims = {}", param(SqlParam::Int(claims))),
-        Guard::Version(version) => {
-            format!("{key} AND version = {}", param(SqlParam::Int(version)))
-        }
-        Guard::Votable { version, now } => format!(
-            "{key} AND version = {} AND state = 'parked' AND (expires_at IS NULL OR expires_at > {})",
-            param(SqlParam::Int(version)),
-            param(SqlParam::Int(now))
-        ),
-    };
+    let guard = guard_sql(change, &mut param);
     let set_fields = &change.set;
     let mut set = Vec::new();
     if let Some(state) = set_fields.state {
@@ -137,5 +114,33 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
         set: set.join(", "),
         guard,
         params,
+    }
+}
+
+/// The `WHERE` condition of `change`: its key, then what its guard requires.
+fn guard_sql(change: &Change, param: &mut dyn FnMut(SqlParam) -> String) -> String {
+    let key = match &change.key {
+        Key::Run(id) => format!("run_id = {}", param(SqlParam::Text(id.clone()))),
+        Key::Request(id) => format!("request_id = {}", param(SqlParam::Text(id.clone()))),
+    };
+    match change.guard {
+        Guard::Answerable { now } => format!(
+            "{key} AND state = 'parked' AND (expires_at IS NULL OR expires_at > {})",
+            param(SqlParam::Int(now))
+        ),
+        Guard::Parked => format!("{key} AND state = 'parked'"),
+        Guard::Claimed { token } => format!(
+            "{key} AND state = 'claimed' AND claims = {}",
+            param(SqlParam::Int(token))
+        ),
+        Guard::Claims(claims) => format!("{key} AND claims = {}", param(SqlParam::Int(claims))),
+        Guard::Version(version) => {
+            format!("{key} AND version = {}", param(SqlParam::Int(version)))
+        }
+        Guard::Votable { version, now } => format!(
+            "{key} AND version = {} AND state = 'parked' AND (expires_at IS NULL OR expires_at > {})",
+            param(SqlParam::Int(version)),
+            param(SqlParam::Int(now))
+        ),
     }
 }
