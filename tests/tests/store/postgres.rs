@@ -137,7 +137,10 @@ async fn migrations_run_once_and_refuse_newer() {
     );
     client
         .execute(
-            &format!("INSERT INTO \"{schema}\".schema_version VALUES (8)"),
+            &format!(
+                "INSERT INTO \"{schema}\".schema_version VALUES ({})",
+                toolnexus::store::SCHEMA_VERSION + 1
+            ),
             &[],
         )
         .await
@@ -148,7 +151,8 @@ async fn migrations_run_once_and_refuse_newer() {
     assert_eq!(
         err.to_string(),
         format!(
-            "run store database error: the database's schema is version 8, newer than this release's {}: upgrade toolnexus",
+            "run store database error: the database's schema is version {}, newer than this release's {}: upgrade toolnexus",
+            toolnexus::store::SCHEMA_VERSION + 1,
             toolnexus::store::SCHEMA_VERSION
         )
     );

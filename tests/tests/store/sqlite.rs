@@ -402,7 +402,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 7);
+    assert_eq!(versions, toolnexus::store::SCHEMA_VERSION);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
@@ -460,7 +460,7 @@ async fn a_version_5_database_takes_the_outbox() {
     let version: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, toolnexus::store::SCHEMA_VERSION);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store.park(Agent::once().halt().await).await.unwrap();
     let outbox = store.outbox().unwrap();
@@ -493,7 +493,7 @@ async fn a_version_6_database_takes_the_group_columns() {
     let version: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, toolnexus::store::SCHEMA_VERSION);
     let page = store
         .list_pending(&PendingQuery::new().groups(["finance"]))
         .await
