@@ -245,5 +245,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
 /// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
 /// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
-/// `notifications` table).
+/// `notifications` table); version 7 the [votes](Vote) of a request that needs several
+/// approvals (a `votes` column of the runs).
 pub const SCHEMA_VERSION: i64 = 7;
