@@ -154,22 +154,6 @@ fn approval_edits(tool: &ToolFn) -> TokenStream {
     }
 }
 
-/// The suspension a gate returns, with `approvals = N` and `not_by_requester` written into
-/// its request (`result` as is for a tool that states neither).
-fn governed(tool: &ToolFn, rt: &TokenStream) -> TokenStream {
-    let approvals = tool
-        .attr
-        .approvals
-        .as_ref()
-        .and_then(|lit| lit.base10_parse::<u32>().ok())
-        .unwrap_or(1);
-    let not_by_requester = tool.attr.not_by_requester.is_some_and(|h| h.value);
-    if approvals <= 1 && !not_by_requester {
-        return quote!(result);
-    }
-    quote!(#rt::govern_approval(result, #approvals, #not_by_requester))
-}
-
 /// For `approval = ".."`: the prompt, formatted from the raw arguments before they are
 /// decoded, and the gate that runs after decoding and before the body.
 fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
@@ -191,7 +175,7 @@ fn approval(tool: &ToolFn, rt: &TokenStream) -> (TokenStream, TokenStream) {
             quote!(#rt::PromptPiece::Arg(#key))
         }
     });
-    let govern = governed(tool, rt);
+    let govern = super::govern::governed(tool, rt);
     if is_editable(tool) {
         let call = quote!(#rt::approval_gate_editable(__toolnexus_ctx, __toolnexus_prompt,
             __toolnexus_proposed, <Self as #rt::Tool>::input_schema(self)));

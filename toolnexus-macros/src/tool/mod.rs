@@ -5,6 +5,7 @@
 //! at every use of the struct, and IDEs keep the type).
 
 mod expand;
+mod govern;
 mod governed;
 pub(crate) mod known;
 mod parse;

@@ -219,7 +219,7 @@ pub(crate) fn tool_attr(tokens: TokenStream, which: &str, errors: &mut Errors) -
                 }
             }
             "approvals" => {
-                let lit = approvals_lit(value)?;
+                let lit = super::govern::approvals_lit(value)?;
                 if !duplicate {
                     attr.approvals = Some(lit);
                 }
@@ -285,16 +285,6 @@ fn unknown_key(
         meta.input.parse::<proc_macro2::Group>()?;
     }
     Ok(())
-}
-
-/// The value of `approvals = N`: an integer literal (its range is checked in `validate`).
-fn approvals_lit(value: syn::parse::ParseStream<'_>) -> syn::Result<syn::LitInt> {
-    value.parse().map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "expected `approvals = N`, how many distinct people must approve (an integer, at least 1)",
-        )
-    })
 }
 
 fn expected_list(keys: &[&str]) -> String {

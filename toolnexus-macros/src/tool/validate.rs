@@ -28,43 +28,10 @@ pub(crate) fn check(tool: &ToolFn, sig: &Signature, place: Place, errors: &mut E
     description(tool, errors);
     annotations(tool, errors);
     approval(tool, errors);
-    governance(tool, errors);
+    super::govern::governance(tool, errors);
     tool.attr
         .governed
         .check(tool.attr.approval.is_some(), errors);
-}
-
-/// `approvals = N` and `not_by_requester` govern an approval: they need `approval = ".."`,
-/// and `N` is at least 1.
-fn governance(tool: &ToolFn, errors: &mut Errors) {
-    if let Some(lit) = &tool.attr.approvals {
-        if tool.attr.approval.is_none() {
-            errors.push(syn::Error::new(
-                lit.span(),
-                "`approvals` says how many people approve a call, but this tool asks for no approval; add `approval = \"..\"`",
-            ));
-        }
-        match lit.base10_parse::<u32>() {
-            Ok(0) => errors.push(syn::Error::new(
-                lit.span(),
-                "`approvals = 0` would run the call without anyone's approval; write at least 1 (or remove `approval`)",
-            )),
-            Ok(_) => {}
-            Err(_) => errors.push(syn::Error::new(
-                lit.span(),
-                "`approvals` must be a whole number of people between 1 and 4294967295",
-            )),
-        }
-    }
-    if let Some(hint) = tool.attr.not_by_requester
-        && hint.value
-        && tool.attr.approval.is_none()
-    {
-        errors.push(syn::Error::new(
-            hint.span,
-            "`not_by_requester` refuses the requester's own approval, but this tool asks for no approval; add `approval = \"..\"`",
-        ));
-    }
 }
 
 /// Annotations that contradict each other: a read-only tool destroys nothing.

@@ -247,7 +247,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
 /// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
 /// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
-/// `notifications` table); version 7 the votes of a request that needs several approvals (the
-/// `votes` column of `runs`); version 8 the group that may answer a run and its escalation (the
+/// `notifications` table); version 7 the [votes](Vote) of a request that needs several approvals
+/// (the `votes` column of `runs`); version 8 the group that may answer a run and its escalation (the
 /// `approvers` and `escalate` columns of `runs`).
 pub const SCHEMA_VERSION: i64 = 8;

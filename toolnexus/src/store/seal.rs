@@ -111,6 +111,65 @@ fn open_envelope<'t>(text: &'t str, field: &str) -> Result<Opened<'t>, String> {
     })
 }
 
+/// A value kept in an envelope whose MAC binds it to one id (the run's, the request's), and
+/// what the refusals of an envelope that does not open call it.
+struct Sealed {
+    /// The envelope's payload member.
+    field: &'static str,
+    /// The MAC's domain separation.
+    domain: &'static str,
+    /// "not <noun>: ..." when the text is no such envelope.
+    noun: &'static str,
+    /// "... but <kind> use HS256".
+    kind: &'static str,
+    /// "<changed> does not verify under key ..." when the MAC fails.
+    changed: &'static str,
+}
+
+const SEALED_CHECKPOINT: Sealed = Sealed {
+    field: "checkpoint",
+    domain: CHECKPOINT,
+    noun: "a sealed checkpoint",
+    kind: "sealed checkpoints",
+    changed: "changed after it was sealed, or sealed for another run (its MAC",
+};
+
+const SEALED_VOTES: Sealed = Sealed {
+    field: "votes",
+    domain: VOTES,
+    noun: "sealed votes",
+    kind: "sealed votes",
+    changed: "changed after they were sealed, or sealed for another request (their MAC",
+};
+
+/// Opens the envelope `text` of `what` under `keys`, its MAC bound to `bound`: the payload,
+/// or why not.
+fn open_sealed(keys: &[SealKey], text: &str, bound: &str, what: &Sealed) -> Result<Value, String> {
+    let envelope =
+        open_envelope(text, what.field).map_err(|e| format!("not {}: {e}", what.noun))?;
+    if envelope.alg != ALG {
+        return Err(format!(
+            "`alg` is {:?} but {} use {ALG:?}",
+            crate::limits::excerpt(&envelope.alg),
+            what.kind
+        ));
+    }
+    let Some(key) = keys.key(&envelope.kid) else {
+        return Err(format!(
+            "sealed with key `{}`, which is not in the store's key set",
+            crate::limits::excerpt(&envelope.kid)
+        ));
+    };
+    if !key.verify_parts(what.domain, &[bound, envelope.inner], &envelope.mac) {
+        return Err(format!(
+            "{} does not verify under key `{}`)",
+            what.changed,
+            key.id()
+        ));
+    }
+    Ok(envelope.payload)
+}
+
 impl Seal {
     /// Seals with `current`, opens with `current` and `retired`.
     pub(crate) fn new(current: SealKey, retired: impl IntoIterator<Item = SealKey>) -> Self {
@@ -172,27 +231,7 @@ impl Seal {
         let Some(keys) = &self.0 else {
             return crate::json_text::parse_or_explain(text, ENVELOPE_DEPTH).map_err(corrupt);
         };
-        let envelope = open_envelope(text, "checkpoint")
-            .map_err(|e| corrupt(format!("not a sealed checkpoint: {e}")))?;
-        if envelope.alg != ALG {
-            return Err(corrupt(format!(
-                "`alg` is {:?} but sealed checkpoints use {ALG:?}",
-                crate::limits::excerpt(&envelope.alg)
-            )));
-        }
-        let Some(key) = keys[..].key(&envelope.kid) else {
-            return Err(corrupt(format!(
-                "sealed with key `{}`, which is not in the store's key set",
-                crate::limits::excerpt(&envelope.kid)
-            )));
-        };
-        if !key.verify_parts(CHECKPOINT, &[run_id, envelope.inner], &envelope.mac) {
-            return Err(corrupt(format!(
-                "changed after it was sealed, or sealed for another run (its MAC does not verify under key `{}`)",
-                key.id()
-            )));
-        }
-        Ok(envelope.payload)
+        open_sealed(&keys[..], text, run_id, &SEALED_CHECKPOINT).map_err(corrupt)
     }
 
     /// The text the answer `answer` is kept as: its JSON, or with keys an envelope whose MAC
@@ -280,26 +319,6 @@ impl Seal {
         let Some(keys) = &self.0 else {
             return crate::json_text::parse_or_explain(text, ENVELOPE_DEPTH).map_err(corrupt);
         };
-        let envelope =
-            open_envelope(text, "votes").map_err(|e| corrupt(format!("not sealed votes: {e}")))?;
-        if envelope.alg != ALG {
-            return Err(corrupt(format!(
-                "`alg` is {:?} but sealed votes use {ALG:?}",
-                crate::limits::excerpt(&envelope.alg)
-            )));
-        }
-        let Some(key) = keys[..].key(&envelope.kid) else {
-            return Err(corrupt(format!(
-                "sealed with key `{}`, which is not in the store's key set",
-                crate::limits::excerpt(&envelope.kid)
-            )));
-        };
-        if !key.verify_parts(VOTES, &[request_id, envelope.inner], &envelope.mac) {
-            return Err(corrupt(format!(
-                "changed after they were sealed, or sealed for another request (their MAC does not verify under key `{}`)",
-                key.id()
-            )));
-        }
-        Ok(envelope.payload)
+        open_sealed(&keys[..], text, request_id, &SEALED_VOTES).map_err(corrupt)
     }
 }
