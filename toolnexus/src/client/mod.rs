@@ -22,6 +22,7 @@ mod run;
 mod scripted;
 mod state;
 mod store;
+mod together;
 mod trace;
 mod wait;
 
@@ -316,7 +317,7 @@ impl Client {
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        self.resume_inner(run, answer, None, toolkit, None, None)
+        self.resume_inner(run, answer, Vec::new(), None, toolkit, None, None)
             .await
     }
 
@@ -335,7 +336,7 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        self.resume_inner(run, answer, None, toolkit, Some(&sink), None)
+        self.resume_inner(run, answer, Vec::new(), None, toolkit, Some(&sink), None)
             .await
     }
 
@@ -424,6 +425,7 @@ impl Client {
         &'a self,
         run: PendingRun,
         answer: Answer,
+        others: Vec<Answer>,
         claim: Option<&crate::store::Claim>,
         toolkit: &'a Toolkit,
         sink: Option<Sink<'a>>,
@@ -443,7 +445,15 @@ impl Client {
         let remembering = remembering.unwrap_or_else(|| self.remembering());
         // the run keeps the agent (and conversation) its record names, whatever this client's
         // name: the fingerprints of the halted turn's later calls were taken with them
-        let (state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
+        let (mut state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
+        // a together turn's answers to its later requests, each resolving its call in turn
+        state.answers = others
+            .into_iter()
+            .map(|answer| run::Arrived {
+                answer,
+                at: answered_at.unwrap_or_else(std::time::SystemTime::now),
+            })
+            .collect();
         self.drive(
             state,
             toolkit,

@@ -49,6 +49,12 @@ pub(crate) struct Halted {
     /// the fingerprints; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) principal: Option<String>,
+    /// Whether the run parked with every request of its turn
+    /// ([`ClientBuilder::questions_together`](crate::client::ClientBuilder::questions_together)):
+    /// the later calls' suspensions wait for their answers beside the halted call's, and the
+    /// run goes on once all are answered. Absent (false) in the family's one-at-a-time records.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) together: bool,
 }
 
 /// A later call of the halted turn: the result it gave before the halt.
@@ -148,6 +154,28 @@ impl PendingRun {
     /// The request the run waits on; the answer must echo its id.
     pub fn pending(&self) -> &Request {
         &self.pending
+    }
+
+    /// Every request the run waits on: the [pending](Self::pending) one, then, when the run
+    /// parked with every request of its turn
+    /// ([`ClientBuilder::questions_together`](crate::client::ClientBuilder::questions_together)),
+    /// the later calls' requests in call order (each bound by its own fingerprint, taken when
+    /// it was made).
+    pub fn requests(&self) -> Vec<&Request> {
+        let later = self
+            .halted
+            .deferred
+            .iter()
+            .flatten()
+            .filter(|_| self.halted.together)
+            .filter_map(|d| d.result.pending());
+        std::iter::once(&self.pending).chain(later).collect()
+    }
+
+    /// Whether the run parked with every request of its turn, waiting for all of their
+    /// answers ([`requests`](Self::requests) holds more than one).
+    pub fn is_together(&self) -> bool {
+        self.halted.together
     }
 
     /// The run's id: unique per run (`run-<ms>-<counter>-<random>`, made like request ids),
@@ -308,12 +336,28 @@ impl PendingRun {
             model: self.model,
             status: RunStatus::Pending,
             limit: None,
+            pending_all: together_requests(&self.pending, &self.halted),
             pending: Some(Box::new(self.pending)),
             halted: None,
             decided: Vec::new(),
         };
         (result, self.halted)
     }
+}
+
+/// Every request a together record's turn waits on, the halted call's first, then the later
+/// calls' suspensions in call order; empty for a record that waits on one request.
+pub(crate) fn together_requests(pending: &Request, halted: &Halted) -> Vec<Request> {
+    if !halted.together {
+        return Vec::new();
+    }
+    let later = halted
+        .deferred
+        .iter()
+        .flatten()
+        .filter_map(|d| d.result.pending().cloned());
+    let all: Vec<Request> = std::iter::once(pending.clone()).chain(later).collect();
+    if all.len() > 1 { all } else { Vec::new() }
 }
 
 /// The levels a record adds around the values it holds (the deepest: a deferred call's
