@@ -15,4 +15,5 @@ mod models;
 mod observability;
 mod secrets;
 mod suspension;
+mod together;
 mod tool_ask;
