@@ -133,6 +133,7 @@ mod run_store;
 mod seal;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+pub(crate) mod together;
 mod types;
 mod wake;
 mod workers;
@@ -242,5 +243,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// indexes the approval check ([`RuleStore::decide`](crate::remember::RuleStore::decide))
 /// looks rules up by; version 5 the workers' heartbeats (a `workers` table, for
 /// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
-/// `notifications` table).
-pub const SCHEMA_VERSION: i64 = 6;
+/// `notifications` table); version 7 the requests of runs parked with every request of their
+/// turn (a `turn_requests` table, see
+/// [`ClientBuilder::questions_together`](crate::client::ClientBuilder::questions_together)).
+pub const SCHEMA_VERSION: i64 = 7;

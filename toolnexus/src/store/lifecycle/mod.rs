@@ -18,6 +18,7 @@ use crate::request::{Answer, DeclineReason};
 use crate::run::PendingRun;
 
 mod claim;
+pub(crate) mod together;
 #[cfg(test)]
 mod tests;
 
