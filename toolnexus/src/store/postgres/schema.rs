@@ -9,7 +9,8 @@ use crate::store::sql::due_migrations;
 /// changes notify; 2: the remembered rules (`sql::rules_schema!`); 3: the index of the answered
 /// runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
 /// (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
-/// (`outbox::sql::outbox_schema!`)).
+/// (`outbox::sql::outbox_schema!`); 7: the requests of together runs
+/// (`together::together_schema!`)).
 pub(super) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::store::sql::initial_schema!(BIGINT),
@@ -26,6 +27,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     crate::store::sql::RULES_INDEX,
     crate::store::sql::workers_schema!(BIGINT),
     crate::store::outbox::sql::outbox_schema!(BIGINT),
+    crate::store::together::together_schema!(BIGINT),
 ];
 
 // the list reaches the version this release writes

@@ -10,7 +10,8 @@ use crate::store::sql::{backend, due_migrations};
 /// initial schema (`sql::initial_schema!`); 2: the remembered rules (`sql::rules_schema!`); 3:
 /// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's
 /// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
-/// (`outbox::sql::outbox_schema!`)).
+/// (`outbox::sql::outbox_schema!`); 7: the requests of together runs
+/// (`together::together_schema!`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
@@ -18,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     crate::store::sql::RULES_INDEX,
     crate::store::sql::workers_schema!(INTEGER),
     crate::store::outbox::sql::outbox_schema!(INTEGER),
+    crate::store::together::together_schema!(INTEGER),
 ];
 
 // the list reaches the version this release writes
