@@ -51,6 +51,8 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(together: make);
+toolnexus_tests::store_conformance!(together in together_sealed: make_sealed);
 
 /// A conversation whose stored transcript cannot be read is a clear error naming it; the
 /// others, and listing, are unaffected.

@@ -103,6 +103,8 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(together: make);
+toolnexus_tests::store_conformance!(together in together_sealed: make_sealed);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -130,11 +132,11 @@ async fn migrations_run_once_and_refuse_newer() {
     let client = client(&url).await;
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     client
         .execute(
-            &format!("INSERT INTO \"{schema}\".schema_version VALUES (7)"),
+            &format!("INSERT INTO \"{schema}\".schema_version VALUES (8)"),
             &[],
         )
         .await
@@ -145,7 +147,7 @@ async fn migrations_run_once_and_refuse_newer() {
     assert_eq!(
         err.to_string(),
         format!(
-            "run store database error: the database's schema is version 7, newer than this release's {}: upgrade toolnexus",
+            "run store database error: the database's schema is version 8, newer than this release's {}: upgrade toolnexus",
             toolnexus::store::SCHEMA_VERSION
         )
     );
@@ -181,7 +183,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".rules; DELETE FROM \"{schema}\".schema_version WHERE version > 1"
+            "DROP TABLE \"{schema}\".rules; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 1"
         ))
         .await
         .unwrap();
@@ -192,7 +194,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     // and the history's index (version 3), which the rollback left in place
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
@@ -224,7 +226,7 @@ async fn a_version_2_schema_takes_the_history_index() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP INDEX \"{schema}\".runs_history; DELETE FROM \"{schema}\".schema_version WHERE version > 2"
+            "DROP INDEX \"{schema}\".runs_history; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 2"
         ))
         .await
         .unwrap();
@@ -234,7 +236,7 @@ async fn a_version_2_schema_takes_the_history_index() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let indexed: i64 = client
         .query_one(
@@ -325,7 +327,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
         .batch_execute(&format!(
             "DROP INDEX \"{schema}\".rules_by_tool; DROP INDEX \"{schema}\".rules_by_fingerprint;
              CREATE INDEX rules_by_call ON \"{schema}\".rules (tool, reach, holder);
-             DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+             DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
         ))
         .await
         .unwrap();
@@ -336,7 +338,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     );
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let mut indexes: Vec<String> = client
         .query(
@@ -383,7 +385,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".workers; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+            "DROP TABLE \"{schema}\".workers; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
         ))
         .await
         .unwrap();
@@ -393,7 +395,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
@@ -420,7 +422,7 @@ async fn a_version_5_schema_takes_the_outbox() {
     let schema = guard.schema.clone();
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".notifications; DELETE FROM \"{schema}\".schema_version WHERE version > 5"
+            "DROP TABLE \"{schema}\".notifications; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 5"
         ))
         .await
         .unwrap();
@@ -431,7 +433,7 @@ async fn a_version_5_schema_takes_the_outbox() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store

@@ -99,6 +99,8 @@ fn make_with(lease: Duration, sealed: bool, notify: bool) -> BoxFuture<'static, 
 toolnexus_tests::store_conformance!(make);
 toolnexus_tests::store_conformance!(sealed: make_sealed);
 toolnexus_tests::store_conformance!(outbox: make_notifying);
+toolnexus_tests::store_conformance!(together: make);
+toolnexus_tests::store_conformance!(together in together_sealed: make_sealed);
 
 /// A database whose schema is newer than this release's is refused on open, with the versions.
 #[tokio::test]
@@ -136,7 +138,7 @@ async fn a_version_1_database_takes_the_rules_table() {
     drop(store);
     // back to what the previous release wrote: no rules table, version 1
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE rules; DELETE FROM schema_version WHERE version > 1")
+    conn.execute_batch("DROP TABLE rules; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 1")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -152,7 +154,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -261,7 +263,7 @@ async fn a_version_2_database_takes_the_history_index() {
     store.submit(&request.accept("Ada"), "alice").await.unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP INDEX runs_history; DELETE FROM schema_version WHERE version > 2")
+    conn.execute_batch("DROP INDEX runs_history; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 2")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -273,7 +275,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -379,7 +381,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     conn.execute_batch(
         "DROP INDEX rules_by_tool; DROP INDEX rules_by_fingerprint;
          CREATE INDEX rules_by_call ON rules (tool, reach, holder);
-         DELETE FROM schema_version WHERE version > 3",
+         DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 3",
     )
     .unwrap();
     drop(conn);
@@ -413,7 +415,7 @@ async fn a_version_3_database_takes_the_workers_table() {
     store.park(record.clone()).await.unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE workers; DELETE FROM schema_version WHERE version > 3")
+    conn.execute_batch("DROP TABLE workers; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 3")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -425,7 +427,7 @@ async fn a_version_3_database_takes_the_workers_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
@@ -445,7 +447,7 @@ async fn a_version_5_database_takes_the_outbox() {
     store.park(record.clone()).await.unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE notifications; DELETE FROM schema_version WHERE version > 5")
+    conn.execute_batch("DROP TABLE notifications; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 5")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path)
@@ -457,7 +459,7 @@ async fn a_version_5_database_takes_the_outbox() {
     let version: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store.park(Agent::once().halt().await).await.unwrap();
     let outbox = store.outbox().unwrap();

@@ -119,7 +119,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..1]).unwrap();
         keep_run(&conn, "parked", 1, 0);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -137,7 +137,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..2]).unwrap();
         keep_run(&conn, "finished", 3, 1);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
         let (sql, params) = crate::store::sql::history_sql(
             &query,
@@ -215,7 +215,7 @@ mod tests {
                 .is_err()
         );
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7]);
         conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
             .unwrap();
     }
