@@ -105,6 +105,7 @@ pub(crate) mod fields;
 mod handlers;
 mod history;
 mod pages;
+mod together;
 
 use std::fmt;
 use std::sync::Arc;

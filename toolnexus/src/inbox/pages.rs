@@ -209,16 +209,26 @@ pub(crate) struct FormPage<'a> {
     pub(crate) asker: Asker,
     /// What an approval may be remembered for (nothing for other kinds).
     pub(crate) remember: super::handlers::rules::Choices,
+    /// The other unanswered requests of a together turn, each with its own form.
+    pub(crate) also: Vec<FormPage<'a>>,
 }
 
 pub(crate) fn form(p: &FormPage<'_>) -> String {
     let r = p.request;
+    let body = html! {
+        p { a href=(p.back) { "← all requests" } }
+        (form_markup(p, false))
+        (super::together::also(p))
+    };
+    layout(&format!("{}: {}", kind_words(&r.kind), short(&r.prompt)), &body)
+}
+
+/// One request's heading, prompt, call and form (`nested`: another question of its turn).
+pub(crate) fn form_markup(p: &FormPage<'_>, nested: bool) -> Markup {
+    let r = p.request;
     let now = SystemTime::now();
-    layout(
-        &format!("{}: {}", kind_words(&r.kind), short(&r.prompt)),
-        &html! {
-            p { a href=(p.back) { "← all requests" } }
-            h1 data-kind=(r.kind) { (kind_words(&r.kind)) }
+    html! {
+            @if nested { h2 data-kind=(r.kind) { (kind_words(&r.kind)) } } @else { h1 data-kind=(r.kind) { (kind_words(&r.kind)) } }
             div.prompt { (prompt_markup(&r.prompt)) }
             (asked_by(&p.asker))
             @if let Some((tool, args)) = p.call {
@@ -303,8 +313,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                     }
                 }
             }
-        },
-    )
+    }
 }
 
 /// Whether `error` names one of the form's fields (then it shows next to that field).

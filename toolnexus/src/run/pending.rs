@@ -172,6 +172,24 @@ impl PendingRun {
         std::iter::once(&self.pending).chain(later).collect()
     }
 
+    /// The call that suspended on request `id` of a together turn, a later call of the halted
+    /// turn: its tool name (from the transcript) and the arguments it runs with.
+    pub(crate) fn later_call(&self, id: &str) -> Option<(&str, &Value)> {
+        let k = self.halted.deferred.iter().position(|d| {
+            d.as_ref()
+                .and_then(|d| d.result.pending())
+                .is_some_and(|r| r.id == id)
+        })?;
+        let assistant = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| !m.tool_calls.is_empty())?;
+        let call = assistant.tool_calls.get(self.halted.call_index + 1 + k)?;
+        let args = &self.halted.deferred[k].as_ref()?.args;
+        Some((call.name.as_str(), args))
+    }
+
     /// Whether the run parked with every request of its turn, waiting for all of their
     /// answers ([`requests`](Self::requests) holds more than one).
     pub fn is_together(&self) -> bool {

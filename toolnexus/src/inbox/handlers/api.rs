@@ -70,9 +70,7 @@ pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
                 &run.info.request_id,
             )
             .await;
-            json_out(
-                StatusCode::OK,
-                &json!({
+            let mut out = json!({
                     "request": request,
                     "runId": run.info.run_id,
                     "state": run.info.state.as_str(),
@@ -80,8 +78,13 @@ pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
                     "conversationId": run.record.conversation(),
                     "history": history(&run.info.history),
                     "notifications": notifications,
-                }),
-            )
+            });
+            // a together run: every request of its turn, with whether it is answered
+            let turn = super::together::turn_json(&shared, &prefix(&parts), &run);
+            if let (false, Some(out)) = (turn.is_null(), out.as_object_mut()) {
+                out.insert("turn".to_owned(), turn);
+            }
+            json_out(StatusCode::OK, &out)
         }
     }
 }
