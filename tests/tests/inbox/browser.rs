@@ -20,6 +20,9 @@ use toolnexus_tests::inbox_support::{Fixture, approval_args, trip_args};
 mod reconcile;
 #[path = "browser_support.rs"]
 mod support;
+// a turn's questions together on one page: `browser::together::`
+#[path = "browser_together.rs"]
+mod together;
 
 use support::{browser_tools, shot, start_browser};
 

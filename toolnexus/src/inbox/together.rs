@@ -2,7 +2,10 @@
 //! its turn still waiting, each with its own form (its own action and CSRF token), answerable
 //! in any order.
 
-use maud::{Markup, html};
+use maud::{Markup, PreEscaped, html};
+
+/// Each other question set apart from the one above it.
+const CSS: &str = ".together article.question{border-top:1px solid #ddd;margin-top:1.5rem;padding-top:.3rem}.together article.question h2{font-size:1.15rem}";
 
 use super::pages::{FormPage, form_markup};
 
@@ -13,6 +16,7 @@ pub(crate) fn also(p: &FormPage<'_>) -> Markup {
         return html! {};
     }
     html! {
+        style { (PreEscaped(CSS)) }
         section.together aria-label="The other questions of this turn" {
             h2 { "Also asked in this turn (" (p.also.len()) ")" }
             p.muted { "Answer them in any order; the assistant continues once every question is answered." }
