@@ -243,3 +243,23 @@ pub async fn together_a_claim_before_the_last_answer_records_it_and_claims_nothi
     let replay = store.submit(&Answer::accept(&ids[0], "Rome"), "x").await;
     assert!(matches!(replay, Err(StoreError::AlreadyAnswered { .. })), "the answer was kept");
 }
+
+/// A run halted together on three requests (`city`, `date`, `seat`), for tests outside the
+/// suite (a store's migration).
+pub async fn halted_together() -> PendingRun {
+    halt(&Arc::new(AtomicUsize::new(0)), None).await
+}
+
+/// Parks `record` (a [`halted_together`] run) in `store`, finds it by its last request and
+/// answers its three requests in reverse order: answered only with the last.
+pub async fn assert_together_answers(store: &dyn toolnexus::store::RunStore, record: PendingRun) {
+    let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+    let parked = store.park(record).await.unwrap();
+    let found = store.get_by_request(&ids[2]).await.unwrap().expect("found");
+    assert_eq!(found.info.run_id, parked.run_id);
+    for (k, id) in ids.iter().enumerate().rev() {
+        let info = store.submit(&Answer::accept(id, k), "ann").await.unwrap();
+        let want = if k == 0 { RunState::Answered } else { RunState::Parked };
+        assert_eq!(info.state, want, "after the answer to {id}");
+    }
+}

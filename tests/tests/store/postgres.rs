@@ -453,3 +453,44 @@ async fn a_version_5_schema_takes_the_outbox() {
     assert_eq!(ns.len(), 1);
     assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
 }
+
+/// A schema at version 6 (a parked run in it, no `turn_requests`) connects with this release:
+/// it takes the table (version 7), keeps its run, and a run parked with every request of its
+/// turn takes their answers one by one.
+#[tokio::test]
+async fn a_version_6_schema_takes_the_turn_requests() {
+    use toolnexus_tests::store_conformance::{assert_together_answers, halted_together};
+    let Some(url) = url("store::postgres") else {
+        return;
+    };
+    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v6").await;
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    let schema = guard.schema.clone();
+    client
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 6"
+        ))
+        .await
+        .unwrap();
+    let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6, 7]
+    );
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    assert_together_answers(&store, halted_together().await).await;
+    let answered: i64 = client
+        .query_one(
+            &format!("SELECT count(*) FROM \"{schema}\".turn_requests WHERE answer IS NOT NULL"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(answered, 3);
+}

@@ -401,7 +401,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
     let versions: i64 = conn
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(versions, 6);
+    assert_eq!(versions, 7);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
@@ -466,4 +466,38 @@ async fn a_version_5_database_takes_the_outbox() {
     let ns = outbox.notifications(&info.run_id).await.unwrap();
     assert_eq!(ns.len(), 1);
     assert_eq!(ns[0].id, format!("{}.parked.hook", info.request_id));
+}
+
+/// A database at version 6 (a parked run in it, no `turn_requests`) opens with this release:
+/// it takes the table (version 7), keeps its run, and a run parked with every request of its
+/// turn takes their answers one by one.
+#[tokio::test]
+async fn a_version_6_database_takes_the_turn_requests() {
+    use toolnexus_tests::store_conformance::{assert_together_answers, halted_together};
+    let (dir, _guard) = temp_dir("v6");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 6")
+        .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&path).await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let versions: Vec<i64> = conn
+        .prepare("SELECT version FROM schema_version ORDER BY version")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    assert_together_answers(&store, halted_together().await).await;
+    let rows: i64 = conn
+        .query_row("SELECT count(*) FROM turn_requests WHERE answer IS NOT NULL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 3);
 }
