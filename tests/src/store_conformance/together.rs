@@ -47,7 +47,10 @@ fn toolkit(ran: &Arc<AtomicUsize>) -> Toolkit {
         })
         .build()
         .expect("the tool builds");
-    Toolkit::builder().tool(ask).build().expect("the toolkit builds")
+    Toolkit::builder()
+        .tool(ask)
+        .build()
+        .expect("the toolkit builds")
 }
 
 /// One turn asking `city`, `date` and `seat` (`date` with `expires_ms`, when given), then the
@@ -62,7 +65,10 @@ fn client(date_expires_ms: Option<i64>) -> Client {
             .collect();
         if results.is_empty() {
             Reply::tool_call("ask", json!({"name": "city"}))
-                .with_call("ask", json!({"name": "date", "expires_ms": date_expires_ms}))
+                .with_call(
+                    "ask",
+                    json!({"name": "date", "expires_ms": date_expires_ms}),
+                )
                 .with_call("ask", json!({"name": "seat"}))
         } else {
             Reply::text(results.join("; "))
@@ -99,20 +105,46 @@ pub async fn together_answers_in_any_order_and_the_run_is_answered_only_when_all
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record.clone()).await.unwrap();
     for id in &ids {
-        let found = store.get_by_request(id).await.unwrap().expect("found by any request");
+        let found = store
+            .get_by_request(id)
+            .await
+            .unwrap()
+            .expect("found by any request");
         assert_eq!(found.info.run_id, parked.run_id);
     }
 
-    let seat = store.submit(&Answer::accept(&ids[2], "12A"), "carol").await.unwrap();
+    let seat = store
+        .submit(&Answer::accept(&ids[2], "12A"), "carol")
+        .await
+        .unwrap();
     assert_eq!(seat.state, RunState::Parked, "two requests still wait");
-    assert!(store.claim_next("worker").await.unwrap().is_none(), "not claimable yet");
-    let date = store.submit(&Answer::accept(&ids[1], "May 1"), "bob").await.unwrap();
+    assert!(
+        store.claim_next("worker").await.unwrap().is_none(),
+        "not claimable yet"
+    );
+    let date = store
+        .submit(&Answer::accept(&ids[1], "May 1"), "bob")
+        .await
+        .unwrap();
     assert_eq!(date.state, RunState::Parked);
     assert!(store.claim_next("worker").await.unwrap().is_none());
-    let city = store.submit(&Answer::accept(&ids[0], "Oslo"), "alice").await.unwrap();
-    assert_eq!(city.state, RunState::Answered, "the last answer completes the turn");
+    let city = store
+        .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
+        .await
+        .unwrap();
+    assert_eq!(
+        city.state,
+        RunState::Answered,
+        "the last answer completes the turn"
+    );
 
-    let history = store.get(&parked.run_id).await.unwrap().unwrap().info.history;
+    let history = store
+        .get(&parked.run_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .info
+        .history;
     let answered: Vec<(Option<&str>, Option<&str>)> = history
         .iter()
         .filter(|e| e.event == RunEventKind::Answered)
@@ -139,11 +171,21 @@ pub async fn together_each_answer_is_checked_on_its_own(make: Make) {
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record).await.unwrap();
 
-    let unknown = store.submit(&Answer::accept("no-such-request", 1), "eve").await;
-    assert!(matches!(unknown, Err(StoreError::NotFound { .. })), "{unknown:?}");
+    let unknown = store
+        .submit(&Answer::accept("no-such-request", 1), "eve")
+        .await;
+    assert!(
+        matches!(unknown, Err(StoreError::NotFound { .. })),
+        "{unknown:?}"
+    );
 
-    store.submit(&Answer::accept(&ids[2], "12A"), "carol").await.unwrap();
-    let replay = store.submit(&Answer::accept(&ids[2], "13B"), "mallory").await;
+    store
+        .submit(&Answer::accept(&ids[2], "12A"), "carol")
+        .await
+        .unwrap();
+    let replay = store
+        .submit(&Answer::accept(&ids[2], "13B"), "mallory")
+        .await;
     assert_eq!(
         replay.unwrap_err(),
         StoreError::AlreadyAnswered {
@@ -153,7 +195,10 @@ pub async fn together_each_answer_is_checked_on_its_own(make: Make) {
         }
     );
     let replay = store.claim(&Answer::accept(&ids[2], "13B"), "w").await;
-    assert!(matches!(replay, Err(StoreError::AlreadyAnswered { .. })), "{replay:?}");
+    assert!(
+        matches!(replay, Err(StoreError::AlreadyAnswered { .. })),
+        "{replay:?}"
+    );
 
     // the date's own deadline passed: refused, and recorded declined (expired)
     let late = store.submit(&Answer::accept(&ids[1], "May 1"), "bob").await;
@@ -163,10 +208,18 @@ pub async fn together_each_answer_is_checked_on_its_own(make: Make) {
             run_id: parked.run_id.clone()
         }
     );
-    let info = store.submit(&Answer::accept(&ids[0], "Oslo"), "alice").await.unwrap();
+    let info = store
+        .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
+        .await
+        .unwrap();
     assert_eq!(info.state, RunState::Answered);
-    let again = store.submit(&Answer::accept(&ids[0], "Rome"), "alice").await;
-    assert!(matches!(again, Err(StoreError::AlreadyAnswered { .. })), "{again:?}");
+    let again = store
+        .submit(&Answer::accept(&ids[0], "Rome"), "alice")
+        .await;
+    assert!(
+        matches!(again, Err(StoreError::AlreadyAnswered { .. })),
+        "{again:?}"
+    );
 
     let claim = store.claim_next("worker").await.unwrap().expect("answered");
     assert_eq!(claim.answer, Answer::accept(&ids[0], "Oslo"));
@@ -190,7 +243,10 @@ pub async fn together_a_worker_resumes_it_once_with_every_answer(make: Make) {
     assert_eq!(ran.load(Ordering::SeqCst), 3, "every call of the turn ran");
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record).await.unwrap();
-    store.submit(&Answer::accept(&ids[1], "May 1"), "bob").await.unwrap();
+    store
+        .submit(&Answer::accept(&ids[1], "May 1"), "bob")
+        .await
+        .unwrap();
     store
         .submit(&Answer::decline(&ids[2], DeclineReason::Declined), "carol")
         .await
@@ -202,7 +258,10 @@ pub async fn together_a_worker_resumes_it_once_with_every_answer(make: Make) {
         .unwrap();
     assert_eq!(claim.run_id, parked.run_id);
     assert_eq!(claim.other_answers.len(), 2);
-    assert!(store.claim_next("worker-2").await.unwrap().is_none(), "claimed once");
+    assert!(
+        store.claim_next("worker-2").await.unwrap().is_none(),
+        "claimed once"
+    );
 
     let done = client(None)
         .resume_claim(store, &claim, &toolkit(&ran))
@@ -213,12 +272,19 @@ pub async fn together_a_worker_resumes_it_once_with_every_answer(make: Make) {
         done.text,
         r#"city is "Oslo"; date is "May 1"; declined/expired: seat?"#
     );
-    assert_eq!(ran.load(Ordering::SeqCst), 5, "city and date once more, seat not");
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        5,
+        "city and date once more, seat not"
+    );
     let info = store.info(&parked.run_id).await.unwrap().unwrap();
     assert_eq!(info.state, RunState::Finished);
     assert!(store.claim_next("worker-2").await.unwrap().is_none());
     let late = store.submit(&Answer::accept(&ids[2], "12A"), "carol").await;
-    assert!(matches!(late, Err(StoreError::AlreadyAnswered { .. })), "{late:?}");
+    assert!(
+        matches!(late, Err(StoreError::AlreadyAnswered { .. })),
+        "{late:?}"
+    );
 }
 
 /// The claim of an answer that leaves requests unanswered records it and says so; nothing is
@@ -230,18 +296,22 @@ pub async fn together_a_claim_before_the_last_answer_records_it_and_claims_nothi
     let record = halt(&ran, None).await;
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record).await.unwrap();
-    let early = store.claim(&Answer::accept(&ids[0], "Oslo"), "worker-1").await;
+    let early = store
+        .claim(&Answer::accept(&ids[0], "Oslo"), "worker-1")
+        .await;
     match early {
-        Err(StoreError::Conflict(message)) => assert!(
-            message.contains("waits on 2 more request(s)"),
-            "{message}"
-        ),
+        Err(StoreError::Conflict(message)) => {
+            assert!(message.contains("waits on 2 more request(s)"), "{message}")
+        }
         other => panic!("expected a conflict, got {other:?}"),
     }
     let info = store.info(&parked.run_id).await.unwrap().unwrap();
     assert_eq!(info.state, RunState::Parked);
     let replay = store.submit(&Answer::accept(&ids[0], "Rome"), "x").await;
-    assert!(matches!(replay, Err(StoreError::AlreadyAnswered { .. })), "the answer was kept");
+    assert!(
+        matches!(replay, Err(StoreError::AlreadyAnswered { .. })),
+        "the answer was kept"
+    );
 }
 
 /// A run halted together on three requests (`city`, `date`, `seat`), for tests outside the
@@ -259,7 +329,11 @@ pub async fn assert_together_answers(store: &dyn toolnexus::store::RunStore, rec
     assert_eq!(found.info.run_id, parked.run_id);
     for (k, id) in ids.iter().enumerate().rev() {
         let info = store.submit(&Answer::accept(id, k), "ann").await.unwrap();
-        let want = if k == 0 { RunState::Answered } else { RunState::Parked };
+        let want = if k == 0 {
+            RunState::Answered
+        } else {
+            RunState::Parked
+        };
         assert_eq!(info.state, want, "after the answer to {id}");
     }
 }

@@ -46,7 +46,11 @@ async fn by_default_the_run_halts_on_the_first_suspension_and_later_results_stay
     assert_eq!(halted.pending.as_ref().unwrap().id, "ask_a-1");
     assert!(halted.pending_all.is_empty(), "one request: no list");
     assert_eq!(
-        halted.requests().iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        halted
+            .requests()
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>(),
         ["ask_a-1"]
     );
     // only the halted call's placeholder: echo's and ask_b's results are not in the transcript
@@ -69,10 +73,18 @@ async fn opted_in_the_turn_runs_every_call_and_parks_with_every_request() {
         .await
         .unwrap();
     assert_eq!(halted.status, RunStatus::Pending);
-    assert_eq!(halted.pending.as_ref().unwrap().id, "ask_a-1", "the first in call order");
+    assert_eq!(
+        halted.pending.as_ref().unwrap().id,
+        "ask_a-1",
+        "the first in call order"
+    );
     let ids: Vec<&str> = halted.pending_all.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["ask_a-1", "ask_b-1"]);
-    assert_eq!((a.get(), e.get(), b.get()), (1, 1, 1), "every call ran once");
+    assert_eq!(
+        (a.get(), e.get(), b.get()),
+        (1, 1, 1),
+        "every call ran once"
+    );
     let json = serde_json::to_value(&halted).unwrap();
     assert_eq!(json["pendingAll"][1]["id"], "ask_b-1");
     assert_eq!(json["pending"]["id"], "ask_a-1");
@@ -92,7 +104,10 @@ async fn answers_in_reverse_order_run_each_call_once_and_keep_the_transcript_bal
     let record = PendingRun::from_json(&PendingRun::try_from(&halted).unwrap().to_json()).unwrap();
     let model = ScriptedModel::new([Reply::text("Booked.")]);
     let log = Log::default();
-    let resumer = client_for(model.clone()).on_event(log.sink()).build().unwrap();
+    let resumer = client_for(model.clone())
+        .on_event(log.sink())
+        .build()
+        .unwrap();
     let answers = vec![
         Answer::accept("ask_b-1", "May 1"),
         Answer::accept("ask_a-1", "Oslo"),
@@ -100,18 +115,33 @@ async fn answers_in_reverse_order_run_each_call_once_and_keep_the_transcript_bal
     let done = resumer.resume_all(record, answers, &toolkit).await.unwrap();
     assert_eq!(done.status, RunStatus::Done);
     assert_eq!(done.text, "Booked.");
-    assert_eq!((a.get(), e.get(), b.get()), (2, 1, 2), "each asker once more, echo not again");
+    assert_eq!(
+        (a.get(), e.get(), b.get()),
+        (2, 1, 2),
+        "each asker once more, echo not again"
+    );
     let sent = &model.requests()[0];
     assert_eq!(
         tool_results(&sent.messages),
         [
-            ("call_1_0".to_owned(), "ask_a got \"Oslo\"".to_owned(), false),
+            (
+                "call_1_0".to_owned(),
+                "ask_a got \"Oslo\"".to_owned(),
+                false
+            ),
             ("call_1_1".to_owned(), "hi".to_owned(), false),
-            ("call_1_2".to_owned(), "ask_b got \"May 1\"".to_owned(), false),
+            (
+                "call_1_2".to_owned(),
+                "ask_b got \"May 1\"".to_owned(),
+                false
+            ),
         ],
         "exactly one result per call, in call order"
     );
-    assert!(!log.types().contains(&"pending".to_owned()), "nothing asked again");
+    assert!(
+        !log.types().contains(&"pending".to_owned()),
+        "nothing asked again"
+    );
 }
 
 #[tokio::test]
@@ -137,7 +167,11 @@ async fn a_declined_request_of_the_turn_reads_declined_and_its_tool_does_not_run
     assert_eq!((a.get(), b.get()), (2, 1));
     assert_eq!(
         tool_results(&model.requests()[0].messages)[2],
-        ("call_1_2".to_owned(), "declined/expired: Which date?".to_owned(), true)
+        (
+            "call_1_2".to_owned(),
+            "declined/expired: Which date?".to_owned(),
+            true
+        )
     );
 }
 
@@ -149,20 +183,25 @@ async fn a_second_answer_to_the_same_request_or_a_stranger_is_refused_and_nothin
         .await
         .unwrap();
     let record = PendingRun::try_from(&halted).unwrap();
-    let client = client_for(ScriptedModel::new([Reply::text("ok")])).build().unwrap();
+    let client = client_for(ScriptedModel::new([Reply::text("ok")]))
+        .build()
+        .unwrap();
     let twice = vec![
         Answer::accept("ask_a-1", "Oslo"),
         Answer::accept("ask_b-1", "May 1"),
         Answer::accept("ask_b-1", "May 2"),
     ];
-    let err = client.resume_all(record, twice, &toolkit).await.unwrap_err();
-    assert!(
-        err.to_string().contains("`ask_b-1 (twice)`"),
-        "{err}"
-    );
+    let err = client
+        .resume_all(record, twice, &toolkit)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("`ask_b-1 (twice)`"), "{err}");
     let record = err.into_pending_run().expect("the record comes back");
     let stranger = vec![Answer::accept("ask_a-1", "Oslo"), Answer::accept("nope", 1)];
-    let err = client.resume_all(record, stranger, &toolkit).await.unwrap_err();
+    let err = client
+        .resume_all(record, stranger, &toolkit)
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, Error::AnswerMismatch { expected, got, .. }
             if expected == "one of `ask_a-1`, `ask_b-1`" && got == "nope"),
@@ -184,9 +223,17 @@ async fn a_later_request_left_unanswered_parks_the_run_again_on_it_with_its_id()
         .await
         .unwrap();
     assert_eq!(again.status, RunStatus::Pending);
-    assert_eq!(again.pending.as_ref().unwrap().id, "ask_b-1", "the same request");
+    assert_eq!(
+        again.pending.as_ref().unwrap().id,
+        "ask_b-1",
+        "the same request"
+    );
     assert!(again.pending_all.is_empty());
-    assert_eq!((a.get(), b.get()), (2, 1), "ask_b not run again before its answer");
+    assert_eq!(
+        (a.get(), b.get()),
+        (2, 1),
+        "ask_b not run again before its answer"
+    );
 }
 
 #[tokio::test]
@@ -219,9 +266,17 @@ async fn wait_for_is_asked_every_request_of_the_turn_before_it_goes_on() {
     assert_eq!(
         tool_results(&model.requests()[1].messages),
         [
-            ("call_1_0".to_owned(), "ask_a got \"for ask_a-1\"".to_owned(), false),
+            (
+                "call_1_0".to_owned(),
+                "ask_a got \"for ask_a-1\"".to_owned(),
+                false
+            ),
             ("call_1_1".to_owned(), "hi".to_owned(), false),
-            ("call_1_2".to_owned(), "ask_b got \"for ask_b-1\"".to_owned(), false),
+            (
+                "call_1_2".to_owned(),
+                "ask_b got \"for ask_b-1\"".to_owned(),
+                false
+            ),
         ]
     );
 }
@@ -230,7 +285,11 @@ async fn wait_for_is_asked_every_request_of_the_turn_before_it_goes_on() {
 async fn over_the_wire_the_together_turn_resumes_with_one_result_per_call() {
     let provider = FakeProvider::scripted([
         FakeReply::json(openai::tool_calls(
-            &[("c1", "ask_a", "{}"), ("c2", "echo", r#"{"text":"hi"}"#), ("c3", "ask_b", "{}")],
+            &[
+                ("c1", "ask_a", "{}"),
+                ("c2", "echo", r#"{"text":"hi"}"#),
+                ("c3", "ask_b", "{}"),
+            ],
             5,
             1,
         )),
@@ -239,7 +298,10 @@ async fn over_the_wire_the_together_turn_resumes_with_one_result_per_call() {
     .await;
     let (toolkit, _, _, _) = toolkit();
     let model = provider.openai("k").model("m").build().unwrap();
-    let client = Client::builder(model).questions_together(true).build().unwrap();
+    let client = Client::builder(model)
+        .questions_together(true)
+        .build()
+        .unwrap();
     let halted = client.run("plan", &toolkit).await.unwrap();
     assert_eq!(halted.pending_all.len(), 2);
     let record = PendingRun::try_from(&halted).unwrap();
@@ -255,10 +317,19 @@ async fn over_the_wire_the_together_turn_resumes_with_one_result_per_call() {
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "tool")
-        .map(|m| (m["tool_call_id"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["content"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         results,
-        [("c1", "ask_a got \"Oslo\""), ("c2", "hi"), ("c3", "ask_b got \"May 1\"")]
+        [
+            ("c1", "ask_a got \"Oslo\""),
+            ("c2", "hi"),
+            ("c3", "ask_b got \"May 1\"")
+        ]
     );
 }

@@ -20,14 +20,20 @@ async fn parked() -> (Arc<dyn RunStore>, PendingRun) {
     let ask = FnTool::builder("ask")
         .description("Asks.")
         .handler(|args, _| async move {
-            ToolResult::suspended(Request::input(format!("Which {}?", args["name"].as_str().unwrap_or("?"))))
+            ToolResult::suspended(Request::input(format!(
+                "Which {}?",
+                args["name"].as_str().unwrap_or("?")
+            )))
         })
         .build()
         .unwrap();
     let pay = FnTool::builder("pay")
         .description("Pays.")
         .handler(|args, _| async move {
-            ToolResult::suspended(Request::approval(format!("Pay {} EUR to Ada?", args["eur"])))
+            ToolResult::suspended(Request::approval(format!(
+                "Pay {} EUR to Ada?",
+                args["eur"]
+            )))
         })
         .build()
         .unwrap();
@@ -84,7 +90,10 @@ async fn a_turns_questions_show_together_and_are_answered_in_any_order() {
         b.goto(&first).await.unwrap();
         shot(b, "40-together").await;
         assert_eq!(texts("h1").await, ["Needs information"]);
-        assert_eq!(texts(".prompt").await, ["Which city?", "Pay 40 EUR to Ada?", "Which date?"]);
+        assert_eq!(
+            texts(".prompt").await,
+            ["Which city?", "Pay 40 EUR to Ada?", "Which date?"]
+        );
         assert_eq!(
             texts("section.together > h2").await,
             ["Also asked in this turn (2)"]
@@ -93,7 +102,10 @@ async fn a_turns_questions_show_together_and_are_answered_in_any_order() {
         // the approval shows the call it runs, its own arguments
         let run = texts("section.together section.run").await;
         assert_eq!(run.len(), 1, "{run:?}");
-        assert!(run[0].starts_with("What will run: Pay pay\nEur 40\n"), "{run:?}");
+        assert!(
+            run[0].starts_with("What will run: Pay pay\nEur 40\n"),
+            "{run:?}"
+        );
         b.set_window_size(1280, 900).await.unwrap();
         shot(b, "40-together-desktop").await;
         b.set_window_size(420, 900).await.unwrap();
@@ -112,7 +124,13 @@ async fn a_turns_questions_show_together_and_are_answered_in_any_order() {
             .click()
             .await
             .unwrap();
-        let recorded = b.find(Locator::Css("#recorded")).await.unwrap().text().await.unwrap();
+        let recorded = b
+            .find(Locator::Css("#recorded"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         assert_eq!(recorded, "Recorded. The assistant is continuing.");
         assert_eq!(
             store.info(record.run_id()).await.unwrap().unwrap().state,
@@ -121,21 +139,36 @@ async fn a_turns_questions_show_together_and_are_answered_in_any_order() {
         );
         // answered: it leaves the page, and opened again it says so
         b.goto(&first).await.unwrap();
-        assert_eq!(texts(".prompt").await, ["Which city?", "Pay 40 EUR to Ada?"]);
+        assert_eq!(
+            texts(".prompt").await,
+            ["Which city?", "Pay 40 EUR to Ada?"]
+        );
         shot(b, "40-together-one-answered").await;
         b.goto(&date).await.unwrap();
         assert!(b.find(Locator::Css("form")).await.is_err());
-        let page = b.find(Locator::Css("body")).await.unwrap().text().await.unwrap();
-        assert!(page.contains("This request was already answered."), "{page}");
+        let page = b
+            .find(Locator::Css("body"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            page.contains("This request was already answered."),
+            "{page}"
+        );
 
         // then the approval, from the first request's page
         b.goto(&first).await.unwrap();
-        b.find(Locator::Css(&format!("article[id='q-{}'] button[value=accept]", ids[1])))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        b.find(Locator::Css(&format!(
+            "article[id='q-{}'] button[value=accept]",
+            ids[1]
+        )))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
         b.find(Locator::Css("#recorded")).await.unwrap();
         // the first last: its page has no other question left
         b.goto(&first).await.unwrap();
@@ -146,7 +179,12 @@ async fn a_turns_questions_show_together_and_are_answered_in_any_order() {
             .send_keys("Oslo")
             .await
             .unwrap();
-        b.find(Locator::Css("button[value=accept]")).await.unwrap().click().await.unwrap();
+        b.find(Locator::Css("button[value=accept]"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         b.find(Locator::Css("#recorded")).await.unwrap();
         assert_eq!(
             store.info(record.run_id()).await.unwrap().unwrap().state,

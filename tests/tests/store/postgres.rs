@@ -477,7 +477,9 @@ async fn a_version_6_schema_takes_the_turn_requests() {
         ))
         .await
         .unwrap();
-    let store = PostgresStore::connect_in_schema(&url, &schema).await.unwrap();
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
         vec![1, 2, 3, 4, 5, 6, 7]

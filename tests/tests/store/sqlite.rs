@@ -138,8 +138,10 @@ async fn a_version_1_database_takes_the_rules_table() {
     drop(store);
     // back to what the previous release wrote: no rules table, version 1
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE rules; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 1")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE rules; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 1",
+    )
+    .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
     assert!(store.get(record.run_id()).await.unwrap().is_some());
@@ -497,7 +499,11 @@ async fn a_version_6_database_takes_the_turn_requests() {
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_together_answers(&store, halted_together().await).await;
     let rows: i64 = conn
-        .query_row("SELECT count(*) FROM turn_requests WHERE answer IS NOT NULL", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM turn_requests WHERE answer IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(rows, 3);
 }

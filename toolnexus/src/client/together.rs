@@ -91,7 +91,9 @@ fn split_answers(
         .map(|a| a.id.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    first.map(|first| (first, others)).ok_or((first_id.clone(), got))
+    first
+        .map(|first| (first, others))
+        .ok_or((first_id.clone(), got))
 }
 
 impl Run<'_> {

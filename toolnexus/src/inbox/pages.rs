@@ -220,7 +220,10 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
         (form_markup(p, false))
         (super::together::also(p))
     };
-    layout(&format!("{}: {}", kind_words(&r.kind), short(&r.prompt)), &body)
+    layout(
+        &format!("{}: {}", kind_words(&r.kind), short(&r.prompt)),
+        &body,
+    )
 }
 
 /// One request's heading, prompt, call and form (`nested`: another question of its turn).

@@ -174,6 +174,7 @@ impl PendingRun {
 
     /// The call that suspended on request `id` of a together turn, a later call of the halted
     /// turn: its tool name (from the transcript) and the arguments it runs with.
+    #[cfg(feature = "inbox")]
     pub(crate) fn later_call(&self, id: &str) -> Option<(&str, &Value)> {
         let k = self.halted.deferred.iter().position(|d| {
             d.as_ref()

@@ -127,12 +127,13 @@ pub(crate) async fn answer<D: Driver + ?Sized>(
         return Ok(None);
     };
     for _ in 0..TRIES {
-        let row = driver
-            .row(Key::Run(run_id.clone()))
-            .await?
-            .ok_or_else(|| StoreError::NotFound {
-                key: answer.id.clone(),
-            })?;
+        let row =
+            driver
+                .row(Key::Run(run_id.clone()))
+                .await?
+                .ok_or_else(|| StoreError::NotFound {
+                    key: answer.id.clone(),
+                })?;
         let record = row.record(driver.seal())?;
         let turn = driver.turn_rows(&run_id).await?;
         let step = answer_one(&row, &record, &turn, answer, by, driver.seal(), now_ms())?;
@@ -185,10 +186,12 @@ pub(crate) async fn claim<D: Driver + ?Sized>(
         .ok_or_else(|| StoreError::NotFound {
             key: answer.id.clone(),
         })?;
-    let change = lifecycle::take_over(&row, driver.seal(), owner, until, now_ms())
-        .map_err(|_| StoreError::Corrupt {
-            run_id: row.run_id.clone(),
-            message: "the answered run cannot be read".to_owned(),
+    let change =
+        lifecycle::take_over(&row, driver.seal(), owner, until, now_ms()).map_err(|_| {
+            StoreError::Corrupt {
+                run_id: row.run_id.clone(),
+                message: "the answered run cannot be read".to_owned(),
+            }
         })?;
     let Some(claim) = change.claim.clone() else {
         return Err(StoreError::Backend("a claim made no claim".to_owned()));

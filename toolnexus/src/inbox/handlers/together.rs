@@ -50,7 +50,10 @@ pub(super) fn others(run: &StoredRun, shown: &str) -> Vec<Other> {
         .filter_map(|r| {
             let shape = Shape::of(r).ok()?;
             let call = if r.id == run.record.pending().id {
-                run.record.tool_calls().last().map(|c| (c.name.clone(), c.args.clone()))
+                run.record
+                    .tool_calls()
+                    .last()
+                    .map(|c| (c.name.clone(), c.args.clone()))
             } else {
                 run.record
                     .later_call(&r.id)

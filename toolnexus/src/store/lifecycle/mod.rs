@@ -18,9 +18,9 @@ use crate::request::{Answer, DeclineReason};
 use crate::run::PendingRun;
 
 mod claim;
-pub(crate) mod together;
 #[cfg(test)]
 mod tests;
+pub(crate) mod together;
 
 pub(crate) use claim::{checkpoint, fail, finish, release, renew};
 

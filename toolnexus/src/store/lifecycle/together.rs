@@ -67,10 +67,11 @@ pub(crate) fn answer_one(
         });
     };
     // past its own deadline: recorded declined (expired), the answer refused
-    let late = request
-        .expires_at
-        .as_ref()
-        .is_some_and(|_| request.expires_at_time().is_none_or(|at| crate::store::millis(at) <= now));
+    let late = request.expires_at.as_ref().is_some_and(|_| {
+        request
+            .expires_at_time()
+            .is_none_or(|at| crate::store::millis(at) <= now)
+    });
     let (kept, refused) = if late {
         (
             Answer::decline(&answer.id, DeclineReason::Expired),
@@ -240,12 +241,22 @@ mod tests {
             assert_eq!(row.answer, None);
         }
         let version = row.version;
-        give(&mut row, &record, &mut turn, &Answer::accept("r1", "x"), &seal).unwrap();
+        give(
+            &mut row,
+            &record,
+            &mut turn,
+            &Answer::accept("r1", "x"),
+            &seal,
+        )
+        .unwrap();
         assert_eq!((row.state.as_str(), row.version), ("answered", version + 1));
         // the run's answer is its first request's, whoever answered last
         assert_eq!(row.answer(&seal).unwrap(), Some(Answer::accept("r0", "r0")));
         let others = other_answers(&row.run_id, &record, &turn, &seal).unwrap();
-        assert_eq!(others, [Answer::accept("r1", "x"), Answer::accept("r2", "r2")]);
+        assert_eq!(
+            others,
+            [Answer::accept("r1", "x"), Answer::accept("r2", "r2")]
+        );
     }
 
     #[test]
@@ -255,10 +266,25 @@ mod tests {
         let mut row = park(&record, &seal, NOW).row;
         let mut turn = turn();
         let read = row.clone();
-        give(&mut row, &record, &mut turn, &Answer::accept("r1", 1), &seal).unwrap();
+        give(
+            &mut row,
+            &record,
+            &mut turn,
+            &Answer::accept("r1", 1),
+            &seal,
+        )
+        .unwrap();
         assert_eq!(
-            answer_one(&row, &record, &turn, &Answer::accept("r1", 2), "bob", &seal, NOW)
-                .unwrap_err(),
+            answer_one(
+                &row,
+                &record,
+                &turn,
+                &Answer::accept("r1", 2),
+                "bob",
+                &seal,
+                NOW
+            )
+            .unwrap_err(),
             StoreError::AlreadyAnswered {
                 run_id: row.run_id.clone(),
                 request_id: "r1".to_owned(),
@@ -266,14 +292,30 @@ mod tests {
             }
         );
         assert_eq!(
-            answer_one(&row, &record, &turn, &Answer::accept("r9", 2), "bob", &seal, NOW)
-                .unwrap_err(),
+            answer_one(
+                &row,
+                &record,
+                &turn,
+                &Answer::accept("r9", 2),
+                "bob",
+                &seal,
+                NOW
+            )
+            .unwrap_err(),
             StoreError::NotFound {
                 key: "r9".to_owned()
             }
         );
         // decided on a row read before another answer: its guard no longer holds
-        let stale = answer_one(&read, &record, &turn, &Answer::accept("r2", 2), "b", &seal, NOW);
+        let stale = answer_one(
+            &read,
+            &record,
+            &turn,
+            &Answer::accept("r2", 2),
+            "b",
+            &seal,
+            NOW,
+        );
         assert!(!stale.unwrap().change.apply(&mut row));
     }
 
@@ -283,7 +325,13 @@ mod tests {
         let record = record(true);
         let mut row = park(&record, &seal, NOW).row;
         let mut turn = turn();
-        let refused = give(&mut row, &record, &mut turn, &Answer::accept("r1", 1), &seal);
+        let refused = give(
+            &mut row,
+            &record,
+            &mut turn,
+            &Answer::accept("r1", 1),
+            &seal,
+        );
         assert_eq!(
             refused.unwrap(),
             Some(StoreError::Expired {
@@ -308,7 +356,14 @@ mod tests {
         let record = record(false);
         let mut row = park(&record, &seal, NOW).row;
         let mut turn = turn();
-        give(&mut row, &record, &mut turn, &Answer::accept("r2", "yes"), &seal).unwrap();
+        give(
+            &mut row,
+            &record,
+            &mut turn,
+            &Answer::accept("r2", "yes"),
+            &seal,
+        )
+        .unwrap();
         let kept = turn[2].answer.clone().unwrap();
         assert!(other_answers(&row.run_id, &record, &turn, &seal).is_ok());
         turn[2].answer = Some(kept.replace("yes", "no!"));

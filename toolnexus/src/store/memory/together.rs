@@ -14,9 +14,10 @@ impl TurnDriver for MemoryStore {
     ) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
             let mut rows = self.rows();
-            if let Some(taken) = request_ids.iter().find(|id| {
-                rows.turn.get(*id).is_some_and(|(run, _)| run != run_id)
-            }) {
+            if let Some(taken) = request_ids
+                .iter()
+                .find(|id| rows.turn.get(*id).is_some_and(|(run, _)| run != run_id))
+            {
                 return Err(StoreError::Conflict(format!(
                     "request `{taken}` is already the request of another run: request ids name one run"
                 )));
