@@ -301,7 +301,7 @@ pub async fn together_a_claim_before_the_last_answer_records_it_and_claims_nothi
         .await;
     match early {
         Err(StoreError::Conflict(message)) => {
-            assert!(message.contains("waits on 2 more request(s)"), "{message}")
+            assert!(message.contains("waits on 2 more request(s)"), "{message}");
         }
         other => panic!("expected a conflict, got {other:?}"),
     }

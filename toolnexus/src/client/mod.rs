@@ -317,7 +317,7 @@ impl Client {
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        self.resume_inner(run, answer, Vec::new(), None, toolkit, None, None)
+        self.resume_inner(run, (answer, Vec::new()), None, toolkit, None, None)
             .await
     }
 
@@ -336,7 +336,7 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        self.resume_inner(run, answer, Vec::new(), None, toolkit, Some(&sink), None)
+        self.resume_inner(run, (answer, Vec::new()), None, toolkit, Some(&sink), None)
             .await
     }
 
@@ -424,8 +424,8 @@ impl Client {
     async fn resume_inner<'a>(
         &'a self,
         run: PendingRun,
-        answer: Answer,
-        others: Vec<Answer>,
+        // the answer to the pending request, and a together turn's answers to its others
+        (answer, others): (Answer, Vec<Answer>),
         claim: Option<&crate::store::Claim>,
         toolkit: &'a Toolkit,
         sink: Option<Sink<'a>>,

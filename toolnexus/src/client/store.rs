@@ -276,8 +276,7 @@ impl Client {
                     client
                         .resume_inner(
                             claim.record.clone(),
-                            claim.answer.clone(),
-                            claim.other_answers.clone(),
+                            (claim.answer.clone(), claim.other_answers.clone()),
                             // the answer counts when the store recorded it (it refuses one
                             // that comes after the request's expiresAt): a worker that gets
                             // to it later still honours it; the record was checked when the

@@ -47,7 +47,7 @@ impl Client {
                 });
             }
         };
-        self.resume_inner(run, first, others, None, toolkit, None, None)
+        self.resume_inner(run, (first, others), None, toolkit, None, None)
             .await
     }
 }
