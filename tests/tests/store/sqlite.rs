@@ -410,7 +410,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
 /// it takes the table (version 5), keeps its run, and records heartbeats.
 #[tokio::test]
 async fn a_version_3_database_takes_the_workers_table() {
-    let (dir, _guard) = temp_dir("v3");
+    let (dir, _guard) = temp_dir("v3-workers");
     let path = dir.join("runs.db");
     let store = SqliteStore::open(&path).await.unwrap();
     let record = Agent::once().halt().await;
