@@ -20,7 +20,7 @@ use super::{LEASE, Make, make_subject};
 
 /// `ask`, counting its executions: suspends (its `expires_ms` argument, when set, is the
 /// request's deadline from now) until answered, then says `<name> is <answer>`.
-fn toolkit(ran: &Arc<AtomicUsize>) -> Toolkit {
+pub fn together_toolkit(ran: &Arc<AtomicUsize>) -> Toolkit {
     let ran = Arc::clone(ran);
     let ask = FnTool::builder("ask")
         .description("Asks.")
@@ -55,7 +55,13 @@ fn toolkit(ran: &Arc<AtomicUsize>) -> Toolkit {
 
 /// One turn asking `city`, `date` and `seat` (`date` with `expires_ms`, when given), then the
 /// tool results joined.
-fn client(date_expires_ms: Option<i64>) -> Client {
+pub fn together_client(date_expires_ms: Option<i64>) -> Client {
+    together_client_expiring([None, date_expires_ms, None])
+}
+
+/// [`together_client`], each of `city`, `date` and `seat` expiring `expires[k]` ms from when
+/// it is asked, when given.
+pub fn together_client_expiring(expires: [Option<i64>; 3]) -> Client {
     let model = FnModel::new(move |req: ModelRequest| async move {
         let results: Vec<String> = req
             .messages
@@ -64,12 +70,9 @@ fn client(date_expires_ms: Option<i64>) -> Client {
             .map(|m| m.content.clone().unwrap_or_default())
             .collect();
         if results.is_empty() {
-            Reply::tool_call("ask", json!({"name": "city"}))
-                .with_call(
-                    "ask",
-                    json!({"name": "date", "expires_ms": date_expires_ms}),
-                )
-                .with_call("ask", json!({"name": "seat"}))
+            Reply::tool_call("ask", json!({"name": "city", "expires_ms": expires[0]}))
+                .with_call("ask", json!({"name": "date", "expires_ms": expires[1]}))
+                .with_call("ask", json!({"name": "seat", "expires_ms": expires[2]}))
         } else {
             Reply::text(results.join("; "))
         }
@@ -81,10 +84,19 @@ fn client(date_expires_ms: Option<i64>) -> Client {
         .expect("the client builds")
 }
 
-/// A together run halted on three requests.
-async fn halt(ran: &Arc<AtomicUsize>, date_expires_ms: Option<i64>) -> PendingRun {
-    let result = client(date_expires_ms)
-        .run("Book it.", &toolkit(ran))
+/// A together run halted on three requests (`date` expiring `date_expires_ms` from now, when
+/// given), its tool's executions counted in `ran`.
+pub async fn halt_together(ran: &Arc<AtomicUsize>, date_expires_ms: Option<i64>) -> PendingRun {
+    halt_together_expiring(ran, [None, date_expires_ms, None]).await
+}
+
+/// [`halt_together`] with [`together_client_expiring`]'s deadlines.
+pub async fn halt_together_expiring(
+    ran: &Arc<AtomicUsize>,
+    expires: [Option<i64>; 3],
+) -> PendingRun {
+    let result = together_client_expiring(expires)
+        .run("Book it.", &together_toolkit(ran))
         .await
         .expect("the run halts");
     assert_eq!(result.status, RunStatus::Pending);
@@ -101,7 +113,7 @@ pub async fn together_answers_in_any_order_and_the_run_is_answered_only_when_all
     let s = subject!(make);
     let store = s.store();
     let ran = Arc::new(AtomicUsize::new(0));
-    let record = halt(&ran, None).await;
+    let record = halt_together(&ran, None).await;
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record.clone()).await.unwrap();
     for id in &ids {
@@ -167,7 +179,7 @@ pub async fn together_each_answer_is_checked_on_its_own(make: Make) {
     let s = subject!(make);
     let store = s.store();
     let ran = Arc::new(AtomicUsize::new(0));
-    let record = halt(&ran, Some(-60_000)).await;
+    let record = halt_together(&ran, Some(-60_000)).await;
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record).await.unwrap();
 
@@ -239,7 +251,7 @@ pub async fn together_a_worker_resumes_it_once_with_every_answer(make: Make) {
     let s = subject!(make);
     let store = s.store();
     let ran = Arc::new(AtomicUsize::new(0));
-    let record = halt(&ran, None).await;
+    let record = halt_together(&ran, None).await;
     assert_eq!(ran.load(Ordering::SeqCst), 3, "every call of the turn ran");
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record).await.unwrap();
@@ -263,8 +275,8 @@ pub async fn together_a_worker_resumes_it_once_with_every_answer(make: Make) {
         "claimed once"
     );
 
-    let done = client(None)
-        .resume_claim(store, &claim, &toolkit(&ran))
+    let done = together_client(None)
+        .resume_claim(store, &claim, &together_toolkit(&ran))
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Done);
@@ -293,7 +305,7 @@ pub async fn together_a_claim_before_the_last_answer_records_it_and_claims_nothi
     let s = subject!(make, LEASE);
     let store = s.store();
     let ran = Arc::new(AtomicUsize::new(0));
-    let record = halt(&ran, None).await;
+    let record = halt_together(&ran, None).await;
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let parked = store.park(record).await.unwrap();
     let early = store
@@ -317,7 +329,7 @@ pub async fn together_a_claim_before_the_last_answer_records_it_and_claims_nothi
 /// A run halted together on three requests (`city`, `date`, `seat`), for tests outside the
 /// suite (a store's migration).
 pub async fn halted_together() -> PendingRun {
-    halt(&Arc::new(AtomicUsize::new(0)), None).await
+    halt_together(&Arc::new(AtomicUsize::new(0)), None).await
 }
 
 /// Parks `record` (a [`halted_together`] run) in `store`, finds it by its last request and

@@ -9,6 +9,7 @@ mod notify;
 mod processes;
 mod reconcile;
 mod retries;
+mod together;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();
