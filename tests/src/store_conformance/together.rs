@@ -125,10 +125,25 @@ pub async fn together_answers_in_any_order_and_the_run_is_answered_only_when_all
         assert_eq!(found.info.run_id, parked.run_id);
     }
 
-    let seat = store
-        .submit(&Answer::accept(&ids[2], "12A"), "carol")
-        .await
-        .unwrap();
+    // a host waiting on the run hears of each answer
+    let (seat, changed) = tokio::join!(
+        async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            store
+                .submit(&Answer::accept(&ids[2], "12A"), "carol")
+                .await
+                .unwrap()
+        },
+        s.handles[s.handles.len() - 1].wait_change(
+            &parked.run_id,
+            parked.version,
+            Duration::from_secs(10)
+        )
+    );
+    assert_eq!(
+        changed.unwrap().map(|i| i.version),
+        Some(parked.version + 1)
+    );
     assert_eq!(seat.state, RunState::Parked, "two requests still wait");
     assert!(
         store.claim_next("worker").await.unwrap().is_none(),

@@ -110,11 +110,15 @@ impl TurnDriver for PostgresStore {
                 return Ok(false);
             }
             let sql = change_sql(&change, placeholder);
+            // hosts waiting on the run hear of it (on commit)
             let changed = tx
-                .execute(&sql.update(""), &pg_params(&sql.params))
+                .query_opt(
+                    &sql.update(&self.notify_expr("runs.run_id")),
+                    &pg_params(&sql.params),
+                )
                 .await
                 .map_err(|e| pg(&e))?;
-            if changed != 1 {
+            if changed.is_none() {
                 // dropped without a commit: nothing kept
                 return Ok(false);
             }
