@@ -118,3 +118,86 @@ async fn an_expired_together_run_reads_its_unanswered_requests_declined() {
         running.stop().await;
     }
 }
+
+/// Across processes: a together run parked in a SQLite file by this process, its two answers
+/// submitted here in reverse order while a worker process (`run_worker`) polls the file; the
+/// worker resumes the run once, after the last answer, and each answered call's side effect
+/// (a row in `effects`) happens exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_process_resumes_a_together_run_answered_in_another_process() {
+    use toolnexus::store::RunStore;
+    use toolnexus::{Client, FnModel, ModelRequest, PendingRun, Reply, Role};
+    use toolnexus_tests::store_conformance::Agent;
+
+    let dir = std::env::temp_dir().join(format!("toolnexus-together-proc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("runs.db");
+    let store = toolnexus::store::SqliteStore::open(&path).await.unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)")
+        .unwrap();
+    // one turn calling `ask` twice (Agent's tool, which the worker process resumes), together
+    let model = FnModel::new(|req: ModelRequest| async move {
+        if req.messages.iter().any(|m| m.role == Role::Tool) {
+            Reply::text("unused")
+        } else {
+            Reply::tool_call("ask", serde_json::json!({})).with_call("ask", serde_json::json!({}))
+        }
+    });
+    let client = Client::builder(model)
+        .model_name("conformance")
+        .questions_together(true)
+        .build()
+        .unwrap();
+    let halted = client.run("Greet us.", &Agent::toolkit()).await.unwrap();
+    let record = PendingRun::try_from(halted).unwrap();
+    let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+    assert_eq!(ids.len(), 2);
+    let run_id = store.park(record).await.unwrap().run_id;
+
+    let file = path.to_string_lossy().into_owned();
+    let (mut child, lines) = super::run_worker(
+        &["sqlite", &file, "-", "w-proc", "2000", "1", "50"],
+        &[],
+        "w-proc",
+    );
+    store
+        .submit(&Answer::accept(&ids[1], "Bob"), "bob")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        store.info(&run_id).await.unwrap().unwrap().state,
+        RunState::Parked,
+        "the worker waits for the other answer"
+    );
+    store
+        .submit(&Answer::accept(&ids[0], "Ada"), "ada")
+        .await
+        .unwrap();
+    let done = store
+        .wait_finished(&run_id, Duration::from_secs(20))
+        .await
+        .unwrap()
+        .expect("the worker process finished the run");
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    drop(lines);
+    assert_eq!(done.result.unwrap().text, "done: hello \"Bob\"");
+    assert_eq!(done.info.resumed_by(), Some("w-proc"));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mut effects: Vec<(String, i64)> = conn
+        .prepare("SELECT request_id, count(*) FROM effects GROUP BY request_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    effects.sort();
+    let mut want = vec![(ids[0].clone(), 1), (ids[1].clone(), 1)];
+    want.sort();
+    assert_eq!(effects, want, "each answered call's side effect once");
+    let _ = std::fs::remove_dir_all(&dir);
+}
