@@ -215,15 +215,10 @@ pub(crate) struct FormPage<'a> {
 
 pub(crate) fn form(p: &FormPage<'_>) -> String {
     let r = p.request;
-    let body = html! {
-        p { a href=(p.back) { "← all requests" } }
-        (form_markup(p, false))
-        (super::together::also(p))
-    };
-    layout(
-        &format!("{}: {}", kind_words(&r.kind), short(&r.prompt)),
-        &body,
-    )
+    let title = format!("{}: {}", kind_words(&r.kind), short(&r.prompt));
+    let also = super::together::also(p);
+    let body = html! { p { a href=(p.back) { "← all requests" } } (form_markup(p, false)) (also) };
+    layout(&title, &body)
 }
 
 /// One request's heading, prompt, call and form (`nested`: another question of its turn).
