@@ -171,6 +171,19 @@ macro_rules! store_conformance {
                 an_escalation_notifies_each_notifier_once);
         }
     };
+    (together: $make:ident) => {
+        $crate::store_conformance!(together in together: $make);
+    };
+    (together in $module:ident: $make:ident) => {
+        /// A turn's questions together: a run parked with every request of its turn.
+        mod $module {
+            $crate::store_conformance!(@cases super::$make;
+                together_answers_in_any_order_and_the_run_is_answered_only_when_all_are,
+                together_each_answer_is_checked_on_its_own,
+                together_a_worker_resumes_it_once_with_every_answer,
+                together_a_claim_before_the_last_answer_records_it_and_claims_nothing);
+        }
+    };
     (@cases $make:path; $($case:ident),*) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -323,6 +336,7 @@ mod runs;
 mod sealed;
 mod takeover;
 mod votes;
+mod together;
 mod workers;
 
 pub use answers::*;
@@ -346,4 +360,5 @@ pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;
 pub use votes::*;
+pub use together::*;
 pub use workers::*;

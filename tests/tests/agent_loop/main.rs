@@ -16,4 +16,5 @@ mod models;
 mod observability;
 mod secrets;
 mod suspension;
+mod together;
 mod tool_ask;

@@ -157,7 +157,7 @@ async fn forged_arguments_are_refused_on_load_and_nothing_runs() {
     forged["halted"]["args"] = json!({"path": "/etc"});
     assert_eq!(
         refused(&forged),
-        "invalid persisted run: not a pending-run record: at `halted.args`: unknown field `args`, expected one of `callIndex`, `fingerprint`, `deferred`, `agent`, `conversation`, `principal`"
+        "invalid persisted run: not a pending-run record: at `halted.args`: unknown field `args`, expected one of `callIndex`, `fingerprint`, `deferred`, `agent`, `conversation`, `principal`, `together`"
     );
     assert!(deleted.lock().unwrap().is_empty(), "nothing ran");
 }

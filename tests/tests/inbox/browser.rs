@@ -26,6 +26,9 @@ mod support;
 // a request with one of two approvals: `browser::votes::`
 #[path = "browser_votes.rs"]
 mod votes;
+// a turn's questions together on one page: `browser::together::`
+#[path = "browser_together.rs"]
+mod together;
 
 use support::{browser_tools, shot, start_browser};
 

@@ -54,6 +54,8 @@ toolnexus_tests::store_conformance!(outbox: make_notifying);
 toolnexus_tests::store_conformance!(votes: make);
 toolnexus_tests::store_conformance!(votes_sealed: make_sealed);
 toolnexus_tests::store_conformance!(governed: make, make_notifying);
+toolnexus_tests::store_conformance!(together: make);
+toolnexus_tests::store_conformance!(together in together_sealed: make_sealed);
 
 /// A conversation whose stored transcript cannot be read is a clear error naming it; the
 /// others, and listing, are unaffected.

@@ -106,6 +106,8 @@ toolnexus_tests::store_conformance!(outbox: make_notifying);
 toolnexus_tests::store_conformance!(votes: make);
 toolnexus_tests::store_conformance!(votes_sealed: make_sealed);
 toolnexus_tests::store_conformance!(governed: make, make_notifying);
+toolnexus_tests::store_conformance!(together: make);
+toolnexus_tests::store_conformance!(together in together_sealed: make_sealed);
 
 /// Concurrent connects migrate once; a schema newer than this release's is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -141,6 +143,11 @@ async fn migrations_run_once_and_refuse_newer() {
                 "INSERT INTO \"{schema}\".schema_version VALUES ({})",
                 toolnexus::store::SCHEMA_VERSION + 1
             ),
+        vec![1, 2, 3, 4, 5, 6, 7]
+    );
+    client
+        .execute(
+            &format!("INSERT INTO \"{schema}\".schema_version VALUES (8)"),
             &[],
         )
         .await
@@ -153,6 +160,7 @@ async fn migrations_run_once_and_refuse_newer() {
         format!(
             "run store database error: the database's schema is version {}, newer than this release's {}: upgrade toolnexus",
             toolnexus::store::SCHEMA_VERSION + 1,
+            "run store database error: the database's schema is version 8, newer than this release's {}: upgrade toolnexus",
             toolnexus::store::SCHEMA_VERSION
         )
     );
@@ -188,7 +196,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".rules; DELETE FROM \"{schema}\".schema_version WHERE version > 1"
+            "DROP TABLE \"{schema}\".rules; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 1"
         ))
         .await
         .unwrap();
@@ -200,6 +208,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     assert_eq!(
         schema_versions(&client, &schema).await,
         vec![1, 2, 3, 4, 5, 6, 7, 8]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
@@ -231,7 +240,7 @@ async fn a_version_2_schema_takes_the_history_index() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP INDEX \"{schema}\".runs_history; DELETE FROM \"{schema}\".schema_version WHERE version > 2"
+            "DROP INDEX \"{schema}\".runs_history; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 2"
         ))
         .await
         .unwrap();
@@ -242,6 +251,7 @@ async fn a_version_2_schema_takes_the_history_index() {
     assert_eq!(
         schema_versions(&client, &schema).await,
         vec![1, 2, 3, 4, 5, 6, 7, 8]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let indexed: i64 = client
         .query_one(
@@ -332,7 +342,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
         .batch_execute(&format!(
             "DROP INDEX \"{schema}\".rules_by_tool; DROP INDEX \"{schema}\".rules_by_fingerprint;
              CREATE INDEX rules_by_call ON \"{schema}\".rules (tool, reach, holder);
-             DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+             DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
         ))
         .await
         .unwrap();
@@ -344,6 +354,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     assert_eq!(
         schema_versions(&client, &schema).await,
         vec![1, 2, 3, 4, 5, 6, 7, 8]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     let mut indexes: Vec<String> = client
         .query(
@@ -390,7 +401,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".workers; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+            "DROP TABLE \"{schema}\".workers; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
         ))
         .await
         .unwrap();
@@ -401,6 +412,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
     assert_eq!(
         schema_versions(&client, &schema).await,
         vec![1, 2, 3, 4, 5, 6, 7, 8]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
@@ -427,7 +439,7 @@ async fn a_version_5_schema_takes_the_outbox() {
     let schema = guard.schema.clone();
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".notifications; DELETE FROM \"{schema}\".schema_version WHERE version > 5"
+            "DROP TABLE \"{schema}\".notifications; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 5"
         ))
         .await
         .unwrap();
@@ -439,6 +451,7 @@ async fn a_version_5_schema_takes_the_outbox() {
     assert_eq!(
         schema_versions(&client, &schema).await,
         vec![1, 2, 3, 4, 5, 6, 7, 8]
+        vec![1, 2, 3, 4, 5, 6, 7]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store
@@ -465,6 +478,12 @@ async fn a_version_5_schema_takes_the_outbox() {
 #[tokio::test]
 async fn a_version_6_schema_takes_the_group_columns() {
     use toolnexus::store::PendingQuery;
+/// A schema at version 6 (a parked run in it, no `turn_requests`) connects with this release:
+/// it takes the table (version 7), keeps its run, and a run parked with every request of its
+/// turn takes their answers one by one.
+#[tokio::test]
+async fn a_version_6_schema_takes_the_turn_requests() {
+    use toolnexus_tests::store_conformance::{assert_together_answers, halted_together};
     let Some(url) = url("store::postgres") else {
         return;
     };
@@ -480,6 +499,7 @@ async fn a_version_6_schema_takes_the_group_columns() {
         .batch_execute(&format!(
             "ALTER TABLE \"{schema}\".runs DROP COLUMN approvers, DROP COLUMN escalate;
              DELETE FROM \"{schema}\".schema_version WHERE version > 6"
+            "DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 6"
         ))
         .await
         .unwrap();
@@ -501,4 +521,17 @@ async fn a_version_6_schema_takes_the_group_columns() {
         store.submit(&answer, "desk").await.unwrap().answered_by(),
         Some("desk")
     );
+        vec![1, 2, 3, 4, 5, 6, 7]
+    );
+    assert!(store.get(record.run_id()).await.unwrap().is_some());
+    assert_together_answers(&store, halted_together().await).await;
+    let answered: i64 = client
+        .query_one(
+            &format!("SELECT count(*) FROM \"{schema}\".turn_requests WHERE answer IS NOT NULL"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(answered, 3);
 }

@@ -11,6 +11,7 @@ mod processes;
 mod reconcile;
 mod retries;
 mod votes;
+mod together;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

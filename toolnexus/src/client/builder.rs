@@ -59,6 +59,8 @@ pub(super) struct Config {
     /// Why the runs of this client are refused before they start (a principal over
     /// [`MAX_NAME_BYTES`](crate::limits::MAX_NAME_BYTES) given to [`Client::for_principal`]).
     pub(super) refused: Option<String>,
+    /// Whether a turn's questions park together ([`ClientBuilder::questions_together`]).
+    pub(super) questions_together: bool,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -95,6 +97,7 @@ impl ClientBuilder {
                 conversation: None,
                 principal: None,
                 refused: None,
+                questions_together: false,
             },
         }
     }
@@ -312,6 +315,51 @@ impl ClientBuilder {
     /// with `tool <name> timed out after <duration>`.
     pub fn tool_timeout(mut self, limit: Duration) -> Self {
         self.config.tool_timeout = Some(limit);
+        self
+    }
+
+    /// A turn's questions together (this port's extension; off by default, when the run halts
+    /// on the first suspension of a turn in tool-call order, the family's rule): when one model
+    /// turn makes several calls that suspend, every call of the turn runs, and the run parks
+    /// with every request the turn made ([`RunResult::pending`](crate::RunResult::pending) is
+    /// still the first, [`RunResult::pending_all`](crate::RunResult::pending_all) the full
+    /// list). Their answers may come in any order ([`Client::resume_all`], or a
+    /// [`RunStore`]'s `submit` one at a time); the run goes on once every request of the turn
+    /// has its answer. With [`wait_for`](Self::wait_for), every request of the turn is asked
+    /// (each [`Event::Pending`] emitted first) before the turn goes on.
+    ///
+    /// ```
+    /// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pay = FnTool::builder("pay").description("Pays.")
+    ///     .handler(|args, ctx| async move {
+    ///         match ctx.answer() {
+    ///             Some(_) => ToolResult::success(format!("paid {}", args["to"])),
+    ///             None => ToolResult::suspended(Request::approval(format!("Pay {}?", args["to"]))),
+    ///         }
+    ///     })
+    ///     .build().unwrap();
+    /// let toolkit = Toolkit::builder().tool(pay).build().unwrap();
+    /// let turn = Reply::tool_call("pay", serde_json::json!({"to": "ada"}))
+    ///     .with_call("pay", serde_json::json!({"to": "bob"}));
+    /// let client = Client::builder(ScriptedModel::new([turn, Reply::text("done")]))
+    ///     .model_name("m")
+    ///     .questions_together(true)
+    ///     .build().unwrap();
+    /// let halted = client.run("pay both", &toolkit).await.unwrap();
+    /// assert_eq!(halted.pending_all.len(), 2);
+    /// let record = toolnexus::PendingRun::try_from(&halted).unwrap();
+    /// // answered in any order
+    /// let answers = vec![halted.pending_all[1].accept(true), halted.pending_all[0].accept(true)];
+    /// let done = client.resume_all(record, answers, &toolkit).await.unwrap();
+    /// assert_eq!(done.text, "done");
+    /// assert_eq!(done.tool_calls[0].output, "paid \"ada\"");
+    /// assert_eq!(done.tool_calls[1].output, "paid \"bob\"");
+    /// # });
+    /// ```
+    pub fn questions_together(mut self, on: bool) -> Self {
+        self.config.questions_together = on;
         self
     }
 

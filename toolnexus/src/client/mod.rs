@@ -22,6 +22,7 @@ mod run;
 mod scripted;
 mod state;
 mod store;
+mod together;
 mod trace;
 mod wait;
 
@@ -316,7 +317,7 @@ impl Client {
         answer: Answer,
         toolkit: &Toolkit,
     ) -> Result<RunResult> {
-        self.resume_inner(run, answer, None, toolkit, None, None)
+        self.resume_inner(run, (answer, Vec::new()), None, toolkit, None, None)
             .await
     }
 
@@ -335,7 +336,7 @@ impl Client {
     where
         F: Fn(&Event) + Send + Sync,
     {
-        self.resume_inner(run, answer, None, toolkit, Some(&sink), None)
+        self.resume_inner(run, (answer, Vec::new()), None, toolkit, Some(&sink), None)
             .await
     }
 
@@ -423,7 +424,8 @@ impl Client {
     async fn resume_inner<'a>(
         &'a self,
         run: PendingRun,
-        answer: Answer,
+        // the answer to the pending request, and a together turn's answers to its others
+        (answer, others): (Answer, Vec<Answer>),
         claim: Option<&crate::store::Claim>,
         toolkit: &'a Toolkit,
         sink: Option<Sink<'a>>,
@@ -444,8 +446,16 @@ impl Client {
         let remembering = remembering.unwrap_or_else(|| self.remembering());
         // the run keeps the agent (and conversation) its record names, whatever this client's
         // name: the fingerprints of the halted turn's later calls were taken with them
-        let (state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
+        let (mut state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
         let resume = resume.with_deadline(deadline);
+        // a together turn's answers to its later requests, each resolving its call in turn
+        state.answers = others
+            .into_iter()
+            .map(|answer| run::Arrived {
+                answer,
+                at: answered_at.unwrap_or_else(std::time::SystemTime::now),
+            })
+            .collect();
         self.drive(
             state,
             toolkit,

@@ -41,6 +41,13 @@ pub(super) struct State {
     pub(super) principal: Option<String>,
     /// The decisions remembered rules made that no store has noted yet.
     pub(super) decided: Vec<crate::store::RunEvent>,
+    /// Whether a turn's questions park together (the client's option, or the resumed
+    /// record's).
+    pub(super) together: bool,
+    /// Answers given already to later requests of the turn in progress (a together run's
+    /// resume, or `wait_for`'s answers to a together turn): each resolves its call when the
+    /// turn reaches it.
+    pub(super) answers: Vec<super::run::Arrived>,
 }
 
 impl State {
@@ -64,6 +71,7 @@ impl State {
         );
         state.agent.clone_from(&config.agent_name);
         state.principal.clone_from(&config.principal);
+        state.together = config.questions_together;
         state
     }
 
@@ -83,7 +91,15 @@ impl State {
             conversation: None,
             principal: None,
             decided: Vec::new(),
+            together: false,
+            answers: Vec::new(),
         }
+    }
+
+    /// The answer given already to request `id` of the turn in progress, taken.
+    pub(super) fn take_answer(&mut self, id: &str) -> Option<super::run::Arrived> {
+        let at = self.answers.iter().position(|a| a.answer.id == id)?;
+        Some(self.answers.remove(at))
     }
 
     /// What a fingerprint of a call of this run, suspended on request `request`, binds
@@ -174,15 +190,24 @@ pub(super) fn halt(
     });
     st.text.clone_from(&request.prompt);
     let mut result = finish(st, RunStatus::Pending, None);
-    result.pending = Some(Box::new(request));
-    result.halted = Some(Box::new(Halted {
+    let halted = Halted {
         call_index: index,
         fingerprint,
         deferred,
         agent: st.agent.clone(),
         conversation: st.conversation.clone(),
         principal: st.principal.clone(),
-    }));
+        together: st.together,
+    };
+    result.pending_all = crate::run::together_requests(&request, &halted);
+    // a together turn that waits on one request keeps the family's record
+    result.halted = None;
+    let halted = Halted {
+        together: !result.pending_all.is_empty(),
+        ..halted
+    };
+    result.pending = Some(Box::new(request));
+    result.halted = Some(Box::new(halted));
     result
 }
 
@@ -200,6 +225,7 @@ pub(super) fn finish(st: &mut State, status: RunStatus, limit: Option<Limit>) ->
         status,
         limit,
         pending: None,
+        pending_all: Vec::new(),
         halted: None,
         decided: mem::take(&mut st.decided),
     }
@@ -235,6 +261,7 @@ impl State {
             status: RunStatus::Incomplete,
             limit: None,
             pending: None,
+            pending_all: Vec::new(),
             halted: None,
             decided: Vec::new(),
         };

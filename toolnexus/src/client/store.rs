@@ -139,7 +139,11 @@ impl Client {
     ///
     /// [`Error::Config`] when the client has no store; [`Error::Store`] with
     /// [`StoreError::NotFound`], [`StoreError::AlreadyAnswered`] or [`StoreError::Expired`] when
-    /// the answer cannot claim the run (nothing is resumed); then as [`Client::resume`].
+    /// the answer cannot claim the run (nothing is resumed), or [`StoreError::Conflict`] when
+    /// it answers one request of a run parked with every request of its turn
+    /// ([`ClientBuilder::questions_together`](super::ClientBuilder::questions_together)) and
+    /// others still wait (the answer is recorded; the last one resumes the run); then as
+    /// [`Client::resume`].
     pub async fn answer(&self, answer: Answer, toolkit: &Toolkit) -> Result<RunResult> {
         let Some(store) = self.inner.store.clone() else {
             return Err(Error::Config(
@@ -262,6 +266,9 @@ impl Client {
                     state.agent.clone_from(&client.inner.agent_name);
                     state.conversation.clone_from(&client.inner.conversation);
                     state.principal.clone_from(&client.inner.principal);
+                    // a together turn in flight: its other requests' answers, each resolving
+                    // its call when the turn reaches it
+                    state.answers = together_answers(claim);
                     let resume = Box::new(Resume::InFlight(in_flight));
                     client
                         .drive(state, toolkit, None, false, Some(resume), remembering)
@@ -276,7 +283,7 @@ impl Client {
                     client
                         .resume_inner(
                             claim.record.clone(),
-                            claim.answer.clone(),
+                            (claim.answer.clone(), claim.other_answers.clone()),
                             // the answer counts when the store recorded it (it refuses one
                             // that comes after the request's expiresAt): a worker that gets
                             // to it later still honours it; the record was checked when the
@@ -367,4 +374,18 @@ impl Client {
         conversations.put_conversation(&conversation).await?;
         run
     }
+}
+
+/// The answers of `claim`'s together turn besides its first request's, arriving when the store
+/// recorded them.
+fn together_answers(claim: &Claim) -> Vec<super::run::Arrived> {
+    let at = claim.answered_at.unwrap_or_else(std::time::SystemTime::now);
+    claim
+        .other_answers
+        .iter()
+        .map(|answer| super::run::Arrived {
+            answer: answer.clone(),
+            at,
+        })
+        .collect()
 }

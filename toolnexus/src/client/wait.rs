@@ -70,6 +70,9 @@ pub(super) struct Parked {
     pub(super) request: Box<Request>,
     /// The executions of the later calls of the turn, in call order.
     pub(super) rest: Vec<Exec>,
+    /// The other requests of a together turn ([`ClientBuilder::questions_together`](super::ClientBuilder::questions_together)),
+    /// in call order: `wait_for` is asked each before the turn goes on.
+    pub(super) others: Vec<Request>,
 }
 
 impl Parked {
@@ -101,6 +104,7 @@ impl Parked {
             result: (!plain).then(|| Box::new(result)),
             request: Box::new(request),
             rest,
+            others: Vec::new(),
         }
     }
 

@@ -107,6 +107,7 @@ mod handlers;
 mod history;
 mod pages;
 mod votes;
+mod together;
 
 use std::fmt;
 use std::sync::Arc;

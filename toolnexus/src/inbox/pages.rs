@@ -211,16 +211,24 @@ pub(crate) struct FormPage<'a> {
     pub(crate) remember: super::handlers::rules::Choices,
     /// The votes so far, for a request that needs several approvals.
     pub(crate) approvals: Option<Markup>,
+    /// The other unanswered requests of a together turn, each with its own form.
+    pub(crate) also: Vec<FormPage<'a>>,
 }
 
 pub(crate) fn form(p: &FormPage<'_>) -> String {
     let r = p.request;
+    let title = format!("{}: {}", kind_words(&r.kind), short(&r.prompt));
+    let also = super::together::also(p);
+    let body = html! { p { a href=(p.back) { "← all requests" } } (form_markup(p, false)) (also) };
+    layout(&title, &body)
+}
+
+/// One request's heading, prompt, call and form (`nested`: another question of its turn).
+pub(crate) fn form_markup(p: &FormPage<'_>, nested: bool) -> Markup {
+    let r = p.request;
     let now = SystemTime::now();
-    layout(
-        &format!("{}: {}", kind_words(&r.kind), short(&r.prompt)),
-        &html! {
-            p { a href=(p.back) { "← all requests" } }
-            h1 data-kind=(r.kind) { (kind_words(&r.kind)) }
+    html! {
+            @if nested { h2 data-kind=(r.kind) { (kind_words(&r.kind)) } } @else { h1 data-kind=(r.kind) { (kind_words(&r.kind)) } }
             div.prompt { (prompt_markup(&r.prompt)) }
             (asked_by(&p.asker))
             @if let Some(approvals) = &p.approvals { (approvals) }
@@ -307,8 +315,7 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
                     }
                 }
             }
-        },
-    )
+    }
 }
 
 /// Whether `error` names one of the form's fields (then it shows next to that field).

@@ -35,4 +35,4 @@ pub(crate) use checkpoint::{
 pub(crate) use fingerprint::call as call_fingerprint;
 pub(crate) use fingerprint::idempotency_key;
 pub(crate) use fingerprint::{Ids as FingerprintIds, of as fingerprint_of};
-pub(crate) use pending::{Deferred, Halted};
+pub(crate) use pending::{Deferred, Halted, together_requests};

@@ -49,6 +49,12 @@ pub(crate) struct Halted {
     /// the fingerprints; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) principal: Option<String>,
+    /// Whether the run parked with every request of its turn
+    /// ([`ClientBuilder::questions_together`](crate::client::ClientBuilder::questions_together)):
+    /// the later calls' suspensions wait for their answers beside the halted call's, and the
+    /// run goes on once all are answered. Absent (false) in the family's one-at-a-time records.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) together: bool,
 }
 
 /// A later call of the halted turn: the result it gave before the halt.
@@ -148,6 +154,47 @@ impl PendingRun {
     /// The request the run waits on; the answer must echo its id.
     pub fn pending(&self) -> &Request {
         &self.pending
+    }
+
+    /// Every request the run waits on: the [pending](Self::pending) one, then, when the run
+    /// parked with every request of its turn
+    /// ([`ClientBuilder::questions_together`](crate::client::ClientBuilder::questions_together)),
+    /// the later calls' requests in call order (each bound by its own fingerprint, taken when
+    /// it was made).
+    pub fn requests(&self) -> Vec<&Request> {
+        let later = self
+            .halted
+            .deferred
+            .iter()
+            .flatten()
+            .filter(|_| self.halted.together)
+            .filter_map(|d| d.result.pending());
+        std::iter::once(&self.pending).chain(later).collect()
+    }
+
+    /// The call that suspended on request `id` of a together turn, a later call of the halted
+    /// turn: its tool name (from the transcript) and the arguments it runs with.
+    #[cfg(feature = "inbox")]
+    pub(crate) fn later_call(&self, id: &str) -> Option<(&str, &Value)> {
+        let k = self.halted.deferred.iter().position(|d| {
+            d.as_ref()
+                .and_then(|d| d.result.pending())
+                .is_some_and(|r| r.id == id)
+        })?;
+        let assistant = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| !m.tool_calls.is_empty())?;
+        let call = assistant.tool_calls.get(self.halted.call_index + 1 + k)?;
+        let args = &self.halted.deferred[k].as_ref()?.args;
+        Some((call.name.as_str(), args))
+    }
+
+    /// Whether the run parked with every request of its turn, waiting for all of their
+    /// answers ([`requests`](Self::requests) holds more than one).
+    pub fn is_together(&self) -> bool {
+        self.halted.together
     }
 
     /// The run's id: unique per run (`run-<ms>-<counter>-<random>`, made like request ids),
@@ -308,12 +355,28 @@ impl PendingRun {
             model: self.model,
             status: RunStatus::Pending,
             limit: None,
+            pending_all: together_requests(&self.pending, &self.halted),
             pending: Some(Box::new(self.pending)),
             halted: None,
             decided: Vec::new(),
         };
         (result, self.halted)
     }
+}
+
+/// Every request a together record's turn waits on, the halted call's first, then the later
+/// calls' suspensions in call order; empty for a record that waits on one request.
+pub(crate) fn together_requests(pending: &Request, halted: &Halted) -> Vec<Request> {
+    if !halted.together {
+        return Vec::new();
+    }
+    let later = halted
+        .deferred
+        .iter()
+        .flatten()
+        .filter_map(|d| d.result.pending().cloned());
+    let all: Vec<Request> = std::iter::once(pending.clone()).chain(later).collect();
+    if all.len() > 1 { all } else { Vec::new() }
 }
 
 /// The levels a record adds around the values it holds (the deepest: a deferred call's

@@ -130,6 +130,12 @@ pub struct RunResult {
     /// The request the run halted on (only when `status` is pending).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Box<Request>>,
+    /// Every request the halted turn waits on, when it parked on several at once
+    /// ([`ClientBuilder::questions_together`](crate::client::ClientBuilder::questions_together)):
+    /// [`pending`](Self::pending) first, then the later calls' requests in call order. Empty
+    /// (and absent from the JSON, `pendingAll`) when the run waits on one request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_all: Vec<Request>,
     /// What a resume needs beyond the transcript (kept out of the JSON; persist a
     /// [`PendingRun`](crate::PendingRun) instead).
     #[serde(skip)]
@@ -153,6 +159,7 @@ impl PartialEq for RunResult {
             && self.status == other.status
             && self.limit == other.limit
             && self.pending == other.pending
+            && self.pending_all == other.pending_all
     }
 }
 
@@ -172,8 +179,19 @@ impl RunResult {
             status: RunStatus::Incomplete,
             limit: None,
             pending: None,
+            pending_all: Vec::new(),
             halted: None,
             decided: Vec::new(),
+        }
+    }
+
+    /// Every request the run waits on: [`pending_all`](Self::pending_all) when it parked on
+    /// several, else [`pending`](Self::pending) alone (none when it is not pending).
+    pub fn requests(&self) -> Vec<&Request> {
+        if self.pending_all.is_empty() {
+            self.pending.as_deref().into_iter().collect()
+        } else {
+            self.pending_all.iter().collect()
         }
     }
 

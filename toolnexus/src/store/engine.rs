@@ -24,7 +24,9 @@ use crate::util::BoxFuture;
 /// What a backend implements to be a [`RunStore`] (and keeps conversations and rules beside
 /// the runs): each method one step the backend does atomically; the decisions are the
 /// [lifecycle](super::lifecycle)'s.
-pub(crate) trait Driver: ConversationStore + RuleStore + Send + Sync + fmt::Debug {
+pub(crate) trait Driver:
+    ConversationStore + RuleStore + super::together::TurnDriver + Send + Sync + fmt::Debug
+{
     /// The seal every record, answer and checkpoint is kept under.
     fn seal(&self) -> &Seal;
 
@@ -162,6 +164,10 @@ async fn submit_by<D: Driver>(
     check_submit(answer, by)?;
     check_group(driver, answer, answerer).await?;
     let answer = checked_answer(driver, answer, by, granted).await?;
+    // a request of a run parked with every request of its turn: recorded on its own
+    if let Some((info, _)) = super::together::answer(driver, &answer, by).await? {
+        return Ok(info);
+    }
     let how = Answering::Submit { by: by.to_owned() };
     match super::ballot::cast(driver, &answer, &how, by).await? {
         Voted::Answer => {}
@@ -179,9 +185,15 @@ async fn claim_as<D: Driver>(
     by: &str,
 ) -> StoreResult<Claim> {
     check_answer(answer)?;
+    let lease_end = until(driver, now_ms());
+    // a request of a run parked with every request of its turn: recorded on its own, claimed
+    // with the last
+    if let Some(claim) = super::together::claim(driver, answer, owner, lease_end).await? {
+        return Ok(claim);
+    }
     let how = Answering::Claim {
         owner: owner.to_owned(),
-        until: until(driver, now_ms()),
+        until: lease_end,
     };
     match super::ballot::cast(driver, answer, &how, by).await? {
         Voted::Answer => {}
@@ -245,6 +257,7 @@ impl<D: Driver> RunStore for D {
             let info = self
                 .insert(lifecycle::park(&record, self.seal(), now_ms()))
                 .await?;
+            super::together::link(self, &record).await?;
             if info.expires_at.is_some() {
                 // a new deadline: a worker sleeping until a later one must know
                 self.wake_workers().await?;
@@ -261,7 +274,16 @@ impl<D: Driver> RunStore for D {
         &'a self,
         request_id: &'a str,
     ) -> BoxFuture<'a, StoreResult<Option<StoredRun>>> {
-        Box::pin(stored(self, Key::Request(request_id.to_owned())))
+        Box::pin(async move {
+            if let Some(run) = stored(self, Key::Request(request_id.to_owned())).await? {
+                return Ok(Some(run));
+            }
+            // any request of a run parked with every request of its turn
+            match self.turn_run(request_id).await? {
+                Some(run_id) => stored(self, Key::Run(run_id)).await,
+                None => Ok(None),
+            }
+        })
     }
 
     fn claim<'a>(
@@ -315,7 +337,10 @@ impl<D: Driver> RunStore for D {
     }
 
     fn claim_next<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        self.pick(owner, true)
+        Box::pin(async move {
+            let claim = self.pick(owner, true).await?;
+            super::together::fill(self, claim).await
+        })
     }
 
     fn release<'a>(&'a self, claim: &'a Claim) -> BoxFuture<'a, StoreResult<()>> {
@@ -351,7 +376,10 @@ impl<D: Driver> RunStore for D {
     }
 
     fn take_over<'a>(&'a self, owner: &'a str) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        self.pick(owner, false)
+        Box::pin(async move {
+            let claim = self.pick(owner, false).await?;
+            super::together::fill(self, claim).await
+        })
     }
 
     fn renew<'a>(&'a self, claim: &'a mut Claim) -> BoxFuture<'a, StoreResult<()>> {
@@ -379,6 +407,7 @@ impl<D: Driver> RunStore for D {
         result: RunResult,
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
+            let together: Vec<String> = result.pending_all.iter().map(|r| r.id.clone()).collect();
             let outcome = Outcome::of(&claim.run_id, result, self.seal())?;
             let change = lifecycle::finish(claim, outcome, now_ms());
             let info = self.apply(claim, change).await?.ok_or_else(|| {
@@ -387,6 +416,7 @@ impl<D: Driver> RunStore for D {
                     claim.run_id
                 ))
             })?;
+            super::together::link_ids(self, &claim.run_id, together).await?;
             if info.state == RunState::Parked && info.expires_at.is_some() {
                 // a new deadline: a worker sleeping until a later one must know
                 self.wake_workers().await?;

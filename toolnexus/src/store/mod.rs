@@ -135,6 +135,7 @@ mod run_store;
 mod seal;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+pub(crate) mod together;
 mod types;
 mod votes;
 mod wake;
@@ -249,5 +250,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// [`RunStore::last_worker_seen`]); version 6 the [notification outbox](outbox) (a
 /// `notifications` table); version 7 the [votes](Vote) of a request that needs several approvals
 /// (the `votes` column of `runs`); version 8 the group that may answer a run and its escalation (the
-/// `approvers` and `escalate` columns of `runs`).
-pub const SCHEMA_VERSION: i64 = 8;
+/// `approvers` and `escalate` columns of `runs`); version 9 the requests of runs parked with every
+/// request of their turn (a `turn_requests` table, see
+/// [`ClientBuilder::questions_together`](crate::client::ClientBuilder::questions_together)).
+pub const SCHEMA_VERSION: i64 = 9;

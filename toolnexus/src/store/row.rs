@@ -323,6 +323,7 @@ impl RawRow {
             run_id: self.run_id.clone(),
             record,
             answer,
+            other_answers: Vec::new(),
             checkpoint: self.checkpoint(seal)?,
             lease: Lease {
                 owner: owner.to_owned(),

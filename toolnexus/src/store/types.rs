@@ -158,6 +158,10 @@ pub struct Claim {
     pub record: PendingRun,
     /// The answer to resume it with.
     pub answer: Answer,
+    /// The answers to the run's other requests, when it parked with every request of its turn
+    /// ([`PendingRun::is_together`]), in call order (a request left unanswered when the run
+    /// expired reads as declined, `expired`); empty otherwise.
+    pub other_answers: Vec<Answer>,
     /// The last checkpoint of an earlier worker, when this claim took the run over.
     pub checkpoint: Option<Value>,
     /// The lease this claim holds.

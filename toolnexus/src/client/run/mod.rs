@@ -76,6 +76,7 @@ impl Client {
         // whose rules hold: the principal the run is for, as its records keep it (a run
         // resumed by a client for another principal, or by a worker, stays its own)
         remembering.principal.clone_from(&state.principal);
+        state.together |= self.inner.questions_together;
         let remembering = remembering.store.is_some().then(|| Box::new(remembering));
         let run = Run {
             client: &self.inner,
@@ -147,11 +148,20 @@ impl Run<'_> {
                 Stop::Done(result) => break result,
                 // only the request, the call's execution and the rest of its turn are kept, and
                 // the transcript without the tools' specs (the toolkit's, made again after)
-                Stop::Parked(parked) => {
+                Stop::Parked(mut parked) => {
                     state.request.tools = Vec::new();
                     state.request.messages.shrink_to_fit();
-                    match self.wait(&parked, &mut cancelled).await {
-                        Ok(answer) => step = Step::Answered(parked, Box::new(answer)),
+                    match self.wait(&parked.request, &mut cancelled).await {
+                        Ok(answer) => {
+                            // a together turn: each other request is asked before it goes on
+                            for other in std::mem::take(&mut parked.others) {
+                                match self.wait(&other, &mut cancelled).await {
+                                    Ok(answer) => state.answers.push(Arrived::now(answer)),
+                                    Err(message) => return Err(parked.fail(state, message)),
+                                }
+                            }
+                            step = Step::Answered(parked, Box::new(answer));
+                        }
                         Err(message) => return Err(parked.fail(state, message)),
                     }
                     state.request.tools = self.toolkit.specs();

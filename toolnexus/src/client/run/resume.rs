@@ -86,6 +86,7 @@ impl Resume {
             answer,
         };
         let mut state = State::from_run(result, toolkit);
+        state.together = halted_together(&resume);
         state.agent = agent;
         state.conversation = conversation;
         state.principal = principal;
@@ -109,6 +110,11 @@ impl Resume {
         }
         self
     }
+}
+
+/// Whether the record a resume starts from parked with every request of its turn.
+fn halted_together(resume: &Resume) -> bool {
+    matches!(resume, Resume::Answer { halted, .. } if halted.together)
 }
 
 impl Run<'_> {
@@ -163,12 +169,11 @@ impl Run<'_> {
     /// pending: [`Parked::fail`]).
     pub(in crate::client) fn wait<'w>(
         &self,
-        parked: &'w Parked,
+        request: &'w Request,
         cancelled: &'w mut Cancelled<'_>,
     ) -> impl Future<Output = Result<Answer, String>> + 'w {
         // a plain `poll_fn` owning what it polls, not an `async fn`: a parked run keeps no
         // more than this while it waits
-        let request = &*parked.request;
         let mut waiting = match &self.client.wait_for {
             Some(wait_for) => {
                 match std::panic::catch_unwind(AssertUnwindSafe(|| wait_for(request.clone()))) {

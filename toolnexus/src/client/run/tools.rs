@@ -69,8 +69,17 @@ impl Run<'_> {
                 self.record(st, call, exec.args, exec.result);
                 continue;
             };
-            // a remembered rule answers an approval without asking anyone
-            if let Some(answer) = self.remembered(st, call, &exec.args, request).await {
+            // an answer given already (a together turn's), or a remembered rule that answers
+            // an approval without asking anyone
+            let given = st.take_answer(&request.id);
+            let answer = match given {
+                Some(given) => Some(given),
+                None => self
+                    .remembered(st, call, &exec.args, request)
+                    .await
+                    .map(Arrived::now),
+            };
+            if let Some(answer) = answer {
                 let request = request.clone();
                 // as an answered retry: a claimed run marks a tool that is not idempotent
                 let marks = self.marks(&call.name).then(|| {
@@ -79,7 +88,6 @@ impl Run<'_> {
                         .map(|(k, e)| Some(e.deferred(st, &calls[start + k])));
                     Marks::new(st, std::iter::once(None).chain(later).collect())
                 });
-                let answer = Arrived::now(answer);
                 let resolving =
                     self.resolve(call, exec.args, &request, answer, None, marks.as_ref());
                 let (args, resolved, _) = Box::pin(resolving).await;
@@ -98,7 +106,10 @@ impl Run<'_> {
             if self.client.wait_for.is_some() {
                 let mut rest: Vec<Exec> = execs.into_iter().map(|(_, e)| e).collect();
                 rest.shrink_to_fit(); // collected in place: it would keep the whole turn's room
-                let parked = Parked::new(index, call, exec, request, rest);
+                let mut parked = Parked::new(index, call, exec, request, rest);
+                if st.together {
+                    parked.others = self.together_others(&parked.rest);
+                }
                 return Ok(Some(Stop::Parked(Box::new(parked))));
             }
             let rest = execs

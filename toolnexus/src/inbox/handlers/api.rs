@@ -83,6 +83,11 @@ pub(super) async fn get(State(shared): Inbox, req: HttpRequest) -> Response {
             if let Some(approvals) = crate::inbox::votes::approvals_json(&run) {
                 out["approvals"] = approvals;
             }
+            // a together run: every request of its turn, with whether it is answered
+            let turn = super::together::turn_json(&shared, &prefix(&parts), &run);
+            if let (false, Some(out)) = (turn.is_null(), out.as_object_mut()) {
+                out.insert("turn".to_owned(), turn);
+            }
             json_out(StatusCode::OK, &out)
         }
     }

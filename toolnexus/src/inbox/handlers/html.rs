@@ -118,6 +118,26 @@ pub(super) fn render_form(
     submitted: pages::Submitted<'_>,
 ) -> Response {
     let (sess, fresh) = session_or_fresh(parts);
+    // a together turn: its other questions, each with its own form, on the same page
+    let others = super::together::others(run, &request.id);
+    let prefix = super::prefix(parts);
+    let also = others
+        .iter()
+        .map(|o| FormPage {
+            request: &o.request,
+            shape: &o.shape,
+            action: super::request_href(shared, &prefix, &o.request.id),
+            csrf: shared.csrf_token(&sess, &o.request.id),
+            error: None,
+            submitted: None,
+            back: root(parts),
+            call: o.call.as_ref().map(|(name, args)| (name.as_str(), args)),
+            run_id: &run.info.run_id,
+            asker: Asker::of(&run.record),
+            remember: super::rules::Choices::default(),
+            also: Vec::new(),
+        })
+        .collect();
     let page = FormPage {
         request,
         shape,
@@ -127,11 +147,14 @@ pub(super) fn render_form(
         submitted,
         back: root(parts),
         // the halted call's record (checked against the transcript when the record loaded)
-        call: run
-            .record
-            .tool_calls()
-            .last()
-            .map(|c| (c.name.as_str(), &c.args)),
+        call: if request.id == run.record.pending().id {
+            run.record
+                .tool_calls()
+                .last()
+                .map(|c| (c.name.as_str(), &c.args))
+        } else {
+            run.record.later_call(&request.id)
+        },
         run_id: &run.info.run_id,
         asker: Asker::of(&run.record),
         remember: if request.kind == crate::request::KIND_APPROVAL {
@@ -145,6 +168,7 @@ pub(super) fn render_form(
             super::rules::Choices::default()
         },
         approvals: crate::inbox::votes::approvals_markup(run),
+        also,
     };
     let status = if error.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY

@@ -60,8 +60,8 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             return fail(s, "Error", "error", &m);
         }
     };
-    let request = run.record.pending().clone();
-    if request.id != id {
+    // the pending request, or another question of its together turn still waiting
+    let Some(request) = super::together::request_of(&run, &id) else {
         // the run has moved on to a later request: this one was answered
         return fail(
             StatusCode::CONFLICT,
@@ -69,7 +69,7 @@ pub(super) async fn load(shared: &Shared, parts: &Parts, flavor: Flavor) -> Load
             "notice",
             "This request was already answered.",
         );
-    }
+    };
     let expired_here = run
         .info
         .history

@@ -18,6 +18,7 @@ mod notified;
 pub(crate) mod rules;
 mod seen;
 mod status;
+mod together;
 mod who;
 
 pub(crate) use who::Asker;

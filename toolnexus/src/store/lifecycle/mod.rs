@@ -21,6 +21,7 @@ mod claim;
 mod escalate;
 #[cfg(test)]
 mod tests;
+pub(crate) mod together;
 pub(crate) mod votes;
 
 pub(crate) use claim::{checkpoint, fail, finish, release, renew};

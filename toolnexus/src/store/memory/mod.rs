@@ -15,6 +15,7 @@ mod rules;
 mod run_store;
 #[cfg(feature = "test-support")]
 mod test_support;
+mod together;
 
 use crate::run::SealKey;
 
@@ -79,6 +80,8 @@ struct Rows {
     deadlines: BTreeSet<(i64, String)>,
     /// `(lease_until, run_id)` of every claimed run, the lease that runs out first first.
     leases: BTreeSet<(i64, String)>,
+    /// The requests of together runs, by id: their run and turn row (`together.rs`).
+    turn: HashMap<String, (String, crate::store::together::TurnRow)>,
 }
 
 impl fmt::Debug for MemoryStore {

@@ -13,6 +13,7 @@ mod outbox;
 mod rows;
 mod rules;
 mod schema;
+mod together;
 mod workers;
 
 use std::fmt;

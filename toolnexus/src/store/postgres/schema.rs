@@ -10,7 +10,8 @@ use crate::store::sql::due_migrations;
 /// runs' history (`sql::HISTORY_INDEX`); 4: the approval check's indexes of the rules
 /// (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
 /// (`outbox::sql::outbox_schema!`); 7: the votes (`sql::VOTES_SCHEMA`);
-/// 8: the runs' group and escalation (`sql::GOVERNED_COLUMNS`)).
+/// 8: the runs' group and escalation (`sql::GOVERNED_COLUMNS`);
+/// 9: the requests of together runs (`together::together_schema!`)).
 pub(super) const MIGRATIONS: &[&str] = &[
     concat!(
         crate::store::sql::initial_schema!(BIGINT),
@@ -31,6 +32,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // `IF NOT EXISTS`: a schema rolled back by hand to an older version keeps working
     "ALTER TABLE runs ADD COLUMN IF NOT EXISTS approvers TEXT;
      ALTER TABLE runs ADD COLUMN IF NOT EXISTS escalate TEXT;",
+    crate::store::together::together_schema!(BIGINT),
 ];
 
 // the list reaches the version this release writes

@@ -11,6 +11,7 @@ mod history;
 mod outbox;
 mod rules;
 mod schema;
+mod together;
 mod workers;
 
 use std::fmt;

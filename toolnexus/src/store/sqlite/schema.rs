@@ -11,7 +11,8 @@ use crate::store::sql::{backend, due_migrations};
 /// the index of the answered runs' history (`sql::HISTORY_INDEX`); 4: the approval check's
 /// indexes of the rules (`sql::RULES_INDEX`); 5: the workers' heartbeats (`sql::workers_schema!`); 6: the notification outbox
 /// (`outbox::sql::outbox_schema!`); 7: the votes (`sql::VOTES_COLUMN`);
-/// 8: the runs' group and escalation (`sql::GOVERNED_COLUMNS`)).
+/// 8: the runs' group and escalation (`sql::GOVERNED_COLUMNS`);
+/// 9: the requests of together runs (`together::together_schema!`)).
 const MIGRATIONS: &[&str] = &[
     crate::store::sql::initial_schema!(INTEGER),
     crate::store::sql::rules_schema!(INTEGER),
@@ -21,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     crate::store::outbox::sql::outbox_schema!(INTEGER),
     crate::store::sql::VOTES_COLUMN,
     crate::store::sql::GOVERNED_COLUMNS,
+    crate::store::together::together_schema!(INTEGER),
 ];
 
 // the list reaches the version this release writes
@@ -138,7 +140,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..1]).unwrap();
         keep_run(&conn, "parked", 1, 0);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         let runs: i64 = conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
             .unwrap();
@@ -156,7 +158,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..2]).unwrap();
         keep_run(&conn, "finished", 3, 1);
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         let query = crate::store::HistoryQuery::new().limit(5).after("9:z");
         let (sql, params) = crate::store::sql::history_sql(
             &query,
@@ -234,7 +236,7 @@ mod tests {
                 .is_err()
         );
         migrate_with(&mut conn, MIGRATIONS).unwrap();
-        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         conn.execute("INSERT INTO workers (name, seen_at) VALUES ('w', 1)", [])
             .unwrap();
     }

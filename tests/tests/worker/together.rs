@@ -1,0 +1,203 @@
+//! A turn's questions together through the `Worker`, on every store: the run is resumed once
+//! the last of its answers is recorded, each call executed once with its own answer; a run
+//! whose first request expires is resumed with its unanswered requests declined.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use toolnexus::Answer;
+use toolnexus::store::RunState;
+use toolnexus_tests::store_conformance::{
+    halt_together, halt_together_expiring, together_client, together_toolkit,
+};
+
+use super::{start, stores, worker};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_worker_resumes_a_together_run_once_its_last_answer_arrives() {
+    for s in stores(
+        "the_worker_resumes_a_together_run_once_its_last_answer_arrives",
+        Duration::from_secs(30),
+    )
+    .await
+    {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let record = halt_together(&ran, None).await;
+        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+        let run_id = s.store.park(record).await.unwrap().run_id;
+        let w = worker(&s, together_client(None), together_toolkit(&ran), "w-1");
+        let running = start(w);
+        s.store
+            .submit(&Answer::accept(&ids[2], "12A"), "carol")
+            .await
+            .unwrap();
+        s.store
+            .submit(&Answer::accept(&ids[1], "May 1"), "bob")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let waiting = s.store.info(&run_id).await.unwrap().unwrap();
+        assert_eq!(
+            waiting.state,
+            RunState::Parked,
+            "{}: one still waits",
+            s.name
+        );
+        s.store
+            .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
+            .await
+            .unwrap();
+        let done = s
+            .store
+            .wait_finished(&run_id, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: the run did not finish", s.name));
+        assert_eq!(
+            done.result.unwrap().text,
+            r#"city is "Oslo"; date is "May 1"; seat is "12A""#,
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            6,
+            "{}: each call once more",
+            s.name
+        );
+        let stats = running.stop().await;
+        assert_eq!(
+            (stats.claimed, stats.finished),
+            (1, 1),
+            "{}: {stats:?}",
+            s.name
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_expired_together_run_reads_its_unanswered_requests_declined() {
+    for s in stores(
+        "an_expired_together_run_reads_its_unanswered_requests_declined",
+        Duration::from_secs(30),
+    )
+    .await
+    {
+        let ran = Arc::new(AtomicUsize::new(0));
+        // the run's deadline is its first request's
+        let record = halt_together_expiring(&ran, [Some(600), None, None]).await;
+        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+        let run_id = s.store.park(record).await.unwrap().run_id;
+        s.store
+            .submit(&Answer::accept(&ids[1], "May 1"), "bob")
+            .await
+            .unwrap();
+        let w = worker(&s, together_client(None), together_toolkit(&ran), "w-1");
+        let running = start(w);
+        let done = s
+            .store
+            .wait_finished(&run_id, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: the run did not finish", s.name));
+        assert!(
+            done.info
+                .history
+                .iter()
+                .any(|e| e.event == toolnexus::store::RunEventKind::Expired),
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            done.result.unwrap().text,
+            "declined/expired: city?; date is \"May 1\"; declined/expired: seat?",
+            "{}",
+            s.name
+        );
+        running.stop().await;
+    }
+}
+
+/// Across processes: a together run parked in a SQLite file by this process, its two answers
+/// submitted here in reverse order while a worker process (`run_worker`) polls the file; the
+/// worker resumes the run once, after the last answer, and each answered call's side effect
+/// (a row in `effects`) happens exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_process_resumes_a_together_run_answered_in_another_process() {
+    use toolnexus::store::RunStore;
+    use toolnexus::{Client, FnModel, ModelRequest, PendingRun, Reply, Role};
+    use toolnexus_tests::store_conformance::Agent;
+
+    let dir = std::env::temp_dir().join(format!("toolnexus-together-proc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("runs.db");
+    let store = toolnexus::store::SqliteStore::open(&path).await.unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE effects (request_id TEXT NOT NULL, worker TEXT NOT NULL)")
+        .unwrap();
+    // one turn calling `ask` twice (Agent's tool, which the worker process resumes), together
+    let model = FnModel::new(|req: ModelRequest| async move {
+        if req.messages.iter().any(|m| m.role == Role::Tool) {
+            Reply::text("unused")
+        } else {
+            Reply::tool_call("ask", serde_json::json!({})).with_call("ask", serde_json::json!({}))
+        }
+    });
+    let client = Client::builder(model)
+        .model_name("conformance")
+        .questions_together(true)
+        .build()
+        .unwrap();
+    let halted = client.run("Greet us.", &Agent::toolkit()).await.unwrap();
+    let record = PendingRun::try_from(halted).unwrap();
+    let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+    assert_eq!(ids.len(), 2);
+    let run_id = store.park(record).await.unwrap().run_id;
+
+    let file = path.to_string_lossy().into_owned();
+    let (mut child, lines) = super::run_worker(
+        &["sqlite", &file, "-", "w-proc", "2000", "1", "50"],
+        &[],
+        "w-proc",
+    );
+    store
+        .submit(&Answer::accept(&ids[1], "Bob"), "bob")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        store.info(&run_id).await.unwrap().unwrap().state,
+        RunState::Parked,
+        "the worker waits for the other answer"
+    );
+    store
+        .submit(&Answer::accept(&ids[0], "Ada"), "ada")
+        .await
+        .unwrap();
+    let done = store
+        .wait_finished(&run_id, Duration::from_secs(20))
+        .await
+        .unwrap()
+        .expect("the worker process finished the run");
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    drop(lines);
+    assert_eq!(done.result.unwrap().text, "done: hello \"Bob\"");
+    assert_eq!(done.info.resumed_by(), Some("w-proc"));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mut effects: Vec<(String, i64)> = conn
+        .prepare("SELECT request_id, count(*) FROM effects GROUP BY request_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    effects.sort();
+    let mut want = vec![(ids[0].clone(), 1), (ids[1].clone(), 1)];
+    want.sort();
+    assert_eq!(effects, want, "each answered call's side effect once");
+    let _ = std::fs::remove_dir_all(&dir);
+}
