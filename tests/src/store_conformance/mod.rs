@@ -335,8 +335,8 @@ mod rules_loop;
 mod runs;
 mod sealed;
 mod takeover;
-mod votes;
 mod together;
+mod votes;
 mod workers;
 
 pub use answers::*;
@@ -359,6 +359,6 @@ pub use rules_loop::*;
 pub use runs::*;
 pub use sealed::*;
 pub use takeover::*;
-pub use votes::*;
 pub use together::*;
+pub use votes::*;
 pub use workers::*;

@@ -135,7 +135,7 @@ async fn migrations_run_once_and_refuse_newer() {
     let client = client(&url).await;
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     client
         .execute(
@@ -143,11 +143,6 @@ async fn migrations_run_once_and_refuse_newer() {
                 "INSERT INTO \"{schema}\".schema_version VALUES ({})",
                 toolnexus::store::SCHEMA_VERSION + 1
             ),
-        vec![1, 2, 3, 4, 5, 6, 7]
-    );
-    client
-        .execute(
-            &format!("INSERT INTO \"{schema}\".schema_version VALUES (8)"),
             &[],
         )
         .await
@@ -160,7 +155,6 @@ async fn migrations_run_once_and_refuse_newer() {
         format!(
             "run store database error: the database's schema is version {}, newer than this release's {}: upgrade toolnexus",
             toolnexus::store::SCHEMA_VERSION + 1,
-            "run store database error: the database's schema is version 8, newer than this release's {}: upgrade toolnexus",
             toolnexus::store::SCHEMA_VERSION
         )
     );
@@ -196,7 +190,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".rules; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 1"
+            "DROP TABLE \"{schema}\".rules; DELETE FROM \"{schema}\".schema_version WHERE version > 1"
         ))
         .await
         .unwrap();
@@ -207,8 +201,7 @@ async fn a_version_1_schema_takes_the_rules_table() {
     // and the history's index (version 3), which the rollback left in place
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = store.rules().unwrap();
@@ -240,7 +233,7 @@ async fn a_version_2_schema_takes_the_history_index() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP INDEX \"{schema}\".runs_history; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 2"
+            "DROP INDEX \"{schema}\".runs_history; DELETE FROM \"{schema}\".schema_version WHERE version > 2"
         ))
         .await
         .unwrap();
@@ -250,8 +243,7 @@ async fn a_version_2_schema_takes_the_history_index() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     let indexed: i64 = client
         .query_one(
@@ -342,7 +334,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
         .batch_execute(&format!(
             "DROP INDEX \"{schema}\".rules_by_tool; DROP INDEX \"{schema}\".rules_by_fingerprint;
              CREATE INDEX rules_by_call ON \"{schema}\".rules (tool, reach, holder);
-             DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+             DELETE FROM \"{schema}\".schema_version WHERE version > 3"
         ))
         .await
         .unwrap();
@@ -353,8 +345,7 @@ async fn a_damaged_rule_row_never_breaks_a_listing_or_the_check() {
     );
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     let mut indexes: Vec<String> = client
         .query(
@@ -401,7 +392,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
     let client = client(&url).await;
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".workers; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
+            "DROP TABLE \"{schema}\".workers; DELETE FROM \"{schema}\".schema_version WHERE version > 3"
         ))
         .await
         .unwrap();
@@ -411,8 +402,7 @@ async fn a_version_3_schema_takes_the_workers_table() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
@@ -439,7 +429,7 @@ async fn a_version_5_schema_takes_the_outbox() {
     let schema = guard.schema.clone();
     client
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".notifications; DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 5"
+            "DROP TABLE \"{schema}\".notifications; DELETE FROM \"{schema}\".schema_version WHERE version > 5"
         ))
         .await
         .unwrap();
@@ -450,8 +440,7 @@ async fn a_version_5_schema_takes_the_outbox() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store
@@ -478,8 +467,46 @@ async fn a_version_5_schema_takes_the_outbox() {
 #[tokio::test]
 async fn a_version_6_schema_takes_the_group_columns() {
     use toolnexus::store::PendingQuery;
+    let Some(url) = url("store::postgres") else {
+        return;
+    };
+    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v6").await;
+    let record = toolnexus_tests::store_conformance::Agent::once()
+        .halt()
+        .await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(&url).await;
+    let schema = guard.schema.clone();
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE \"{schema}\".runs DROP COLUMN approvers, DROP COLUMN escalate;
+             DELETE FROM \"{schema}\".schema_version WHERE version > 6"
+        ))
+        .await
+        .unwrap();
+    let store = PostgresStore::connect_in_schema(&url, &schema)
+        .await
+        .unwrap();
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
+    );
+    let page = store
+        .list_pending(&PendingQuery::new().groups(["finance"]))
+        .await
+        .unwrap();
+    assert_eq!(page.runs.len(), 1);
+    assert_eq!(page.runs[0].approvers, None);
+    let answer = record.pending().accept("Ada");
+    assert_eq!(
+        store.submit(&answer, "desk").await.unwrap().answered_by(),
+        Some("desk")
+    );
+}
+
 /// A schema at version 6 (a parked run in it, no `turn_requests`) connects with this release:
-/// it takes the table (version 7), keeps its run, and a run parked with every request of its
+/// it takes the table (version 9), keeps its run, and a run parked with every request of its
 /// turn takes their answers one by one.
 #[tokio::test]
 async fn a_version_6_schema_takes_the_turn_requests() {
@@ -497,8 +524,6 @@ async fn a_version_6_schema_takes_the_turn_requests() {
     let schema = guard.schema.clone();
     client
         .batch_execute(&format!(
-            "ALTER TABLE \"{schema}\".runs DROP COLUMN approvers, DROP COLUMN escalate;
-             DELETE FROM \"{schema}\".schema_version WHERE version > 6"
             "DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 6"
         ))
         .await
@@ -508,20 +533,7 @@ async fn a_version_6_schema_takes_the_turn_requests() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
-    );
-    let page = store
-        .list_pending(&PendingQuery::new().groups(["finance"]))
-        .await
-        .unwrap();
-    assert_eq!(page.runs.len(), 1);
-    assert_eq!(page.runs[0].approvers, None);
-    let answer = record.pending().accept("Ada");
-    assert_eq!(
-        store.submit(&answer, "desk").await.unwrap().answered_by(),
-        Some("desk")
-    );
-        vec![1, 2, 3, 4, 5, 6, 7]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_together_answers(&store, halted_together().await).await;

@@ -143,10 +143,6 @@ async fn a_version_1_database_takes_the_rules_table() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("DROP TABLE rules; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 1")
         .unwrap();
-    conn.execute_batch(
-        "DROP TABLE rules; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 1",
-    )
-    .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
     assert!(store.get(record.run_id()).await.unwrap().is_some());
@@ -161,8 +157,7 @@ async fn a_version_1_database_takes_the_rules_table() {
         .collect::<Result<_, _>>()
         .unwrap();
     // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -272,7 +267,6 @@ async fn a_version_2_database_takes_the_history_index() {
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("DROP INDEX runs_history; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 2")
-    conn.execute_batch("DROP INDEX runs_history; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 2")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -284,8 +278,7 @@ async fn a_version_2_database_takes_the_history_index() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -392,7 +385,6 @@ async fn a_version_3_database_takes_the_rules_indexes() {
         "DROP INDEX rules_by_tool; DROP INDEX rules_by_fingerprint;
          CREATE INDEX rules_by_call ON rules (tool, reach, holder);
          ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 3",
-         DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 3",
     )
     .unwrap();
     drop(conn);
@@ -413,7 +405,6 @@ async fn a_version_3_database_takes_the_rules_indexes() {
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(versions, toolnexus::store::SCHEMA_VERSION);
-    assert_eq!(versions, 7);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
@@ -428,7 +419,6 @@ async fn a_version_3_database_takes_the_workers_table() {
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("DROP TABLE workers; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 3")
-    conn.execute_batch("DROP TABLE workers; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 3")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -440,8 +430,7 @@ async fn a_version_3_database_takes_the_workers_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
@@ -462,7 +451,6 @@ async fn a_version_5_database_takes_the_outbox() {
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("DROP TABLE notifications; ALTER TABLE runs DROP COLUMN approvers; ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 5")
-    conn.execute_batch("DROP TABLE notifications; DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 5")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path)
@@ -475,7 +463,6 @@ async fn a_version_5_database_takes_the_outbox() {
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(version, toolnexus::store::SCHEMA_VERSION);
-    assert_eq!(version, 7);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store.park(Agent::once().halt().await).await.unwrap();
     let outbox = store.outbox().unwrap();
@@ -490,12 +477,6 @@ async fn a_version_5_database_takes_the_outbox() {
 #[tokio::test]
 async fn a_version_6_database_takes_the_group_columns() {
     use toolnexus::store::PendingQuery;
-/// A database at version 6 (a parked run in it, no `turn_requests`) opens with this release:
-/// it takes the table (version 7), keeps its run, and a run parked with every request of its
-/// turn takes their answers one by one.
-#[tokio::test]
-async fn a_version_6_database_takes_the_turn_requests() {
-    use toolnexus_tests::store_conformance::{assert_together_answers, halted_together};
     let (dir, _guard) = temp_dir("v6");
     let path = dir.join("runs.db");
     let store = SqliteStore::open(&path).await.unwrap();
@@ -526,7 +507,23 @@ async fn a_version_6_database_takes_the_turn_requests() {
         store.submit(&answer, "desk").await.unwrap().answered_by(),
         Some("desk")
     );
-    conn.execute_batch("DROP TABLE turn_requests; DELETE FROM schema_version WHERE version > 6")
+}
+
+/// A database at version 6 (a parked run in it, no `turn_requests`) opens with this release:
+/// it takes the table (version 9), keeps its run, and a run parked with every request of its
+/// turn takes their answers one by one.
+#[tokio::test]
+async fn a_version_6_database_takes_the_turn_requests() {
+    use toolnexus_tests::store_conformance::{assert_together_answers, halted_together};
+    let (dir, _guard) = temp_dir("v6-turn");
+    let path = dir.join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let record = Agent::once().halt().await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE turn_requests; ALTER TABLE runs DROP COLUMN approvers; \
+         ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 6")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -538,7 +535,7 @@ async fn a_version_6_database_takes_the_turn_requests() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_together_answers(&store, halted_together().await).await;
     let rows: i64 = conn

@@ -10,8 +10,8 @@ mod notify;
 mod processes;
 mod reconcile;
 mod retries;
-mod votes;
 mod together;
+mod votes;
 
 // last: what this binary skipped (its tests that need a missing component pass without running)
 toolnexus_tests::skip_summary!();

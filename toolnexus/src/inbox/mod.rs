@@ -106,8 +106,8 @@ mod groups;
 mod handlers;
 mod history;
 mod pages;
-mod votes;
 mod together;
+mod votes;
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! A turn's questions together in a store: a run parked with every request of its turn
-//! ([`PendingRun::is_together`]) keeps one turn row per request (schema version 7:
+//! ([`PendingRun::is_together`]) keeps one turn row per request (schema version 9:
 //! `turn_requests`), each with its own sealed answer, who gave it and when. Answers come in any
 //! order, each checked and recorded on its own ([`lifecycle::together`](super::lifecycle::together));
 //! the run becomes answered, claimable by a worker, once every request of the turn has one;
@@ -14,13 +14,13 @@ use crate::request::Answer;
 use crate::run::PendingRun;
 use crate::util::BoxFuture;
 
-/// Schema version 7: the requests of together runs, one row each, with its answer once given
+/// Schema version 9: the requests of together runs, one row each, with its answer once given
 /// (sealed like the run's), the same SQL in both stores but for the integer type.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 macro_rules! together_schema {
     ($int:tt) => {
         concat!(
-            "CREATE TABLE turn_requests (
+            "CREATE TABLE IF NOT EXISTS turn_requests (
                 request_id  TEXT PRIMARY KEY,
                 run_id      TEXT NOT NULL,
                 position    ",
@@ -32,7 +32,7 @@ macro_rules! together_schema {
             stringify!($int),
             "
             );
-            CREATE INDEX turn_requests_by_run ON turn_requests (run_id, position);"
+            CREATE INDEX IF NOT EXISTS turn_requests_by_run ON turn_requests (run_id, position);"
         )
     };
 }
