@@ -522,9 +522,11 @@ async fn a_version_6_database_takes_the_turn_requests() {
     store.park(record.clone()).await.unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE turn_requests; ALTER TABLE runs DROP COLUMN approvers; \
-         ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 6")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE turn_requests; ALTER TABLE runs DROP COLUMN approvers; \
+         ALTER TABLE runs DROP COLUMN escalate; DELETE FROM schema_version WHERE version > 6",
+    )
+    .unwrap();
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();

@@ -135,6 +135,8 @@ pub(super) fn render_form(
             run_id: &run.info.run_id,
             asker: Asker::of(&run.record),
             remember: super::rules::Choices::default(),
+            // votes are kept for the run's first request only
+            approvals: None,
             also: Vec::new(),
         })
         .collect();
