@@ -88,6 +88,7 @@ pub(crate) fn from_peer_str(text: &str) -> serde_json::Result<Value> {
     parse(text, SERDE_JSON_DEPTH).or_else(|_| serde_json::from_str(text))
 }
 
+#[cfg(any(feature = "http", feature = "inbox"))] // a provider's reply, an answer posted to the inbox
 /// [`from_peer_str`] for bytes (`serde_json::from_slice`'s error when they are not UTF-8).
 pub(crate) fn from_peer_slice(bytes: &[u8]) -> serde_json::Result<Value> {
     match std::str::from_utf8(bytes) {

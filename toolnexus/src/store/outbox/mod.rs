@@ -406,6 +406,7 @@ impl MemRows {
 }
 
 /// When a notification lease of `lease` taken now runs out, in ms.
+#[cfg(any(feature = "sqlite", feature = "postgres"))] // the SQL stores' outboxes
 pub(crate) fn lease_until(lease: std::time::Duration) -> i64 {
     crate::store::now_ms().saturating_add(crate::ledger::lease_ms(lease))
 }
