@@ -89,7 +89,7 @@ async fn a_version_6_postgres_schema_takes_the_votes_column() {
         .unwrap();
     assert_eq!(
         schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
     votes_on(&store, &record).await;
 }
