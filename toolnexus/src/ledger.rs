@@ -402,16 +402,16 @@ pub enum RunEventKind {
     /// notifier; `attempt`: which attempt; `outcome`: `delivered`, `retry`, `given_up` or
     /// `skipped`; `error`: why it failed). See [`outbox`](crate::store::outbox).
     Notified,
-    /// An event a newer release wrote.
-    #[serde(other)]
-    Other,
-    // new kinds after `Other`, so the numbers of the kinds before stay what they were
     /// A person accepted a request that needs several approvals (`request`; `by`: who). See
     /// [`Vote`](crate::store::Vote).
-    Voted,
+    // numbered after `Other`, whose number (11) stays what it was
+    Voted = 12,
     /// The request's deadline passed and it went on to the next step of its escalation
     /// (`request`; `from`, `to`: the groups; `deadline`: the new one) instead of expiring.
-    Escalated,
+    Escalated = 13,
+    /// An event a newer release wrote.
+    #[serde(other)]
+    Other = 11,
 }
 
 mod event_deadline {
