@@ -72,3 +72,78 @@ async fn a_governed_tools_approval_names_its_group_deadline_and_escalation() {
         "several steps are an array"
     );
 }
+
+/// The newcomer's whole case: two approvals from finance, escalating to the CFO after an hour.
+#[tool(
+    approval = "Pay invoice {invoice}?",
+    approvals = 2,
+    approvers = "finance",
+    expires_in = "1h",
+    escalate(approvers = "cfo", after = "1h")
+)]
+fn pay_twice_approved(invoice: u32) -> String {
+    format!("paid invoice {invoice}")
+}
+
+/// Two approvals from finance with escalation to the CFO: only finance may vote, one person
+/// counts once, the second finance vote answers the run, and the tool runs once on resume.
+#[tokio::test]
+async fn two_approvals_from_finance_escalating_to_the_cfo() {
+    use toolnexus::store::{Answerer, MemoryStore, RunState, RunStore, StoreError};
+    let store = Arc::new(MemoryStore::new());
+    let toolkit = Toolkit::builder().tool(PayTwiceApproved).build().unwrap();
+    let model = ScriptedModel::new([
+        Reply::tool_call("pay_twice_approved", json!({"invoice": 7})),
+        Reply::text("Paid."),
+    ]);
+    let client = client_for(model).store(store.clone()).build().unwrap();
+    let parked = client.run("Pay invoice 7", &toolkit).await.unwrap();
+    assert_eq!(parked.status, RunStatus::Pending);
+    let request = parked.pending.unwrap();
+    assert_eq!(
+        (
+            request.approvers(),
+            request.required_approvals(),
+            request.escalation()[0].approvers.as_str()
+        ),
+        (Some("finance"), 2, "cfo")
+    );
+    let yes = request.accept(json!({}));
+    let sales = Answerer::new("sam").in_groups(["sales"]);
+    assert!(matches!(
+        store.submit_as(&yes, &sales).await,
+        Err(StoreError::NotAllowed(_))
+    ));
+    let ann = Answerer::new("ann").in_groups(["finance"]);
+    assert_eq!(
+        store.submit_as(&yes, &ann).await.unwrap().state,
+        RunState::Parked
+    );
+    assert_eq!(
+        store.submit_as(&yes, &ann).await.unwrap().state,
+        RunState::Parked,
+        "the same person twice counts once"
+    );
+    let ben = Answerer::new("ben").in_groups(["finance", "sales"]);
+    assert_eq!(
+        store.submit_as(&yes, &ben).await.unwrap().state,
+        RunState::Answered
+    );
+    let claim = store.claim_next("worker-1").await.unwrap().unwrap();
+    let run = client
+        .resume_claim(store.as_ref(), &claim, &toolkit)
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Done);
+    assert_eq!(run.tool_calls.len(), 1);
+    assert_eq!(run.tool_calls[0].output, "paid invoice 7");
+    let stored = store.get(&claim.run_id).await.unwrap().unwrap();
+    assert_eq!(
+        stored
+            .votes
+            .iter()
+            .map(|v| v.by.as_str())
+            .collect::<Vec<_>>(),
+        ["ann", "ben"]
+    );
+}

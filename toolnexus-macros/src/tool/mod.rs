@@ -4,11 +4,13 @@
 //! generated struct with a stub `impl Tool` (so one mistake gives one error, not a second one
 //! at every use of the struct, and IDEs keep the type).
 
+mod approval_gate;
 mod expand;
 mod govern;
 mod governed;
 pub(crate) mod known;
 mod parse;
+mod types;
 mod validate;
 
 use proc_macro2::TokenStream;

@@ -7,13 +7,15 @@ use quote::{ToTokens, quote};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, Lit, LitStr, Pat, Path, PathArguments,
-    ReturnType, Signature, Token, Type,
+    Attribute, Expr, ExprLit, FnArg, Ident, Lit, LitStr, Pat, Path, ReturnType, Signature, Token,
+    Type,
 };
 
 use crate::docs::{DocLine, doc_lines};
 use crate::errors::Errors;
 use crate::ident::unraw;
+
+use super::types::{find_impl_trait, is_bare_context, is_context_path, owned_of};
 
 /// `#[tool(name = "..", description = "..", crate = path, read_only, destructive, idempotent,
 /// open_world, approval = "..", editable, approvals = N, not_by_requester)]`.
@@ -544,75 +546,4 @@ fn arg_attr(a: &Attribute, arg: &mut ArgAttr, errors: &mut Errors) {
     if let Err(e) = result {
         errors.push(e);
     }
-}
-
-/// The owned type decoded for a `&T` parameter: `String` for `&str`, `Vec<T>` for `&[T]`.
-fn owned_of(elem: &Type) -> Type {
-    match elem {
-        Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => {
-            syn::parse_quote_spanned!(elem.span()=> ::std::string::String)
-        }
-        Type::Slice(s) => {
-            let inner = &s.elem;
-            syn::parse_quote_spanned!(elem.span()=> ::std::vec::Vec<#inner>)
-        }
-        other => other.clone(),
-    }
-}
-
-fn find_impl_trait(ty: &Type) -> Option<&Type> {
-    match ty {
-        Type::ImplTrait(_) => Some(ty),
-        Type::Reference(r) => find_impl_trait(&r.elem),
-        Type::Paren(p) => find_impl_trait(&p.elem),
-        Type::Group(g) => find_impl_trait(&g.elem),
-        Type::Slice(s) => find_impl_trait(&s.elem),
-        Type::Array(a) => find_impl_trait(&a.elem),
-        Type::Tuple(t) => t.elems.iter().find_map(find_impl_trait),
-        Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
-            PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
-                GenericArgument::Type(t) => find_impl_trait(t),
-                _ => None,
-            }),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
-/// `toolnexus::Context`, `::toolnexus::Context` or `<krate>::Context`, optionally behind `&`.
-fn is_context_path(ty: &Type, krate: Option<&Path>) -> bool {
-    let ty = match ty {
-        Type::Reference(r) => &*r.elem,
-        other => other,
-    };
-    let Type::Path(p) = ty else { return false };
-    if p.qself.is_some() {
-        return false;
-    }
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    if segs == ["toolnexus", "Context"] {
-        return true;
-    }
-    if let Some(k) = krate {
-        let mut want: Vec<String> = k.segments.iter().map(|s| s.ident.to_string()).collect();
-        want.push("Context".to_owned());
-        return segs == want;
-    }
-    false
-}
-
-/// `&Context`: surely meant as the context, but not recognisable as it.
-fn is_bare_context(ty: &Type) -> bool {
-    if let Type::Reference(r) = ty
-        && let Type::Path(p) = &*r.elem
-    {
-        return p.qself.is_none() && p.path.is_ident("Context");
-    }
-    false
 }

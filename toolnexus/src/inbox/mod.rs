@@ -108,6 +108,7 @@ mod history;
 mod pages;
 mod together;
 mod votes;
+mod when;
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! The HTML pages (maud: every interpolated string is escaped).
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
@@ -8,6 +8,8 @@ use serde_json::Value;
 
 use super::fields::{ARGS, Control, Field, Invalid, Shape, words};
 use super::handlers::Asker;
+use super::when::expiry;
+pub(crate) use super::when::{ago, seen_words};
 use crate::request::Request;
 
 const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0 auto;max-width:40rem;padding:1rem;color:#1b1b1b;background:#fafafa}\
@@ -163,30 +165,6 @@ pub(crate) fn short(s: &str) -> String {
         format!("{}…", first.chars().take(120).collect::<String>())
     } else {
         first.to_owned()
-    }
-}
-
-fn span(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min", s / 60),
-        3600..86400 => format!("{} h", s / 3600),
-        _ => format!("{} d", s / 86400),
-    }
-}
-
-pub(crate) fn ago(now: SystemTime, at: SystemTime) -> String {
-    format!("{} ago", span(now.duration_since(at).unwrap_or_default()))
-}
-
-fn expiry(now: SystemTime, at: Option<SystemTime>) -> String {
-    match at {
-        None => "never".to_owned(),
-        Some(at) => match at.duration_since(now) {
-            Ok(left) => format!("in {}", span(left)),
-            Err(_) => "expired".to_owned(),
-        },
     }
 }
 
@@ -527,36 +505,6 @@ impl Pickup {
             }
         }
     }
-}
-
-/// When a worker was last seen, in words: `at 2026-12-06 13:01:02 UTC (4 minutes ago)`.
-pub(crate) fn seen_words(at: std::time::SystemTime) -> String {
-    let ago = std::time::SystemTime::now()
-        .duration_since(at)
-        .unwrap_or_default()
-        .as_secs();
-    let ago = match ago {
-        0..60 => "less than a minute ago".to_owned(),
-        60..120 => "1 minute ago".to_owned(),
-        120..7200 => format!("{} minutes ago", ago / 60),
-        7200..172_800 => format!("{} hours ago", ago / 3600),
-        _ => format!("{} days ago", ago / 86_400),
-    };
-    format!("at {} ({ago})", utc_words(at))
-}
-
-/// `2026-12-06 13:01:02 UTC`.
-fn utc_words(at: std::time::SystemTime) -> String {
-    let at = time::OffsetDateTime::from(at);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
 }
 
 /// The answer is recorded; a worker resumes the run (or none is running: `pickup` says so).

@@ -55,7 +55,7 @@ impl Request {
     }
 
     /// Names the group that may answer this request (`data.approvers`): a string the host
-    /// defines (the inbox asks [`InboxBuilder::groups_of`](crate::inbox::InboxBuilder::groups_of)
+    /// defines (the answer page asks the host's `InboxBuilder::groups_of`, feature `inbox`,
     /// which groups a person is in; a run store refuses a
     /// [`submit`](crate::store::RunStore::submit) from outside it).
     ///

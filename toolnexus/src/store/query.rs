@@ -127,6 +127,8 @@ impl PendingQuery {
         }
     }
 
+    /// The groups a listing is limited to, for an SQL store's `WHERE`.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn groups_filter(&self) -> Option<&[String]> {
         self.groups.as_deref()
     }
