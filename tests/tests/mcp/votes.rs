@@ -123,3 +123,56 @@ async fn an_mcp_client_is_one_vote_of_a_two_approval_request() {
     );
     let _ = client.cancel().await;
 }
+
+static PAID_BY_FINANCE: AtomicU32 = AtomicU32::new(0);
+
+/// Pays, once finance approved.
+#[toolnexus::tool(approval = "Pay {amount} EUR?", approvers = "finance")]
+fn pay_by_finance(amount: u32) -> String {
+    PAID_BY_FINANCE.fetch_add(1, Ordering::SeqCst);
+    format!("paid {amount} EUR")
+}
+
+/// An MCP client's groups are unknown: its acceptance of a request for the finance group is
+/// refused with the group named, nothing is recorded, the tool does not run, and the request
+/// stays for finance to answer through the store.
+#[tokio::test]
+async fn an_mcp_client_cannot_answer_a_request_for_a_group() {
+    let store = Arc::new(MemoryStore::new());
+    let toolkit = Toolkit::builder().tool(PayByFinance).build().unwrap();
+    let service = toolnexus::mcp::McpService::new(toolkit)
+        .with_store(store.clone() as Arc<dyn RunStore>)
+        .with_principal(|_| Some("bob".to_owned()));
+    let client = in_process(service, Script::new(), true).await;
+    let mut params = CallToolRequestParams::new("pay_by_finance");
+    params.arguments = json!({"amount": 4000}).as_object().cloned();
+    let state = match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
+        other => panic!("input_required: {other:?}"),
+    };
+    let mut responses = InputResponses::new();
+    responses.insert(
+        "toolnexus".to_owned(),
+        json!({"action": "accept", "content": {}}),
+    );
+    let mut params = CallToolRequestParams::new("pay_by_finance");
+    params.arguments = json!({"amount": 4000}).as_object().cloned();
+    params.request_state = Some(state);
+    params.input_responses = Some(responses);
+    let (said, is_error) = match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::Complete(r) => text(&r),
+        other => panic!("a complete result: {other:?}"),
+    };
+    assert!(is_error, "{said}");
+    assert!(
+        said.contains("may be answered by group `finance` only"),
+        "{said}"
+    );
+    assert_eq!(PAID_BY_FINANCE.load(Ordering::SeqCst), 0);
+    let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+    assert_eq!(page.runs.len(), 1);
+    let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
+    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(run.info.answered_by(), None);
+    let _ = client.cancel().await;
+}

@@ -111,3 +111,12 @@ pub(crate) fn unchecked(request_id: &str, group: &str) -> StoreError {
         crate::limits::excerpt(request_id)
     ))
 }
+
+/// The refusal of a claim by a person whose groups this door does not know (an MCP client) of
+/// a request that names a group: it is answered where the host knows who is in it.
+pub(crate) fn groups_unknown(request_id: &str, group: &str) -> StoreError {
+    StoreError::NotAllowed(format!(
+        "request `{}` may be answered by group `{group}` only, and this answer came where no one's groups are known: answer it on the answer page (or through a host that checks the group)",
+        crate::limits::excerpt(request_id)
+    ))
+}

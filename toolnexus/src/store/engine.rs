@@ -302,6 +302,13 @@ impl<D: Driver> RunStore for D {
     ) -> BoxFuture<'a, StoreResult<Claim>> {
         Box::pin(async move {
             check_submit(answer, answered_by)?;
+            // a person whose groups are unknown here answers no grouped request
+            if let Some(row) = self.row(Key::Request(answer.id.clone())).await?
+                && row.request_id == answer.id
+                && let Some(group) = row.approvers.as_deref()
+            {
+                return Err(super::answerer::groups_unknown(&answer.id, group));
+            }
             claim_as(self, answer, owner, answered_by).await
         })
     }

@@ -112,7 +112,10 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     ///
     /// As [`claim`](Self::claim); and [`StoreError::Voted`] when the vote is kept and the
     /// run waits for more approvals (no claim yet); [`StoreError::NotAllowed`] when
-    /// `answered_by` is the run's principal and the request refuses it (nothing recorded).
+    /// `answered_by` is the run's principal and the request refuses it, or when the request
+    /// names a group ([`Request::with_approvers`](crate::Request::with_approvers)): this door
+    /// knows no one's groups, so such a request is answered through
+    /// [`submit_as`](Self::submit_as) (nothing recorded).
     fn claim_answered_by<'a>(
         &'a self,
         answer: &'a Answer,
