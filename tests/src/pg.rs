@@ -125,3 +125,53 @@ impl Drop for SchemaGuard {
         .join();
     }
 }
+
+/// A schema a previous release wrote, opened by this one: what [`rolled_back`] hands over.
+#[allow(missing_debug_implementations)] // the client is not Debug
+pub struct RolledBack {
+    /// This release's store on the schema, migrated.
+    pub store: toolnexus::store::PostgresStore,
+    /// A plain client of the server.
+    pub client: tokio_postgres::Client,
+    /// The schema's name.
+    pub schema: String,
+    /// Drops the schema.
+    pub guard: SchemaGuard,
+}
+
+/// A fresh schema (named from `prefix`) with `record` parked in it, rolled back by the SQL
+/// `rollback` writes for the schema's name (what a previous release left: its tables, and
+/// `schema_version` cut back), then opened by this release, which must reach every version
+/// again.
+///
+/// # Panics
+///
+/// When a step fails, or the reopened schema is not at every version up to
+/// [`SCHEMA_VERSION`](toolnexus::store::SCHEMA_VERSION).
+pub async fn rolled_back(
+    url: &str,
+    prefix: &str,
+    record: &toolnexus::PendingRun,
+    rollback: impl FnOnce(&str) -> String,
+) -> RolledBack {
+    use toolnexus::store::RunStore;
+    let (store, guard) = fresh_store(url, prefix).await;
+    store.park(record.clone()).await.unwrap();
+    drop(store);
+    let client = client(url).await;
+    let schema = guard.schema.clone();
+    client.batch_execute(&rollback(&schema)).await.unwrap();
+    let store = toolnexus::store::PostgresStore::connect_in_schema(url, &schema)
+        .await
+        .unwrap();
+    assert_eq!(
+        schema_versions(&client, &schema).await,
+        (1..=toolnexus::store::SCHEMA_VERSION).collect::<Vec<_>>()
+    );
+    RolledBack {
+        store,
+        client,
+        schema,
+        guard,
+    }
+}

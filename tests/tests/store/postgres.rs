@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use toolnexus::BoxFuture;
 use toolnexus::store::{PostgresStore, RunStore};
-use toolnexus_tests::pg::{SchemaGuard, client, fresh_schema, schema_versions, url};
+use toolnexus_tests::pg::{
+    RolledBack, SchemaGuard, client, fresh_schema, rolled_back, schema_versions, url,
+};
 use toolnexus_tests::store_conformance::{NOTIFIERS, Subject, retired_key, seal_key};
 
 fn make(lease: Duration) -> BoxFuture<'static, Option<Subject>> {
@@ -470,28 +472,20 @@ async fn a_version_6_schema_takes_the_group_columns() {
     let Some(url) = url("store::postgres") else {
         return;
     };
-    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v6").await;
     let record = toolnexus_tests::store_conformance::Agent::once()
         .halt()
         .await;
-    store.park(record.clone()).await.unwrap();
-    drop(store);
-    let client = client(&url).await;
-    let schema = guard.schema.clone();
-    client
-        .batch_execute(&format!(
+    let RolledBack {
+        store,
+        guard: _guard,
+        ..
+    } = rolled_back(&url, "v6", &record, |schema| {
+        format!(
             "ALTER TABLE \"{schema}\".runs DROP COLUMN approvers, DROP COLUMN escalate;
              DELETE FROM \"{schema}\".schema_version WHERE version > 6"
-        ))
-        .await
-        .unwrap();
-    let store = PostgresStore::connect_in_schema(&url, &schema)
-        .await
-        .unwrap();
-    assert_eq!(
-        schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
-    );
+        )
+    })
+    .await;
     let page = store
         .list_pending(&PendingQuery::new().groups(["finance"]))
         .await
@@ -514,27 +508,20 @@ async fn a_version_6_schema_takes_the_turn_requests() {
     let Some(url) = url("store::postgres") else {
         return;
     };
-    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v6").await;
     let record = toolnexus_tests::store_conformance::Agent::once()
         .halt()
         .await;
-    store.park(record.clone()).await.unwrap();
-    drop(store);
-    let client = client(&url).await;
-    let schema = guard.schema.clone();
-    client
-        .batch_execute(&format!(
+    let RolledBack {
+        store,
+        client,
+        schema,
+        guard: _guard,
+    } = rolled_back(&url, "v6", &record, |schema| {
+        format!(
             "DROP TABLE \"{schema}\".turn_requests; DELETE FROM \"{schema}\".schema_version WHERE version > 6"
-        ))
-        .await
-        .unwrap();
-    let store = PostgresStore::connect_in_schema(&url, &schema)
-        .await
-        .unwrap();
-    assert_eq!(
-        schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
-    );
+        )
+    })
+    .await;
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_together_answers(&store, halted_together().await).await;
     let answered: i64 = client

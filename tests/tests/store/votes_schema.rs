@@ -3,9 +3,9 @@
 //! (no votes yet) and records votes on it.
 
 use serde_json::json;
-use toolnexus::store::{PostgresStore, RunState, RunStore, SqliteStore};
+use toolnexus::store::{RunState, RunStore, SqliteStore};
 use toolnexus::{Client, FnModel, FnTool, PendingRun, Reply, Request, ToolResult, Toolkit};
-use toolnexus_tests::pg::{client, schema_versions, url};
+use toolnexus_tests::pg::{RolledBack, rolled_back, url};
 
 /// A run parked on an approval that needs two approvers.
 async fn two_approvals() -> PendingRun {
@@ -72,24 +72,16 @@ async fn a_version_6_postgres_schema_takes_the_votes_column() {
     let Some(url) = url("store::postgres") else {
         return;
     };
-    let (store, guard) = toolnexus_tests::pg::fresh_store(&url, "v6").await;
     let record = two_approvals().await;
-    store.park(record.clone()).await.unwrap();
-    drop(store);
-    let client = client(&url).await;
-    let schema = guard.schema.clone();
-    client
-        .batch_execute(&format!(
+    let RolledBack {
+        store,
+        guard: _guard,
+        ..
+    } = rolled_back(&url, "v6", &record, |schema| {
+        format!(
             "ALTER TABLE \"{schema}\".runs DROP COLUMN votes; DELETE FROM \"{schema}\".schema_version WHERE version > 6"
-        ))
-        .await
-        .unwrap();
-    let store = PostgresStore::connect_in_schema(&url, &schema)
-        .await
-        .unwrap();
-    assert_eq!(
-        schema_versions(&client, &schema).await,
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
-    );
+        )
+    })
+    .await;
     votes_on(&store, &record).await;
 }
