@@ -12,6 +12,7 @@ mod bounds;
 mod durable;
 mod faults;
 mod governed;
+mod loop_rules;
 mod models;
 mod observability;
 mod secrets;
