@@ -15,6 +15,7 @@ mod parked;
 mod python;
 mod rounds;
 mod serve;
+mod serve_edges;
 mod tasks;
 mod votes;
 
