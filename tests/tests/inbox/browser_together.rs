@@ -136,6 +136,22 @@ async fn answer_in_any_order(
 ) {
     let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
     let texts = |css: &'static str| texts(b, css);
+    // two free-text questions on one page: each answer box has an id of its own, its label's
+    let mut boxes = Vec::new();
+    for e in b
+        .find_all(Locator::Css("textarea[name=answer]"))
+        .await
+        .unwrap()
+    {
+        boxes.push(e.attr("id").await.unwrap().unwrap_or_default());
+    }
+    assert_eq!(boxes.len(), 2, "{boxes:?}");
+    assert_ne!(boxes[0], boxes[1], "{boxes:?}");
+    for id in &boxes {
+        b.find(Locator::Css(&format!("label[for='{id}']")))
+            .await
+            .unwrap_or_else(|_| panic!("a label for {id}"));
+    }
     // the last question first: its own form, recorded on its own
     let last = format!("article[id='q-{}']", ids[2]);
     b.find(Locator::Css(&format!("{last} textarea[name=answer]")))

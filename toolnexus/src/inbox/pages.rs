@@ -205,6 +205,12 @@ pub(crate) fn form(p: &FormPage<'_>) -> String {
 pub(crate) fn form_markup(p: &FormPage<'_>, nested: bool) -> Markup {
     let r = p.request;
     let now = SystemTime::now();
+    // another question of the turn on the same page: its element ids apart from the first's
+    let pre = if nested {
+        format!("{}-", super::path_segment(&r.id))
+    } else {
+        String::new()
+    };
     html! {
             @if nested { h2 data-kind=(r.kind) { (kind_words(&r.kind)) } } @else { h1 data-kind=(r.kind) { (kind_words(&r.kind)) } }
             div.prompt { (prompt_markup(&r.prompt)) }
@@ -240,7 +246,7 @@ pub(crate) fn form_markup(p: &FormPage<'_>, nested: bool) -> Markup {
                 input type="hidden" name="csrf" value=(p.csrf);
                 @match p.shape {
                     Shape::Fields(fields) => {
-                        @for f in fields { (field(f, p.submitted, p.error)) }
+                        @for f in fields { (field(f, p.submitted, p.error, &pre)) }
                         button type="submit" name="action" value="accept" { "Submit" }
                         button.secondary type="submit" name="action" value="decline" formnovalidate { "Decline" }
                         @if r.kind == crate::reconcile::KIND_RECONCILE {
@@ -248,8 +254,8 @@ pub(crate) fn form_markup(p: &FormPage<'_>, nested: bool) -> Markup {
                         }
                     }
                     Shape::FreeText => {
-                        label for="answer" { "Your answer" span.req { " *" } }
-                        textarea id="answer" name="answer" rows="4" required { (value(p.submitted, "answer").unwrap_or_default()) }
+                        label for=(format!("{pre}answer")) { "Your answer" span.req { " *" } }
+                        textarea id=(format!("{pre}answer")) name="answer" rows="4" required { (value(p.submitted, "answer").unwrap_or_default()) }
                         button type="submit" name="action" value="accept" { "Submit" }
                         button.secondary type="submit" name="action" value="decline" formnovalidate { "Decline" }
                     }
@@ -263,7 +269,7 @@ pub(crate) fn form_markup(p: &FormPage<'_>, nested: bool) -> Markup {
                                     @if let Some(e) = p.error.filter(|e| e.field == ARGS) { p.error.field id="args-error" role="alert" { (e.message) } }
                                     @let defaults = edit.defaults();
                                     @let shown = p.submitted.or(Some(defaults.as_slice()));
-                                    @for f in fields { (field(f, shown, p.error)) }
+                                    @for f in fields { (field(f, shown, p.error, &pre)) }
                                 }
                             } @else {
                                 label for="args" { "Arguments" }
@@ -387,8 +393,10 @@ fn chosen(submitted: Submitted<'_>, name: &str, option: &str) -> bool {
     submitted.is_some_and(|s| s.iter().any(|(k, v)| k == name && v == option))
 }
 
-fn field(f: &Field, submitted: Submitted<'_>, error: Option<&Invalid>) -> Markup {
-    let id = format!("i-{}", super::path_segment(&f.name));
+/// One field of a form; its element ids start with `pre` (empty but for another question of
+/// the turn on the same page).
+fn field(f: &Field, submitted: Submitted<'_>, error: Option<&Invalid>, pre: &str) -> Markup {
+    let id = format!("{pre}i-{}", super::path_segment(&f.name));
     let invalid = error.is_some_and(|e| e.field == f.key);
     let help_id = format!("{id}-help");
     html! {
