@@ -30,7 +30,7 @@ mod votes;
 #[path = "browser_together.rs"]
 mod together;
 
-use support::{browser_tools, shot, start_browser};
+use support::{browser_tools, serve_inbox, shot, start_browser};
 
 /// One browser session against the served inbox.
 struct Session<'a> {

@@ -11,7 +11,7 @@ use toolnexus::inbox::{Inbox, Target};
 use toolnexus::store::RunState;
 use toolnexus_tests::inbox_support::{Fixture, LINK_KEY, approval_args};
 
-use super::{browser_tools, shot, start_browser};
+use super::{browser_tools, serve_inbox, shot, start_browser};
 
 /// The person, from the page's `who=` query (what a host's session would say; the form posts
 /// back to the same address).
@@ -43,10 +43,7 @@ async fn a_finance_request_is_shown_to_finance_and_refused_to_others() {
         })
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = axum::Router::new().nest("/inbox", inbox.router());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (base, server) = serve_inbox(&inbox).await;
     let (browser, _driver) = start_browser(&chromium, &driver).await;
     let link = inbox.link(&request.id, Duration::from_secs(600)).unwrap();
     let url = format!("{base}/inbox{link}");

@@ -11,7 +11,7 @@ use toolnexus::inbox::Inbox;
 use toolnexus::store::{RunStore, SqliteStore};
 use toolnexus_tests::store_conformance::{CrashCut, assert_reconcile};
 
-use super::{browser_tools, shot, start_browser};
+use super::{browser_tools, serve_inbox, shot, start_browser};
 
 /// A SQLite store (its file) with a run whose `pay` call a crash cut, parked on its
 /// reconcile request.
@@ -47,10 +47,7 @@ async fn a_reconcile_request_reads_in_plain_words() {
         .signed_links(toolnexus_tests::inbox_support::LINK_KEY.to_vec())
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = axum::Router::new().nest("/inbox", inbox.router());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (base, server) = serve_inbox(&inbox).await;
     let (browser, _driver) = start_browser(&chromium, &driver).await;
     let link = inbox.link(&request.id, Duration::from_secs(600)).unwrap();
 

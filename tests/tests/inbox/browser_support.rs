@@ -122,3 +122,14 @@ pub(super) async fn start_browser(chromium: &Path, driver: &Path) -> (Browser, D
         .expect("a WebDriver session");
     (browser, driver)
 }
+
+/// `inbox` served at `/inbox` on a free port of 127.0.0.1: the base URL and the server's task.
+pub(super) async fn serve_inbox(
+    inbox: &toolnexus::inbox::Inbox,
+) -> (String, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().nest("/inbox", inbox.router());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, server)
+}

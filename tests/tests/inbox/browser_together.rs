@@ -13,7 +13,7 @@ use toolnexus::inbox::Inbox;
 use toolnexus::store::{MemoryStore, RunState, RunStore};
 use toolnexus::{Client, FnTool, PendingRun, Reply, Request, ScriptedModel, ToolResult, Toolkit};
 
-use super::{browser_tools, shot, start_browser};
+use super::{browser_tools, serve_inbox, shot, start_browser};
 
 /// A store with a run parked together on `ask` (city), `pay` (an approval) and `ask` (date).
 async fn parked() -> (Arc<dyn RunStore>, PendingRun) {
@@ -64,10 +64,7 @@ async fn a_turns_questions_show_together_and_are_answered_in_any_order() {
         .signed_links(toolnexus_tests::inbox_support::LINK_KEY.to_vec())
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = axum::Router::new().nest("/inbox", inbox.router());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (base, server) = serve_inbox(&inbox).await;
     let (browser, _driver) = start_browser(&chromium, &driver).await;
     let first = format!(
         "{base}/inbox{}",

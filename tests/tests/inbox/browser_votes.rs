@@ -10,7 +10,7 @@ use serde_json::json;
 use toolnexus::inbox::Inbox;
 use toolnexus_tests::inbox_support::{Fixture, LINK_KEY, governed_args};
 
-use super::{browser_tools, shot, start_browser};
+use super::{browser_tools, serve_inbox, shot, start_browser};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_with_one_of_two_approvals_lists_the_votes() {
@@ -29,10 +29,7 @@ async fn a_request_with_one_of_two_approvals_lists_the_votes() {
         .signed_links(LINK_KEY.to_vec())
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = axum::Router::new().nest("/inbox", inbox.router());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (base, server) = serve_inbox(&inbox).await;
     let (browser, _driver) = start_browser(&chromium, &driver).await;
     let link = inbox.link(&request.id, Duration::from_secs(600)).unwrap();
 
