@@ -148,7 +148,12 @@ async fn a_version_1_database_takes_the_rules_table() {
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let rules = toolnexus::store::RunStore::rules(&store).unwrap();
     assert_eq!(rules.list_rules(10).await.unwrap(), vec![]);
-    let conn = rusqlite::Connection::open(&path).unwrap();
+    // and the history's index (version 3), which the rollback left in place
+    assert_every_version(&rusqlite::Connection::open(&path).unwrap());
+}
+
+/// The database of `conn` holds every schema version of this release, once each.
+fn assert_every_version(conn: &rusqlite::Connection) {
     let versions: Vec<i64> = conn
         .prepare("SELECT version FROM schema_version ORDER BY version")
         .unwrap()
@@ -156,8 +161,10 @@ async fn a_version_1_database_takes_the_rules_table() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    // and the history's index (version 3), which the rollback left in place
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(
+        versions,
+        (1..=toolnexus::store::SCHEMA_VERSION).collect::<Vec<_>>()
+    );
 }
 
 /// A fresh directory for one test, removed on drop.
@@ -271,14 +278,7 @@ async fn a_version_2_database_takes_the_history_index() {
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let versions: Vec<i64> = conn
-        .prepare("SELECT version FROM schema_version ORDER BY version")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_every_version(&conn);
     let indexed: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_history'",
@@ -401,10 +401,7 @@ async fn a_version_3_database_takes_the_rules_indexes() {
         indexes,
         ["rules_by_age", "rules_by_fingerprint", "rules_by_tool"]
     );
-    let versions: i64 = conn
-        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(versions, toolnexus::store::SCHEMA_VERSION);
+    assert_every_version(&conn);
 }
 
 /// A database at version 3 (a parked run in it, no workers' table) opens with this release:
@@ -423,14 +420,7 @@ async fn a_version_3_database_takes_the_workers_table() {
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let versions: Vec<i64> = conn
-        .prepare("SELECT version FROM schema_version ORDER BY version")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_every_version(&conn);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_eq!(store.last_worker_seen().await.unwrap(), None);
     let at = std::time::UNIX_EPOCH + Duration::from_millis(1_800_000_000_123);
@@ -459,10 +449,7 @@ async fn a_version_5_database_takes_the_outbox() {
         .with_notifiers(["hook"])
         .unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let version: i64 = conn
-        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, toolnexus::store::SCHEMA_VERSION);
+    assert_every_version(&conn);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     let info = store.park(Agent::once().halt().await).await.unwrap();
     let outbox = store.outbox().unwrap();
@@ -492,10 +479,7 @@ async fn a_version_6_database_takes_the_group_columns() {
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let version: i64 = conn
-        .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, toolnexus::store::SCHEMA_VERSION);
+    assert_every_version(&conn);
     let page = store
         .list_pending(&PendingQuery::new().groups(["finance"]))
         .await
@@ -530,14 +514,7 @@ async fn a_version_6_database_takes_the_turn_requests() {
     drop(conn);
     let store = SqliteStore::open(&path).await.unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let versions: Vec<i64> = conn
-        .prepare("SELECT version FROM schema_version ORDER BY version")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_every_version(&conn);
     assert!(store.get(record.run_id()).await.unwrap().is_some());
     assert_together_answers(&store, halted_together().await).await;
     let rows: i64 = conn
