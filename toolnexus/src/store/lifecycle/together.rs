@@ -154,6 +154,121 @@ pub(crate) fn other_answers(
         .collect()
 }
 
+/// The turn rows a together run keeps for its requests `request_ids` (a park's, or a finish
+/// that parks again on several), in call order: each at its place, none answered.
+pub(crate) fn turn_rows(request_ids: Vec<String>) -> Vec<TurnRow> {
+    request_ids
+        .into_iter()
+        .enumerate()
+        .map(|(position, request_id)| TurnRow {
+            request_id,
+            position: i64::try_from(position).unwrap_or(i64::MAX),
+            answer: None,
+            answered_by: None,
+            answered_at: None,
+        })
+        .collect()
+}
+
+/// Whether run `run_id` may keep `rows`: none of their requests is another run's
+/// (`holder(request)`: the run whose turn row it is, if any). A request the run holds
+/// already is kept as it is.
+///
+/// # Errors
+///
+/// [`StoreError::Conflict`] naming the first request, in call order, another run holds.
+pub(crate) fn check_link<'h>(
+    run_id: &str,
+    rows: &[TurnRow],
+    holder: impl Fn(&str) -> Option<&'h str>,
+) -> Result<(), StoreError> {
+    match rows
+        .iter()
+        .find(|t| holder(&t.request_id).is_some_and(|run| run != run_id))
+    {
+        Some(taken) => Err(StoreError::Conflict(format!(
+            "request `{}` is already the request of another run: request ids name one run",
+            taken.request_id
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Whether the turn row `kept`, of run `holder`, takes an answer of run `run_id`: it is that
+/// run's, and not answered yet (else another answer came between, and the answer is read
+/// again).
+pub(crate) fn takes_answer(holder: &str, kept: &TurnRow, run_id: &str) -> bool {
+    holder == run_id && kept.answer.is_none()
+}
+
+/// The order a run's turn rows read in: by place, then by request id.
+pub(crate) fn turn_order(a: &TurnRow, b: &TurnRow) -> std::cmp::Ordering {
+    (a.position, &a.request_id).cmp(&(b.position, &b.request_id))
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::{check_link, takes_answer, turn_order, turn_rows};
+    use crate::store::StoreError;
+
+    fn ids(ids: &[&str]) -> Vec<String> {
+        ids.iter().map(|&s| s.to_owned()).collect()
+    }
+
+    #[test]
+    fn a_turns_rows_take_their_places_in_call_order_unanswered() {
+        let rows = turn_rows(ids(&["b", "a", "c"]));
+        let places: Vec<(&str, i64)> = rows
+            .iter()
+            .map(|t| (t.request_id.as_str(), t.position))
+            .collect();
+        assert_eq!(places, [("b", 0), ("a", 1), ("c", 2)]);
+        assert!(
+            rows.iter()
+                .all(|t| t.answer.is_none() && t.answered_by.is_none() && t.answered_at.is_none())
+        );
+        let mut sorted = rows.clone();
+        sorted.reverse();
+        sorted.sort_by(turn_order);
+        assert_eq!(sorted, rows);
+    }
+
+    #[test]
+    fn a_request_another_run_holds_refuses_the_link_naming_the_first() {
+        let rows = turn_rows(ids(&["a", "b", "c"]));
+        let holder = |id: &str| match id {
+            "a" => Some("run-1"),
+            "b" | "c" => Some("run-2"),
+            _ => None,
+        };
+        assert_eq!(
+            check_link("run-1", &rows, holder),
+            Err(StoreError::Conflict(
+                "request `b` is already the request of another run: request ids name one run"
+                    .to_owned()
+            ))
+        );
+        assert_eq!(check_link("run-1", &rows, |_| None), Ok(()));
+        assert_eq!(
+            check_link("run-1", &rows, |_| Some("run-1")),
+            Ok(()),
+            "its own requests, linked again (a finish that parks again)"
+        );
+    }
+
+    #[test]
+    fn a_turn_row_takes_one_answer_of_its_own_run() {
+        let [mut row] = turn_rows(ids(&["a"])).try_into().unwrap();
+        assert!(takes_answer("run-1", &row, "run-1"));
+        assert!(
+            !takes_answer("run-1", &row, "run-2"),
+            "another run's request"
+        );
+        row.answer = Some("sealed".to_owned());
+        assert!(!takes_answer("run-1", &row, "run-1"), "answered already");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{answer_one, other_answers};

@@ -15,7 +15,7 @@ use crate::util::BoxFuture;
 
 impl Driver for MemoryStore {
     fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
-        (!self.outbox.names.is_empty()).then_some(self as _)
+        crate::store::outbox::outbox_of(self)
     }
 
     fn seal(&self) -> &Seal {

@@ -1,37 +1,27 @@
-//! The memory store's turn rows ([`TurnDriver`]): kept beside its runs, under the same lock.
+//! The memory store's turn rows ([`TurnDriver`]): kept beside its runs, under the same lock,
+//! each step the [decisions](crate::store::lifecycle::together) applied to them as they are.
 
 use super::MemoryStore;
+use crate::store::StoreResult;
 use crate::store::lifecycle::Change;
+use crate::store::lifecycle::together::{check_link, takes_answer, turn_order};
 use crate::store::together::{TurnDriver, TurnRow};
-use crate::store::{StoreError, StoreResult};
 use crate::util::BoxFuture;
 
 impl TurnDriver for MemoryStore {
     fn turn_link<'a>(
         &'a self,
         run_id: &'a str,
-        request_ids: Vec<String>,
+        rows: Vec<TurnRow>,
     ) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
-            let mut rows = self.rows();
-            if let Some(taken) = request_ids
-                .iter()
-                .find(|id| rows.turn.get(*id).is_some_and(|(run, _)| run != run_id))
-            {
-                return Err(StoreError::Conflict(format!(
-                    "request `{taken}` is already the request of another run: request ids name one run"
-                )));
-            }
-            for (position, request_id) in request_ids.into_iter().enumerate() {
-                let row = TurnRow {
-                    request_id: request_id.clone(),
-                    position: i64::try_from(position).unwrap_or(i64::MAX),
-                    answer: None,
-                    answered_by: None,
-                    answered_at: None,
-                };
-                rows.turn
-                    .entry(request_id)
+            let mut kept = self.rows();
+            check_link(run_id, &rows, |id| {
+                kept.turn.get(id).map(|(run, _)| run.as_str())
+            })?;
+            for row in rows {
+                kept.turn
+                    .entry(row.request_id.clone())
                     .or_insert_with(|| (run_id.to_owned(), row));
             }
             Ok(())
@@ -44,14 +34,11 @@ impl TurnDriver for MemoryStore {
 
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>> {
         Box::pin(async move {
-            let rows = self.rows();
-            let mut turn: Vec<TurnRow> = rows
-                .turn
-                .values()
+            let mut turn: Vec<TurnRow> = (self.rows().turn.values())
                 .filter(|(run, _)| run == run_id)
                 .map(|(_, row)| row.clone())
                 .collect();
-            turn.sort_by(|a, b| (a.position, &a.request_id).cmp(&(b.position, &b.request_id)));
+            turn.sort_by(turn_order);
             Ok(turn)
         })
     }
@@ -64,11 +51,9 @@ impl TurnDriver for MemoryStore {
     ) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(async move {
             let mut rows = self.rows();
-            let free = rows
-                .turn
-                .get(&row.request_id)
-                .is_some_and(|(run, kept)| run == run_id && kept.answer.is_none());
-            if !free || rows.apply(&change).is_none() {
+            let open = (rows.turn.get(&row.request_id))
+                .is_some_and(|(holder, kept)| takes_answer(holder, kept, run_id));
+            if !open || rows.apply(&change).is_none() {
                 return Ok(false);
             }
             if let Some((_, kept)) = rows.turn.get_mut(&row.request_id) {

@@ -32,8 +32,16 @@ use crate::util::BoxFuture;
 
 use super::{RunEvent, RunEventKind, StoreResult};
 
+pub(crate) mod decide;
+mod engine;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(super) mod sql;
+mod table;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use engine::{OutboxDriver, outbox_of, with_notifiers};
+pub(crate) use table::MemRows;
 
 /// Why a notification was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -388,25 +396,4 @@ impl OutboxState {
             self.wake.notify();
         }
     }
-}
-
-/// The memory store's notifications, by id, with their leases (ms).
-#[derive(Default)]
-pub(crate) struct MemRows {
-    pub(crate) rows: std::collections::BTreeMap<String, (Notification, Option<i64>)>,
-}
-
-impl MemRows {
-    /// Writes a park's notifications (an id written already is kept as it is).
-    pub(crate) fn insert(&mut self, rows: Vec<Notification>) {
-        for n in rows {
-            self.rows.entry(n.id.clone()).or_insert((n, None));
-        }
-    }
-}
-
-/// When a notification lease of `lease` taken now runs out, in ms.
-#[cfg(any(feature = "sqlite", feature = "postgres"))] // the SQL stores' outboxes
-pub(crate) fn lease_until(lease: std::time::Duration) -> i64 {
-    crate::store::now_ms().saturating_add(crate::ledger::lease_ms(lease))
 }

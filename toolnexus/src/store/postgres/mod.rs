@@ -319,7 +319,7 @@ const KEEP_PAST_REQUEST: &str = "k AS (INSERT INTO past_requests (request_id, ru
 
 impl Driver for PostgresStore {
     fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
-        (!self.outbox.names.is_empty()).then_some(self as _)
+        crate::store::outbox::outbox_of(self)
     }
 
     crate::store::sql::driver_basics!();

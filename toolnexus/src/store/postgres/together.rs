@@ -1,46 +1,46 @@
 //! The PostgreSQL store's turn rows ([`TurnDriver`]): the `turn_requests` table (schema
-//! version 7); an answer's run change and its turn row in one transaction.
+//! version 9), each step the shared statements ([`TurnSql`]); an answer's run change and its
+//! turn row in one transaction.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use super::answers::{pg_params, placeholder};
 use super::{PostgresStore, pg};
+use crate::store::StoreResult;
 use crate::store::lifecycle::Change;
+use crate::store::lifecycle::together::check_link;
 use crate::store::sql::change_sql;
+use crate::store::together::sql::{TurnSql, read_turn_row};
 use crate::store::together::{TurnDriver, TurnRow};
-use crate::store::{StoreError, StoreResult};
 use crate::util::BoxFuture;
+
+/// The turn rows' statements in PostgreSQL's dialect.
+static SQL: LazyLock<TurnSql> = LazyLock::new(|| TurnSql::new(placeholder));
 
 impl TurnDriver for PostgresStore {
     fn turn_link<'a>(
         &'a self,
         run_id: &'a str,
-        request_ids: Vec<String>,
+        rows: Vec<TurnRow>,
     ) -> BoxFuture<'a, StoreResult<()>> {
         Box::pin(async move {
+            let [(insert, values), (holders, ids)] = SQL.link(run_id, &rows);
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;
-            for (position, request_id) in request_ids.iter().enumerate() {
-                let position = i64::try_from(position).unwrap_or(i64::MAX);
-                let holder = tx
-                    .query_one(
-                        "WITH i AS (
-                             INSERT INTO turn_requests (request_id, run_id, position)
-                             VALUES ($1, $2, $3) ON CONFLICT (request_id) DO NOTHING
-                             RETURNING run_id
-                         )
-                         SELECT run_id FROM i
-                         UNION ALL SELECT run_id FROM turn_requests WHERE request_id = $1
-                         LIMIT 1",
-                        &[request_id, &run_id, &position],
-                    )
-                    .await
-                    .map_err(|e| pg(&e))?;
-                let holder: String = holder.get(0);
-                if holder != run_id {
-                    return Err(StoreError::Conflict(format!(
-                        "request `{request_id}` is already the request of another run: request ids name one run"
-                    )));
-                }
-            }
+            tx.execute(&insert, &pg_params(&values))
+                .await
+                .map_err(|e| pg(&e))?;
+            let held = tx
+                .query(&holders, &pg_params(&ids))
+                .await
+                .map_err(|e| pg(&e))?
+                .iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .collect::<Result<HashMap<String, String>, tokio_postgres::Error>>()
+                .map_err(|e| pg(&e))?;
+            // a refusal drops the transaction without a commit: nothing kept
+            check_link(run_id, &rows, |id| held.get(id).map(String::as_str))?;
             tx.commit().await.map_err(|e| pg(&e))
         })
     }
@@ -49,37 +49,22 @@ impl TurnDriver for PostgresStore {
         Box::pin(async move {
             let client = self.client().await?;
             let row = client
-                .query_opt(
-                    "SELECT run_id FROM turn_requests WHERE request_id = $1",
-                    &[&request_id],
-                )
+                .query_opt(&SQL.run_of, &[&request_id])
                 .await
                 .map_err(|e| pg(&e))?;
-            Ok(row.map(|r| r.get(0)))
+            row.map(|r| r.try_get(0)).transpose().map_err(|e| pg(&e))
         })
     }
 
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>> {
         Box::pin(async move {
             let client = self.client().await?;
-            let rows = client
-                .query(
-                    "SELECT request_id, position, answer, answered_by, answered_at
-                     FROM turn_requests WHERE run_id = $1 ORDER BY position, request_id",
-                    &[&run_id],
-                )
-                .await
-                .map_err(|e| pg(&e))?;
-            Ok(rows
-                .iter()
-                .map(|r| TurnRow {
-                    request_id: r.get(0),
-                    position: r.get(1),
-                    answer: r.get(2),
-                    answered_by: r.get(3),
-                    answered_at: r.get(4),
-                })
-                .collect())
+            let stmt = client.prepare_cached(&SQL.rows).await.map_err(|e| pg(&e))?;
+            let rows = client.query(&stmt, &[&run_id]).await.map_err(|e| pg(&e))?;
+            rows.iter()
+                .map(|r| Ok(read_turn_row!(r, try_get)))
+                .collect::<Result<_, tokio_postgres::Error>>()
+                .map_err(|e| pg(&e))
         })
     }
 
@@ -93,17 +78,7 @@ impl TurnDriver for PostgresStore {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;
             let answered = tx
-                .execute(
-                    "UPDATE turn_requests SET answer = $1, answered_by = $2, answered_at = $3
-                     WHERE request_id = $4 AND run_id = $5 AND answer IS NULL",
-                    &[
-                        &row.answer,
-                        &row.answered_by,
-                        &row.answered_at,
-                        &row.request_id,
-                        &run_id,
-                    ],
-                )
+                .execute(&SQL.answer, &pg_params(&row.answer_params(run_id)))
                 .await
                 .map_err(|e| pg(&e))?;
             if answered != 1 {

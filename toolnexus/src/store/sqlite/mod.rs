@@ -227,7 +227,7 @@ fn finish_blocking(
 
 impl Driver for SqliteStore {
     fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
-        (!self.outbox.names.is_empty()).then_some(self as _)
+        crate::store::outbox::outbox_of(self)
     }
 
     crate::store::sql::driver_basics!();

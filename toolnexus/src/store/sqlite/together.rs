@@ -1,52 +1,48 @@
 //! The SQLite store's turn rows ([`TurnDriver`]): the `turn_requests` table (schema version
-//! 7); an answer's run change and its turn row in one `IMMEDIATE` transaction.
+//! 9), each step the shared statements ([`TurnSql`]) in one `IMMEDIATE` transaction where it
+//! writes.
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use rusqlite::{OptionalExtension, TransactionBehavior, params_from_iter};
 
 use super::SqliteStore;
 use super::answers::apply;
+use crate::store::StoreResult;
 use crate::store::lifecycle::Change;
+use crate::store::lifecycle::together::check_link;
 use crate::store::sql::backend;
+use crate::store::together::sql::{TurnSql, read_turn_row};
 use crate::store::together::{TurnDriver, TurnRow};
-use crate::store::{StoreError, StoreResult};
 use crate::util::BoxFuture;
+
+/// The turn rows' statements in SQLite's dialect.
+static SQL: LazyLock<TurnSql> = LazyLock::new(|| TurnSql::new(|n| format!("?{n}")));
 
 impl TurnDriver for SqliteStore {
     fn turn_link<'a>(
         &'a self,
         run_id: &'a str,
-        request_ids: Vec<String>,
+        rows: Vec<TurnRow>,
     ) -> BoxFuture<'a, StoreResult<()>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
+            let [(insert, values), (holders, ids)] = SQL.link(&run_id, &rows);
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
-            for (position, request_id) in request_ids.iter().enumerate() {
-                let holder: Option<String> = tx
-                    .query_row(
-                        "SELECT run_id FROM turn_requests WHERE request_id = ?1",
-                        [request_id],
-                        |r| r.get(0),
-                    )
-                    .optional()
-                    .map_err(backend)?;
-                match holder {
-                    Some(run) if run == run_id => {}
-                    Some(_) => {
-                        return Err(StoreError::Conflict(format!(
-                            "request `{request_id}` is already the request of another run: request ids name one run"
-                        )));
-                    }
-                    None => {
-                        tx.execute(
-                            "INSERT INTO turn_requests (request_id, run_id, position) VALUES (?1, ?2, ?3)",
-                            params![request_id, run_id, i64::try_from(position).unwrap_or(i64::MAX)],
-                        )
-                        .map_err(backend)?;
-                    }
-                }
-            }
+            tx.execute(&insert, params_from_iter(&values))
+                .map_err(backend)?;
+            let held: HashMap<String, String> = tx
+                .prepare(&holders)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params_from_iter(&ids), |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect()
+                })
+                .map_err(backend)?;
+            // a refusal drops the transaction without a commit: nothing kept
+            check_link(&run_id, &rows, |id| held.get(id).map(String::as_str))?;
             tx.commit().map_err(backend)
         }))
     }
@@ -54,37 +50,21 @@ impl TurnDriver for SqliteStore {
     fn turn_run<'a>(&'a self, request_id: &'a str) -> BoxFuture<'a, StoreResult<Option<String>>> {
         let request_id = request_id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.query_row(
-                "SELECT run_id FROM turn_requests WHERE request_id = ?1",
-                [&request_id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(backend)
+            conn.query_row(&SQL.run_of, [&request_id], |r| r.get(0))
+                .optional()
+                .map_err(backend)
         }))
     }
 
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT request_id, position, answer, answered_by, answered_at
-                     FROM turn_requests WHERE run_id = ?1 ORDER BY position, request_id",
-                )
-                .map_err(backend)?;
-            stmt.query_map([&run_id], |r| {
-                Ok(TurnRow {
-                    request_id: r.get(0)?,
-                    position: r.get(1)?,
-                    answer: r.get(2)?,
-                    answered_by: r.get(3)?,
-                    answered_at: r.get(4)?,
+            conn.prepare_cached(&SQL.rows)
+                .and_then(|mut stmt| {
+                    stmt.query_map([&run_id], |r| Ok(read_turn_row!(r, get)))?
+                        .collect()
                 })
-            })
-            .map_err(backend)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(backend)
+                .map_err(backend)
         }))
     }
 
@@ -94,7 +74,7 @@ impl TurnDriver for SqliteStore {
         change: Change,
         row: TurnRow,
     ) -> BoxFuture<'a, StoreResult<bool>> {
-        let run_id = run_id.to_owned();
+        let params = row.answer_params(run_id);
         let completes = change.set.state.is_some();
         Box::pin(async move {
             let kept = self
@@ -103,17 +83,7 @@ impl TurnDriver for SqliteStore {
                         .transaction_with_behavior(TransactionBehavior::Immediate)
                         .map_err(backend)?;
                     let answered = tx
-                        .execute(
-                            "UPDATE turn_requests SET answer = ?1, answered_by = ?2, answered_at = ?3
-                             WHERE request_id = ?4 AND run_id = ?5 AND answer IS NULL",
-                            params![
-                                row.answer,
-                                row.answered_by,
-                                row.answered_at,
-                                row.request_id,
-                                run_id
-                            ],
-                        )
+                        .execute(&SQL.answer, params_from_iter(&params))
                         .map_err(backend)?;
                     // dropped without a commit: nothing kept
                     if answered != 1 || !apply(&tx, &change)? {

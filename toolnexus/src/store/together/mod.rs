@@ -7,37 +7,19 @@
 //! [`Driver`]; a driver only keeps the turn rows ([`TurnDriver`]).
 
 use super::engine::Driver;
-use super::lifecycle::together::{answer_one, other_answers};
+use super::lifecycle::together::{answer_one, other_answers, turn_rows};
+#[cfg(doc)]
+use super::lifecycle::together::{check_link, takes_answer};
 use super::lifecycle::{self, Change, Key};
 use super::{Claim, RunInfo, StoreError, StoreResult, now_ms};
 use crate::request::Answer;
 use crate::run::PendingRun;
 use crate::util::BoxFuture;
 
-/// Schema version 9: the requests of together runs, one row each, with its answer once given
-/// (sealed like the run's), the same SQL in both stores but for the integer type.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-macro_rules! together_schema {
-    ($int:tt) => {
-        concat!(
-            "CREATE TABLE IF NOT EXISTS turn_requests (
-                request_id  TEXT PRIMARY KEY,
-                run_id      TEXT NOT NULL,
-                position    ",
-            stringify!($int),
-            " NOT NULL,
-                answer      TEXT,
-                answered_by TEXT,
-                answered_at ",
-            stringify!($int),
-            "
-            );
-            CREATE INDEX IF NOT EXISTS turn_requests_by_run ON turn_requests (run_id, position);"
-        )
-    };
-}
+pub(crate) mod sql;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use together_schema;
+pub(crate) use sql::together_schema;
 
 /// One request of a together run's turn, as a store keeps it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,12 +35,12 @@ pub(crate) struct TurnRow {
 
 /// What a backend keeps of together runs, beside its runs.
 pub(crate) trait TurnDriver {
-    /// Keeps the turn rows of run `run_id`'s requests `request_ids` (in call order), none
-    /// answered; a request id another run holds is a [`StoreError::Conflict`].
+    /// In one step: keeps `rows` (none answered) as run `run_id`'s, each unless kept already,
+    /// when [`check_link`] allows it; else nothing kept, its refusal.
     fn turn_link<'a>(
         &'a self,
         run_id: &'a str,
-        request_ids: Vec<String>,
+        rows: Vec<TurnRow>,
     ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// The run whose turn made request `request_id`, if any.
@@ -68,8 +50,8 @@ pub(crate) trait TurnDriver {
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>>;
 
     /// In one step: applies `change` to run `run_id` (its guard checked) and keeps `row`'s
-    /// answer on its turn row, if that row has none yet; `false`, nothing kept, when either
-    /// no longer holds (another change came between).
+    /// answer on its turn row, if that row still [takes it](takes_answer); `false`, nothing
+    /// kept, when either no longer holds (another change came between).
     fn turn_answer<'a>(
         &'a self,
         run_id: &'a str,
@@ -95,7 +77,7 @@ pub(crate) async fn link<D: Driver + ?Sized>(driver: &D, record: &PendingRun) ->
     if ids.is_empty() {
         return Ok(());
     }
-    driver.turn_link(record.run_id(), ids).await
+    driver.turn_link(record.run_id(), turn_rows(ids)).await
 }
 
 /// Keeps the turn rows of the together run a finish parked again (`requests`: its result's
@@ -108,7 +90,7 @@ pub(crate) async fn link_ids<D: Driver + ?Sized>(
     if requests.is_empty() {
         return Ok(());
     }
-    driver.turn_link(run_id, requests).await
+    driver.turn_link(run_id, turn_rows(requests)).await
 }
 
 /// An answer to a request of a together run, recorded by `by` at the time it arrives: the run

@@ -1,0 +1,140 @@
+//! What the two SQL stores keep of together runs: the `turn_requests` table (schema version 9)
+//! and the statements of a [`TurnDriver`](super::TurnDriver)'s steps, the same text in both
+//! stores but for how a parameter is named.
+
+use super::TurnRow;
+use crate::store::sql::SqlParam;
+
+/// Schema version 9: the requests of together runs, one row each, with its answer once given
+/// (sealed like the run's), the same SQL in both stores but for the integer type.
+macro_rules! together_schema {
+    ($int:tt) => {
+        concat!(
+            "CREATE TABLE IF NOT EXISTS turn_requests (
+                request_id  TEXT PRIMARY KEY,
+                run_id      TEXT NOT NULL,
+                position    ",
+            stringify!($int),
+            " NOT NULL,
+                answer      TEXT,
+                answered_by TEXT,
+                answered_at ",
+            stringify!($int),
+            "
+            );
+            CREATE INDEX IF NOT EXISTS turn_requests_by_run ON turn_requests (run_id, position);"
+        )
+    };
+}
+pub(crate) use together_schema;
+
+/// The turn rows' statements in one SQL store's dialect (`placeholder(n)` names parameter n).
+#[derive(Debug)]
+pub(crate) struct TurnSql {
+    placeholder: fn(usize) -> String,
+    /// The run whose turn row request parameter 1 is.
+    pub(crate) run_of: String,
+    /// The turn rows of run parameter 1, in [turn order](crate::store::lifecycle::together::turn_order).
+    pub(crate) rows: String,
+    /// Keeps an answer on its row ([`TurnRow::answer_params`]) if it has none yet.
+    pub(crate) answer: String,
+}
+
+impl TurnSql {
+    /// The statements with parameters named by `placeholder`.
+    pub(crate) fn new(placeholder: fn(usize) -> String) -> Self {
+        let p = placeholder;
+        Self {
+            placeholder,
+            run_of: format!(
+                "SELECT run_id FROM turn_requests WHERE request_id = {}",
+                p(1)
+            ),
+            rows: format!(
+                "SELECT request_id, position, answer, answered_by, answered_at
+                 FROM turn_requests WHERE run_id = {} ORDER BY position, request_id",
+                p(1)
+            ),
+            answer: format!(
+                "UPDATE turn_requests SET answer = {}, answered_by = {}, answered_at = {}
+                 WHERE request_id = {} AND run_id = {} AND answer IS NULL",
+                p(1),
+                p(2),
+                p(3),
+                p(4),
+                p(5)
+            ),
+        }
+    }
+
+    /// The two statements of a link of run `run_id`'s `rows`, with their parameters: the
+    /// rows inserted, each unless its request has a row already; then the run holding each
+    /// of their requests (`request_id, run_id`), for
+    /// [`check_link`](crate::store::lifecycle::together::check_link).
+    pub(crate) fn link(&self, run_id: &str, rows: &[TurnRow]) -> [(String, Vec<SqlParam>); 2] {
+        let p = self.placeholder;
+        let mut insert = vec![SqlParam::Text(run_id.to_owned())];
+        let mut values = Vec::with_capacity(rows.len());
+        for row in rows {
+            insert.push(SqlParam::Text(row.request_id.clone()));
+            insert.push(SqlParam::Int(row.position));
+            values.push(format!(
+                "({}, {}, {})",
+                p(insert.len() - 1),
+                p(1),
+                p(insert.len())
+            ));
+        }
+        let ids: Vec<SqlParam> = rows
+            .iter()
+            .map(|row| SqlParam::Text(row.request_id.clone()))
+            .collect();
+        let marks: Vec<String> = (1..=ids.len()).map(p).collect();
+        [
+            (
+                format!(
+                    "INSERT INTO turn_requests (request_id, run_id, position) VALUES {}
+                     ON CONFLICT (request_id) DO NOTHING",
+                    values.join(", ")
+                ),
+                insert,
+            ),
+            (
+                format!(
+                    "SELECT request_id, run_id FROM turn_requests WHERE request_id IN ({})",
+                    marks.join(", ")
+                ),
+                ids,
+            ),
+        ]
+    }
+}
+
+impl TurnRow {
+    /// The parameters of [`TurnSql::answer`]: this row's answer, who gave it and when, then
+    /// its request and its run `run_id`.
+    pub(crate) fn answer_params(&self, run_id: &str) -> Vec<SqlParam> {
+        vec![
+            SqlParam::MaybeText(self.answer.clone()),
+            SqlParam::MaybeText(self.answered_by.clone()),
+            SqlParam::MaybeInt(self.answered_at),
+            SqlParam::Text(self.request_id.clone()),
+            SqlParam::Text(run_id.to_owned()),
+        ]
+    }
+}
+
+/// The turn row of row `$r` (the columns of [`TurnSql::rows`]), each column read with
+/// `$r.$get(i)?` (rusqlite's `get`, tokio-postgres's `try_get`).
+macro_rules! read_turn_row {
+    ($r:expr, $get:ident) => {
+        $crate::store::together::TurnRow {
+            request_id: $r.$get(0)?,
+            position: $r.$get(1)?,
+            answer: $r.$get(2)?,
+            answered_by: $r.$get(3)?,
+            answered_at: $r.$get(4)?,
+        }
+    };
+}
+pub(crate) use read_turn_row;
