@@ -2,10 +2,11 @@
 //! table ([`MemRows`]) beside the runs, written while the park holds the runs' lock (its
 //! "transaction"); the runs' lock is always taken first.
 
+use crate::store::MemoryStore;
 use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::{MemRows, Notification, OutboxDriver, OutboxState, with_notifiers};
-use crate::store::{MemoryStore, StoreResult};
-use crate::util::BoxFuture;
+use crate::store::outbox::{
+    MemRows, Notification, OutboxDriver, OutboxState, Step, with_notifiers,
+};
 
 fn lock(state: &OutboxState) -> std::sync::MutexGuard<'_, MemRows> {
     // every change is one assignment: a poisoned map is still consistent
@@ -54,14 +55,11 @@ impl OutboxDriver for MemoryStore {
         &self.outbox
     }
 
-    fn claim_due<'a>(
-        &'a self,
-        claiming: &'a Claiming,
-    ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>> {
         Box::pin(async move { Ok(lock(&self.outbox).claim(claiming)) })
     }
 
-    fn record<'a>(&'a self, recording: &'a Recording) -> BoxFuture<'a, StoreResult<bool>> {
+    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool> {
         Box::pin(async move {
             let mut runs = self.rows();
             if !lock(&self.outbox).record(recording) {
@@ -74,11 +72,11 @@ impl OutboxDriver for MemoryStore {
         })
     }
 
-    fn of_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
         Box::pin(async move { Ok(lock(&self.outbox).of_run(run_id)) })
     }
 
-    fn next_due_ms(&self) -> BoxFuture<'_, StoreResult<Option<i64>>> {
+    fn next_due_ms(&self) -> Step<'_, Option<i64>> {
         Box::pin(async move { Ok(lock(&self.outbox).next_due()) })
     }
 }

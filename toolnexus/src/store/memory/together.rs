@@ -2,18 +2,12 @@
 //! each step the [decisions](crate::store::lifecycle::together) applied to them as they are.
 
 use super::MemoryStore;
-use crate::store::StoreResult;
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::{check_link, takes_answer, turn_order};
-use crate::store::together::{TurnDriver, TurnRow};
-use crate::util::BoxFuture;
+use crate::store::together::{Step, TurnDriver, TurnRow};
 
 impl TurnDriver for MemoryStore {
-    fn turn_link<'a>(
-        &'a self,
-        run_id: &'a str,
-        rows: Vec<TurnRow>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
+    fn turn_link<'a>(&'a self, run_id: &'a str, rows: Vec<TurnRow>) -> Step<'a, ()> {
         Box::pin(async move {
             let mut kept = self.rows();
             check_link(run_id, &rows, |id| {
@@ -28,11 +22,11 @@ impl TurnDriver for MemoryStore {
         })
     }
 
-    fn turn_run<'a>(&'a self, request_id: &'a str) -> BoxFuture<'a, StoreResult<Option<String>>> {
+    fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>> {
         Box::pin(async move { Ok(self.rows().turn.get(request_id).map(|(run, _)| run.clone())) })
     }
 
-    fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>> {
+    fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
         Box::pin(async move {
             let mut turn: Vec<TurnRow> = (self.rows().turn.values())
                 .filter(|(run, _)| run == run_id)
@@ -43,12 +37,7 @@ impl TurnDriver for MemoryStore {
         })
     }
 
-    fn turn_answer<'a>(
-        &'a self,
-        run_id: &'a str,
-        change: Change,
-        row: TurnRow,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
+    fn turn_answer<'a>(&'a self, run_id: &'a str, change: Change, row: TurnRow) -> Step<'a, bool> {
         Box::pin(async move {
             let mut rows = self.rows();
             let open = (rows.turn.get(&row.request_id))

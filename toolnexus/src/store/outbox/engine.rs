@@ -10,6 +10,9 @@ use super::{Attempt, Notification, Outbox, OutboxState};
 use crate::store::{StoreResult, from_millis, now_ms};
 use crate::util::BoxFuture;
 
+/// A step of a store, as a future.
+pub(crate) type Step<'a, T> = BoxFuture<'a, StoreResult<T>>;
+
 /// What a store gives its outbox: its notifier names and wake-up, and the table's four steps.
 pub(crate) trait OutboxDriver: Send + Sync + fmt::Debug {
     /// The notifier names and the in-process wake-up of the deliverers.
@@ -18,21 +21,18 @@ pub(crate) trait OutboxDriver: Send + Sync + fmt::Debug {
     /// In one step: claims what `claiming` takes ([`Claiming::pick`]: due, oldest due first,
     /// at most its limit, each one attempt more and leased), concurrent claims never taking
     /// the same notification; the notifications as they became.
-    fn claim_due<'a>(
-        &'a self,
-        claiming: &'a Claiming,
-    ) -> BoxFuture<'a, StoreResult<Vec<Notification>>>;
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>>;
 
     /// In one step: applies `recording` to its row when the row still [holds](Recording::holds)
     /// the attempt, and appends its event to the run's history (when the run is still kept);
     /// `false`, nothing changed, when the row no longer holds it.
-    fn record<'a>(&'a self, recording: &'a Recording) -> BoxFuture<'a, StoreResult<bool>>;
+    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool>;
 
     /// The notifications of run `run_id`, in [listing order](super::decide::listing_order).
-    fn of_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<Notification>>>;
+    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>>;
 
     /// The earliest [`due_at`](super::decide::due_at) of the pending notifications, in ms.
-    fn next_due_ms(&self) -> BoxFuture<'_, StoreResult<Option<i64>>>;
+    fn next_due_ms(&self) -> Step<'_, Option<i64>>;
 }
 
 /// `driver`'s outbox, when it was built with notifier names (`RunStore::outbox`).
@@ -51,7 +51,7 @@ impl<D: OutboxDriver> Outbox for D {
         notifiers: &'a [String],
         limit: usize,
         lease: Duration,
-    ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    ) -> Step<'a, Vec<Notification>> {
         Box::pin(async move {
             let claiming = Claiming::new(owner, notifiers, limit, lease, now_ms());
             if claiming.takes_none() {
@@ -66,7 +66,7 @@ impl<D: OutboxDriver> Outbox for D {
         n: &'a Notification,
         owner: &'a str,
         attempt: &'a Attempt,
-    ) -> BoxFuture<'a, StoreResult<()>> {
+    ) -> Step<'a, ()> {
         Box::pin(async move {
             let recording = Recording::of(n, owner, attempt, now_ms());
             if self.record(&recording).await? {
@@ -77,14 +77,11 @@ impl<D: OutboxDriver> Outbox for D {
         })
     }
 
-    fn notifications<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    fn notifications<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
         self.of_run(run_id)
     }
 
-    fn next_notification_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
+    fn next_notification_due(&self) -> Step<'_, Option<SystemTime>> {
         Box::pin(async move { Ok(self.next_due_ms().await?.map(from_millis)) })
     }
 

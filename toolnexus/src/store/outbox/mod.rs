@@ -40,7 +40,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use engine::{OutboxDriver, outbox_of, with_notifiers};
+pub(crate) use engine::{OutboxDriver, Step, outbox_of, with_notifiers};
 pub(crate) use table::MemRows;
 
 /// Why a notification was written.

@@ -2,10 +2,9 @@
 //! statements that run the [decisions](super::decide) (the same text in both stores but for
 //! how a parameter is named, and PostgreSQL's row locks), and how a row reads back.
 
+use super::Notification;
 use super::decide::{Claiming, Recording};
-use super::{Notification, NotificationState, NotifyReason};
-use crate::store::from_millis;
-use crate::store::sql::{SqlParam, append_history};
+use crate::store::sql::{SqlParam, append_history, numbered};
 
 /// Version 6: the notification outbox, one row per request, reason and notifier, written in
 /// the park's transaction; `notifications_due` holds the pending ones only, so a delivered
@@ -66,43 +65,27 @@ pub(crate) struct OutboxSql {
 impl OutboxSql {
     /// The statements with parameters named by `placeholder`.
     pub(crate) fn new(placeholder: fn(usize) -> String) -> Self {
-        let p = placeholder;
+        let sql = |text: &str| numbered(text, placeholder);
         Self {
             placeholder,
-            insert: format!(
-                "INSERT INTO notifications (id, run_id, request_id, notifier, reason, created_at,
-                     state, attempts, next_at)
-                 VALUES ({}, {}, {}, {}, {}, {}, 'pending', 0, {})
-                 ON CONFLICT (id) DO NOTHING",
-                p(1),
-                p(2),
-                p(3),
-                p(4),
-                p(5),
-                p(6),
-                p(6)
+            insert: sql(
+                "INSERT INTO notifications (id, run_id, request_id, notifier, reason,
+                     created_at, state, attempts, next_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 0, ?6) ON CONFLICT (id) DO NOTHING",
             ),
-            record: format!(
-                "UPDATE notifications SET state = {}, next_at = COALESCE({}, next_at),
-                     last_error = {}, lease_owner = NULL, lease_until = NULL
-                 WHERE id = {} AND lease_owner = {} AND attempts = {} AND state = 'pending'",
-                p(1),
-                p(2),
-                p(3),
-                p(4),
-                p(5),
-                p(6)
+            record: sql(
+                "UPDATE notifications SET state = ?1, next_at = COALESCE(?2, next_at),
+                     last_error = ?3, lease_owner = NULL, lease_until = NULL
+                 WHERE id = ?4 AND lease_owner = ?5 AND attempts = ?6 AND state = 'pending'",
             ),
-            history: format!(
-                "UPDATE runs SET {} WHERE run_id = {}",
-                append_history(&p(1)),
-                p(2)
-            ),
-            of_run: format!(
-                "SELECT {NOTIFICATION_COLUMNS} FROM notifications WHERE run_id = {}
-                 ORDER BY created_at, id",
-                p(1)
-            ),
+            history: sql(&format!(
+                "UPDATE runs SET {} WHERE run_id = ?2",
+                append_history("?1")
+            )),
+            of_run: sql(&format!(
+                "SELECT {NOTIFICATION_COLUMNS} FROM notifications WHERE run_id = ?1
+                 ORDER BY created_at, id"
+            )),
             next_due:
                 "SELECT MIN(CASE WHEN lease_until > next_at THEN lease_until ELSE next_at END)
                  FROM notifications WHERE state = 'pending'",
@@ -113,22 +96,17 @@ impl OutboxSql {
     /// depends on how many), `lock` following the pick (PostgreSQL's row locks, or empty),
     /// with its parameters; it returns the claimed rows' [`NOTIFICATION_COLUMNS`].
     pub(crate) fn claim(&self, claiming: &Claiming, lock: &str) -> (String, Vec<SqlParam>) {
-        let p = self.placeholder;
-        let names: Vec<String> = (0..claiming.notifiers.len()).map(|i| p(5 + i)).collect();
+        let names: Vec<String> = (5..5 + claiming.notifiers.len())
+            .map(|n| format!("?{n}"))
+            .collect();
         let sql = format!(
-            "UPDATE notifications SET attempts = attempts + 1, lease_owner = {owner},
-                 lease_until = {until}
+            "UPDATE notifications SET attempts = attempts + 1, lease_owner = ?2, lease_until = ?3
              WHERE id IN (SELECT id FROM notifications
-                 WHERE state = 'pending' AND next_at <= {now}
-                   AND (lease_until IS NULL OR lease_until < {now})
-                   AND notifier IN ({names})
-                 ORDER BY next_at, id LIMIT {limit}{lock})
+                 WHERE state = 'pending' AND next_at <= ?1
+                   AND (lease_until IS NULL OR lease_until < ?1) AND notifier IN ({})
+                 ORDER BY next_at, id LIMIT ?4{lock})
              RETURNING {NOTIFICATION_COLUMNS}",
-            now = p(1),
-            owner = p(2),
-            until = p(3),
-            limit = p(4),
-            names = names.join(", "),
+            names.join(", "),
         );
         let mut params = vec![
             SqlParam::Int(claiming.now),
@@ -137,18 +115,19 @@ impl OutboxSql {
             SqlParam::Int(i64::try_from(claiming.limit).unwrap_or(i64::MAX)),
         ];
         params.extend(claiming.notifiers.iter().cloned().map(SqlParam::Text));
-        (sql, params)
+        (numbered(&sql, self.placeholder), params)
     }
 }
 
 /// The parameters of [`OutboxSql::insert`] for `n`.
 pub(crate) fn insert_params(n: &Notification) -> Vec<SqlParam> {
+    let text = |s: &str| SqlParam::Text(s.to_owned());
     vec![
-        SqlParam::Text(n.id.clone()),
-        SqlParam::Text(n.run_id.clone()),
-        SqlParam::Text(n.request_id.clone()),
-        SqlParam::Text(n.notifier.clone()),
-        SqlParam::Text(n.reason.as_str().to_owned()),
+        text(&n.id),
+        text(&n.run_id),
+        text(&n.request_id),
+        text(&n.notifier),
+        text(n.reason.as_str()),
         SqlParam::Int(crate::store::millis(n.created_at)),
     ]
 }
@@ -168,57 +147,28 @@ impl Recording {
     }
 }
 
-/// A notification row's columns as read, in [`NOTIFICATION_COLUMNS`] order.
-pub(crate) struct Columns {
-    pub(crate) id: String,
-    pub(crate) run_id: String,
-    pub(crate) request_id: String,
-    pub(crate) notifier: String,
-    pub(crate) reason: String,
-    pub(crate) created_at: i64,
-    pub(crate) state: String,
-    pub(crate) attempts: i64,
-    pub(crate) next_at: i64,
-    pub(crate) lease_owner: Option<String>,
-    pub(crate) last_error: Option<String>,
-}
-
-impl Columns {
-    pub(crate) fn read(self) -> Notification {
-        Notification {
-            id: self.id,
-            run_id: self.run_id,
-            request_id: self.request_id,
-            notifier: self.notifier,
-            reason: NotifyReason::parse(&self.reason).unwrap_or(NotifyReason::Parked),
-            created_at: from_millis(self.created_at),
-            state: NotificationState::parse(&self.state),
-            attempts: u32::try_from(self.attempts).unwrap_or(0),
-            next_at: from_millis(self.next_at),
-            last_error: self.last_error,
-            lease_owner: self.lease_owner,
-        }
-    }
-}
-
 /// The notification of row `$r` (its [`NOTIFICATION_COLUMNS`]), each column read with
-/// `$r.$get(i)?` (rusqlite's `get`, tokio-postgres's `try_get`).
+/// `$r.$get(i)?` (rusqlite's `get`, tokio-postgres's `try_get`); a reason this release does
+/// not know reads as `parked`.
 macro_rules! read_notification {
-    ($r:expr, $get:ident) => {
-        $crate::store::outbox::sql::Columns {
+    ($r:expr, $get:ident) => {{
+        use $crate::store::outbox::{Notification, NotificationState, NotifyReason};
+        let (reason, state): (String, String) = ($r.$get(4)?, $r.$get(6)?);
+        let (created_at, attempts, next_at): (i64, i64, i64) =
+            ($r.$get(5)?, $r.$get(7)?, $r.$get(8)?);
+        Notification {
             id: $r.$get(0)?,
             run_id: $r.$get(1)?,
             request_id: $r.$get(2)?,
             notifier: $r.$get(3)?,
-            reason: $r.$get(4)?,
-            created_at: $r.$get(5)?,
-            state: $r.$get(6)?,
-            attempts: $r.$get(7)?,
-            next_at: $r.$get(8)?,
+            reason: NotifyReason::parse(&reason).unwrap_or(NotifyReason::Parked),
+            created_at: $crate::store::from_millis(created_at),
+            state: NotificationState::parse(&state),
+            attempts: u32::try_from(attempts).unwrap_or(0),
+            next_at: $crate::store::from_millis(next_at),
             lease_owner: $r.$get(9)?,
             last_error: $r.$get(10)?,
         }
-        .read()
-    };
+    }};
 }
 pub(crate) use read_notification;

@@ -12,9 +12,8 @@ use super::{PostgresStore, pg};
 use crate::store::StoreResult;
 use crate::store::outbox::decide::{Claiming, Recording};
 use crate::store::outbox::sql::{OutboxSql, insert_params, read_notification};
-use crate::store::outbox::{Notification, OutboxDriver, OutboxState, with_notifiers};
+use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
 use crate::store::sql::SqlParam;
-use crate::util::BoxFuture;
 
 /// The outbox's statements in PostgreSQL's dialect, and the one `record` runs instead of two:
 /// the notification's row and its run's history (parameter 7: the events) in one statement,
@@ -128,17 +127,14 @@ impl OutboxDriver for PostgresStore {
         &self.outbox
     }
 
-    fn claim_due<'a>(
-        &'a self,
-        claiming: &'a Claiming,
-    ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>> {
         Box::pin(async move {
             let (sql, params) = SQL.shared.claim(claiming, " FOR UPDATE SKIP LOCKED");
             self.notification_rows(&sql, &params).await
         })
     }
 
-    fn record<'a>(&'a self, recording: &'a Recording) -> BoxFuture<'a, StoreResult<bool>> {
+    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool> {
         Box::pin(async move {
             let client = self.client().await?;
             let mut params = recording.params();
@@ -155,14 +151,14 @@ impl OutboxDriver for PostgresStore {
         })
     }
 
-    fn of_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
         Box::pin(async move {
             let params = [SqlParam::Text(run_id.to_owned())];
             self.notification_rows(&SQL.shared.of_run, &params).await
         })
     }
 
-    fn next_due_ms(&self) -> BoxFuture<'_, StoreResult<Option<i64>>> {
+    fn next_due_ms(&self) -> Step<'_, Option<i64>> {
         Box::pin(async move {
             let client = self.client().await?;
             let row = client

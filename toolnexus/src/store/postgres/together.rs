@@ -7,23 +7,17 @@ use std::sync::LazyLock;
 
 use super::answers::{pg_params, placeholder};
 use super::{PostgresStore, pg};
-use crate::store::StoreResult;
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
 use crate::store::sql::change_sql;
 use crate::store::together::sql::{TurnSql, read_turn_row};
-use crate::store::together::{TurnDriver, TurnRow};
-use crate::util::BoxFuture;
+use crate::store::together::{Step, TurnDriver, TurnRow};
 
 /// The turn rows' statements in PostgreSQL's dialect.
 static SQL: LazyLock<TurnSql> = LazyLock::new(|| TurnSql::new(placeholder));
 
 impl TurnDriver for PostgresStore {
-    fn turn_link<'a>(
-        &'a self,
-        run_id: &'a str,
-        rows: Vec<TurnRow>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
+    fn turn_link<'a>(&'a self, run_id: &'a str, rows: Vec<TurnRow>) -> Step<'a, ()> {
         Box::pin(async move {
             let [(insert, values), (holders, ids)] = SQL.link(run_id, &rows);
             let mut client = self.client().await?;
@@ -45,7 +39,7 @@ impl TurnDriver for PostgresStore {
         })
     }
 
-    fn turn_run<'a>(&'a self, request_id: &'a str) -> BoxFuture<'a, StoreResult<Option<String>>> {
+    fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>> {
         Box::pin(async move {
             let client = self.client().await?;
             let row = client
@@ -56,7 +50,7 @@ impl TurnDriver for PostgresStore {
         })
     }
 
-    fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>> {
+    fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
         Box::pin(async move {
             let client = self.client().await?;
             let stmt = client.prepare_cached(&SQL.rows).await.map_err(|e| pg(&e))?;
@@ -68,12 +62,7 @@ impl TurnDriver for PostgresStore {
         })
     }
 
-    fn turn_answer<'a>(
-        &'a self,
-        run_id: &'a str,
-        change: Change,
-        row: TurnRow,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
+    fn turn_answer<'a>(&'a self, run_id: &'a str, change: Change, row: TurnRow) -> Step<'a, bool> {
         Box::pin(async move {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;

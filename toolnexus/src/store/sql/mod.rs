@@ -9,6 +9,7 @@
 mod change;
 mod conversations;
 mod history;
+mod numbered;
 mod query;
 mod row;
 pub(crate) mod rule_store;
@@ -18,6 +19,7 @@ mod schema;
 pub(crate) use change::change_sql;
 pub(crate) use conversations::{ConversationSql, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
+pub(crate) use numbered::numbered;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,

@@ -10,9 +10,8 @@ use super::SqliteStore;
 use crate::store::StoreResult;
 use crate::store::outbox::decide::{Claiming, Recording};
 use crate::store::outbox::sql::{OutboxSql, insert_params, read_notification};
-use crate::store::outbox::{Notification, OutboxDriver, OutboxState, with_notifiers};
+use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
 use crate::store::sql::{SqlParam, backend};
-use crate::util::BoxFuture;
 
 /// The outbox's statements in SQLite's dialect.
 static SQL: LazyLock<OutboxSql> = LazyLock::new(|| OutboxSql::new(|n| format!("?{n}")));
@@ -85,15 +84,12 @@ impl OutboxDriver for SqliteStore {
         &self.outbox
     }
 
-    fn claim_due<'a>(
-        &'a self,
-        claiming: &'a Claiming,
-    ) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>> {
         let (sql, params) = SQL.claim(claiming, "");
         Box::pin(self.call(move |conn| notifications(conn, &sql, &params)))
     }
 
-    fn record<'a>(&'a self, recording: &'a Recording) -> BoxFuture<'a, StoreResult<bool>> {
+    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool> {
         let (params, event, run_id) = (
             recording.params(),
             recording.event.clone(),
@@ -118,12 +114,12 @@ impl OutboxDriver for SqliteStore {
         }))
     }
 
-    fn of_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<Notification>>> {
+    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
         let params = [SqlParam::Text(run_id.to_owned())];
         Box::pin(self.call(move |conn| notifications(conn, &SQL.of_run, &params)))
     }
 
-    fn next_due_ms(&self) -> BoxFuture<'_, StoreResult<Option<i64>>> {
+    fn next_due_ms(&self) -> Step<'_, Option<i64>> {
         Box::pin(self.call(|conn| {
             conn.query_row(SQL.next_due, [], |r| r.get(0))
                 .map_err(backend)

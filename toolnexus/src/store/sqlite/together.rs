@@ -9,23 +9,17 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params_from_iter};
 
 use super::SqliteStore;
 use super::answers::apply;
-use crate::store::StoreResult;
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
 use crate::store::sql::backend;
 use crate::store::together::sql::{TurnSql, read_turn_row};
-use crate::store::together::{TurnDriver, TurnRow};
-use crate::util::BoxFuture;
+use crate::store::together::{Step, TurnDriver, TurnRow};
 
 /// The turn rows' statements in SQLite's dialect.
 static SQL: LazyLock<TurnSql> = LazyLock::new(|| TurnSql::new(|n| format!("?{n}")));
 
 impl TurnDriver for SqliteStore {
-    fn turn_link<'a>(
-        &'a self,
-        run_id: &'a str,
-        rows: Vec<TurnRow>,
-    ) -> BoxFuture<'a, StoreResult<()>> {
+    fn turn_link<'a>(&'a self, run_id: &'a str, rows: Vec<TurnRow>) -> Step<'a, ()> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
             let [(insert, values), (holders, ids)] = SQL.link(&run_id, &rows);
@@ -47,7 +41,7 @@ impl TurnDriver for SqliteStore {
         }))
     }
 
-    fn turn_run<'a>(&'a self, request_id: &'a str) -> BoxFuture<'a, StoreResult<Option<String>>> {
+    fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>> {
         let request_id = request_id.to_owned();
         Box::pin(self.call(move |conn| {
             conn.query_row(&SQL.run_of, [&request_id], |r| r.get(0))
@@ -56,7 +50,7 @@ impl TurnDriver for SqliteStore {
         }))
     }
 
-    fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>> {
+    fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
             conn.prepare_cached(&SQL.rows)
@@ -68,12 +62,7 @@ impl TurnDriver for SqliteStore {
         }))
     }
 
-    fn turn_answer<'a>(
-        &'a self,
-        run_id: &'a str,
-        change: Change,
-        row: TurnRow,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
+    fn turn_answer<'a>(&'a self, run_id: &'a str, change: Change, row: TurnRow) -> Step<'a, bool> {
         let params = row.answer_params(run_id);
         let completes = change.set.state.is_some();
         Box::pin(async move {

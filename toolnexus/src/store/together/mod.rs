@@ -11,10 +11,10 @@ use super::lifecycle::together::{answer_one, other_answers, turn_rows};
 #[cfg(doc)]
 use super::lifecycle::together::{check_link, takes_answer};
 use super::lifecycle::{self, Change, Key};
+pub(crate) use super::outbox::Step;
 use super::{Claim, RunInfo, StoreError, StoreResult, now_ms};
 use crate::request::Answer;
 use crate::run::PendingRun;
-use crate::util::BoxFuture;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod sql;
@@ -37,27 +37,18 @@ pub(crate) struct TurnRow {
 pub(crate) trait TurnDriver {
     /// In one step: keeps `rows` (none answered) as run `run_id`'s, each unless kept already,
     /// when [`check_link`] allows it; else nothing kept, its refusal.
-    fn turn_link<'a>(
-        &'a self,
-        run_id: &'a str,
-        rows: Vec<TurnRow>,
-    ) -> BoxFuture<'a, StoreResult<()>>;
+    fn turn_link<'a>(&'a self, run_id: &'a str, rows: Vec<TurnRow>) -> Step<'a, ()>;
 
     /// The run whose turn made request `request_id`, if any.
-    fn turn_run<'a>(&'a self, request_id: &'a str) -> BoxFuture<'a, StoreResult<Option<String>>>;
+    fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>>;
 
     /// The turn rows of run `run_id`, in position order (of every turn it parked together).
-    fn turn_rows<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Vec<TurnRow>>>;
+    fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>>;
 
     /// In one step: applies `change` to run `run_id` (its guard checked) and keeps `row`'s
     /// answer on its turn row, if that row still [takes it](takes_answer); `false`, nothing
     /// kept, when either no longer holds (another change came between).
-    fn turn_answer<'a>(
-        &'a self,
-        run_id: &'a str,
-        change: Change,
-        row: TurnRow,
-    ) -> BoxFuture<'a, StoreResult<bool>>;
+    fn turn_answer<'a>(&'a self, run_id: &'a str, change: Change, row: TurnRow) -> Step<'a, bool>;
 }
 
 /// How many times an answer is tried again when other answers to its run came between.

@@ -3,7 +3,7 @@
 //! stores but for how a parameter is named.
 
 use super::TurnRow;
-use crate::store::sql::SqlParam;
+use crate::store::sql::{SqlParam, numbered};
 
 /// Schema version 9: the requests of together runs, one row each, with its answer once given
 /// (sealed like the run's), the same SQL in both stores but for the integer type.
@@ -34,7 +34,7 @@ pub(crate) struct TurnSql {
     placeholder: fn(usize) -> String,
     /// The run whose turn row request parameter 1 is.
     pub(crate) run_of: String,
-    /// The turn rows of run parameter 1, in [turn order](crate::store::lifecycle::together::turn_order).
+    /// The turn rows of run parameter 1, in turn order.
     pub(crate) rows: String,
     /// Keeps an answer on its row ([`TurnRow::answer_params`]) if it has none yet.
     pub(crate) answer: String,
@@ -43,26 +43,17 @@ pub(crate) struct TurnSql {
 impl TurnSql {
     /// The statements with parameters named by `placeholder`.
     pub(crate) fn new(placeholder: fn(usize) -> String) -> Self {
-        let p = placeholder;
+        let sql = |text: &str| numbered(text, placeholder);
         Self {
             placeholder,
-            run_of: format!(
-                "SELECT run_id FROM turn_requests WHERE request_id = {}",
-                p(1)
-            ),
-            rows: format!(
+            run_of: sql("SELECT run_id FROM turn_requests WHERE request_id = ?1"),
+            rows: sql(
                 "SELECT request_id, position, answer, answered_by, answered_at
-                 FROM turn_requests WHERE run_id = {} ORDER BY position, request_id",
-                p(1)
+                 FROM turn_requests WHERE run_id = ?1 ORDER BY position, request_id",
             ),
-            answer: format!(
-                "UPDATE turn_requests SET answer = {}, answered_by = {}, answered_at = {}
-                 WHERE request_id = {} AND run_id = {} AND answer IS NULL",
-                p(1),
-                p(2),
-                p(3),
-                p(4),
-                p(5)
+            answer: sql(
+                "UPDATE turn_requests SET answer = ?1, answered_by = ?2, answered_at = ?3
+                 WHERE request_id = ?4 AND run_id = ?5 AND answer IS NULL",
             ),
         }
     }
@@ -72,40 +63,29 @@ impl TurnSql {
     /// of their requests (`request_id, run_id`), for
     /// [`check_link`](crate::store::lifecycle::together::check_link).
     pub(crate) fn link(&self, run_id: &str, rows: &[TurnRow]) -> [(String, Vec<SqlParam>); 2] {
-        let p = self.placeholder;
         let mut insert = vec![SqlParam::Text(run_id.to_owned())];
-        let mut values = Vec::with_capacity(rows.len());
+        let mut ids = Vec::with_capacity(rows.len());
         for row in rows {
             insert.push(SqlParam::Text(row.request_id.clone()));
             insert.push(SqlParam::Int(row.position));
-            values.push(format!(
-                "({}, {}, {})",
-                p(insert.len() - 1),
-                p(1),
-                p(insert.len())
-            ));
+            ids.push(SqlParam::Text(row.request_id.clone()));
         }
-        let ids: Vec<SqlParam> = rows
-            .iter()
-            .map(|row| SqlParam::Text(row.request_id.clone()))
+        let values: Vec<String> = (1..=rows.len())
+            .map(|i| format!("(?{}, ?1, ?{})", 2 * i, 2 * i + 1))
             .collect();
-        let marks: Vec<String> = (1..=ids.len()).map(p).collect();
+        let marks: Vec<String> = (1..=rows.len()).map(|i| format!("?{i}")).collect();
+        let insert_sql = format!(
+            "INSERT INTO turn_requests (request_id, run_id, position) VALUES {}
+             ON CONFLICT (request_id) DO NOTHING",
+            values.join(", ")
+        );
+        let holders_sql = format!(
+            "SELECT request_id, run_id FROM turn_requests WHERE request_id IN ({})",
+            marks.join(", ")
+        );
         [
-            (
-                format!(
-                    "INSERT INTO turn_requests (request_id, run_id, position) VALUES {}
-                     ON CONFLICT (request_id) DO NOTHING",
-                    values.join(", ")
-                ),
-                insert,
-            ),
-            (
-                format!(
-                    "SELECT request_id, run_id FROM turn_requests WHERE request_id IN ({})",
-                    marks.join(", ")
-                ),
-                ids,
-            ),
+            (numbered(&insert_sql, self.placeholder), insert),
+            (numbered(&holders_sql, self.placeholder), ids),
         ]
     }
 }
