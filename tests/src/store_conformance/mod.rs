@@ -156,7 +156,8 @@ macro_rules! store_conformance {
                 a_deliverer_that_dies_mid_delivery_leaves_it_to_the_next,
                 a_refused_or_exhausted_notification_is_given_up_visibly,
                 a_notification_whose_deliverers_keep_dying_is_given_up,
-                an_answered_request_is_not_notified);
+                an_answered_request_is_not_notified,
+                an_attempt_is_recorded_by_its_owner_once_even_after_its_run_is_deleted);
         }
     };
     (governed: $make:ident, $notifying:ident) => {
@@ -181,7 +182,8 @@ macro_rules! store_conformance {
                 together_answers_in_any_order_and_the_run_is_answered_only_when_all_are,
                 together_each_answer_is_checked_on_its_own,
                 together_a_worker_resumes_it_once_with_every_answer,
-                together_a_claim_before_the_last_answer_records_it_and_claims_nothing);
+                together_a_claim_before_the_last_answer_records_it_and_claims_nothing,
+                together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept);
         }
     };
     (@cases $make:path; $($case:ident),*) => {

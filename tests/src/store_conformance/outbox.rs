@@ -430,3 +430,42 @@ pub async fn a_notification_whose_deliverers_keep_dying_is_given_up(make: Make) 
             .is_empty()
     );
 }
+
+/// Only the deliverer holding an attempt records it, once; it still does after the run was
+/// deleted (the notification's row ends as the attempt did; no history is left to append
+/// to).
+pub async fn an_attempt_is_recorded_by_its_owner_once_even_after_its_run_is_deleted(make: Make) {
+    let s = subject!(make);
+    let store = s.store();
+    let outbox = store.outbox().unwrap();
+    let info = store.park(Agent::once().halt().await).await.unwrap();
+    let names = vec!["hook".to_owned()];
+    let [n]: [toolnexus::store::Notification; 1] = outbox
+        .claim_notifications("d1", &names, 10, LEASE)
+        .await
+        .unwrap()
+        .try_into()
+        .expect("one claimed");
+    assert_eq!((n.attempts, n.lease_owner.as_deref()), (1, Some("d1")));
+    let lost = StoreError::LeaseLost {
+        run_id: info.run_id.clone(),
+    };
+    let delivered = toolnexus::store::Attempt::Delivered;
+    assert_eq!(
+        outbox.record_attempt(&n, "d2", &delivered).await,
+        Err(lost.clone()),
+        "not d2's attempt"
+    );
+    assert!(store.delete(&info.run_id).await.unwrap());
+    outbox.record_attempt(&n, "d1", &delivered).await.unwrap();
+    assert_eq!(
+        outbox.record_attempt(&n, "d1", &delivered).await,
+        Err(lost),
+        "recorded already"
+    );
+    let hook = notification_of(outbox, &info.run_id, "hook").await;
+    assert_eq!(
+        (hook.state, hook.attempts, hook.lease_owner),
+        (NotificationState::Delivered, 1, None)
+    );
+}

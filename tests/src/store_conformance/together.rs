@@ -364,3 +364,73 @@ pub async fn assert_together_answers(store: &dyn toolnexus::store::RunStore, rec
         assert_eq!(info.state, want, "after the answer to {id}");
     }
 }
+
+/// A together run halted on requests with the ids `ids` (its tool: [`together_toolkit`]).
+async fn halt_together_with_ids(ids: [&'static str; 3]) -> PendingRun {
+    let model = FnModel::new(move |req: ModelRequest| async move {
+        if req.messages.iter().any(|m| m.role == Role::Tool) {
+            return Reply::text("done");
+        }
+        let ask = |id: &str| json!({"name": id});
+        Reply::tool_call("ask", ask(ids[0]))
+            .with_call("ask", ask(ids[1]))
+            .with_call("ask", ask(ids[2]))
+    });
+    let ask = FnTool::builder("ask")
+        .description("Asks, the request's id its `name`.")
+        .handler(|args, _| async move {
+            let id = args["name"].as_str().unwrap_or_default().to_owned();
+            ToolResult::suspended(Request::input(format!("{id}?")).with_id(id))
+        })
+        .build()
+        .expect("the tool builds");
+    let client = Client::builder(model)
+        .model_name("conformance")
+        .questions_together(true)
+        .build()
+        .expect("the client builds");
+    let toolkit = Toolkit::builder().tool(ask).build().expect("the toolkit");
+    let result = client
+        .run("Book it.", &toolkit)
+        .await
+        .expect("the run halts");
+    let record = PendingRun::try_from(result).expect("a record");
+    assert!(record.is_together());
+    record
+}
+
+/// A together park one of whose requests another together run holds is refused, naming it,
+/// and keeps none of its turn: its other requests find no run, the holder keeps its own.
+pub async fn together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept(
+    make: Make,
+) {
+    let s = subject!(make);
+    let store = s.store();
+    let first = store
+        .park(halt_together_with_ids(["a1", "shared", "a3"]).await)
+        .await
+        .unwrap();
+    let refused = store
+        .park(halt_together_with_ids(["b1", "b2", "shared"]).await)
+        .await;
+    assert_eq!(
+        refused.unwrap_err(),
+        StoreError::Conflict(
+            "request `shared` is already the request of another run: request ids name one run"
+                .to_owned()
+        )
+    );
+    assert!(
+        store.get_by_request("b2").await.unwrap().is_none(),
+        "no turn row of the refused turn is kept"
+    );
+    let holder = store.get_by_request("shared").await.unwrap().expect("kept");
+    assert_eq!(holder.info.run_id, first.run_id);
+    // the holder's turn still takes its answers
+    for (id, by) in [("a1", "ann"), ("shared", "sam")] {
+        let info = store.submit(&Answer::accept(id, 1), by).await.unwrap();
+        assert_eq!(info.state, RunState::Parked);
+    }
+    let info = store.submit(&Answer::accept("a3", 3), "al").await.unwrap();
+    assert_eq!(info.state, RunState::Answered);
+}

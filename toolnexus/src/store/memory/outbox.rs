@@ -55,17 +55,17 @@ impl OutboxDriver for MemoryStore {
         &self.outbox
     }
 
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>> {
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
         Box::pin(async move { Ok(lock(&self.outbox).claim(claiming)) })
     }
 
-    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool> {
+    fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
         Box::pin(async move {
             let mut runs = self.rows();
             if !lock(&self.outbox).record(recording) {
                 return Ok(false);
             }
-            if let Some(run) = runs.by_id.get_mut(&recording.run_id) {
+            if let Some(run) = runs.by_id.get_mut(&recording.claimed.run_id) {
                 run.append(&recording.event);
             }
             Ok(true)

@@ -13,29 +13,30 @@ use crate::store::{StoreError, events_json, lease_ms, millis};
 /// A claim of the due notifications: `owner` takes up to `limit` of those for `notifiers`
 /// that are due `now` (ms), leased until `until` (ms).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Claiming {
-    pub(crate) owner: String,
-    pub(crate) notifiers: Vec<String>,
+pub(crate) struct Claiming<'c> {
+    pub(crate) owner: &'c str,
+    pub(crate) notifiers: &'c [String],
     pub(crate) limit: usize,
     pub(crate) now: i64,
     pub(crate) until: i64,
 }
 
-impl Claiming {
+impl<'c> Claiming<'c> {
     /// A claim by `owner` at `now` (ms) for `lease`.
     pub(crate) fn new(
-        owner: &str,
-        notifiers: &[String],
+        owner: &'c str,
+        notifiers: &'c [String],
         limit: usize,
         lease: Duration,
         now: i64,
     ) -> Self {
+        let until = now.saturating_add(lease_ms(lease));
         Self {
-            owner: owner.to_owned(),
-            notifiers: notifiers.to_vec(),
+            owner,
+            notifiers,
             limit,
             now,
-            until: now.saturating_add(lease_ms(lease)),
+            until,
         }
     }
 
@@ -58,7 +59,7 @@ impl Claiming {
     /// end (the new lease returned).
     pub(crate) fn take(&self, n: &mut Notification) -> i64 {
         n.attempts = n.attempts.saturating_add(1);
-        n.lease_owner = Some(self.owner.clone());
+        n.lease_owner = Some(self.owner.to_owned());
         self.until
     }
 
@@ -85,42 +86,45 @@ impl Claiming {
 }
 
 /// What recording one attempt writes, and what it requires of the row: the notification
-/// `id` of run `run_id` is still `owner`'s attempt number `attempts`, pending (the guard);
-/// then it becomes `state`, due at `next_at` when that is set, with `last_error`, unleased,
-/// and the run's history gains `event` (a JSON array of one event).
+/// as `owner` claimed it is still `owner`'s attempt, pending (the guard); then it becomes
+/// as `attempt` ended (its state, due at its retry's time if any, its error), unleased, and
+/// the run's history gains `event` (the attempt's `Notified` event).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Recording {
-    pub(crate) id: String,
-    pub(crate) run_id: String,
-    pub(crate) owner: String,
-    pub(crate) attempts: u32,
-    pub(crate) state: NotificationState,
-    pub(crate) next_at: Option<i64>,
-    pub(crate) last_error: Option<String>,
+pub(crate) struct Recording<'r> {
+    pub(crate) claimed: &'r Notification,
+    pub(crate) owner: &'r str,
+    pub(crate) attempt: &'r Attempt,
     pub(crate) event: String,
 }
 
-impl Recording {
-    /// How the attempt at `n` (as claimed by `owner`) that ended as `attempt` is recorded at
-    /// `now` (ms).
-    pub(crate) fn of(n: &Notification, owner: &str, attempt: &Attempt, now: i64) -> Self {
+impl<'r> Recording<'r> {
+    /// How the attempt at `claimed` (by `owner`) that ended as `attempt` is recorded at `now`
+    /// (ms).
+    pub(crate) fn of(
+        claimed: &'r Notification,
+        owner: &'r str,
+        attempt: &'r Attempt,
+        now: i64,
+    ) -> Self {
+        let event = events_json(&[attempt.event(claimed, now)]);
         Self {
-            id: n.id.clone(),
-            run_id: n.run_id.clone(),
-            owner: owner.to_owned(),
-            attempts: n.attempts,
-            state: attempt.state(),
-            next_at: attempt.next_at().map(millis),
-            last_error: attempt.error().map(str::to_owned),
-            event: events_json(&[attempt.event(n, now)]),
+            claimed,
+            owner,
+            attempt,
+            event,
         }
+    }
+
+    /// When the notification is due next, in ms, when the attempt sets it (a retry).
+    pub(crate) fn next_at(&self) -> Option<i64> {
+        self.attempt.next_at().map(millis)
     }
 
     /// Whether `row`, as the store keeps it, is still the attempt this records.
     pub(crate) fn holds(&self, row: &Notification) -> bool {
         row.state == NotificationState::Pending
-            && row.lease_owner.as_deref() == Some(self.owner.as_str())
-            && row.attempts == self.attempts
+            && row.lease_owner.as_deref() == Some(self.owner)
+            && row.attempts == self.claimed.attempts
     }
 
     /// `row` (leased until `lease`) as this recording leaves it, when it [holds](Self::holds);
@@ -129,11 +133,11 @@ impl Recording {
         if !self.holds(row) {
             return false;
         }
-        row.state = self.state;
-        if let Some(at) = self.next_at {
+        row.state = self.attempt.state();
+        if let Some(at) = self.next_at() {
             row.next_at = crate::store::from_millis(at);
         }
-        row.last_error.clone_from(&self.last_error);
+        row.last_error = self.attempt.error().map(str::to_owned);
         row.lease_owner = None;
         *lease = None;
         true
@@ -143,7 +147,7 @@ impl Recording {
     /// deliverer claimed it, or it was recorded already).
     pub(crate) fn lost(&self) -> StoreError {
         StoreError::LeaseLost {
-            run_id: self.run_id.clone(),
+            run_id: self.claimed.run_id.clone(),
         }
     }
 }

@@ -21,12 +21,12 @@ pub(crate) trait OutboxDriver: Send + Sync + fmt::Debug {
     /// In one step: claims what `claiming` takes ([`Claiming::pick`]: due, oldest due first,
     /// at most its limit, each one attempt more and leased), concurrent claims never taking
     /// the same notification; the notifications as they became.
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>>;
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>>;
 
     /// In one step: applies `recording` to its row when the row still [holds](Recording::holds)
     /// the attempt, and appends its event to the run's history (when the run is still kept);
     /// `false`, nothing changed, when the row no longer holds it.
-    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool>;
+    fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool>;
 
     /// The notifications of run `run_id`, in [listing order](super::decide::listing_order).
     fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>>;

@@ -95,7 +95,7 @@ impl OutboxSql {
     /// The statement of `claiming` (its notifier names one parameter each, so the text
     /// depends on how many), `lock` following the pick (PostgreSQL's row locks, or empty),
     /// with its parameters; it returns the claimed rows' [`NOTIFICATION_COLUMNS`].
-    pub(crate) fn claim(&self, claiming: &Claiming, lock: &str) -> (String, Vec<SqlParam>) {
+    pub(crate) fn claim(&self, claiming: &Claiming<'_>, lock: &str) -> (String, Vec<SqlParam>) {
         let names: Vec<String> = (5..5 + claiming.notifiers.len())
             .map(|n| format!("?{n}"))
             .collect();
@@ -110,7 +110,7 @@ impl OutboxSql {
         );
         let mut params = vec![
             SqlParam::Int(claiming.now),
-            SqlParam::Text(claiming.owner.clone()),
+            SqlParam::Text(claiming.owner.to_owned()),
             SqlParam::Int(claiming.until),
             SqlParam::Int(i64::try_from(claiming.limit).unwrap_or(i64::MAX)),
         ];
@@ -132,17 +132,17 @@ pub(crate) fn insert_params(n: &Notification) -> Vec<SqlParam> {
     ]
 }
 
-impl Recording {
+impl Recording<'_> {
     /// The parameters of [`OutboxSql::record`]: the state, `next_at` (or `NULL`: kept),
     /// the error; then the guard's id, owner and attempt.
     pub(crate) fn params(&self) -> Vec<SqlParam> {
         vec![
-            SqlParam::Text(self.state.as_str().to_owned()),
-            SqlParam::MaybeInt(self.next_at),
-            SqlParam::MaybeText(self.last_error.clone()),
-            SqlParam::Text(self.id.clone()),
-            SqlParam::Text(self.owner.clone()),
-            SqlParam::Int(i64::from(self.attempts)),
+            SqlParam::Text(self.attempt.state().as_str().to_owned()),
+            SqlParam::MaybeInt(self.next_at()),
+            SqlParam::MaybeText(self.attempt.error().map(str::to_owned)),
+            SqlParam::Text(self.claimed.id.clone()),
+            SqlParam::Text(self.owner.to_owned()),
+            SqlParam::Int(i64::from(self.claimed.attempts)),
         ]
     }
 }

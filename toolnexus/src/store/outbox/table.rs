@@ -21,15 +21,15 @@ impl MemRows {
     }
 
     /// What `claiming` takes, claimed ([`Claiming::pick`]).
-    pub(crate) fn claim(&mut self, claiming: &Claiming) -> Vec<Notification> {
+    pub(crate) fn claim(&mut self, claiming: &Claiming<'_>) -> Vec<Notification> {
         claiming.pick(self.rows.values_mut())
     }
 
     /// Applies `recording` to its row; `false` when the row is gone or no longer holds the
     /// attempt.
-    pub(crate) fn record(&mut self, recording: &Recording) -> bool {
+    pub(crate) fn record(&mut self, recording: &Recording<'_>) -> bool {
         self.rows
-            .get_mut(&recording.id)
+            .get_mut(&recording.claimed.id)
             .is_some_and(|(row, lease)| recording.apply(row, lease))
     }
 

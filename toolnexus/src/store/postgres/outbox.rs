@@ -127,14 +127,14 @@ impl OutboxDriver for PostgresStore {
         &self.outbox
     }
 
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>> {
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
         Box::pin(async move {
             let (sql, params) = SQL.shared.claim(claiming, " FOR UPDATE SKIP LOCKED");
             self.notification_rows(&sql, &params).await
         })
     }
 
-    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool> {
+    fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
         Box::pin(async move {
             let client = self.client().await?;
             let mut params = recording.params();

@@ -84,16 +84,16 @@ impl OutboxDriver for SqliteStore {
         &self.outbox
     }
 
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming) -> Step<'a, Vec<Notification>> {
+    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
         let (sql, params) = SQL.claim(claiming, "");
         Box::pin(self.call(move |conn| notifications(conn, &sql, &params)))
     }
 
-    fn record<'a>(&'a self, recording: &'a Recording) -> Step<'a, bool> {
+    fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
         let (params, event, run_id) = (
             recording.params(),
             recording.event.clone(),
-            recording.run_id.clone(),
+            recording.claimed.run_id.clone(),
         );
         Box::pin(self.call(move |conn| {
             let tx = conn
