@@ -4,7 +4,7 @@
 
 use super::Notification;
 use super::decide::{Claiming, Recording};
-use crate::store::sql::{SqlParam, append_history, numbered};
+use crate::store::sql::{SqlParam, append_history};
 
 /// Version 6: the notification outbox, one row per request, reason and notifier, written in
 /// the park's transaction; `notifications_due` holds the pending ones only, so a delivered
@@ -42,84 +42,71 @@ macro_rules! outbox_schema {
 pub(crate) use outbox_schema;
 
 /// The columns every read of a notification takes, in [`read_notification!`]'s order.
-pub(crate) const NOTIFICATION_COLUMNS: &str = "id, run_id, request_id, notifier, reason, \
-     created_at, state, attempts, next_at, lease_owner, last_error";
-
-/// The outbox's statements in one SQL store's dialect (`placeholder(n)` names parameter n).
-#[derive(Debug)]
-pub(crate) struct OutboxSql {
-    placeholder: fn(usize) -> String,
-    /// Writes a notification ([`insert_params`]), leaving one of the same id as it is.
-    pub(crate) insert: String,
-    /// A [`Recording`] on the notification's row, its guard the `WHERE`
-    /// ([`Recording::params`]: 1 to 6).
-    pub(crate) record: String,
-    /// Appends events (parameter 1) to the history of run parameter 2.
-    pub(crate) history: String,
-    /// The notifications of run parameter 1, in listing order.
-    pub(crate) of_run: String,
-    /// The earliest `due_at` of the pending notifications.
-    pub(crate) next_due: &'static str,
+macro_rules! columns {
+    () => {
+        "id, run_id, request_id, notifier, reason, created_at, state, attempts, next_at, \
+         lease_owner, last_error"
+    };
 }
 
-impl OutboxSql {
-    /// The statements with parameters named by `placeholder`.
-    pub(crate) fn new(placeholder: fn(usize) -> String) -> Self {
-        let sql = |text: &str| numbered(text, placeholder);
-        Self {
-            placeholder,
-            insert: sql(
-                "INSERT INTO notifications (id, run_id, request_id, notifier, reason,
-                     created_at, state, attempts, next_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 0, ?6) ON CONFLICT (id) DO NOTHING",
-            ),
-            record: sql(
-                "UPDATE notifications SET state = ?1, next_at = COALESCE(?2, next_at),
-                     last_error = ?3, lease_owner = NULL, lease_until = NULL
-                 WHERE id = ?4 AND lease_owner = ?5 AND attempts = ?6 AND state = 'pending'",
-            ),
-            history: sql(&format!(
-                "UPDATE runs SET {} WHERE run_id = ?2",
-                append_history("?1")
-            )),
-            of_run: sql(&format!(
-                "SELECT {NOTIFICATION_COLUMNS} FROM notifications WHERE run_id = ?1
-                 ORDER BY created_at, id"
-            )),
-            next_due:
-                "SELECT MIN(CASE WHEN lease_until > next_at THEN lease_until ELSE next_at END)
-                 FROM notifications WHERE state = 'pending'",
-        }
-    }
+// The statements, written with SQLite's `?n` ([`numbered`](crate::store::sql::numbered) for
+// PostgreSQL's `$n`).
 
-    /// The statement of `claiming` (its notifier names one parameter each, so the text
-    /// depends on how many), `lock` following the pick (PostgreSQL's row locks, or empty),
-    /// with its parameters; it returns the claimed rows' [`NOTIFICATION_COLUMNS`].
-    pub(crate) fn claim(&self, claiming: &Claiming<'_>, lock: &str) -> (String, Vec<SqlParam>) {
-        let names: Vec<String> = (5..5 + claiming.notifiers.len())
-            .map(|n| format!("?{n}"))
-            .collect();
-        let sql = format!(
-            "UPDATE notifications SET attempts = attempts + 1, lease_owner = ?2, lease_until = ?3
-             WHERE id IN (SELECT id FROM notifications
-                 WHERE state = 'pending' AND next_at <= ?1
-                   AND (lease_until IS NULL OR lease_until < ?1) AND notifier IN ({})
-                 ORDER BY next_at, id LIMIT ?4{lock})
-             RETURNING {NOTIFICATION_COLUMNS}",
-            names.join(", "),
-        );
-        let mut params = vec![
-            SqlParam::Int(claiming.now),
-            SqlParam::Text(claiming.owner.to_owned()),
-            SqlParam::Int(claiming.until),
-            SqlParam::Int(i64::try_from(claiming.limit).unwrap_or(i64::MAX)),
-        ];
-        params.extend(claiming.notifiers.iter().cloned().map(SqlParam::Text));
-        (numbered(&sql, self.placeholder), params)
-    }
+/// Writes a notification ([`insert_params`]), leaving one of the same id as it is.
+pub(crate) const INSERT: &str = "INSERT INTO notifications (id, run_id, request_id, notifier,
+    reason, created_at, state, attempts, next_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 0, ?6) ON CONFLICT (id) DO NOTHING";
+
+/// A [`Recording`] on the notification's row, its guard the `WHERE`
+/// ([`Recording::params`]: 1 to 6).
+pub(crate) const RECORD: &str = "UPDATE notifications SET state = ?1,
+    next_at = COALESCE(?2, next_at), last_error = ?3, lease_owner = NULL, lease_until = NULL
+    WHERE id = ?4 AND lease_owner = ?5 AND attempts = ?6 AND state = 'pending'";
+
+/// The notifications of run `?1`, in listing order.
+pub(crate) const OF_RUN: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM notifications WHERE run_id = ?1 ORDER BY created_at, id"
+);
+
+/// The earliest `due_at` of the pending notifications.
+pub(crate) const NEXT_DUE: &str = "SELECT MIN(CASE WHEN lease_until > next_at
+    THEN lease_until ELSE next_at END) FROM notifications WHERE state = 'pending'";
+
+/// Appends events (`?1`) to the history of run `?2`.
+pub(crate) fn history() -> String {
+    format!("UPDATE runs SET {} WHERE run_id = ?2", append_history("?1"))
 }
 
-/// The parameters of [`OutboxSql::insert`] for `n`.
+/// The statement of `claiming` (its notifier names one parameter each, so the text depends on
+/// how many), `lock` following the pick (PostgreSQL's row locks, or empty), with its
+/// parameters; it returns the claimed rows' columns.
+pub(crate) fn claim(claiming: &Claiming<'_>, lock: &str) -> (String, Vec<SqlParam>) {
+    let names: Vec<String> = (5..5 + claiming.notifiers.len())
+        .map(|n| format!("?{n}"))
+        .collect();
+    let sql = format!(
+        "UPDATE notifications SET attempts = attempts + 1, lease_owner = ?2, lease_until = ?3
+         WHERE id IN (SELECT id FROM notifications
+             WHERE state = 'pending' AND next_at <= ?1
+               AND (lease_until IS NULL OR lease_until < ?1) AND notifier IN ({})
+             ORDER BY next_at, id LIMIT ?4{lock})
+         RETURNING {}",
+        names.join(", "),
+        columns!()
+    );
+    let mut params = vec![
+        SqlParam::Int(claiming.now),
+        SqlParam::Text(claiming.owner.to_owned()),
+        SqlParam::Int(claiming.until),
+        SqlParam::Int(i64::try_from(claiming.limit).unwrap_or(i64::MAX)),
+    ];
+    params.extend(claiming.notifiers.iter().cloned().map(SqlParam::Text));
+    (sql, params)
+}
+
+/// The parameters of [`INSERT`] for `n`.
 pub(crate) fn insert_params(n: &Notification) -> Vec<SqlParam> {
     let text = |s: &str| SqlParam::Text(s.to_owned());
     vec![
@@ -133,7 +120,7 @@ pub(crate) fn insert_params(n: &Notification) -> Vec<SqlParam> {
 }
 
 impl Recording<'_> {
-    /// The parameters of [`OutboxSql::record`]: the state, `next_at` (or `NULL`: kept),
+    /// The parameters of [`RECORD`]: the state, `next_at` (or `NULL`: kept),
     /// the error; then the guard's id, owner and attempt.
     pub(crate) fn params(&self) -> Vec<SqlParam> {
         vec![
@@ -147,7 +134,7 @@ impl Recording<'_> {
     }
 }
 
-/// The notification of row `$r` (its [`NOTIFICATION_COLUMNS`]), each column read with
+/// The notification of row `$r` (its notification columns), each column read with
 /// `$r.$get(i)?` (rusqlite's `get`, tokio-postgres's `try_get`); a reason this release does
 /// not know reads as `parked`.
 macro_rules! read_notification {

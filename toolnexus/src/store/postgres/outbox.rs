@@ -1,6 +1,6 @@
 //! The PostgreSQL store's outbox: the [outbox engine](crate::store::outbox) over the
 //! `notifications` table (schema version 6), each step one statement of the shared text
-//! ([`OutboxSql`]); a park's notifications are written by the park's own statement (a common
+//! (`outbox/sql.rs`); a park's notifications are written by the park's own statement (a common
 //! table expression), so a park stays one round trip.
 
 use std::sync::LazyLock;
@@ -11,30 +11,21 @@ use super::answers::{pg_params, placeholder};
 use super::{PostgresStore, pg};
 use crate::store::StoreResult;
 use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::sql::{OutboxSql, insert_params, read_notification};
+use crate::store::outbox::sql::{self, insert_params, read_notification};
 use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
-use crate::store::sql::SqlParam;
+use crate::store::sql::{SqlParam, numbered};
 
-/// The outbox's statements in PostgreSQL's dialect, and the one `record` runs instead of two:
-/// the notification's row and its run's history (parameter 7: the events) in one statement,
-/// counting the rows recorded (the run may be gone: its history then has no row to change).
-struct PgOutboxSql {
-    shared: OutboxSql,
-    record_with_history: String,
-}
-
-static SQL: LazyLock<PgOutboxSql> = LazyLock::new(|| {
-    let shared = OutboxSql::new(placeholder);
-    PgOutboxSql {
-        record_with_history: format!(
-            "WITH n AS ({} RETURNING run_id),
-                  h AS (UPDATE runs SET {} WHERE run_id = (SELECT run_id FROM n) RETURNING 1)
-             SELECT count(*) FROM n",
-            shared.record,
-            crate::store::sql::append_history("$7")
-        ),
-        shared,
-    }
+/// The statement `record` runs: the notification's row and its run's history (`$7`: the
+/// events) in one statement, counting the rows recorded (the run may be gone: its history
+/// then has no row to change).
+static RECORD: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH n AS ({} RETURNING run_id),
+              h AS (UPDATE runs SET {} WHERE run_id = (SELECT run_id FROM n) RETURNING 1)
+         SELECT count(*) FROM n",
+        numbered(sql::RECORD, placeholder),
+        crate::store::sql::append_history("$7")
+    )
 });
 
 impl PostgresStore {
@@ -64,9 +55,12 @@ pub(super) async fn insert_rows(
     rows: Vec<Notification>,
 ) -> StoreResult<()> {
     for n in &rows {
-        tx.execute(&SQL.shared.insert, &pg_params(&insert_params(n)))
-            .await
-            .map_err(|e| pg(&e))?;
+        tx.execute(
+            &numbered(sql::INSERT, placeholder),
+            &pg_params(&insert_params(n)),
+        )
+        .await
+        .map_err(|e| pg(&e))?;
     }
     Ok(())
 }
@@ -106,11 +100,12 @@ impl PostgresStore {
     /// The notifications `sql` returns for `params`.
     async fn notification_rows(
         &self,
-        sql: &str,
+        text: &str,
         params: &[SqlParam],
     ) -> StoreResult<Vec<Notification>> {
         let client = self.client().await?;
-        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+        let stmt =
+            (client.prepare_cached(&numbered(text, placeholder)).await).map_err(|e| pg(&e))?;
         let rows = client
             .query(&stmt, &pg_params(params))
             .await
@@ -129,8 +124,8 @@ impl OutboxDriver for PostgresStore {
 
     fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
         Box::pin(async move {
-            let (sql, params) = SQL.shared.claim(claiming, " FOR UPDATE SKIP LOCKED");
-            self.notification_rows(&sql, &params).await
+            let (text, params) = sql::claim(claiming, " FOR UPDATE SKIP LOCKED");
+            self.notification_rows(&text, &params).await
         })
     }
 
@@ -139,10 +134,7 @@ impl OutboxDriver for PostgresStore {
             let client = self.client().await?;
             let mut params = recording.params();
             params.push(SqlParam::Text(recording.event.clone()));
-            let stmt = client
-                .prepare_cached(&SQL.record_with_history)
-                .await
-                .map_err(|e| pg(&e))?;
+            let stmt = client.prepare_cached(&RECORD).await.map_err(|e| pg(&e))?;
             let row = client
                 .query_one(&stmt, &pg_params(&params))
                 .await
@@ -154,7 +146,7 @@ impl OutboxDriver for PostgresStore {
     fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
         Box::pin(async move {
             let params = [SqlParam::Text(run_id.to_owned())];
-            self.notification_rows(&SQL.shared.of_run, &params).await
+            self.notification_rows(sql::OF_RUN, &params).await
         })
     }
 
@@ -162,7 +154,7 @@ impl OutboxDriver for PostgresStore {
         Box::pin(async move {
             let client = self.client().await?;
             let row = client
-                .query_one(SQL.shared.next_due, &[])
+                .query_one(sql::NEXT_DUE, &[])
                 .await
                 .map_err(|e| pg(&e))?;
             row.try_get(0).map_err(|e| pg(&e))

@@ -1,32 +1,28 @@
 //! The PostgreSQL store's turn rows ([`TurnDriver`]): the `turn_requests` table (schema
-//! version 9), each step the shared statements ([`TurnSql`]); an answer's run change and its
+//! version 9), each step the shared statements (`together/sql.rs`); an answer's run change and its
 //! turn row in one transaction.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use super::answers::{pg_params, placeholder};
 use super::{PostgresStore, pg};
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
-use crate::store::sql::change_sql;
-use crate::store::together::sql::{TurnSql, read_turn_row};
+use crate::store::sql::{change_sql, numbered};
+use crate::store::together::sql::{self, read_turn_row};
 use crate::store::together::{Step, TurnDriver, TurnRow};
-
-/// The turn rows' statements in PostgreSQL's dialect.
-static SQL: LazyLock<TurnSql> = LazyLock::new(|| TurnSql::new(placeholder));
 
 impl TurnDriver for PostgresStore {
     fn turn_link<'a>(&'a self, run_id: &'a str, rows: Vec<TurnRow>) -> Step<'a, ()> {
         Box::pin(async move {
-            let [(insert, values), (holders, ids)] = SQL.link(run_id, &rows);
+            let [(insert, values), (holders, ids)] = sql::link(run_id, &rows);
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;
-            tx.execute(&insert, &pg_params(&values))
+            tx.execute(&numbered(&insert, placeholder), &pg_params(&values))
                 .await
                 .map_err(|e| pg(&e))?;
             let held = tx
-                .query(&holders, &pg_params(&ids))
+                .query(&numbered(&holders, placeholder), &pg_params(&ids))
                 .await
                 .map_err(|e| pg(&e))?
                 .iter()
@@ -43,7 +39,7 @@ impl TurnDriver for PostgresStore {
         Box::pin(async move {
             let client = self.client().await?;
             let row = client
-                .query_opt(&SQL.run_of, &[&request_id])
+                .query_opt(&numbered(sql::RUN_OF, placeholder), &[&request_id])
                 .await
                 .map_err(|e| pg(&e))?;
             row.map(|r| r.try_get(0)).transpose().map_err(|e| pg(&e))
@@ -53,7 +49,10 @@ impl TurnDriver for PostgresStore {
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
         Box::pin(async move {
             let client = self.client().await?;
-            let stmt = client.prepare_cached(&SQL.rows).await.map_err(|e| pg(&e))?;
+            let stmt = client
+                .prepare_cached(&numbered(sql::ROWS, placeholder))
+                .await
+                .map_err(|e| pg(&e))?;
             let rows = client.query(&stmt, &[&run_id]).await.map_err(|e| pg(&e))?;
             rows.iter()
                 .map(|r| Ok(read_turn_row!(r, try_get)))
@@ -67,7 +66,10 @@ impl TurnDriver for PostgresStore {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;
             let answered = tx
-                .execute(&SQL.answer, &pg_params(&row.answer_params(run_id)))
+                .execute(
+                    &numbered(sql::ANSWER, placeholder),
+                    &pg_params(&row.answer_params(run_id)),
+                )
                 .await
                 .map_err(|e| pg(&e))?;
             if answered != 1 {

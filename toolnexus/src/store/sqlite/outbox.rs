@@ -1,20 +1,15 @@
 //! The SQLite store's outbox: the [outbox engine](crate::store::outbox) over the
 //! `notifications` table (schema version 6), each step one statement of the shared text
-//! ([`OutboxSql`]); a park's notifications are written in the park's `IMMEDIATE` transaction.
-
-use std::sync::LazyLock;
+//! (`outbox/sql.rs`); a park's notifications are written in the park's `IMMEDIATE` transaction.
 
 use rusqlite::{Connection, TransactionBehavior, params_from_iter};
 
 use super::SqliteStore;
 use crate::store::StoreResult;
 use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::sql::{OutboxSql, insert_params, read_notification};
+use crate::store::outbox::sql::{self, insert_params, read_notification};
 use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
 use crate::store::sql::{SqlParam, backend};
-
-/// The outbox's statements in SQLite's dialect.
-static SQL: LazyLock<OutboxSql> = LazyLock::new(|| OutboxSql::new(|n| format!("?{n}")));
 
 impl SqliteStore {
     with_notifiers! {
@@ -56,7 +51,7 @@ fn insert_rows(conn: &Connection, rows: Vec<Notification>) -> StoreResult<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    let mut insert = conn.prepare_cached(&SQL.insert).map_err(backend)?;
+    let mut insert = conn.prepare_cached(sql::INSERT).map_err(backend)?;
     for n in &rows {
         insert
             .execute(params_from_iter(insert_params(n)))
@@ -85,8 +80,8 @@ impl OutboxDriver for SqliteStore {
     }
 
     fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
-        let (sql, params) = SQL.claim(claiming, "");
-        Box::pin(self.call(move |conn| notifications(conn, &sql, &params)))
+        let (text, params) = sql::claim(claiming, "");
+        Box::pin(self.call(move |conn| notifications(conn, &text, &params)))
     }
 
     fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
@@ -100,13 +95,13 @@ impl OutboxDriver for SqliteStore {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
             let changed = tx
-                .prepare_cached(&SQL.record)
+                .prepare_cached(sql::RECORD)
                 .and_then(|mut stmt| stmt.execute(params_from_iter(&params)))
                 .map_err(backend)?;
             if changed == 0 {
                 return Ok(false);
             }
-            tx.prepare_cached(&SQL.history)
+            tx.prepare_cached(&sql::history())
                 .and_then(|mut stmt| stmt.execute([&event, &run_id]))
                 .map_err(backend)?;
             tx.commit().map_err(backend)?;
@@ -116,12 +111,12 @@ impl OutboxDriver for SqliteStore {
 
     fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
         let params = [SqlParam::Text(run_id.to_owned())];
-        Box::pin(self.call(move |conn| notifications(conn, &SQL.of_run, &params)))
+        Box::pin(self.call(move |conn| notifications(conn, sql::OF_RUN, &params)))
     }
 
     fn next_due_ms(&self) -> Step<'_, Option<i64>> {
         Box::pin(self.call(|conn| {
-            conn.query_row(SQL.next_due, [], |r| r.get(0))
+            conn.query_row(sql::NEXT_DUE, [], |r| r.get(0))
                 .map_err(backend)
         }))
     }

@@ -1,9 +1,8 @@
 //! The SQLite store's turn rows ([`TurnDriver`]): the `turn_requests` table (schema version
-//! 9), each step the shared statements ([`TurnSql`]) in one `IMMEDIATE` transaction where it
+//! 9), each step the shared statements (`together/sql.rs`) in one `IMMEDIATE` transaction where it
 //! writes.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use rusqlite::{OptionalExtension, TransactionBehavior, params_from_iter};
 
@@ -12,17 +11,14 @@ use super::answers::apply;
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
 use crate::store::sql::backend;
-use crate::store::together::sql::{TurnSql, read_turn_row};
+use crate::store::together::sql::{self, read_turn_row};
 use crate::store::together::{Step, TurnDriver, TurnRow};
-
-/// The turn rows' statements in SQLite's dialect.
-static SQL: LazyLock<TurnSql> = LazyLock::new(|| TurnSql::new(|n| format!("?{n}")));
 
 impl TurnDriver for SqliteStore {
     fn turn_link<'a>(&'a self, run_id: &'a str, rows: Vec<TurnRow>) -> Step<'a, ()> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            let [(insert, values), (holders, ids)] = SQL.link(&run_id, &rows);
+            let [(insert, values), (holders, ids)] = sql::link(&run_id, &rows);
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
@@ -44,7 +40,7 @@ impl TurnDriver for SqliteStore {
     fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>> {
         let request_id = request_id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.query_row(&SQL.run_of, [&request_id], |r| r.get(0))
+            conn.query_row(sql::RUN_OF, [&request_id], |r| r.get(0))
                 .optional()
                 .map_err(backend)
         }))
@@ -53,7 +49,7 @@ impl TurnDriver for SqliteStore {
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.prepare_cached(&SQL.rows)
+            conn.prepare_cached(sql::ROWS)
                 .and_then(|mut stmt| {
                     stmt.query_map([&run_id], |r| Ok(read_turn_row!(r, get)))?
                         .collect()
@@ -72,7 +68,7 @@ impl TurnDriver for SqliteStore {
                         .transaction_with_behavior(TransactionBehavior::Immediate)
                         .map_err(backend)?;
                     let answered = tx
-                        .execute(&SQL.answer, params_from_iter(&params))
+                        .execute(sql::ANSWER, params_from_iter(&params))
                         .map_err(backend)?;
                     // dropped without a commit: nothing kept
                     if answered != 1 || !apply(&tx, &change)? {

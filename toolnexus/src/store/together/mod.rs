@@ -54,21 +54,13 @@ pub(crate) trait TurnDriver {
 /// How many times an answer is tried again when other answers to its run came between.
 const TRIES: usize = 32;
 
-/// The ids of `record`'s requests when it parked together (none otherwise).
-fn together_ids(record: &PendingRun) -> Vec<String> {
-    if !record.is_together() {
-        return Vec::new();
-    }
-    record.requests().iter().map(|r| r.id.clone()).collect()
-}
-
 /// Keeps the turn rows of a together `record` just parked (nothing for another record).
 pub(crate) async fn link<D: Driver + ?Sized>(driver: &D, record: &PendingRun) -> StoreResult<()> {
-    let ids = together_ids(record);
-    if ids.is_empty() {
+    if !record.is_together() {
         return Ok(());
     }
-    driver.turn_link(record.run_id(), turn_rows(ids)).await
+    let ids = record.requests().iter().map(|r| r.id.clone()).collect();
+    link_ids(driver, record.run_id(), ids).await
 }
 
 /// Keeps the turn rows of the together run a finish parked again (`requests`: its result's

@@ -3,7 +3,7 @@
 //! stores but for how a parameter is named.
 
 use super::TurnRow;
-use crate::store::sql::{SqlParam, numbered};
+use crate::store::sql::SqlParam;
 
 /// Schema version 9: the requests of together runs, one row each, with its answer once given
 /// (sealed like the run's), the same SQL in both stores but for the integer type.
@@ -28,70 +28,58 @@ macro_rules! together_schema {
 }
 pub(crate) use together_schema;
 
-/// The turn rows' statements in one SQL store's dialect (`placeholder(n)` names parameter n).
-#[derive(Debug)]
-pub(crate) struct TurnSql {
-    placeholder: fn(usize) -> String,
-    /// The run whose turn row request parameter 1 is.
-    pub(crate) run_of: String,
-    /// The turn rows of run parameter 1, in turn order.
-    pub(crate) rows: String,
-    /// Keeps an answer on its row ([`TurnRow::answer_params`]) if it has none yet.
-    pub(crate) answer: String,
-}
+// The statements, written with SQLite's `?n` ([`numbered`](crate::store::sql::numbered) for
+// PostgreSQL's `$n`).
 
-impl TurnSql {
-    /// The statements with parameters named by `placeholder`.
-    pub(crate) fn new(placeholder: fn(usize) -> String) -> Self {
-        let sql = |text: &str| numbered(text, placeholder);
-        Self {
-            placeholder,
-            run_of: sql("SELECT run_id FROM turn_requests WHERE request_id = ?1"),
-            rows: sql(
-                "SELECT request_id, position, answer, answered_by, answered_at
-                 FROM turn_requests WHERE run_id = ?1 ORDER BY position, request_id",
-            ),
-            answer: sql(
-                "UPDATE turn_requests SET answer = ?1, answered_by = ?2, answered_at = ?3
-                 WHERE request_id = ?4 AND run_id = ?5 AND answer IS NULL",
-            ),
-        }
-    }
+/// The run whose turn row request `?1` is.
+pub(crate) const RUN_OF: &str = "SELECT run_id FROM turn_requests WHERE request_id = ?1";
 
-    /// The two statements of a link of run `run_id`'s `rows`, with their parameters: the
-    /// rows inserted, each unless its request has a row already; then the run holding each
-    /// of their requests (`request_id, run_id`), for
-    /// [`check_link`](crate::store::lifecycle::together::check_link).
-    pub(crate) fn link(&self, run_id: &str, rows: &[TurnRow]) -> [(String, Vec<SqlParam>); 2] {
-        let mut insert = vec![SqlParam::Text(run_id.to_owned())];
-        let mut ids = Vec::with_capacity(rows.len());
-        for row in rows {
-            insert.push(SqlParam::Text(row.request_id.clone()));
-            insert.push(SqlParam::Int(row.position));
-            ids.push(SqlParam::Text(row.request_id.clone()));
-        }
-        let values: Vec<String> = (1..=rows.len())
-            .map(|i| format!("(?{}, ?1, ?{})", 2 * i, 2 * i + 1))
-            .collect();
-        let marks: Vec<String> = (1..=rows.len()).map(|i| format!("?{i}")).collect();
-        let insert_sql = format!(
-            "INSERT INTO turn_requests (request_id, run_id, position) VALUES {}
-             ON CONFLICT (request_id) DO NOTHING",
-            values.join(", ")
-        );
-        let holders_sql = format!(
-            "SELECT request_id, run_id FROM turn_requests WHERE request_id IN ({})",
-            marks.join(", ")
-        );
-        [
-            (numbered(&insert_sql, self.placeholder), insert),
-            (numbered(&holders_sql, self.placeholder), ids),
-        ]
+/// The turn rows of run `?1`, in turn order.
+pub(crate) const ROWS: &str = "SELECT request_id, position, answer, answered_by, answered_at
+    FROM turn_requests WHERE run_id = ?1 ORDER BY position, request_id";
+
+/// Keeps an answer on its row ([`TurnRow::answer_params`]) if it has none yet.
+pub(crate) const ANSWER: &str = "UPDATE turn_requests
+    SET answer = ?1, answered_by = ?2, answered_at = ?3
+    WHERE request_id = ?4 AND run_id = ?5 AND answer IS NULL";
+
+/// The two statements of a link of run `run_id`'s `rows`, with their parameters: the rows
+/// inserted, each unless its request has a row already; then the run holding each of their
+/// requests (`request_id, run_id`), for
+/// [`check_link`](crate::store::lifecycle::together::check_link).
+pub(crate) fn link(run_id: &str, rows: &[TurnRow]) -> [(String, Vec<SqlParam>); 2] {
+    let mut insert = vec![SqlParam::Text(run_id.to_owned())];
+    let mut ids = Vec::with_capacity(rows.len());
+    for row in rows {
+        insert.push(SqlParam::Text(row.request_id.clone()));
+        insert.push(SqlParam::Int(row.position));
+        ids.push(SqlParam::Text(row.request_id.clone()));
     }
+    let values: Vec<String> = (1..=rows.len())
+        .map(|i| format!("(?{}, ?1, ?{})", 2 * i, 2 * i + 1))
+        .collect();
+    let marks: Vec<String> = (1..=rows.len()).map(|i| format!("?{i}")).collect();
+    [
+        (
+            format!(
+                "INSERT INTO turn_requests (request_id, run_id, position) VALUES {}
+                 ON CONFLICT (request_id) DO NOTHING",
+                values.join(", ")
+            ),
+            insert,
+        ),
+        (
+            format!(
+                "SELECT request_id, run_id FROM turn_requests WHERE request_id IN ({})",
+                marks.join(", ")
+            ),
+            ids,
+        ),
+    ]
 }
 
 impl TurnRow {
-    /// The parameters of [`TurnSql::answer`]: this row's answer, who gave it and when, then
+    /// The parameters of [`ANSWER`]: this row's answer, who gave it and when, then
     /// its request and its run `run_id`.
     pub(crate) fn answer_params(&self, run_id: &str) -> Vec<SqlParam> {
         vec![
@@ -104,7 +92,7 @@ impl TurnRow {
     }
 }
 
-/// The turn row of row `$r` (the columns of [`TurnSql::rows`]), each column read with
+/// The turn row of row `$r` (the columns of [`ROWS`]), each column read with
 /// `$r.$get(i)?` (rusqlite's `get`, tokio-postgres's `try_get`).
 macro_rules! read_turn_row {
     ($r:expr, $get:ident) => {
