@@ -54,10 +54,10 @@ pub(super) async fn insert_rows(
     tx: &tokio_postgres::Transaction<'_>,
     rows: Vec<Notification>,
 ) -> StoreResult<()> {
-    for n in &rows {
+    for n in rows {
         tx.execute(
             &numbered(sql::INSERT, placeholder),
-            &pg_params(&insert_params(n)),
+            &pg_params(&insert_params(&n)),
         )
         .await
         .map_err(|e| pg(&e))?;

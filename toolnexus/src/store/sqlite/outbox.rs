@@ -52,9 +52,9 @@ fn insert_rows(conn: &Connection, rows: Vec<Notification>) -> StoreResult<()> {
         return Ok(());
     }
     let mut insert = conn.prepare_cached(sql::INSERT).map_err(backend)?;
-    for n in &rows {
+    for n in rows {
         insert
-            .execute(params_from_iter(insert_params(n)))
+            .execute(params_from_iter(insert_params(&n)))
             .map_err(backend)?;
     }
     Ok(())
