@@ -32,11 +32,16 @@ fn record(expires: bool) -> PendingRun {
         .model_name("m")
         .build()
         .unwrap();
+    halt(&client, &toolkit)
+}
+
+/// The record of `client`'s run of `toolkit`, halted (its first message `hi`).
+pub(super) fn halt(client: &Client, toolkit: &Toolkit) -> PendingRun {
     let halted = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(client.run("hi", &toolkit))
+        .block_on(client.run("hi", toolkit))
         .unwrap();
     PendingRun::try_from(halted).unwrap()
 }

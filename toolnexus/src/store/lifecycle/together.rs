@@ -305,25 +305,11 @@ mod tests {
             .questions_together(true)
             .build()
             .unwrap();
-        let halted = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(client.run("hi", &toolkit))
-            .unwrap();
-        PendingRun::try_from(halted).unwrap()
+        crate::store::lifecycle::tests::halt(&client, &toolkit)
     }
 
     fn turn() -> Vec<TurnRow> {
-        (0..3)
-            .map(|n| TurnRow {
-                request_id: format!("r{n}"),
-                position: n,
-                answer: None,
-                answered_by: None,
-                answered_at: None,
-            })
-            .collect()
+        super::turn_rows((0..3).map(|n| format!("r{n}")).collect())
     }
 
     /// Applies one answer to `row` and `turn` as a store would.

@@ -36,13 +36,7 @@ fn record(approvals: u32) -> PendingRun {
         .build()
         .unwrap()
         .for_principal("alice");
-    let halted = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(client.run("hi", &toolkit))
-        .unwrap();
-    PendingRun::try_from(halted).unwrap()
+    crate::store::lifecycle::tests::halt(&client, &toolkit)
 }
 
 fn parked(approvals: u32) -> RawRow {
