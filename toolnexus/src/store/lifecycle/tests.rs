@@ -50,7 +50,8 @@ pub(super) fn parked() -> RawRow {
     park(&record(false), &Seal::default(), NOW).row
 }
 
-fn events(row: &RawRow) -> Vec<RunEventKind> {
+/// The kinds of `row`'s history events, in order.
+pub(super) fn events(row: &RawRow) -> Vec<RunEventKind> {
     row.info()
         .unwrap()
         .history

@@ -57,14 +57,7 @@ fn cast(row: &mut RawRow, answer: &Answer, by: &str) -> Ballot {
     ballot
 }
 
-fn kinds(row: &RawRow) -> Vec<RunEventKind> {
-    row.info()
-        .unwrap()
-        .history
-        .iter()
-        .map(|e| e.event)
-        .collect()
-}
+use crate::store::lifecycle::tests::events as kinds;
 
 #[test]
 fn a_vote_below_the_count_keeps_the_run_parked_and_appends_the_vote() {
