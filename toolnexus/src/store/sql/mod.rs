@@ -11,19 +11,20 @@ mod conversations;
 mod history;
 mod query;
 mod row;
-pub(crate) mod rule_store;
+mod rule_store;
 mod rules;
 mod schema;
+mod side;
 
 pub(crate) use change::change_sql;
-pub(crate) use conversations::{ConversationSql, read_conversation_row};
+pub(crate) use conversations::ConversationSql;
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
-pub(crate) use rule_store::{RuleRows, sql_rule_store};
-pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, readable};
+pub(crate) use rules::{RuleRow, RuleSql};
+pub(crate) use side::{SideSql, SqlCols, SqlSide};
 pub(crate) use schema::GOVERNED_COLUMNS;
 #[cfg(feature = "sqlite")]
 pub(crate) use schema::VOTES_COLUMN;
