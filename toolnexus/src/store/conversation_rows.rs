@@ -119,7 +119,6 @@ pub(crate) fn changed(row: &ConversationRow) -> StoreError {
     }
 }
 
-
 /// Which conversations a driver reads.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ConversationRead<'a> {
@@ -177,7 +176,9 @@ pub(crate) async fn put<D: ConversationRows>(
     conversation: &Conversation,
 ) -> StoreResult<ConversationInfo> {
     let row = ConversationRow::of(conversation)?;
-    if d.change_conversations(ConversationChange::Save(&row)).await? {
+    if d.change_conversations(ConversationChange::Save(&row))
+        .await?
+    {
         Ok(row.info())
     } else {
         Err(changed(&row))

@@ -39,8 +39,7 @@ pub(crate) enum RuleRead<'a> {
 /// What a store gives the rules.
 pub(crate) trait RuleDriver: Sync {
     /// The rules `read` selects, each read or reported.
-    fn read_rules<'a>(&'a self, read: RuleRead<'a>)
-    -> BoxFuture<'a, StoreResult<Vec<ListedRow>>>;
+    fn read_rules<'a>(&'a self, read: RuleRead<'a>) -> BoxFuture<'a, StoreResult<Vec<ListedRow>>>;
 
     /// Applies `change` in one step, its guard with it; how many rules (or runs) it changed.
     fn change_rules<'a>(&'a self, change: RuleChange<'a>) -> BoxFuture<'a, StoreResult<u64>>;

@@ -112,10 +112,9 @@ impl RuleRows {
             RuleRead::Newest { after, take } => {
                 let mut newest = self.aged.iter().rev();
                 match after {
-                    Some((ms, id)) => by_age(
-                        &mut newest.skip_while(|k| (k.0, &k.1) >= (*ms, id)),
-                        *take,
-                    ),
+                    Some((ms, id)) => {
+                        by_age(&mut newest.skip_while(|k| (k.0, &k.1) >= (*ms, id)), *take)
+                    }
                     None => by_age(&mut newest, *take),
                 }
             }
@@ -124,10 +123,7 @@ impl RuleRows {
 }
 
 impl RuleDriver for MemoryStore {
-    fn read_rules<'a>(
-        &'a self,
-        read: RuleRead<'a>,
-    ) -> BoxFuture<'a, StoreResult<Vec<ListedRow>>> {
+    fn read_rules<'a>(&'a self, read: RuleRead<'a>) -> BoxFuture<'a, StoreResult<Vec<ListedRow>>> {
         Box::pin(async move { Ok(self.rule_rows().read(&read)) })
     }
 

@@ -12,7 +12,7 @@ use super::{PostgresStore, pg};
 use crate::store::StoreResult;
 use crate::store::conversation_rows::conversation_store;
 use crate::store::rules::rule_store;
-use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide};
+use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide, sql_getters};
 use crate::util::BoxFuture;
 
 /// The statements in PostgreSQL's dialect: the event a rule's decision appends cast to text,
@@ -26,21 +26,7 @@ static SQL: LazyLock<SideSql> = LazyLock::new(|| {
 });
 
 impl SqlCols for Row {
-    fn text(&self, k: usize) -> Result<String, String> {
-        self.try_get(k).map_err(|e| e.to_string())
-    }
-
-    fn maybe_text(&self, k: usize) -> Result<Option<String>, String> {
-        self.try_get(k).map_err(|e| e.to_string())
-    }
-
-    fn int(&self, k: usize) -> Result<i64, String> {
-        self.try_get(k).map_err(|e| e.to_string())
-    }
-
-    fn maybe_int(&self, k: usize) -> Result<Option<i64>, String> {
-        self.try_get(k).map_err(|e| e.to_string())
-    }
+    sql_getters!(try_get);
 
     fn shown(&self, k: usize) -> String {
         self.try_get(k).unwrap_or_default()

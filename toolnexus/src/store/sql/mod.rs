@@ -24,7 +24,6 @@ pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
 pub(crate) use rules::{RuleRow, RuleSql};
-pub(crate) use side::{SideSql, SqlCols, SqlSide};
 pub(crate) use schema::GOVERNED_COLUMNS;
 #[cfg(feature = "sqlite")]
 pub(crate) use schema::VOTES_COLUMN;
@@ -33,6 +32,7 @@ pub(crate) use schema::VOTES_SCHEMA;
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };
+pub(crate) use side::{SideSql, SqlCols, SqlSide, sql_getters};
 
 /// The builder methods both SQL stores share: the seal keys and the lease; `$who` says which
 /// processes share the store, `$what` what they write.

@@ -15,10 +15,7 @@ fn count(n: usize) -> i64 {
 }
 
 impl<D: SqlSide> RuleDriver for D {
-    fn read_rules<'a>(
-        &'a self,
-        read: RuleRead<'a>,
-    ) -> BoxFuture<'a, StoreResult<Vec<ListedRow>>> {
+    fn read_rules<'a>(&'a self, read: RuleRead<'a>) -> BoxFuture<'a, StoreResult<Vec<ListedRow>>> {
         let sql = &self.side_sql().rules;
         let (statement, params) = match read {
             RuleRead::Candidates(call) => (
@@ -41,7 +38,11 @@ impl<D: SqlSide> RuleDriver for D {
                 take,
             } => (
                 &sql.older,
-                vec![SqlParam::Int(ms), SqlParam::Text(id), SqlParam::Int(count(take))],
+                vec![
+                    SqlParam::Int(ms),
+                    SqlParam::Text(id),
+                    SqlParam::Int(count(take)),
+                ],
             ),
         };
         self.select(statement, params, RuleRow::listed)

@@ -22,6 +22,29 @@ pub(crate) trait SqlCols {
     fn shown(&self, k: usize) -> String;
 }
 
+/// The four typed getters of [`SqlCols`] for a driver's row type whose getter `$get` (`get`
+/// for SQLite, `try_get` for PostgreSQL) reads a column by index as the type asked for.
+macro_rules! sql_getters {
+    ($get:ident) => {
+        fn text(&self, k: usize) -> Result<String, String> {
+            self.$get(k).map_err(|e| e.to_string())
+        }
+
+        fn maybe_text(&self, k: usize) -> Result<Option<String>, String> {
+            self.$get(k).map_err(|e| e.to_string())
+        }
+
+        fn int(&self, k: usize) -> Result<i64, String> {
+            self.$get(k).map_err(|e| e.to_string())
+        }
+
+        fn maybe_int(&self, k: usize) -> Result<Option<i64>, String> {
+            self.$get(k).map_err(|e| e.to_string())
+        }
+    };
+}
+pub(crate) use sql_getters;
+
 /// The statements of the tables beside the runs, in one dialect.
 pub(crate) struct SideSql {
     /// The rules'.

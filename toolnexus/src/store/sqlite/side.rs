@@ -11,7 +11,7 @@ use super::{SqliteStore, is_constraint};
 use crate::store::StoreResult;
 use crate::store::conversation_rows::conversation_store;
 use crate::store::rules::rule_store;
-use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide, backend};
+use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide, backend, sql_getters};
 use crate::util::BoxFuture;
 
 /// The statements in SQLite's dialect (no casts).
@@ -21,21 +21,7 @@ pub(super) static SQL: LazyLock<SideSql> = LazyLock::new(|| {
 });
 
 impl SqlCols for rusqlite::Row<'_> {
-    fn text(&self, k: usize) -> Result<String, String> {
-        self.get(k).map_err(|e| e.to_string())
-    }
-
-    fn maybe_text(&self, k: usize) -> Result<Option<String>, String> {
-        self.get(k).map_err(|e| e.to_string())
-    }
-
-    fn int(&self, k: usize) -> Result<i64, String> {
-        self.get(k).map_err(|e| e.to_string())
-    }
-
-    fn maybe_int(&self, k: usize) -> Result<Option<i64>, String> {
-        self.get(k).map_err(|e| e.to_string())
-    }
+    sql_getters!(get);
 
     fn shown(&self, k: usize) -> String {
         self.get::<_, Value>(k)
