@@ -100,6 +100,7 @@ macro_rules! store_conformance {
             an_answer_recorded_in_time_counts_however_late_it_is_resumed,
             expiry_racing_submits_honours_every_accepted_answer,
             rules_keep_match_and_revoke,
+            an_args_rule_without_its_fingerprint_is_refused_and_nothing_kept,
             a_remembered_approval_answers_the_next_call,
             deny_principal_and_expiry_through_the_loop, only_approvals_are_remembered,
             a_tools_own_approval_is_answered_by_a_rule,

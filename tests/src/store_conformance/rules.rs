@@ -186,3 +186,29 @@ async fn ended_listed_and_revoked(
     assert_eq!(decided(decide_on(&fp, Some("c1"), Some("ada"))).await, None);
     assert!(one.list_rules(10).await.unwrap().is_empty());
 }
+
+/// The attack: an `args` rule stripped of its call's fingerprint (it could match no call,
+/// and a SQL store could not read it back). Every store refuses it before keeping anything:
+/// no row, no listing entry, no damaged page entry.
+pub async fn an_args_rule_without_its_fingerprint_is_refused_and_nothing_kept(make: Make) {
+    let s = subject!(make);
+    let rules = rules_of(s.store());
+    let mut stripped = rule(
+        |id| Answer::ok(id).remember(Remember::new(Scope::Args, Within::Principal)),
+        &json!({"to": "Ada", "amount": 40}),
+        None,
+        Some("ada"),
+    );
+    stripped.fingerprint = None;
+    let refused = rules.put_rule(&stripped).await.unwrap_err();
+    assert_eq!(
+        refused,
+        StoreError::Invalid(format!(
+            "rule `{}`: an `args` rule without its fingerprint matches no call",
+            stripped.id
+        ))
+    );
+    assert_eq!(rules.get_rule(&stripped.id).await.unwrap(), None);
+    let page = rules.list_rules_page(None, 10).await.unwrap();
+    assert!(page.rules.is_empty() && page.damaged.is_empty(), "{page:?}");
+}

@@ -153,7 +153,7 @@ pub(crate) fn escalation_plan(request: &Request) -> Option<String> {
             let mut step = Map::new();
             step.insert("step".to_owned(), json!(i + 1));
             step.insert("approvers".to_owned(), json!(s.approvers));
-            step.insert("at".to_owned(), json!(crate::store::millis(s.expires_at)));
+            step.insert("at".to_owned(), json!(crate::ledger::millis(s.expires_at)));
             Value::Object(step)
         })
         .collect();

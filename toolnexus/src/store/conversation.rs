@@ -10,7 +10,6 @@
 use std::time::SystemTime;
 
 use super::{StoreError, StoreResult};
-use super::{from_millis, now_ms};
 use crate::message::{Message, Role};
 use crate::util::BoxFuture;
 
@@ -293,116 +292,6 @@ pub(crate) fn check_balanced(id: &str, messages: &[Message]) -> StoreResult<()> 
             "conversation `{id}`: the tool call `{call}` has no result, the transcript would be unbalanced"
         ))),
         None => Ok(()),
-    }
-}
-
-/// A conversation as a store keeps it: columns plus the transcript as JSON.
-#[derive(Clone, Debug)]
-pub(crate) struct ConversationRow {
-    pub(crate) id: String,
-    pub(crate) messages: String,
-    pub(crate) turns: i64,
-    pub(crate) message_count: i64,
-    pub(crate) waiting_run: Option<String>,
-    pub(crate) waiting_request: Option<String>,
-    pub(crate) updated_at: i64,
-    pub(crate) version: i64,
-}
-
-impl ConversationRow {
-    /// The row's values, in `CONVERSATION_COLUMNS` order: the parameters of the SQL stores'
-    /// insert and update.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn params(&self) -> Vec<crate::store::sql::SqlParam> {
-        use crate::store::sql::SqlParam;
-        vec![
-            SqlParam::Text(self.id.clone()),
-            SqlParam::Text(self.messages.clone()),
-            SqlParam::Int(self.turns),
-            SqlParam::Int(self.message_count),
-            SqlParam::MaybeText(self.waiting_run.clone()),
-            SqlParam::MaybeText(self.waiting_request.clone()),
-            SqlParam::Int(self.updated_at),
-            SqlParam::Int(self.version),
-        ]
-    }
-
-    /// The row `conversation` is saved as (version bumped), after checking its transcript.
-    pub(crate) fn of(conversation: &Conversation) -> StoreResult<Self> {
-        check_balanced(&conversation.id, &conversation.messages)?;
-        let messages = serde_json::to_string(&conversation.messages)
-            .map_err(|e| StoreError::Invalid(format!("conversation `{}`: {e}", conversation.id)))?;
-        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-        Ok(Self {
-            id: conversation.id.clone(),
-            messages,
-            turns: count(conversation.turns()),
-            message_count: count(conversation.messages.len()),
-            waiting_run: conversation.waiting.as_ref().map(|w| w.run_id.clone()),
-            waiting_request: conversation.waiting.as_ref().map(|w| w.request_id.clone()),
-            updated_at: now_ms(),
-            version: i64::try_from(conversation.version)
-                .unwrap_or(i64::MAX)
-                .saturating_add(1),
-        })
-    }
-
-    /// The version the stored row must still have for this save to apply.
-    pub(crate) fn expected(&self) -> i64 {
-        self.version - 1
-    }
-
-    fn waiting(&self) -> Option<Waiting> {
-        match (&self.waiting_run, &self.waiting_request) {
-            (Some(run_id), Some(request_id)) => Some(Waiting {
-                run_id: run_id.clone(),
-                request_id: request_id.clone(),
-            }),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn info(&self) -> ConversationInfo {
-        let count = |n: i64| usize::try_from(n).unwrap_or(0);
-        ConversationInfo {
-            id: self.id.clone(),
-            turns: count(self.turns),
-            messages: count(self.message_count),
-            waiting: self.waiting(),
-            updated_at: from_millis(self.updated_at),
-            version: u64::try_from(self.version).unwrap_or(0),
-        }
-    }
-
-    pub(crate) fn decode(&self) -> StoreResult<Conversation> {
-        let messages =
-            serde_json::from_str(&self.messages).map_err(|e| StoreError::CorruptConversation {
-                id: self.id.clone(),
-                message: e.to_string(),
-            })?;
-        Ok(Conversation {
-            id: self.id.clone(),
-            messages,
-            waiting: self.waiting(),
-            updated_at: from_millis(self.updated_at),
-            version: u64::try_from(self.version).unwrap_or(0),
-        })
-    }
-}
-
-/// The refusal of a save whose expected version is not the stored one.
-pub(crate) fn changed(row: &ConversationRow) -> StoreError {
-    if row.expected() == 0 {
-        StoreError::Conflict(format!(
-            "conversation `{}` is already stored: load it and save from its version",
-            row.id
-        ))
-    } else {
-        StoreError::Conflict(format!(
-            "conversation `{}` changed since version {} was read: another turn was saved first",
-            row.id,
-            row.expected()
-        ))
     }
 }
 

@@ -128,6 +128,7 @@ pub mod outbox;
 mod postgres;
 mod query;
 mod row;
+pub(crate) mod rules;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 

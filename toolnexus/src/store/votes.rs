@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{StoreError, StoreResult, StoredRun, from_millis, millis};
 #[cfg(doc)]
-use crate::Request;
+use crate::request::Request;
 use crate::request::{Answer, DATA_ARGS};
 
 /// The fingerprint of a vote for the arguments as shown (an approval without `data.args`).

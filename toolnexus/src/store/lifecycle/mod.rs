@@ -19,6 +19,7 @@ use crate::run::PendingRun;
 
 mod claim;
 mod escalate;
+pub(crate) mod rules;
 #[cfg(test)]
 mod tests;
 pub(crate) mod together;

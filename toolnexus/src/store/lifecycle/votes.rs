@@ -8,7 +8,7 @@
 //! count.
 
 #[cfg(doc)]
-use crate::Request;
+use crate::request::Request;
 
 use super::{Answering, Change, Guard, Key, answer};
 use crate::request::Answer;

@@ -1,65 +1,61 @@
-//! The conversations a [`MemoryStore`] keeps beside its runs:
-//! [`ConversationStore`](crate::store::ConversationStore) written once
-//! ([`conversation_store!`]) over a map by id.
+//! The conversations a [`MemoryStore`] keeps beside its runs: the conversations'
+//! [driver](ConversationRows) over a map by id;
+//! [`ConversationStore`](crate::store::ConversationStore) itself is written once
+//! ([`conversation_store!`]).
 
 use std::ops::Bound;
 
 use super::MemoryStore;
-use crate::store::conversation::ConversationRow;
-use crate::store::conversation_rows::{By, ConversationRows, conversation_store};
-use crate::store::{Conversation, ConversationInfo, StoreResult};
+use crate::store::StoreResult;
+use crate::store::conversation_rows::ConversationRow;
+use crate::store::conversation_rows::{
+    ConversationChange, ConversationRead, ConversationRows, conversation_store,
+};
 use crate::util::BoxFuture;
 
 impl ConversationRows for MemoryStore {
-    fn conversation_by<'a>(
+    fn read_conversations<'a>(
         &'a self,
-        by: By,
-        key: &'a str,
-    ) -> BoxFuture<'a, StoreResult<Option<Conversation>>> {
+        read: ConversationRead<'a>,
+    ) -> BoxFuture<'a, StoreResult<Vec<ConversationRow>>> {
         Box::pin(async move {
             let rows = self.conversation_rows();
-            let row = match by {
-                By::Id => rows.get(key),
-                By::WaitingRun => rows
+            Ok(match read {
+                ConversationRead::Id(id) => rows.get(id).cloned().into_iter().collect(),
+                ConversationRead::WaitingRun(run) => rows
                     .values()
-                    .find(|row| row.waiting_run.as_deref() == Some(key)),
-            };
-            row.map(ConversationRow::decode).transpose()
+                    .find(|row| row.waiting_run.as_deref() == Some(run))
+                    .cloned()
+                    .into_iter()
+                    .collect(),
+                ConversationRead::After { after, take } => {
+                    let start = after.map_or(Bound::Unbounded, |id| Bound::Excluded(id.to_owned()));
+                    rows.range((start, Bound::Unbounded))
+                        .take(take)
+                        .map(|(_, row)| row.clone())
+                        .collect()
+                }
+            })
         })
     }
 
-    fn save_conversation(
-        &self,
-        row: ConversationRow,
-    ) -> BoxFuture<'_, StoreResult<Result<(), ConversationRow>>> {
+    fn change_conversations<'a>(
+        &'a self,
+        change: ConversationChange<'a>,
+    ) -> BoxFuture<'a, StoreResult<bool>> {
         Box::pin(async move {
             let mut rows = self.conversation_rows();
-            if rows.get(&row.id).map_or(0, |r| r.version) != row.expected() {
-                return Ok(Err(row));
-            }
-            rows.insert(row.id.clone(), row);
-            Ok(Ok(()))
+            Ok(match change {
+                ConversationChange::Save(row) => {
+                    let applies = rows.get(&row.id).map_or(0, |r| r.version) == row.expected();
+                    if applies {
+                        rows.insert(row.id.clone(), row.clone());
+                    }
+                    applies
+                }
+                ConversationChange::Delete(id) => rows.remove(id).is_some(),
+            })
         })
-    }
-
-    fn conversations_after<'a>(
-        &'a self,
-        after: Option<&'a str>,
-        take: usize,
-    ) -> BoxFuture<'a, StoreResult<Vec<ConversationInfo>>> {
-        Box::pin(async move {
-            let start = after.map_or(Bound::Unbounded, |id| Bound::Excluded(id.to_owned()));
-            Ok(self
-                .conversation_rows()
-                .range((start, Bound::Unbounded))
-                .take(take)
-                .map(|(_, row)| row.info())
-                .collect())
-        })
-    }
-
-    fn delete_conversation_row<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(async move { Ok(self.conversation_rows().remove(id).is_some()) })
     }
 }
 

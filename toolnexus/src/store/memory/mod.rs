@@ -19,7 +19,7 @@ mod together;
 
 use crate::run::SealKey;
 
-use super::conversation::ConversationRow;
+use super::conversation_rows::ConversationRow;
 use super::{
     DEFAULT_LEASE, Page, PendingQuery, RawRow, RunInfo, RunState, StoreError, StoreResult,
     lifecycle, now_ms,

@@ -1,11 +1,14 @@
-//! The [remembered decisions](crate::remember) a [`MemoryStore`] keeps beside its runs.
+//! The [remembered decisions](crate::remember) a [`MemoryStore`] keeps beside its runs: the
+//! rules' [driver](RuleDriver) over maps with the indexes the approval check and the listing
+//! read; [`RuleStore`](crate::remember::RuleStore) itself is written once ([`rule_store!`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::time::SystemTime;
 
 use super::MemoryStore;
-use crate::remember::{Rule, RulePage, RuleQuery, RuleStore, Scope, Within};
-use crate::store::{RunEvent, StoreError, StoreResult, millis};
+use crate::remember::{Rule, Scope, Within};
+use crate::store::lifecycle::rules::RuleChange;
+use crate::store::rules::{ListedRow, RuleDriver, RuleRead, rule_store};
+use crate::store::{StoreResult, millis};
 use crate::util::BoxFuture;
 
 /// Where a rule is found by the approval check: its tool, reach and holder, and for an
@@ -34,18 +37,29 @@ fn key_of(rule: &Rule) -> Key {
     )
 }
 
-impl RuleRows {
-    fn contains(&self, id: &str) -> bool {
-        self.rows.contains_key(id)
-    }
+/// `rule` as a listing reads it.
+fn listed(rule: &Rule) -> ListedRow {
+    (millis(rule.created_at), rule.id.clone(), Ok(rule.clone()))
+}
 
-    fn insert(&mut self, rule: Rule) {
+/// `n` as a count of changes.
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+impl RuleRows {
+    /// Keeps `rule` unless its id is kept already; whether it was.
+    fn insert(&mut self, rule: &Rule) -> bool {
+        if self.rows.contains_key(&rule.id) {
+            return false;
+        }
         self.keyed
-            .entry(key_of(&rule))
+            .entry(key_of(rule))
             .or_default()
             .insert(rule.id.clone());
         self.aged.insert((millis(rule.created_at), rule.id.clone()));
-        self.rows.insert(rule.id.clone(), rule);
+        self.rows.insert(rule.id.clone(), rule.clone());
+        true
     }
 
     fn remove(&mut self, id: &str) -> Option<Rule> {
@@ -70,124 +84,78 @@ impl RuleRows {
             .flatten()
             .filter_map(|id| self.rows.get(id))
     }
-}
 
-impl RuleStore for MemoryStore {
-    fn put_rule<'a>(&'a self, rule: &'a Rule) -> BoxFuture<'a, StoreResult<()>> {
-        Box::pin(async move {
-            let mut rules = self.rule_rows();
-            if rules.contains(&rule.id) {
-                return Err(StoreError::Conflict(format!(
-                    "rule `{}` is already kept",
-                    rule.id
-                )));
+    /// The rules `read` selects.
+    fn read(&self, read: &RuleRead<'_>) -> Vec<ListedRow> {
+        let by_age = |keys: &mut dyn Iterator<Item = &(i64, String)>, take: usize| -> Vec<_> {
+            keys.take(take)
+                .filter_map(|(_, id)| self.rows.get(id).map(listed))
+                .collect()
+        };
+        match read {
+            RuleRead::Candidates(call) => {
+                let mut found = Vec::new();
+                for (within, holder) in [
+                    (Within::Conversation, call.conversation),
+                    (Within::Principal, call.principal),
+                ] {
+                    let Some(holder) = holder else { continue };
+                    for fingerprint in [None, Some(call.fingerprint.to_owned())] {
+                        let key = (call.tool.to_owned(), within, holder.to_owned(), fingerprint);
+                        found.extend(self.under(&key).map(listed));
+                    }
+                }
+                found
             }
-            rules.insert(rule.clone());
-            Ok(())
-        })
-    }
-
-    fn candidate_rules<'a>(
-        &'a self,
-        call: &'a RuleQuery<'a>,
-    ) -> BoxFuture<'a, StoreResult<Vec<Rule>>> {
-        Box::pin(async move {
-            let rules = self.rule_rows();
-            let mut found = Vec::new();
-            for (within, holder) in [
-                (Within::Conversation, call.conversation),
-                (Within::Principal, call.principal),
-            ] {
-                let Some(holder) = holder else { continue };
-                for fingerprint in [None, Some(call.fingerprint.to_owned())] {
-                    let key = (call.tool.to_owned(), within, holder.to_owned(), fingerprint);
-                    found.extend(
-                        rules
-                            .under(&key)
-                            .filter(|r| !r.is_expired_at(call.at))
-                            .cloned(),
-                    );
+            RuleRead::Get(id) => self.rows.get(*id).map(listed).into_iter().collect(),
+            RuleRead::Oldest(limit) => by_age(&mut self.aged.iter(), *limit),
+            RuleRead::Newest { after, take } => {
+                let mut newest = self.aged.iter().rev();
+                match after {
+                    Some((ms, id)) => {
+                        by_age(&mut newest.skip_while(|k| (k.0, &k.1) >= (*ms, id)), *take)
+                    }
+                    None => by_age(&mut newest, *take),
                 }
             }
-            Ok(found)
-        })
+        }
+    }
+}
+
+impl RuleDriver for MemoryStore {
+    fn read_rules<'a>(&'a self, read: RuleRead<'a>) -> BoxFuture<'a, StoreResult<Vec<ListedRow>>> {
+        Box::pin(async move { Ok(self.rule_rows().read(&read)) })
     }
 
-    fn get_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<Option<Rule>>> {
-        Box::pin(async move { Ok(self.rule_rows().rows.get(id).cloned()) })
-    }
-
-    fn list_rules(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Rule>>> {
+    fn change_rules<'a>(&'a self, change: RuleChange<'a>) -> BoxFuture<'a, StoreResult<u64>> {
         Box::pin(async move {
-            let rows = self.rule_rows();
-            Ok(rows
-                .aged
-                .iter()
-                .take(limit)
-                .filter_map(|(_, id)| rows.rows.get(id).cloned())
-                .collect())
-        })
-    }
-
-    fn list_rules_page<'a>(
-        &'a self,
-        after: Option<&'a str>,
-        limit: usize,
-    ) -> BoxFuture<'a, StoreResult<RulePage>> {
-        Box::pin(async move {
-            let after = crate::remember::decode_rule_cursor(after)?;
-            let rows = self.rule_rows();
-            let mut newest = rows.aged.iter().rev();
-            let page: Vec<&(i64, String)> = match &after {
-                Some(cursor) => newest
-                    .by_ref()
-                    .skip_while(|k| (k.0, &k.1) >= (cursor.0, &cursor.1))
-                    .take(limit.max(1) + 1)
-                    .collect(),
-                None => newest.take(limit.max(1) + 1).collect(),
-            };
-            let rules = page
-                .iter()
-                .filter_map(|(ms, id)| rows.rows.get(id).map(|r| (*ms, r.clone())));
-            Ok(RulePage::of(
-                rules.map(|(ms, r)| (ms, r.id.clone(), Ok(r))),
-                limit,
-            ))
-        })
-    }
-
-    fn revoke_rule<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(async move { Ok(self.rule_rows().remove(id).is_some()) })
-    }
-
-    fn purge_expired_rules(&self, now: SystemTime) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(async move {
-            let mut rules = self.rule_rows();
-            let ended: Vec<String> = rules
-                .rows
-                .values()
-                .filter(|r| r.is_expired_at(now))
-                .map(|r| r.id.clone())
-                .collect();
-            for id in &ended {
-                rules.remove(id);
-            }
-            Ok(u64::try_from(ended.len()).unwrap_or(u64::MAX))
-        })
-    }
-
-    fn note_decision<'a>(
-        &'a self,
-        run_id: &'a str,
-        event: &'a RunEvent,
-    ) -> BoxFuture<'a, StoreResult<bool>> {
-        Box::pin(async move {
-            let mut rows = self.rows();
-            let Some(row) = rows.by_id.get_mut(run_id) else {
-                return Ok(false);
-            };
-            row.append(&event.json());
-            Ok(true)
+            Ok(match change {
+                RuleChange::Insert(rule) => u64::from(self.rule_rows().insert(rule)),
+                RuleChange::Delete(id) => u64::from(self.rule_rows().remove(id).is_some()),
+                RuleChange::Purge(at) => {
+                    let mut rules = self.rule_rows();
+                    let ended: Vec<String> = rules
+                        .rows
+                        .values()
+                        .filter(|r| r.until.is_some_and(|until| millis(until) <= at))
+                        .map(|r| r.id.clone())
+                        .collect();
+                    for id in &ended {
+                        rules.remove(id);
+                    }
+                    count(ended.len())
+                }
+                RuleChange::Note { run_id, event } => {
+                    let mut rows = self.rows();
+                    let Some(row) = rows.by_id.get_mut(run_id) else {
+                        return Ok(0);
+                    };
+                    row.append(&event);
+                    1
+                }
+            })
         })
     }
 }
+
+rule_store!(MemoryStore);

@@ -6,13 +6,12 @@
 //! schema have their own files.
 
 mod answers;
-mod conversations;
 mod history;
 mod listen;
 mod outbox;
 mod rows;
-mod rules;
 mod schema;
+mod side;
 mod together;
 mod workers;
 

@@ -1,28 +1,72 @@
-//! The statements of `ConversationStore` both SQL stores run: the dialects differ only in how a
-//! parameter is named (and PostgreSQL's cast of the version it compares), so the SQL text is
-//! written once here and each store binds a `ConversationRow`'s values.
+//! The conversations' [driver](ConversationRows) written once for both SQL stores: the
+//! statements both dialects share ([`ConversationSql`]: they differ only in how a parameter is
+//! named, and PostgreSQL's cast of the version it compares), each store running them over its
+//! [`SqlSide`].
 
-use super::CONVERSATION_COLUMNS;
-use crate::store::conversation::ConversationRow;
-use crate::store::conversation_rows::By;
+use super::{CONVERSATION_COLUMNS, SqlCols, SqlParam, SqlSide};
+use crate::store::conversation_rows::ConversationRow;
+use crate::store::conversation_rows::{ConversationChange, ConversationRead, ConversationRows};
+use crate::store::{StoreError, StoreResult};
+use crate::util::BoxFuture;
 
-/// A `ConversationRow` read from row `$r` by its getter `$get` (then `?` where the getter
-/// returns a `Result`), in [`CONVERSATION_COLUMNS`] order.
-macro_rules! read_conversation_row {
-    ($r:expr, $get:ident $($try:tt)?) => {
-        $crate::store::conversation::ConversationRow {
-            id: $r.$get(0)$($try)?,
-            messages: $r.$get(1)$($try)?,
-            turns: $r.$get(2)$($try)?,
-            message_count: $r.$get(3)$($try)?,
-            waiting_run: $r.$get(4)$($try)?,
-            waiting_request: $r.$get(5)$($try)?,
-            updated_at: $r.$get(6)$($try)?,
-            version: $r.$get(7)$($try)?,
-        }
+/// The conversation row of `r`, in [`CONVERSATION_COLUMNS`] order; a column that does not
+/// read is [`StoreError::CorruptConversation`].
+fn conversation_row(r: &dyn SqlCols) -> StoreResult<ConversationRow> {
+    let row = || -> Result<ConversationRow, String> {
+        Ok(ConversationRow {
+            id: r.text(0)?,
+            messages: r.text(1)?,
+            turns: r.int(2)?,
+            message_count: r.int(3)?,
+            waiting_run: r.maybe_text(4)?,
+            waiting_request: r.maybe_text(5)?,
+            updated_at: r.int(6)?,
+            version: r.int(7)?,
+        })
     };
+    row().map_err(|why| StoreError::CorruptConversation {
+        id: r.shown(0),
+        message: format!("a column does not read: {why}"),
+    })
 }
-pub(crate) use read_conversation_row;
+
+impl<D: SqlSide> ConversationRows for D {
+    fn read_conversations<'a>(
+        &'a self,
+        read: ConversationRead<'a>,
+    ) -> BoxFuture<'a, StoreResult<Vec<ConversationRow>>> {
+        let sql = &self.side_sql().conversations;
+        let (statement, params) = match read {
+            ConversationRead::Id(id) => (&sql.get, vec![SqlParam::Text(id.to_owned())]),
+            ConversationRead::WaitingRun(run) => {
+                (&sql.of_run, vec![SqlParam::Text(run.to_owned())])
+            }
+            ConversationRead::After { after, take } => (
+                &sql.list,
+                vec![
+                    SqlParam::Text(after.unwrap_or_default().to_owned()),
+                    SqlParam::Int(i64::try_from(take).unwrap_or(i64::MAX)),
+                ],
+            ),
+        };
+        let rows = self.select(statement, params, conversation_row);
+        Box::pin(async move { rows.await?.into_iter().collect() })
+    }
+
+    fn change_conversations<'a>(
+        &'a self,
+        change: ConversationChange<'a>,
+    ) -> BoxFuture<'a, StoreResult<bool>> {
+        let sql = &self.side_sql().conversations;
+        let (statement, params) = match change {
+            ConversationChange::Save(row) if row.expected() == 0 => (&sql.insert, row.params()),
+            ConversationChange::Save(row) => (&sql.update, row.params()),
+            ConversationChange::Delete(id) => (&sql.delete, vec![SqlParam::Text(id.to_owned())]),
+        };
+        let run = self.execute(statement, params);
+        Box::pin(async move { Ok(run.await? == Some(1)) })
+    }
+}
 
 /// The statements of `ConversationStore` in one SQL dialect.
 pub(crate) struct ConversationSql {
@@ -41,23 +85,6 @@ pub(crate) struct ConversationSql {
 }
 
 impl ConversationSql {
-    /// The statement reading a conversation `by` a column.
-    pub(crate) fn by(&self, by: By) -> &str {
-        match by {
-            By::Id => &self.get,
-            By::WaitingRun => &self.of_run,
-        }
-    }
-
-    /// The statement saving `row`: an insert for a new conversation, else an update.
-    pub(crate) fn save(&self, row: &ConversationRow) -> &str {
-        if row.expected() == 0 {
-            &self.insert
-        } else {
-            &self.update
-        }
-    }
-
     /// The statements with `placeholder(n)` naming the n-th parameter (from 1) and `int` the
     /// n-th parameter as an integer (PostgreSQL casts the version it computes with).
     pub(crate) fn new(placeholder: fn(usize) -> String, int: fn(usize) -> String) -> Self {

@@ -12,20 +12,20 @@ mod history;
 mod numbered;
 mod query;
 mod row;
-pub(crate) mod rule_store;
+mod rule_store;
 mod rules;
 mod schema;
+mod side;
 
 pub(crate) use change::change_sql;
-pub(crate) use conversations::{ConversationSql, read_conversation_row};
+pub(crate) use conversations::ConversationSql;
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use numbered::numbered;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
-pub(crate) use rule_store::{RuleRows, sql_rule_store};
-pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, readable};
+pub(crate) use rules::{RuleRow, RuleSql};
 pub(crate) use schema::GOVERNED_COLUMNS;
 #[cfg(feature = "sqlite")]
 pub(crate) use schema::VOTES_COLUMN;
@@ -34,6 +34,7 @@ pub(crate) use schema::VOTES_SCHEMA;
 pub(crate) use schema::{
     RULES_INDEX, due_migrations, initial_schema, rules_schema, workers_schema,
 };
+pub(crate) use side::{SideSql, SqlCols, SqlSide, sql_getters};
 
 /// The builder methods both SQL stores share: the seal keys and the lease; `$who` says which
 /// processes share the store, `$what` what they write.

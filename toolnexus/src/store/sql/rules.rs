@@ -2,42 +2,14 @@
 //! stores run: the dialects differ only in how a parameter is named (and PostgreSQL's cast of the
 //! history text), so the SQL text is written once here and each store binds [`RuleRow`]'s values.
 
-use super::SqlParam;
+use super::{SqlCols, SqlParam};
 use crate::ledger::{StoreError, StoreResult, from_millis};
 use crate::remember::{Effect, Rule, Scope, Within};
+use crate::store::rules::ListedRow;
 
 /// The columns, in [`RuleRow`] order.
 pub(crate) const RULE_COLUMNS: &str = "id, effect, tool, scope, args, fingerprint, reach, \
      holder, ends_at, created_at, answered_by, request_id, run_id";
-
-/// One row of a listing: `(created_at ms, id, the rule or why its row cannot be read)`.
-pub(crate) type ListedRow = (i64, String, Result<Rule, String>);
-
-/// A listed row of `read` (its columns, or the id, `created_at` and why they do not read).
-pub(crate) fn listed(read: Result<RuleRow, (String, i64, String)>) -> ListedRow {
-    match read {
-        Ok(row) => {
-            let (ms, id) = (row.created_at, row.id.clone());
-            let rule = row.decode().map_err(|e| match e {
-                StoreError::CorruptRule { message, .. } => message,
-                other => other.to_string(),
-            });
-            (ms, id, rule)
-        }
-        Err((id, ms, why)) => (ms, id, Err(why)),
-    }
-}
-
-/// The rules of `rows`, a damaged one left out (and logged).
-pub(crate) fn readable(rows: impl Iterator<Item = ListedRow>) -> Vec<Rule> {
-    rows.filter_map(|(_, id, rule)| {
-        rule.map_err(|why| {
-            tracing::warn!(target: "toolnexus", rule = %id, why = %why, "a kept rule cannot be read: left out of the listing");
-        })
-        .ok()
-    })
-    .collect()
-}
 
 /// One rule's columns.
 #[derive(Clone, Debug)]
@@ -74,6 +46,45 @@ impl RuleRow {
             answered_by: rule.answered_by.clone(),
             request_id: rule.request_id.clone(),
             run_id: rule.run_id.clone(),
+        }
+    }
+
+    /// The columns of `r`, in [`RULE_COLUMNS`] order; why the first that does not read fails.
+    fn read(r: &dyn SqlCols) -> Result<Self, String> {
+        Ok(Self {
+            id: r.text(0)?,
+            effect: r.text(1)?,
+            tool: r.text(2)?,
+            scope: r.text(3)?,
+            args: r.maybe_text(4)?,
+            fingerprint: r.maybe_text(5)?,
+            within: r.text(6)?,
+            holder: r.text(7)?,
+            until: r.maybe_int(8)?,
+            created_at: r.int(9)?,
+            answered_by: r.maybe_text(10)?,
+            request_id: r.text(11)?,
+            run_id: r.text(12)?,
+        })
+    }
+
+    /// The rule of row `r` as a listing reads it, or its id, `created_at` and why it does not
+    /// read. A `created_at` that is no integer lists as the newest (`i64::MAX`).
+    pub(crate) fn listed(r: &dyn SqlCols) -> ListedRow {
+        match Self::read(r) {
+            Ok(row) => {
+                let (ms, id) = (row.created_at, row.id.clone());
+                let rule = row.decode().map_err(|e| match e {
+                    StoreError::CorruptRule { message, .. } => message,
+                    other => other.to_string(),
+                });
+                (ms, id, rule)
+            }
+            Err(why) => (
+                r.int(9).unwrap_or(i64::MAX),
+                r.shown(0),
+                Err(format!("a column does not read: {why}")),
+            ),
         }
     }
 
@@ -134,29 +145,6 @@ impl RuleRow {
         })
     }
 }
-
-/// A [`RuleRow`] read from row `$r` by its getter `$get` (`get` for SQLite, `try_get` for
-/// PostgreSQL), in [`RULE_COLUMNS`] order; `?` on the first column that does not read.
-macro_rules! read_rule_row {
-    ($r:expr, $get:ident) => {
-        $crate::store::sql::RuleRow {
-            id: $r.$get(0)?,
-            effect: $r.$get(1)?,
-            tool: $r.$get(2)?,
-            scope: $r.$get(3)?,
-            args: $r.$get(4)?,
-            fingerprint: $r.$get(5)?,
-            within: $r.$get(6)?,
-            holder: $r.$get(7)?,
-            until: $r.$get(8)?,
-            created_at: $r.$get(9)?,
-            answered_by: $r.$get(10)?,
-            request_id: $r.$get(11)?,
-            run_id: $r.$get(12)?,
-        }
-    };
-}
-pub(crate) use read_rule_row;
 
 /// The statements of `RuleStore` in one SQL dialect.
 pub(crate) struct RuleSql {

@@ -6,11 +6,10 @@
 
 mod answers;
 mod connection;
-mod conversations;
 mod history;
 mod outbox;
-mod rules;
 mod schema;
+mod side;
 mod together;
 mod workers;
 

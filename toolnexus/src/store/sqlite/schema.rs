@@ -199,7 +199,7 @@ mod tests {
         migrate_with(&mut conn, &MIGRATIONS[..3]).unwrap();
         migrate_with(&mut conn, &MIGRATIONS[..4]).unwrap();
         assert_eq!(versions(&conn), [1, 2, 3, 4]);
-        let sql = &crate::store::sqlite::rules::SQL.candidates;
+        let sql = &crate::store::sqlite::side::SQL.rules.candidates;
         let plan: Vec<String> = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap()

@@ -1,0 +1,76 @@
+//! The tables beside the runs (the rules and the conversations) for [`SqliteStore`]: SQLite
+//! running the statements both SQL stores share ([`SideSql`]); what the rules and the
+//! conversations mean is written once ([`rule_store!`], [`conversation_store!`]).
+
+use std::sync::LazyLock;
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value;
+
+use super::{SqliteStore, is_constraint};
+use crate::store::StoreResult;
+use crate::store::conversation_rows::conversation_store;
+use crate::store::rules::rule_store;
+use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide, backend, sql_getters};
+use crate::util::BoxFuture;
+
+/// The statements in SQLite's dialect (no casts).
+pub(super) static SQL: LazyLock<SideSql> = LazyLock::new(|| {
+    let p = |n| format!("?{n}");
+    SideSql::new(p, p, p)
+});
+
+impl SqlCols for rusqlite::Row<'_> {
+    sql_getters!(get);
+
+    fn shown(&self, k: usize) -> String {
+        self.get::<_, Value>(k)
+            .map(|v| match v {
+                Value::Text(t) => t,
+                other => format!("{other:?}"),
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl SqlSide for SqliteStore {
+    fn side_sql(&self) -> &'static SideSql {
+        &SQL
+    }
+
+    fn select<'a, T: Send + 'static>(
+        &'a self,
+        sql: &'static str,
+        params: Vec<SqlParam>,
+        read: fn(&dyn SqlCols) -> T,
+    ) -> BoxFuture<'a, StoreResult<Vec<T>>> {
+        Box::pin(self.call(move |conn| {
+            conn.prepare_cached(sql)
+                .and_then(|mut stmt| {
+                    stmt.query_map(params_from_iter(params.iter()), |r| Ok(read(r)))?
+                        .collect()
+                })
+                .map_err(backend)
+        }))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        sql: &'static str,
+        params: Vec<SqlParam>,
+    ) -> BoxFuture<'a, StoreResult<Option<u64>>> {
+        Box::pin(self.call(move |conn| {
+            match conn
+                .prepare_cached(sql)
+                .and_then(|mut stmt| stmt.execute(params_from_iter(params.iter())))
+            {
+                Ok(n) => Ok(Some(u64::try_from(n).unwrap_or(u64::MAX))),
+                Err(e) if is_constraint(&e) => Ok(None),
+                Err(e) => Err(backend(e)),
+            }
+        }))
+    }
+}
+
+rule_store!(SqliteStore);
+conversation_store!(SqliteStore);
