@@ -7,12 +7,15 @@ pub mod inbox_support;
 #[cfg(feature = "mcp")]
 pub mod mcp_fixtures;
 pub mod pg;
+// the benchmarks' own helpers (feature `bench`): the test command does not compile them
+#[cfg(feature = "bench")]
 pub mod ratio;
 pub mod receivers;
 pub mod recorder;
 // one file for both crates' tests: the runtime's own tests cannot depend on this crate
 #[path = "../../toolnexus/tests/support/skip.rs"]
 pub mod skip;
+#[cfg(feature = "bench")]
 pub mod store_bench;
 pub mod store_conformance;
 

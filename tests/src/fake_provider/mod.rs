@@ -2,7 +2,7 @@
 //! Anthropic wire formats (whole JSON replies and server-sent events), answers from a script,
 //! and records every request (method, path, headers, body).
 //!
-//! ```
+//! ```ignore
 //! use toolnexus_tests::fake_provider::{FakeProvider, FakeReply, openai};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Value, json};
 use toolnexus::__private::{ArgError, ArgType};
 
-use crate::types::{
+use super::types::{
     Category, Change, Expense, Lookup, Paging, Payment, Priority, Report, Settings,
 };
 

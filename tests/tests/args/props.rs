@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use toolnexus::__private::{ArgType, schema_of};
 use toolnexus::adapters::{gemini_schema, openai_strict_schema};
 
-use crate::types::{
+use super::types::{
     Category, Change, Expense, Lookup, Paging, Payment, Priority, Report, Settings,
 };
 

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use toolnexus::__private::{schema_of, schema_text};
 
-use crate::types::{Category, Change, Expense, Lookup, Paging, Payment, Priority, Settings};
+use super::types::{Category, Change, Expense, Lookup, Paging, Payment, Priority, Settings};
 
 /// `schema` with `"default": value` as its last member.
 fn with_default(schema: Value, value: Value) -> Value {

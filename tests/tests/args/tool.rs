@@ -8,7 +8,7 @@ use futures_util::FutureExt;
 use serde_json::json;
 use toolnexus::{Context, Tool, Toolkit, tool};
 
-use crate::types::{Category, Expense, Lookup, Payment};
+use super::types::{Category, Expense, Lookup, Payment};
 
 /// File an expense.
 #[tool]

@@ -7,9 +7,14 @@
 //! The `browser` tests need Chromium and chromedriver (`scripts/chromium.sh`): without them
 //! they print a notice and pass, except under `CI=true`, where they fail.
 //! `cargo test -p toolnexus-tests --test inbox -- browser::` runs only them.
+//!
+//! The email notifier's tests (`email`) are built with the feature `email` only
+//! (`cargo test -p toolnexus-tests --features email --test inbox -- email::`; they need an
+//! SMTP server, `scripts/smtp.sh`).
 
 mod browser;
 mod desk;
+#[cfg(feature = "email")]
 mod email;
 mod groups;
 mod html;

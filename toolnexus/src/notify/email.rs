@@ -26,6 +26,43 @@ use crate::error::Error;
 /// let no_one = EmailNotifier::builder("smtp://127.0.0.1:2525").from("bot@example.com").build();
 /// assert_eq!(no_one.unwrap_err().to_string(), "an email notifier needs at least one `to` address");
 /// ```
+///
+/// On a deliverer, as the README's webhook example (the README shows the lines that differ):
+///
+/// ```
+/// use std::{sync::Arc, time::Duration};
+/// use toolnexus::notify::{Deliverer, EmailNotifier};
+/// use toolnexus::store::{MemoryStore, RunStore};
+/// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit, json};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// // a park writes one notification for "alice-email"
+/// let store = Arc::new(MemoryStore::new().with_notifiers(["alice-email"]).unwrap());
+/// let email = EmailNotifier::builder("smtp://127.0.0.1:9")
+///     .from("toolnexus <bot@example.com>")
+///     .to("alice@example.com")
+///     .build()
+///     .unwrap();
+/// let deliverer = Deliverer::builder(store.clone())
+///     .notifier("alice-email", Arc::new(email))
+///     .links(|request_id| Some(format!("https://example.com/inbox/r/{request_id}")))
+///     .retry_delay(Duration::from_millis(100))
+///     .build();
+///
+/// let ask = FnTool::builder("deploy").description("Deploys, once approved.")
+///     .handler(|_, _| async { ToolResult::suspended(Request::approval("Deploy build 42?")) })
+///     .build().unwrap();
+/// let toolkit = Toolkit::builder().tool(ask).build().unwrap();
+/// let client = Client::builder(ScriptedModel::new([Reply::tool_call("deploy", json!({}))]))
+///     .model_name("m").store(store.clone()).build().unwrap();
+/// let parked = client.run("ship it", &toolkit).await.unwrap();
+/// // (no SMTP server on port 9 here: the attempt fails, is recorded, and waits for a retry)
+/// assert_eq!(deliverer.deliver_due().await.unwrap(), 1);
+/// let info = store.info(&parked.run_id).await.unwrap().unwrap();
+/// let notified: Vec<_> = info.history.iter().filter_map(|e| e.outcome.as_deref()).collect();
+/// assert_eq!(notified, ["retry"]);
+/// # });
+/// ```
 #[derive(Clone, Debug)]
 pub struct EmailNotifier {
     transport: AsyncSmtpTransport<Tokio1Executor>,

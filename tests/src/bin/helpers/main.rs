@@ -2,7 +2,7 @@
 //! cold cost, and `cargo test` links every binary of the package): `helpers <role> <args>`,
 //! the role one of
 //!
-//! - `request_ids`: request and run ids made by one process (`tests/tests/durable/ids.rs`);
+//! - `request_ids`: request and run ids made by one process (`tests/tests/durable/ids.rs`, in the `store` binary);
 //! - `run_worker`: a worker process of the worker tests (`tests/tests/worker/`);
 //! - `store_worker`: a worker process of the multi-worker PostgreSQL test
 //!   (`tests/tests/store/workers.rs`);

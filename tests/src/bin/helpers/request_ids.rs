@@ -1,5 +1,5 @@
 //! Prints request and run ids made by one process, for the cross-process uniqueness test
-//! (`tests/tests/durable/ids.rs`): `request_ids <count> <start at, unix epoch ms>` waits until
+//! (`tests/tests/durable/ids.rs`, in the `store` binary): `request_ids <count> <start at, unix epoch ms>` waits until
 //! the start instant (so that concurrent processes make their ids in the same milliseconds),
 //! then prints `count` ids of `toolnexus::request::new_request_id`, one a line.
 
