@@ -46,6 +46,20 @@ pub(crate) trait Driver:
         how: Answering,
     ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>>;
 
+    /// [`answer`](Driver::answer) in one step when the run waiting on the answer's request is
+    /// plain: its request neither an approval (whose votes are counted from the row as read)
+    /// nor one of a turn parked together. `None`, nothing changed, when no plain run is
+    /// answerable on it: the engine then answers the long way, which says why. The default
+    /// never takes this way.
+    fn answer_plain<'a>(
+        &'a self,
+        answer: &'a Answer,
+        how: &'a Answering,
+    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
+        let _ = (answer, how);
+        Box::pin(async { Ok(None) })
+    }
+
     /// Applies a vote's change ([`lifecycle::votes::vote`]) to the run waiting on its
     /// request: the row as it became, or `None` when its guard (the row's version, still
     /// answerable) no longer held.
@@ -186,24 +200,22 @@ async fn claim_as<D: Driver>(
 ) -> StoreResult<Claim> {
     check_answer(answer)?;
     let lease_end = until(driver, now_ms());
+    let how = Answering::Claim {
+        owner: owner.to_owned(),
+        until: lease_end,
+    };
+    // neither votes nor a turn: one step
+    if let Some(answered) = driver.answer_plain(answer, &how).await? {
+        return made_claim(answered);
+    }
     // a request of a run parked with every request of its turn: recorded on its own, claimed
     // with the last
     if let Some(claim) = super::together::claim(driver, answer, owner, lease_end).await? {
         return Ok(claim);
     }
-    let how = Answering::Claim {
-        owner: owner.to_owned(),
-        until: lease_end,
-    };
     match super::ballot::cast(driver, answer, &how, by).await? {
         Voted::Answer => {}
-        Voted::Reached(_, Some(claim)) => return Ok(*claim),
-        Voted::Reached(row, None) => {
-            return Err(StoreError::Backend(format!(
-                "run `{}`: a claim made no claim",
-                row.run_id
-            )));
-        }
+        Voted::Reached(row, claim) => return made_claim((row, claim.map(|c| *c))),
         Voted::Waits {
             row,
             given,
@@ -216,13 +228,12 @@ async fn claim_as<D: Driver>(
             });
         }
     }
-    match driver.answer(answer, how).await? {
-        (_, Some(claim)) => Ok(claim),
-        (row, None) => Err(StoreError::Backend(format!(
-            "run `{}`: a claim made no claim",
-            row.run_id
-        ))),
-    }
+    made_claim(driver.answer(answer, how).await?)
+}
+
+/// The claim an answer's change handed out.
+fn made_claim((row, claim): (RawRow, Option<Claim>)) -> StoreResult<Claim> {
+    claim.ok_or_else(|| StoreError::Backend(format!("run `{}`: a claim made no claim", row.run_id)))
 }
 
 /// Refuses (nothing recorded) an answer to a request whose current group `answerer` is not

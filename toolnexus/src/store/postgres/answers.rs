@@ -7,17 +7,17 @@ use std::time::SystemTime;
 use tokio_postgres::types::ToSql;
 
 use super::rows::{raw, raw_at, raw_info};
-use super::{PostgresStore, pg};
+use super::{PostgresStore, pg, runs};
 use crate::request::Answer;
 use crate::store::lifecycle::{self, Answering, Change};
-use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, change_sql};
+use crate::store::sql::{COLUMNS, Dialect, PLAIN_ANSWER, SqlParam, append_history, change_sql};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, StoreResult, from_millis, lease_ms, now_ms,
 };
 
 /// Parameter n of a statement.
 pub(super) fn placeholder(n: usize) -> String {
-    format!("${n}")
+    Dialect::Postgres.placeholder(n)
 }
 
 /// The parameters of a statement the shared SQL module made, as the driver takes them.
@@ -63,11 +63,14 @@ impl PostgresStore {
     /// An answer's effect on its run after `claim`'s checks, in one `UPDATE` of the parked
     /// row (concurrent answers queue on the row lock, and all but the first find the row no
     /// longer parked): claimed for `owner` (with the claim), or recorded as answered by `by`.
+    /// `plain`: only a run whose request is plain ([`PLAIN_ANSWER`]), `None` when none is
+    /// answerable (nothing refused); else the refusal when the row changed nothing.
     pub(super) async fn answer_now(
         &self,
         answer: &Answer,
-        how: Answering,
-    ) -> StoreResult<(RawRow, Option<Claim>)> {
+        how: &Answering,
+        plain: bool,
+    ) -> StoreResult<Option<(RawRow, Option<Claim>)>> {
         let mut client = self.client().await?;
         let now = now_ms();
         let work = match how {
@@ -75,8 +78,11 @@ impl PostgresStore {
             // the workers are told in the same statement
             Answering::Submit { .. } => format!(", {}", self.work_expr()),
         };
-        let change = lifecycle::answer(answer, &how, &self.seal, now);
-        let sql = change_sql(&change, placeholder);
+        let change = lifecycle::answer(answer, how, &self.seal, now);
+        let mut sql = change_sql(&change, placeholder);
+        if plain {
+            sql.guard = format!("{} AND {PLAIN_ANSWER}", sql.guard);
+        }
         let stmt = client
             .prepare_cached(&sql.update(&format!(
                 "{COLUMNS}, {}{work}",
@@ -89,10 +95,13 @@ impl PostgresStore {
             .await
             .map_err(|e| pg(&e))?;
         let Some(row) = changed else {
+            if plain {
+                return Ok(None);
+            }
             return self.refuse(&mut client, answer, now).await;
         };
         let row = raw(&row);
-        let read = match &how {
+        let read = match how {
             Answering::Claim { owner, until } => {
                 lifecycle::answer_claim(&row, answer, &self.seal, owner, *until, now).map(Some)
             }
@@ -103,7 +112,7 @@ impl PostgresStore {
                 if claim.is_none() {
                     self.work.notify();
                 }
-                Ok((row, claim))
+                Ok(Some((row, claim)))
             }
             Err(corrupt) => {
                 // an unreadable record: hand the run back, parked as it was
@@ -150,10 +159,7 @@ impl PostgresStore {
     ) -> StoreResult<T> {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let current = tx
-            .query_opt(
-                &format!("SELECT {INFO_COLUMNS} FROM runs WHERE request_id = $1 FOR UPDATE"),
-                &[&answer.id],
-            )
+            .query_opt(&runs().refused, &[&answer.id])
             .await
             .map_err(|e| pg(&e))?
             .map(|row| raw_info(&row));
@@ -161,13 +167,7 @@ impl PostgresStore {
             Some(_) => None,
             // an earlier request of a run that went on, or none at all
             None => tx
-                .query_opt(
-                    &format!(
-                        "SELECT {INFO_COLUMNS} FROM runs
-                         WHERE run_id = (SELECT run_id FROM past_requests WHERE request_id = $1)"
-                    ),
-                    &[&answer.id],
-                )
+                .query_opt(&runs().past, &[&answer.id])
                 .await
                 .map_err(|e| pg(&e))?
                 .map(|row| raw_info(&row)),
@@ -211,15 +211,11 @@ impl PostgresStore {
     pub(super) async fn expire_now(&self) -> StoreResult<Vec<String>> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        let due = tx
-            .query(
-                "SELECT run_id, request_id, version, approvers, escalate FROM runs
-                 WHERE state = 'parked' AND expires_at <= $1
-                 ORDER BY run_id FOR UPDATE SKIP LOCKED",
-                &[&now_ms()],
-            )
+        let mut due = tx
+            .query(&runs().due, &[&now_ms()])
             .await
             .map_err(|e| pg(&e))?;
+        due.sort_unstable_by(|a, b| a.get::<_, &str>(0).cmp(b.get::<_, &str>(0)));
         if due.is_empty() {
             return Ok(Vec::new());
         }
@@ -375,14 +371,7 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let now = now_ms();
         let rows = tx
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM runs
-                     WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= $1)
-                     ORDER BY created_at, run_id LIMIT 16 FOR UPDATE SKIP LOCKED"
-                ),
-                &[&now],
-            )
+            .query(&runs().take_over, &[&now])
             .await
             .map_err(|e| pg(&e))?;
         let until = now.saturating_add(lease_ms(self.lease));
@@ -448,13 +437,7 @@ impl PostgresStore {
     pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
         let client = self.client().await?;
         let stmt = client
-            .prepare_cached(
-                // two searches of two partial indexes
-                "SELECT LEAST(
-                         (SELECT min(expires_at) FROM runs
-                             WHERE state = 'parked' AND expires_at IS NOT NULL),
-                         (SELECT min(lease_until) FROM runs WHERE state = 'claimed'))",
-            )
+            .prepare_cached(&runs().next_due)
             .await
             .map_err(|e| pg(&e))?;
         let at: Option<i64> = client

@@ -41,8 +41,13 @@ use super::{
     StoreResult, Wake, now_ms,
 };
 use crate::store::sql::{
-    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, backend, change_sql, pending_sql,
+    Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, pending_sql,
 };
+
+/// The run statements in PostgreSQL.
+fn runs() -> &'static RunSql {
+    Dialect::Postgres.runs()
+}
 
 /// A [`RunStore`](crate::store::RunStore) in PostgreSQL, for runs resumed by many machines.
 ///
@@ -217,15 +222,10 @@ impl PostgresStore {
             })
     }
 
-    async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
+    /// The row `sql` (one of [`runs`]) reads of `key`.
+    async fn row_where(&self, sql: &str, key: &str) -> StoreResult<Option<RawRow>> {
         let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM runs WHERE {}",
-                past_or(column)
-            ))
-            .await
-            .map_err(|e| pg(&e))?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
         client
             .query_opt(&stmt, &[&key])
             .await
@@ -298,25 +298,6 @@ impl PostgresStore {
     }
 }
 
-/// The condition `column = $1`; for `request_id`, an earlier request of a run (one it waited
-/// on before its current one) finds the run too, when no run waits on it now.
-fn past_or(column: &str) -> String {
-    if column == "request_id" {
-        "request_id = $1 OR (run_id = (SELECT run_id FROM past_requests WHERE request_id = $1)
-             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.request_id = $1))"
-            .to_owned()
-    } else {
-        format!("{column} = $1")
-    }
-}
-
-/// The statement before a finish that parks the run again: the request it leaves is kept
-/// (a later answer to it was answered already).
-const KEEP_PAST_REQUEST: &str = "k AS (INSERT INTO past_requests (request_id, run_id)
-     SELECT request_id, run_id FROM runs
-     WHERE run_id = $1 AND state = 'claimed' AND claims = $2 AND request_id <> $3
-     ON CONFLICT (request_id) DO NOTHING), ";
-
 impl Driver for PostgresStore {
     fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
         (!self.outbox.names.is_empty()).then_some(self as _)
@@ -333,7 +314,18 @@ impl Driver for PostgresStore {
         answer: &'a Answer,
         how: lifecycle::Answering,
     ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
-        Box::pin(self.answer_now(answer, how))
+        Box::pin(async move {
+            let answered = self.answer_now(answer, &how, false).await?;
+            answered.ok_or_else(|| StoreError::Backend("an answer changed nothing".to_owned()))
+        })
+    }
+
+    fn answer_plain<'a>(
+        &'a self,
+        answer: &'a Answer,
+        how: &'a lifecycle::Answering,
+    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
+        Box::pin(self.answer_now(answer, how, true))
     }
 
     fn apply_vote(&self, change: lifecycle::Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
@@ -364,10 +356,12 @@ impl Driver for PostgresStore {
                 .request
                 .as_ref()
                 .and_then(|cols| outbox::park_arrays(&self.outbox, &cols.request_id));
+            // a finish that parks the run again keeps the request it leaves
+            let keep = || format!("k AS ({}), ", runs().keep_past_request);
             let before = |first: usize| match (&change.set.request, &notifications) {
                 (None, _) => String::new(),
-                (Some(_), None) => KEEP_PAST_REQUEST.to_owned(),
-                (Some(_), Some(_)) => format!("{KEEP_PAST_REQUEST}{}", outbox::finish_cte(first)),
+                (Some(_), None) => keep(),
+                (Some(_), Some(_)) => format!("{}{}", keep(), outbox::finish_cte(first)),
             };
             let mut extra: Vec<&(dyn ToSql + Sync)> = Vec::new();
             if let Some([ids, names]) = &notifications {
@@ -388,8 +382,8 @@ impl Driver for PostgresStore {
     fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
         Box::pin(async move {
             match &key {
-                Key::Run(id) => self.row_where("run_id", id).await,
-                Key::Request(id) => self.row_where("request_id", id).await,
+                Key::Run(id) => self.row_where(&runs().by_run, id).await,
+                Key::Request(id) => self.row_where(&runs().by_request, id).await,
             }
         })
     }
@@ -404,9 +398,7 @@ impl Driver for PostgresStore {
             let client = self.client().await?;
             // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
             // conflict is told apart by the unique index it hit
-            let sql = "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
-                     expires_at, state, version, claims, record, history, approvers, escalate)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8, $9, $10)";
+            let sql = runs().insert.as_str();
             // outbox: same transaction as the park (the insert's own statement)
             let notifications = outbox::park_arrays(&self.outbox, &row.request_id);
             let sql = match &notifications {
@@ -438,7 +430,7 @@ impl Driver for PostgresStore {
                     Some("runs_pkey") => true,
                     Some("runs_by_request") => false,
                     _ => client
-                        .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&row.run_id])
+                        .query_opt(&runs().exists, &[&row.run_id])
                         .await
                         .map_err(|e| pg(&e))?
                         .is_some(),
@@ -462,12 +454,7 @@ impl Driver for PostgresStore {
         Box::pin(async move {
             let client = self.client().await?;
             let stmt = client
-                .prepare_cached(
-                    "SELECT (SELECT count(*) FROM runs WHERE state = 'answered')
-                          + (SELECT count(*) FROM runs WHERE state = 'expired')
-                          + (SELECT count(*) FROM runs
-                                 WHERE state = 'claimed' AND lease_until <= $1)",
-                )
+                .prepare_cached(&runs().waiting)
                 .await
                 .map_err(|e| pg(&e))?;
             let n: i64 = client
@@ -485,7 +472,7 @@ impl Driver for PostgresStore {
 
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         Box::pin(async move {
-            let (sql, params) = pending_sql(query, |n| format!("${n}"), "")?;
+            let (sql, params) = pending_sql(query, placeholder, Dialect::Postgres.ordered())?;
             self.page(&sql, params, query.page_size(), raw).await
         })
     }
@@ -500,10 +487,7 @@ impl Driver for PostgresStore {
             let client = self.client().await?;
             // the columns are typed: only the state can hold what no run is in
             let stmt = client
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM runs WHERE state NOT IN {GOOD_STATES}
-                     ORDER BY run_id LIMIT $1"
-                ))
+                .prepare_cached(&runs().damaged)
                 .await
                 .map_err(|e| pg(&e))?;
             let rows = client.query(&stmt, &[&limit]).await.map_err(|e| pg(&e))?;
@@ -520,7 +504,7 @@ impl Driver for PostgresStore {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;
             let n = tx
-                .execute("DELETE FROM runs WHERE run_id = $1", &[&run_id])
+                .execute(&runs().delete, &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
             tx.execute(&self.notify_sql(), &[&run_id])
@@ -529,7 +513,7 @@ impl Driver for PostgresStore {
             tx.execute("DELETE FROM run_waiters WHERE run_id = $1", &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
-            tx.execute("DELETE FROM past_requests WHERE run_id = $1", &[&run_id])
+            tx.execute(&runs().delete_past, &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;
@@ -541,9 +525,7 @@ impl Driver for PostgresStore {
         Box::pin(async move {
             let client = self.client().await?;
             let stmt = client
-                .prepare_cached(&format!(
-                    "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = $1"
-                ))
+                .prepare_cached(&runs().info)
                 .await
                 .map_err(|e| pg(&e))?;
             client

@@ -13,6 +13,7 @@ mod query;
 mod row;
 pub(crate) mod rule_store;
 mod rules;
+mod runs;
 mod schema;
 
 pub(crate) use change::change_sql;
@@ -24,6 +25,7 @@ pub(crate) use row::{
 };
 pub(crate) use rule_store::{RuleRows, sql_rule_store};
 pub(crate) use rules::{ListedRow, RuleRow, RuleSql, listed, read_rule_row, readable};
+pub(crate) use runs::{Dialect, PLAIN_ANSWER, RunSql};
 pub(crate) use schema::GOVERNED_COLUMNS;
 #[cfg(feature = "sqlite")]
 pub(crate) use schema::VOTES_COLUMN;

@@ -1,7 +1,8 @@
 //! The SQLite store's history listing: the runs people answered, newest request first.
 
+use super::answers::placeholder;
 use super::{SqliteStore, raw_info};
-use crate::store::sql::{backend, history_sql};
+use crate::store::sql::{Dialect, backend, history_sql};
 use crate::store::{HistoryQuery, Page, StoreResult};
 
 impl SqliteStore {
@@ -11,8 +12,7 @@ impl SqliteStore {
     /// others.
     pub(super) async fn history(&self, query: &HistoryQuery) -> StoreResult<Page> {
         let size = query.page_size();
-        let (sql, params) =
-            history_sql(query, |n| format!("?{n}"), "typeof(created_at) = 'integer'")?;
+        let (sql, params) = history_sql(query, placeholder, Dialect::Sqlite.ordered())?;
         self.call(move |conn| {
             let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
             let rows = stmt
