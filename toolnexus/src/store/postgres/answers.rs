@@ -10,7 +10,9 @@ use super::rows::{raw, raw_at, raw_info};
 use super::{PostgresStore, pg, runs};
 use crate::request::Answer;
 use crate::store::lifecycle::{self, Answering, Change};
-use crate::store::sql::{COLUMNS, Dialect, PLAIN_ANSWER, SqlParam, append_history, change_sql};
+use crate::store::sql::{
+    COLUMNS, ChangeSql, Dialect, PLAIN_ANSWER, SqlParam, append_history, change_sql,
+};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, StoreResult, from_millis, lease_ms, now_ms,
 };
@@ -83,24 +85,12 @@ impl PostgresStore {
         if plain {
             sql.guard = format!("{} AND {PLAIN_ANSWER}", sql.guard);
         }
-        let stmt = client
-            .prepare_cached(&sql.update(&format!(
-                "{COLUMNS}, {}{work}",
-                self.notify_expr("runs.run_id")
-            )))
-            .await
-            .map_err(|e| pg(&e))?;
-        let changed = client
-            .query_opt(&stmt, &pg_params(&sql.params))
-            .await
-            .map_err(|e| pg(&e))?;
-        let Some(row) = changed else {
+        let Some(row) = self.update_row(&client, &sql, &work).await? else {
             if plain {
                 return Ok(None);
             }
             return self.refuse(&mut client, answer, now).await;
         };
-        let row = raw(&row);
         let read = match how {
             Answering::Claim { owner, until } => {
                 lifecycle::answer_claim(&row, answer, &self.seal, owner, *until, now).map(Some)
@@ -137,9 +127,24 @@ impl PostgresStore {
     /// (waiters on the run told in the same statement), or `None` when the guard failed.
     pub(super) async fn apply_vote_now(&self, change: Change) -> StoreResult<Option<RawRow>> {
         let client = self.client().await?;
-        let sql = change_sql(&change, placeholder);
+        self.update_row(&client, &change_sql(&change, placeholder), "")
+            .await
+    }
+
+    /// Runs the change `sql`, reading back the row as it became ([`COLUMNS`]) and telling
+    /// the run's waiters (and `work`: more SQL expressions) in the same statement; `None`
+    /// when its guard did not hold.
+    async fn update_row(
+        &self,
+        client: &deadpool_postgres::Object,
+        sql: &ChangeSql,
+        work: &str,
+    ) -> StoreResult<Option<RawRow>> {
         let stmt = client
-            .prepare_cached(&sql.update(&format!("{COLUMNS}, {}", self.notify_expr("runs.run_id"))))
+            .prepare_cached(&sql.update(&format!(
+                "{COLUMNS}, {}{work}",
+                self.notify_expr("runs.run_id")
+            )))
             .await
             .map_err(|e| pg(&e))?;
         let changed = client

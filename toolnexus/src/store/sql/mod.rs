@@ -16,7 +16,7 @@ mod rules;
 mod runs;
 mod schema;
 
-pub(crate) use change::change_sql;
+pub(crate) use change::{ChangeSql, change_sql};
 pub(crate) use conversations::{ConversationSql, read_conversation_row};
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use query::{SqlParam, pending_sql};
