@@ -242,10 +242,7 @@ impl PostgresStore {
             let expiry = lifecycle::at_deadline(&due, &self.seal, now);
             if let Some(step) = &expiry.set.escalate {
                 // the row is locked (`FOR UPDATE`): its version guard holds
-                let sql = change_sql(&expiry, placeholder);
-                tx.execute(&sql.update(""), &pg_params(&sql.params))
-                    .await
-                    .map_err(|e| pg(&e))?;
+                self.apply(&tx, &expiry).await?;
                 let rows = self
                     .outbox
                     .escalation_rows(&run_id, &request_id, step.step, now);
@@ -440,17 +437,8 @@ impl PostgresStore {
 
     /// The body of [`RunStore::next_due`].
     pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&runs().next_due)
-            .await
-            .map_err(|e| pg(&e))?;
-        let at: Option<i64> = client
-            .query_one(&stmt, &[])
-            .await
-            .map_err(|e| pg(&e))?
-            .get(0);
-        Ok(at.map(from_millis))
+        let at = self.row_opt(&runs().next_due, &[]).await?;
+        Ok(at.and_then(|r| r.get::<_, Option<i64>>(0)).map(from_millis))
     }
 }
 

@@ -192,25 +192,26 @@ impl PostgresStore {
         size: usize,
         read: fn(&Row) -> crate::store::RawRow,
     ) -> StoreResult<Page> {
-        let params: Vec<Box<dyn ToSql + Sync + Send>> = params
-            .into_iter()
-            .map(|p| -> Box<dyn ToSql + Sync + Send> {
-                match p {
-                    SqlParam::Text(s) => Box::new(s),
-                    SqlParam::Int(i) => Box::new(i),
-                    SqlParam::MaybeText(s) => Box::new(s),
-                    SqlParam::MaybeInt(i) => Box::new(i),
-                }
-            })
-            .collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = params
-            .iter()
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
+        let rows = self.rows(sql, &pg_params(&params)).await?;
+        Ok(Page::of_rows(rows.iter().map(read).collect(), size))
+    }
+
+    /// The rows `sql` (prepared once per connection) reads with `params`.
+    async fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
-        Ok(Page::of_rows(rows.iter().map(read).collect(), size))
+        client.query(&stmt, params).await.map_err(|e| pg(&e))
+    }
+
+    /// The row `sql` (prepared once per connection) reads with `params`, if any.
+    pub(super) async fn row_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Option<Row>> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+        client.query_opt(&stmt, params).await.map_err(|e| pg(&e))
     }
 
     /// The run's info; [`StoreError::NotFound`] when no run has this id.
@@ -224,13 +225,7 @@ impl PostgresStore {
 
     /// The row `sql` (one of [`runs`]) reads of `key`.
     async fn row_where(&self, sql: &str, key: &str) -> StoreResult<Option<RawRow>> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        client
-            .query_opt(&stmt, &[&key])
-            .await
-            .map_err(|e| pg(&e))
-            .map(|r| r.map(|r| raw(&r)))
+        Ok(self.row_opt(sql, &[&key]).await?.map(|r| raw(&r)))
     }
 
     /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
@@ -452,17 +447,8 @@ impl Driver for PostgresStore {
 
     fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
         Box::pin(async move {
-            let client = self.client().await?;
-            let stmt = client
-                .prepare_cached(&runs().waiting)
-                .await
-                .map_err(|e| pg(&e))?;
-            let n: i64 = client
-                .query_one(&stmt, &[&now_ms()])
-                .await
-                .map_err(|e| pg(&e))?
-                .get(0);
-            Ok(u64::try_from(n).unwrap_or(0))
+            let n = self.row_opt(&runs().waiting, &[&now_ms()]).await?;
+            Ok(n.map_or(0, |r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
         })
     }
 
@@ -484,13 +470,8 @@ impl Driver for PostgresStore {
     fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
         Box::pin(async move {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let client = self.client().await?;
             // the columns are typed: only the state can hold what no run is in
-            let stmt = client
-                .prepare_cached(&runs().damaged)
-                .await
-                .map_err(|e| pg(&e))?;
-            let rows = client.query(&stmt, &[&limit]).await.map_err(|e| pg(&e))?;
+            let rows = self.rows(&runs().damaged, &[&limit]).await?;
             Ok(rows.iter().filter_map(|r| raw(r).as_damaged()).collect())
         })
     }
@@ -523,17 +504,8 @@ impl Driver for PostgresStore {
 
     fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         Box::pin(async move {
-            let client = self.client().await?;
-            let stmt = client
-                .prepare_cached(&runs().info)
-                .await
-                .map_err(|e| pg(&e))?;
-            client
-                .query_opt(&stmt, &[&run_id])
-                .await
-                .map_err(|e| pg(&e))?
-                .map(|r| rows::raw_info(&r).info())
-                .transpose()
+            let row = self.row_opt(&runs().info, &[&run_id]).await?;
+            row.map(|r| raw_info(&r).info()).transpose()
         })
     }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::types::{ToSql, ToSqlOutput};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
 
-use super::{SqliteStore, raw, raw_info, row_where, runs};
+use super::{SqliteStore, raw, raw_info, row_where, rows, runs};
 use crate::request::Answer;
 use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{COLUMNS, Dialect, PLAIN_ANSWER, SqlParam, backend, change_sql};
@@ -150,16 +150,9 @@ pub(super) fn take_over_blocking(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
     let now = now_ms();
-    let read = |sql: &str, params: &[&dyn rusqlite::ToSql]| {
-        let mut stmt = tx.prepare_cached(sql).map_err(backend)?;
-        stmt.query_map(params, raw)
-            .map_err(backend)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(backend)
-    };
-    let mut candidates = read(&runs().take_over, &[&now])?;
+    let mut candidates = rows(&tx, &runs().take_over, [now], raw)?;
     if candidates.is_empty() && answered_too {
-        candidates = read(&runs().answered, &[])?;
+        candidates = rows(&tx, &runs().answered, [], raw)?;
     }
     let until = now.saturating_add(lease_ms(lease));
     claim_first(tx, seal, candidates, owner, until, now)

@@ -19,7 +19,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension, TransactionBehavior, params, params_from_iter,
+};
 
 use crate::request::Answer;
 use crate::util::BoxFuture;
@@ -189,6 +191,18 @@ fn row_where(
     conn.prepare_cached(sql)
         .and_then(|mut stmt| stmt.query_row([key], read).optional())
         .map_err(backend)
+}
+
+/// The rows `sql` reads with `params`, each decoded by `read`.
+fn rows(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+) -> StoreResult<Vec<RawRow>> {
+    let mut stmt = conn.prepare_cached(sql).map_err(backend)?;
+    let rows = stmt.query_map(params, read).map_err(backend)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(backend)
 }
 
 fn conflict(conn: &Connection, run_id: &str, request_id: &str) -> StoreError {
@@ -414,27 +428,16 @@ impl Driver for SqliteStore {
             let (sql, params) = pending_sql(query, placeholder, Dialect::Sqlite.ordered())?;
             let first = query.cursor()?.is_none();
             self.call(move |conn| {
-                let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
-                let rows = stmt
-                    .query_map(rusqlite::params_from_iter(params.iter()), raw)
-                    .map_err(backend)?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                    .map_err(backend)?;
-                let mut page = Page::of_rows(rows, size);
+                let listed = rows(conn, &sql, params_from_iter(params.iter()), raw)?;
+                let mut page = Page::of_rows(listed, size);
                 if first {
-                    let mut stmt = conn
-                        .prepare_cached(&format!(
-                            "SELECT {COLUMNS} FROM runs
-                             WHERE state = 'parked' AND typeof(created_at) <> 'integer'
-                             ORDER BY run_id LIMIT ?1"
-                        ))
-                        .map_err(backend)?;
+                    let sql = format!(
+                        "SELECT {COLUMNS} FROM runs
+                         WHERE state = 'parked' AND typeof(created_at) <> 'integer'
+                         ORDER BY run_id LIMIT ?1"
+                    );
                     let limit = i64::try_from(size).unwrap_or(i64::MAX);
-                    let unordered = stmt
-                        .query_map([limit], raw)
-                        .map_err(backend)?
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                        .map_err(backend)?;
+                    let unordered = rows(conn, &sql, [limit], raw)?;
                     page.damaged
                         .extend(unordered.iter().filter_map(RawRow::as_damaged));
                 }
@@ -451,12 +454,7 @@ impl Driver for SqliteStore {
     fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         Box::pin(self.call(move |conn| {
-            let mut stmt = conn.prepare_cached(&runs().damaged).map_err(backend)?;
-            let rows = stmt
-                .query_map([limit], raw)
-                .map_err(backend)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(backend)?;
+            let rows = rows(conn, &runs().damaged, [limit], raw)?;
             Ok(rows.iter().filter_map(RawRow::as_damaged).collect())
         }))
     }
