@@ -213,9 +213,9 @@ fn conflict(conn: &Connection, run_id: &str, request_id: &str) -> StoreError {
     lifecycle::park_conflict(run_id, request_id, exists)
 }
 
-/// Applies `change` (a finish of the claim `token` of `run_id`) in one `IMMEDIATE`
-/// transaction: a run that parks again keeps the request it leaves (a later answer to it was
-/// answered already).
+/// Applies `change` (a finish of the claim `token` of `run_id`): a run that is done in its
+/// one statement; a run that parks again in one `IMMEDIATE` transaction, keeping the request
+/// it leaves (a later answer to it was answered already) and its notifications.
 fn finish_blocking(
     conn: &mut Connection,
     run_id: String,
@@ -223,6 +223,10 @@ fn finish_blocking(
     change: &Change,
     outbox: &crate::store::outbox::OutboxState,
 ) -> StoreResult<RunInfo> {
+    if change.set.request.is_none() {
+        let row = apply_returning(conn, change, INFO_COLUMNS, raw_info).map_err(backend)?;
+        return row.ok_or(StoreError::LeaseLost { run_id })?.info();
+    }
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
