@@ -39,26 +39,16 @@ pub(crate) trait Driver:
     /// Applies an answer's change ([`lifecycle::answer`]) to the run waiting on it: the row as
     /// it became (and the claim it hands out); else the refusal
     /// ([`lifecycle::refuse_answer`]), expiring the run on the way when its request is past
-    /// `expiresAt`. A submit wakes the workers.
+    /// `expiresAt`. A submit wakes the workers. `plain`: only to a run whose request is
+    /// neither an approval (whose votes are counted from the row as read) nor one of a turn
+    /// parked together, in one step; `None`, nothing changed or refused, when no such run is
+    /// answerable (a driver may always say so): the engine then answers the long way.
     fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        how: Answering,
-    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>>;
-
-    /// [`answer`](Driver::answer) in one step when the run waiting on the answer's request is
-    /// plain: its request neither an approval (whose votes are counted from the row as read)
-    /// nor one of a turn parked together. `None`, nothing changed, when no plain run is
-    /// answerable on it: the engine then answers the long way, which says why. The default
-    /// never takes this way.
-    fn answer_plain<'a>(
-        &'a self,
-        answer: &'a Answer,
         how: &'a Answering,
-    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
-        let _ = (answer, how);
-        Box::pin(async { Ok(None) })
-    }
+        plain: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>>;
 
     /// Applies a vote's change ([`lifecycle::votes::vote`]) to the run waiting on its
     /// request: the row as it became, or `None` when its guard (the row's version, still
@@ -187,7 +177,9 @@ async fn submit_by<D: Driver>(
         Voted::Answer => {}
         Voted::Waits { row, .. } | Voted::Reached(row, _) => return row.info(),
     }
-    driver.answer(&answer, how).await?.0.info()
+    changed(driver.answer(&answer, &how, false).await?)?
+        .0
+        .info()
 }
 
 /// `claim` of `answer` for `owner`, given by `by` (whose vote it is, checked against the
@@ -205,7 +197,7 @@ async fn claim_as<D: Driver>(
         until: lease_end,
     };
     // neither votes nor a turn: one step
-    if let Some(answered) = driver.answer_plain(answer, &how).await? {
+    if let Some(answered) = driver.answer(answer, &how, true).await? {
         return made_claim(answered);
     }
     // a request of a run parked with every request of its turn: recorded on its own, claimed
@@ -228,7 +220,12 @@ async fn claim_as<D: Driver>(
             });
         }
     }
-    made_claim(driver.answer(answer, how).await?)
+    made_claim(changed(driver.answer(answer, &how, false).await?)?)
+}
+
+/// An answer's change, which the long way always makes (or refuses).
+fn changed<T>(answered: Option<T>) -> StoreResult<T> {
+    answered.ok_or_else(|| StoreError::Backend("an answer changed nothing".to_owned()))
 }
 
 /// The claim an answer's change handed out.

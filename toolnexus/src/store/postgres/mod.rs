@@ -307,20 +307,10 @@ impl Driver for PostgresStore {
     fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        how: lifecycle::Answering,
-    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
-        Box::pin(async move {
-            let answered = self.answer_now(answer, &how, false).await?;
-            answered.ok_or_else(|| StoreError::Backend("an answer changed nothing".to_owned()))
-        })
-    }
-
-    fn answer_plain<'a>(
-        &'a self,
-        answer: &'a Answer,
         how: &'a lifecycle::Answering,
+        plain: bool,
     ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
-        Box::pin(self.answer_now(answer, how, true))
+        Box::pin(self.answer_now(answer, how, plain))
     }
 
     fn apply_vote(&self, change: lifecycle::Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {

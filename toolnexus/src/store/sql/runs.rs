@@ -229,7 +229,7 @@ impl RunSql {
     }
 }
 
-/// The condition an answer's change adds to take its one-statement way ([`Driver::answer_plain`](crate::store::engine::Driver::answer_plain)):
+/// The condition a plain answer's change adds ([`Driver::answer`](crate::store::engine::Driver::answer)):
 /// its request is neither an approval (whose votes the engine counts from the row as read)
 /// nor a request of a turn parked together (answered on its own turn row).
 pub(crate) const PLAIN_ANSWER: &str = "kind <> 'approval'

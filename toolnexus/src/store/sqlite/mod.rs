@@ -337,21 +337,10 @@ impl Driver for SqliteStore {
     fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        how: Answering,
-    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
-        Box::pin(async move {
-            self.answer_now(answer, how, false)
-                .await?
-                .ok_or_else(|| StoreError::Backend("an answer changed nothing".to_owned()))
-        })
-    }
-
-    fn answer_plain<'a>(
-        &'a self,
-        answer: &'a Answer,
         how: &'a Answering,
+        plain: bool,
     ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
-        Box::pin(self.answer_now(answer, how.clone(), true))
+        Box::pin(self.answer_now(answer, how.clone(), plain))
     }
 
     fn apply_vote(&self, change: Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
