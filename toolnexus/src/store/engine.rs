@@ -21,6 +21,10 @@ use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
 use crate::util::BoxFuture;
 
+/// An answer's change as a driver applied it: the row as it became, and the claim it handed
+/// out (a claim's answer).
+pub(crate) type Answered = (RawRow, Option<Claim>);
+
 /// What a backend implements to be a [`RunStore`] (and keeps conversations and rules beside
 /// the runs): each method one step the backend does atomically; the decisions are the
 /// [lifecycle](super::lifecycle)'s.
@@ -48,7 +52,7 @@ pub(crate) trait Driver:
         answer: &'a Answer,
         how: &'a Answering,
         plain: bool,
-    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>>;
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>>;
 
     /// Applies a vote's change ([`lifecycle::votes::vote`]) to the run waiting on its
     /// request: the row as it became, or `None` when its guard (the row's version, still
@@ -229,7 +233,7 @@ fn changed<T>(answered: Option<T>) -> StoreResult<T> {
 }
 
 /// The claim an answer's change handed out.
-fn made_claim((row, claim): (RawRow, Option<Claim>)) -> StoreResult<Claim> {
+fn made_claim((row, claim): Answered) -> StoreResult<Claim> {
     claim.ok_or_else(|| StoreError::Backend(format!("run `{}`: a claim made no claim", row.run_id)))
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use super::{MemoryStore, Rows, check_request_free};
 use crate::request::Answer;
-use crate::store::engine::Driver;
+use crate::store::engine::{Answered, Driver};
 use crate::store::lifecycle::{Answering, Change, Insert, Key};
 use crate::store::{
     Claim, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo, Seal, StoreError,
@@ -35,7 +35,7 @@ impl Driver for MemoryStore {
         answer: &'a Answer,
         how: &'a Answering,
         plain: bool,
-    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>> {
         // in memory the long way costs no round trips: never the plain way
         Box::pin(async move { (!plain).then(|| self.answer_now(answer, how)).transpose() })
     }

@@ -9,6 +9,7 @@ use tokio_postgres::types::ToSql;
 use super::rows::{raw, raw_at, raw_info};
 use super::{PostgresStore, pg, runs};
 use crate::request::Answer;
+use crate::store::engine::Answered;
 use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{
     COLUMNS, ChangeSql, Dialect, PLAIN_ANSWER, SqlParam, append_history, change_sql,
@@ -72,7 +73,7 @@ impl PostgresStore {
         answer: &Answer,
         how: &Answering,
         plain: bool,
-    ) -> StoreResult<Option<(RawRow, Option<Claim>)>> {
+    ) -> StoreResult<Option<Answered>> {
         let mut client = self.client().await?;
         let now = now_ms();
         let work = match how {

@@ -34,7 +34,7 @@ use listen::Listener;
 use rows::{raw, raw_info};
 
 use super::RawRow;
-use super::engine::Driver;
+use super::engine::{Answered, Driver};
 use super::lifecycle::{self, Change, Key};
 use super::{
     Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, StoreError,
@@ -309,7 +309,7 @@ impl Driver for PostgresStore {
         answer: &'a Answer,
         how: &'a lifecycle::Answering,
         plain: bool,
-    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>> {
         Box::pin(self.answer_now(answer, how, plain))
     }
 

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_i
 
 use super::{SqliteStore, raw, raw_info, row_where, rows, runs};
 use crate::request::Answer;
+use crate::store::engine::Answered;
 use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{COLUMNS, Dialect, PLAIN_ANSWER, SqlParam, backend, change_sql};
 use crate::store::{Claim, RawRow, Seal, StoreResult, from_millis, lease_ms, now_ms};
@@ -63,7 +64,7 @@ pub(super) fn answer_blocking(
     answer: &Answer,
     how: &Answering,
     plain: bool,
-) -> StoreResult<Option<(RawRow, Option<Claim>)>> {
+) -> StoreResult<Option<Answered>> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;

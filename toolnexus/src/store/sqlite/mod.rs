@@ -28,7 +28,7 @@ use crate::util::BoxFuture;
 use answers::{answer_blocking, apply, apply_returning, placeholder, take_over_blocking};
 use connection::Connections;
 
-use super::engine::Driver;
+use super::engine::{Answered, Driver};
 use super::lifecycle::{self, Answering, Change, Key};
 use super::{
     Cell, Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo,
@@ -127,7 +127,7 @@ impl SqliteStore {
         answer: &Answer,
         how: Answering,
         plain: bool,
-    ) -> StoreResult<Option<(RawRow, Option<Claim>)>> {
+    ) -> StoreResult<Option<Answered>> {
         let (seal, answer) = (self.seal.clone(), answer.clone());
         let submit = matches!(how, Answering::Submit { .. });
         let answered = self
@@ -339,7 +339,7 @@ impl Driver for SqliteStore {
         answer: &'a Answer,
         how: &'a Answering,
         plain: bool,
-    ) -> BoxFuture<'a, StoreResult<Option<(RawRow, Option<Claim>)>>> {
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>> {
         Box::pin(self.answer_now(answer, how.clone(), plain))
     }
 
