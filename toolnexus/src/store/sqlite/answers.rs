@@ -65,9 +65,7 @@ pub(super) fn answer_blocking(
     how: &Answering,
     plain: bool,
 ) -> StoreResult<Option<Answered>> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
+    let tx = Immediate::begin(conn)?;
     let now = now_ms();
     let change = lifecycle::answer(answer, how, seal, now);
     let mut sql = change_sql(&change, placeholder);
@@ -93,7 +91,7 @@ pub(super) fn answer_blocking(
                 None
             }
         };
-        tx.commit().map_err(backend)?;
+        tx.commit()?;
         return Ok(Some((row, claim)));
     }
     if plain {
@@ -108,9 +106,53 @@ pub(super) fn answer_blocking(
         lifecycle::refuse_answer(current.as_ref(), past.as_ref(), &answer.id, seal, now);
     if let Some(expiry) = expiry {
         apply(&tx, &expiry)?;
-        tx.commit().map_err(backend)?;
+        tx.commit()?;
     }
     Err(refused)
+}
+
+/// An `IMMEDIATE` transaction begun and ended by cached statements (rusqlite's `Transaction`
+/// parses its `BEGIN` and `COMMIT` anew each time: a claim's cost); rolled back when dropped
+/// uncommitted.
+struct Immediate<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl<'c> Immediate<'c> {
+    fn run(conn: &Connection, sql: &str) -> StoreResult<()> {
+        conn.prepare_cached(sql)
+            .and_then(|mut stmt| stmt.execute([]))
+            .map(drop)
+            .map_err(backend)
+    }
+
+    fn begin(conn: &'c Connection) -> StoreResult<Self> {
+        Self::run(conn, "BEGIN IMMEDIATE")?;
+        Ok(Self { conn, open: true })
+    }
+
+    fn commit(mut self) -> StoreResult<()> {
+        Self::run(self.conn, "COMMIT")?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Immediate<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Immediate<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = Self::run(self.conn, "ROLLBACK");
+        }
+    }
 }
 
 /// Claims the first readable row of `candidates` for `owner` (in the caller's transaction,
