@@ -21,6 +21,10 @@ use crate::request::Answer;
 use crate::run::{PendingRun, RunResult};
 use crate::util::BoxFuture;
 
+/// An answer's change as a driver applied it: the row as it became, and the claim it handed
+/// out (a claim's answer).
+pub(crate) type Answered = (RawRow, Option<Claim>);
+
 /// What a backend implements to be a [`RunStore`] (and keeps conversations and rules beside
 /// the runs): each method one step the backend does atomically; the decisions are the
 /// [lifecycle](super::lifecycle)'s.
@@ -39,12 +43,16 @@ pub(crate) trait Driver:
     /// Applies an answer's change ([`lifecycle::answer`]) to the run waiting on it: the row as
     /// it became (and the claim it hands out); else the refusal
     /// ([`lifecycle::refuse_answer`]), expiring the run on the way when its request is past
-    /// `expiresAt`. A submit wakes the workers.
+    /// `expiresAt`. A submit wakes the workers. `plain`: only to a run whose request is
+    /// neither an approval (whose votes are counted from the row as read) nor one of a turn
+    /// parked together, in one step; `None`, nothing changed or refused, when no such run is
+    /// answerable (a driver may always say so): the engine then answers the long way.
     fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        how: Answering,
-    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>>;
+        how: &'a Answering,
+        plain: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>>;
 
     /// Applies a vote's change ([`lifecycle::votes::vote`]) to the run waiting on its
     /// request: the row as it became, or `None` when its guard (the row's version, still
@@ -173,7 +181,9 @@ async fn submit_by<D: Driver>(
         Voted::Answer => {}
         Voted::Waits { row, .. } | Voted::Reached(row, _) => return row.info(),
     }
-    driver.answer(&answer, how).await?.0.info()
+    changed(driver.answer(&answer, &how, false).await?)?
+        .0
+        .info()
 }
 
 /// `claim` of `answer` for `owner`, given by `by` (whose vote it is, checked against the
@@ -186,24 +196,22 @@ async fn claim_as<D: Driver>(
 ) -> StoreResult<Claim> {
     check_answer(answer)?;
     let lease_end = until(driver, now_ms());
+    let how = Answering::Claim {
+        owner: owner.to_owned(),
+        until: lease_end,
+    };
+    // neither votes nor a turn: one step
+    if let Some(answered) = driver.answer(answer, &how, true).await? {
+        return made_claim(answered);
+    }
     // a request of a run parked with every request of its turn: recorded on its own, claimed
     // with the last
     if let Some(claim) = super::together::claim(driver, answer, owner, lease_end).await? {
         return Ok(claim);
     }
-    let how = Answering::Claim {
-        owner: owner.to_owned(),
-        until: lease_end,
-    };
     match super::ballot::cast(driver, answer, &how, by).await? {
         Voted::Answer => {}
-        Voted::Reached(_, Some(claim)) => return Ok(*claim),
-        Voted::Reached(row, None) => {
-            return Err(StoreError::Backend(format!(
-                "run `{}`: a claim made no claim",
-                row.run_id
-            )));
-        }
+        Voted::Reached(row, claim) => return made_claim((row, claim.map(|c| *c))),
         Voted::Waits {
             row,
             given,
@@ -216,13 +224,17 @@ async fn claim_as<D: Driver>(
             });
         }
     }
-    match driver.answer(answer, how).await? {
-        (_, Some(claim)) => Ok(claim),
-        (row, None) => Err(StoreError::Backend(format!(
-            "run `{}`: a claim made no claim",
-            row.run_id
-        ))),
-    }
+    made_claim(changed(driver.answer(answer, &how, false).await?)?)
+}
+
+/// An answer's change, which the long way always makes (or refuses).
+fn changed<T>(answered: Option<T>) -> StoreResult<T> {
+    answered.ok_or_else(|| StoreError::Backend("an answer changed nothing".to_owned()))
+}
+
+/// The claim an answer's change handed out.
+fn made_claim((row, claim): Answered) -> StoreResult<Claim> {
+    claim.ok_or_else(|| StoreError::Backend(format!("run `{}`: a claim made no claim", row.run_id)))
 }
 
 /// Refuses (nothing recorded) an answer to a request whose current group `answerer` is not

@@ -316,7 +316,22 @@ impl RawRow {
         taken_over: bool,
         logged: bool,
     ) -> StoreResult<Claim> {
-        let (answered_at, failures, crashes) = self.answered_at(logged);
+        let since = self.answered_at(logged);
+        self.claim_since(seal, owner, until, answer, taken_over, since)
+    }
+
+    /// [`claim`](Self::claim), with when the current request was answered and the failed
+    /// and crashed resumes since (`since`) known to the caller rather than read from the
+    /// history.
+    pub(crate) fn claim_since(
+        &self,
+        seal: &Seal,
+        owner: &str,
+        until: i64,
+        answer: Answer,
+        taken_over: bool,
+        (answered_at, failures, crashes): (Option<SystemTime>, u32, u32),
+    ) -> StoreResult<Claim> {
         let (record, assistant_at) = self.checked_record(seal)?;
         Ok(Claim {
             checked: Some(super::types::Checked::of(&record, assistant_at)),

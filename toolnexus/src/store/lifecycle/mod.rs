@@ -351,9 +351,16 @@ pub(crate) fn answer_claim(
     until: i64,
     now: i64,
 ) -> StoreResult<Claim> {
-    let mut claim = row.claim(seal, owner, until, answer.clone(), false, true)?;
+    // answered now, this claim the first resume since: nothing in the history to read
+    let mut claim = row.claim_since(
+        seal,
+        owner,
+        until,
+        answer.clone(),
+        false,
+        (Some(from_millis(now)), 0, 0),
+    )?;
     claim.token = u64::try_from(row.claims).unwrap_or(0);
-    claim.answered_at = Some(from_millis(now));
     Ok(claim)
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use super::{MemoryStore, Rows, check_request_free};
 use crate::request::Answer;
-use crate::store::engine::Driver;
+use crate::store::engine::{Answered, Driver};
 use crate::store::lifecycle::{Answering, Change, Insert, Key};
 use crate::store::{
     Claim, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo, Seal, StoreError,
@@ -33,9 +33,11 @@ impl Driver for MemoryStore {
     fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        how: Answering,
-    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
-        Box::pin(async move { self.answer_now(answer, &how) })
+        how: &'a Answering,
+        plain: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>> {
+        // in memory the long way costs no round trips: never the plain way
+        Box::pin(async move { (!plain).then(|| self.answer_now(answer, how)).transpose() })
     }
 
     fn apply_vote(&self, change: Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {

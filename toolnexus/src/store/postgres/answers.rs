@@ -7,17 +7,20 @@ use std::time::SystemTime;
 use tokio_postgres::types::ToSql;
 
 use super::rows::{raw, raw_at, raw_info};
-use super::{PostgresStore, pg};
+use super::{PostgresStore, pg, runs};
 use crate::request::Answer;
+use crate::store::engine::Answered;
 use crate::store::lifecycle::{self, Answering, Change};
-use crate::store::sql::{COLUMNS, INFO_COLUMNS, SqlParam, append_history, change_sql};
+use crate::store::sql::{
+    COLUMNS, ChangeSql, Dialect, PLAIN_ANSWER, SqlParam, append_history, change_sql,
+};
 use crate::store::{
     Claim, RawRow, RunEvent, RunEventKind, StoreResult, from_millis, lease_ms, now_ms,
 };
 
 /// Parameter n of a statement.
 pub(super) fn placeholder(n: usize) -> String {
-    format!("${n}")
+    Dialect::Postgres.placeholder(n)
 }
 
 /// The parameters of a statement the shared SQL module made, as the driver takes them.
@@ -63,11 +66,14 @@ impl PostgresStore {
     /// An answer's effect on its run after `claim`'s checks, in one `UPDATE` of the parked
     /// row (concurrent answers queue on the row lock, and all but the first find the row no
     /// longer parked): claimed for `owner` (with the claim), or recorded as answered by `by`.
+    /// `plain`: only a run whose request is plain ([`PLAIN_ANSWER`]), `None` when none is
+    /// answerable (nothing refused); else the refusal when the row changed nothing.
     pub(super) async fn answer_now(
         &self,
         answer: &Answer,
-        how: Answering,
-    ) -> StoreResult<(RawRow, Option<Claim>)> {
+        how: &Answering,
+        plain: bool,
+    ) -> StoreResult<Option<Answered>> {
         let mut client = self.client().await?;
         let now = now_ms();
         let work = match how {
@@ -75,24 +81,18 @@ impl PostgresStore {
             // the workers are told in the same statement
             Answering::Submit { .. } => format!(", {}", self.work_expr()),
         };
-        let change = lifecycle::answer(answer, &how, &self.seal, now);
-        let sql = change_sql(&change, placeholder);
-        let stmt = client
-            .prepare_cached(&sql.update(&format!(
-                "{COLUMNS}, {}{work}",
-                self.notify_expr("runs.run_id")
-            )))
-            .await
-            .map_err(|e| pg(&e))?;
-        let changed = client
-            .query_opt(&stmt, &pg_params(&sql.params))
-            .await
-            .map_err(|e| pg(&e))?;
-        let Some(row) = changed else {
+        let change = lifecycle::answer(answer, how, &self.seal, now);
+        let mut sql = change_sql(&change, placeholder);
+        if plain {
+            sql.guard = format!("{} AND {PLAIN_ANSWER}", sql.guard);
+        }
+        let Some(row) = self.update_row(&client, &sql, &work).await? else {
+            if plain {
+                return Ok(None);
+            }
             return self.refuse(&mut client, answer, now).await;
         };
-        let row = raw(&row);
-        let read = match &how {
+        let read = match how {
             Answering::Claim { owner, until } => {
                 lifecycle::answer_claim(&row, answer, &self.seal, owner, *until, now).map(Some)
             }
@@ -103,7 +103,7 @@ impl PostgresStore {
                 if claim.is_none() {
                     self.work.notify();
                 }
-                Ok((row, claim))
+                Ok(Some((row, claim)))
             }
             Err(corrupt) => {
                 // an unreadable record: hand the run back, parked as it was
@@ -128,9 +128,24 @@ impl PostgresStore {
     /// (waiters on the run told in the same statement), or `None` when the guard failed.
     pub(super) async fn apply_vote_now(&self, change: Change) -> StoreResult<Option<RawRow>> {
         let client = self.client().await?;
-        let sql = change_sql(&change, placeholder);
+        self.update_row(&client, &change_sql(&change, placeholder), "")
+            .await
+    }
+
+    /// Runs the change `sql`, reading back the row as it became ([`COLUMNS`]) and telling
+    /// the run's waiters (and `work`: more SQL expressions) in the same statement; `None`
+    /// when its guard did not hold.
+    async fn update_row(
+        &self,
+        client: &deadpool_postgres::Object,
+        sql: &ChangeSql,
+        work: &str,
+    ) -> StoreResult<Option<RawRow>> {
         let stmt = client
-            .prepare_cached(&sql.update(&format!("{COLUMNS}, {}", self.notify_expr("runs.run_id"))))
+            .prepare_cached(&sql.update(&format!(
+                "{COLUMNS}, {}{work}",
+                self.notify_expr("runs.run_id")
+            )))
             .await
             .map_err(|e| pg(&e))?;
         let changed = client
@@ -150,10 +165,7 @@ impl PostgresStore {
     ) -> StoreResult<T> {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let current = tx
-            .query_opt(
-                &format!("SELECT {INFO_COLUMNS} FROM runs WHERE request_id = $1 FOR UPDATE"),
-                &[&answer.id],
-            )
+            .query_opt(&runs().refused, &[&answer.id])
             .await
             .map_err(|e| pg(&e))?
             .map(|row| raw_info(&row));
@@ -161,13 +173,7 @@ impl PostgresStore {
             Some(_) => None,
             // an earlier request of a run that went on, or none at all
             None => tx
-                .query_opt(
-                    &format!(
-                        "SELECT {INFO_COLUMNS} FROM runs
-                         WHERE run_id = (SELECT run_id FROM past_requests WHERE request_id = $1)"
-                    ),
-                    &[&answer.id],
-                )
+                .query_opt(&runs().past, &[&answer.id])
                 .await
                 .map_err(|e| pg(&e))?
                 .map(|row| raw_info(&row)),
@@ -211,15 +217,11 @@ impl PostgresStore {
     pub(super) async fn expire_now(&self) -> StoreResult<Vec<String>> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        let due = tx
-            .query(
-                "SELECT run_id, request_id, version, approvers, escalate FROM runs
-                 WHERE state = 'parked' AND expires_at <= $1
-                 ORDER BY run_id FOR UPDATE SKIP LOCKED",
-                &[&now_ms()],
-            )
+        let mut due = tx
+            .query(&runs().due, &[&now_ms()])
             .await
             .map_err(|e| pg(&e))?;
+        due.sort_unstable_by(|a, b| a.get::<_, &str>(0).cmp(b.get::<_, &str>(0)));
         if due.is_empty() {
             return Ok(Vec::new());
         }
@@ -241,10 +243,7 @@ impl PostgresStore {
             let expiry = lifecycle::at_deadline(&due, &self.seal, now);
             if let Some(step) = &expiry.set.escalate {
                 // the row is locked (`FOR UPDATE`): its version guard holds
-                let sql = change_sql(&expiry, placeholder);
-                tx.execute(&sql.update(""), &pg_params(&sql.params))
-                    .await
-                    .map_err(|e| pg(&e))?;
+                self.apply(&tx, &expiry).await?;
                 let rows = self
                     .outbox
                     .escalation_rows(&run_id, &request_id, step.step, now);
@@ -375,14 +374,7 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(|e| pg(&e))?;
         let now = now_ms();
         let rows = tx
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM runs
-                     WHERE state = 'expired' OR (state = 'claimed' AND lease_until <= $1)
-                     ORDER BY created_at, run_id LIMIT 16 FOR UPDATE SKIP LOCKED"
-                ),
-                &[&now],
-            )
+            .query(&runs().take_over, &[&now])
             .await
             .map_err(|e| pg(&e))?;
         let until = now.saturating_add(lease_ms(self.lease));
@@ -446,23 +438,8 @@ impl PostgresStore {
 
     /// The body of [`RunStore::next_due`].
     pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(
-                // two searches of two partial indexes
-                "SELECT LEAST(
-                         (SELECT min(expires_at) FROM runs
-                             WHERE state = 'parked' AND expires_at IS NOT NULL),
-                         (SELECT min(lease_until) FROM runs WHERE state = 'claimed'))",
-            )
-            .await
-            .map_err(|e| pg(&e))?;
-        let at: Option<i64> = client
-            .query_one(&stmt, &[])
-            .await
-            .map_err(|e| pg(&e))?
-            .get(0);
-        Ok(at.map(from_millis))
+        let at = self.row_opt(&runs().next_due, &[]).await?;
+        Ok(at.and_then(|r| r.get::<_, Option<i64>>(0)).map(from_millis))
     }
 }
 

@@ -33,15 +33,20 @@ use listen::Listener;
 use rows::{raw, raw_info};
 
 use super::RawRow;
-use super::engine::Driver;
+use super::engine::{Answered, Driver};
 use super::lifecycle::{self, Change, Key};
 use super::{
     Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, StoreError,
     StoreResult, Wake, now_ms,
 };
 use crate::store::sql::{
-    COLUMNS, GOOD_STATES, INFO_COLUMNS, SqlParam, backend, change_sql, pending_sql,
+    Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, pending_sql,
 };
+
+/// The run statements in PostgreSQL.
+fn runs() -> &'static RunSql {
+    Dialect::Postgres.runs()
+}
 
 /// A [`RunStore`](crate::store::RunStore) in PostgreSQL, for runs resumed by many machines.
 ///
@@ -186,25 +191,26 @@ impl PostgresStore {
         size: usize,
         read: fn(&Row) -> crate::store::RawRow,
     ) -> StoreResult<Page> {
-        let params: Vec<Box<dyn ToSql + Sync + Send>> = params
-            .into_iter()
-            .map(|p| -> Box<dyn ToSql + Sync + Send> {
-                match p {
-                    SqlParam::Text(s) => Box::new(s),
-                    SqlParam::Int(i) => Box::new(i),
-                    SqlParam::MaybeText(s) => Box::new(s),
-                    SqlParam::MaybeInt(i) => Box::new(i),
-                }
-            })
-            .collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = params
-            .iter()
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
+        let rows = self.rows(sql, &pg_params(&params)).await?;
+        Ok(Page::of_rows(rows.iter().map(read).collect(), size))
+    }
+
+    /// The rows `sql` (prepared once per connection) reads with `params`.
+    async fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        let rows = client.query(&stmt, &refs).await.map_err(|e| pg(&e))?;
-        Ok(Page::of_rows(rows.iter().map(read).collect(), size))
+        client.query(&stmt, params).await.map_err(|e| pg(&e))
+    }
+
+    /// The row `sql` (prepared once per connection) reads with `params`, if any.
+    pub(super) async fn row_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Option<Row>> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+        client.query_opt(&stmt, params).await.map_err(|e| pg(&e))
     }
 
     /// The run's info; [`StoreError::NotFound`] when no run has this id.
@@ -216,20 +222,9 @@ impl PostgresStore {
             })
     }
 
-    async fn row_where(&self, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
-        let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM runs WHERE {}",
-                past_or(column)
-            ))
-            .await
-            .map_err(|e| pg(&e))?;
-        client
-            .query_opt(&stmt, &[&key])
-            .await
-            .map_err(|e| pg(&e))
-            .map(|r| r.map(|r| raw(&r)))
+    /// The row `sql` (one of [`runs`]) reads of `key`.
+    async fn row_where(&self, sql: &str, key: &str) -> StoreResult<Option<RawRow>> {
+        Ok(self.row_opt(sql, &[&key]).await?.map(|r| raw(&r)))
     }
 
     /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
@@ -297,25 +292,6 @@ impl PostgresStore {
     }
 }
 
-/// The condition `column = $1`; for `request_id`, an earlier request of a run (one it waited
-/// on before its current one) finds the run too, when no run waits on it now.
-fn past_or(column: &str) -> String {
-    if column == "request_id" {
-        "request_id = $1 OR (run_id = (SELECT run_id FROM past_requests WHERE request_id = $1)
-             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.request_id = $1))"
-            .to_owned()
-    } else {
-        format!("{column} = $1")
-    }
-}
-
-/// The statement before a finish that parks the run again: the request it leaves is kept
-/// (a later answer to it was answered already).
-const KEEP_PAST_REQUEST: &str = "k AS (INSERT INTO past_requests (request_id, run_id)
-     SELECT request_id, run_id FROM runs
-     WHERE run_id = $1 AND state = 'claimed' AND claims = $2 AND request_id <> $3
-     ON CONFLICT (request_id) DO NOTHING), ";
-
 impl Driver for PostgresStore {
     fn outbox(&self) -> Option<&dyn crate::store::Outbox> {
         crate::store::outbox::outbox_of(self)
@@ -330,9 +306,10 @@ impl Driver for PostgresStore {
     fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        how: lifecycle::Answering,
-    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
-        Box::pin(self.answer_now(answer, how))
+        how: &'a lifecycle::Answering,
+        plain: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>> {
+        Box::pin(self.answer_now(answer, how, plain))
     }
 
     fn apply_vote(&self, change: lifecycle::Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
@@ -363,10 +340,12 @@ impl Driver for PostgresStore {
                 .request
                 .as_ref()
                 .and_then(|cols| outbox::park_arrays(&self.outbox, &cols.request_id));
+            // a finish that parks the run again keeps the request it leaves
+            let keep = || format!("k AS ({}), ", runs().keep_past_request);
             let before = |first: usize| match (&change.set.request, &notifications) {
                 (None, _) => String::new(),
-                (Some(_), None) => KEEP_PAST_REQUEST.to_owned(),
-                (Some(_), Some(_)) => format!("{KEEP_PAST_REQUEST}{}", outbox::finish_cte(first)),
+                (Some(_), None) => keep(),
+                (Some(_), Some(_)) => format!("{}{}", keep(), outbox::finish_cte(first)),
             };
             let mut extra: Vec<&(dyn ToSql + Sync)> = Vec::new();
             if let Some([ids, names]) = &notifications {
@@ -387,8 +366,8 @@ impl Driver for PostgresStore {
     fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
         Box::pin(async move {
             match &key {
-                Key::Run(id) => self.row_where("run_id", id).await,
-                Key::Request(id) => self.row_where("request_id", id).await,
+                Key::Run(id) => self.row_where(&runs().by_run, id).await,
+                Key::Request(id) => self.row_where(&runs().by_request, id).await,
             }
         })
     }
@@ -403,9 +382,7 @@ impl Driver for PostgresStore {
             let client = self.client().await?;
             // a plain insert (a speculative `ON CONFLICT` one costs more on every park); a
             // conflict is told apart by the unique index it hit
-            let sql = "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
-                     expires_at, state, version, claims, record, history, approvers, escalate)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'parked', 1, 0, $7, $8, $9, $10)";
+            let sql = runs().insert.as_str();
             // outbox: same transaction as the park (the insert's own statement)
             let notifications = outbox::park_arrays(&self.outbox, &row.request_id);
             let sql = match &notifications {
@@ -437,7 +414,7 @@ impl Driver for PostgresStore {
                     Some("runs_pkey") => true,
                     Some("runs_by_request") => false,
                     _ => client
-                        .query_opt("SELECT 1 FROM runs WHERE run_id = $1", &[&row.run_id])
+                        .query_opt(&runs().exists, &[&row.run_id])
                         .await
                         .map_err(|e| pg(&e))?
                         .is_some(),
@@ -459,22 +436,8 @@ impl Driver for PostgresStore {
 
     fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
         Box::pin(async move {
-            let client = self.client().await?;
-            let stmt = client
-                .prepare_cached(
-                    "SELECT (SELECT count(*) FROM runs WHERE state = 'answered')
-                          + (SELECT count(*) FROM runs WHERE state = 'expired')
-                          + (SELECT count(*) FROM runs
-                                 WHERE state = 'claimed' AND lease_until <= $1)",
-                )
-                .await
-                .map_err(|e| pg(&e))?;
-            let n: i64 = client
-                .query_one(&stmt, &[&now_ms()])
-                .await
-                .map_err(|e| pg(&e))?
-                .get(0);
-            Ok(u64::try_from(n).unwrap_or(0))
+            let n = self.row_opt(&runs().waiting, &[&now_ms()]).await?;
+            Ok(n.map_or(0, |r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
         })
     }
 
@@ -484,7 +447,7 @@ impl Driver for PostgresStore {
 
     fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
         Box::pin(async move {
-            let (sql, params) = pending_sql(query, |n| format!("${n}"), "")?;
+            let (sql, params) = pending_sql(query, placeholder, Dialect::Postgres.ordered())?;
             self.page(&sql, params, query.page_size(), raw).await
         })
     }
@@ -496,16 +459,8 @@ impl Driver for PostgresStore {
     fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
         Box::pin(async move {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let client = self.client().await?;
             // the columns are typed: only the state can hold what no run is in
-            let stmt = client
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM runs WHERE state NOT IN {GOOD_STATES}
-                     ORDER BY run_id LIMIT $1"
-                ))
-                .await
-                .map_err(|e| pg(&e))?;
-            let rows = client.query(&stmt, &[&limit]).await.map_err(|e| pg(&e))?;
+            let rows = self.rows(&runs().damaged, &[&limit]).await?;
             Ok(rows.iter().filter_map(|r| raw(r).as_damaged()).collect())
         })
     }
@@ -519,7 +474,7 @@ impl Driver for PostgresStore {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| pg(&e))?;
             let n = tx
-                .execute("DELETE FROM runs WHERE run_id = $1", &[&run_id])
+                .execute(&runs().delete, &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
             tx.execute(&self.notify_sql(), &[&run_id])
@@ -528,7 +483,7 @@ impl Driver for PostgresStore {
             tx.execute("DELETE FROM run_waiters WHERE run_id = $1", &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
-            tx.execute("DELETE FROM past_requests WHERE run_id = $1", &[&run_id])
+            tx.execute(&runs().delete_past, &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;
@@ -538,19 +493,8 @@ impl Driver for PostgresStore {
 
     fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         Box::pin(async move {
-            let client = self.client().await?;
-            let stmt = client
-                .prepare_cached(&format!(
-                    "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = $1"
-                ))
-                .await
-                .map_err(|e| pg(&e))?;
-            client
-                .query_opt(&stmt, &[&run_id])
-                .await
-                .map_err(|e| pg(&e))?
-                .map(|r| rows::raw_info(&r).info())
-                .transpose()
+            let row = self.row_opt(&runs().info, &[&run_id]).await?;
+            row.map(|r| raw_info(&r).info()).transpose()
         })
     }
 

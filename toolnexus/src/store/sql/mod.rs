@@ -14,10 +14,11 @@ mod query;
 mod row;
 mod rule_store;
 mod rules;
+mod runs;
 mod schema;
 mod side;
 
-pub(crate) use change::change_sql;
+pub(crate) use change::{ChangeSql, change_sql};
 pub(crate) use conversations::ConversationSql;
 pub(crate) use history::{HISTORY_INDEX, history_sql};
 pub(crate) use numbered::numbered;
@@ -26,6 +27,7 @@ pub(crate) use row::{
     COLUMNS, CONVERSATION_COLUMNS, GOOD_STATES, INFO_COLUMNS, append_history, backend,
 };
 pub(crate) use rules::{RuleRow, RuleSql};
+pub(crate) use runs::{Dialect, PLAIN_ANSWER, RunSql};
 pub(crate) use schema::GOVERNED_COLUMNS;
 #[cfg(feature = "sqlite")]
 pub(crate) use schema::VOTES_COLUMN;

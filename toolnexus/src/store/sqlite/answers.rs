@@ -8,10 +8,11 @@ use std::time::{Duration, SystemTime};
 use rusqlite::types::{ToSql, ToSqlOutput};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
 
-use super::{SqliteStore, past_row, raw, row_where};
+use super::{SqliteStore, raw, raw_info, row_where, rows, runs};
 use crate::request::Answer;
+use crate::store::engine::Answered;
 use crate::store::lifecycle::{self, Answering, Change};
-use crate::store::sql::{COLUMNS, SqlParam, backend, change_sql};
+use crate::store::sql::{COLUMNS, Dialect, PLAIN_ANSWER, SqlParam, backend, change_sql};
 use crate::store::{Claim, RawRow, Seal, StoreResult, from_millis, lease_ms, now_ms};
 
 impl ToSql for SqlParam {
@@ -25,8 +26,8 @@ impl ToSql for SqlParam {
     }
 }
 
-fn placeholder(n: usize) -> String {
-    format!("?{n}")
+pub(super) fn placeholder(n: usize) -> String {
+    Dialect::Sqlite.placeholder(n)
 }
 
 /// Applies `change` in one statement; whether its guard still held (the row changed).
@@ -54,19 +55,31 @@ pub(super) fn apply_returning(
 }
 
 /// The answer's effect on its run, after `claim`'s checks, in one `IMMEDIATE` transaction:
-/// the run claimed (with the claim), or recorded as answered (without).
+/// the run claimed (with the claim), or recorded as answered (without). `plain`: only a run
+/// whose request is plain ([`PLAIN_ANSWER`]), `None` when none is answerable (nothing
+/// refused); else the refusal when the row changed nothing.
 pub(super) fn answer_blocking(
     conn: &mut Connection,
     seal: &Seal,
     answer: &Answer,
     how: &Answering,
-) -> StoreResult<(RawRow, Option<Claim>)> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
+    plain: bool,
+) -> StoreResult<Option<Answered>> {
+    let tx = Immediate::begin(conn)?;
     let now = now_ms();
     let change = lifecycle::answer(answer, how, seal, now);
-    if let Some(row) = apply_returning(&tx, &change, COLUMNS, raw).map_err(backend)? {
+    let mut sql = change_sql(&change, placeholder);
+    if plain {
+        sql.guard = format!("{} AND {PLAIN_ANSWER}", sql.guard);
+    }
+    let changed = tx
+        .prepare_cached(&sql.update(COLUMNS))
+        .and_then(|mut stmt| {
+            stmt.query_row(params_from_iter(sql.params.iter()), raw)
+                .optional()
+        })
+        .map_err(backend)?;
+    if let Some(row) = changed {
         // read before committing: a corrupt record rolls the answer back (the run stays
         // parked)
         let claim = match how {
@@ -78,21 +91,68 @@ pub(super) fn answer_blocking(
                 None
             }
         };
-        tx.commit().map_err(backend)?;
-        return Ok((row, claim));
+        tx.commit()?;
+        return Ok(Some((row, claim)));
     }
-    let current = row_where(&tx, "request_id", &answer.id)?;
+    if plain {
+        return Ok(None);
+    }
+    let current = row_where(&tx, &runs().refused, &answer.id, raw_info)?;
     let past = match current {
         Some(_) => None,
-        None => past_row(&tx, &answer.id)?,
+        None => row_where(&tx, &runs().past, &answer.id, raw_info)?,
     };
     let (refused, expiry) =
         lifecycle::refuse_answer(current.as_ref(), past.as_ref(), &answer.id, seal, now);
     if let Some(expiry) = expiry {
         apply(&tx, &expiry)?;
-        tx.commit().map_err(backend)?;
+        tx.commit()?;
     }
     Err(refused)
+}
+
+/// An `IMMEDIATE` transaction begun and ended by cached statements (rusqlite's `Transaction`
+/// parses its `BEGIN` and `COMMIT` anew each time: a claim's cost); rolled back when dropped
+/// uncommitted.
+struct Immediate<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl<'c> Immediate<'c> {
+    fn run(conn: &Connection, sql: &str) -> StoreResult<()> {
+        conn.prepare_cached(sql)
+            .and_then(|mut stmt| stmt.execute([]))
+            .map(drop)
+            .map_err(backend)
+    }
+
+    fn begin(conn: &'c Connection) -> StoreResult<Self> {
+        Self::run(conn, "BEGIN IMMEDIATE")?;
+        Ok(Self { conn, open: true })
+    }
+
+    fn commit(mut self) -> StoreResult<()> {
+        Self::run(self.conn, "COMMIT")?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Immediate<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Immediate<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = Self::run(self.conn, "ROLLBACK");
+        }
+    }
 }
 
 /// Claims the first readable row of `candidates` for `owner` (in the caller's transaction,
@@ -133,32 +193,9 @@ pub(super) fn take_over_blocking(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
     let now = now_ms();
-    let read = |sql: &str, params: &[&dyn rusqlite::ToSql]| {
-        let mut stmt = tx.prepare_cached(sql).map_err(backend)?;
-        stmt.query_map(params, raw)
-            .map_err(backend)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(backend)
-    };
-    let mut candidates = read(
-        &format!(
-            // two searches of the two partial indexes (an OR of them would scan the table)
-            "SELECT * FROM (
-                 SELECT {COLUMNS} FROM runs WHERE state = 'expired'
-                 UNION ALL
-                 SELECT {COLUMNS} FROM runs WHERE state = 'claimed' AND lease_until <= ?1
-             ) ORDER BY created_at, run_id LIMIT 64"
-        ),
-        &[&now],
-    )?;
+    let mut candidates = rows(&tx, &runs().take_over, [now], raw)?;
     if candidates.is_empty() && answered_too {
-        candidates = read(
-            &format!(
-                "SELECT {COLUMNS} FROM runs WHERE state = 'answered'
-                 ORDER BY created_at, run_id LIMIT 16"
-            ),
-            &[],
-        )?;
+        candidates = rows(&tx, &runs().answered, [], raw)?;
     }
     let until = now.saturating_add(lease_ms(lease));
     claim_first(tx, seal, candidates, owner, until, now)
@@ -168,18 +205,10 @@ impl SqliteStore {
     /// The body of [`RunStore::next_due`](crate::store::RunStore::next_due).
     pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
         self.call(|conn| {
-            conn.prepare_cached(
-                // two searches of two partial indexes
-                "SELECT min(at) FROM (
-                     SELECT min(expires_at) AS at FROM runs
-                         WHERE state = 'parked' AND expires_at IS NOT NULL
-                     UNION ALL
-                     SELECT min(lease_until) FROM runs WHERE state = 'claimed'
-                 )",
-            )
-            .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, Option<i64>>(0)))
-            .map(|at| at.map(from_millis))
-            .map_err(backend)
+            conn.prepare_cached(&runs().next_due)
+                .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, Option<i64>>(0)))
+                .map(|at| at.map(from_millis))
+                .map_err(backend)
         })
         .await
     }

@@ -1,7 +1,8 @@
 //! The SQLite store's history listing: the runs people answered, newest request first.
 
-use super::{SqliteStore, raw_info};
-use crate::store::sql::{backend, history_sql};
+use super::answers::placeholder;
+use super::{SqliteStore, raw_info, rows};
+use crate::store::sql::{Dialect, history_sql};
 use crate::store::{HistoryQuery, Page, StoreResult};
 
 impl SqliteStore {
@@ -11,15 +12,14 @@ impl SqliteStore {
     /// others.
     pub(super) async fn history(&self, query: &HistoryQuery) -> StoreResult<Page> {
         let size = query.page_size();
-        let (sql, params) =
-            history_sql(query, |n| format!("?{n}"), "typeof(created_at) = 'integer'")?;
+        let (sql, params) = history_sql(query, placeholder, Dialect::Sqlite.ordered())?;
         self.call(move |conn| {
-            let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
-            let rows = stmt
-                .query_map(rusqlite::params_from_iter(params.iter()), raw_info)
-                .map_err(backend)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(backend)?;
+            let rows = rows(
+                conn,
+                &sql,
+                rusqlite::params_from_iter(params.iter()),
+                raw_info,
+            )?;
             Ok(Page::of_rows(rows, size))
         })
         .await

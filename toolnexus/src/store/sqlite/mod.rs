@@ -18,20 +18,27 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension, TransactionBehavior, params, params_from_iter,
+};
 
 use crate::request::Answer;
 use crate::util::BoxFuture;
-use answers::{answer_blocking, apply, apply_returning, take_over_blocking};
+use answers::{answer_blocking, apply, apply_returning, placeholder, take_over_blocking};
 use connection::Connections;
 
-use super::engine::Driver;
+use super::engine::{Answered, Driver};
 use super::lifecycle::{self, Answering, Change, Key};
 use super::{
     Cell, Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo,
     StoreError, StoreResult, now_ms, token_i64,
 };
-use crate::store::sql::{COLUMNS, GOOD_STATES, INFO_COLUMNS, backend, pending_sql};
+use crate::store::sql::{COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, pending_sql};
+
+/// The run statements in SQLite.
+fn runs() -> &'static RunSql {
+    Dialect::Sqlite.runs()
+}
 
 /// A [`RunStore`](crate::store::RunStore) in one SQLite file: the embedded default for durable runs.
 ///
@@ -113,6 +120,24 @@ impl SqliteStore {
         &self.shared.path
     }
 
+    /// [`answer_blocking`] on the connection; a submit wakes the workers.
+    async fn answer_now(
+        &self,
+        answer: &Answer,
+        how: Answering,
+        plain: bool,
+    ) -> StoreResult<Option<Answered>> {
+        let (seal, answer) = (self.seal.clone(), answer.clone());
+        let submit = matches!(how, Answering::Submit { .. });
+        let answered = self
+            .call(move |conn| answer_blocking(conn, &seal, &answer, &how, plain))
+            .await?;
+        if submit && answered.is_some() {
+            self.shared.work.notify();
+        }
+        Ok(answered)
+    }
+
     /// Runs `f` in place when that needs no wait, else on the connection thread (see
     /// [`Connections::call`]).
     async fn call<T, F>(&self, f: F) -> StoreResult<T>
@@ -155,41 +180,41 @@ fn cells(r: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<RawRow> {
     Ok(RawRow::from_cells(cells))
 }
 
-fn row_where(conn: &Connection, column: &str, key: &str) -> StoreResult<Option<RawRow>> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM runs WHERE {column} = ?1"),
-        [key],
-        raw,
-    )
-    .optional()
-    .map_err(backend)
+/// The row `sql` (one of [`runs`]) reads of `key`, decoded by `read`.
+fn row_where(
+    conn: &Connection,
+    sql: &str,
+    key: &str,
+    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+) -> StoreResult<Option<RawRow>> {
+    conn.prepare_cached(sql)
+        .and_then(|mut stmt| stmt.query_row([key], read).optional())
+        .map_err(backend)
 }
 
-/// The run that waited on `request_id` before its current request.
-fn past_row(conn: &Connection, request_id: &str) -> StoreResult<Option<RawRow>> {
-    conn.query_row(
-        &format!(
-            "SELECT {COLUMNS} FROM runs
-             WHERE run_id = (SELECT run_id FROM past_requests WHERE request_id = ?1)"
-        ),
-        [request_id],
-        raw,
-    )
-    .optional()
-    .map_err(backend)
+/// The rows `sql` reads with `params`, each decoded by `read`.
+fn rows(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+) -> StoreResult<Vec<RawRow>> {
+    let mut stmt = conn.prepare_cached(sql).map_err(backend)?;
+    let rows = stmt.query_map(params, read).map_err(backend)?;
+    rows.collect::<rusqlite::Result<_>>().map_err(backend)
 }
 
 fn conflict(conn: &Connection, run_id: &str, request_id: &str) -> StoreError {
     let exists = conn
-        .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
+        .query_row(&runs().exists, [run_id], |_| Ok(()))
         .optional()
         .is_ok_and(|r| r.is_some());
     lifecycle::park_conflict(run_id, request_id, exists)
 }
 
-/// Applies `change` (a finish of the claim `token` of `run_id`) in one `IMMEDIATE`
-/// transaction: a run that parks again keeps the request it leaves (a later answer to it was
-/// answered already).
+/// Applies `change` (a finish of the claim `token` of `run_id`): a run that is done in its
+/// one statement; a run that parks again in one `IMMEDIATE` transaction, keeping the request
+/// it leaves (a later answer to it was answered already) and its notifications.
 fn finish_blocking(
     conn: &mut Connection,
     run_id: String,
@@ -197,17 +222,17 @@ fn finish_blocking(
     change: &Change,
     outbox: &crate::store::outbox::OutboxState,
 ) -> StoreResult<RunInfo> {
+    if change.set.request.is_none() {
+        let row = apply_returning(conn, change, INFO_COLUMNS, raw_info).map_err(backend)?;
+        return row.ok_or(StoreError::LeaseLost { run_id })?.info();
+    }
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
     if let Some(cols) = &change.set.request {
-        tx.prepare_cached(
-            "INSERT OR IGNORE INTO past_requests (request_id, run_id)
-             SELECT request_id, run_id FROM runs
-             WHERE run_id = ?1 AND state = 'claimed' AND claims = ?2 AND request_id <> ?3",
-        )
-        .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
-        .map_err(backend)?;
+        tx.prepare_cached(&runs().keep_past_request)
+            .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
+            .map_err(backend)?;
     }
     let row = apply_returning(&tx, change, INFO_COLUMNS, raw_info).map_err(|e| {
         match (&change.set.request, is_constraint(&e)) {
@@ -251,32 +276,28 @@ impl Driver for SqliteStore {
                                 .map_err(backend)?,
                         )
                     };
-                    conn.prepare_cached(
-                        "INSERT INTO runs (run_id, request_id, kind, prompt, created_at,
-                     expires_at, state, version, claims, record, history, approvers, escalate)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'parked', 1, 0, ?7, ?8, ?9, ?10)",
-                    )
-                    .and_then(|mut insert| {
-                        insert.execute(params![
-                            row.run_id,
-                            row.request_id,
-                            row.kind,
-                            row.prompt,
-                            row.created_at,
-                            row.expires_at,
-                            row.record,
-                            row.history,
-                            row.approvers,
-                            row.escalate
-                        ])
-                    })
-                    .map_err(|e| {
-                        if is_constraint(&e) {
-                            conflict(conn, &row.run_id, &row.request_id)
-                        } else {
-                            backend(e)
-                        }
-                    })?;
+                    conn.prepare_cached(&runs().insert)
+                        .and_then(|mut insert| {
+                            insert.execute(params![
+                                row.run_id,
+                                row.request_id,
+                                row.kind,
+                                row.prompt,
+                                row.created_at,
+                                row.expires_at,
+                                row.record,
+                                row.history,
+                                row.approvers,
+                                row.escalate
+                            ])
+                        })
+                        .map_err(|e| {
+                            if is_constraint(&e) {
+                                conflict(conn, &row.run_id, &row.request_id)
+                            } else {
+                                backend(e)
+                            }
+                        })?;
                     // outbox: same transaction as the park
                     outbox::outbox_park(
                         conn,
@@ -299,42 +320,26 @@ impl Driver for SqliteStore {
     fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            conn.prepare_cached(&format!(
-                "SELECT {INFO_COLUMNS} FROM runs WHERE run_id = ?1"
-            ))
-            .and_then(|mut stmt| stmt.query_row([&run_id], raw_info).optional())
-            .map_err(backend)?
-            .map(|row| row.info())
-            .transpose()
+            row_where(conn, &runs().info, &run_id, raw_info)?
+                .map(|row| row.info())
+                .transpose()
         }))
     }
 
     fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
         Box::pin(self.call(move |conn| match &key {
-            Key::Run(id) => row_where(conn, "run_id", id),
-            Key::Request(id) => match row_where(conn, "request_id", id)? {
-                Some(row) => Ok(Some(row)),
-                None => past_row(conn, id),
-            },
+            Key::Run(id) => row_where(conn, &runs().by_run, id, raw),
+            Key::Request(id) => row_where(conn, &runs().by_request, id, raw),
         }))
     }
 
     fn answer<'a>(
         &'a self,
         answer: &'a Answer,
-        how: Answering,
-    ) -> BoxFuture<'a, StoreResult<(RawRow, Option<Claim>)>> {
-        Box::pin(async move {
-            let (seal, answer) = (self.seal.clone(), answer.clone());
-            let submit = matches!(how, Answering::Submit { .. });
-            let answered = self
-                .call(move |conn| answer_blocking(conn, &seal, &answer, &how))
-                .await?;
-            if submit {
-                self.shared.work.notify();
-            }
-            Ok(answered)
-        })
+        how: &'a Answering,
+        plain: bool,
+    ) -> BoxFuture<'a, StoreResult<Option<Answered>>> {
+        Box::pin(self.answer_now(answer, how.clone(), plain))
     }
 
     fn apply_vote(&self, change: Change) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
@@ -396,15 +401,10 @@ impl Driver for SqliteStore {
 
     fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
         Box::pin(self.call(|conn| {
-            conn.prepare_cached(
-                // three searches of three partial indexes
-                "SELECT (SELECT count(*) FROM runs WHERE state = 'answered')
-                      + (SELECT count(*) FROM runs WHERE state = 'expired')
-                      + (SELECT count(*) FROM runs WHERE state = 'claimed' AND lease_until <= ?1)",
-            )
-            .and_then(|mut stmt| stmt.query_row([now_ms()], |r| r.get::<_, i64>(0)))
-            .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(backend)
+            conn.prepare_cached(&runs().waiting)
+                .and_then(|mut stmt| stmt.query_row([now_ms()], |r| r.get::<_, i64>(0)))
+                .map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(backend)
         }))
     }
 
@@ -417,31 +417,19 @@ impl Driver for SqliteStore {
             let size = query.page_size();
             // SQLite keeps any value in any column: the pages walk the rows whose `created_at`
             // is an integer (the cursor's order); the others are reported on the first page
-            let (sql, params) =
-                pending_sql(query, |n| format!("?{n}"), "typeof(created_at) = 'integer'")?;
+            let (sql, params) = pending_sql(query, placeholder, Dialect::Sqlite.ordered())?;
             let first = query.cursor()?.is_none();
             self.call(move |conn| {
-                let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
-                let rows = stmt
-                    .query_map(rusqlite::params_from_iter(params.iter()), raw)
-                    .map_err(backend)?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                    .map_err(backend)?;
-                let mut page = Page::of_rows(rows, size);
+                let listed = rows(conn, &sql, params_from_iter(params.iter()), raw)?;
+                let mut page = Page::of_rows(listed, size);
                 if first {
-                    let mut stmt = conn
-                        .prepare_cached(&format!(
-                            "SELECT {COLUMNS} FROM runs
-                             WHERE state = 'parked' AND typeof(created_at) <> 'integer'
-                             ORDER BY run_id LIMIT ?1"
-                        ))
-                        .map_err(backend)?;
+                    let sql = format!(
+                        "SELECT {COLUMNS} FROM runs
+                         WHERE state = 'parked' AND typeof(created_at) <> 'integer'
+                         ORDER BY run_id LIMIT ?1"
+                    );
                     let limit = i64::try_from(size).unwrap_or(i64::MAX);
-                    let unordered = stmt
-                        .query_map([limit], raw)
-                        .map_err(backend)?
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                        .map_err(backend)?;
+                    let unordered = rows(conn, &sql, [limit], raw)?;
                     page.damaged
                         .extend(unordered.iter().filter_map(RawRow::as_damaged));
                 }
@@ -458,22 +446,7 @@ impl Driver for SqliteStore {
     fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         Box::pin(self.call(move |conn| {
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM runs
-                     WHERE state NOT IN {GOOD_STATES}
-                        OR typeof(created_at) <> 'integer' OR typeof(version) <> 'integer'
-                        OR typeof(claims) <> 'integer'
-                        OR typeof(expires_at) NOT IN ('integer', 'null')
-                        OR typeof(lease_until) NOT IN ('integer', 'null')
-                     ORDER BY run_id LIMIT ?1"
-                ))
-                .map_err(backend)?;
-            let rows = stmt
-                .query_map([limit], raw)
-                .map_err(backend)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(backend)?;
+            let rows = rows(conn, &runs().damaged, [limit], raw)?;
             Ok(rows.iter().filter_map(RawRow::as_damaged).collect())
         }))
     }
@@ -486,14 +459,7 @@ impl Driver for SqliteStore {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
             let due = {
-                let mut stmt = tx
-                    .prepare_cached(
-                        // sorted here: an ORDER BY would have SQLite walk the table in
-                        // run id order rather than the expiry index
-                        "SELECT run_id, request_id, version, approvers, escalate FROM runs
-                         WHERE state = 'parked' AND expires_at <= ?1",
-                    )
-                    .map_err(backend)?;
+                let mut stmt = tx.prepare_cached(&runs().due).map_err(backend)?;
                 let mut due = stmt
                     .query_map([now_ms()], |r| {
                         Ok((
@@ -551,10 +517,8 @@ impl Driver for SqliteStore {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
             let tx = conn.transaction().map_err(backend)?;
-            let n = tx
-                .execute("DELETE FROM runs WHERE run_id = ?1", [&run_id])
-                .map_err(backend)?;
-            tx.execute("DELETE FROM past_requests WHERE run_id = ?1", [&run_id])
+            let n = tx.execute(&runs().delete, [&run_id]).map_err(backend)?;
+            tx.execute(&runs().delete_past, [&run_id])
                 .map_err(backend)?;
             tx.commit().map_err(backend)?;
             Ok(n == 1)
