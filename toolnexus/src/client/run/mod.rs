@@ -151,19 +151,21 @@ impl Run<'_> {
                 Stop::Parked(mut parked) => {
                     state.request.tools = Vec::new();
                     state.request.messages.shrink_to_fit();
-                    match self.wait(&parked.request, &mut cancelled).await {
-                        Ok(answer) => {
-                            // a together turn: each other request is asked before it goes on
-                            for other in std::mem::take(&mut parked.others) {
-                                match self.wait(&other, &mut cancelled).await {
-                                    Ok(answer) => state.answers.push(Arrived::now(answer)),
-                                    Err(message) => return Err(parked.fail(state, message)),
-                                }
-                            }
-                            step = Step::Answered(parked, Box::new(answer));
-                        }
+                    let answer = match self.wait(&parked.request, &mut cancelled).await {
+                        Ok(answer) => Box::new(answer),
                         Err(message) => return Err(parked.fail(state, message)),
+                    };
+                    // a together turn: each other request is asked before it goes on (boxed:
+                    // a run parked on one request keeps no room for the others' waits)
+                    if !parked.others.is_empty() {
+                        let others = std::mem::take(&mut parked.others);
+                        if let Err(message) =
+                            Box::pin(self.wait_others(state, others, &mut cancelled)).await
+                        {
+                            return Err(parked.fail(state, message));
+                        }
                     }
+                    step = Step::Answered(parked, answer);
                     state.request.tools = self.toolkit.specs();
                 }
             }
@@ -173,6 +175,23 @@ impl Run<'_> {
             result: result.clone(),
         });
         Ok(*result)
+    }
+}
+
+impl Run<'_> {
+    /// Asks `wait_for` for each other request of a together turn, in call order, keeping each
+    /// answer in the run's state; the first failure's text, else nothing.
+    async fn wait_others(
+        &self,
+        state: &mut State,
+        others: Vec<crate::request::Request>,
+        cancelled: &mut super::wait::Cancelled<'_>,
+    ) -> std::result::Result<(), String> {
+        for other in others {
+            let answer = self.wait(&other, cancelled).await?;
+            state.answers.push(Arrived::now(answer));
+        }
+        Ok(())
     }
 }
 
