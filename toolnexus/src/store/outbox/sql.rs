@@ -4,7 +4,7 @@
 
 use super::Notification;
 use super::decide::{Claiming, Recording};
-use crate::store::sql::{SqlParam, append_history};
+use crate::store::sql::SqlParam;
 
 /// Version 6: the notification outbox, one row per request, reason and notifier, written in
 /// the park's transaction; `notifications_due` holds the pending ones only, so a delivered
@@ -75,8 +75,12 @@ pub(crate) const NEXT_DUE: &str = "SELECT MIN(CASE WHEN lease_until > next_at
     THEN lease_until ELSE next_at END) FROM notifications WHERE state = 'pending'";
 
 /// Appends events (`?1`) to the history of run `?2`.
+#[cfg(feature = "sqlite")]
 pub(crate) fn history() -> String {
-    format!("UPDATE runs SET {} WHERE run_id = ?2", append_history("?1"))
+    format!(
+        "UPDATE runs SET {} WHERE run_id = ?2",
+        crate::store::sql::append_history("?1")
+    )
 }
 
 /// The statement of `claiming` (its notifier names one parameter each, so the text depends on

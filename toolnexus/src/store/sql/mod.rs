@@ -9,6 +9,7 @@
 mod change;
 mod conversations;
 mod history;
+#[cfg(feature = "postgres")]
 mod numbered;
 mod query;
 mod row;
@@ -18,9 +19,12 @@ mod runs;
 mod schema;
 mod side;
 
-pub(crate) use change::{ChangeSql, change_sql};
+#[cfg(feature = "postgres")]
+pub(crate) use change::ChangeSql;
+pub(crate) use change::change_sql;
 pub(crate) use conversations::ConversationSql;
 pub(crate) use history::{HISTORY_INDEX, history_sql};
+#[cfg(feature = "postgres")]
 pub(crate) use numbered::numbered;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
@@ -28,6 +32,7 @@ pub(crate) use row::{
 };
 pub(crate) use rules::{RuleRow, RuleSql};
 pub(crate) use runs::{Dialect, PLAIN_ANSWER, RunSql};
+#[cfg(feature = "sqlite")]
 pub(crate) use schema::GOVERNED_COLUMNS;
 #[cfg(feature = "sqlite")]
 pub(crate) use schema::VOTES_COLUMN;

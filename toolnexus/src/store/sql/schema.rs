@@ -167,6 +167,7 @@ pub(crate) const VOTES_COLUMN: &str = "ALTER TABLE runs ADD COLUMN votes TEXT;";
 /// (`approvers`, listed by [`PendingQuery::groups`](crate::store::PendingQuery::groups)) and
 /// the escalation steps still ahead (`escalate`, a JSON array), the same SQL in both stores.
 /// The columns are added `NULL`: a run parked before has no group and no escalation.
+#[cfg(feature = "sqlite")]
 pub(crate) const GOVERNED_COLUMNS: &str = "ALTER TABLE runs ADD COLUMN approvers TEXT;
     ALTER TABLE runs ADD COLUMN escalate TEXT;";
 
