@@ -42,8 +42,7 @@ use serde_json::{Map, Value};
 use crate::limits::excerpt;
 use crate::request::{Answer, Request};
 
-/// The kind of a request that asks a person what to do with a call a crash cut.
-pub const KIND_RECONCILE: &str = "reconcile";
+pub use crate::request::KIND_RECONCILE;
 
 /// The reconcile answer's actions, as its form offers them.
 const ACTIONS: [&str; 3] = ["rerun", "record", "fail"];

@@ -44,8 +44,7 @@ use serde_json::Value;
 pub use error::BoundaryError;
 pub(crate) use words::{credential_in, credential_name_in};
 
-use crate::reconcile::KIND_RECONCILE;
-use crate::request::{Answer, KIND_INPUT, KIND_QUESTION, Request};
+use crate::request::{Answer, KIND_INPUT, KIND_QUESTION, KIND_RECONCILE, Request};
 use walk::{Reading, Seg};
 
 /// Checks the trust boundary: an `input` or `question` request, or a request of any kind

@@ -24,6 +24,9 @@ pub const KIND_APPROVAL: &str = "approval";
 pub const KIND_AUTHORIZATION: &str = "authorization";
 /// The kind of a request made by the built-in `question` tool.
 pub const KIND_QUESTION: &str = "question";
+/// The kind of a request that asks a person what to do with a call a crash cut
+/// ([`reconcile`](crate::reconcile)).
+pub const KIND_RECONCILE: &str = "reconcile";
 
 /// The key of an editable approval's proposed arguments in its `data`, and of the arguments
 /// to run in an accepting answer's `data` (CONTRACT section 2).
