@@ -343,11 +343,7 @@ fn restrict(schema: &Value) -> Result<Value, String> {
         .as_object()
         .filter(|o| o.get("type").and_then(Value::as_str) == Some("object"))
         .ok_or_else(|| "the root is not an object with named fields".to_owned())?;
-    let required: Vec<&str> = root
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required: Vec<&str> = crate::schema::required_names(root).collect();
     let mut props = Vec::new();
     if let Some(properties) = root.get("properties").and_then(Value::as_object) {
         // in the form's order, so `required` keeps the order schemars wrote it in
