@@ -253,12 +253,14 @@ pub(crate) fn enum_schema(values: &[&str]) -> Map<String, Value> {
 /// ```
 #[must_use]
 pub fn field_order(schema: &Value) -> Vec<&str> {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+    let Some(obj) = schema.as_object() else {
+        return Vec::new();
+    };
+    let Some(props) = obj.get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };
     let mut order: Vec<&str> = Vec::with_capacity(props.len());
-    let required = schema.get("required").and_then(Value::as_array);
-    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+    for name in crate::schema::required_names(obj) {
         if props.contains_key(name) && !order.contains(&name) {
             order.push(name);
         }
