@@ -275,17 +275,7 @@ pub fn gemini_raw(specs: &[ToolSpec]) -> Result<ProviderTools> {
 /// );
 /// ```
 pub fn openai_strict(specs: &[ToolSpec]) -> Result<ProviderTools> {
-    check(specs, Shape::OpenAi { strict: true })?;
-    let mut lowered = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let parameters = openai_strict_schema(&spec.name, &spec.parameters)?;
-        lowered.push(ToolSpec::new(
-            spec.name.clone(),
-            spec.description.clone(),
-            parameters,
-        ));
-    }
-    Ok(ProviderTools::new(Shape::OpenAi { strict: true }, lowered))
+    lowered(specs, Shape::OpenAi { strict: true }, openai_strict_schema)
 }
 
 /// Gemini tools with each schema lowered by [`gemini_schema`] to what Gemini accepts, exactly
@@ -313,17 +303,27 @@ pub fn openai_strict(specs: &[ToolSpec]) -> Result<ProviderTools> {
 /// );
 /// ```
 pub fn gemini(specs: &[ToolSpec]) -> Result<ProviderTools> {
-    check(specs, Shape::Gemini)?;
+    lowered(specs, Shape::Gemini, gemini_schema)
+}
+
+/// The tools of `shape`, once [`check`]ed, with each schema lowered by `lower` (the tool's
+/// name, its schema), the first tool whose schema cannot be lowered failing all.
+fn lowered(
+    specs: &[ToolSpec],
+    shape: Shape,
+    lower: fn(&str, &Value) -> Result<Value>,
+) -> Result<ProviderTools> {
+    check(specs, shape)?;
     let mut lowered = Vec::with_capacity(specs.len());
     for spec in specs {
-        let parameters = gemini_schema(&spec.name, &spec.parameters)?;
+        let parameters = lower(&spec.name, &spec.parameters)?;
         lowered.push(ToolSpec::new(
             spec.name.clone(),
             spec.description.clone(),
             parameters,
         ));
     }
-    Ok(ProviderTools::new(Shape::Gemini, lowered))
+    Ok(ProviderTools::new(shape, lowered))
 }
 
 /// What the provider of `shape` refuses a whole request for, checked spec by spec in order:

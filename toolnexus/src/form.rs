@@ -253,12 +253,14 @@ pub(crate) fn enum_schema(values: &[&str]) -> Map<String, Value> {
 /// ```
 #[must_use]
 pub fn field_order(schema: &Value) -> Vec<&str> {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+    let Some(obj) = schema.as_object() else {
+        return Vec::new();
+    };
+    let Some(props) = obj.get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };
     let mut order: Vec<&str> = Vec::with_capacity(props.len());
-    let required = schema.get("required").and_then(Value::as_array);
-    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+    for name in crate::schema::required_names(obj) {
         if props.contains_key(name) && !order.contains(&name) {
             order.push(name);
         }
@@ -343,11 +345,7 @@ fn restrict(schema: &Value) -> Result<Value, String> {
         .as_object()
         .filter(|o| o.get("type").and_then(Value::as_str) == Some("object"))
         .ok_or_else(|| "the root is not an object with named fields".to_owned())?;
-    let required: Vec<&str> = root
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required: Vec<&str> = crate::schema::required_names(root).collect();
     let mut props = Vec::new();
     if let Some(properties) = root.get("properties").and_then(Value::as_object) {
         // in the form's order, so `required` keeps the order schemars wrote it in

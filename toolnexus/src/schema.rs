@@ -1,9 +1,20 @@
 //! Input schemas: generation from Rust types and the checks every tool schema passes.
 
 use schemars::generate::{SchemaGenerator, SchemaSettings};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+
+/// The names an object schema's `required` lists, in its order (its entries that are
+/// strings; none when it has no such list).
+pub(crate) fn required_names(schema: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
 
 /// The schema generator toolnexus uses: JSON Schema 2020-12, no `$schema`, subschemas inlined
 /// (only recursive types keep `$ref`/`$defs`), describing what deserialization accepts.

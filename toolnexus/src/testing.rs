@@ -302,22 +302,7 @@ pub fn assert_not_pending(result: &ToolResult) {
 /// When the result is a suspension, a failure, or another output.
 #[track_caller]
 pub fn assert_success(result: &ToolResult, output: Option<&str>) {
-    let expected = output.map_or_else(
-        || "a success".to_owned(),
-        |o| format!("a success with output {o:?}"),
-    );
-    if let Some(req) = result.pending() {
-        let problem = format!("{}, not a success", suspension_summary(req));
-        fail("assert_success!", &problem, &expected, result);
-    }
-    if result.is_error {
-        let problem = format!("a plain failure: {:?}", result.output);
-        fail("assert_success!", &problem, &expected, result);
-    }
-    if output.is_some_and(|o| o != result.output) {
-        let problem = format!("the output differs: {:?}", result.output);
-        fail("assert_success!", &problem, &expected, result);
-    }
+    assert_outcome(result, output, false);
 }
 
 /// Panics unless `result` is a plain failure (with `output`, when given); what
@@ -328,21 +313,33 @@ pub fn assert_success(result: &ToolResult, output: Option<&str>) {
 /// When the result is a suspension, a success, or another output.
 #[track_caller]
 pub fn assert_failure(result: &ToolResult, output: Option<&str>) {
+    assert_outcome(result, output, true);
+}
+
+/// What [`assert_success`] (`failure` false) and [`assert_failure`] (`failure` true) check:
+/// not a suspension, a failure or not as asked, and `output` when given.
+#[track_caller]
+fn assert_outcome(result: &ToolResult, output: Option<&str>, failure: bool) {
+    let (assertion, wanted, other) = if failure {
+        ("assert_failure!", "a plain failure", "a success")
+    } else {
+        ("assert_success!", "a success", "a plain failure")
+    };
     let expected = output.map_or_else(
-        || "a plain failure".to_owned(),
-        |o| format!("a plain failure with output {o:?}"),
+        || wanted.to_owned(),
+        |o| format!("{wanted} with output {o:?}"),
     );
     if let Some(req) = result.pending() {
-        let problem = format!("{}, not a plain failure", suspension_summary(req));
-        fail("assert_failure!", &problem, &expected, result);
+        let problem = format!("{}, not {wanted}", suspension_summary(req));
+        fail(assertion, &problem, &expected, result);
     }
-    if !result.is_error {
-        let problem = format!("a success: {:?}", result.output);
-        fail("assert_failure!", &problem, &expected, result);
+    if result.is_error != failure {
+        let problem = format!("{other}: {:?}", result.output);
+        fail(assertion, &problem, &expected, result);
     }
     if output.is_some_and(|o| o != result.output) {
         let problem = format!("the output differs: {:?}", result.output);
-        fail("assert_failure!", &problem, &expected, result);
+        fail(assertion, &problem, &expected, result);
     }
 }
 

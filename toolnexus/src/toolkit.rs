@@ -49,10 +49,15 @@ pub struct Toolkit {
 
 impl fmt::Debug for Toolkit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.tools.iter().map(|t| t.name()))
-            .finish()
+        debug_names(&self.tools, f)
     }
+}
+
+/// A toolkit (or its builder) in `{:?}`: the list of its tools' names.
+fn debug_names(tools: &[SharedTool], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.debug_list()
+        .entries(tools.iter().map(|t| t.name()))
+        .finish()
 }
 
 impl Toolkit {
@@ -504,9 +509,7 @@ pub struct ToolkitBuilder {
 
 impl fmt::Debug for ToolkitBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.tools.iter().map(|t| t.name()))
-            .finish()
+        debug_names(&self.tools, f)
     }
 }
 

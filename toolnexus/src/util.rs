@@ -1,9 +1,11 @@
 //! Small helpers shared across the crate: the boxed future every trait of it returns, two
-//! that word failures (the kind of a JSON value, the text of a panic), and lowercase hex (the
-//! digests, MACs and tokens of sealed records and the inbox).
+//! that word failures (the kind of a JSON value, the text of a panic), lowercase hex (the
+//! digests, MACs and tokens of sealed records and the inbox), and the doubling wait between
+//! the retries of the worker and of the notifications' deliverer.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -62,9 +64,31 @@ pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// The wait after `failures` failed attempts (1 or more): `first`, doubled per earlier
+/// failure, at most `ceiling`.
+pub(crate) fn doubling_delay(first: Duration, failures: u32, ceiling: Duration) -> Duration {
+    let doubled = first.saturating_mul(1u32.checked_shl(failures - 1).unwrap_or(u32::MAX));
+    doubled.min(ceiling)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{hex, unhex};
+    use std::time::Duration;
+
+    use super::{doubling_delay, hex, unhex};
+
+    #[test]
+    fn doubling_delays_double_per_failure_up_to_the_ceiling() {
+        let s = Duration::from_secs;
+        let ceiling = s(600);
+        assert_eq!(doubling_delay(s(1), 1, ceiling), s(1));
+        assert_eq!(doubling_delay(s(1), 2, ceiling), s(2));
+        assert_eq!(doubling_delay(s(1), 3, ceiling), s(4));
+        assert_eq!(doubling_delay(s(1), 4, ceiling), s(8));
+        assert_eq!(doubling_delay(s(1), 40, ceiling), ceiling);
+        assert_eq!(doubling_delay(s(100), 5, ceiling), ceiling);
+        assert_eq!(doubling_delay(s(100), 5, Duration::MAX), s(1600));
+    }
 
     #[test]
     fn hex_round_trips_and_refuses_what_it_does_not_write() {

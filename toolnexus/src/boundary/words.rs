@@ -121,27 +121,25 @@ pub(crate) fn words(text: &str) -> Vec<String> {
 /// folding confusables, with invisible characters read as joining and as separating (see
 /// [`CREDENTIAL_WORDS`] for the rule).
 pub(crate) fn credential_in(text: &str) -> Option<&'static str> {
-    let joined = fold(text, Invisible::Joins);
-    rule::find(&joined, CREDENTIAL_WORDS).or_else(|| {
-        let separated = fold(text, Invisible::Separates);
-        (separated != joined)
-            .then(|| rule::find(&separated, CREDENTIAL_WORDS))
-            .flatten()
-    })
+    find_folded(text, CREDENTIAL_WORDS)
 }
 
 /// The credential word a name contains, if any: as [`credential_in`], and also the words
 /// refused in names only ([`NAME_WORDS`]). A name is an object key, a field's `name`, `key`,
 /// `title`, `label` or `header`, or a `format`.
 pub(crate) fn credential_name_in(name: &str) -> Option<&'static str> {
-    credential_in(name).or_else(|| {
-        let joined = fold(name, Invisible::Joins);
-        rule::find(&joined, NAME_WORDS).or_else(|| {
-            let separated = fold(name, Invisible::Separates);
-            (separated != joined)
-                .then(|| rule::find(&separated, NAME_WORDS))
-                .flatten()
-        })
+    credential_in(name).or_else(|| find_folded(name, NAME_WORDS))
+}
+
+/// The word of `list` that `text` contains by the rule, if any: `text` folded with invisible
+/// characters read as joining, then (when that reads otherwise) as separating.
+fn find_folded(text: &str, list: &[&'static str]) -> Option<&'static str> {
+    let joined = fold(text, Invisible::Joins);
+    rule::find(&joined, list).or_else(|| {
+        let separated = fold(text, Invisible::Separates);
+        (separated != joined)
+            .then(|| rule::find(&separated, list))
+            .flatten()
     })
 }
 

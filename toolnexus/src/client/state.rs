@@ -250,20 +250,15 @@ impl State {
     /// a started marker's checkpoint (its last turn in flight).
     pub(super) fn snapshot(&self) -> Value {
         let run = RunResult {
-            run_id: self.run_id.clone(),
-            text: String::new(),
-            messages: self.request.messages.clone(),
             tool_call_count: self.records.len(),
             tool_calls: self.records.clone(),
             turns: self.turns,
             usage: self.usage,
-            model: self.request.model.clone(),
-            status: RunStatus::Incomplete,
-            limit: None,
-            pending: None,
-            pending_all: Vec::new(),
-            halted: None,
-            decided: Vec::new(),
+            ..RunResult::incomplete(
+                self.run_id.clone(),
+                self.request.model.clone(),
+                self.request.messages.clone(),
+            )
         };
         // plain data with string keys: serialization cannot fail
         serde_json::to_value(&run).unwrap_or_default()

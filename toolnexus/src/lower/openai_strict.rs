@@ -254,11 +254,7 @@ impl Lowering<'_> {
         let Value::Object(props) = properties else {
             return Err(self.fail("a `properties` that is not an object", path));
         };
-        let required: HashSet<&str> = obj
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required: HashSet<&str> = crate::schema::required_names(obj).collect();
         let mut out = Map::new();
         for (name, prop) in props {
             let prop_path = format!("{path}/properties/{}", escape_pointer(name));

@@ -238,26 +238,13 @@ impl Remember {
             ));
         }
         let text = |key: &str| map.get(key).map(|v| v.as_str().ok_or(v));
-        let scope = match text("scope") {
-            Some(Ok(s)) => Scope::parse(s).ok_or_else(|| {
-                format!(
-                    "`remember.scope` must be \"args\" or \"tool\", not \"{}\"",
-                    crate::limits::excerpt(s)
-                )
-            })?,
-            Some(Err(_)) => return Err("`remember.scope` must be a string".to_owned()),
-            None => return Err("`remember` has no `scope`".to_owned()),
-        };
-        let within = match text("within") {
-            Some(Ok(s)) => Within::parse(s).ok_or_else(|| {
-                format!(
-                    "`remember.within` must be \"conversation\" or \"principal\", not \"{}\"",
-                    crate::limits::excerpt(s)
-                )
-            })?,
-            Some(Err(_)) => return Err("`remember.within` must be a string".to_owned()),
-            None => return Err("`remember` has no `within`".to_owned()),
-        };
+        let scope = required_choice(map, "scope", r#""args" or "tool""#, Scope::parse)?;
+        let within = required_choice(
+            map,
+            "within",
+            r#""conversation" or "principal""#,
+            Within::parse,
+        )?;
         let until = match text("until") {
             Some(Ok(s)) => Some(
                 OffsetDateTime::parse(s, &Rfc3339)
@@ -280,6 +267,26 @@ impl Remember {
             within,
             until,
         })
+    }
+}
+
+/// The required string `remember.<key>` of `map`, read by `parse`; `choices` says what it may
+/// be.
+fn required_choice<T>(
+    map: &Map<String, Value>,
+    key: &str,
+    choices: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<T, String> {
+    match map.get(key).map(Value::as_str) {
+        Some(Some(s)) => parse(s).ok_or_else(|| {
+            format!(
+                "`remember.{key}` must be {choices}, not \"{}\"",
+                crate::limits::excerpt(s)
+            )
+        }),
+        Some(None) => Err(format!("`remember.{key}` must be a string")),
+        None => Err(format!("`remember` has no `{key}`")),
     }
 }
 

@@ -167,8 +167,14 @@ impl RunResult {
     /// A new run of `model` on the transcript `messages`, before its first turn: a fresh run
     /// id (`run-<ms>-<counter>-<random>`), nothing recorded yet.
     pub(crate) fn start(model: String, messages: Vec<Message>) -> Self {
+        Self::incomplete(crate::id::unique("run"), model, messages)
+    }
+
+    /// Run `run_id` of `model` on the transcript `messages`, going on: status incomplete,
+    /// no text, nothing recorded, pending or decided yet.
+    pub(crate) fn incomplete(run_id: String, model: String, messages: Vec<Message>) -> Self {
         Self {
-            run_id: crate::id::unique("run"),
+            run_id,
             text: String::new(),
             messages,
             tool_calls: Vec::new(),

@@ -154,15 +154,8 @@ impl<'a> Check<'a> {
             .get("properties")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
-        for key in s
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(key) = key.as_str()
-                && !map.contains_key(key)
-            {
+        for key in crate::schema::required_names(s) {
+            if !map.contains_key(key) {
                 return Err(format!("{}: `{key}` is required", at(path)));
             }
         }

@@ -201,11 +201,7 @@ fn schema_form(schema: &Value) -> Result<Vec<Field>, Refusal> {
     if obj.get("type").and_then(Value::as_str) != Some("object") {
         return unsupported("its schema's type is not `object`".to_owned());
     }
-    let required: Vec<&str> = obj
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required: Vec<&str> = crate::schema::required_names(obj).collect();
     let empty = Map::new();
     let props = obj
         .get("properties")

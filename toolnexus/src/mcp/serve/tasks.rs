@@ -212,11 +212,7 @@ impl McpService {
         params: UpdateTaskParams,
         rc: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (run_id, store) = self.task_run(&params.task_id, rc)?;
-        let Some(request) = self
-            .waiting_request(&run_id, store, &params.task_id)
-            .await?
-        else {
+        let Some((store, request)) = self.waiting_request(&params.task_id, rc).await? else {
             return Ok(());
         };
         let Some(reply) = params.input_responses.get(&request.id) else {
@@ -243,11 +239,7 @@ impl McpService {
         params: CancelTaskParams,
         rc: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (run_id, store) = self.task_run(&params.task_id, rc)?;
-        if let Some(request) = self
-            .waiting_request(&run_id, store, &params.task_id)
-            .await?
-        {
+        if let Some((store, request)) = self.waiting_request(&params.task_id, rc).await? {
             self.resume_task(
                 store,
                 Answer::decline(request.id, DeclineReason::Cancelled),
@@ -258,15 +250,17 @@ impl McpService {
         Ok(())
     }
 
-    /// The request the run waits on, `None` when it no longer waits.
+    /// The request the run of task `task_id` waits on, with the run's store; `None` when it
+    /// no longer waits.
     async fn waiting_request(
         &self,
-        run_id: &str,
-        store: &Arc<dyn RunStore>,
         task_id: &str,
-    ) -> Result<Option<Request>, ErrorData> {
-        let stored = stored_task(store, run_id, task_id).await?;
-        Ok((stored.info.state == RunState::Parked).then(|| stored.record.pending().clone()))
+        rc: &RequestContext<RoleServer>,
+    ) -> Result<Option<(&Arc<dyn RunStore>, Request)>, ErrorData> {
+        let (run_id, store) = self.task_run(task_id, rc)?;
+        let stored = stored_task(store, &run_id, task_id).await?;
+        Ok((stored.info.state == RunState::Parked)
+            .then(|| (store, stored.record.pending().clone())))
     }
 
     /// Claims the run with `answer` (before the `tasks/*` call returns, so a `tasks/get`
