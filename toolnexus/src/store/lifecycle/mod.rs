@@ -364,6 +364,25 @@ pub(crate) fn answer_claim(
     Ok(claim)
 }
 
+/// What an answer's change hands out of `row`, the row as the change left it, at `now`: the
+/// claim of a claiming answer ([`answer_claim`]); nothing of a submit, whose record is read
+/// all the same. [`StoreError::Corrupt`] when the record cannot be read: the change is then
+/// not kept (the run stays parked).
+pub(crate) fn answered(
+    row: &RawRow,
+    answer: &Answer,
+    how: &Answering,
+    seal: &Seal,
+    now: i64,
+) -> StoreResult<Option<Claim>> {
+    match how {
+        Answering::Claim { owner, until } => {
+            answer_claim(row, answer, seal, owner, *until, now).map(Some)
+        }
+        Answering::Submit { .. } => row.record(seal).map(|_| None),
+    }
+}
+
 /// Why an answer to `request_id` was refused, from the row that waits (or last waited) on it,
 /// and the expiry to apply with the refusal when the run was parked but past `expiresAt` at
 /// `now`. `current`: the row whose current request it is; `past`: a row that waited on it

@@ -92,13 +92,7 @@ impl PostgresStore {
             }
             return self.refuse(&mut client, answer, now).await;
         };
-        let read = match how {
-            Answering::Claim { owner, until } => {
-                lifecycle::answer_claim(&row, answer, &self.seal, owner, *until, now).map(Some)
-            }
-            Answering::Submit { .. } => row.record(&self.seal).map(|_| None),
-        };
-        match read {
+        match lifecycle::answered(&row, answer, how, &self.seal, now) {
             Ok(claim) => {
                 if claim.is_none() {
                     self.work.notify();

@@ -82,15 +82,7 @@ pub(super) fn answer_blocking(
     if let Some(row) = changed {
         // read before committing: a corrupt record rolls the answer back (the run stays
         // parked)
-        let claim = match how {
-            Answering::Claim { owner, until } => Some(lifecycle::answer_claim(
-                &row, answer, seal, owner, *until, now,
-            )?),
-            Answering::Submit { .. } => {
-                row.record(seal)?;
-                None
-            }
-        };
+        let claim = lifecycle::answered(&row, answer, how, seal, now)?;
         tx.commit()?;
         return Ok(Some((row, claim)));
     }
