@@ -13,11 +13,10 @@ mod rows;
 mod schema;
 mod side;
 mod together;
-mod workers;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio::sync::OnceCell;
@@ -37,7 +36,7 @@ use super::engine::{Answered, Driver};
 use super::lifecycle::{self, Change, Key};
 use super::{
     Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, StoreError,
-    StoreResult, Wake, now_ms,
+    StoreResult, Wake,
 };
 use crate::store::sql::{
     Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, pending_sql,
@@ -297,7 +296,7 @@ impl Driver for PostgresStore {
         crate::store::outbox::outbox_of(self)
     }
 
-    crate::store::sql::driver_basics!();
+    crate::store::sql::driver_basics!(Dialect::Postgres);
 
     fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
         Box::pin(async move { self.tell_workers(&self.client().await?).await })
@@ -321,11 +320,12 @@ impl Driver for PostgresStore {
         owner: &'a str,
         answered_too: bool,
     ) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        if answered_too {
-            Box::pin(self.claim_next_now(owner))
+        let pick = if answered_too {
+            answers::CLAIM_NEXT
         } else {
-            Box::pin(self.take_over_now(owner))
-        }
+            answers::TAKE_OVER
+        };
+        Box::pin(self.claim_picked(owner, pick))
     }
 
     fn apply<'a>(
@@ -427,17 +427,6 @@ impl Driver for PostgresStore {
             }
             self.outbox.parked();
             Ok(insert.info())
-        })
-    }
-
-    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
-        Box::pin(self.next_due_now())
-    }
-
-    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(async move {
-            let n = self.row_opt(&runs().waiting, &[&now_ms()]).await?;
-            Ok(n.map_or(0, |r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
         })
     }
 

@@ -6,6 +6,7 @@
 //! Nothing in this room depends on which SQL store is built: the stores' own rooms
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
+mod basics;
 mod change;
 mod conversations;
 mod history;
@@ -19,6 +20,7 @@ mod runs;
 mod schema;
 mod side;
 
+pub(crate) use basics::{WorkerSql, heartbeat, last_worker_seen, next_due, waiting};
 #[cfg(feature = "postgres")]
 pub(crate) use change::ChangeSql;
 pub(crate) use change::change_sql;
@@ -76,9 +78,9 @@ macro_rules! seal_and_lease {
 pub(crate) use seal_and_lease;
 
 /// The [`Driver`](crate::store::engine::Driver) methods both SQL stores answer alike from their
-/// `seal` and `lease` fields and their workers' table (`beat`, `last_seen`).
+/// `seal` and `lease` fields and (in `$dialect`) one statement each ([`basics`]).
 macro_rules! driver_basics {
-    () => {
+    ($dialect:expr) => {
         fn seal(&self) -> &crate::store::Seal {
             &self.seal
         }
@@ -92,14 +94,24 @@ macro_rules! driver_basics {
             worker: &'a str,
             at: std::time::SystemTime,
         ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<()>> {
-            Box::pin(self.beat(worker, at))
+            Box::pin(crate::store::sql::heartbeat(self, worker, at))
         }
 
         fn last_worker_seen(
             &self,
         ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<crate::store::WorkerSeen>>>
         {
-            Box::pin(self.last_seen())
+            Box::pin(crate::store::sql::last_worker_seen(self))
+        }
+
+        fn waiting(&self) -> crate::util::BoxFuture<'_, crate::store::StoreResult<u64>> {
+            Box::pin(crate::store::sql::waiting(self, $dialect))
+        }
+
+        fn next_due(
+            &self,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<std::time::SystemTime>>> {
+            Box::pin(crate::store::sql::next_due(self, $dialect))
         }
     };
 }

@@ -3,7 +3,7 @@
 //! through [`SqlCols`]. The rules' and the conversations' drivers are written once over it
 //! ([`rule_store`](super::rule_store), [`conversations`](super::conversations)).
 
-use super::{ConversationSql, RuleSql, SqlParam};
+use super::{ConversationSql, RuleSql, SqlParam, WorkerSql};
 use crate::store::StoreResult;
 use crate::util::BoxFuture;
 
@@ -51,6 +51,8 @@ pub(crate) struct SideSql {
     pub(crate) rules: RuleSql,
     /// The conversations'.
     pub(crate) conversations: ConversationSql,
+    /// The workers' heartbeats.
+    pub(crate) workers: WorkerSql,
 }
 
 impl SideSql {
@@ -65,6 +67,7 @@ impl SideSql {
         Self {
             rules: RuleSql::new(placeholder, text),
             conversations: ConversationSql::new(placeholder, int),
+            workers: WorkerSql::new(placeholder),
         }
     }
 }

@@ -3,17 +3,17 @@
 //! one `IMMEDIATE` transaction each), expiry, `claim_next` (takeovers first, then answered
 //! runs), the claim's own changes and `next_due`.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use rusqlite::types::{ToSql, ToSqlOutput};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
 
-use super::{SqliteStore, raw, raw_info, row_where, rows, runs};
+use super::{raw, raw_info, row_where, rows, runs};
 use crate::request::Answer;
 use crate::store::engine::Answered;
 use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{COLUMNS, Dialect, PLAIN_ANSWER, SqlParam, backend, change_sql};
-use crate::store::{Claim, RawRow, Seal, StoreResult, from_millis, lease_ms, now_ms};
+use crate::store::{Claim, RawRow, Seal, StoreResult, lease_ms, now_ms};
 
 impl ToSql for SqlParam {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -191,17 +191,4 @@ pub(super) fn take_over_blocking(
     }
     let until = now.saturating_add(lease_ms(lease));
     claim_first(tx, seal, candidates, owner, until, now)
-}
-
-impl SqliteStore {
-    /// The body of [`RunStore::next_due`](crate::store::RunStore::next_due).
-    pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
-        self.call(|conn| {
-            conn.prepare_cached(&runs().next_due)
-                .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, Option<i64>>(0)))
-                .map(|at| at.map(from_millis))
-                .map_err(backend)
-        })
-        .await
-    }
 }

@@ -11,12 +11,11 @@ mod outbox;
 mod schema;
 mod side;
 mod together;
-mod workers;
 
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, TransactionBehavior, params, params_from_iter,
@@ -254,7 +253,7 @@ impl Driver for SqliteStore {
         crate::store::outbox::outbox_of(self)
     }
 
-    crate::store::sql::driver_basics!();
+    crate::store::sql::driver_basics!(Dialect::Sqlite);
 
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         let outbox = self.outbox.clone();
@@ -393,19 +392,6 @@ impl Driver for SqliteStore {
     fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
         self.shared.work.notify();
         Box::pin(async { Ok(()) })
-    }
-
-    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
-        Box::pin(self.next_due_now())
-    }
-
-    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(self.call(|conn| {
-            conn.prepare_cached(&runs().waiting)
-                .and_then(|mut stmt| stmt.query_row([now_ms()], |r| r.get::<_, i64>(0)))
-                .map(|n| u64::try_from(n).unwrap_or(0))
-                .map_err(backend)
-        }))
     }
 
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {

@@ -1,0 +1,81 @@
+//! The run store's steps both SQL stores take alike, one statement each through their
+//! [`SqlSide`]: a worker's heartbeat and the worker seen last (the `workers` table, schema
+//! version 4), how many runs wait for a worker, and when the next deadline falls due.
+
+use std::time::SystemTime;
+
+use super::{Dialect, SqlCols, SqlParam, SqlSide};
+use crate::store::{StoreError, StoreResult, WorkerSeen, from_millis, millis, now_ms};
+
+/// The workers' statements in one dialect.
+pub(crate) struct WorkerSql {
+    /// Records worker 1 seen at 2 (ms): its row keeps the latest of its heartbeats.
+    pub(crate) beat: String,
+    /// The worker seen last: its name and when (ms).
+    pub(crate) last_seen: String,
+}
+
+impl WorkerSql {
+    /// The statements with `placeholder(n)` naming the n-th parameter (from 1).
+    pub(crate) fn new(placeholder: fn(usize) -> String) -> Self {
+        Self {
+            beat: format!(
+                "INSERT INTO workers (name, seen_at) VALUES ({}, {})
+                 ON CONFLICT (name) DO UPDATE SET seen_at = CASE
+                     WHEN excluded.seen_at > workers.seen_at THEN excluded.seen_at
+                     ELSE workers.seen_at END",
+                placeholder(1),
+                placeholder(2)
+            ),
+            last_seen: "SELECT name, seen_at FROM workers ORDER BY seen_at DESC, name DESC LIMIT 1"
+                .to_owned(),
+        }
+    }
+}
+
+/// [`RunStore::heartbeat`](crate::store::RunStore::heartbeat).
+pub(crate) async fn heartbeat<D: SqlSide>(d: &D, worker: &str, at: SystemTime) -> StoreResult<()> {
+    let params = vec![SqlParam::Text(worker.to_owned()), SqlParam::Int(millis(at))];
+    d.execute(&d.side_sql().workers.beat, params)
+        .await
+        .map(drop)
+}
+
+/// [`RunStore::last_worker_seen`](crate::store::RunStore::last_worker_seen).
+pub(crate) async fn last_worker_seen<D: SqlSide>(d: &D) -> StoreResult<Option<WorkerSeen>> {
+    first(d, &d.side_sql().workers.last_seen, Vec::new(), |r| {
+        Ok(WorkerSeen::new(r.text(0)?, from_millis(r.int(1)?)))
+    })
+    .await
+}
+
+/// [`RunStore::waiting`](crate::store::RunStore::waiting), in `dialect`.
+pub(crate) async fn waiting<D: SqlSide>(d: &D, dialect: Dialect) -> StoreResult<u64> {
+    let sql = &dialect.runs().waiting;
+    let n = first(d, sql, vec![SqlParam::Int(now_ms())], |r| r.int(0)).await?;
+    Ok(n.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+}
+
+/// [`RunStore::next_due`](crate::store::RunStore::next_due), in `dialect`.
+pub(crate) async fn next_due<D: SqlSide>(
+    d: &D,
+    dialect: Dialect,
+) -> StoreResult<Option<SystemTime>> {
+    let at = first(d, &dialect.runs().next_due, Vec::new(), |r| r.maybe_int(0)).await?;
+    Ok(at.flatten().map(from_millis))
+}
+
+/// The first row `sql` selects with `params`, read by `read`; a column that does not read
+/// is [`StoreError::Backend`].
+async fn first<D: SqlSide, T: Send + 'static>(
+    d: &D,
+    sql: &'static str,
+    params: Vec<SqlParam>,
+    read: fn(&dyn SqlCols) -> Result<T, String>,
+) -> StoreResult<Option<T>> {
+    let rows = d.select(sql, params, read).await?;
+    rows.into_iter()
+        .next()
+        .transpose()
+        .map_err(StoreError::Backend)
+}
