@@ -2,6 +2,7 @@
 //! PostgreSQL running the statements both SQL stores share ([`SideSql`]); what the rules and
 //! the conversations mean is written once ([`rule_store!`], [`conversation_store!`]).
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use tokio_postgres::Row;
@@ -38,15 +39,16 @@ impl SqlSide for PostgresStore {
         &SQL
     }
 
-    fn select<'a, T: Send + 'static>(
-        &'a self,
-        sql: &'static str,
+    fn select<T: Send + 'static>(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
         read: fn(&dyn SqlCols) -> T,
-    ) -> BoxFuture<'a, StoreResult<Vec<T>>> {
+    ) -> BoxFuture<'_, StoreResult<Vec<T>>> {
+        let sql = sql.into();
         Box::pin(async move {
             let client = self.client().await?;
-            let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
             let rows = client
                 .query(&stmt, &pg_params(&params))
                 .await
@@ -55,14 +57,15 @@ impl SqlSide for PostgresStore {
         })
     }
 
-    fn execute<'a>(
-        &'a self,
-        sql: &'static str,
+    fn execute(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
-    ) -> BoxFuture<'a, StoreResult<Option<u64>>> {
+    ) -> BoxFuture<'_, StoreResult<Option<u64>>> {
+        let sql = sql.into();
         Box::pin(async move {
             let client = self.client().await?;
-            let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
             match client.execute(&stmt, &pg_params(&params)).await {
                 Ok(n) => Ok(Some(n)),
                 Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => Ok(None),

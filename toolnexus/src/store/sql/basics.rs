@@ -2,6 +2,7 @@
 //! [`SqlSide`]: a worker's heartbeat and the worker seen last (the `workers` table, schema
 //! version 4), how many runs wait for a worker, and when the next deadline falls due.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use super::{Dialect, SqlCols, SqlParam, SqlSide};
@@ -36,22 +37,25 @@ impl WorkerSql {
 /// [`RunStore::heartbeat`](crate::store::RunStore::heartbeat).
 pub(crate) async fn heartbeat<D: SqlSide>(d: &D, worker: &str, at: SystemTime) -> StoreResult<()> {
     let params = vec![SqlParam::Text(worker.to_owned()), SqlParam::Int(millis(at))];
-    d.execute(&d.side_sql().workers.beat, params)
+    d.execute(d.side_sql().workers.beat.as_str(), params)
         .await
         .map(drop)
 }
 
 /// [`RunStore::last_worker_seen`](crate::store::RunStore::last_worker_seen).
 pub(crate) async fn last_worker_seen<D: SqlSide>(d: &D) -> StoreResult<Option<WorkerSeen>> {
-    first(d, &d.side_sql().workers.last_seen, Vec::new(), |r| {
-        Ok(WorkerSeen::new(r.text(0)?, from_millis(r.int(1)?)))
-    })
+    first(
+        d,
+        d.side_sql().workers.last_seen.as_str(),
+        Vec::new(),
+        |r| Ok(WorkerSeen::new(r.text(0)?, from_millis(r.int(1)?))),
+    )
     .await
 }
 
 /// [`RunStore::waiting`](crate::store::RunStore::waiting), in `dialect`.
 pub(crate) async fn waiting<D: SqlSide>(d: &D, dialect: Dialect) -> StoreResult<u64> {
-    let sql = &dialect.runs().waiting;
+    let sql = dialect.runs().waiting.as_str();
     let n = first(d, sql, vec![SqlParam::Int(now_ms())], |r| r.int(0)).await?;
     Ok(n.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
 }
@@ -61,15 +65,18 @@ pub(crate) async fn next_due<D: SqlSide>(
     d: &D,
     dialect: Dialect,
 ) -> StoreResult<Option<SystemTime>> {
-    let at = first(d, &dialect.runs().next_due, Vec::new(), |r| r.maybe_int(0)).await?;
+    let at = first(d, dialect.runs().next_due.as_str(), Vec::new(), |r| {
+        r.maybe_int(0)
+    })
+    .await?;
     Ok(at.flatten().map(from_millis))
 }
 
 /// The first row `sql` selects with `params`, read by `read`; a column that does not read
 /// is [`StoreError::Backend`].
-async fn first<D: SqlSide, T: Send + 'static>(
+pub(crate) async fn first<D: SqlSide, T: Send + 'static>(
     d: &D,
-    sql: &'static str,
+    sql: impl Into<Cow<'static, str>>,
     params: Vec<SqlParam>,
     read: fn(&dyn SqlCols) -> Result<T, String>,
 ) -> StoreResult<Option<T>> {

@@ -10,7 +10,6 @@ mod basics;
 mod change;
 mod conversations;
 mod history;
-#[cfg(feature = "postgres")]
 mod numbered;
 mod query;
 mod row;
@@ -20,13 +19,12 @@ mod runs;
 mod schema;
 mod side;
 
-pub(crate) use basics::{WorkerSql, heartbeat, last_worker_seen, next_due, waiting};
+pub(crate) use basics::{WorkerSql, first, heartbeat, last_worker_seen, next_due, waiting};
 #[cfg(feature = "postgres")]
 pub(crate) use change::ChangeSql;
 pub(crate) use change::change_sql;
 pub(crate) use conversations::ConversationSql;
 pub(crate) use history::{HISTORY_INDEX, history_sql};
-#[cfg(feature = "postgres")]
 pub(crate) use numbered::numbered;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{

@@ -3,6 +3,8 @@
 //! through [`SqlCols`]. The rules' and the conversations' drivers are written once over it
 //! ([`rule_store`](super::rule_store), [`conversations`](super::conversations)).
 
+use std::borrow::Cow;
+
 use super::{ConversationSql, RuleSql, SqlParam, WorkerSql};
 use crate::store::StoreResult;
 use crate::util::BoxFuture;
@@ -53,10 +55,13 @@ pub(crate) struct SideSql {
     pub(crate) conversations: ConversationSql,
     /// The workers' heartbeats.
     pub(crate) workers: WorkerSql,
+    /// Names the n-th parameter (from 1) in this dialect.
+    pub(crate) placeholder: fn(usize) -> String,
 }
 
 impl SideSql {
-    /// The statements with `placeholder(n)` naming the n-th parameter (from 1), `text(n)` and
+    /// The statements with `placeholder(n)` (kept: [`placeholder`](Self::placeholder)) naming
+    /// the n-th parameter (from 1), `text(n)` and
     /// `int(n)` the n-th parameter cast to text and to an integer where a statement computes
     /// with it (PostgreSQL casts; SQLite needs none).
     pub(crate) fn new(
@@ -68,6 +73,7 @@ impl SideSql {
             rules: RuleSql::new(placeholder, text),
             conversations: ConversationSql::new(placeholder, int),
             workers: WorkerSql::new(placeholder),
+            placeholder,
         }
     }
 }
@@ -77,18 +83,19 @@ pub(crate) trait SqlSide: Sync {
     /// Their statements in the store's dialect.
     fn side_sql(&self) -> &'static SideSql;
 
-    /// The rows `sql` selects for `params`, each read by `read`.
-    fn select<'a, T: Send + 'static>(
-        &'a self,
-        sql: &'static str,
+    /// The rows `sql` (one of [`side_sql`](Self::side_sql), or made for the call) selects
+    /// for `params`, each read by `read`.
+    fn select<T: Send + 'static>(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
         read: fn(&dyn SqlCols) -> T,
-    ) -> BoxFuture<'a, StoreResult<Vec<T>>>;
+    ) -> BoxFuture<'_, StoreResult<Vec<T>>>;
 
     /// How many rows `sql` changed with `params`; `None` when it broke a unique constraint.
-    fn execute<'a>(
-        &'a self,
-        sql: &'static str,
+    fn execute(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
-    ) -> BoxFuture<'a, StoreResult<Option<u64>>>;
+    ) -> BoxFuture<'_, StoreResult<Option<u64>>>;
 }

@@ -7,9 +7,9 @@ use rusqlite::{Connection, TransactionBehavior, params_from_iter};
 use super::SqliteStore;
 use crate::store::StoreResult;
 use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::sql::{self, insert_params, read_notification};
+use crate::store::outbox::sql::{self, insert_params, steps};
 use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
-use crate::store::sql::{SqlParam, backend};
+use crate::store::sql::backend;
 
 impl SqliteStore {
     with_notifiers! {
@@ -60,28 +60,13 @@ fn insert_rows(conn: &Connection, rows: Vec<Notification>) -> StoreResult<()> {
     Ok(())
 }
 
-/// The notifications `sql` returns for `params`.
-fn notifications(
-    conn: &Connection,
-    sql: &str,
-    params: &[SqlParam],
-) -> StoreResult<Vec<Notification>> {
-    conn.prepare_cached(sql)
-        .and_then(|mut stmt| {
-            stmt.query_map(params_from_iter(params), |r| Ok(read_notification!(r, get)))?
-                .collect()
-        })
-        .map_err(backend)
-}
-
 impl OutboxDriver for SqliteStore {
     fn outbox_state(&self) -> &OutboxState {
         &self.outbox
     }
 
     fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
-        let (text, params) = sql::claim(claiming, "");
-        Box::pin(self.call(move |conn| notifications(conn, &text, &params)))
+        Box::pin(steps::claim_due(self, claiming, ""))
     }
 
     fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
@@ -110,14 +95,10 @@ impl OutboxDriver for SqliteStore {
     }
 
     fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
-        let params = [SqlParam::Text(run_id.to_owned())];
-        Box::pin(self.call(move |conn| notifications(conn, sql::OF_RUN, &params)))
+        Box::pin(steps::of_run(self, run_id))
     }
 
     fn next_due_ms(&self) -> Step<'_, Option<i64>> {
-        Box::pin(self.call(|conn| {
-            conn.query_row(sql::NEXT_DUE, [], |r| r.get(0))
-                .map_err(backend)
-        }))
+        Box::pin(steps::next_due_ms(self))
     }
 }

@@ -2,6 +2,7 @@
 //! running the statements both SQL stores share ([`SideSql`]); what the rules and the
 //! conversations mean is written once ([`rule_store!`], [`conversation_store!`]).
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use rusqlite::params_from_iter;
@@ -38,14 +39,15 @@ impl SqlSide for SqliteStore {
         &SQL
     }
 
-    fn select<'a, T: Send + 'static>(
-        &'a self,
-        sql: &'static str,
+    fn select<T: Send + 'static>(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
         read: fn(&dyn SqlCols) -> T,
-    ) -> BoxFuture<'a, StoreResult<Vec<T>>> {
+    ) -> BoxFuture<'_, StoreResult<Vec<T>>> {
+        let sql = sql.into();
         Box::pin(self.call(move |conn| {
-            conn.prepare_cached(sql)
+            conn.prepare_cached(&sql)
                 .and_then(|mut stmt| {
                     stmt.query_map(params_from_iter(params.iter()), |r| Ok(read(r)))?
                         .collect()
@@ -54,14 +56,15 @@ impl SqlSide for SqliteStore {
         }))
     }
 
-    fn execute<'a>(
-        &'a self,
-        sql: &'static str,
+    fn execute(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
-    ) -> BoxFuture<'a, StoreResult<Option<u64>>> {
+    ) -> BoxFuture<'_, StoreResult<Option<u64>>> {
+        let sql = sql.into();
         Box::pin(self.call(move |conn| {
             match conn
-                .prepare_cached(sql)
+                .prepare_cached(&sql)
                 .and_then(|mut stmt| stmt.execute(params_from_iter(params.iter())))
             {
                 Ok(n) => Ok(Some(u64::try_from(n).unwrap_or(u64::MAX))),

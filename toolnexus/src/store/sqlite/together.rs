@@ -4,14 +4,14 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params_from_iter};
+use rusqlite::{TransactionBehavior, params_from_iter};
 
 use super::SqliteStore;
 use super::answers::apply;
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
 use crate::store::sql::backend;
-use crate::store::together::sql::{self, read_turn_row};
+use crate::store::together::sql;
 use crate::store::together::{Step, TurnDriver, TurnRow};
 
 impl TurnDriver for SqliteStore {
@@ -38,24 +38,11 @@ impl TurnDriver for SqliteStore {
     }
 
     fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>> {
-        let request_id = request_id.to_owned();
-        Box::pin(self.call(move |conn| {
-            conn.query_row(sql::RUN_OF, [&request_id], |r| r.get(0))
-                .optional()
-                .map_err(backend)
-        }))
+        Box::pin(sql::run_of(self, request_id))
     }
 
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
-        let run_id = run_id.to_owned();
-        Box::pin(self.call(move |conn| {
-            conn.prepare_cached(sql::ROWS)
-                .and_then(|mut stmt| {
-                    stmt.query_map([&run_id], |r| Ok(read_turn_row!(r, get)))?
-                        .collect()
-                })
-                .map_err(backend)
-        }))
+        Box::pin(sql::rows_of(self, run_id))
     }
 
     fn turn_answer<'a>(&'a self, run_id: &'a str, change: Change, row: TurnRow) -> Step<'a, bool> {
