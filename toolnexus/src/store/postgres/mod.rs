@@ -39,7 +39,7 @@ use super::{
     StoreResult, Wake,
 };
 use crate::store::sql::{
-    Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, pending_sql,
+    Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, insert_params, pending_sql,
 };
 
 /// The run statements in PostgreSQL.
@@ -390,18 +390,8 @@ impl Driver for PostgresStore {
                 None => std::borrow::Cow::Borrowed(sql),
             };
             let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
-            let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-                &row.run_id,
-                &row.request_id,
-                &row.kind,
-                &row.prompt,
-                &row.created_at,
-                &row.expires_at,
-                &row.record,
-                &row.history,
-                &row.approvers,
-                &row.escalate,
-            ];
+            let values = insert_params(row);
+            let mut params = pg_params(&values);
             if let Some([ids, names]) = &notifications {
                 params.extend([ids as &(dyn ToSql + Sync), names]);
             }

@@ -1,12 +1,13 @@
 //! The run store's steps both SQL stores take alike, one statement each through their
 //! [`SqlSide`]: a worker's heartbeat and the worker seen last (the `workers` table, schema
-//! version 4), how many runs wait for a worker, and when the next deadline falls due.
+//! version 4), how many runs wait for a worker, and when the next deadline falls due; and the
+//! parameters of a park's insert.
 
 use std::borrow::Cow;
 use std::time::SystemTime;
 
 use super::{Dialect, SqlCols, SqlParam, SqlSide};
-use crate::store::{StoreError, StoreResult, WorkerSeen, from_millis, millis, now_ms};
+use crate::store::{RawRow, StoreError, StoreResult, WorkerSeen, from_millis, millis, now_ms};
 
 /// The workers' statements in one dialect.
 pub(crate) struct WorkerSql {
@@ -70,6 +71,23 @@ pub(crate) async fn next_due<D: SqlSide>(
     })
     .await?;
     Ok(at.flatten().map(from_millis))
+}
+
+/// The parameters of a park's insert ([`RunSql::insert`](super::RunSql::insert)): `row`'s
+/// values `$1`..`$10`.
+pub(crate) fn insert_params(row: &RawRow) -> Vec<SqlParam> {
+    vec![
+        SqlParam::Text(row.run_id.clone()),
+        SqlParam::Text(row.request_id.clone()),
+        SqlParam::Text(row.kind.clone()),
+        SqlParam::Text(row.prompt.clone()),
+        SqlParam::Int(row.created_at),
+        SqlParam::MaybeInt(row.expires_at),
+        SqlParam::Text(row.record.clone()),
+        SqlParam::Text(row.history.clone()),
+        SqlParam::MaybeText(row.approvers.clone()),
+        SqlParam::MaybeText(row.escalate.clone()),
+    ]
 }
 
 /// The first row `sql` selects with `params`, read by `read`; a column that does not read

@@ -19,7 +19,9 @@ mod runs;
 mod schema;
 mod side;
 
-pub(crate) use basics::{WorkerSql, first, heartbeat, last_worker_seen, next_due, waiting};
+pub(crate) use basics::{
+    WorkerSql, first, heartbeat, insert_params, last_worker_seen, next_due, waiting,
+};
 #[cfg(feature = "postgres")]
 pub(crate) use change::ChangeSql;
 pub(crate) use change::change_sql;

@@ -32,7 +32,9 @@ use super::{
     Cell, Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo,
     StoreError, StoreResult, now_ms, token_i64,
 };
-use crate::store::sql::{COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, pending_sql};
+use crate::store::sql::{
+    COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, insert_params, pending_sql,
+};
 
 /// The run statements in SQLite.
 fn runs() -> &'static RunSql {
@@ -276,20 +278,7 @@ impl Driver for SqliteStore {
                         )
                     };
                     conn.prepare_cached(&runs().insert)
-                        .and_then(|mut insert| {
-                            insert.execute(params![
-                                row.run_id,
-                                row.request_id,
-                                row.kind,
-                                row.prompt,
-                                row.created_at,
-                                row.expires_at,
-                                row.record,
-                                row.history,
-                                row.approvers,
-                                row.escalate
-                            ])
-                        })
+                        .and_then(|mut stmt| stmt.execute(params_from_iter(insert_params(row))))
                         .map_err(|e| {
                             if is_constraint(&e) {
                                 conflict(conn, &row.run_id, &row.request_id)
