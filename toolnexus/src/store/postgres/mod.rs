@@ -6,7 +6,6 @@
 //! schema have their own files.
 
 mod answers;
-mod history;
 mod listen;
 mod outbox;
 mod rows;
@@ -33,11 +32,8 @@ use rows::{raw, raw_info};
 
 use super::RawRow;
 use super::engine::{Answered, Driver};
-use super::lifecycle::{self, Change, Key};
-use super::{
-    Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, StoreError,
-    StoreResult, Wake,
-};
+use super::lifecycle::{self, Change};
+use super::{Claim, DEFAULT_LEASE, Page, PendingQuery, RunInfo, StoreError, StoreResult, Wake};
 use crate::store::sql::{
     Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, insert_params, pending_sql,
 };
@@ -201,17 +197,6 @@ impl PostgresStore {
         client.query(&stmt, params).await.map_err(|e| pg(&e))
     }
 
-    /// The row `sql` (prepared once per connection) reads with `params`, if any.
-    pub(super) async fn row_opt(
-        &self,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Option<Row>> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        client.query_opt(&stmt, params).await.map_err(|e| pg(&e))
-    }
-
     /// The run's info; [`StoreError::NotFound`] when no run has this id.
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
         Driver::info(self, run_id)
@@ -219,11 +204,6 @@ impl PostgresStore {
             .ok_or_else(|| StoreError::NotFound {
                 key: run_id.to_owned(),
             })
-    }
-
-    /// The row `sql` (one of [`runs`]) reads of `key`.
-    async fn row_where(&self, sql: &str, key: &str) -> StoreResult<Option<RawRow>> {
-        Ok(self.row_opt(sql, &[&key]).await?.map(|r| raw(&r)))
     }
 
     /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
@@ -363,15 +343,6 @@ impl Driver for PostgresStore {
         })
     }
 
-    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
-        Box::pin(async move {
-            match &key {
-                Key::Run(id) => self.row_where(&runs().by_run, id).await,
-                Key::Request(id) => self.row_where(&runs().by_request, id).await,
-            }
-        })
-    }
-
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let row = &insert.row;
@@ -431,19 +402,6 @@ impl Driver for PostgresStore {
         })
     }
 
-    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(self.history(query))
-    }
-
-    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
-        Box::pin(async move {
-            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            // the columns are typed: only the state can hold what no run is in
-            let rows = self.rows(&runs().damaged, &[&limit]).await?;
-            Ok(rows.iter().filter_map(|r| raw(r).as_damaged()).collect())
-        })
-    }
-
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
         Box::pin(self.expire_now())
     }
@@ -467,13 +425,6 @@ impl Driver for PostgresStore {
                 .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;
             Ok(n == 1)
-        })
-    }
-
-    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let row = self.row_opt(&runs().info, &[&run_id]).await?;
-            row.map(|r| raw_info(&r).info()).transpose()
         })
     }
 

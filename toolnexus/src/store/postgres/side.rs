@@ -10,10 +10,11 @@ use tokio_postgres::error::SqlState;
 
 use super::answers::pg_params;
 use super::{PostgresStore, pg};
-use crate::store::StoreResult;
+use crate::store::cell::is_int;
 use crate::store::conversation_rows::conversation_store;
 use crate::store::rules::rule_store;
 use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide, sql_getters};
+use crate::store::{Cell, StoreResult};
 use crate::util::BoxFuture;
 
 /// The statements in PostgreSQL's dialect: the event a rule's decision appends cast to text,
@@ -31,6 +32,18 @@ impl SqlCols for Row {
 
     fn shown(&self, k: usize) -> String {
         self.try_get(k).unwrap_or_default()
+    }
+
+    /// A run row's column `k` as its type gives it (the columns are typed).
+    fn cell(&self, k: usize) -> Cell {
+        if is_int(k) {
+            self.try_get(k).ok().flatten().map_or(Cell::Null, Cell::Int)
+        } else {
+            self.try_get(k)
+                .ok()
+                .flatten()
+                .map_or(Cell::Null, Cell::Text)
+        }
     }
 }
 

@@ -1,13 +1,20 @@
 //! The run store's steps both SQL stores take alike, one statement each through their
-//! [`SqlSide`]: a worker's heartbeat and the worker seen last (the `workers` table, schema
-//! version 4), how many runs wait for a worker, and when the next deadline falls due; and the
-//! parameters of a park's insert.
+//! [`SqlSide`]: the reads of a run's row (by run or request, its columns alone, the damaged
+//! rows, a page of the history) through the one decoding of a run row ([`raw_row`]), a
+//! worker's heartbeat and the worker seen last (the `workers` table, schema version 4), how
+//! many runs wait for a worker, and when the next deadline falls due; and the parameters of a
+//! park's insert.
 
 use std::borrow::Cow;
 use std::time::SystemTime;
 
-use super::{Dialect, SqlCols, SqlParam, SqlSide};
-use crate::store::{RawRow, StoreError, StoreResult, WorkerSeen, from_millis, millis, now_ms};
+use super::{Dialect, SqlCols, SqlParam, SqlSide, history_sql};
+use crate::store::cell::{ALL_CELLS, INFO_CELLS};
+use crate::store::lifecycle::Key;
+use crate::store::{
+    DamagedRun, HistoryQuery, Page, RawRow, RunInfo, StoreError, StoreResult, WorkerSeen,
+    from_millis, millis, now_ms,
+};
 
 /// The workers' statements in one dialect.
 pub(crate) struct WorkerSql {
@@ -33,6 +40,79 @@ impl WorkerSql {
                 .to_owned(),
         }
     }
+}
+
+/// The run row of the first `n` columns of `r` ([`COLUMNS`](super::COLUMNS) order), through
+/// the one decoding ([`RawRow::from_cells`]): a column holding what the schema does not allow
+/// damages that row only.
+pub(crate) fn raw_row(r: &dyn SqlCols, n: usize) -> RawRow {
+    RawRow::from_cells((0..n).map(|k| r.cell(k)).collect())
+}
+
+/// A row read with [`COLUMNS`](super::COLUMNS).
+fn full_row(r: &dyn SqlCols) -> RawRow {
+    raw_row(r, ALL_CELLS)
+}
+
+/// A row read with [`INFO_COLUMNS`](super::INFO_COLUMNS): its blobs are left empty.
+fn info_row(r: &dyn SqlCols) -> RawRow {
+    raw_row(r, INFO_CELLS)
+}
+
+/// [`Driver::row`](crate::store::engine::Driver::row), in `dialect`.
+pub(crate) async fn row<D: SqlSide>(
+    d: &D,
+    dialect: Dialect,
+    key: Key,
+) -> StoreResult<Option<RawRow>> {
+    let (sql, id) = match key {
+        Key::Run(id) => (&dialect.runs().by_run, id),
+        Key::Request(id) => (&dialect.runs().by_request, id),
+    };
+    let rows = d
+        .select(sql.as_str(), vec![SqlParam::Text(id)], full_row)
+        .await?;
+    Ok(rows.into_iter().next())
+}
+
+/// [`Driver::info`](crate::store::engine::Driver::info), in `dialect`.
+pub(crate) async fn info<D: SqlSide>(
+    d: &D,
+    dialect: Dialect,
+    run_id: &str,
+) -> StoreResult<Option<RunInfo>> {
+    let sql = dialect.runs().info.as_str();
+    let rows = d
+        .select(sql, vec![SqlParam::Text(run_id.to_owned())], info_row)
+        .await?;
+    rows.first().map(RawRow::info).transpose()
+}
+
+/// [`RunStore::list_damaged`](crate::store::RunStore::list_damaged), in `dialect` (whose
+/// [`mistyped`](Dialect) rows count too).
+pub(crate) async fn list_damaged<D: SqlSide>(
+    d: &D,
+    dialect: Dialect,
+    limit: usize,
+) -> StoreResult<Vec<DamagedRun>> {
+    let limit = SqlParam::Int(i64::try_from(limit).unwrap_or(i64::MAX));
+    let rows = d
+        .select(dialect.runs().damaged.as_str(), vec![limit], full_row)
+        .await?;
+    Ok(rows.iter().filter_map(RawRow::as_damaged).collect())
+}
+
+/// One page of [`RunStore::list_history`](crate::store::RunStore::list_history), in
+/// `dialect`: in SQLite, which keeps any value in any column, the pages walk the rows whose
+/// `created_at` is an integer (the cursor's order), and `list_damaged` reports the others.
+pub(crate) async fn list_history<D: SqlSide>(
+    d: &D,
+    dialect: Dialect,
+    query: &HistoryQuery,
+) -> StoreResult<Page> {
+    let (sql, params) = history_sql(query, d.side_sql().placeholder, dialect.ordered())?;
+    let rows = d.select(sql, params, info_row).await?;
+    Ok(Page::of_rows(rows, query.page_size()))
 }
 
 /// [`RunStore::heartbeat`](crate::store::RunStore::heartbeat).

@@ -19,8 +19,11 @@ mod runs;
 mod schema;
 mod side;
 
+#[cfg(feature = "sqlite")]
+pub(crate) use basics::raw_row;
 pub(crate) use basics::{
-    WorkerSql, first, heartbeat, insert_params, last_worker_seen, next_due, waiting,
+    WorkerSql, first, heartbeat, info, insert_params, last_worker_seen, list_damaged, list_history,
+    next_due, row, waiting,
 };
 #[cfg(feature = "postgres")]
 pub(crate) use change::ChangeSql;
@@ -78,7 +81,8 @@ macro_rules! seal_and_lease {
 pub(crate) use seal_and_lease;
 
 /// The [`Driver`](crate::store::engine::Driver) methods both SQL stores answer alike from their
-/// `seal` and `lease` fields and (in `$dialect`) one statement each ([`basics`]).
+/// `seal` and `lease` fields and (in `$dialect`) one statement each through their [`SqlSide`]
+/// ([`basics`]).
 macro_rules! driver_basics {
     ($dialect:expr) => {
         fn seal(&self) -> &crate::store::Seal {
@@ -102,6 +106,34 @@ macro_rules! driver_basics {
         ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<crate::store::WorkerSeen>>>
         {
             Box::pin(crate::store::sql::last_worker_seen(self))
+        }
+
+        fn row(
+            &self,
+            key: crate::store::lifecycle::Key,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<crate::store::RawRow>>> {
+            Box::pin(crate::store::sql::row(self, $dialect, key))
+        }
+
+        fn info<'a>(
+            &'a self,
+            run_id: &'a str,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<Option<crate::store::RunInfo>>> {
+            Box::pin(crate::store::sql::info(self, $dialect, run_id))
+        }
+
+        fn list_damaged(
+            &self,
+            limit: usize,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Vec<crate::store::DamagedRun>>> {
+            Box::pin(crate::store::sql::list_damaged(self, $dialect, limit))
+        }
+
+        fn list_history<'a>(
+            &'a self,
+            query: &'a crate::store::HistoryQuery,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<crate::store::Page>> {
+            Box::pin(crate::store::sql::list_history(self, $dialect, query))
         }
 
         fn waiting(&self) -> crate::util::BoxFuture<'_, crate::store::StoreResult<u64>> {

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::{ConversationSql, RuleSql, SqlParam, WorkerSql};
-use crate::store::StoreResult;
+use crate::store::{Cell, StoreResult};
 use crate::util::BoxFuture;
 
 /// One row as a SQL database hands it over, read by column index: each getter says why a
@@ -22,6 +22,9 @@ pub(crate) trait SqlCols {
     fn maybe_int(&self, k: usize) -> Result<Option<i64>, String>;
     /// The column as an error shows it, whatever it holds (a damaged row's id).
     fn shown(&self, k: usize) -> String;
+    /// The column as the database holds it, for a run row's one decoding
+    /// ([`RawRow::from_cells`](crate::store::RawRow::from_cells)); `NULL` when it cannot be read.
+    fn cell(&self, k: usize) -> Cell;
 }
 
 /// The four typed getters of [`SqlCols`] for a driver's row type whose getter `$get` (`get`

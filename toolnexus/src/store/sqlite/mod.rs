@@ -6,7 +6,6 @@
 
 mod answers;
 mod connection;
-mod history;
 mod outbox;
 mod schema;
 mod side;
@@ -17,23 +16,21 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{
-    Connection, ErrorCode, OptionalExtension, TransactionBehavior, params, params_from_iter,
-};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, params, params_from_iter};
 
 use crate::request::Answer;
 use crate::util::BoxFuture;
 use answers::{answer_blocking, apply, apply_returning, placeholder, take_over_blocking};
-use connection::Connections;
+use connection::{Connections, Immediate};
 
 use super::engine::{Answered, Driver};
-use super::lifecycle::{self, Answering, Change, Key};
+use super::lifecycle::{self, Answering, Change};
 use super::{
-    Cell, Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo,
-    StoreError, StoreResult, now_ms, token_i64,
+    Claim, DEFAULT_LEASE, Page, PendingQuery, RawRow, RunInfo, StoreError, StoreResult, now_ms,
+    token_i64,
 };
 use crate::store::sql::{
-    COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, insert_params, pending_sql,
+    COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, insert_params, pending_sql, raw_row,
 };
 
 /// The run statements in SQLite.
@@ -151,34 +148,13 @@ impl SqliteStore {
 }
 
 /// A row read with [`COLUMNS`]: the info columns, then the blobs.
-fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    cells(r, crate::store::cell::ALL_CELLS)
+fn raw(r: &rusqlite::Row<'_>) -> RawRow {
+    raw_row(r, crate::store::cell::ALL_CELLS)
 }
 
 /// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
-fn raw_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    cells(r, crate::store::cell::INFO_CELLS)
-}
-
-/// The row of the first `n` columns of `r`, through the decoding the SQL stores share: a
-/// column holding what the schema does not allow (SQLite keeps any value in any column)
-/// damages that row only ([`RawRow::from_cells`]).
-fn cells(r: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<RawRow> {
-    use rusqlite::types::ValueRef;
-    let mut cells = Vec::with_capacity(n);
-    for k in 0..n {
-        cells.push(match r.get_ref(k)? {
-            ValueRef::Null => Cell::Null,
-            ValueRef::Integer(i) => Cell::Int(i),
-            ValueRef::Real(f) => Cell::Real(f),
-            ValueRef::Text(t) => match std::str::from_utf8(t) {
-                Ok(t) => Cell::Text(t.to_owned()),
-                Err(_) => Cell::Blob(t.to_vec()),
-            },
-            ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
-        });
-    }
-    Ok(RawRow::from_cells(cells))
+fn raw_info(r: &rusqlite::Row<'_>) -> RawRow {
+    raw_row(r, crate::store::cell::INFO_CELLS)
 }
 
 /// The row `sql` (one of [`runs`]) reads of `key`, decoded by `read`.
@@ -186,10 +162,10 @@ fn row_where(
     conn: &Connection,
     sql: &str,
     key: &str,
-    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+    read: fn(&rusqlite::Row<'_>) -> RawRow,
 ) -> StoreResult<Option<RawRow>> {
     conn.prepare_cached(sql)
-        .and_then(|mut stmt| stmt.query_row([key], read).optional())
+        .and_then(|mut stmt| stmt.query_row([key], |r| Ok(read(r))).optional())
         .map_err(backend)
 }
 
@@ -198,10 +174,10 @@ fn rows(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+    read: fn(&rusqlite::Row<'_>) -> RawRow,
 ) -> StoreResult<Vec<RawRow>> {
     let mut stmt = conn.prepare_cached(sql).map_err(backend)?;
-    let rows = stmt.query_map(params, read).map_err(backend)?;
+    let rows = stmt.query_map(params, |r| Ok(read(r))).map_err(backend)?;
     rows.collect::<rusqlite::Result<_>>().map_err(backend)
 }
 
@@ -227,9 +203,7 @@ fn finish_blocking(
         let row = apply_returning(conn, change, INFO_COLUMNS, raw_info).map_err(backend)?;
         return row.ok_or(StoreError::LeaseLost { run_id })?.info();
     }
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
+    let tx = Immediate::begin(conn)?;
     if let Some(cols) = &change.set.request {
         tx.prepare_cached(&runs().keep_past_request)
             .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
@@ -246,7 +220,7 @@ fn finish_blocking(
         // outbox: same transaction as the park
         outbox::outbox_park(&tx, outbox, &info.run_id, &cols.request_id, change.at)?;
     }
-    tx.commit().map_err(backend)?;
+    tx.commit()?;
     Ok(info)
 }
 
@@ -272,10 +246,7 @@ impl Driver for SqliteStore {
                     let conn: &Connection = if outbox.names.is_empty() {
                         conn
                     } else {
-                        tx.insert(
-                            conn.transaction_with_behavior(TransactionBehavior::Immediate)
-                                .map_err(backend)?,
-                        )
+                        tx.insert(Immediate::begin(conn)?)
                     };
                     conn.prepare_cached(&runs().insert)
                         .and_then(|mut stmt| stmt.execute(params_from_iter(insert_params(row))))
@@ -295,7 +266,7 @@ impl Driver for SqliteStore {
                         row.created_at,
                     )?;
                     if let Some(tx) = tx {
-                        tx.commit().map_err(backend)?;
+                        tx.commit()?;
                     }
                     Ok(insert.info())
                 })
@@ -303,22 +274,6 @@ impl Driver for SqliteStore {
             self.outbox.parked();
             Ok(info)
         })
-    }
-
-    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        let run_id = run_id.to_owned();
-        Box::pin(self.call(move |conn| {
-            row_where(conn, &runs().info, &run_id, raw_info)?
-                .map(|row| row.info())
-                .transpose()
-        }))
-    }
-
-    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
-        Box::pin(self.call(move |conn| match &key {
-            Key::Run(id) => row_where(conn, &runs().by_run, id, raw),
-            Key::Request(id) => row_where(conn, &runs().by_request, id, raw),
-        }))
     }
 
     fn answer<'a>(
@@ -414,25 +369,11 @@ impl Driver for SqliteStore {
         })
     }
 
-    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(self.history(query))
-    }
-
-    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        Box::pin(self.call(move |conn| {
-            let rows = rows(conn, &runs().damaged, [limit], raw)?;
-            Ok(rows.iter().filter_map(RawRow::as_damaged).collect())
-        }))
-    }
-
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
         let seal = self.seal.clone();
         let outbox = self.outbox.clone();
         let expired = Connections::on_thread(&self.shared, move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             let due = {
                 let mut stmt = tx.prepare_cached(&runs().due).map_err(backend)?;
                 let mut due = stmt
@@ -472,7 +413,7 @@ impl Driver for SqliteStore {
                     None => expired.push(run_id.clone()),
                 }
             }
-            tx.commit().map_err(backend)?;
+            tx.commit()?;
             Ok((expired, due.len()))
         });
         Box::pin(async move {
@@ -491,11 +432,11 @@ impl Driver for SqliteStore {
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            let tx = conn.transaction().map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             let n = tx.execute(&runs().delete, [&run_id]).map_err(backend)?;
             tx.execute(&runs().delete_past, [&run_id])
                 .map_err(backend)?;
-            tx.commit().map_err(backend)?;
+            tx.commit()?;
             Ok(n == 1)
         }))
     }

@@ -2,9 +2,10 @@
 //! `notifications` table (schema version 6), each step one statement of the shared text
 //! (`outbox/sql.rs`); a park's notifications are written in the park's `IMMEDIATE` transaction.
 
-use rusqlite::{Connection, TransactionBehavior, params_from_iter};
+use rusqlite::{Connection, params_from_iter};
 
 use super::SqliteStore;
+use super::connection::Immediate;
 use crate::store::StoreResult;
 use crate::store::outbox::decide::{Claiming, Recording};
 use crate::store::outbox::sql::{self, insert_params, steps};
@@ -76,9 +77,7 @@ impl OutboxDriver for SqliteStore {
             recording.claimed.run_id.clone(),
         );
         Box::pin(self.call(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             let changed = tx
                 .prepare_cached(sql::RECORD)
                 .and_then(|mut stmt| stmt.execute(params_from_iter(&params)))
@@ -89,7 +88,7 @@ impl OutboxDriver for SqliteStore {
             tx.prepare_cached(&sql::history())
                 .and_then(|mut stmt| stmt.execute([&event, &run_id]))
                 .map_err(backend)?;
-            tx.commit().map_err(backend)?;
+            tx.commit()?;
             Ok(true)
         }))
     }

@@ -6,13 +6,13 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use rusqlite::params_from_iter;
-use rusqlite::types::Value;
+use rusqlite::types::{Value, ValueRef};
 
 use super::{SqliteStore, is_constraint};
-use crate::store::StoreResult;
 use crate::store::conversation_rows::conversation_store;
 use crate::store::rules::rule_store;
 use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide, backend, sql_getters};
+use crate::store::{Cell, StoreResult};
 use crate::util::BoxFuture;
 
 /// The statements in SQLite's dialect (no casts).
@@ -31,6 +31,21 @@ impl SqlCols for rusqlite::Row<'_> {
                 other => format!("{other:?}"),
             })
             .unwrap_or_default()
+    }
+
+    /// A column holding what the schema does not allow (SQLite keeps any value in any
+    /// column) damages that row only.
+    fn cell(&self, k: usize) -> Cell {
+        match self.get_ref(k) {
+            Ok(ValueRef::Null) | Err(_) => Cell::Null,
+            Ok(ValueRef::Integer(i)) => Cell::Int(i),
+            Ok(ValueRef::Real(f)) => Cell::Real(f),
+            Ok(ValueRef::Text(t)) => match std::str::from_utf8(t) {
+                Ok(t) => Cell::Text(t.to_owned()),
+                Err(_) => Cell::Blob(t.to_vec()),
+            },
+            Ok(ValueRef::Blob(b)) => Cell::Blob(b.to_vec()),
+        }
     }
 }
 

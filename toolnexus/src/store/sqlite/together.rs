@@ -4,10 +4,11 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{TransactionBehavior, params_from_iter};
+use rusqlite::params_from_iter;
 
 use super::SqliteStore;
 use super::answers::apply;
+use super::connection::Immediate;
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
 use crate::store::sql::backend;
@@ -19,9 +20,7 @@ impl TurnDriver for SqliteStore {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
             let [(insert, values), (holders, ids)] = sql::link(&run_id, &rows);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             tx.execute(&insert, params_from_iter(&values))
                 .map_err(backend)?;
             let held: HashMap<String, String> = tx
@@ -33,7 +32,7 @@ impl TurnDriver for SqliteStore {
                 .map_err(backend)?;
             // a refusal drops the transaction without a commit: nothing kept
             check_link(&run_id, &rows, |id| held.get(id).map(String::as_str))?;
-            tx.commit().map_err(backend)
+            tx.commit()
         }))
     }
 
@@ -51,9 +50,7 @@ impl TurnDriver for SqliteStore {
         Box::pin(async move {
             let kept = self
                 .call(move |conn| {
-                    let tx = conn
-                        .transaction_with_behavior(TransactionBehavior::Immediate)
-                        .map_err(backend)?;
+                    let tx = Immediate::begin(conn)?;
                     let answered = tx
                         .execute(sql::ANSWER, params_from_iter(&params))
                         .map_err(backend)?;
@@ -61,7 +58,7 @@ impl TurnDriver for SqliteStore {
                     if answered != 1 || !apply(&tx, &change)? {
                         return Ok(false);
                     }
-                    tx.commit().map_err(backend)?;
+                    tx.commit()?;
                     Ok(true)
                 })
                 .await?;
