@@ -28,15 +28,13 @@ use crate::util::BoxFuture;
 
 use answers::{pg_params, placeholder};
 use listen::Listener;
-use rows::{raw, raw_info};
+use rows::raw_info;
 
 use super::RawRow;
 use super::engine::{Answered, Driver};
 use super::lifecycle::{self, Change};
-use super::{Claim, DEFAULT_LEASE, Page, PendingQuery, RunInfo, StoreError, StoreResult, Wake};
-use crate::store::sql::{
-    Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, insert_params, pending_sql,
-};
+use super::{Claim, DEFAULT_LEASE, RunInfo, StoreError, StoreResult, Wake};
+use crate::store::sql::{Dialect, INFO_COLUMNS, RunSql, backend, change_sql, insert_params};
 
 /// The run statements in PostgreSQL.
 fn runs() -> &'static RunSql {
@@ -175,26 +173,6 @@ impl PostgresStore {
 
     async fn client(&self) -> StoreResult<deadpool_postgres::Object> {
         self.pool.get().await.map_err(backend)
-    }
-
-    /// One page of a listing: `sql` (made by the shared SQL module) run with `params`, each
-    /// row read by `read`, `size` rows a page (the query asks for one more).
-    pub(super) async fn page(
-        &self,
-        sql: &str,
-        params: Vec<SqlParam>,
-        size: usize,
-        read: fn(&Row) -> crate::store::RawRow,
-    ) -> StoreResult<Page> {
-        let rows = self.rows(sql, &pg_params(&params)).await?;
-        Ok(Page::of_rows(rows.iter().map(read).collect(), size))
-    }
-
-    /// The rows `sql` (prepared once per connection) reads with `params`.
-    async fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        client.query(&stmt, params).await.map_err(|e| pg(&e))
     }
 
     /// The run's info; [`StoreError::NotFound`] when no run has this id.
@@ -393,13 +371,6 @@ impl Driver for PostgresStore {
 
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.wait_for_work_now(timeout))
-    }
-
-    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(async move {
-            let (sql, params) = pending_sql(query, placeholder, Dialect::Postgres.ordered())?;
-            self.page(&sql, params, query.page_size(), raw).await
-        })
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {

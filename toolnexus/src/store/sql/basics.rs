@@ -6,14 +6,15 @@
 //! park's insert.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 use std::time::SystemTime;
 
-use super::{Dialect, SqlCols, SqlParam, SqlSide, history_sql};
+use super::{COLUMNS, Dialect, SqlCols, SqlParam, SqlSide, history_sql, pending_sql};
 use crate::store::cell::{ALL_CELLS, INFO_CELLS};
 use crate::store::lifecycle::Key;
 use crate::store::{
-    DamagedRun, HistoryQuery, Page, RawRow, RunInfo, StoreError, StoreResult, WorkerSeen,
-    from_millis, millis, now_ms,
+    DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo, StoreError, StoreResult,
+    WorkerSeen, from_millis, millis, now_ms,
 };
 
 /// The workers' statements in one dialect.
@@ -101,6 +102,35 @@ pub(crate) async fn list_damaged<D: SqlSide>(
         .await?;
     Ok(rows.iter().filter_map(RawRow::as_damaged).collect())
 }
+
+/// One page of [`RunStore::list_pending`](crate::store::RunStore::list_pending), in
+/// `dialect`: in SQLite, which keeps any value in any column, the pages walk the rows whose
+/// `created_at` is an integer (the cursor's order), and the first page reports the others as
+/// damaged ([`UNORDERED`]).
+pub(crate) async fn list_pending<D: SqlSide>(
+    d: &D,
+    dialect: Dialect,
+    query: &PendingQuery,
+) -> StoreResult<Page> {
+    let size = query.page_size();
+    let (sql, params) = pending_sql(query, d.side_sql().placeholder, dialect.ordered())?;
+    let mut page = Page::of_rows(d.select(sql, params, full_row).await?, size);
+    if dialect == Dialect::Sqlite && query.cursor()?.is_none() {
+        let limit = SqlParam::Int(i64::try_from(size).unwrap_or(i64::MAX));
+        let unordered = d.select(UNORDERED.as_str(), vec![limit], full_row).await?;
+        page.damaged
+            .extend(unordered.iter().filter_map(RawRow::as_damaged));
+    }
+    Ok(page)
+}
+
+/// SQLite's parked rows whose `created_at` is not an integer, by run id, at most `?1`.
+static UNORDERED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {COLUMNS} FROM runs WHERE state = 'parked' AND typeof(created_at) <> 'integer'
+         ORDER BY run_id LIMIT ?1"
+    )
+});
 
 /// One page of [`RunStore::list_history`](crate::store::RunStore::list_history), in
 /// `dialect`: in SQLite, which keeps any value in any column, the pages walk the rows whose

@@ -23,7 +23,7 @@ mod side;
 pub(crate) use basics::raw_row;
 pub(crate) use basics::{
     WorkerSql, first, heartbeat, info, insert_params, last_worker_seen, list_damaged, list_history,
-    next_due, row, waiting,
+    list_pending, next_due, row, waiting,
 };
 #[cfg(feature = "postgres")]
 pub(crate) use change::ChangeSql;
@@ -127,6 +127,13 @@ macro_rules! driver_basics {
             limit: usize,
         ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Vec<crate::store::DamagedRun>>> {
             Box::pin(crate::store::sql::list_damaged(self, $dialect, limit))
+        }
+
+        fn list_pending<'a>(
+            &'a self,
+            query: &'a crate::store::PendingQuery,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<crate::store::Page>> {
+            Box::pin(crate::store::sql::list_pending(self, $dialect, query))
         }
 
         fn list_history<'a>(

@@ -20,18 +20,13 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, params, params_from_ite
 
 use crate::request::Answer;
 use crate::util::BoxFuture;
-use answers::{answer_blocking, apply, apply_returning, placeholder, take_over_blocking};
+use answers::{answer_blocking, apply, apply_returning, take_over_blocking};
 use connection::{Connections, Immediate};
 
 use super::engine::{Answered, Driver};
 use super::lifecycle::{self, Answering, Change};
-use super::{
-    Claim, DEFAULT_LEASE, Page, PendingQuery, RawRow, RunInfo, StoreError, StoreResult, now_ms,
-    token_i64,
-};
-use crate::store::sql::{
-    COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, insert_params, pending_sql, raw_row,
-};
+use super::{Claim, DEFAULT_LEASE, RawRow, RunInfo, StoreError, StoreResult, now_ms, token_i64};
+use crate::store::sql::{COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, insert_params, raw_row};
 
 /// The run statements in SQLite.
 fn runs() -> &'static RunSql {
@@ -340,33 +335,6 @@ impl Driver for SqliteStore {
 
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.shared.work.wait(timeout))
-    }
-
-    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(async move {
-            let size = query.page_size();
-            // SQLite keeps any value in any column: the pages walk the rows whose `created_at`
-            // is an integer (the cursor's order); the others are reported on the first page
-            let (sql, params) = pending_sql(query, placeholder, Dialect::Sqlite.ordered())?;
-            let first = query.cursor()?.is_none();
-            self.call(move |conn| {
-                let listed = rows(conn, &sql, params_from_iter(params.iter()), raw)?;
-                let mut page = Page::of_rows(listed, size);
-                if first {
-                    let sql = format!(
-                        "SELECT {COLUMNS} FROM runs
-                         WHERE state = 'parked' AND typeof(created_at) <> 'integer'
-                         ORDER BY run_id LIMIT ?1"
-                    );
-                    let limit = i64::try_from(size).unwrap_or(i64::MAX);
-                    let unordered = rows(conn, &sql, [limit], raw)?;
-                    page.damaged
-                        .extend(unordered.iter().filter_map(RawRow::as_damaged));
-                }
-                Ok(page)
-            })
-            .await
-        })
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
