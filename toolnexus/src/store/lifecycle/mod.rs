@@ -352,7 +352,7 @@ pub(crate) fn answer_claim(
     now: i64,
 ) -> StoreResult<Claim> {
     // answered now, this claim the first resume since: nothing in the history to read
-    let mut claim = row.claim_since(
+    let mut claim = row.claim(
         seal,
         owner,
         until,
@@ -542,7 +542,7 @@ pub(crate) fn takeover_claim(
         run_id: row.run_id.clone(),
         message: "a claimed, answered or expired run has no answer".to_owned(),
     })?;
-    row.claim(seal, owner, until, answer, true, logged)
+    row.claim(seal, owner, until, answer, true, row.answered_at(logged))
 }
 
 /// Marks `row`, found unreadable (`error`) by `owner` at `now`, damaged (logged), unless it
