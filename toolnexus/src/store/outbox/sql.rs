@@ -157,6 +157,38 @@ fn read_notification(r: &dyn SqlCols) -> Result<Notification, String> {
     })
 }
 
+/// The [`OutboxDriver`](super::OutboxDriver) methods both SQL stores answer alike: their
+/// `outbox` field, and the [`steps`] through their [`SqlSide`], `$lock` following a claim's
+/// pick (PostgreSQL's row locks, or empty).
+macro_rules! sql_outbox_steps {
+    ($lock:literal) => {
+        fn outbox_state(&self) -> &$crate::store::outbox::OutboxState {
+            &self.outbox
+        }
+
+        fn claim_due<'a>(
+            &'a self,
+            claiming: &'a $crate::store::outbox::decide::Claiming<'a>,
+        ) -> $crate::store::outbox::Step<'a, Vec<$crate::store::outbox::Notification>> {
+            Box::pin($crate::store::outbox::sql::steps::claim_due(
+                self, claiming, $lock,
+            ))
+        }
+
+        fn of_run<'a>(
+            &'a self,
+            run_id: &'a str,
+        ) -> $crate::store::outbox::Step<'a, Vec<$crate::store::outbox::Notification>> {
+            Box::pin($crate::store::outbox::sql::steps::of_run(self, run_id))
+        }
+
+        fn next_due_ms(&self) -> $crate::store::outbox::Step<'_, Option<i64>> {
+            Box::pin($crate::store::outbox::sql::steps::next_due_ms(self))
+        }
+    };
+}
+pub(crate) use sql_outbox_steps;
+
 /// The steps of [`OutboxDriver`](super::OutboxDriver) a SQL store takes alike, one statement
 /// each through its [`SqlSide`] (`record`, with the run's history in the same step, is the
 /// store's own).

@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 use super::answers::{pg_params, placeholder};
 use super::{PostgresStore, pg};
 use crate::store::StoreResult;
-use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::sql::{self, insert_params, steps};
+use crate::store::outbox::decide::Recording;
+use crate::store::outbox::sql::{self, insert_params};
 use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
 use crate::store::sql::{SqlParam, numbered};
 
@@ -91,13 +91,7 @@ pub(super) fn finish_cte(first: usize) -> String {
 }
 
 impl OutboxDriver for PostgresStore {
-    fn outbox_state(&self) -> &OutboxState {
-        &self.outbox
-    }
-
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
-        Box::pin(steps::claim_due(self, claiming, " FOR UPDATE SKIP LOCKED"))
-    }
+    sql::sql_outbox_steps!(" FOR UPDATE SKIP LOCKED");
 
     fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
         Box::pin(async move {
@@ -111,13 +105,5 @@ impl OutboxDriver for PostgresStore {
                 .map_err(|e| pg(&e))?;
             Ok(row.try_get::<_, i64>(0).map_err(|e| pg(&e))? > 0)
         })
-    }
-
-    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
-        Box::pin(steps::of_run(self, run_id))
-    }
-
-    fn next_due_ms(&self) -> Step<'_, Option<i64>> {
-        Box::pin(steps::next_due_ms(self))
     }
 }

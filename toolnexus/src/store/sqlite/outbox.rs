@@ -7,8 +7,8 @@ use rusqlite::{Connection, params_from_iter};
 use super::SqliteStore;
 use super::connection::Immediate;
 use crate::store::StoreResult;
-use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::sql::{self, insert_params, steps};
+use crate::store::outbox::decide::Recording;
+use crate::store::outbox::sql::{self, insert_params};
 use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
 use crate::store::sql::backend;
 
@@ -62,13 +62,7 @@ fn insert_rows(conn: &Connection, rows: Vec<Notification>) -> StoreResult<()> {
 }
 
 impl OutboxDriver for SqliteStore {
-    fn outbox_state(&self) -> &OutboxState {
-        &self.outbox
-    }
-
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
-        Box::pin(steps::claim_due(self, claiming, ""))
-    }
+    sql::sql_outbox_steps!("");
 
     fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
         let (params, event, run_id) = (
@@ -91,13 +85,5 @@ impl OutboxDriver for SqliteStore {
             tx.commit()?;
             Ok(true)
         }))
-    }
-
-    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
-        Box::pin(steps::of_run(self, run_id))
-    }
-
-    fn next_due_ms(&self) -> Step<'_, Option<i64>> {
-        Box::pin(steps::next_due_ms(self))
     }
 }
