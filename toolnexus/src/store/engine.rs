@@ -121,7 +121,14 @@ pub(crate) trait Driver:
     /// [`RunStore::wait_for_work`].
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()>;
 
-    /// [`RunStore::wait_change`]; the default polls [`info`](Driver::info) every 50 ms.
+    /// What tells of each change of a run in this process, if anything does (the default
+    /// [`wait_change`](Driver::wait_change) waits for it rather than polling).
+    fn told(&self) -> Option<&tokio::sync::Notify> {
+        None
+    }
+
+    /// [`RunStore::wait_change`]; the default reads [`info`](Driver::info) after each change
+    /// [`told`](Driver::told) tells of, else every 50 ms.
     fn wait_change<'a>(
         &'a self,
         run_id: &'a str,
@@ -133,6 +140,7 @@ pub(crate) trait Driver:
             run_id,
             version,
             timeout,
+            self.told(),
         ))
     }
 }

@@ -287,7 +287,7 @@ impl RawRow {
     /// When the row's current request was answered or expired, and how many resumes of it
     /// failed and crashed their worker since (see [`attempts_since_answer`]). `logged`: the
     /// history already ends with the event of the claim being made, which is left out.
-    fn answered_at(&self, logged: bool) -> (Option<SystemTime>, u32, u32) {
+    pub(crate) fn answered_at(&self, logged: bool) -> (Option<SystemTime>, u32, u32) {
         // cheap enough: a claim reads the history once
         let mut events = self.events();
         if logged {
@@ -305,25 +305,10 @@ impl RawRow {
         (at, failures, crashes)
     }
 
-    /// The claim this row becomes once claimed by `owner` until `until`; `logged`: the row's
-    /// history already ends with this claim's own event.
+    /// The claim this row becomes once claimed by `owner` until `until`, with when the current
+    /// request was answered and the failed and crashed resumes since (`since`: known to the
+    /// caller, or read from the history with [`answered_at`](Self::answered_at)).
     pub(crate) fn claim(
-        &self,
-        seal: &Seal,
-        owner: &str,
-        until: i64,
-        answer: Answer,
-        taken_over: bool,
-        logged: bool,
-    ) -> StoreResult<Claim> {
-        let since = self.answered_at(logged);
-        self.claim_since(seal, owner, until, answer, taken_over, since)
-    }
-
-    /// [`claim`](Self::claim), with when the current request was answered and the failed
-    /// and crashed resumes since (`since`) known to the caller rather than read from the
-    /// history.
-    pub(crate) fn claim_since(
         &self,
         seal: &Seal,
         owner: &str,

@@ -467,7 +467,13 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         version: u64,
         timeout: Duration,
     ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(poll_change(|| self.info(run_id), run_id, version, timeout))
+        Box::pin(poll_change(
+            || self.info(run_id),
+            run_id,
+            version,
+            timeout,
+            None,
+        ))
     }
 
     /// Waits until the run is finished (or [given up](RunState::Failed)), for at most
@@ -503,19 +509,27 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     }
 }
 
-/// Reads the run's info (`info`) every 50 ms until its version passes `version`, for at most
-/// `timeout`: [`RunStore::wait_change`] of a store that cannot be woken.
+/// Reads the run's info (`info`) until its version passes `version`, for at most `timeout`:
+/// again after each change `told` tells of (a store told of its changes in this process),
+/// else every 50 ms. [`RunStore::wait_change`] of a store that cannot be woken from outside.
 pub(super) async fn poll_change<'a, F>(
     info: F,
     run_id: &str,
     version: u64,
     timeout: Duration,
+    told: Option<&tokio::sync::Notify>,
 ) -> StoreResult<Option<RunInfo>>
 where
     F: Fn() -> BoxFuture<'a, StoreResult<Option<RunInfo>>>,
 {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
+        // listening before the read: a change between the read and the wait is not missed
+        let notified = told.map(tokio::sync::Notify::notified);
+        tokio::pin!(notified);
+        if let Some(notified) = notified.as_mut().as_pin_mut() {
+            notified.enable();
+        }
         let info = info().await?.ok_or_else(|| StoreError::NotFound {
             key: run_id.to_owned(),
         })?;
@@ -526,6 +540,9 @@ where
         if now >= deadline {
             return Ok(None);
         }
-        tokio::time::sleep(Duration::from_millis(50).min(deadline - now)).await;
+        match notified.as_pin_mut() {
+            Some(notified) => drop(tokio::time::timeout_at(deadline, notified).await),
+            None => tokio::time::sleep(Duration::from_millis(50).min(deadline - now)).await,
+        }
     }
 }

@@ -352,7 +352,7 @@ pub(crate) fn answer_claim(
     now: i64,
 ) -> StoreResult<Claim> {
     // answered now, this claim the first resume since: nothing in the history to read
-    let mut claim = row.claim_since(
+    let mut claim = row.claim(
         seal,
         owner,
         until,
@@ -362,6 +362,25 @@ pub(crate) fn answer_claim(
     )?;
     claim.token = u64::try_from(row.claims).unwrap_or(0);
     Ok(claim)
+}
+
+/// What an answer's change hands out of `row`, the row as the change left it, at `now`: the
+/// claim of a claiming answer ([`answer_claim`]); nothing of a submit, whose record is read
+/// all the same. [`StoreError::Corrupt`] when the record cannot be read: the change is then
+/// not kept (the run stays parked).
+pub(crate) fn answered(
+    row: &RawRow,
+    answer: &Answer,
+    how: &Answering,
+    seal: &Seal,
+    now: i64,
+) -> StoreResult<Option<Claim>> {
+    match how {
+        Answering::Claim { owner, until } => {
+            answer_claim(row, answer, seal, owner, *until, now).map(Some)
+        }
+        Answering::Submit { .. } => row.record(seal).map(|_| None),
+    }
 }
 
 /// Why an answer to `request_id` was refused, from the row that waits (or last waited) on it,
@@ -523,7 +542,7 @@ pub(crate) fn takeover_claim(
         run_id: row.run_id.clone(),
         message: "a claimed, answered or expired run has no answer".to_owned(),
     })?;
-    row.claim(seal, owner, until, answer, true, logged)
+    row.claim(seal, owner, until, answer, true, row.answered_at(logged))
 }
 
 /// Marks `row`, found unreadable (`error`) by `owner` at `now`, damaged (logged), unless it

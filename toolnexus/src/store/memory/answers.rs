@@ -60,15 +60,7 @@ impl MemoryStore {
         let mut after = row.clone();
         change.apply(&mut after);
         // read before the row is kept: a corrupt record leaves the run parked
-        let claim = match how {
-            Answering::Claim { owner, until } => Some(lifecycle::answer_claim(
-                &after, answer, &self.seal, owner, *until, now,
-            )?),
-            Answering::Submit { .. } => {
-                after.record(&self.seal)?;
-                None
-            }
-        };
+        let claim = lifecycle::answered(&after, answer, how, &self.seal, now)?;
         rows.insert(after.clone());
         drop(rows);
         self.changed();

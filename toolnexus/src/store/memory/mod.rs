@@ -140,36 +140,19 @@ impl MemoryStore {
     }
 
     fn rows(&self) -> MutexGuard<'_, Rows> {
-        // a panic while holding the lock leaves whole rows behind (every change is one
-        // assignment), so the data is still consistent
-        self.shared
-            .rows
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.shared.rows)
     }
 
     fn conversation_rows(&self) -> MutexGuard<'_, BTreeMap<String, ConversationRow>> {
-        // every change is one insert or remove: a poisoned map is still consistent
-        self.shared
-            .conversations
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.shared.conversations)
     }
 
     fn worker_rows(&self) -> MutexGuard<'_, HashMap<String, std::time::SystemTime>> {
-        // every change is one insert: a poisoned map is still consistent
-        self.shared
-            .workers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.shared.workers)
     }
 
     fn rule_rows(&self) -> MutexGuard<'_, rules::RuleRows> {
-        // every change is one insert or remove: a poisoned map is still consistent
-        self.shared
-            .rules
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.shared.rules)
     }
 
     fn changed(&self) {
@@ -390,6 +373,15 @@ impl Rows {
             .take_while(move |(until, _)| *until <= now)
             .map(|(_, id)| id)
     }
+}
+
+/// The data behind `mutex`, even when a panic poisoned it: a panic while holding one of the
+/// store's locks leaves whole rows behind (every change is one assignment, insert or remove),
+/// so the data is still consistent.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Refuses a request id another live run already waits on.

@@ -9,11 +9,7 @@ use crate::store::outbox::{
 };
 
 fn lock(state: &OutboxState) -> std::sync::MutexGuard<'_, MemRows> {
-    // every change is one assignment: a poisoned map is still consistent
-    state
-        .rows
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    super::lock(&state.rows)
 }
 
 impl MemoryStore {

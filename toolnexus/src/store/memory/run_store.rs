@@ -8,8 +8,8 @@ use crate::request::Answer;
 use crate::store::engine::{Answered, Driver};
 use crate::store::lifecycle::{Answering, Change, Insert, Key};
 use crate::store::{
-    Claim, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo, Seal, StoreError,
-    StoreResult, WorkerSeen, now_ms,
+    Claim, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo, Seal, StoreResult,
+    WorkerSeen, now_ms,
 };
 use crate::util::BoxFuture;
 
@@ -167,36 +167,7 @@ impl Driver for MemoryStore {
         Box::pin(self.shared.work.wait(timeout))
     }
 
-    fn wait_change<'a>(
-        &'a self,
-        run_id: &'a str,
-        version: u64,
-        timeout: Duration,
-    ) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            loop {
-                let notified = self.shared.changed.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                let info = {
-                    let rows = self.rows();
-                    match rows.by_id.get(run_id) {
-                        Some(row) => row.info()?,
-                        None => {
-                            return Err(StoreError::NotFound {
-                                key: run_id.to_owned(),
-                            });
-                        }
-                    }
-                };
-                if info.version > version {
-                    return Ok(Some(info));
-                }
-                if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                    return Ok(None);
-                }
-            }
-        })
+    fn told(&self) -> Option<&tokio::sync::Notify> {
+        Some(&self.shared.changed)
     }
 }

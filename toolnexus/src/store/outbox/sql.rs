@@ -2,9 +2,10 @@
 //! statements that run the [decisions](super::decide) (the same text in both stores but for
 //! how a parameter is named, and PostgreSQL's row locks), and how a row reads back.
 
-use super::Notification;
 use super::decide::{Claiming, Recording};
-use crate::store::sql::SqlParam;
+use super::{Notification, NotificationState, NotifyReason};
+use crate::store::from_millis;
+use crate::store::sql::{SqlCols, SqlParam, SqlSide};
 
 /// Version 6: the notification outbox, one row per request, reason and notifier, written in
 /// the park's transaction; `notifications_due` holds the pending ones only, so a delivered
@@ -41,7 +42,7 @@ macro_rules! outbox_schema {
 }
 pub(crate) use outbox_schema;
 
-/// The columns every read of a notification takes, in [`read_notification!`]'s order.
+/// The columns every read of a notification takes, in [`read_notification`]'s order.
 macro_rules! columns {
     () => {
         "id, run_id, request_id, notifier, reason, created_at, state, attempts, next_at, \
@@ -138,28 +139,97 @@ impl Recording<'_> {
     }
 }
 
-/// The notification of row `$r` (its notification columns), each column read with
-/// `$r.$get(i)?` (rusqlite's `get`, tokio-postgres's `try_get`); a reason this release does
-/// not know reads as `parked`.
-macro_rules! read_notification {
-    ($r:expr, $get:ident) => {{
-        use $crate::store::outbox::{Notification, NotificationState, NotifyReason};
-        let (reason, state): (String, String) = ($r.$get(4)?, $r.$get(6)?);
-        let (created_at, attempts, next_at): (i64, i64, i64) =
-            ($r.$get(5)?, $r.$get(7)?, $r.$get(8)?);
-        Notification {
-            id: $r.$get(0)?,
-            run_id: $r.$get(1)?,
-            request_id: $r.$get(2)?,
-            notifier: $r.$get(3)?,
-            reason: NotifyReason::parse(&reason).unwrap_or(NotifyReason::Parked),
-            created_at: $crate::store::from_millis(created_at),
-            state: NotificationState::parse(&state),
-            attempts: u32::try_from(attempts).unwrap_or(0),
-            next_at: $crate::store::from_millis(next_at),
-            lease_owner: $r.$get(9)?,
-            last_error: $r.$get(10)?,
-        }
-    }};
+/// The notification of row `r` (its notification columns); why the first column that does
+/// not read fails. A reason this release does not know reads as `parked`.
+fn read_notification(r: &dyn SqlCols) -> Result<Notification, String> {
+    Ok(Notification {
+        id: r.text(0)?,
+        run_id: r.text(1)?,
+        request_id: r.text(2)?,
+        notifier: r.text(3)?,
+        reason: NotifyReason::parse(&r.text(4)?).unwrap_or(NotifyReason::Parked),
+        created_at: from_millis(r.int(5)?),
+        state: NotificationState::parse(&r.text(6)?),
+        attempts: u32::try_from(r.int(7)?).unwrap_or(0),
+        next_at: from_millis(r.int(8)?),
+        lease_owner: r.maybe_text(9)?,
+        last_error: r.maybe_text(10)?,
+    })
 }
-pub(crate) use read_notification;
+
+/// The [`OutboxDriver`](super::OutboxDriver) methods both SQL stores answer alike: their
+/// `outbox` field, and the [`steps`] through their [`SqlSide`], `$lock` following a claim's
+/// pick (PostgreSQL's row locks, or empty).
+macro_rules! sql_outbox_steps {
+    ($lock:literal) => {
+        fn outbox_state(&self) -> &$crate::store::outbox::OutboxState {
+            &self.outbox
+        }
+
+        fn claim_due<'a>(
+            &'a self,
+            claiming: &'a $crate::store::outbox::decide::Claiming<'a>,
+        ) -> $crate::store::outbox::Step<'a, Vec<$crate::store::outbox::Notification>> {
+            Box::pin($crate::store::outbox::sql::steps::claim_due(
+                self, claiming, $lock,
+            ))
+        }
+
+        fn of_run<'a>(
+            &'a self,
+            run_id: &'a str,
+        ) -> $crate::store::outbox::Step<'a, Vec<$crate::store::outbox::Notification>> {
+            Box::pin($crate::store::outbox::sql::steps::of_run(self, run_id))
+        }
+
+        fn next_due_ms(&self) -> $crate::store::outbox::Step<'_, Option<i64>> {
+            Box::pin($crate::store::outbox::sql::steps::next_due_ms(self))
+        }
+    };
+}
+pub(crate) use sql_outbox_steps;
+
+/// The steps of [`OutboxDriver`](super::OutboxDriver) a SQL store takes alike, one statement
+/// each through its [`SqlSide`] (`record`, with the run's history in the same step, is the
+/// store's own).
+pub(crate) mod steps {
+    use super::{Claiming, NEXT_DUE, Notification, OF_RUN, SqlParam, SqlSide, read_notification};
+    use crate::store::sql::{first, numbered};
+    use crate::store::{StoreError, StoreResult};
+
+    /// [`claim_due`](crate::store::outbox::OutboxDriver::claim_due), `lock` following the
+    /// pick (PostgreSQL's row locks, or empty).
+    pub(crate) async fn claim_due<D: SqlSide>(
+        d: &D,
+        claiming: &Claiming<'_>,
+        lock: &str,
+    ) -> StoreResult<Vec<Notification>> {
+        let (text, params) = super::claim(claiming, lock);
+        notifications(d, &text, params).await
+    }
+
+    /// [`of_run`](crate::store::outbox::OutboxDriver::of_run).
+    pub(crate) async fn of_run<D: SqlSide>(d: &D, run_id: &str) -> StoreResult<Vec<Notification>> {
+        notifications(d, OF_RUN, vec![SqlParam::Text(run_id.to_owned())]).await
+    }
+
+    /// [`next_due_ms`](crate::store::outbox::OutboxDriver::next_due_ms).
+    pub(crate) async fn next_due_ms<D: SqlSide>(d: &D) -> StoreResult<Option<i64>> {
+        Ok(first(d, NEXT_DUE, Vec::new(), |r| r.maybe_int(0))
+            .await?
+            .flatten())
+    }
+
+    /// The notifications `text` (with `?n` parameters) returns for `params`.
+    async fn notifications<D: SqlSide>(
+        d: &D,
+        text: &str,
+        params: Vec<SqlParam>,
+    ) -> StoreResult<Vec<Notification>> {
+        let sql = numbered(text, d.side_sql().placeholder);
+        let rows = d.select(sql, params, read_notification).await?;
+        rows.into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::Backend)
+    }
+}

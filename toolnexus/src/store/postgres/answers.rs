@@ -1,8 +1,6 @@
 //! Answers recorded apart from resuming, and the workers' side of the store: `submit` and
-//! `claim` (one statement each), expiry, `claim_next` (`FOR UPDATE SKIP LOCKED`, one
-//! statement), `release`, `next_due`, and the work channel's `NOTIFY`.
-
-use std::time::SystemTime;
+//! `claim` (one statement each), expiry, `take_over` and `claim_next` (`FOR UPDATE SKIP
+//! LOCKED`, one statement), `release`, `next_due`, and the work channel's `NOTIFY`.
 
 use tokio_postgres::types::ToSql;
 
@@ -14,9 +12,7 @@ use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{
     COLUMNS, ChangeSql, Dialect, PLAIN_ANSWER, SqlParam, append_history, change_sql,
 };
-use crate::store::{
-    Claim, RawRow, RunEvent, RunEventKind, StoreResult, from_millis, lease_ms, now_ms,
-};
+use crate::store::{Claim, RawRow, RunEvent, RunEventKind, StoreResult, lease_ms, now_ms};
 
 /// Parameter n of a statement.
 pub(super) fn placeholder(n: usize) -> String {
@@ -92,13 +88,7 @@ impl PostgresStore {
             }
             return self.refuse(&mut client, answer, now).await;
         };
-        let read = match how {
-            Answering::Claim { owner, until } => {
-                lifecycle::answer_claim(&row, answer, &self.seal, owner, *until, now).map(Some)
-            }
-            Answering::Submit { .. } => row.record(&self.seal).map(|_| None),
-        };
-        match read {
+        match lifecycle::answered(&row, answer, how, &self.seal, now) {
             Ok(claim) => {
                 if claim.is_none() {
                     self.work.notify();
@@ -290,11 +280,11 @@ impl PostgresStore {
         Ok(expired)
     }
 
-    /// Claims one run for `owner` in one statement: the first of `pick` (a `SELECT run_id`
-    /// with `FOR UPDATE SKIP LOCKED`, whose `$1` is now), so concurrent workers never wait on
-    /// each other. A row that cannot be read is marked damaged at once (logged), so it
-    /// never blocks the others.
-    async fn claim_picked(&self, owner: &str, pick: &str) -> StoreResult<Option<Claim>> {
+    /// Claims one run for `owner` in one statement: the first of `pick` ([`TAKE_OVER`] or
+    /// [`CLAIM_NEXT`]: a `SELECT run_id, state` with `FOR UPDATE SKIP LOCKED`, whose `$1` is
+    /// now), so concurrent workers never wait on each other. A row that cannot be read is
+    /// marked damaged at once (logged), so it never blocks the others.
+    pub(super) async fn claim_picked(&self, owner: &str, pick: &str) -> StoreResult<Option<Claim>> {
         loop {
             match self.claim_picked_once(owner, pick).await? {
                 Picked::Claim(claim) => return Ok(Some(*claim)),
@@ -369,60 +359,6 @@ impl PostgresStore {
         Ok(Picked::Claim(Box::new(claim)))
     }
 
-    pub(super) async fn take_over_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(|e| pg(&e))?;
-        let now = now_ms();
-        let rows = tx
-            .query(&runs().take_over, &[&now])
-            .await
-            .map_err(|e| pg(&e))?;
-        let until = now.saturating_add(lease_ms(self.lease));
-        for row in rows {
-            let row = raw(&row);
-            match lifecycle::take_over(&row, &self.seal, owner, until, now) {
-                Ok(mut change) => {
-                    self.apply(&tx, &change).await?;
-                    tx.execute(&self.notify_sql(), &[&row.run_id])
-                        .await
-                        .map_err(|e| pg(&e))?;
-                    tx.commit().await.map_err(|e| pg(&e))?;
-                    return Ok(change.claim.take());
-                }
-                Err(damaged) => self.apply(&tx, &damaged).await?,
-            }
-        }
-        // keeps the rows marked damaged
-        tx.commit().await.map_err(|e| pg(&e))?;
-        Ok(None)
-    }
-
-    /// The body of [`RunStore::claim_next`]: the takeover pick, then the answered pick.
-    pub(super) async fn claim_next_now(&self, owner: &str) -> StoreResult<Option<Claim>> {
-        // one statement: a few candidates of each kind, each from its own partial index
-        // (expired, lapsed, answered), then the first of them not locked by another worker,
-        // takeovers before answered runs; the outer condition is re-checked on rows another
-        // worker changed meanwhile
-        self.claim_picked(
-            owner,
-            "SELECT run_id, state FROM runs
-             WHERE run_id IN (
-                 (SELECT run_id FROM runs WHERE state = 'expired'
-                     ORDER BY created_at, run_id LIMIT 8)
-                 UNION ALL
-                 (SELECT run_id FROM runs WHERE state = 'claimed' AND lease_until <= $1
-                     ORDER BY lease_until LIMIT 8)
-                 UNION ALL
-                 (SELECT run_id FROM runs WHERE state = 'answered'
-                     ORDER BY created_at, run_id LIMIT 8))
-               AND (state IN ('expired', 'answered')
-                    OR (state = 'claimed' AND lease_until <= $1))
-             ORDER BY state = 'answered', created_at, run_id
-             LIMIT 1 FOR UPDATE SKIP LOCKED",
-        )
-        .await
-    }
-
     /// Applies `change` in one statement in `tx`, without telling anyone.
     async fn apply(
         &self,
@@ -435,13 +371,45 @@ impl PostgresStore {
             .map_err(|e| pg(&e))?;
         Ok(())
     }
-
-    /// The body of [`RunStore::next_due`].
-    pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
-        let at = self.row_opt(&runs().next_due, &[]).await?;
-        Ok(at.and_then(|r| r.get::<_, Option<i64>>(0)).map(from_millis))
-    }
 }
+
+/// The pick of a worker's claim at `$1`: a few candidates of each kind, each from its own
+/// partial index (expired, lapsed, and `$answered`), then the first of them not locked by
+/// another worker, takeovers before answered runs; the outer condition (with `$or`) is
+/// re-checked on rows another worker changed meanwhile.
+macro_rules! pick {
+    ($answered:literal, $or:literal) => {
+        concat!(
+            "SELECT run_id, state FROM runs
+             WHERE run_id IN (
+                 (SELECT run_id FROM runs WHERE state = 'expired'
+                     ORDER BY created_at, run_id LIMIT 8)
+                 UNION ALL
+                 (SELECT run_id FROM runs WHERE state = 'claimed' AND lease_until <= $1
+                     ORDER BY lease_until LIMIT 8)",
+            $answered,
+            ")
+               AND (state = 'expired' OR (state = 'claimed' AND lease_until <= $1)",
+            $or,
+            ")
+             ORDER BY state = 'answered', created_at, run_id
+             LIMIT 1 FOR UPDATE SKIP LOCKED"
+        )
+    };
+}
+
+/// [`RunStore::take_over`](crate::store::RunStore::take_over)'s pick: expired and lapsed runs.
+pub(super) const TAKE_OVER: &str = pick!("", "");
+
+/// [`RunStore::claim_next`](crate::store::RunStore::claim_next)'s pick: expired and lapsed
+/// runs, then answered ones.
+pub(super) const CLAIM_NEXT: &str = pick!(
+    "
+                 UNION ALL
+                 (SELECT run_id FROM runs WHERE state = 'answered'
+                     ORDER BY created_at, run_id LIMIT 8)",
+    " OR state = 'answered'"
+);
 
 /// The SQL expression of the attempt number a takeover of a run with the history `history`
 /// (an SQL text expression, before the takeover's event) records: one more than the claims

@@ -6,18 +6,16 @@
 //! schema have their own files.
 
 mod answers;
-mod history;
 mod listen;
 mod outbox;
 mod rows;
 mod schema;
 mod side;
 mod together;
-mod workers;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio::sync::OnceCell;
@@ -30,18 +28,13 @@ use crate::util::BoxFuture;
 
 use answers::{pg_params, placeholder};
 use listen::Listener;
-use rows::{raw, raw_info};
+use rows::raw_info;
 
 use super::RawRow;
 use super::engine::{Answered, Driver};
-use super::lifecycle::{self, Change, Key};
-use super::{
-    Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RunInfo, StoreError,
-    StoreResult, Wake, now_ms,
-};
-use crate::store::sql::{
-    Dialect, INFO_COLUMNS, RunSql, SqlParam, backend, change_sql, pending_sql,
-};
+use super::lifecycle::{self, Change};
+use super::{Claim, DEFAULT_LEASE, RunInfo, StoreError, StoreResult, Wake};
+use crate::store::sql::{Dialect, INFO_COLUMNS, RunSql, backend, change_sql, insert_params};
 
 /// The run statements in PostgreSQL.
 fn runs() -> &'static RunSql {
@@ -182,37 +175,6 @@ impl PostgresStore {
         self.pool.get().await.map_err(backend)
     }
 
-    /// One page of a listing: `sql` (made by the shared SQL module) run with `params`, each
-    /// row read by `read`, `size` rows a page (the query asks for one more).
-    pub(super) async fn page(
-        &self,
-        sql: &str,
-        params: Vec<SqlParam>,
-        size: usize,
-        read: fn(&Row) -> crate::store::RawRow,
-    ) -> StoreResult<Page> {
-        let rows = self.rows(sql, &pg_params(&params)).await?;
-        Ok(Page::of_rows(rows.iter().map(read).collect(), size))
-    }
-
-    /// The rows `sql` (prepared once per connection) reads with `params`.
-    async fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        client.query(&stmt, params).await.map_err(|e| pg(&e))
-    }
-
-    /// The row `sql` (prepared once per connection) reads with `params`, if any.
-    pub(super) async fn row_opt(
-        &self,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Option<Row>> {
-        let client = self.client().await?;
-        let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
-        client.query_opt(&stmt, params).await.map_err(|e| pg(&e))
-    }
-
     /// The run's info; [`StoreError::NotFound`] when no run has this id.
     async fn info(&self, run_id: &str) -> StoreResult<RunInfo> {
         Driver::info(self, run_id)
@@ -220,11 +182,6 @@ impl PostgresStore {
             .ok_or_else(|| StoreError::NotFound {
                 key: run_id.to_owned(),
             })
-    }
-
-    /// The row `sql` (one of [`runs`]) reads of `key`.
-    async fn row_where(&self, sql: &str, key: &str) -> StoreResult<Option<RawRow>> {
-        Ok(self.row_opt(sql, &[&key]).await?.map(|r| raw(&r)))
     }
 
     /// A `NOTIFY` of the run `run_id` (an SQL expression), sent only when a host waits on that
@@ -297,7 +254,7 @@ impl Driver for PostgresStore {
         crate::store::outbox::outbox_of(self)
     }
 
-    crate::store::sql::driver_basics!();
+    crate::store::sql::driver_basics!(Dialect::Postgres);
 
     fn wake_workers(&self) -> BoxFuture<'_, StoreResult<()>> {
         Box::pin(async move { self.tell_workers(&self.client().await?).await })
@@ -321,11 +278,12 @@ impl Driver for PostgresStore {
         owner: &'a str,
         answered_too: bool,
     ) -> BoxFuture<'a, StoreResult<Option<Claim>>> {
-        if answered_too {
-            Box::pin(self.claim_next_now(owner))
+        let pick = if answered_too {
+            answers::CLAIM_NEXT
         } else {
-            Box::pin(self.take_over_now(owner))
-        }
+            answers::TAKE_OVER
+        };
+        Box::pin(self.claim_picked(owner, pick))
     }
 
     fn apply<'a>(
@@ -363,15 +321,6 @@ impl Driver for PostgresStore {
         })
     }
 
-    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
-        Box::pin(async move {
-            match &key {
-                Key::Run(id) => self.row_where(&runs().by_run, id).await,
-                Key::Request(id) => self.row_where(&runs().by_request, id).await,
-            }
-        })
-    }
-
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
             let row = &insert.row;
@@ -390,18 +339,8 @@ impl Driver for PostgresStore {
                 None => std::borrow::Cow::Borrowed(sql),
             };
             let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
-            let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-                &row.run_id,
-                &row.request_id,
-                &row.kind,
-                &row.prompt,
-                &row.created_at,
-                &row.expires_at,
-                &row.record,
-                &row.history,
-                &row.approvers,
-                &row.escalate,
-            ];
+            let values = insert_params(row);
+            let mut params = pg_params(&values);
             if let Some([ids, names]) = &notifications {
                 params.extend([ids as &(dyn ToSql + Sync), names]);
             }
@@ -430,39 +369,8 @@ impl Driver for PostgresStore {
         })
     }
 
-    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
-        Box::pin(self.next_due_now())
-    }
-
-    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(async move {
-            let n = self.row_opt(&runs().waiting, &[&now_ms()]).await?;
-            Ok(n.map_or(0, |r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
-        })
-    }
-
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.wait_for_work_now(timeout))
-    }
-
-    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(async move {
-            let (sql, params) = pending_sql(query, placeholder, Dialect::Postgres.ordered())?;
-            self.page(&sql, params, query.page_size(), raw).await
-        })
-    }
-
-    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(self.history(query))
-    }
-
-    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
-        Box::pin(async move {
-            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            // the columns are typed: only the state can hold what no run is in
-            let rows = self.rows(&runs().damaged, &[&limit]).await?;
-            Ok(rows.iter().filter_map(|r| raw(r).as_damaged()).collect())
-        })
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
@@ -488,13 +396,6 @@ impl Driver for PostgresStore {
                 .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;
             Ok(n == 1)
-        })
-    }
-
-    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        Box::pin(async move {
-            let row = self.row_opt(&runs().info, &[&run_id]).await?;
-            row.map(|r| raw_info(&r).info()).transpose()
         })
     }
 

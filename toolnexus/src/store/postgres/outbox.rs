@@ -5,13 +5,11 @@
 
 use std::sync::LazyLock;
 
-use tokio_postgres::Row;
-
 use super::answers::{pg_params, placeholder};
 use super::{PostgresStore, pg};
 use crate::store::StoreResult;
-use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::sql::{self, insert_params, read_notification};
+use crate::store::outbox::decide::Recording;
+use crate::store::outbox::sql::{self, insert_params};
 use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
 use crate::store::sql::{SqlParam, numbered};
 
@@ -92,42 +90,8 @@ pub(super) fn finish_cte(first: usize) -> String {
     )
 }
 
-fn read(r: &Row) -> Result<Notification, tokio_postgres::Error> {
-    Ok(read_notification!(r, try_get))
-}
-
-impl PostgresStore {
-    /// The notifications `sql` returns for `params`.
-    async fn notification_rows(
-        &self,
-        text: &str,
-        params: &[SqlParam],
-    ) -> StoreResult<Vec<Notification>> {
-        let client = self.client().await?;
-        let stmt =
-            (client.prepare_cached(&numbered(text, placeholder)).await).map_err(|e| pg(&e))?;
-        let rows = client
-            .query(&stmt, &pg_params(params))
-            .await
-            .map_err(|e| pg(&e))?;
-        rows.iter()
-            .map(read)
-            .collect::<Result<_, _>>()
-            .map_err(|e| pg(&e))
-    }
-}
-
 impl OutboxDriver for PostgresStore {
-    fn outbox_state(&self) -> &OutboxState {
-        &self.outbox
-    }
-
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
-        Box::pin(async move {
-            let (text, params) = sql::claim(claiming, " FOR UPDATE SKIP LOCKED");
-            self.notification_rows(&text, &params).await
-        })
-    }
+    sql::sql_outbox_steps!(" FOR UPDATE SKIP LOCKED");
 
     fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
         Box::pin(async move {
@@ -140,24 +104,6 @@ impl OutboxDriver for PostgresStore {
                 .await
                 .map_err(|e| pg(&e))?;
             Ok(row.try_get::<_, i64>(0).map_err(|e| pg(&e))? > 0)
-        })
-    }
-
-    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
-        Box::pin(async move {
-            let params = [SqlParam::Text(run_id.to_owned())];
-            self.notification_rows(sql::OF_RUN, &params).await
-        })
-    }
-
-    fn next_due_ms(&self) -> Step<'_, Option<i64>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let row = client
-                .query_one(sql::NEXT_DUE, &[])
-                .await
-                .map_err(|e| pg(&e))?;
-            row.try_get(0).map_err(|e| pg(&e))
         })
     }
 }

@@ -2,6 +2,7 @@
 //! PostgreSQL running the statements both SQL stores share ([`SideSql`]); what the rules and
 //! the conversations mean is written once ([`rule_store!`], [`conversation_store!`]).
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use tokio_postgres::Row;
@@ -9,10 +10,11 @@ use tokio_postgres::error::SqlState;
 
 use super::answers::pg_params;
 use super::{PostgresStore, pg};
-use crate::store::StoreResult;
+use crate::store::cell::is_int;
 use crate::store::conversation_rows::conversation_store;
 use crate::store::rules::rule_store;
 use crate::store::sql::{SideSql, SqlCols, SqlParam, SqlSide, sql_getters};
+use crate::store::{Cell, StoreResult};
 use crate::util::BoxFuture;
 
 /// The statements in PostgreSQL's dialect: the event a rule's decision appends cast to text,
@@ -31,6 +33,18 @@ impl SqlCols for Row {
     fn shown(&self, k: usize) -> String {
         self.try_get(k).unwrap_or_default()
     }
+
+    /// A run row's column `k` as its type gives it (the columns are typed).
+    fn cell(&self, k: usize) -> Cell {
+        if is_int(k) {
+            self.try_get(k).ok().flatten().map_or(Cell::Null, Cell::Int)
+        } else {
+            self.try_get(k)
+                .ok()
+                .flatten()
+                .map_or(Cell::Null, Cell::Text)
+        }
+    }
 }
 
 impl SqlSide for PostgresStore {
@@ -38,15 +52,16 @@ impl SqlSide for PostgresStore {
         &SQL
     }
 
-    fn select<'a, T: Send + 'static>(
-        &'a self,
-        sql: &'static str,
+    fn select<T: Send + 'static>(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
         read: fn(&dyn SqlCols) -> T,
-    ) -> BoxFuture<'a, StoreResult<Vec<T>>> {
+    ) -> BoxFuture<'_, StoreResult<Vec<T>>> {
+        let sql = sql.into();
         Box::pin(async move {
             let client = self.client().await?;
-            let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
             let rows = client
                 .query(&stmt, &pg_params(&params))
                 .await
@@ -55,14 +70,15 @@ impl SqlSide for PostgresStore {
         })
     }
 
-    fn execute<'a>(
-        &'a self,
-        sql: &'static str,
+    fn execute(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
-    ) -> BoxFuture<'a, StoreResult<Option<u64>>> {
+    ) -> BoxFuture<'_, StoreResult<Option<u64>>> {
+        let sql = sql.into();
         Box::pin(async move {
             let client = self.client().await?;
-            let stmt = client.prepare_cached(sql).await.map_err(|e| pg(&e))?;
+            let stmt = client.prepare_cached(&sql).await.map_err(|e| pg(&e))?;
             match client.execute(&stmt, &pg_params(&params)).await {
                 Ok(n) => Ok(Some(n)),
                 Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => Ok(None),

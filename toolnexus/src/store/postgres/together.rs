@@ -9,7 +9,7 @@ use super::{PostgresStore, pg};
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
 use crate::store::sql::{change_sql, numbered};
-use crate::store::together::sql::{self, read_turn_row};
+use crate::store::together::sql;
 use crate::store::together::{Step, TurnDriver, TurnRow};
 
 impl TurnDriver for PostgresStore {
@@ -36,29 +36,11 @@ impl TurnDriver for PostgresStore {
     }
 
     fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let row = client
-                .query_opt(&numbered(sql::RUN_OF, placeholder), &[&request_id])
-                .await
-                .map_err(|e| pg(&e))?;
-            row.map(|r| r.try_get(0)).transpose().map_err(|e| pg(&e))
-        })
+        Box::pin(sql::run_of(self, request_id))
     }
 
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let stmt = client
-                .prepare_cached(&numbered(sql::ROWS, placeholder))
-                .await
-                .map_err(|e| pg(&e))?;
-            let rows = client.query(&stmt, &[&run_id]).await.map_err(|e| pg(&e))?;
-            rows.iter()
-                .map(|r| Ok(read_turn_row!(r, try_get)))
-                .collect::<Result<_, tokio_postgres::Error>>()
-                .map_err(|e| pg(&e))
-        })
+        Box::pin(sql::rows_of(self, run_id))
     }
 
     fn turn_answer<'a>(&'a self, run_id: &'a str, change: Change, row: TurnRow) -> Step<'a, bool> {

@@ -49,7 +49,7 @@ impl<D: SqlSide> ConversationRows for D {
                 ],
             ),
         };
-        let rows = self.select(statement, params, conversation_row);
+        let rows = self.select(statement.as_str(), params, conversation_row);
         Box::pin(async move { rows.await?.into_iter().collect() })
     }
 
@@ -63,7 +63,7 @@ impl<D: SqlSide> ConversationRows for D {
             ConversationChange::Save(row) => (&sql.update, row.params()),
             ConversationChange::Delete(id) => (&sql.delete, vec![SqlParam::Text(id.to_owned())]),
         };
-        let run = self.execute(statement, params);
+        let run = self.execute(statement.as_str(), params);
         Box::pin(async move { Ok(run.await? == Some(1)) })
     }
 }

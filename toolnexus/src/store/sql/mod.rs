@@ -6,10 +6,10 @@
 //! Nothing in this room depends on which SQL store is built: the stores' own rooms
 //! (`sqlite/`, `postgres/`) hold what only one of them needs.
 
+mod basics;
 mod change;
 mod conversations;
 mod history;
-#[cfg(feature = "postgres")]
 mod numbered;
 mod query;
 mod row;
@@ -19,12 +19,17 @@ mod runs;
 mod schema;
 mod side;
 
+#[cfg(feature = "sqlite")]
+pub(crate) use basics::raw_row;
+pub(crate) use basics::{
+    WorkerSql, first, heartbeat, info, insert_params, last_worker_seen, list_damaged, list_history,
+    list_pending, next_due, row, waiting,
+};
 #[cfg(feature = "postgres")]
 pub(crate) use change::ChangeSql;
 pub(crate) use change::change_sql;
 pub(crate) use conversations::ConversationSql;
 pub(crate) use history::{HISTORY_INDEX, history_sql};
-#[cfg(feature = "postgres")]
 pub(crate) use numbered::numbered;
 pub(crate) use query::{SqlParam, pending_sql};
 pub(crate) use row::{
@@ -76,9 +81,10 @@ macro_rules! seal_and_lease {
 pub(crate) use seal_and_lease;
 
 /// The [`Driver`](crate::store::engine::Driver) methods both SQL stores answer alike from their
-/// `seal` and `lease` fields and their workers' table (`beat`, `last_seen`).
+/// `seal` and `lease` fields and (in `$dialect`) one statement each through their [`SqlSide`]
+/// ([`basics`]).
 macro_rules! driver_basics {
-    () => {
+    ($dialect:expr) => {
         fn seal(&self) -> &crate::store::Seal {
             &self.seal
         }
@@ -92,14 +98,59 @@ macro_rules! driver_basics {
             worker: &'a str,
             at: std::time::SystemTime,
         ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<()>> {
-            Box::pin(self.beat(worker, at))
+            Box::pin(crate::store::sql::heartbeat(self, worker, at))
         }
 
         fn last_worker_seen(
             &self,
         ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<crate::store::WorkerSeen>>>
         {
-            Box::pin(self.last_seen())
+            Box::pin(crate::store::sql::last_worker_seen(self))
+        }
+
+        fn row(
+            &self,
+            key: crate::store::lifecycle::Key,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<crate::store::RawRow>>> {
+            Box::pin(crate::store::sql::row(self, $dialect, key))
+        }
+
+        fn info<'a>(
+            &'a self,
+            run_id: &'a str,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<Option<crate::store::RunInfo>>> {
+            Box::pin(crate::store::sql::info(self, $dialect, run_id))
+        }
+
+        fn list_damaged(
+            &self,
+            limit: usize,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Vec<crate::store::DamagedRun>>> {
+            Box::pin(crate::store::sql::list_damaged(self, $dialect, limit))
+        }
+
+        fn list_pending<'a>(
+            &'a self,
+            query: &'a crate::store::PendingQuery,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<crate::store::Page>> {
+            Box::pin(crate::store::sql::list_pending(self, $dialect, query))
+        }
+
+        fn list_history<'a>(
+            &'a self,
+            query: &'a crate::store::HistoryQuery,
+        ) -> crate::util::BoxFuture<'a, crate::store::StoreResult<crate::store::Page>> {
+            Box::pin(crate::store::sql::list_history(self, $dialect, query))
+        }
+
+        fn waiting(&self) -> crate::util::BoxFuture<'_, crate::store::StoreResult<u64>> {
+            Box::pin(crate::store::sql::waiting(self, $dialect))
+        }
+
+        fn next_due(
+            &self,
+        ) -> crate::util::BoxFuture<'_, crate::store::StoreResult<Option<std::time::SystemTime>>> {
+            Box::pin(crate::store::sql::next_due(self, $dialect))
         }
     };
 }

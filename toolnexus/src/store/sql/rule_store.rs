@@ -45,7 +45,7 @@ impl<D: SqlSide> RuleDriver for D {
                 ],
             ),
         };
-        self.select(statement, params, RuleRow::listed)
+        self.select(statement.as_str(), params, RuleRow::listed)
     }
 
     fn change_rules<'a>(&'a self, change: RuleChange<'a>) -> BoxFuture<'a, StoreResult<u64>> {
@@ -59,7 +59,7 @@ impl<D: SqlSide> RuleDriver for D {
                 vec![SqlParam::Text(run_id.to_owned()), SqlParam::Text(event)],
             ),
         };
-        let run = self.execute(statement, params);
+        let run = self.execute(statement.as_str(), params);
         // a broken unique key is an insert whose guard (its id being free) failed
         Box::pin(async move { Ok(run.await?.unwrap_or(0)) })
     }

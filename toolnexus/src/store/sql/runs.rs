@@ -139,7 +139,8 @@ pub(crate) struct RunSql {
     /// at most.
     pub(crate) damaged: String,
     /// The takeover candidates at `$1` (expired, or claimed with a lapsed lease), oldest
-    /// first.
+    /// first (PostgreSQL's claim picks them in its one statement).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) take_over: String,
     /// The answered runs, oldest first: a worker's claim when nothing is to be taken over
     /// (PostgreSQL's claim picks them in its one statement).

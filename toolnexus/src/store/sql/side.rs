@@ -3,8 +3,10 @@
 //! through [`SqlCols`]. The rules' and the conversations' drivers are written once over it
 //! ([`rule_store`](super::rule_store), [`conversations`](super::conversations)).
 
-use super::{ConversationSql, RuleSql, SqlParam};
-use crate::store::StoreResult;
+use std::borrow::Cow;
+
+use super::{ConversationSql, RuleSql, SqlParam, WorkerSql};
+use crate::store::{Cell, StoreResult};
 use crate::util::BoxFuture;
 
 /// One row as a SQL database hands it over, read by column index: each getter says why a
@@ -20,6 +22,9 @@ pub(crate) trait SqlCols {
     fn maybe_int(&self, k: usize) -> Result<Option<i64>, String>;
     /// The column as an error shows it, whatever it holds (a damaged row's id).
     fn shown(&self, k: usize) -> String;
+    /// The column as the database holds it, for a run row's one decoding
+    /// ([`RawRow::from_cells`](crate::store::RawRow::from_cells)); `NULL` when it cannot be read.
+    fn cell(&self, k: usize) -> Cell;
 }
 
 /// The four typed getters of [`SqlCols`] for a driver's row type whose getter `$get` (`get`
@@ -51,10 +56,15 @@ pub(crate) struct SideSql {
     pub(crate) rules: RuleSql,
     /// The conversations'.
     pub(crate) conversations: ConversationSql,
+    /// The workers' heartbeats.
+    pub(crate) workers: WorkerSql,
+    /// Names the n-th parameter (from 1) in this dialect.
+    pub(crate) placeholder: fn(usize) -> String,
 }
 
 impl SideSql {
-    /// The statements with `placeholder(n)` naming the n-th parameter (from 1), `text(n)` and
+    /// The statements with `placeholder(n)` (kept: [`placeholder`](Self::placeholder)) naming
+    /// the n-th parameter (from 1), `text(n)` and
     /// `int(n)` the n-th parameter cast to text and to an integer where a statement computes
     /// with it (PostgreSQL casts; SQLite needs none).
     pub(crate) fn new(
@@ -65,6 +75,8 @@ impl SideSql {
         Self {
             rules: RuleSql::new(placeholder, text),
             conversations: ConversationSql::new(placeholder, int),
+            workers: WorkerSql::new(placeholder),
+            placeholder,
         }
     }
 }
@@ -74,18 +86,19 @@ pub(crate) trait SqlSide: Sync {
     /// Their statements in the store's dialect.
     fn side_sql(&self) -> &'static SideSql;
 
-    /// The rows `sql` selects for `params`, each read by `read`.
-    fn select<'a, T: Send + 'static>(
-        &'a self,
-        sql: &'static str,
+    /// The rows `sql` (one of [`side_sql`](Self::side_sql), or made for the call) selects
+    /// for `params`, each read by `read`.
+    fn select<T: Send + 'static>(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
         read: fn(&dyn SqlCols) -> T,
-    ) -> BoxFuture<'a, StoreResult<Vec<T>>>;
+    ) -> BoxFuture<'_, StoreResult<Vec<T>>>;
 
     /// How many rows `sql` changed with `params`; `None` when it broke a unique constraint.
-    fn execute<'a>(
-        &'a self,
-        sql: &'static str,
+    fn execute(
+        &self,
+        sql: impl Into<Cow<'static, str>>,
         params: Vec<SqlParam>,
-    ) -> BoxFuture<'a, StoreResult<Option<u64>>>;
+    ) -> BoxFuture<'_, StoreResult<Option<u64>>>;
 }

@@ -3,17 +3,18 @@
 //! one `IMMEDIATE` transaction each), expiry, `claim_next` (takeovers first, then answered
 //! runs), the claim's own changes and `next_due`.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use rusqlite::types::{ToSql, ToSqlOutput};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
-use super::{SqliteStore, raw, raw_info, row_where, rows, runs};
+use super::connection::Immediate;
+use super::{raw, raw_info, row_where, rows, runs};
 use crate::request::Answer;
 use crate::store::engine::Answered;
 use crate::store::lifecycle::{self, Answering, Change};
 use crate::store::sql::{COLUMNS, Dialect, PLAIN_ANSWER, SqlParam, backend, change_sql};
-use crate::store::{Claim, RawRow, Seal, StoreResult, from_millis, lease_ms, now_ms};
+use crate::store::{Claim, RawRow, Seal, StoreResult, lease_ms, now_ms};
 
 impl ToSql for SqlParam {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -46,11 +47,11 @@ pub(super) fn apply_returning(
     conn: &Connection,
     change: &Change,
     columns: &str,
-    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+    read: fn(&rusqlite::Row<'_>) -> RawRow,
 ) -> rusqlite::Result<Option<RawRow>> {
     let sql = change_sql(change, placeholder);
     conn.prepare_cached(&sql.update(columns))?
-        .query_row(params_from_iter(sql.params.iter()), read)
+        .query_row(params_from_iter(sql.params.iter()), |r| Ok(read(r)))
         .optional()
 }
 
@@ -75,22 +76,14 @@ pub(super) fn answer_blocking(
     let changed = tx
         .prepare_cached(&sql.update(COLUMNS))
         .and_then(|mut stmt| {
-            stmt.query_row(params_from_iter(sql.params.iter()), raw)
+            stmt.query_row(params_from_iter(sql.params.iter()), |r| Ok(raw(r)))
                 .optional()
         })
         .map_err(backend)?;
     if let Some(row) = changed {
         // read before committing: a corrupt record rolls the answer back (the run stays
         // parked)
-        let claim = match how {
-            Answering::Claim { owner, until } => Some(lifecycle::answer_claim(
-                &row, answer, seal, owner, *until, now,
-            )?),
-            Answering::Submit { .. } => {
-                row.record(seal)?;
-                None
-            }
-        };
+        let claim = lifecycle::answered(&row, answer, how, seal, now)?;
         tx.commit()?;
         return Ok(Some((row, claim)));
     }
@@ -111,77 +104,8 @@ pub(super) fn answer_blocking(
     Err(refused)
 }
 
-/// An `IMMEDIATE` transaction begun and ended by cached statements (rusqlite's `Transaction`
-/// parses its `BEGIN` and `COMMIT` anew each time: a claim's cost); rolled back when dropped
-/// uncommitted.
-struct Immediate<'c> {
-    conn: &'c Connection,
-    open: bool,
-}
-
-impl<'c> Immediate<'c> {
-    fn run(conn: &Connection, sql: &str) -> StoreResult<()> {
-        conn.prepare_cached(sql)
-            .and_then(|mut stmt| stmt.execute([]))
-            .map(drop)
-            .map_err(backend)
-    }
-
-    fn begin(conn: &'c Connection) -> StoreResult<Self> {
-        Self::run(conn, "BEGIN IMMEDIATE")?;
-        Ok(Self { conn, open: true })
-    }
-
-    fn commit(mut self) -> StoreResult<()> {
-        Self::run(self.conn, "COMMIT")?;
-        self.open = false;
-        Ok(())
-    }
-}
-
-impl std::ops::Deref for Immediate<'_> {
-    type Target = Connection;
-
-    fn deref(&self) -> &Connection {
-        self.conn
-    }
-}
-
-impl Drop for Immediate<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            let _ = Self::run(self.conn, "ROLLBACK");
-        }
-    }
-}
-
-/// Claims the first readable row of `candidates` for `owner` (in the caller's transaction,
-/// which it commits); a row that cannot be read is marked damaged on the way.
-fn claim_first(
-    tx: rusqlite::Transaction<'_>,
-    seal: &Seal,
-    candidates: Vec<RawRow>,
-    owner: &str,
-    until: i64,
-    now: i64,
-) -> StoreResult<Option<Claim>> {
-    for row in candidates {
-        match lifecycle::take_over(&row, seal, owner, until, now) {
-            Ok(mut change) => {
-                apply(&tx, &change)?;
-                tx.commit().map_err(backend)?;
-                return Ok(change.claim.take());
-            }
-            Err(damaged) => {
-                apply(&tx, &damaged)?;
-            }
-        }
-    }
-    // keeps the rows marked damaged
-    tx.commit().map_err(backend)?;
-    Ok(None)
-}
-
+/// Claims for `owner` the oldest run to take over (expired, or its lease lapsed), else
+/// (`answered_too`) the oldest answered one, in one `IMMEDIATE` transaction.
 pub(super) fn take_over_blocking(
     conn: &mut Connection,
     seal: &Seal,
@@ -189,27 +113,28 @@ pub(super) fn take_over_blocking(
     lease: Duration,
     answered_too: bool,
 ) -> StoreResult<Option<Claim>> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
+    let tx = Immediate::begin(conn)?;
     let now = now_ms();
     let mut candidates = rows(&tx, &runs().take_over, [now], raw)?;
     if candidates.is_empty() && answered_too {
         candidates = rows(&tx, &runs().answered, [], raw)?;
     }
     let until = now.saturating_add(lease_ms(lease));
-    claim_first(tx, seal, candidates, owner, until, now)
-}
-
-impl SqliteStore {
-    /// The body of [`RunStore::next_due`](crate::store::RunStore::next_due).
-    pub(super) async fn next_due_now(&self) -> StoreResult<Option<SystemTime>> {
-        self.call(|conn| {
-            conn.prepare_cached(&runs().next_due)
-                .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, Option<i64>>(0)))
-                .map(|at| at.map(from_millis))
-                .map_err(backend)
-        })
-        .await
+    // the first readable row is claimed; each unreadable row met first is marked damaged
+    let mut claim = None;
+    for row in candidates {
+        match lifecycle::take_over(&row, seal, owner, until, now) {
+            Ok(mut change) => {
+                apply(&tx, &change)?;
+                claim = change.claim.take();
+                break;
+            }
+            Err(damaged) => {
+                apply(&tx, &damaged)?;
+            }
+        }
     }
+    // keeps the rows marked damaged too
+    tx.commit()?;
+    Ok(claim)
 }

@@ -191,3 +191,47 @@ fn wake_for_file(path: &Path) -> Arc<Wake> {
     files.insert(key, Arc::downgrade(&wake));
     wake
 }
+
+/// An `IMMEDIATE` transaction begun and ended by cached statements (rusqlite's `Transaction`
+/// parses its `BEGIN` and `COMMIT` anew each time: a claim's cost); rolled back when dropped
+/// uncommitted: how the store's changes of several statements begin.
+pub(super) struct Immediate<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl<'c> Immediate<'c> {
+    fn run(conn: &Connection, sql: &str) -> StoreResult<()> {
+        conn.prepare_cached(sql)
+            .and_then(|mut stmt| stmt.execute([]))
+            .map(drop)
+            .map_err(backend)
+    }
+
+    pub(super) fn begin(conn: &'c Connection) -> StoreResult<Self> {
+        Self::run(conn, "BEGIN IMMEDIATE")?;
+        Ok(Self { conn, open: true })
+    }
+
+    pub(super) fn commit(mut self) -> StoreResult<()> {
+        Self::run(self.conn, "COMMIT")?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Immediate<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Immediate<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = Self::run(self.conn, "ROLLBACK");
+        }
+    }
+}

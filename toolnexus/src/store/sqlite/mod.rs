@@ -6,34 +6,27 @@
 
 mod answers;
 mod connection;
-mod history;
 mod outbox;
 mod schema;
 mod side;
 mod together;
-mod workers;
 
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use rusqlite::{
-    Connection, ErrorCode, OptionalExtension, TransactionBehavior, params, params_from_iter,
-};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, params, params_from_iter};
 
 use crate::request::Answer;
 use crate::util::BoxFuture;
-use answers::{answer_blocking, apply, apply_returning, placeholder, take_over_blocking};
-use connection::Connections;
+use answers::{answer_blocking, apply, apply_returning, take_over_blocking};
+use connection::{Connections, Immediate};
 
 use super::engine::{Answered, Driver};
-use super::lifecycle::{self, Answering, Change, Key};
-use super::{
-    Cell, Claim, DEFAULT_LEASE, DamagedRun, HistoryQuery, Page, PendingQuery, RawRow, RunInfo,
-    StoreError, StoreResult, now_ms, token_i64,
-};
-use crate::store::sql::{COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, pending_sql};
+use super::lifecycle::{self, Answering, Change};
+use super::{Claim, DEFAULT_LEASE, RawRow, RunInfo, StoreError, StoreResult, now_ms, token_i64};
+use crate::store::sql::{COLUMNS, Dialect, INFO_COLUMNS, RunSql, backend, insert_params, raw_row};
 
 /// The run statements in SQLite.
 fn runs() -> &'static RunSql {
@@ -150,34 +143,13 @@ impl SqliteStore {
 }
 
 /// A row read with [`COLUMNS`]: the info columns, then the blobs.
-fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    cells(r, crate::store::cell::ALL_CELLS)
+fn raw(r: &rusqlite::Row<'_>) -> RawRow {
+    raw_row(r, crate::store::cell::ALL_CELLS)
 }
 
 /// A row read with [`INFO_COLUMNS`]: its blobs are left empty.
-fn raw_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    cells(r, crate::store::cell::INFO_CELLS)
-}
-
-/// The row of the first `n` columns of `r`, through the decoding the SQL stores share: a
-/// column holding what the schema does not allow (SQLite keeps any value in any column)
-/// damages that row only ([`RawRow::from_cells`]).
-fn cells(r: &rusqlite::Row<'_>, n: usize) -> rusqlite::Result<RawRow> {
-    use rusqlite::types::ValueRef;
-    let mut cells = Vec::with_capacity(n);
-    for k in 0..n {
-        cells.push(match r.get_ref(k)? {
-            ValueRef::Null => Cell::Null,
-            ValueRef::Integer(i) => Cell::Int(i),
-            ValueRef::Real(f) => Cell::Real(f),
-            ValueRef::Text(t) => match std::str::from_utf8(t) {
-                Ok(t) => Cell::Text(t.to_owned()),
-                Err(_) => Cell::Blob(t.to_vec()),
-            },
-            ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
-        });
-    }
-    Ok(RawRow::from_cells(cells))
+fn raw_info(r: &rusqlite::Row<'_>) -> RawRow {
+    raw_row(r, crate::store::cell::INFO_CELLS)
 }
 
 /// The row `sql` (one of [`runs`]) reads of `key`, decoded by `read`.
@@ -185,10 +157,10 @@ fn row_where(
     conn: &Connection,
     sql: &str,
     key: &str,
-    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+    read: fn(&rusqlite::Row<'_>) -> RawRow,
 ) -> StoreResult<Option<RawRow>> {
     conn.prepare_cached(sql)
-        .and_then(|mut stmt| stmt.query_row([key], read).optional())
+        .and_then(|mut stmt| stmt.query_row([key], |r| Ok(read(r))).optional())
         .map_err(backend)
 }
 
@@ -197,10 +169,10 @@ fn rows(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<RawRow>,
+    read: fn(&rusqlite::Row<'_>) -> RawRow,
 ) -> StoreResult<Vec<RawRow>> {
     let mut stmt = conn.prepare_cached(sql).map_err(backend)?;
-    let rows = stmt.query_map(params, read).map_err(backend)?;
+    let rows = stmt.query_map(params, |r| Ok(read(r))).map_err(backend)?;
     rows.collect::<rusqlite::Result<_>>().map_err(backend)
 }
 
@@ -226,9 +198,7 @@ fn finish_blocking(
         let row = apply_returning(conn, change, INFO_COLUMNS, raw_info).map_err(backend)?;
         return row.ok_or(StoreError::LeaseLost { run_id })?.info();
     }
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(backend)?;
+    let tx = Immediate::begin(conn)?;
     if let Some(cols) = &change.set.request {
         tx.prepare_cached(&runs().keep_past_request)
             .and_then(|mut stmt| stmt.execute(params![run_id, token, cols.request_id]))
@@ -245,7 +215,7 @@ fn finish_blocking(
         // outbox: same transaction as the park
         outbox::outbox_park(&tx, outbox, &info.run_id, &cols.request_id, change.at)?;
     }
-    tx.commit().map_err(backend)?;
+    tx.commit()?;
     Ok(info)
 }
 
@@ -254,7 +224,7 @@ impl Driver for SqliteStore {
         crate::store::outbox::outbox_of(self)
     }
 
-    crate::store::sql::driver_basics!();
+    crate::store::sql::driver_basics!(Dialect::Sqlite);
 
     fn insert(&self, insert: lifecycle::Insert) -> BoxFuture<'_, StoreResult<RunInfo>> {
         let outbox = self.outbox.clone();
@@ -271,26 +241,10 @@ impl Driver for SqliteStore {
                     let conn: &Connection = if outbox.names.is_empty() {
                         conn
                     } else {
-                        tx.insert(
-                            conn.transaction_with_behavior(TransactionBehavior::Immediate)
-                                .map_err(backend)?,
-                        )
+                        tx.insert(Immediate::begin(conn)?)
                     };
                     conn.prepare_cached(&runs().insert)
-                        .and_then(|mut insert| {
-                            insert.execute(params![
-                                row.run_id,
-                                row.request_id,
-                                row.kind,
-                                row.prompt,
-                                row.created_at,
-                                row.expires_at,
-                                row.record,
-                                row.history,
-                                row.approvers,
-                                row.escalate
-                            ])
-                        })
+                        .and_then(|mut stmt| stmt.execute(params_from_iter(insert_params(row))))
                         .map_err(|e| {
                             if is_constraint(&e) {
                                 conflict(conn, &row.run_id, &row.request_id)
@@ -307,7 +261,7 @@ impl Driver for SqliteStore {
                         row.created_at,
                     )?;
                     if let Some(tx) = tx {
-                        tx.commit().map_err(backend)?;
+                        tx.commit()?;
                     }
                     Ok(insert.info())
                 })
@@ -315,22 +269,6 @@ impl Driver for SqliteStore {
             self.outbox.parked();
             Ok(info)
         })
-    }
-
-    fn info<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<Option<RunInfo>>> {
-        let run_id = run_id.to_owned();
-        Box::pin(self.call(move |conn| {
-            row_where(conn, &runs().info, &run_id, raw_info)?
-                .map(|row| row.info())
-                .transpose()
-        }))
-    }
-
-    fn row(&self, key: Key) -> BoxFuture<'_, StoreResult<Option<RawRow>>> {
-        Box::pin(self.call(move |conn| match &key {
-            Key::Run(id) => row_where(conn, &runs().by_run, id, raw),
-            Key::Request(id) => row_where(conn, &runs().by_request, id, raw),
-        }))
     }
 
     fn answer<'a>(
@@ -395,69 +333,15 @@ impl Driver for SqliteStore {
         Box::pin(async { Ok(()) })
     }
 
-    fn next_due(&self) -> BoxFuture<'_, StoreResult<Option<SystemTime>>> {
-        Box::pin(self.next_due_now())
-    }
-
-    fn waiting(&self) -> BoxFuture<'_, StoreResult<u64>> {
-        Box::pin(self.call(|conn| {
-            conn.prepare_cached(&runs().waiting)
-                .and_then(|mut stmt| stmt.query_row([now_ms()], |r| r.get::<_, i64>(0)))
-                .map(|n| u64::try_from(n).unwrap_or(0))
-                .map_err(backend)
-        }))
-    }
-
     fn wait_for_work(&self, timeout: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.shared.work.wait(timeout))
-    }
-
-    fn list_pending<'a>(&'a self, query: &'a PendingQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(async move {
-            let size = query.page_size();
-            // SQLite keeps any value in any column: the pages walk the rows whose `created_at`
-            // is an integer (the cursor's order); the others are reported on the first page
-            let (sql, params) = pending_sql(query, placeholder, Dialect::Sqlite.ordered())?;
-            let first = query.cursor()?.is_none();
-            self.call(move |conn| {
-                let listed = rows(conn, &sql, params_from_iter(params.iter()), raw)?;
-                let mut page = Page::of_rows(listed, size);
-                if first {
-                    let sql = format!(
-                        "SELECT {COLUMNS} FROM runs
-                         WHERE state = 'parked' AND typeof(created_at) <> 'integer'
-                         ORDER BY run_id LIMIT ?1"
-                    );
-                    let limit = i64::try_from(size).unwrap_or(i64::MAX);
-                    let unordered = rows(conn, &sql, [limit], raw)?;
-                    page.damaged
-                        .extend(unordered.iter().filter_map(RawRow::as_damaged));
-                }
-                Ok(page)
-            })
-            .await
-        })
-    }
-
-    fn list_history<'a>(&'a self, query: &'a HistoryQuery) -> BoxFuture<'a, StoreResult<Page>> {
-        Box::pin(self.history(query))
-    }
-
-    fn list_damaged(&self, limit: usize) -> BoxFuture<'_, StoreResult<Vec<DamagedRun>>> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        Box::pin(self.call(move |conn| {
-            let rows = rows(conn, &runs().damaged, [limit], raw)?;
-            Ok(rows.iter().filter_map(RawRow::as_damaged).collect())
-        }))
     }
 
     fn expire(&self) -> BoxFuture<'_, StoreResult<Vec<String>>> {
         let seal = self.seal.clone();
         let outbox = self.outbox.clone();
         let expired = Connections::on_thread(&self.shared, move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             let due = {
                 let mut stmt = tx.prepare_cached(&runs().due).map_err(backend)?;
                 let mut due = stmt
@@ -497,7 +381,7 @@ impl Driver for SqliteStore {
                     None => expired.push(run_id.clone()),
                 }
             }
-            tx.commit().map_err(backend)?;
+            tx.commit()?;
             Ok((expired, due.len()))
         });
         Box::pin(async move {
@@ -516,11 +400,11 @@ impl Driver for SqliteStore {
     fn delete<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
-            let tx = conn.transaction().map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             let n = tx.execute(&runs().delete, [&run_id]).map_err(backend)?;
             tx.execute(&runs().delete_past, [&run_id])
                 .map_err(backend)?;
-            tx.commit().map_err(backend)?;
+            tx.commit()?;
             Ok(n == 1)
         }))
     }

@@ -2,14 +2,15 @@
 //! `notifications` table (schema version 6), each step one statement of the shared text
 //! (`outbox/sql.rs`); a park's notifications are written in the park's `IMMEDIATE` transaction.
 
-use rusqlite::{Connection, TransactionBehavior, params_from_iter};
+use rusqlite::{Connection, params_from_iter};
 
 use super::SqliteStore;
+use super::connection::Immediate;
 use crate::store::StoreResult;
-use crate::store::outbox::decide::{Claiming, Recording};
-use crate::store::outbox::sql::{self, insert_params, read_notification};
+use crate::store::outbox::decide::Recording;
+use crate::store::outbox::sql::{self, insert_params};
 use crate::store::outbox::{Notification, OutboxDriver, OutboxState, Step, with_notifiers};
-use crate::store::sql::{SqlParam, backend};
+use crate::store::sql::backend;
 
 impl SqliteStore {
     with_notifiers! {
@@ -60,29 +61,8 @@ fn insert_rows(conn: &Connection, rows: Vec<Notification>) -> StoreResult<()> {
     Ok(())
 }
 
-/// The notifications `sql` returns for `params`.
-fn notifications(
-    conn: &Connection,
-    sql: &str,
-    params: &[SqlParam],
-) -> StoreResult<Vec<Notification>> {
-    conn.prepare_cached(sql)
-        .and_then(|mut stmt| {
-            stmt.query_map(params_from_iter(params), |r| Ok(read_notification!(r, get)))?
-                .collect()
-        })
-        .map_err(backend)
-}
-
 impl OutboxDriver for SqliteStore {
-    fn outbox_state(&self) -> &OutboxState {
-        &self.outbox
-    }
-
-    fn claim_due<'a>(&'a self, claiming: &'a Claiming<'a>) -> Step<'a, Vec<Notification>> {
-        let (text, params) = sql::claim(claiming, "");
-        Box::pin(self.call(move |conn| notifications(conn, &text, &params)))
-    }
+    sql::sql_outbox_steps!("");
 
     fn record<'a>(&'a self, recording: &'a Recording<'a>) -> Step<'a, bool> {
         let (params, event, run_id) = (
@@ -91,9 +71,7 @@ impl OutboxDriver for SqliteStore {
             recording.claimed.run_id.clone(),
         );
         Box::pin(self.call(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             let changed = tx
                 .prepare_cached(sql::RECORD)
                 .and_then(|mut stmt| stmt.execute(params_from_iter(&params)))
@@ -104,20 +82,8 @@ impl OutboxDriver for SqliteStore {
             tx.prepare_cached(&sql::history())
                 .and_then(|mut stmt| stmt.execute([&event, &run_id]))
                 .map_err(backend)?;
-            tx.commit().map_err(backend)?;
+            tx.commit()?;
             Ok(true)
-        }))
-    }
-
-    fn of_run<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<Notification>> {
-        let params = [SqlParam::Text(run_id.to_owned())];
-        Box::pin(self.call(move |conn| notifications(conn, sql::OF_RUN, &params)))
-    }
-
-    fn next_due_ms(&self) -> Step<'_, Option<i64>> {
-        Box::pin(self.call(|conn| {
-            conn.query_row(sql::NEXT_DUE, [], |r| r.get(0))
-                .map_err(backend)
         }))
     }
 }

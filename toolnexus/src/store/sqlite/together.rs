@@ -4,14 +4,15 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params_from_iter};
+use rusqlite::params_from_iter;
 
 use super::SqliteStore;
 use super::answers::apply;
+use super::connection::Immediate;
 use crate::store::lifecycle::Change;
 use crate::store::lifecycle::together::check_link;
 use crate::store::sql::backend;
-use crate::store::together::sql::{self, read_turn_row};
+use crate::store::together::sql;
 use crate::store::together::{Step, TurnDriver, TurnRow};
 
 impl TurnDriver for SqliteStore {
@@ -19,9 +20,7 @@ impl TurnDriver for SqliteStore {
         let run_id = run_id.to_owned();
         Box::pin(self.call(move |conn| {
             let [(insert, values), (holders, ids)] = sql::link(&run_id, &rows);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
+            let tx = Immediate::begin(conn)?;
             tx.execute(&insert, params_from_iter(&values))
                 .map_err(backend)?;
             let held: HashMap<String, String> = tx
@@ -33,29 +32,16 @@ impl TurnDriver for SqliteStore {
                 .map_err(backend)?;
             // a refusal drops the transaction without a commit: nothing kept
             check_link(&run_id, &rows, |id| held.get(id).map(String::as_str))?;
-            tx.commit().map_err(backend)
+            tx.commit()
         }))
     }
 
     fn turn_run<'a>(&'a self, request_id: &'a str) -> Step<'a, Option<String>> {
-        let request_id = request_id.to_owned();
-        Box::pin(self.call(move |conn| {
-            conn.query_row(sql::RUN_OF, [&request_id], |r| r.get(0))
-                .optional()
-                .map_err(backend)
-        }))
+        Box::pin(sql::run_of(self, request_id))
     }
 
     fn turn_rows<'a>(&'a self, run_id: &'a str) -> Step<'a, Vec<TurnRow>> {
-        let run_id = run_id.to_owned();
-        Box::pin(self.call(move |conn| {
-            conn.prepare_cached(sql::ROWS)
-                .and_then(|mut stmt| {
-                    stmt.query_map([&run_id], |r| Ok(read_turn_row!(r, get)))?
-                        .collect()
-                })
-                .map_err(backend)
-        }))
+        Box::pin(sql::rows_of(self, run_id))
     }
 
     fn turn_answer<'a>(&'a self, run_id: &'a str, change: Change, row: TurnRow) -> Step<'a, bool> {
@@ -64,9 +50,7 @@ impl TurnDriver for SqliteStore {
         Box::pin(async move {
             let kept = self
                 .call(move |conn| {
-                    let tx = conn
-                        .transaction_with_behavior(TransactionBehavior::Immediate)
-                        .map_err(backend)?;
+                    let tx = Immediate::begin(conn)?;
                     let answered = tx
                         .execute(sql::ANSWER, params_from_iter(&params))
                         .map_err(backend)?;
@@ -74,7 +58,7 @@ impl TurnDriver for SqliteStore {
                     if answered != 1 || !apply(&tx, &change)? {
                         return Ok(false);
                     }
-                    tx.commit().map_err(backend)?;
+                    tx.commit()?;
                     Ok(true)
                 })
                 .await?;

@@ -3,7 +3,8 @@
 //! stores but for how a parameter is named.
 
 use super::TurnRow;
-use crate::store::sql::SqlParam;
+use crate::store::sql::{SqlCols, SqlParam, SqlSide, first, numbered};
+use crate::store::{StoreError, StoreResult};
 
 /// Schema version 9: the requests of together runs, one row each, with its answer once given
 /// (sealed like the run's), the same SQL in both stores but for the integer type.
@@ -92,17 +93,35 @@ impl TurnRow {
     }
 }
 
-/// The turn row of row `$r` (the columns of [`ROWS`]), each column read with
-/// `$r.$get(i)?` (rusqlite's `get`, tokio-postgres's `try_get`).
-macro_rules! read_turn_row {
-    ($r:expr, $get:ident) => {
-        $crate::store::together::TurnRow {
-            request_id: $r.$get(0)?,
-            position: $r.$get(1)?,
-            answer: $r.$get(2)?,
-            answered_by: $r.$get(3)?,
-            answered_at: $r.$get(4)?,
-        }
-    };
+/// The turn row of row `r` (the columns of [`ROWS`]); why the first column that does not
+/// read fails.
+fn read_turn_row(r: &dyn SqlCols) -> Result<TurnRow, String> {
+    Ok(TurnRow {
+        request_id: r.text(0)?,
+        position: r.int(1)?,
+        answer: r.maybe_text(2)?,
+        answered_by: r.maybe_text(3)?,
+        answered_at: r.maybe_int(4)?,
+    })
 }
-pub(crate) use read_turn_row;
+
+/// [`TurnDriver::turn_run`](super::TurnDriver::turn_run) of a SQL store, through its
+/// [`SqlSide`].
+pub(crate) async fn run_of<D: SqlSide>(d: &D, request_id: &str) -> StoreResult<Option<String>> {
+    let sql = numbered(RUN_OF, d.side_sql().placeholder);
+    first(d, sql, vec![SqlParam::Text(request_id.to_owned())], |r| {
+        r.text(0)
+    })
+    .await
+}
+
+/// [`TurnDriver::turn_rows`](super::TurnDriver::turn_rows) of a SQL store, through its
+/// [`SqlSide`].
+pub(crate) async fn rows_of<D: SqlSide>(d: &D, run_id: &str) -> StoreResult<Vec<TurnRow>> {
+    let sql = numbered(ROWS, d.side_sql().placeholder);
+    let rows = d.select(sql, vec![SqlParam::Text(run_id.to_owned())], read_turn_row);
+    rows.await?
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::Backend)
+}
