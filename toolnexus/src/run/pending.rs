@@ -148,6 +148,29 @@ pub struct PendingRun {
     pub(crate) usage: Usage,
     pub(crate) turns: u32,
     pub(crate) halted: Halted,
+    /// The record's JSON as the conversion that made and checked it wrote it (see
+    /// [`Written`]).
+    #[serde(skip)]
+    pub(crate) written: Written,
+}
+
+/// The JSON a record was checked as when it was made from a run ([`check_holds`] writes it
+/// to measure its depth), kept so that storing the record does not write it again: the same
+/// bytes [`PendingRun::to_json`] would write, as nothing changes a record once made. Not part
+/// of the record: never serialized, and equal, as a field, to any other.
+#[derive(Clone, Default)]
+pub(crate) struct Written(Option<String>);
+
+impl PartialEq for Written {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "kept" } else { "none" })
+    }
 }
 
 impl PendingRun {
@@ -269,6 +292,9 @@ impl PendingRun {
 
     /// The record as JSON.
     pub fn to_json(&self) -> String {
+        if let Some(json) = &self.written.0 {
+            return json.clone();
+        }
         // every field is plain data with string keys: serialization cannot fail
         serde_json::to_string(self).unwrap_or_default()
     }
@@ -428,10 +454,13 @@ fn read_value(json: &str) -> RecordResult<Value> {
 
 /// Refuses a record that holds a value nested deeper than [`MAX_DEPTH`] (it could be
 /// written but not read back).
-fn check_holds(record: PendingRun) -> RecordResult<PendingRun> {
-    if check_depth(&record.to_json(), 0).is_ok() {
+fn check_holds(mut record: PendingRun) -> RecordResult<PendingRun> {
+    let json = record.to_json();
+    if check_depth(&json, 0).is_ok() {
         // a record that would be refused on load is refused now, while the run is at hand
         record.check()?;
+        // the record is stored as these bytes: kept, not written again
+        record.written = Written(Some(json));
         return Ok(record);
     }
     let metadata = record
@@ -482,6 +511,7 @@ impl TryFrom<&RunResult> for PendingRun {
             usage: run.usage,
             turns: run.turns,
             halted: (**halted).clone(),
+            written: Written::default(),
         })
     }
 }
@@ -511,6 +541,7 @@ impl TryFrom<RunResult> for PendingRun {
             usage: run.usage,
             turns: run.turns,
             halted: *halted,
+            written: Written::default(),
         })
     }
 }
