@@ -200,7 +200,17 @@ impl PostgresStore {
     }
 
     async fn client(&self) -> StoreResult<deadpool_postgres::Object> {
-        self.pool.get().await.map_err(backend)
+        // a free connection is taken at once, without arming the wait's timer; else the wait
+        let now = deadpool_postgres::Timeouts {
+            wait: Some(Duration::ZERO),
+            ..self.pool.timeouts()
+        };
+        match self.pool.timeout_get(&now).await {
+            Err(deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Wait)) => {
+                self.pool.get().await.map_err(backend)
+            }
+            got => got.map_err(backend),
+        }
     }
 
     /// One page of a listing: `sql` (made by the shared SQL module) run with `params`, each
