@@ -214,7 +214,8 @@ pub(crate) fn ecmascript_number(x: f64) -> String {
 }
 
 fn string(s: &str, out: &mut Vec<u8>) {
-    out.extend_from_slice(Value::from(s).to_string().as_bytes());
+    // serde_json's own text of the string, written in place (into a Vec: cannot fail)
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 #[cfg(test)]
