@@ -11,6 +11,7 @@ use crate::request::Request;
 use crate::result::ToolResult;
 
 use super::result::{RunResult, RunStatus, ToolCallRecord};
+use super::written::Written;
 use crate::limits::{MAX_DEPTH, TextShape, deeper_than, depth, parse_checked};
 
 /// The version of the [`PendingRun`] record this release writes and reads.
@@ -136,7 +137,8 @@ pub(crate) struct Deferred {
 /// assert_eq!(finished.run_id, halted.run_id, "the same run, continued");
 /// # });
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// `Debug` is written out (`written.rs`): the kept JSON is not shown
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PendingRun {
     pub(crate) version: u32,
@@ -148,29 +150,9 @@ pub struct PendingRun {
     pub(crate) usage: Usage,
     pub(crate) turns: u32,
     pub(crate) halted: Halted,
-    /// The record's JSON as the conversion that made and checked it wrote it (see
-    /// [`Written`]).
+    /// The record's JSON as the conversion that made and checked it wrote it (`written.rs`).
     #[serde(skip)]
     pub(crate) written: Written,
-}
-
-/// The JSON a record was checked as when it was made from a run ([`check_holds`] writes it
-/// to measure its depth), kept so that storing the record does not write it again: the same
-/// bytes [`PendingRun::to_json`] would write, as nothing changes a record once made. Not part
-/// of the record: never serialized, and equal, as a field, to any other.
-#[derive(Clone, Default)]
-pub(crate) struct Written(Option<String>);
-
-impl PartialEq for Written {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Written {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "kept" } else { "none" })
-    }
 }
 
 impl PendingRun {
@@ -292,8 +274,8 @@ impl PendingRun {
 
     /// The record as JSON.
     pub fn to_json(&self) -> String {
-        if let Some(json) = &self.written.0 {
-            return json.clone();
+        if let Some(json) = self.written.json() {
+            return json.to_owned();
         }
         // every field is plain data with string keys: serialization cannot fail
         serde_json::to_string(self).unwrap_or_default()
@@ -460,7 +442,7 @@ fn check_holds(mut record: PendingRun) -> RecordResult<PendingRun> {
         // a record that would be refused on load is refused now, while the run is at hand
         record.check()?;
         // the record is stored as these bytes: kept, not written again
-        record.written = Written(Some(json));
+        record.written = Written::kept(json);
         return Ok(record);
     }
     let metadata = record
