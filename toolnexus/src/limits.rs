@@ -416,78 +416,46 @@ mod tests {
         assert!(!TextShape::of("[0.1]").serde_json_exact());
     }
 
-    /// The scan as it read one byte at a time before it skipped strings a word at a time.
-    fn shape_byte_by_byte(json: &str, limit: usize) -> TextShape {
-        let (mut level, mut depth, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-        let (mut digits, mut in_number, mut integers_only) = (0usize, false, true);
-        let mut past = None;
-        for (at, b) in json.bytes().enumerate() {
-            if in_string {
-                match b {
-                    _ if escaped => escaped = false,
-                    b'\\' => escaped = true,
-                    b'"' => in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            if in_number {
-                match b {
-                    b'0'..=b'9' => {
-                        digits += 1;
-                        continue;
-                    }
-                    b'.' | b'e' | b'E' | b'+' | b'-' => {
-                        integers_only = false;
-                        continue;
-                    }
-                    _ => {
-                        in_number = false;
-                        integers_only &= digits <= 18;
-                    }
-                }
-            }
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' => {
-                    level += 1;
-                    depth = depth.max(level);
-                    if level > limit && past.is_none() {
-                        past = Some(at);
-                    }
-                }
-                b'}' | b']' => level = level.saturating_sub(1),
-                b'-' => (in_number, digits) = (true, 0),
-                b'0'..=b'9' => (in_number, digits) = (true, 1),
-                _ => {}
-            }
-        }
-        integers_only &= !(in_number && digits > 18);
-        TextShape {
-            depth,
-            integers_only,
-            past,
-        }
-    }
-
     #[test]
     fn strings_skipped_a_word_at_a_time_hide_brackets_quotes_and_numbers_at_every_offset() {
-        // each trap at each offset of a word, escapes across word edges, UTF-8, unterminated
-        let traps = [r#"\""#, r"\\", "[{", "1.5e3", "é€", r#"\\\""#, "]]]", ""];
+        // each trap leaves its string open and unescaped, so a text with it reads as the same
+        // text without it (the first bracket past the limit moved by the trap's length), at
+        // every offset of a word and with escapes across word edges
+        let traps = [r#"\""#, r"\\", "[{", "1.5e3", "é€", r#"\\\""#, "]]]", "x"];
+        // a byte past the string's start (`[{"k":"`, 7 bytes) moves by what is inserted there
+        let moved = |at: usize, by: usize| if at >= 7 { at + by } else { at };
         for pad in 0..17 {
             for trap in traps {
                 for tail in [r#"",[1.5]]"#, r#"",[[7]]"#, r#"\""#, ""] {
-                    let text = format!(r#"[{{"k":"{}{trap}{tail}"#, "x".repeat(pad));
+                    let inside = format!("{}{trap}", "x".repeat(pad));
+                    let text = format!(r#"[{{"k":"{inside}{tail}"#);
+                    let plain = format!(r#"[{{"k":"{tail}"#);
                     for limit in [1, 2, usize::MAX] {
-                        assert_eq!(
+                        let (got, want) = (
                             TextShape::scan(&text, limit),
-                            shape_byte_by_byte(&text, limit),
+                            TextShape::scan(&plain, limit),
+                        );
+                        assert_eq!(
+                            (got.depth, got.integers_only, got.past),
+                            (
+                                want.depth,
+                                want.integers_only,
+                                want.past.map(|at| moved(at, inside.len()))
+                            ),
                             "{text} (limit {limit})"
                         );
                     }
                 }
             }
         }
+        // what the plain texts read as, byte by byte
+        let shape = |t: &str| {
+            let s = TextShape::scan(t, 2);
+            (s.depth, s.integers_only, s.past)
+        };
+        assert_eq!(shape(r#"[{"k":"",[1.5]]"#), (3, false, Some(9)));
+        assert_eq!(shape(r#"[{"k":"",[[7]]"#), (4, true, Some(9)));
+        assert_eq!(shape(r#"[{"k":"\""#), (2, true, None));
     }
 
     #[test]
