@@ -112,16 +112,8 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
             p.push(&mut set, SqlParam::Int(*until));
         }
     }
-    if let Some(answer) = &fields.answer {
-        next(&mut set);
-        set.push_str("answer = ");
-        p.push(&mut set, SqlParam::Text(answer.clone()));
-    }
-    if let Some(checkpoint) = &fields.checkpoint {
-        next(&mut set);
-        set.push_str("checkpoint = ");
-        p.push(&mut set, SqlParam::Text(checkpoint.clone()));
-    }
+    text_field(&mut set, &mut p, "answer", fields.answer.as_ref());
+    text_field(&mut set, &mut p, "checkpoint", fields.checkpoint.as_ref());
     if fields.claimed {
         next(&mut set);
         set.push_str("claims = claims + 1");
@@ -130,16 +122,8 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
         next(&mut set);
         request_sql(cols, change.at, &mut p, &mut set);
     }
-    if let Some(result) = &fields.result {
-        next(&mut set);
-        set.push_str("result = ");
-        p.push(&mut set, SqlParam::Text(result.clone()));
-    }
-    if let Some(votes) = &fields.votes {
-        next(&mut set);
-        set.push_str("votes = ");
-        p.push(&mut set, SqlParam::Text(votes.clone()));
-    }
+    text_field(&mut set, &mut p, "result", fields.result.as_ref());
+    text_field(&mut set, &mut p, "votes", fields.votes.as_ref());
     if let Some(step) = &fields.escalate {
         next(&mut set);
         set.push_str("approvers = ");
@@ -161,6 +145,18 @@ pub(crate) fn change_sql(change: &Change, placeholder: fn(usize) -> String) -> C
         set,
         guard,
         params: p.values,
+    }
+}
+
+/// `name = <its parameter>`, after a comma unless first, when the change sets `value`.
+fn text_field(set: &mut String, p: &mut Params, name: &str, value: Option<&String>) {
+    if let Some(value) = value {
+        if !set.is_empty() {
+            set.push_str(", ");
+        }
+        set.push_str(name);
+        set.push_str(" = ");
+        p.push(set, SqlParam::Text(value.clone()));
     }
 }
 
