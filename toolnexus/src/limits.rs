@@ -202,27 +202,23 @@ impl TextShape {
 
     /// The shape of `json`, noting where it first nests deeper than `limit`.
     pub(crate) fn scan(json: &str, limit: usize) -> Self {
-        let (mut level, mut depth, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+        let bytes = json.as_bytes();
+        let (mut level, mut depth) = (0usize, 0usize);
         let (mut digits, mut in_number, mut integers_only) = (0usize, false, true);
         let mut past = None;
-        for (at, b) in json.bytes().enumerate() {
-            if in_string {
-                match b {
-                    _ if escaped => escaped = false,
-                    b'\\' => escaped = true,
-                    b'"' => in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
+        let mut at = 0;
+        while at < bytes.len() {
+            let b = bytes[at];
             if in_number {
                 match b {
                     b'0'..=b'9' => {
                         digits += 1;
+                        at += 1;
                         continue;
                     }
                     b'.' | b'e' | b'E' | b'+' | b'-' => {
                         integers_only = false;
+                        at += 1;
                         continue;
                     }
                     _ => {
@@ -234,7 +230,19 @@ impl TextShape {
                 }
             }
             match b {
-                b'"' => in_string = true,
+                b'"' => {
+                    // the string skipped whole: to its closing quote, over escapes
+                    let mut i = at + 1;
+                    loop {
+                        i = string_stop(bytes, i);
+                        if bytes.get(i) == Some(&b'\\') {
+                            i += 2;
+                        } else {
+                            break;
+                        }
+                    }
+                    at = i;
+                }
                 b'{' | b'[' => {
                     level += 1;
                     depth = depth.max(level);
@@ -247,6 +255,7 @@ impl TextShape {
                 b'0'..=b'9' => (in_number, digits) = (true, 1),
                 _ => {}
             }
+            at += 1;
         }
         if in_number && digits > 18 {
             integers_only = false;
@@ -263,6 +272,33 @@ impl TextShape {
     pub(crate) fn serde_json_exact(self) -> bool {
         self.integers_only && self.depth <= SERDE_JSON_DEPTH
     }
+}
+
+/// Where the first `"` or `\` in `bytes` from `at` on is (`bytes.len()` or past it when
+/// none): the end of a string's plain run, found eight bytes a step (a byte is one of the two
+/// when its XOR with it is zero; the lowest zero byte of a word is found exactly).
+fn string_stop(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let hit = zero_byte(word ^ (ONES * u64::from(b'"')))
+            | zero_byte(word ^ (ONES * u64::from(b'\\')));
+        if hit != 0 {
+            return at + (hit.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' {
+            return at;
+        }
+        at += 1;
+    }
+    at
 }
 
 /// Parses JSON text with the crate's own reader (no recursion limit of serde_json's, floats
@@ -378,6 +414,48 @@ mod tests {
             !TextShape::of(&format!("{}{}", "[".repeat(121), "]".repeat(121))).serde_json_exact()
         );
         assert!(!TextShape::of("[0.1]").serde_json_exact());
+    }
+
+    #[test]
+    fn strings_skipped_a_word_at_a_time_hide_brackets_quotes_and_numbers_at_every_offset() {
+        // each trap leaves its string open and unescaped, so a text with it reads as the same
+        // text without it (the first bracket past the limit moved by the trap's length), at
+        // every offset of a word and with escapes across word edges
+        let traps = [r#"\""#, r"\\", "[{", "1.5e3", "é€", r#"\\\""#, "]]]", "x"];
+        // a byte past the string's start (`[{"k":"`, 7 bytes) moves by what is inserted there
+        let moved = |at: usize, by: usize| if at >= 7 { at + by } else { at };
+        for pad in 0..17 {
+            for trap in traps {
+                for tail in [r#"",[1.5]]"#, r#"",[[7]]"#, r#"\""#, ""] {
+                    let inside = format!("{}{trap}", "x".repeat(pad));
+                    let text = format!(r#"[{{"k":"{inside}{tail}"#);
+                    let plain = format!(r#"[{{"k":"{tail}"#);
+                    for limit in [1, 2, usize::MAX] {
+                        let (got, want) = (
+                            TextShape::scan(&text, limit),
+                            TextShape::scan(&plain, limit),
+                        );
+                        assert_eq!(
+                            (got.depth, got.integers_only, got.past),
+                            (
+                                want.depth,
+                                want.integers_only,
+                                want.past.map(|at| moved(at, inside.len()))
+                            ),
+                            "{text} (limit {limit})"
+                        );
+                    }
+                }
+            }
+        }
+        // what the plain texts read as, byte by byte
+        let shape = |t: &str| {
+            let s = TextShape::scan(t, 2);
+            (s.depth, s.integers_only, s.past)
+        };
+        assert_eq!(shape(r#"[{"k":"",[1.5]]"#), (3, false, Some(9)));
+        assert_eq!(shape(r#"[{"k":"",[[7]]"#), (4, true, Some(9)));
+        assert_eq!(shape(r#"[{"k":"\""#), (2, true, None));
     }
 
     #[test]

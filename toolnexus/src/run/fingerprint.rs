@@ -110,8 +110,8 @@ pub(crate) fn idempotency_key(run_id: &str, turn: u32, call_id: &str) -> String 
 /// Writes `value` as canonical JSON (keys sorted, no whitespace).
 pub(crate) fn canonical(value: &Value, out: &mut Vec<u8>) {
     sorted(value, out, &|scalar, out| {
-        // serde_json's own text (writing into a Vec cannot fail)
-        out.extend_from_slice(scalar.to_string().as_bytes());
+        // serde_json's own text, written in place (writing into a Vec cannot fail)
+        let _ = serde_json::to_writer(&mut *out, scalar);
     });
 }
 
@@ -214,7 +214,8 @@ pub(crate) fn ecmascript_number(x: f64) -> String {
 }
 
 fn string(s: &str, out: &mut Vec<u8>) {
-    out.extend_from_slice(Value::from(s).to_string().as_bytes());
+    // serde_json's own text of the string, written in place (into a Vec: cannot fail)
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod pending;
 mod result;
 mod seal;
 mod verify;
+mod written;
 
 pub use error::{RecordError, RecordResult};
 pub use pending::{PENDING_RUN_VERSION, PendingRun};

@@ -11,6 +11,7 @@ use crate::request::Request;
 use crate::result::ToolResult;
 
 use super::result::{RunResult, RunStatus, ToolCallRecord};
+use super::written::Written;
 use crate::limits::{MAX_DEPTH, TextShape, deeper_than, depth, parse_checked};
 
 /// The version of the [`PendingRun`] record this release writes and reads.
@@ -136,7 +137,8 @@ pub(crate) struct Deferred {
 /// assert_eq!(finished.run_id, halted.run_id, "the same run, continued");
 /// # });
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// `Debug` is written out (`written.rs`): the kept JSON is not shown
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PendingRun {
     pub(crate) version: u32,
@@ -148,6 +150,9 @@ pub struct PendingRun {
     pub(crate) usage: Usage,
     pub(crate) turns: u32,
     pub(crate) halted: Halted,
+    /// The record's JSON as the conversion that made and checked it wrote it (`written.rs`).
+    #[serde(skip)]
+    pub(crate) written: Written,
 }
 
 impl PendingRun {
@@ -269,6 +274,9 @@ impl PendingRun {
 
     /// The record as JSON.
     pub fn to_json(&self) -> String {
+        if let Some(json) = self.written.json() {
+            return json.to_owned();
+        }
         // every field is plain data with string keys: serialization cannot fail
         serde_json::to_string(self).unwrap_or_default()
     }
@@ -428,10 +436,13 @@ fn read_value(json: &str) -> RecordResult<Value> {
 
 /// Refuses a record that holds a value nested deeper than [`MAX_DEPTH`] (it could be
 /// written but not read back).
-fn check_holds(record: PendingRun) -> RecordResult<PendingRun> {
-    if check_depth(&record.to_json(), 0).is_ok() {
+fn check_holds(mut record: PendingRun) -> RecordResult<PendingRun> {
+    let json = record.to_json();
+    if check_depth(&json, 0).is_ok() {
         // a record that would be refused on load is refused now, while the run is at hand
         record.check()?;
+        // the record is stored as these bytes: kept, not written again
+        record.written = Written::kept(json);
         return Ok(record);
     }
     let metadata = record
@@ -482,6 +493,7 @@ impl TryFrom<&RunResult> for PendingRun {
             usage: run.usage,
             turns: run.turns,
             halted: (**halted).clone(),
+            written: Written::default(),
         })
     }
 }
@@ -511,6 +523,7 @@ impl TryFrom<RunResult> for PendingRun {
             usage: run.usage,
             turns: run.turns,
             halted: *halted,
+            written: Written::default(),
         })
     }
 }

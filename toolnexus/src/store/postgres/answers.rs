@@ -80,7 +80,8 @@ impl PostgresStore {
         let change = lifecycle::answer(answer, how, &self.seal, now);
         let mut sql = change_sql(&change, placeholder);
         if plain {
-            sql.guard = format!("{} AND {PLAIN_ANSWER}", sql.guard);
+            sql.guard.push_str(" AND ");
+            sql.guard.push_str(PLAIN_ANSWER);
         }
         let Some(row) = self.update_row(&client, &sql, &work).await? else {
             if plain {
@@ -131,13 +132,12 @@ impl PostgresStore {
         sql: &ChangeSql,
         work: &str,
     ) -> StoreResult<Option<RawRow>> {
-        let stmt = client
-            .prepare_cached(&sql.update(&format!(
-                "{COLUMNS}, {}{work}",
-                self.notify_expr("runs.run_id")
-            )))
-            .await
-            .map_err(|e| pg(&e))?;
+        let text = if work.is_empty() {
+            sql.update(&self.returning.row)
+        } else {
+            sql.update(&format!("{}{work}", self.returning.row))
+        };
+        let stmt = client.prepare_cached(&text).await.map_err(|e| pg(&e))?;
         let changed = client
             .query_opt(&stmt, &pg_params(&sql.params))
             .await

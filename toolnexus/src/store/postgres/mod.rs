@@ -79,6 +79,18 @@ pub struct PostgresStore {
     seal: crate::store::Seal,
     /// outbox: the notifier names a park writes notifications for (`outbox.rs`)
     outbox: Arc<crate::store::outbox::OutboxState>,
+    /// The `RETURNING` lists of the run changes, made once (`Returning`).
+    returning: Arc<Returning>,
+}
+
+/// What a change of a run reads back, with the notification of its waiters: made once per
+/// store (the channel is the store's), not for every statement.
+#[derive(Debug)]
+struct Returning {
+    /// [`COLUMNS`](crate::store::sql::COLUMNS) and the notification.
+    row: String,
+    /// [`INFO_COLUMNS`] and the notification.
+    info: String,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -148,7 +160,7 @@ impl PostgresStore {
             .create_timeout(Some(Duration::from_secs(10)))
             .build()
             .map_err(backend)?;
-        let store = Self {
+        let mut store = Self {
             pool,
             config: Arc::new(config),
             schema: schema.into(),
@@ -159,7 +171,16 @@ impl PostgresStore {
             lease: DEFAULT_LEASE,
             seal: crate::store::Seal::default(),
             outbox: Arc::default(),
+            returning: Arc::new(Returning {
+                row: String::new(),
+                info: String::new(),
+            }),
         };
+        let notify = store.notify_expr("runs.run_id");
+        store.returning = Arc::new(Returning {
+            row: format!("{}, {notify}", crate::store::sql::COLUMNS),
+            info: format!("{INFO_COLUMNS}, {notify}"),
+        });
         store.migrate().await?;
         Ok(store)
     }
@@ -172,7 +193,17 @@ impl PostgresStore {
     }
 
     async fn client(&self) -> StoreResult<deadpool_postgres::Object> {
-        self.pool.get().await.map_err(backend)
+        // a free connection is taken at once, without arming the wait's timer; else the wait
+        let now = deadpool_postgres::Timeouts {
+            wait: Some(Duration::ZERO),
+            ..self.pool.timeouts()
+        };
+        match self.pool.timeout_get(&now).await {
+            Err(deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Wait)) => {
+                self.pool.get().await.map_err(backend)
+            }
+            got => got.map_err(backend),
+        }
     }
 
     /// The run's info; [`StoreError::NotFound`] when no run has this id.
@@ -216,17 +247,11 @@ impl PostgresStore {
         let client = self.client().await?;
         let sql = change_sql(change, placeholder);
         let before = before(sql.params.len() + 1);
-        let text = format!(
-            "{}{}",
-            match before.trim_end().trim_end_matches(',') {
-                "" => String::new(),
-                ctes => format!("WITH {ctes} "),
-            },
-            sql.update(&format!(
-                "{INFO_COLUMNS}, {}",
-                self.notify_expr("runs.run_id")
-            ))
-        );
+        let update = sql.update(&self.returning.info);
+        let text = match before.trim_end().trim_end_matches(',') {
+            "" => update,
+            ctes => format!("WITH {ctes} {update}"),
+        };
         let stmt = client.prepare_cached(&text).await.map_err(|e| pg(&e))?;
         let mut params = pg_params(&sql.params);
         params.extend_from_slice(extra);

@@ -71,7 +71,8 @@ pub(super) fn answer_blocking(
     let change = lifecycle::answer(answer, how, seal, now);
     let mut sql = change_sql(&change, placeholder);
     if plain {
-        sql.guard = format!("{} AND {PLAIN_ANSWER}", sql.guard);
+        sql.guard.push_str(" AND ");
+        sql.guard.push_str(PLAIN_ANSWER);
     }
     let changed = tx
         .prepare_cached(&sql.update(COLUMNS))
