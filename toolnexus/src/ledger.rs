@@ -162,33 +162,20 @@ pub enum RunState {
     Damaged,
 }
 
-impl RunState {
+crate::util::names! {
+    RunState {
+        Parked => "parked",
+        Answered => "answered",
+        Claimed => "claimed",
+        Expired => "expired",
+        Finished => "finished",
+        Failed => "failed",
+        Damaged => "damaged",
+    }
     /// The state's name, as stored: `parked`, `answered`, `claimed`, `expired`, `finished`,
-    /// `failed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Parked => "parked",
-            Self::Answered => "answered",
-            Self::Claimed => "claimed",
-            Self::Expired => "expired",
-            Self::Finished => "finished",
-            Self::Failed => "failed",
-            Self::Damaged => "damaged",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "parked" => Self::Parked,
-            "answered" => Self::Answered,
-            "claimed" => Self::Claimed,
-            "expired" => Self::Expired,
-            "finished" => Self::Finished,
-            "failed" => Self::Failed,
-            "damaged" => Self::Damaged,
-            _ => return None,
-        })
-    }
+    /// `failed`, `damaged`.
+    pub fn as_str;
+    pub(crate) fn parse;
 }
 
 impl fmt::Display for RunState {

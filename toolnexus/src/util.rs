@@ -101,3 +101,41 @@ mod tests {
         assert_eq!(unhex("é1"), None);
     }
 }
+
+/// Writes the names an enum is stored (or sent) under once: `as_str` and `parse` are made
+/// from one list, so a name cannot be added to one and forgotten in the other (`as_str`
+/// does not compile without every variant). Each function keeps its own doc and visibility.
+///
+/// ```ignore
+/// names! {
+///     Scope { Args => "args", Tool => "tool" }
+///     /// The wire name: `args` or `tool`.
+///     pub fn as_str;
+///     pub(crate) fn parse;
+/// }
+/// ```
+macro_rules! names {
+    (
+        $ty:ident { $($variant:ident => $name:literal),+ $(,)? }
+        $(#[$as_attr:meta])* $as_vis:vis fn as_str;
+        $(#[$parse_attr:meta])* $parse_vis:vis fn parse;
+    ) => {
+        impl $ty {
+            $(#[$as_attr])*
+            $as_vis fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)+
+                }
+            }
+
+            $(#[$parse_attr])*
+            $parse_vis fn parse(s: &str) -> Option<Self> {
+                match s {
+                    $($name => Some(Self::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use names;

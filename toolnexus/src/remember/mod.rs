@@ -115,22 +115,11 @@ pub enum Scope {
     Tool,
 }
 
-impl Scope {
+crate::util::names! {
+    Scope { Args => "args", Tool => "tool" }
     /// The wire name: `args` or `tool`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Args => "args",
-            Self::Tool => "tool",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "args" => Some(Self::Args),
-            "tool" => Some(Self::Tool),
-            _ => None,
-        }
-    }
+    pub fn as_str;
+    pub(crate) fn parse;
 }
 
 /// Where a rule holds (`within` on the wire).
@@ -143,22 +132,11 @@ pub enum Within {
     Principal,
 }
 
-impl Within {
+crate::util::names! {
+    Within { Conversation => "conversation", Principal => "principal" }
     /// The wire name: `conversation` or `principal`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Conversation => "conversation",
-            Self::Principal => "principal",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "conversation" => Some(Self::Conversation),
-            "principal" => Some(Self::Principal),
-            _ => None,
-        }
-    }
+    pub fn as_str;
+    pub(crate) fn parse;
 }
 
 /// A person's "and the same from now on", carried by an approval's answer

@@ -18,23 +18,12 @@ pub enum Effect {
     Deny,
 }
 
-impl Effect {
+crate::util::names! {
+    Effect { Allow => "allow", Deny => "deny" }
     /// `allow` or `deny`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-        }
-    }
-
+    pub fn as_str;
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "allow" => Some(Self::Allow),
-            "deny" => Some(Self::Deny),
-            _ => None,
-        }
-    }
+    pub(crate) fn parse;
 }
 
 impl fmt::Display for Effect {

@@ -56,25 +56,12 @@ pub enum NotifyReason {
     NeedsVotes,
 }
 
-impl NotifyReason {
+crate::util::names! {
+    NotifyReason { Parked => "parked", Escalated => "escalated", NeedsVotes => "needs_votes" }
     /// As stored: `parked`, `escalated`, `needs_votes`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Parked => "parked",
-            Self::Escalated => "escalated",
-            Self::NeedsVotes => "needs_votes",
-        }
-    }
-
+    pub fn as_str;
     /// The reason stored as `s`; `None` for a reason this release does not know.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "parked" => Some(Self::Parked),
-            "escalated" => Some(Self::Escalated),
-            "needs_votes" => Some(Self::NeedsVotes),
-            _ => None,
-        }
-    }
+    pub fn parse;
 }
 
 /// Where a notification is in its life.
@@ -91,27 +78,18 @@ pub enum NotificationState {
     Skipped,
 }
 
-impl NotificationState {
-    /// As stored: `pending`, `delivered`, `given_up`, `skipped`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Delivered => "delivered",
-            Self::GivenUp => "given_up",
-            Self::Skipped => "skipped",
-        }
+crate::util::names! {
+    NotificationState {
+        Pending => "pending",
+        Delivered => "delivered",
+        GivenUp => "given_up",
+        Skipped => "skipped",
     }
-
+    /// As stored: `pending`, `delivered`, `given_up`, `skipped`.
+    pub fn as_str;
     /// The state stored as `s` (the SQL stores' column).
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn parse(s: &str) -> Self {
-        match s {
-            "delivered" => Self::Delivered,
-            "given_up" => Self::GivenUp,
-            "skipped" => Self::Skipped,
-            _ => Self::Pending,
-        }
-    }
+    pub(crate) fn parse;
 }
 
 /// One notification of the outbox: one request, one notifier.

@@ -140,7 +140,7 @@ impl Recording<'_> {
 }
 
 /// The notification of row `r` (its notification columns); why the first column that does
-/// not read fails. A reason this release does not know reads as `parked`.
+/// not read fails. A reason this release does not know reads as `parked`, a state as `pending`.
 fn read_notification(r: &dyn SqlCols) -> Result<Notification, String> {
     Ok(Notification {
         id: r.text(0)?,
@@ -149,7 +149,7 @@ fn read_notification(r: &dyn SqlCols) -> Result<Notification, String> {
         notifier: r.text(3)?,
         reason: NotifyReason::parse(&r.text(4)?).unwrap_or(NotifyReason::Parked),
         created_at: from_millis(r.int(5)?),
-        state: NotificationState::parse(&r.text(6)?),
+        state: NotificationState::parse(&r.text(6)?).unwrap_or(NotificationState::Pending),
         attempts: u32::try_from(r.int(7)?).unwrap_or(0),
         next_at: from_millis(r.int(8)?),
         lease_owner: r.maybe_text(9)?,
