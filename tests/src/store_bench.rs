@@ -10,7 +10,7 @@
 
 use std::sync::OnceLock;
 
-use toolnexus::store::{PendingQuery, RunStore};
+use toolnexus::store::{MemoryStore, PendingQuery, RunStore};
 use toolnexus::{PendingRun, RunResult};
 
 use crate::ratio::{Interleaved, interleaved};
@@ -147,7 +147,8 @@ fn cpu_counted(
 /// The store's cycle against the two floors (`one`: `INSERT` + `UPDATE`, `two`: `INSERT` + two
 /// `UPDATE`s, each a timed batch), interleaved round by round (see [`interleaved`]): the line
 /// a store benchmark prints after divan's table, and a second line with the client's CPU time
-/// per cycle of each (what of the difference is this process's work, not the database's).
+/// per cycle of each (what of the difference is this process's work, not the database's), and
+/// of the same cycle on a [`MemoryStore`], interleaved too: the lifecycle's own share of it.
 pub fn compare_with_floors(
     name: &str,
     rt: &tokio::runtime::Runtime,
@@ -155,31 +156,43 @@ pub fn compare_with_floors(
     one: &mut dyn FnMut() -> std::time::Duration,
     two: &mut dyn FnMut() -> std::time::Duration,
 ) -> String {
-    let cpu: [std::cell::Cell<std::time::Duration>; 3] = Default::default();
+    let cpu: [std::cell::Cell<std::time::Duration>; 4] = Default::default();
     let batches = std::cell::Cell::new(0u32);
-    let mut subject = || {
+    let cycles_of = |store: &dyn RunStore, cpu: &std::cell::Cell<std::time::Duration>| {
         let mut records: Vec<(PendingRun, RunResult)> =
             (0..BATCH).map(|_| fresh_cycle(rt)).collect();
-        batches.set(batches.get() + 1);
-        cpu_counted(&cpu[0], || {
+        cpu_counted(cpu, || {
             timed_batch(|| park_claim_finish(rt, store, records.pop().expect("a record per cycle")))
         })
     };
+    let mut subject = || {
+        batches.set(batches.get() + 1);
+        cycles_of(store, &cpu[0])
+    };
     let mut one = || cpu_counted(&cpu[1], &mut *one);
     let mut two = || cpu_counted(&cpu[2], &mut *two);
-    // one interleaving of all three, so both floors are measured in the same rounds as the
+    // the same cycle with no database: what of the store's CPU is the lifecycle's own work
+    // (the record's check, the result's JSON, the history), the same for every driver
+    let memory = MemoryStore::new();
+    let mut lifecycle = || cycles_of(&memory, &cpu[3]);
+    // one interleaving of all of them, so both floors are measured in the same rounds as the
     // store (two separate ones measured the floors minutes apart, and on a shared machine the
     // two-statement floor once came out slower than the three-statement one)
-    let m = interleaved(ROUNDS, &mut [&mut subject, &mut one, &mut two]);
+    let m = interleaved(
+        ROUNDS,
+        &mut [&mut subject, &mut one, &mut two, &mut lifecycle],
+    );
     let cycles = f64::from(batches.get()) * f64::from(u32::try_from(BATCH).unwrap_or(1));
     let per_cycle = |c: &std::cell::Cell<std::time::Duration>| c.get().as_secs_f64() * 1e6 / cycles;
     format!(
         "{}\n{name} client CPU per cycle (this thread: the client and its connection): \
-         store {:.0} us, INSERT+UPDATE {:.0} us, INSERT+two UPDATEs {:.0} us",
+         store {:.0} us, INSERT+UPDATE {:.0} us, INSERT+two UPDATEs {:.0} us; \
+         the same cycle on a MemoryStore (the lifecycle's own work, warm, no database) {:.0} us",
         ratios_line(name, &m),
         per_cycle(&cpu[0]),
         per_cycle(&cpu[1]),
         per_cycle(&cpu[2]),
+        per_cycle(&cpu[3]),
     )
 }
 
