@@ -71,37 +71,6 @@ pub(crate) fn doubling_delay(first: Duration, failures: u32, ceiling: Duration) 
     doubled.min(ceiling)
 }
 
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::{doubling_delay, hex, unhex};
-
-    #[test]
-    fn doubling_delays_double_per_failure_up_to_the_ceiling() {
-        let s = Duration::from_secs;
-        let ceiling = s(600);
-        assert_eq!(doubling_delay(s(1), 1, ceiling), s(1));
-        assert_eq!(doubling_delay(s(1), 2, ceiling), s(2));
-        assert_eq!(doubling_delay(s(1), 3, ceiling), s(4));
-        assert_eq!(doubling_delay(s(1), 4, ceiling), s(8));
-        assert_eq!(doubling_delay(s(1), 40, ceiling), ceiling);
-        assert_eq!(doubling_delay(s(100), 5, ceiling), ceiling);
-        assert_eq!(doubling_delay(s(100), 5, Duration::MAX), s(1600));
-    }
-
-    #[test]
-    fn hex_round_trips_and_refuses_what_it_does_not_write() {
-        assert_eq!(hex(&[0x00, 0x7f, 0xab, 0xff]), "007fabff");
-        assert_eq!(unhex("007fabff"), Some(vec![0x00, 0x7f, 0xab, 0xff]));
-        assert_eq!(unhex(""), Some(vec![]));
-        assert_eq!(unhex("abc"), None);
-        assert_eq!(unhex("AB"), None);
-        assert_eq!(unhex("zz"), None);
-        assert_eq!(unhex("é1"), None);
-    }
-}
-
 /// Writes the names an enum is stored (or sent) under once: `as_str` and `parse` are made
 /// from one list, so a name cannot be added to one and forgotten in the other (`as_str`
 /// does not compile without every variant). Each function keeps its own doc and visibility.
@@ -139,3 +108,34 @@ macro_rules! names {
     };
 }
 pub(crate) use names;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{doubling_delay, hex, unhex};
+
+    #[test]
+    fn doubling_delays_double_per_failure_up_to_the_ceiling() {
+        let s = Duration::from_secs;
+        let ceiling = s(600);
+        assert_eq!(doubling_delay(s(1), 1, ceiling), s(1));
+        assert_eq!(doubling_delay(s(1), 2, ceiling), s(2));
+        assert_eq!(doubling_delay(s(1), 3, ceiling), s(4));
+        assert_eq!(doubling_delay(s(1), 4, ceiling), s(8));
+        assert_eq!(doubling_delay(s(1), 40, ceiling), ceiling);
+        assert_eq!(doubling_delay(s(100), 5, ceiling), ceiling);
+        assert_eq!(doubling_delay(s(100), 5, Duration::MAX), s(1600));
+    }
+
+    #[test]
+    fn hex_round_trips_and_refuses_what_it_does_not_write() {
+        assert_eq!(hex(&[0x00, 0x7f, 0xab, 0xff]), "007fabff");
+        assert_eq!(unhex("007fabff"), Some(vec![0x00, 0x7f, 0xab, 0xff]));
+        assert_eq!(unhex(""), Some(vec![]));
+        assert_eq!(unhex("abc"), None);
+        assert_eq!(unhex("AB"), None);
+        assert_eq!(unhex("zz"), None);
+        assert_eq!(unhex("é1"), None);
+    }
+}

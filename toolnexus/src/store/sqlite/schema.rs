@@ -48,25 +48,25 @@ fn migrate_with(conn: &mut Connection, migrations: &[&str]) -> StoreResult<()> {
         )
         .map_err(backend)?;
     for (version, sql) in due_migrations(current, migrations)? {
-        // a database rolled back by hand keeps its `votes` column (SQLite has no
-        // `ADD COLUMN IF NOT EXISTS`)
-        let has_votes = || {
-            tx.query_row(
-                "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'votes'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(backend)
-        };
-        if sql == crate::store::sql::VOTES_COLUMN && has_votes()? > 0 {
-            tx.execute(
-                "INSERT INTO schema_version (version) VALUES (?1)",
-                [version],
-            )
-            .map_err(backend)?;
-            continue;
+        match added_columns(sql) {
+            // SQLite has no `ADD COLUMN IF NOT EXISTS`: a column a database already has (one
+            // whose version row was taken back by hand) is kept, not added twice
+            Some(columns) => {
+                for (statement, table, column) in columns {
+                    let has: i64 = tx
+                        .query_row(
+                            "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                            [table, column],
+                            |r| r.get(0),
+                        )
+                        .map_err(backend)?;
+                    if has == 0 {
+                        tx.execute_batch(statement).map_err(backend)?;
+                    }
+                }
+            }
+            None => tx.execute_batch(sql).map_err(backend)?,
         }
-        tx.execute_batch(sql).map_err(backend)?;
         tx.execute(
             "INSERT INTO schema_version (version) VALUES (?1)",
             [version],
@@ -74,6 +74,29 @@ fn migrate_with(conn: &mut Connection, migrations: &[&str]) -> StoreResult<()> {
         .map_err(backend)?;
     }
     tx.commit().map_err(backend)
+}
+
+/// The statements of a migration made only of `ALTER TABLE <table> ADD COLUMN <column> ...`
+/// statements, each with its table and column; `None` for any other migration.
+fn added_columns(sql: &str) -> Option<Vec<(&str, &str, &str)>> {
+    sql.split(';')
+        .map(str::trim)
+        .filter(|statement| !statement.is_empty())
+        .map(|statement| {
+            let words: Vec<&str> = statement.split_whitespace().take(6).collect();
+            match words.as_slice() {
+                [alter, kw_table, table, add, kw_column, column]
+                    if alter.eq_ignore_ascii_case("ALTER")
+                        && kw_table.eq_ignore_ascii_case("TABLE")
+                        && add.eq_ignore_ascii_case("ADD")
+                        && kw_column.eq_ignore_ascii_case("COLUMN") =>
+                {
+                    Some((statement, *table, *column))
+                }
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -224,6 +247,58 @@ mod tests {
             !plan.iter().any(|step| step.starts_with("SCAN")),
             "{plan:?}"
         );
+    }
+
+    /// A database whose version rows were taken back by hand (to version 6) while its tables
+    /// kept what versions 7 to 9 added (the `votes`, `approvers` and `escalate` columns, the
+    /// together table) opens again: the columns it has are kept with their values, not added
+    /// twice (which SQLite refuses).
+    #[test]
+    fn a_database_taken_back_by_hand_keeps_its_added_columns() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        keep_run(&conn, "parked", 1, 0);
+        conn.execute(
+            "UPDATE runs SET votes = '[]', approvers = 'finance', escalate = '[]'",
+            [],
+        )
+        .unwrap();
+        conn.execute("DELETE FROM schema_version WHERE version > 6", [])
+            .unwrap();
+        migrate_with(&mut conn, MIGRATIONS).unwrap();
+        assert_eq!(versions(&conn), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let kept: (String, String, String) = conn
+            .query_row("SELECT votes, approvers, escalate FROM runs", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        assert_eq!(kept, ("[]".into(), "finance".into(), "[]".into()));
+    }
+
+    /// Only migrations made of `ADD COLUMN` statements are read statement by statement: any
+    /// other migration runs whole, as written.
+    #[test]
+    fn only_add_column_migrations_are_split() {
+        assert_eq!(
+            super::added_columns(crate::store::sql::GOVERNED_COLUMNS),
+            Some(vec![
+                (
+                    "ALTER TABLE runs ADD COLUMN approvers TEXT",
+                    "runs",
+                    "approvers"
+                ),
+                (
+                    "ALTER TABLE runs ADD COLUMN escalate TEXT",
+                    "runs",
+                    "escalate"
+                ),
+            ])
+        );
+        assert_eq!(
+            super::added_columns("ALTER TABLE runs ADD COLUMN a TEXT; CREATE INDEX i ON runs (a);"),
+            None
+        );
+        assert_eq!(super::added_columns(MIGRATIONS[0]), None);
     }
 
     /// A database at version 4 (a heartbeat-less release) takes the workers' table on open.
