@@ -65,6 +65,11 @@ impl Run<'_> {
             }
         };
         let allowed = rule.effect == Effect::Allow;
+        if allowed && request.is_governed() {
+            // one person's rule never stands in for the several people (or the someone
+            // other than the requester) the request needs: they are asked
+            return None;
+        }
         self.emit(|| Event::Decided {
             id: call.id.clone(),
             name: call.name.clone(),
