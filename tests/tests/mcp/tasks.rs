@@ -301,3 +301,83 @@ async fn a_crash_cut_served_call_asks_the_client_to_reconcile() {
     assert_eq!(runs.load(Ordering::SeqCst), 1, "pay never ran again");
     let _ = client.cancel().await;
 }
+
+/// Pays, once two people approved.
+#[toolnexus::tool(approval = "Pay {amount} EUR?", approvals = 2)]
+fn pay_by_two(amount: u32) -> String {
+    format!("paid {amount} EUR")
+}
+
+/// Deploys, once someone other than the requester approved.
+#[toolnexus::tool(approval = "Deploy to {env}?", not_by_requester)]
+fn deploy_by_another(env: String) -> String {
+    format!("deployed to {env}")
+}
+
+/// A task over `store` for a client that is `principal`, with both governed tools.
+async fn governed_session(
+    store: &std::sync::Arc<toolnexus::store::MemoryStore>,
+    principal: &'static str,
+) -> Session {
+    let toolkit = toolnexus::Toolkit::builder()
+        .tool(PayByTwo)
+        .tool(DeployByAnother)
+        .build()
+        .unwrap();
+    let service = toolnexus::mcp::McpService::new(toolkit)
+        .with_store(store.clone() as std::sync::Arc<dyn toolnexus::store::RunStore>)
+        .with_principal(move |_| Some(principal.to_owned()));
+    in_process(service, Script::new().with_tasks(), true).await
+}
+
+/// Attack: bob's `tasks/update` of a request that needs two approvals is his one vote. The
+/// task must then say `working` (it waits for someone else), not ask bob again what he
+/// answered; his second acceptance is still one vote.
+#[tokio::test]
+async fn a_task_waiting_for_a_second_approval_is_working_for_the_client_that_voted() {
+    use toolnexus::store::{PendingQuery, RunState, RunStore as _};
+    let store = std::sync::Arc::new(toolnexus::store::MemoryStore::new());
+    let client = governed_session(&store, "bob").await;
+    let id = start_task(&client, "pay_by_two", Some(json!({"amount": 4000}))).await;
+    let (keys, _) = asked(&get(&client, &id).await);
+    let accept = json!({"action": "accept", "content": {}});
+    answer(&client, &id, &keys[0], accept.clone()).await;
+    let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+    let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
+    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(
+        run.votes.iter().map(|v| v.by.as_str()).collect::<Vec<_>>(),
+        ["bob"]
+    );
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
+    answer(&client, &id, &keys[0], accept).await;
+    let run = store.get(&run.info.run_id).await.unwrap().unwrap();
+    assert_eq!(run.votes.len(), 1, "bob counts once");
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
+    let _ = client.cancel().await;
+}
+
+/// Attack: alice's task of a call whose approval refuses its requester waits on someone
+/// else: `working` for her from the start, and her own `tasks/update` records nothing.
+#[tokio::test]
+async fn a_task_that_refuses_its_requester_is_working_for_the_requester() {
+    use toolnexus::store::{PendingQuery, RunState, RunStore as _};
+    let store = std::sync::Arc::new(toolnexus::store::MemoryStore::new());
+    let client = governed_session(&store, "alice").await;
+    let id = start_task(&client, "deploy_by_another", Some(json!({"env": "prod"}))).await;
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
+    let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+    let request_id = page.runs[0].request_id.clone();
+    answer(
+        &client,
+        &id,
+        &request_id,
+        json!({"action": "accept", "content": {}}),
+    )
+    .await;
+    let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
+    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(run.info.answered_by(), None);
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
+    let _ = client.cancel().await;
+}
