@@ -201,3 +201,53 @@ async fn a_worker_process_resumes_a_together_run_answered_in_another_process() {
     assert_eq!(effects, want, "each answered call's side effect once");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Attack: a together turn whose `date` request expires 300 ms after it is asked. `date` is
+/// answered at once (in time), `seat` and `city` only after its deadline (they have none). The
+/// store recorded `date`'s answer in time, so the resumed run must read it as given, not as
+/// `declined/expired` because the turn completed later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_together_answer_recorded_in_time_is_not_read_as_expired_when_the_turn_completes_later() {
+    for s in stores(
+        "a_together_answer_recorded_in_time_is_not_read_as_expired",
+        Duration::from_secs(30),
+    )
+    .await
+    {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let record = halt_together(&ran, Some(300)).await;
+        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+        let deadline = record.requests()[1].expires_at_time().unwrap();
+        let run_id = s.store.park(record).await.unwrap().run_id;
+        s.store
+            .submit(&Answer::accept(&ids[1], "May 1"), "bob")
+            .await
+            .unwrap();
+        while std::time::SystemTime::now() <= deadline + Duration::from_millis(50) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        s.store
+            .submit(&Answer::accept(&ids[2], "12A"), "carol")
+            .await
+            .unwrap();
+        s.store
+            .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
+            .await
+            .unwrap();
+        let w = worker(&s, together_client(None), together_toolkit(&ran), "w-1");
+        let running = start(w);
+        let done = s
+            .store
+            .wait_finished(&run_id, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: the run did not finish", s.name));
+        assert_eq!(
+            done.result.unwrap().text,
+            r#"city is "Oslo"; date is "May 1"; seat is "12A""#,
+            "{}",
+            s.name
+        );
+        running.stop().await;
+    }
+}

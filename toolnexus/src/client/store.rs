@@ -379,13 +379,16 @@ impl Client {
 /// The answers of `claim`'s together turn besides its first request's, arriving when the store
 /// recorded them.
 fn together_answers(claim: &Claim) -> Vec<super::run::Arrived> {
-    let at = claim.answered_at.unwrap_or_else(std::time::SystemTime::now);
     claim
         .other_answers
         .iter()
-        .map(|answer| super::run::Arrived {
+        .enumerate()
+        .map(|(k, answer)| super::run::Arrived {
             answer: answer.clone(),
-            at,
+            // each when the store recorded it, not when the turn completed
+            at: claim
+                .answered_at_of(k + 1)
+                .unwrap_or_else(std::time::SystemTime::now),
         })
         .collect()
 }

@@ -183,6 +183,18 @@ pub(crate) async fn fill<D: Driver + ?Sized>(
     if claim.record.is_together() {
         let turn = driver.turn_rows(&claim.run_id).await?;
         claim.other_answers = other_answers(&claim.run_id, &claim.record, &turn, driver.seal())?;
+        // each answer counts from when it was recorded, not from when the turn completed
+        claim.turn_answered_at = claim
+            .record
+            .requests()
+            .iter()
+            .map(|request| {
+                turn.iter()
+                    .find(|t| t.request_id == request.id)
+                    .and_then(|t| t.answered_at)
+                    .map(super::from_millis)
+            })
+            .collect();
     }
     Ok(Some(claim))
 }
