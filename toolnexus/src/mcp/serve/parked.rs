@@ -158,6 +158,11 @@ impl McpService {
             Ok(_) => return refuse("no parked run waits on its request"),
             Err(e) => return tool_result(&ToolResult::error(e.to_string())).into(),
         };
+        // the run went on to another request (a replay of an answered round): its answer is
+        // never taken for the new request, which the client has not been shown
+        if stored.info.request_id != state.request {
+            return refuse("its request was answered and the call has moved on to another");
+        }
         let request = stored.record.pending().clone();
         let answer = answer_in(responses, &request);
         let by = self.principal_of(rc);
