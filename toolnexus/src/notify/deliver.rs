@@ -297,7 +297,7 @@ impl Deliverer {
             .record
             .pending()
             .clone()
-            .as_now(run.info.approvers.as_deref(), run.info.expires_at);
+            .standing_now(run.info.approvers.as_deref(), run.info.expires_at);
         Ok(Notice {
             notification: n.clone(),
             request: serde_json::to_value(&request).unwrap_or_default(),

@@ -149,7 +149,7 @@ fn closed_now(
 /// `request` with the group and deadline of its run's current step (`info`), which an
 /// escalation moved (the record keeps the request as it was made).
 fn current(request: Request, info: &RunInfo) -> Request {
-    request.as_now(info.approvers.as_deref(), info.expires_at)
+    request.standing_now(info.approvers.as_deref(), info.expires_at)
 }
 
 /// Records the answer (by whom `parts` says; `granted`: the host's `grants` check lets them
