@@ -185,3 +185,40 @@ async fn a_deny_rule_still_declines_a_governed_call() {
     assert_eq!(decided.len(), 1, "{:?}", run.info.history);
     assert_eq!(decided[0].outcome.as_deref(), Some("denied"));
 }
+
+/// Attack: a vote below the count asks to remember. No rule is made by it (one person's
+/// vote decided nothing), not even once the others' plain votes reach the count; the vote
+/// that reaches the count is the answer, and its own remember is the one kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vote_below_the_count_makes_no_rule() {
+    let fx = Fixture::new().await;
+    let inbox = inbox(&fx);
+    let app = inbox.router();
+    let mut args = governed_args("Pay 4000 EUR?", 3);
+    args["then"] = governed_args("Pay 5000 EUR?", 2);
+    let request = fx.park_in("c1", args).await;
+    let remember =
+        json!({"ok": true, "data": {"remember": {"scope": "tool", "within": "conversation"}}});
+    assert_eq!(
+        answer(&app, &inbox, &request.id, "ada", &remember).await,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        answer(&app, &inbox, &request.id, "bob", &json!({"ok": true})).await,
+        StatusCode::ACCEPTED
+    );
+    let rules = fx.store.rules().expect("rules");
+    assert!(rules.list_rules(10).await.unwrap().is_empty());
+    assert_eq!(
+        answer(&app, &inbox, &request.id, "carol", &remember).await,
+        StatusCode::ACCEPTED
+    );
+    let run = settled(&fx, &request.id).await;
+    assert_eq!(run.info.state, RunState::Parked, "{:?}", run.info.history);
+    let kept = rules.list_rules(10).await.unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].answered_by.as_deref(), Some("carol"));
+    // and it does not approve the next governed call: that one asks again
+    assert_eq!(run.record.pending().required_approvals(), 2);
+    assert_eq!(fx.retries(), 1);
+}

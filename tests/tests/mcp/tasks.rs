@@ -309,9 +309,9 @@ fn pay_by_two(amount: u32) -> String {
 }
 
 /// Deploys, once someone other than the requester approved.
-#[toolnexus::tool(approval = "Deploy to {env}?", not_by_requester)]
-fn deploy_by_another(env: String) -> String {
-    format!("deployed to {env}")
+#[toolnexus::tool(approval = "Deploy build {build}?", not_by_requester)]
+fn deploy_by_another(build: u32) -> String {
+    format!("deployed build {build}")
 }
 
 /// A task over `store` for a client that is `principal`, with both governed tools.
@@ -364,7 +364,7 @@ async fn a_task_that_refuses_its_requester_is_working_for_the_requester() {
     use toolnexus::store::{PendingQuery, RunState, RunStore as _};
     let store = std::sync::Arc::new(toolnexus::store::MemoryStore::new());
     let client = governed_session(&store, "alice").await;
-    let id = start_task(&client, "deploy_by_another", Some(json!({"env": "prod"}))).await;
+    let id = start_task(&client, "deploy_by_another", Some(json!({"build": 7}))).await;
     assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
     let page = store.list_pending(&PendingQuery::new()).await.unwrap();
     let request_id = page.runs[0].request_id.clone();

@@ -180,10 +180,10 @@ async fn an_mcp_client_cannot_answer_a_request_for_a_group() {
 static DEPLOYED: AtomicU32 = AtomicU32::new(0);
 
 /// Deploys, once someone other than the requester approved.
-#[toolnexus::tool(approval = "Deploy to {env}?", not_by_requester)]
-fn deploy(env: String) -> String {
+#[toolnexus::tool(approval = "Deploy build {build}?", not_by_requester)]
+fn deploy(build: u32) -> String {
     DEPLOYED.fetch_add(1, Ordering::SeqCst);
-    format!("deployed to {env}")
+    format!("deployed build {build}")
 }
 
 /// Attack: the session's principal (alice) calls a tool whose approval refuses its requester,
@@ -199,7 +199,7 @@ async fn the_session_that_asked_cannot_approve_its_own_call() {
         .with_principal(|_| Some("alice".to_owned()));
     let client = in_process(service, Script::new(), true).await;
     let mut params = CallToolRequestParams::new("deploy");
-    params.arguments = json!({"env": "production"}).as_object().cloned();
+    params.arguments = json!({"build": 7}).as_object().cloned();
     let state = match client.call_tool_once(params).await.expect("tools/call") {
         CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
         other => panic!("input_required: {other:?}"),
@@ -214,7 +214,7 @@ async fn the_session_that_asked_cannot_approve_its_own_call() {
         json!({"action": "accept", "content": {}}),
     );
     let mut params = CallToolRequestParams::new("deploy");
-    params.arguments = json!({"env": "production"}).as_object().cloned();
+    params.arguments = json!({"build": 7}).as_object().cloned();
     params.request_state = Some(state);
     params.input_responses = Some(responses);
     let (said, is_error) = match client.call_tool_once(params).await.expect("tools/call") {
