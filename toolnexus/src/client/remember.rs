@@ -132,11 +132,16 @@ impl Run<'_> {
             r.answered_by.as_deref(),
         );
         match rule {
-            Ok(Some(rule)) => {
-                if let Err(e) = rules.put_rule(&rule).await {
+            Ok(Some(rule)) => match rules.put_rule(&rule).await {
+                Ok(()) => {}
+                // kept by an earlier resume of this answer (its worker died in the call)
+                Err(crate::store::StoreError::Conflict(_)) => {
+                    tracing::debug!(target: "toolnexus", request = %request.id, rule = %rule.id, "the remembered rule is kept already");
+                }
+                Err(e) => {
                     tracing::warn!(target: "toolnexus", error = %e, request = %request.id, "the remembered rule could not be kept");
                 }
-            }
+            },
             Ok(None) => {}
             Err(why) => {
                 tracing::warn!(target: "toolnexus", request = %request.id, why = %why, "the answer's remember was not kept");

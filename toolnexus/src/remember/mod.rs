@@ -431,7 +431,9 @@ pub fn rule_of_answer(
         Scope::Tool => (None, None),
     };
     Ok(Some(Rule {
-        id: crate::id::unique("rule"),
+        // one rule per request: a resume that answers the request again (taken over after a
+        // crash inside the call) makes the same rule, which the store keeps once
+        id: format!("rule-{}", request.id),
         effect,
         tool: tool.to_owned(),
         scope: remember.scope,
