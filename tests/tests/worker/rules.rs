@@ -109,3 +109,70 @@ async fn a_resume_taken_over_after_a_crash_keeps_the_remembered_rule_once() {
         assert_eq!(rules[0].request_id, request.id, "{}", s.name);
     }
 }
+
+/// Attack: alice's run asks two approvals together; bob answers the first, alice the second
+/// with "this exact call, for me". The rule the worker keeps names who made it: alice, not
+/// bob (who answered the run's first request).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rule_made_by_a_later_answer_of_a_together_turn_names_who_gave_it() {
+    for s in stores(
+        "a_rule_of_a_together_turn_names_who_gave_it",
+        Duration::from_secs(30),
+    )
+    .await
+    {
+        let deploy = FnTool::builder("deploy")
+            .description("Deploys.")
+            .handler(|args, ctx| async move {
+                let env = args["env"].as_str().unwrap_or_default().to_owned();
+                if ctx.answer().is_none() {
+                    return ToolResult::suspended(Request::approval(format!("Deploy {env}?")));
+                }
+                ToolResult::success(format!("deployed {env}"))
+            })
+            .build()
+            .unwrap();
+        let toolkit = Toolkit::builder().tool(deploy).build().unwrap();
+        let model = FnModel::new(|req: ModelRequest| async move {
+            if req.messages.iter().any(|m| m.role == Role::Tool) {
+                return Reply::text("done");
+            }
+            Reply::tool_call("deploy", json!({"env": "a"})).with_call("deploy", json!({"env": "b"}))
+        });
+        let client = Client::builder(model)
+            .model_name("rules")
+            .questions_together(true)
+            .build()
+            .unwrap();
+        let parked = client
+            .for_principal("alice")
+            .run("Deploy both.", &toolkit)
+            .await
+            .unwrap();
+        let record = toolnexus::PendingRun::try_from(parked).unwrap();
+        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+        let run_id = s.store.park(record).await.unwrap().run_id;
+        s.store.submit(&Answer::ok(&ids[0]), "bob").await.unwrap();
+        let mine = Answer::ok(&ids[1]).remember(Remember::new(Scope::Args, Within::Principal));
+        s.store.submit(&mine, "alice").await.unwrap();
+        let claim = s.store.claim_next("w-a").await.unwrap().expect("answered");
+        let done = client
+            .resume_claim(s.store.as_ref(), &claim, &toolkit)
+            .await
+            .unwrap();
+        assert_eq!(done.text, "done", "{}", s.name);
+        let info = s.store.info(&run_id).await.unwrap().unwrap();
+        assert_eq!(info.state, RunState::Finished, "{}", s.name);
+        let rules = s
+            .store
+            .rules()
+            .expect("rules")
+            .list_rules(10)
+            .await
+            .unwrap();
+        assert_eq!(rules.len(), 1, "{}: {rules:?}", s.name);
+        assert_eq!(rules[0].request_id, ids[1], "{}", s.name);
+        assert_eq!(rules[0].holder, "alice", "{}", s.name);
+        assert_eq!(rules[0].answered_by.as_deref(), Some("alice"), "{}", s.name);
+    }
+}

@@ -27,6 +27,9 @@ pub(super) struct Remembering<'a> {
     pub(super) principal: Option<String>,
     /// Who answered the request the run resumes with, as the store recorded it.
     pub(super) answered_by: Option<String>,
+    /// Who answered each other request of a together turn the run resumes with (request id,
+    /// who), as the store recorded it.
+    pub(super) answered_by_request: Vec<(String, String)>,
     /// Whether the run is in `store` (a claimed run): its decisions enter its history at once.
     pub(super) stored: bool,
 }
@@ -121,6 +124,12 @@ impl Run<'_> {
             return;
         };
         // the rule covers the run's principal's runs, and names who really answered
+        let answered_by = r
+            .answered_by_request
+            .iter()
+            .find(|(id, _)| *id == request.id)
+            .map(|(_, by)| by.as_str())
+            .or(r.answered_by.as_deref());
         let rule = rule_of_answer(
             request,
             answer,
@@ -129,7 +138,7 @@ impl Run<'_> {
             &self.id,
             r.conversation.as_deref(),
             r.principal.as_deref(),
-            r.answered_by.as_deref(),
+            answered_by,
         );
         match rule {
             Ok(Some(rule)) => match rules.put_rule(&rule).await {

@@ -247,8 +247,10 @@ impl Client {
             stored: true,
             ..Remembering::default()
         };
-        if store.rules().is_some() && crate::remember::Remember::of_answer(&claim.answer).is_some()
-        {
+        let remembers = std::iter::once(&claim.answer)
+            .chain(&claim.other_answers)
+            .any(|answer| crate::remember::Remember::of_answer(answer).is_some());
+        if store.rules().is_some() && remembers {
             // who answered, as the store recorded a submit (a claim that answered itself
             // records its own worker: nobody a rule could be for)
             remembering.answered_by = store
@@ -258,6 +260,18 @@ impl Client {
                 .flatten()
                 .and_then(|info| info.answered_by().map(str::to_owned))
                 .filter(|by| *by != claim.lease.owner);
+            // a together turn: each of its other requests was answered by its own person
+            remembering.answered_by_request = claim
+                .record
+                .requests()
+                .iter()
+                .zip(&claim.turn_answered_by)
+                .skip(1)
+                .filter_map(|(request, by)| {
+                    let by = by.as_ref().filter(|by| **by != claim.lease.owner)?;
+                    Some((request.id.clone(), by.clone()))
+                })
+                .collect();
         }
         let run = async move {
             match from {

@@ -196,6 +196,9 @@ pub struct Claim {
     /// pending request's first); empty for any other run. Each answer counts from then, not
     /// from when the turn completed ([`answered_at`](Self::answered_at)).
     pub(crate) turn_answered_at: Vec<Option<SystemTime>>,
+    /// Who answered each request of a together run's turn, in call order (the pending
+    /// request's first); empty for any other run.
+    pub(crate) turn_answered_by: Vec<Option<String>>,
 }
 
 /// A record's check, as the store made it when it read the record: the index of its halted
