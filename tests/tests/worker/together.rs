@@ -251,3 +251,104 @@ async fn a_together_answer_recorded_in_time_is_not_read_as_expired_when_the_turn
         running.stop().await;
     }
 }
+
+/// Attack: alice's run asks two approvals in one turn of a together client, each refusing its
+/// requester and the second needing two approvers. They keep their rules: the turn parks the
+/// family's way (one request at a time), alice's own answer is refused (nothing recorded),
+/// and one person's acceptance of the second is one vote; each call runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn governed_approvals_asked_together_keep_their_rules() {
+    use serde_json::json;
+    use toolnexus::store::StoreError;
+    use toolnexus::{Client, FnModel, FnTool, ModelRequest, Reply, Request, Role, ToolResult};
+    for s in stores("governed_approvals_asked_together", Duration::from_secs(30)).await {
+        let deploy = FnTool::builder("deploy")
+            .description("Deploys.")
+            .handler(|args, ctx| async move {
+                let env = args["env"].as_str().unwrap_or_default().to_owned();
+                if ctx.answer().is_none() {
+                    let approvals = if env == "b" { 2 } else { 1 };
+                    return ToolResult::suspended(
+                        Request::approval(format!("Deploy {env}?"))
+                            .with_approvals(approvals)
+                            .with_not_by_requester(),
+                    );
+                }
+                ToolResult::success(format!("deployed {env}"))
+            })
+            .build()
+            .unwrap();
+        let toolkit = toolnexus::Toolkit::builder().tool(deploy).build().unwrap();
+        let model = FnModel::new(|req: ModelRequest| async move {
+            if req.messages.iter().any(|m| m.role == Role::Tool) {
+                return Reply::text("done");
+            }
+            Reply::tool_call("deploy", json!({"env": "a"})).with_call("deploy", json!({"env": "b"}))
+        });
+        let client = Client::builder(model)
+            .model_name("together")
+            .questions_together(true)
+            .build()
+            .unwrap();
+        let parked = client
+            .for_principal("alice")
+            .run("Deploy both.", &toolkit)
+            .await
+            .unwrap();
+        let record = toolnexus::PendingRun::try_from(parked).unwrap();
+        assert!(!record.is_together(), "{}: parked the family's way", s.name);
+        let first = record.pending().id.clone();
+        s.store.park(record).await.unwrap();
+        let own = s.store.submit(&Answer::ok(&first), "alice").await;
+        assert!(
+            matches!(own, Err(StoreError::NotAllowed(_))),
+            "{}: {own:?}",
+            s.name
+        );
+        s.store.submit(&Answer::ok(&first), "bob").await.unwrap();
+        // the second surfaces once the first is resumed, with the id it was made with
+        let claim = s.store.claim_next("w-1").await.unwrap().expect("answered");
+        let again = client
+            .resume_claim(s.store.as_ref(), &claim, &toolkit)
+            .await
+            .unwrap();
+        let second = again
+            .pending
+            .as_deref()
+            .expect("parked on the second")
+            .clone();
+        assert_eq!(second.prompt, "Deploy b?", "{}", s.name);
+        assert_eq!(second.required_approvals(), 2);
+        let own = s.store.submit(&Answer::ok(&second.id), "alice").await;
+        assert!(
+            matches!(own, Err(StoreError::NotAllowed(_))),
+            "{}: {own:?}",
+            s.name
+        );
+        let info = s
+            .store
+            .submit(&Answer::ok(&second.id), "bob")
+            .await
+            .unwrap();
+        assert_eq!(
+            info.state,
+            RunState::Parked,
+            "{}: the second needs one more approver",
+            s.name
+        );
+        let info = s
+            .store
+            .submit(&Answer::ok(&second.id), "carol")
+            .await
+            .unwrap();
+        assert_eq!(info.state, RunState::Answered, "{}", s.name);
+        let claim = s.store.claim_next("w-1").await.unwrap().expect("answered");
+        let done = client
+            .resume_claim(s.store.as_ref(), &claim, &toolkit)
+            .await
+            .unwrap();
+        assert_eq!(done.text, "done", "{}", s.name);
+        let outputs: Vec<&str> = done.tool_calls.iter().map(|c| c.output.as_str()).collect();
+        assert_eq!(outputs, ["deployed a", "deployed b"], "{}", s.name);
+    }
+}
