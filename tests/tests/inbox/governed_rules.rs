@@ -5,30 +5,14 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request as HttpRequest, StatusCode, header};
+use axum::http::StatusCode;
 use serde_json::{Value, json};
-use toolnexus::inbox::{Inbox, Target};
+use toolnexus::inbox::Inbox;
 use toolnexus::store::{RunEventKind, RunState};
-use toolnexus_tests::inbox_support::{Fixture, LINK_KEY, approval_args, governed_args};
+use toolnexus_tests::inbox_support::{Fixture, approval_args, governed_args};
 
-use super::remember::{as_user, link, run_of, send};
-
-/// An inbox naming the caller by `x-user`.
-fn inbox(fx: &Fixture) -> Inbox {
-    Inbox::builder(fx.store.clone())
-        .signed_links(LINK_KEY.to_vec())
-        .answered_by(|parts| {
-            parts
-                .headers
-                .get("x-user")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        })
-        .authorize(|_, target| matches!(target, Target::List))
-        .build()
-        .expect("a valid inbox")
-}
+use super::remember::{link, run_of, send};
+use super::votes::{api, inbox, post_json};
 
 /// Posts `body` as `user` to the JSON API's answer of request `id`.
 async fn answer(
@@ -38,17 +22,8 @@ async fn answer(
     user: &str,
     body: &Value,
 ) -> StatusCode {
-    let url = link(inbox, id);
-    let query = url.split('?').nth(1).expect("signed query");
-    let req = as_user(
-        HttpRequest::post(format!("/api/requests/{id}/answer?{query}")),
-        Some(user),
-        false,
-    )
-    .header(header::CONTENT_TYPE, "application/json")
-    .body(Body::from(body.to_string()))
-    .expect("request");
-    let reply = send(app, req).await;
+    let url = api(&link(inbox, id), id, "answer");
+    let reply = send(app, post_json(&url, user, body)).await;
     assert!(
         reply.status.is_success() || reply.status.is_client_error(),
         "{}",

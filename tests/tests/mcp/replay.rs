@@ -25,13 +25,10 @@ fn retry(state: &str, reply: Value) -> CallToolRequestParams {
     params
 }
 
-/// Attack: the client's retry of round one (approve `Pay 40 EUR?`) claims the run and `pay`
-/// is cut inside (its serving resume stalls, its lease lapses); a worker takes it over and
-/// parks it on `reconcile`. The client then sends round one again, byte for byte: refused
-/// (its request was answered), the `reconcile` request still waits unanswered, `pay` ran once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_state_replayed_after_the_run_moved_on_answers_nothing() {
-    let lease = Duration::from_millis(200);
+/// `pay` (not idempotent): asks `Pay 40 EUR?`; its approved run is cut inside (it counts
+/// itself in the first value, tells the second, and never returns), as a serving process dies
+/// there.
+pub(crate) fn stalling_pay() -> (Toolkit, Arc<AtomicU32>, Arc<tokio::sync::Notify>) {
     let runs = Arc::new(AtomicU32::new(0));
     let inside = Arc::new(tokio::sync::Notify::new());
     let pay = {
@@ -53,7 +50,17 @@ async fn a_request_state_replayed_after_the_run_moved_on_answers_nothing() {
             .build()
             .unwrap()
     };
-    let toolkit = Toolkit::builder().tool(pay).build().unwrap();
+    (Toolkit::builder().tool(pay).build().unwrap(), runs, inside)
+}
+
+/// Attack: the client's retry of round one (approve `Pay 40 EUR?`) claims the run and `pay`
+/// is cut inside (its serving resume stalls, its lease lapses); a worker takes it over and
+/// parks it on `reconcile`. The client then sends round one again, byte for byte: refused
+/// (its request was answered), the `reconcile` request still waits unanswered, `pay` ran once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_state_replayed_after_the_run_moved_on_answers_nothing() {
+    let lease = Duration::from_millis(200);
+    let (toolkit, runs, inside) = stalling_pay();
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new().with_lease(lease));
     let service = toolnexus::mcp::McpService::new(toolkit.clone()).with_store(Arc::clone(&store));
     let client = Arc::new(in_process(service, Script::new(), true).await);

@@ -222,33 +222,12 @@ async fn a_task_survives_a_server_restart_and_completes_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_cut_served_call_asks_the_client_to_reconcile() {
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::atomic::Ordering;
     use toolnexus::store::{MemoryStore, RunStore};
-    use toolnexus::{Client, FnModel, FnTool, Reply, Request, ToolResult, Toolkit};
+    use toolnexus::{Client, FnModel, Reply};
 
     let lease = Duration::from_millis(200);
-    let runs = Arc::new(AtomicU32::new(0));
-    let inside = Arc::new(tokio::sync::Notify::new());
-    let pay = {
-        let (runs, inside) = (Arc::clone(&runs), Arc::clone(&inside));
-        FnTool::builder("pay")
-            .description("Pays.")
-            .handler(move |_, ctx| {
-                let (runs, inside) = (Arc::clone(&runs), Arc::clone(&inside));
-                async move {
-                    if ctx.answer().is_none() {
-                        return ToolResult::suspended(Request::approval("Pay 40 EUR?"));
-                    }
-                    runs.fetch_add(1, Ordering::SeqCst);
-                    // the serving process's resume dies here
-                    inside.notify_one();
-                    std::future::pending::<ToolResult>().await
-                }
-            })
-            .build()
-            .unwrap()
-    };
-    let toolkit = Toolkit::builder().tool(pay).build().unwrap();
+    let (toolkit, runs, inside) = super::replay::stalling_pay();
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new().with_lease(lease));
     let service = toolnexus::mcp::McpService::new(toolkit.clone()).with_store(Arc::clone(&store));
     let client = in_process(service, Script::new().with_tasks(), true).await;

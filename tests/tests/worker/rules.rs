@@ -110,6 +110,34 @@ async fn a_resume_taken_over_after_a_crash_keeps_the_remembered_rule_once() {
     }
 }
 
+/// `deploy` (it asks `ask(env)` before it runs), and a client asking a turn's questions
+/// together whose model deploys `a` and `b` in one turn, then says `done`.
+pub(crate) fn two_deploys(ask: fn(&str) -> Request) -> (Client, Toolkit) {
+    let deploy = FnTool::builder("deploy")
+        .description("Deploys.")
+        .handler(move |args, ctx| async move {
+            let env = args["env"].as_str().unwrap_or_default().to_owned();
+            if ctx.answer().is_none() {
+                return ToolResult::suspended(ask(&env));
+            }
+            ToolResult::success(format!("deployed {env}"))
+        })
+        .build()
+        .unwrap();
+    let model = FnModel::new(|req: ModelRequest| async move {
+        if req.messages.iter().any(|m| m.role == Role::Tool) {
+            return Reply::text("done");
+        }
+        Reply::tool_call("deploy", json!({"env": "a"})).with_call("deploy", json!({"env": "b"}))
+    });
+    let client = Client::builder(model)
+        .model_name("deploys")
+        .questions_together(true)
+        .build()
+        .unwrap();
+    (client, Toolkit::builder().tool(deploy).build().unwrap())
+}
+
 /// Attack: alice's run asks two approvals together; bob answers the first, alice the second
 /// with "this exact call, for me". The rule the worker keeps names who made it: alice, not
 /// bob (who answered the run's first request).
@@ -121,29 +149,7 @@ async fn a_rule_made_by_a_later_answer_of_a_together_turn_names_who_gave_it() {
     )
     .await
     {
-        let deploy = FnTool::builder("deploy")
-            .description("Deploys.")
-            .handler(|args, ctx| async move {
-                let env = args["env"].as_str().unwrap_or_default().to_owned();
-                if ctx.answer().is_none() {
-                    return ToolResult::suspended(Request::approval(format!("Deploy {env}?")));
-                }
-                ToolResult::success(format!("deployed {env}"))
-            })
-            .build()
-            .unwrap();
-        let toolkit = Toolkit::builder().tool(deploy).build().unwrap();
-        let model = FnModel::new(|req: ModelRequest| async move {
-            if req.messages.iter().any(|m| m.role == Role::Tool) {
-                return Reply::text("done");
-            }
-            Reply::tool_call("deploy", json!({"env": "a"})).with_call("deploy", json!({"env": "b"}))
-        });
-        let client = Client::builder(model)
-            .model_name("rules")
-            .questions_together(true)
-            .build()
-            .unwrap();
+        let (client, toolkit) = two_deploys(|env| Request::approval(format!("Deploy {env}?")));
         let parked = client
             .for_principal("alice")
             .run("Deploy both.", &toolkit)

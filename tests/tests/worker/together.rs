@@ -258,38 +258,15 @@ async fn a_together_answer_recorded_in_time_is_not_read_as_expired_when_the_turn
 /// and one person's acceptance of the second is one vote; each call runs once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn governed_approvals_asked_together_keep_their_rules() {
-    use serde_json::json;
+    use toolnexus::Request;
     use toolnexus::store::StoreError;
-    use toolnexus::{Client, FnModel, FnTool, ModelRequest, Reply, Request, Role, ToolResult};
     for s in stores("governed_approvals_asked_together", Duration::from_secs(30)).await {
-        let deploy = FnTool::builder("deploy")
-            .description("Deploys.")
-            .handler(|args, ctx| async move {
-                let env = args["env"].as_str().unwrap_or_default().to_owned();
-                if ctx.answer().is_none() {
-                    let approvals = if env == "b" { 2 } else { 1 };
-                    return ToolResult::suspended(
-                        Request::approval(format!("Deploy {env}?"))
-                            .with_approvals(approvals)
-                            .with_not_by_requester(),
-                    );
-                }
-                ToolResult::success(format!("deployed {env}"))
-            })
-            .build()
-            .unwrap();
-        let toolkit = toolnexus::Toolkit::builder().tool(deploy).build().unwrap();
-        let model = FnModel::new(|req: ModelRequest| async move {
-            if req.messages.iter().any(|m| m.role == Role::Tool) {
-                return Reply::text("done");
-            }
-            Reply::tool_call("deploy", json!({"env": "a"})).with_call("deploy", json!({"env": "b"}))
+        let (client, toolkit) = super::rules::two_deploys(|env| {
+            let approvals = if env == "b" { 2 } else { 1 };
+            Request::approval(format!("Deploy {env}?"))
+                .with_approvals(approvals)
+                .with_not_by_requester()
         });
-        let client = Client::builder(model)
-            .model_name("together")
-            .questions_together(true)
-            .build()
-            .unwrap();
         let parked = client
             .for_principal("alice")
             .run("Deploy both.", &toolkit)
