@@ -16,6 +16,7 @@ mod browser;
 mod desk;
 #[cfg(feature = "email")]
 mod email;
+mod governed_rules;
 mod groups;
 mod html;
 mod html_api;

@@ -15,7 +15,7 @@ use toolnexus_tests::inbox_support::{Fixture, LINK_KEY, governed_args};
 use super::remember::{as_user, get, link, open, post, run_of, send};
 
 /// An inbox naming the caller by `x-user`.
-fn inbox(fx: &Fixture) -> Inbox {
+pub(crate) fn inbox(fx: &Fixture) -> Inbox {
     Inbox::builder(fx.store.clone())
         .signed_links(LINK_KEY.to_vec())
         .answered_by(|parts| {
@@ -31,7 +31,7 @@ fn inbox(fx: &Fixture) -> Inbox {
 }
 
 /// The API's address of `path` (`answer`, or empty: the request) for the signed `url`.
-fn api(url: &str, id: &str, path: &str) -> String {
+pub(crate) fn api(url: &str, id: &str, path: &str) -> String {
     let query = url.split('?').nth(1).unwrap();
     if path.is_empty() {
         format!("/api/requests/{id}?{query}")
@@ -40,7 +40,7 @@ fn api(url: &str, id: &str, path: &str) -> String {
     }
 }
 
-fn post_json(uri: &str, user: &str, body: &Value) -> HttpRequest<Body> {
+pub(crate) fn post_json(uri: &str, user: &str, body: &Value) -> HttpRequest<Body> {
     as_user(HttpRequest::post(uri), Some(user), false)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))

@@ -13,6 +13,7 @@ mod handler;
 mod notices;
 mod parked;
 mod python;
+mod replay;
 mod rounds;
 mod serve;
 mod serve_edges;

@@ -222,33 +222,12 @@ async fn a_task_survives_a_server_restart_and_completes_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_cut_served_call_asks_the_client_to_reconcile() {
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::atomic::Ordering;
     use toolnexus::store::{MemoryStore, RunStore};
-    use toolnexus::{Client, FnModel, FnTool, Reply, Request, ToolResult, Toolkit};
+    use toolnexus::{Client, FnModel, Reply};
 
     let lease = Duration::from_millis(200);
-    let runs = Arc::new(AtomicU32::new(0));
-    let inside = Arc::new(tokio::sync::Notify::new());
-    let pay = {
-        let (runs, inside) = (Arc::clone(&runs), Arc::clone(&inside));
-        FnTool::builder("pay")
-            .description("Pays.")
-            .handler(move |_, ctx| {
-                let (runs, inside) = (Arc::clone(&runs), Arc::clone(&inside));
-                async move {
-                    if ctx.answer().is_none() {
-                        return ToolResult::suspended(Request::approval("Pay 40 EUR?"));
-                    }
-                    runs.fetch_add(1, Ordering::SeqCst);
-                    // the serving process's resume dies here
-                    inside.notify_one();
-                    std::future::pending::<ToolResult>().await
-                }
-            })
-            .build()
-            .unwrap()
-    };
-    let toolkit = Toolkit::builder().tool(pay).build().unwrap();
+    let (toolkit, runs, inside) = super::replay::stalling_pay();
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new().with_lease(lease));
     let service = toolnexus::mcp::McpService::new(toolkit.clone()).with_store(Arc::clone(&store));
     let client = in_process(service, Script::new().with_tasks(), true).await;
@@ -299,5 +278,85 @@ async fn a_crash_cut_served_call_asks_the_client_to_reconcile() {
     let done = settled(&client, &id).await;
     assert_eq!(completed(&done), ("paid by hand".to_owned(), false));
     assert_eq!(runs.load(Ordering::SeqCst), 1, "pay never ran again");
+    let _ = client.cancel().await;
+}
+
+/// Pays, once two people approved.
+#[toolnexus::tool(approval = "Pay {amount} EUR?", approvals = 2)]
+fn pay_by_two(amount: u32) -> String {
+    format!("paid {amount} EUR")
+}
+
+/// Deploys, once someone other than the requester approved.
+#[toolnexus::tool(approval = "Deploy build {build}?", not_by_requester)]
+fn deploy_by_another(build: u32) -> String {
+    format!("deployed build {build}")
+}
+
+/// A task over `store` for a client that is `principal`, with both governed tools.
+async fn governed_session(
+    store: &std::sync::Arc<toolnexus::store::MemoryStore>,
+    principal: &'static str,
+) -> Session {
+    let toolkit = toolnexus::Toolkit::builder()
+        .tool(PayByTwo)
+        .tool(DeployByAnother)
+        .build()
+        .unwrap();
+    let service = toolnexus::mcp::McpService::new(toolkit)
+        .with_store(store.clone() as std::sync::Arc<dyn toolnexus::store::RunStore>)
+        .with_principal(move |_| Some(principal.to_owned()));
+    in_process(service, Script::new().with_tasks(), true).await
+}
+
+/// Attack: bob's `tasks/update` of a request that needs two approvals is his one vote. The
+/// task must then say `working` (it waits for someone else), not ask bob again what he
+/// answered; his second acceptance is still one vote.
+#[tokio::test]
+async fn a_task_waiting_for_a_second_approval_is_working_for_the_client_that_voted() {
+    use toolnexus::store::{PendingQuery, RunState, RunStore as _};
+    let store = std::sync::Arc::new(toolnexus::store::MemoryStore::new());
+    let client = governed_session(&store, "bob").await;
+    let id = start_task(&client, "pay_by_two", Some(json!({"amount": 4000}))).await;
+    let (keys, _) = asked(&get(&client, &id).await);
+    let accept = json!({"action": "accept", "content": {}});
+    answer(&client, &id, &keys[0], accept.clone()).await;
+    let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+    let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
+    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(
+        run.votes.iter().map(|v| v.by.as_str()).collect::<Vec<_>>(),
+        ["bob"]
+    );
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
+    answer(&client, &id, &keys[0], accept).await;
+    let run = store.get(&run.info.run_id).await.unwrap().unwrap();
+    assert_eq!(run.votes.len(), 1, "bob counts once");
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
+    let _ = client.cancel().await;
+}
+
+/// Attack: alice's task of a call whose approval refuses its requester waits on someone
+/// else: `working` for her from the start, and her own `tasks/update` records nothing.
+#[tokio::test]
+async fn a_task_that_refuses_its_requester_is_working_for_the_requester() {
+    use toolnexus::store::{PendingQuery, RunState, RunStore as _};
+    let store = std::sync::Arc::new(toolnexus::store::MemoryStore::new());
+    let client = governed_session(&store, "alice").await;
+    let id = start_task(&client, "deploy_by_another", Some(json!({"build": 7}))).await;
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
+    let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+    let request_id = page.runs[0].request_id.clone();
+    answer(
+        &client,
+        &id,
+        &request_id,
+        json!({"action": "accept", "content": {}}),
+    )
+    .await;
+    let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
+    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(run.info.answered_by(), None);
+    assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Working);
     let _ = client.cancel().await;
 }

@@ -176,3 +176,111 @@ async fn an_mcp_client_cannot_answer_a_request_for_a_group() {
     assert_eq!(run.info.answered_by(), None);
     let _ = client.cancel().await;
 }
+
+static DEPLOYED: AtomicU32 = AtomicU32::new(0);
+
+/// Deploys, once someone other than the requester approved.
+#[toolnexus::tool(approval = "Deploy build {build}?", not_by_requester)]
+fn deploy(build: u32) -> String {
+    DEPLOYED.fetch_add(1, Ordering::SeqCst);
+    format!("deployed build {build}")
+}
+
+/// Attack: the session's principal (alice) calls a tool whose approval refuses its requester,
+/// then accepts it herself over MCP. The parked run is hers, so her acceptance is refused
+/// (naming the rule), nothing is recorded and the tool does not run; bob's answer through the
+/// store is taken.
+#[tokio::test]
+async fn the_session_that_asked_cannot_approve_its_own_call() {
+    let store = Arc::new(MemoryStore::new());
+    let toolkit = Toolkit::builder().tool(Deploy).build().unwrap();
+    let service = toolnexus::mcp::McpService::new(toolkit)
+        .with_store(store.clone() as Arc<dyn RunStore>)
+        .with_principal(|_| Some("alice".to_owned()));
+    let client = in_process(service, Script::new(), true).await;
+    let mut params = CallToolRequestParams::new("deploy");
+    params.arguments = json!({"build": 7}).as_object().cloned();
+    let state = match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
+        other => panic!("input_required: {other:?}"),
+    };
+    let page = store.list_pending(&PendingQuery::new()).await.unwrap();
+    let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
+    assert_eq!(run.record.principal(), Some("alice"), "the run is alice's");
+
+    let mut responses = InputResponses::new();
+    responses.insert(
+        "toolnexus".to_owned(),
+        json!({"action": "accept", "content": {}}),
+    );
+    let mut params = CallToolRequestParams::new("deploy");
+    params.arguments = json!({"build": 7}).as_object().cloned();
+    params.request_state = Some(state);
+    params.input_responses = Some(responses);
+    let (said, is_error) = match client.call_tool_once(params).await.expect("tools/call") {
+        CallToolResponse::Complete(r) => text(&r),
+        other => panic!("a complete result: {other:?}"),
+    };
+    assert!(is_error, "{said}");
+    assert!(said.contains("notByRequester"), "{said}");
+    assert_eq!(DEPLOYED.load(Ordering::SeqCst), 0);
+    let run = store.get(&run.info.run_id).await.unwrap().unwrap();
+    assert_eq!(run.info.state, RunState::Parked);
+    assert_eq!(run.info.answered_by(), None);
+    let request = run.record.pending().clone();
+    let info = store
+        .submit(&request.accept(json!({})), "bob")
+        .await
+        .unwrap();
+    assert_eq!(info.state, RunState::Answered);
+    let _ = client.cancel().await;
+}
+
+static PAID_LIVE: AtomicU32 = AtomicU32::new(0);
+
+/// Pays, once two people approved (served without a run store).
+#[toolnexus::tool(approval = "Pay {amount} EUR?", approvals = 2)]
+fn pay_two_live(amount: u32) -> String {
+    PAID_LIVE.fetch_add(1, Ordering::SeqCst);
+    format!("paid {amount} EUR")
+}
+
+/// Attack: served without a run store, nothing can count votes, check the requester or know
+/// a client's groups. The client's acceptance of a request that needs two approvers is
+/// refused (the result says why), and the tool does not run; a decline still declines.
+#[tokio::test]
+async fn without_a_store_an_mcp_client_cannot_approve_a_governed_request() {
+    let toolkit = Toolkit::builder().tool(PayTwoLive).build().unwrap();
+    let service = toolnexus::mcp::McpService::new(toolkit);
+    let client = in_process(service, Script::new(), true).await;
+    for (reply, refused) in [
+        (json!({"action": "accept", "content": {}}), true),
+        (json!({"action": "decline"}), false),
+    ] {
+        let mut params = CallToolRequestParams::new("pay_two_live");
+        params.arguments = json!({"amount": 4000}).as_object().cloned();
+        let state = match client.call_tool_once(params).await.expect("tools/call") {
+            CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
+            other => panic!("input_required: {other:?}"),
+        };
+        let mut responses = InputResponses::new();
+        responses.insert("toolnexus".to_owned(), reply);
+        let mut params = CallToolRequestParams::new("pay_two_live");
+        params.arguments = json!({"amount": 4000}).as_object().cloned();
+        params.request_state = Some(state);
+        params.input_responses = Some(responses);
+        let (said, is_error) = match client.call_tool_once(params).await.expect("tools/call") {
+            CallToolResponse::Complete(r) => text(&r),
+            other => panic!("a complete result: {other:?}"),
+        };
+        assert!(is_error, "{said}");
+        if refused {
+            assert!(said.contains("2 approvers"), "{said}");
+            assert!(said.contains("run store"), "{said}");
+        } else {
+            assert_eq!(said, "declined/expired: Pay 4000 EUR?");
+        }
+    }
+    assert_eq!(PAID_LIVE.load(Ordering::SeqCst), 0);
+    let _ = client.cancel().await;
+}

@@ -116,3 +116,61 @@ async fn the_worker_escalates_at_the_deadline_and_the_new_group_answers() {
         running.stop().await;
     }
 }
+
+/// Keeps the notices it is given.
+#[derive(Default)]
+struct Kept(std::sync::Mutex<Vec<toolnexus::notify::Notice>>);
+
+impl toolnexus::notify::Notifier for Kept {
+    fn deliver<'a>(
+        &'a self,
+        notice: &'a toolnexus::notify::Notice,
+    ) -> toolnexus::notify::BoxFuture<'a, Result<(), toolnexus::notify::NotifyError>> {
+        self.0.lock().unwrap().push(notice.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Attack: a request for finance escalates to the cfo at its deadline and the notifiers are
+/// told. The escalation's notice must name whom it now waits for: its request carries the
+/// group and deadline it moved to (as the answer page shows them), not the ones it was made
+/// with, so a notifier routing by `approvers` tells the cfo, not finance again.
+#[tokio::test]
+async fn an_escalation_notice_names_the_group_and_deadline_it_moved_to() {
+    use toolnexus::store::{MemoryStore, NotifyReason, RunStore};
+    let store = Arc::new(MemoryStore::new().with_notifiers(["keep"]).unwrap());
+    let kept = Arc::new(Kept::default());
+    let deliverer = toolnexus::notify::Deliverer::builder(store.clone() as Arc<dyn RunStore>)
+        .notifier("keep", kept.clone())
+        .build();
+    let (client, toolkit) = payer(Arc::new(AtomicUsize::new(0)));
+    let result = client.run("Pay invoice 7.", &toolkit).await.unwrap();
+    let record = toolnexus::PendingRun::try_from(result).unwrap();
+    let request = record.pending().clone();
+    let moved_to = request.escalation()[0].expires_at;
+    store.park(record).await.unwrap();
+    assert_eq!(deliverer.deliver_due().await.unwrap(), 1);
+    while SystemTime::now() <= request.expires_at_time().unwrap() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        store.expire().await.unwrap().is_empty(),
+        "escalated, not expired"
+    );
+    assert_eq!(deliverer.deliver_due().await.unwrap(), 1);
+    let notices = kept.0.lock().unwrap().clone();
+    assert_eq!(notices.len(), 2);
+    assert_eq!(notices[0].notification().reason, NotifyReason::Parked);
+    assert_eq!(notices[0].request()["data"]["approvers"], "finance");
+    let escalated = &notices[1];
+    assert_eq!(escalated.notification().reason, NotifyReason::Escalated);
+    assert_eq!(escalated.request()["id"], json!(request.id));
+    assert_eq!(escalated.request()["data"]["approvers"], "cfo");
+    let now: Request = serde_json::from_value(escalated.request().clone()).unwrap();
+    let ms = |at: SystemTime| {
+        at.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    assert_eq!(now.expires_at_time().map(ms), Some(ms(moved_to)));
+}

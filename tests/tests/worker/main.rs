@@ -10,6 +10,7 @@ mod notify;
 mod processes;
 mod reconcile;
 mod retries;
+mod rules;
 mod together;
 mod votes;
 

@@ -201,3 +201,131 @@ async fn a_worker_process_resumes_a_together_run_answered_in_another_process() {
     assert_eq!(effects, want, "each answered call's side effect once");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Attack: a together turn whose `date` request expires 300 ms after it is asked. `date` is
+/// answered at once (in time), `seat` and `city` only after its deadline (they have none). The
+/// store recorded `date`'s answer in time, so the resumed run must read it as given, not as
+/// `declined/expired` because the turn completed later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_together_answer_recorded_in_time_is_not_read_as_expired_when_the_turn_completes_later() {
+    for s in stores(
+        "a_together_answer_recorded_in_time_is_not_read_as_expired",
+        Duration::from_secs(30),
+    )
+    .await
+    {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let record = halt_together(&ran, Some(300)).await;
+        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+        let deadline = record.requests()[1].expires_at_time().unwrap();
+        let run_id = s.store.park(record).await.unwrap().run_id;
+        s.store
+            .submit(&Answer::accept(&ids[1], "May 1"), "bob")
+            .await
+            .unwrap();
+        while std::time::SystemTime::now() <= deadline + Duration::from_millis(50) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        s.store
+            .submit(&Answer::accept(&ids[2], "12A"), "carol")
+            .await
+            .unwrap();
+        s.store
+            .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
+            .await
+            .unwrap();
+        let w = worker(&s, together_client(None), together_toolkit(&ran), "w-1");
+        let running = start(w);
+        let done = s
+            .store
+            .wait_finished(&run_id, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: the run did not finish", s.name));
+        assert_eq!(
+            done.result.unwrap().text,
+            r#"city is "Oslo"; date is "May 1"; seat is "12A""#,
+            "{}",
+            s.name
+        );
+        running.stop().await;
+    }
+}
+
+/// Attack: alice's run asks two approvals in one turn of a together client, each refusing its
+/// requester and the second needing two approvers. They keep their rules: the turn parks the
+/// family's way (one request at a time), alice's own answer is refused (nothing recorded),
+/// and one person's acceptance of the second is one vote; each call runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn governed_approvals_asked_together_keep_their_rules() {
+    use toolnexus::Request;
+    use toolnexus::store::StoreError;
+    for s in stores("governed_approvals_asked_together", Duration::from_secs(30)).await {
+        let (client, toolkit) = super::rules::two_deploys(|env| {
+            let approvals = if env == "b" { 2 } else { 1 };
+            Request::approval(format!("Deploy {env}?"))
+                .with_approvals(approvals)
+                .with_not_by_requester()
+        });
+        let parked = client
+            .for_principal("alice")
+            .run("Deploy both.", &toolkit)
+            .await
+            .unwrap();
+        let record = toolnexus::PendingRun::try_from(parked).unwrap();
+        assert!(!record.is_together(), "{}: parked the family's way", s.name);
+        let first = record.pending().id.clone();
+        s.store.park(record).await.unwrap();
+        let own = s.store.submit(&Answer::ok(&first), "alice").await;
+        assert!(
+            matches!(own, Err(StoreError::NotAllowed(_))),
+            "{}: {own:?}",
+            s.name
+        );
+        s.store.submit(&Answer::ok(&first), "bob").await.unwrap();
+        // the second surfaces once the first is resumed, with the id it was made with
+        let claim = s.store.claim_next("w-1").await.unwrap().expect("answered");
+        let again = client
+            .resume_claim(s.store.as_ref(), &claim, &toolkit)
+            .await
+            .unwrap();
+        let second = again
+            .pending
+            .as_deref()
+            .expect("parked on the second")
+            .clone();
+        assert_eq!(second.prompt, "Deploy b?", "{}", s.name);
+        assert_eq!(second.required_approvals(), 2);
+        let own = s.store.submit(&Answer::ok(&second.id), "alice").await;
+        assert!(
+            matches!(own, Err(StoreError::NotAllowed(_))),
+            "{}: {own:?}",
+            s.name
+        );
+        let info = s
+            .store
+            .submit(&Answer::ok(&second.id), "bob")
+            .await
+            .unwrap();
+        assert_eq!(
+            info.state,
+            RunState::Parked,
+            "{}: the second needs one more approver",
+            s.name
+        );
+        let info = s
+            .store
+            .submit(&Answer::ok(&second.id), "carol")
+            .await
+            .unwrap();
+        assert_eq!(info.state, RunState::Answered, "{}", s.name);
+        let claim = s.store.claim_next("w-1").await.unwrap().expect("answered");
+        let done = client
+            .resume_claim(s.store.as_ref(), &claim, &toolkit)
+            .await
+            .unwrap();
+        assert_eq!(done.text, "done", "{}", s.name);
+        let outputs: Vec<&str> = done.tool_calls.iter().map(|c| c.output.as_str()).collect();
+        assert_eq!(outputs, ["deployed a", "deployed b"], "{}", s.name);
+    }
+}

@@ -328,6 +328,11 @@ impl ClientBuilder {
     /// has its answer. With [`wait_for`](Self::wait_for), every request of the turn is asked
     /// (each [`Event::Pending`] emitted first) before the turn goes on.
     ///
+    /// A turn that asks a governed approval (several approvers, not by the requester, a group,
+    /// an escalation: [`Request::with_approvals`](crate::Request::with_approvals)) parks the
+    /// family's way, on its first request, and surfaces the others one at a time: a store
+    /// counts votes and checks the requester and the group of the request a run waits on.
+    ///
     /// ```
     /// use toolnexus::{Client, FnTool, Reply, Request, ScriptedModel, ToolResult, Toolkit};
     ///

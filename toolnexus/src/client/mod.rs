@@ -431,7 +431,7 @@ impl Client {
         sink: Option<Sink<'a>>,
         remembering: Option<Remembering<'a>>,
     ) -> Result<RunResult> {
-        let answered_at = claim.and_then(|claim| claim.answered_at);
+        let answered_at = claim.and_then(|claim| claim.answered_at_of(0));
         let deadline = claim.and_then(|claim| claim.deadline);
         let checked = claim
             .and_then(|claim| claim.checked.as_ref())
@@ -451,9 +451,13 @@ impl Client {
         // a together turn's answers to its later requests, each resolving its call in turn
         state.answers = others
             .into_iter()
-            .map(|answer| run::Arrived {
+            .enumerate()
+            .map(|(k, answer)| run::Arrived {
                 answer,
-                at: answered_at.unwrap_or_else(std::time::SystemTime::now),
+                // each when the store recorded it (a claim), else now
+                at: claim
+                    .and_then(|claim| claim.answered_at_of(k + 1))
+                    .unwrap_or_else(std::time::SystemTime::now),
             })
             .collect();
         self.drive(

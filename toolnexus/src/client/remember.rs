@@ -27,6 +27,9 @@ pub(super) struct Remembering<'a> {
     pub(super) principal: Option<String>,
     /// Who answered the request the run resumes with, as the store recorded it.
     pub(super) answered_by: Option<String>,
+    /// Who answered each other request of a together turn the run resumes with (request id,
+    /// who), as the store recorded it.
+    pub(super) answered_by_request: Vec<(String, String)>,
     /// Whether the run is in `store` (a claimed run): its decisions enter its history at once.
     pub(super) stored: bool,
 }
@@ -65,6 +68,11 @@ impl Run<'_> {
             }
         };
         let allowed = rule.effect == Effect::Allow;
+        if allowed && request.is_governed() {
+            // one person's rule never stands in for the several people (or the someone
+            // other than the requester) the request needs: they are asked
+            return None;
+        }
         self.emit(|| Event::Decided {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -116,6 +124,12 @@ impl Run<'_> {
             return;
         };
         // the rule covers the run's principal's runs, and names who really answered
+        let answered_by = r
+            .answered_by_request
+            .iter()
+            .find(|(id, _)| *id == request.id)
+            .map(|(_, by)| by.as_str())
+            .or(r.answered_by.as_deref());
         let rule = rule_of_answer(
             request,
             answer,
@@ -124,14 +138,19 @@ impl Run<'_> {
             &self.id,
             r.conversation.as_deref(),
             r.principal.as_deref(),
-            r.answered_by.as_deref(),
+            answered_by,
         );
         match rule {
-            Ok(Some(rule)) => {
-                if let Err(e) = rules.put_rule(&rule).await {
+            Ok(Some(rule)) => match rules.put_rule(&rule).await {
+                Ok(()) => {}
+                // kept by an earlier resume of this answer (its worker died in the call)
+                Err(crate::store::StoreError::Conflict(_)) => {
+                    tracing::debug!(target: "toolnexus", request = %request.id, rule = %rule.id, "the remembered rule is kept already");
+                }
+                Err(e) => {
                     tracing::warn!(target: "toolnexus", error = %e, request = %request.id, "the remembered rule could not be kept");
                 }
-            }
+            },
             Ok(None) => {}
             Err(why) => {
                 tracing::warn!(target: "toolnexus", request = %request.id, why = %why, "the answer's remember was not kept");

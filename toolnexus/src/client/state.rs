@@ -200,6 +200,11 @@ pub(super) fn halt(
         together: st.together,
     };
     result.pending_all = crate::run::together_requests(&request, &halted);
+    // a governed approval is answered through its run's votes, requester and group checks,
+    // which hold for the request a run waits on: such a turn parks the family's way
+    if result.pending_all.iter().any(Request::asked_alone) {
+        result.pending_all = Vec::new();
+    }
     // a together turn that waits on one request keeps the family's record
     result.halted = None;
     let halted = Halted {

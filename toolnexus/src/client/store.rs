@@ -247,8 +247,10 @@ impl Client {
             stored: true,
             ..Remembering::default()
         };
-        if store.rules().is_some() && crate::remember::Remember::of_answer(&claim.answer).is_some()
-        {
+        let remembers = std::iter::once(&claim.answer)
+            .chain(&claim.other_answers)
+            .any(|answer| crate::remember::Remember::of_answer(answer).is_some());
+        if store.rules().is_some() && remembers {
             // who answered, as the store recorded a submit (a claim that answered itself
             // records its own worker: nobody a rule could be for)
             remembering.answered_by = store
@@ -258,6 +260,18 @@ impl Client {
                 .flatten()
                 .and_then(|info| info.answered_by().map(str::to_owned))
                 .filter(|by| *by != claim.lease.owner);
+            // a together turn: each of its other requests was answered by its own person
+            remembering.answered_by_request = claim
+                .record
+                .requests()
+                .iter()
+                .zip(&claim.turn_answered_by)
+                .skip(1)
+                .filter_map(|(request, by)| {
+                    let by = by.as_ref().filter(|by| **by != claim.lease.owner)?;
+                    Some((request.id.clone(), by.clone()))
+                })
+                .collect();
         }
         let run = async move {
             match from {
@@ -379,13 +393,16 @@ impl Client {
 /// The answers of `claim`'s together turn besides its first request's, arriving when the store
 /// recorded them.
 fn together_answers(claim: &Claim) -> Vec<super::run::Arrived> {
-    let at = claim.answered_at.unwrap_or_else(std::time::SystemTime::now);
     claim
         .other_answers
         .iter()
-        .map(|answer| super::run::Arrived {
+        .enumerate()
+        .map(|(k, answer)| super::run::Arrived {
             answer: answer.clone(),
-            at,
+            // each when the store recorded it, not when the turn completed
+            at: claim
+                .answered_at_of(k + 1)
+                .unwrap_or_else(std::time::SystemTime::now),
         })
         .collect()
 }

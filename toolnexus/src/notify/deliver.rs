@@ -292,10 +292,15 @@ impl Deliverer {
                 ),
             });
         }
-        let request = run.record.pending();
+        // as it stands now: an escalation's notice names the group and deadline it moved to
+        let request = run
+            .record
+            .pending()
+            .clone()
+            .standing_now(run.info.approvers.as_deref(), run.info.expires_at);
         Ok(Notice {
             notification: n.clone(),
-            request: serde_json::to_value(request).unwrap_or_default(),
+            request: serde_json::to_value(&request).unwrap_or_default(),
             prompt: request.prompt.clone(),
             kind: run.info.kind.clone(),
             waits_for: run.record.principal().map(str::to_owned),

@@ -188,7 +188,9 @@ impl Notice {
     }
 
     /// The request it waits on, as the wire contract writes it (`Request`, contract section
-    /// 1): `{"id","kind","prompt",..}`.
+    /// 1): `{"id","kind","prompt",..}`, as it stands when the notice is made: an escalated
+    /// request names the group and deadline it moved to (`data.approvers`, `expiresAt`), as
+    /// the answer page shows it.
     pub fn request(&self) -> &Value {
         &self.request
     }

@@ -77,7 +77,10 @@
 //! runs as if a person had approved it, with the arguments shown). Deny wins over allow. A
 //! rule never widens beyond what the person chose: an `args` rule never matches other
 //! arguments, a conversation's rule never another conversation, a principal's rule only runs
-//! started for that principal, and an expired rule nothing. Which rule decided is an
+//! started for that principal, and an expired rule nothing. An allow rule never approves a
+//! [governed approval](crate::Request::with_approvals) (one that needs several approvers or
+//! refuses its requester): one person's rule does not stand in for the people it needs, so
+//! they are asked (a deny rule still declines it). Which rule decided is an
 //! [`Event::Decided`](crate::Event::Decided) and, for a run kept in the store, a
 //! [`decided`](crate::store::RunEventKind::Decided) event of its
 //! [history](crate::store::RunInfo::history) (with the rule's id).
@@ -406,7 +409,9 @@ pub fn rule_of_answer(
         Scope::Tool => (None, None),
     };
     Ok(Some(Rule {
-        id: crate::id::unique("rule"),
+        // one rule per request: a resume that answers the request again (taken over after a
+        // crash inside the call) makes the same rule, which the store keeps once
+        id: format!("rule-{}", request.id),
         effect,
         tool: tool.to_owned(),
         scope: remember.scope,

@@ -36,7 +36,8 @@ impl fmt::Display for Effect {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Rule {
-    /// Its id (`rule-<ms>-<counter>-<random>`).
+    /// Its id: `rule-<id of the request whose answer made it>` (one rule per request: a
+    /// resume that answers the request again makes the same rule, kept once).
     pub id: String,
     /// Allow or deny.
     pub effect: Effect,

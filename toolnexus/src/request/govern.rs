@@ -78,4 +78,11 @@ impl Request {
     pub(crate) fn is_governed(&self) -> bool {
         self.required_approvals() > 1 || self.not_by_requester()
     }
+
+    /// Whether this request is never parked together with others of its turn: it is
+    /// governed, names a group, or escalates (a store checks these for the request a run
+    /// waits on).
+    pub(crate) fn asked_alone(&self) -> bool {
+        self.is_governed() || self.approvers().is_some() || !self.escalation().is_empty()
+    }
 }

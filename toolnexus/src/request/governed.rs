@@ -137,6 +137,25 @@ impl Request {
             None => Vec::new(),
         }
     }
+
+    /// This request as it stands at its run's current step: the group `approvers` and the
+    /// deadline `deadline` the store keeps for it now (an escalation moves both; the record
+    /// keeps the request as it was made). A deadline is only ever moved later.
+    pub(crate) fn standing_now(
+        mut self,
+        approvers: Option<&str>,
+        deadline: Option<SystemTime>,
+    ) -> Self {
+        if let Some(at) = deadline
+            && self.expires_at_time().is_some_and(|made| at > made)
+        {
+            self = self.with_expires_at(at);
+        }
+        match approvers {
+            Some(group) if self.approvers() != Some(group) => self.with_approvers(group),
+            _ => self,
+        }
+    }
 }
 
 /// The plan a run store keeps of `request`'s escalation: a JSON array of

@@ -192,6 +192,13 @@ pub struct Claim {
     /// store's trust boundary once, checked there): a resume of the claim does not check it
     /// again while `record` is the one checked.
     pub(crate) checked: Option<Checked>,
+    /// When each request of a together run's turn had its answer recorded, in call order (the
+    /// pending request's first); empty for any other run. Each answer counts from then, not
+    /// from when the turn completed ([`answered_at`](Self::answered_at)).
+    pub(crate) turn_answered_at: Vec<Option<SystemTime>>,
+    /// Who answered each request of a together run's turn, in call order (the pending
+    /// request's first); empty for any other run.
+    pub(crate) turn_answered_by: Vec<Option<String>>,
 }
 
 /// A record's check, as the store made it when it read the record: the index of its halted
@@ -225,5 +232,16 @@ impl Claim {
     /// [`max_attempts`](crate::worker::WorkerBuilder::max_attempts).
     pub fn attempt(&self) -> u32 {
         self.failures.saturating_add(self.crashes).saturating_add(1)
+    }
+
+    /// When the answer to the `k`-th request of the run's turn (call order; 0: the pending
+    /// request's) was recorded: its own time in a together run, else
+    /// [`answered_at`](Self::answered_at).
+    pub(crate) fn answered_at_of(&self, k: usize) -> Option<SystemTime> {
+        self.turn_answered_at
+            .get(k)
+            .copied()
+            .flatten()
+            .or(self.answered_at)
     }
 }

@@ -148,16 +148,8 @@ fn closed_now(
 
 /// `request` with the group and deadline of its run's current step (`info`), which an
 /// escalation moved (the record keeps the request as it was made).
-fn current(mut request: Request, info: &RunInfo) -> Request {
-    if let Some(at) = info.expires_at
-        && request.expires_at_time().is_some_and(|made| at > made)
-    {
-        request = request.with_expires_at(at);
-    }
-    match info.approvers.as_deref() {
-        Some(group) if request.approvers() != Some(group) => request.with_approvers(group),
-        _ => request,
-    }
+fn current(request: Request, info: &RunInfo) -> Request {
+    request.standing_now(info.approvers.as_deref(), info.expires_at)
 }
 
 /// Records the answer (by whom `parts` says; `granted`: the host's `grants` check lets them

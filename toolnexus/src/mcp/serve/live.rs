@@ -159,6 +159,11 @@ impl McpService {
         request: &Request,
         answer: Answer,
     ) -> ToolResult {
+        if answer.ok
+            && let Some(why) = governed_here(request)
+        {
+            return ToolResult::error(why);
+        }
         let tool = self.inner.toolkit.get(name).map(AsRef::as_ref);
         let args = match edit::edited(tool, name, request, &answer) {
             Edit::Unchanged => args.clone(),
@@ -177,4 +182,27 @@ impl McpService {
         })
         .await
     }
+}
+
+/// Why a client's acceptance of `request` cannot count when the call is served without a run
+/// store: nothing here counts the votes of a request that needs several approvers, knows who
+/// asked, or knows a client's groups (a store does: [`McpService::with_store`]). `None` for a
+/// request a single acceptance answers.
+fn governed_here(request: &Request) -> Option<String> {
+    let why = if request.required_approvals() > 1 {
+        format!("it needs {} approvers", request.required_approvals())
+    } else if request.not_by_requester() {
+        "it may not be approved by whoever asked for it".to_owned()
+    } else if let Some(group) = request.approvers() {
+        format!(
+            "it may be answered by group `{}` only",
+            crate::limits::excerpt(group)
+        )
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the approval `{}` is refused, nothing ran: {why}, and a call served without a run store cannot tell (serve with a run store to collect it)",
+        crate::limits::excerpt(&request.prompt)
+    ))
 }

@@ -47,7 +47,12 @@ impl McpService {
         notify: &super::NoticeFn,
     ) -> CallToolResponse {
         let client = match one_call_client(store, Some((name, args)), Some(notify)) {
-            Ok(client) => client,
+            // the run is the session's principal's: a request that refuses its requester
+            // refuses them, and their remembered rules hold
+            Ok(client) => match self.principal_of(rc) {
+                Some(principal) => client.for_principal(principal),
+                None => client,
+            },
             Err(e) => return tool_result(&ToolResult::error(e)).into(),
         };
         let ran = tokio::select! {
@@ -153,6 +158,11 @@ impl McpService {
             Ok(_) => return refuse("no parked run waits on its request"),
             Err(e) => return tool_result(&ToolResult::error(e.to_string())).into(),
         };
+        // the run went on to another request (a replay of an answered round): its answer is
+        // never taken for the new request, which the client has not been shown
+        if stored.info.request_id != state.request {
+            return refuse("its request was answered and the call has moved on to another");
+        }
         let request = stored.record.pending().clone();
         let answer = answer_in(responses, &request);
         let by = self.principal_of(rc);
@@ -231,7 +241,7 @@ pub(super) async fn claim_parked(
     answer: &Answer,
     by: Option<&str>,
 ) -> Result<Claim, CallToolResult> {
-    let owner = format!("mcp-{}", std::process::id());
+    let owner = owner();
     match store
         .claim_answered_by(answer, &owner, by.unwrap_or(&owner))
         .await
@@ -251,6 +261,25 @@ pub(super) async fn claim_parked(
         ))),
         Err(e) => Err(tool_result(&ToolResult::error(e.to_string()))),
     }
+}
+
+/// Who claims a parked run in this process (and, for a session without a principal, whose
+/// answer it is).
+fn owner() -> String {
+    format!("mcp-{}", std::process::id())
+}
+
+/// Whether the run `stored` (parked) waits on others than the session of `by` (its principal,
+/// `None` without one): its request names a group (an MCP client's groups are unknown), or
+/// refuses its requester and the session is the requester, or the session's vote is in and
+/// the request needs more. The session's answer cannot move it.
+pub(super) fn waits_on_others(stored: &crate::store::StoredRun, by: Option<&str>) -> bool {
+    let request = stored.record.pending();
+    let owner = owner();
+    let by = by.unwrap_or(&owner);
+    stored.info.approvers.is_some()
+        || (request.not_by_requester() && stored.record.principal() == Some(by))
+        || stored.votes.iter().any(|v| v.by == by)
 }
 
 /// What the client reads when its approval was one vote of several: how many more the call

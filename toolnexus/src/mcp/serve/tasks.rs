@@ -7,7 +7,10 @@
 //!   an unknown task.
 //! - `tasks/get` reads the run from the store: parked is `input_required` (its elicitation
 //!   under the request's id), answered or resuming is `working`, finished is `completed` with
-//!   the call's result, given up or damaged is `failed`.
+//!   the call's result, given up or damaged is `failed`. A parked run whose answer cannot
+//!   come from this client (its approval is one vote in and the request needs more, it is the
+//!   requester of a request that refuses its requester, or the request is a group's) is
+//!   `working`: it waits on others, and this client is not asked again.
 //! - `tasks/update` claims the run with the answer in it (once: an answer that was not used
 //!   is ignored, as the extension says of answered keys) and resumes it in the background; a
 //!   second suspension parks the run again, on a new key.
@@ -27,7 +30,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::parked::{claim_parked, last_call, resume_claimed};
+use super::parked::{claim_parked, last_call, resume_claimed, waits_on_others};
 use super::{McpService, elicitation_for_client, tool_result};
 use crate::mcp::elicit::answer_from_result;
 use crate::request::{Answer, DeclineReason, Request, format_rfc3339};
@@ -167,6 +170,12 @@ impl McpService {
                 let stored = stored_task(store, &run_id, &task_id).await?;
                 let request = stored.record.pending();
                 match elicitation_for_client(request, rc) {
+                    // its answer cannot come from this client (its vote is in, it asked a
+                    // request that refuses its requester, the request is a group's): it
+                    // waits, and this client is not asked again
+                    Ok(Some(_)) if waits_on_others(&stored, self.principal_of(rc).as_deref()) => {
+                        TaskPayload::Working
+                    }
                     Ok(Some(elicitation)) => TaskPayload::InputRequired {
                         input_requests: input_requests(request, elicitation),
                     },

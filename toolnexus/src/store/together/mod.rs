@@ -183,6 +183,22 @@ pub(crate) async fn fill<D: Driver + ?Sized>(
     if claim.record.is_together() {
         let turn = driver.turn_rows(&claim.run_id).await?;
         claim.other_answers = other_answers(&claim.run_id, &claim.record, &turn, driver.seal())?;
+        // each answer counts from when it was recorded, not from when the turn completed,
+        // and is who gave it
+        let rows: Vec<Option<&TurnRow>> = claim
+            .record
+            .requests()
+            .iter()
+            .map(|request| turn.iter().find(|t| t.request_id == request.id))
+            .collect();
+        claim.turn_answered_at = rows
+            .iter()
+            .map(|t| t.and_then(|t| t.answered_at).map(super::from_millis))
+            .collect();
+        claim.turn_answered_by = rows
+            .iter()
+            .map(|t| t.and_then(|t| t.answered_by.clone()))
+            .collect();
     }
     Ok(Some(claim))
 }
