@@ -184,7 +184,9 @@ macro_rules! store_conformance {
                 together_each_answer_is_checked_on_its_own,
                 together_a_worker_resumes_it_once_with_every_answer,
                 together_a_claim_before_the_last_answer_records_it_and_claims_nothing,
-                together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept);
+                together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept,
+                together_a_first_answer_recorded_before_the_run_expires_still_counts,
+                together_a_refused_park_leaves_no_run_to_answer);
         }
     };
     (@cases $make:path; $($case:ident),*) => {
@@ -337,6 +339,7 @@ mod rules;
 mod rules_loop;
 mod runs;
 mod sealed;
+mod seams;
 mod takeover;
 mod together;
 mod votes;
@@ -361,6 +364,7 @@ pub use rules::*;
 pub use rules_loop::*;
 pub use runs::*;
 pub use sealed::*;
+pub use seams::*;
 pub use takeover::*;
 pub use together::*;
 pub use votes::*;

@@ -366,7 +366,7 @@ pub async fn assert_together_answers(store: &dyn toolnexus::store::RunStore, rec
 }
 
 /// A together run halted on requests with the ids `ids` (its tool: [`together_toolkit`]).
-async fn halt_together_with_ids(ids: [&'static str; 3]) -> PendingRun {
+pub(crate) async fn halt_together_with_ids(ids: [&'static str; 3]) -> PendingRun {
     let model = FnModel::new(move |req: ModelRequest| async move {
         if req.messages.iter().any(|m| m.role == Role::Tool) {
             return Reply::text("done");

@@ -277,7 +277,12 @@ impl<D: Driver> RunStore for D {
             let info = self
                 .insert(lifecycle::park(&record, self.seal(), now_ms()))
                 .await?;
-            super::together::link(self, &record).await?;
+            if let Err(refused) = super::together::link(self, &record).await {
+                // its turn was refused (another run holds one of its requests): the run is
+                // not kept without it, where its first request alone could be answered
+                Driver::delete(self, &info.run_id).await?;
+                return Err(refused);
+            }
             if info.expires_at.is_some() {
                 // a new deadline: a worker sleeping until a later one must know
                 self.wake_workers().await?;

@@ -154,6 +154,28 @@ pub(crate) fn other_answers(
         .collect()
 }
 
+/// The answer the first request of a together run's turn has on its turn row, opened under
+/// `seal`, and when it was recorded (ms); `None` while it has none. A claim resumes with it
+/// rather than the run's `answer` column, which an expiry of the incomplete turn sets to
+/// `declined/expired` whether or not the first request was answered in time.
+///
+/// # Errors
+///
+/// [`StoreError::Corrupt`] when the kept answer does not open (an edit at rest).
+pub(crate) fn first_answer(
+    run_id: &str,
+    record: &PendingRun,
+    turn: &[TurnRow],
+    seal: &Seal,
+) -> Result<Option<(Answer, Option<i64>)>, StoreError> {
+    let first = record.pending().id.as_str();
+    turn.iter()
+        .find(|t| t.request_id == first)
+        .and_then(|t| t.answer.as_deref().map(|text| (text, t.answered_at)))
+        .map(|(text, at)| Ok((seal.open_answer(run_id, first, text)?, at)))
+        .transpose()
+}
+
 /// The turn rows a together run keeps for its requests `request_ids` (a park's, or a finish
 /// that parks again on several), in call order: each at its place, none answered.
 pub(crate) fn turn_rows(request_ids: Vec<String>) -> Vec<TurnRow> {

@@ -7,7 +7,7 @@
 //! [`Driver`]; a driver only keeps the turn rows ([`TurnDriver`]).
 
 use super::engine::Driver;
-use super::lifecycle::together::{answer_one, other_answers, turn_rows};
+use super::lifecycle::together::{answer_one, first_answer, other_answers, turn_rows};
 #[cfg(doc)]
 use super::lifecycle::together::{check_link, takes_answer};
 use super::lifecycle::{self, Change, Key};
@@ -183,6 +183,14 @@ pub(crate) async fn fill<D: Driver + ?Sized>(
     if claim.record.is_together() {
         let turn = driver.turn_rows(&claim.run_id).await?;
         claim.other_answers = other_answers(&claim.run_id, &claim.record, &turn, driver.seal())?;
+        // the first request's answer as its turn row keeps it, when it has one: a run that
+        // expired with its turn incomplete still resumes with what was recorded in time
+        if let Some((answer, at)) =
+            first_answer(&claim.run_id, &claim.record, &turn, driver.seal())?
+        {
+            claim.answer = answer;
+            claim.answered_at = at.map(super::from_millis).or(claim.answered_at);
+        }
     }
     Ok(Some(claim))
 }
