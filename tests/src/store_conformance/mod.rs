@@ -186,7 +186,10 @@ macro_rules! store_conformance {
                 together_a_claim_before_the_last_answer_records_it_and_claims_nothing,
                 together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept,
                 together_a_first_answer_recorded_before_the_run_expires_still_counts,
-                together_a_refused_park_leaves_no_run_to_answer);
+                together_a_refused_park_leaves_no_run_to_answer,
+                together_a_requesters_answer_to_a_governed_approval_in_the_turn_is_refused,
+                together_a_groups_request_in_the_turn_is_answered_only_by_the_group,
+                together_one_acceptance_does_not_answer_an_approval_needing_two_in_the_turn);
         }
     };
     (@cases $make:path; $($case:ident),*) => {

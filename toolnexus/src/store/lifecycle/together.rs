@@ -124,6 +124,32 @@ pub(crate) fn answer_one(
     })
 }
 
+/// Whether `by` may give `answer` to a request of the together run `record`, checked before
+/// anything is recorded: a request that refuses its requester refuses the run's principal,
+/// and an acceptance of an approval that needs several approvals is refused (a turn's
+/// requests keep one answer each, not votes: one acceptance must not stand for several).
+///
+/// # Errors
+///
+/// [`StoreError::NotAllowed`], nothing recorded.
+pub(crate) fn govern(record: &PendingRun, answer: &Answer, by: &str) -> Result<(), StoreError> {
+    let requests = record.requests();
+    let Some(request) = requests.iter().find(|r| r.id == answer.id) else {
+        return Ok(());
+    };
+    if request.not_by_requester() && record.principal() == Some(by) {
+        return Err(super::votes::by_requester(&answer.id, by));
+    }
+    let required = request.required_approvals();
+    if required > 1 && answer.ok {
+        return Err(StoreError::NotAllowed(format!(
+            "the answer to `{}` is refused, nothing was recorded: it needs {required} approvals, and a request of a turn parked together takes one answer; decline it, or park the turn's requests one at a time",
+            crate::limits::excerpt(&answer.id)
+        )));
+    }
+    Ok(())
+}
+
 /// The answers a claim of a together run resumes with besides its first request's, in call
 /// order, opened under `seal`: a request left unanswered (the run expired) reads as declined,
 /// `expired`.

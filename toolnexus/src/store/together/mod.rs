@@ -7,7 +7,7 @@
 //! [`Driver`]; a driver only keeps the turn rows ([`TurnDriver`]).
 
 use super::engine::Driver;
-use super::lifecycle::together::{answer_one, first_answer, other_answers, turn_rows};
+use super::lifecycle::together::{answer_one, first_answer, govern, other_answers, turn_rows};
 #[cfg(doc)]
 use super::lifecycle::together::{check_link, takes_answer};
 use super::lifecycle::{self, Change, Key};
@@ -76,17 +76,19 @@ pub(crate) async fn link_ids<D: Driver + ?Sized>(
     driver.turn_link(run_id, turn_rows(requests)).await
 }
 
-/// An answer to a request of a together run, recorded by `by` at the time it arrives: the run
-/// as it became and whether this answer completed its turn; `None` when no together run made
-/// the request (the caller answers it the usual way).
+/// An answer to a request of a together run, recorded by `by` at the time it arrives (given
+/// by `voter`, whom the request's rules check: [`govern`]): the run as it became and whether
+/// this answer completed its turn; `None` when no together run made the request (the caller
+/// answers it the usual way).
 ///
 /// # Errors
 ///
-/// As [`answer_one`]; a store failure.
+/// As [`govern`] and [`answer_one`]; a store failure.
 pub(crate) async fn answer<D: Driver + ?Sized>(
     driver: &D,
     answer: &Answer,
     by: &str,
+    voter: &str,
 ) -> StoreResult<Option<(RunInfo, bool)>> {
     let Some(run_id) = driver.turn_run(&answer.id).await? else {
         return Ok(None);
@@ -100,6 +102,7 @@ pub(crate) async fn answer<D: Driver + ?Sized>(
                     key: answer.id.clone(),
                 })?;
         let record = row.record(driver.seal())?;
+        govern(&record, answer, voter)?;
         let turn = driver.turn_rows(&run_id).await?;
         let step = answer_one(&row, &record, &turn, answer, by, driver.seal(), now_ms())?;
         let completes = step.change.set.state.is_some();
@@ -125,16 +128,17 @@ pub(crate) async fn answer<D: Driver + ?Sized>(
     )))
 }
 
-/// A claim of a together run by `owner` with `answer`: the answer is recorded; the run is
+/// A claim of a together run by `owner` with `answer` (given by `voter`): the answer is recorded; the run is
 /// claimed when it completes the turn (else [`StoreError::Conflict`] says how many requests
 /// still wait, the answer kept). `None`: no together run made the request.
 pub(crate) async fn claim<D: Driver + ?Sized>(
     driver: &D,
     answer: &Answer,
     owner: &str,
+    voter: &str,
     until: i64,
 ) -> StoreResult<Option<Claim>> {
-    let Some((info, completes)) = self::answer(driver, answer, owner).await? else {
+    let Some((info, completes)) = self::answer(driver, answer, owner, voter).await? else {
         return Ok(None);
     };
     if !completes {
