@@ -168,7 +168,8 @@ macro_rules! store_conformance {
             $crate::store_conformance!(@cases super::$make;
                 a_group_lists_and_answers_only_its_own_requests,
                 an_escalated_request_answered_in_time_runs_the_tool_once,
-                the_last_steps_deadline_declines, two_sweeps_escalate_each_run_once);
+                the_last_steps_deadline_declines, two_sweeps_escalate_each_run_once,
+                a_late_answer_before_the_sweep_does_not_skip_the_escalation);
             $crate::store_conformance!(@cases super::$notifying;
                 an_escalation_notifies_each_notifier_once);
         }

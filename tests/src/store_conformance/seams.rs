@@ -48,7 +48,7 @@ pub async fn together_a_first_answer_recorded_before_the_run_expires_still_count
         .unwrap();
     assert!(recorded < deadline, "the test answered in time");
     sleep_past(deadline).await;
-    assert_eq!(store.expire().await.unwrap(), [parked.run_id.clone()]);
+    assert_eq!(store.expire().await.unwrap(), vec![parked.run_id.clone()]);
     let late = store.submit(&Answer::accept(&ids[2], "12A"), "carol").await;
     assert_eq!(
         late.unwrap_err(),
