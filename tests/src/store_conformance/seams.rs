@@ -118,7 +118,12 @@ pub async fn together_a_refused_park_leaves_no_run_to_answer(make: Make) {
 
 /// A run of `alice` halted together on two requests: `first?` (an input) and `second`, the
 /// request the second call suspends with.
-async fn halt_together_with(second: toolnexus::Request) -> PendingRun {
+async fn halt_together_with(second: Request) -> PendingRun {
+    halt_together_on(Request::input("first?"), second).await
+}
+
+/// A run of `alice` halted together on the requests `first` and `second`.
+async fn halt_together_on(first: Request, second: Request) -> PendingRun {
     let model = FnModel::new(|req: ModelRequest| async move {
         if req.messages.iter().any(|m| m.role == Role::Tool) {
             return Reply::text("done");
@@ -129,10 +134,10 @@ async fn halt_together_with(second: toolnexus::Request) -> PendingRun {
     let ask = FnTool::builder("ask")
         .description("Asks.")
         .handler(move |args, _| {
-            let second = second.clone();
+            let (first, second) = (first.clone(), second.clone());
             async move {
                 if args["n"] == 0 {
-                    ToolResult::suspended(Request::input("first?"))
+                    ToolResult::suspended(first)
                 } else {
                     ToolResult::suspended(second)
                 }
@@ -264,4 +269,39 @@ pub async fn together_one_acceptance_does_not_answer_an_approval_needing_two_in_
         .await
         .unwrap();
     assert_eq!(info.state, RunState::Answered);
+}
+
+/// The first request of a together turn escalates at its deadline (the run's): the next
+/// group's answer before the new deadline is recorded as given, not as late by the
+/// request's original `expiresAt` (the record keeps the request as it was sealed), and the
+/// run resumes with it.
+pub async fn together_an_escalated_first_request_takes_the_next_groups_answer_in_time(make: Make) {
+    use toolnexus::store::Answerer;
+    let s = subject!(make, LEASE);
+    let store = s.store();
+    let pay = Request::approval("Pay?")
+        .with_approvers("finance")
+        .expires_in(Duration::from_millis(300))
+        .escalate_to("cfo", Duration::from_secs(30));
+    let original = pay.expires_at_time().unwrap();
+    let record = halt_together_on(pay, Request::input("second?")).await;
+    let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+    let parked = store.park(record).await.unwrap();
+    sleep_past(original).await;
+    assert_eq!(store.expire().await.unwrap(), Vec::<String>::new());
+    let escalated = store.info(&parked.run_id).await.unwrap().unwrap();
+    assert_eq!(escalated.approvers.as_deref(), Some("cfo"));
+    let cathy = Answerer::new("cathy").in_groups(["cfo"]);
+    let info = store
+        .submit_as(&Answer::accept(&ids[0], true), &cathy)
+        .await
+        .unwrap();
+    assert_eq!(info.state, RunState::Parked, "the second request waits");
+    let info = store
+        .submit(&Answer::accept(&ids[1], "two"), "bob")
+        .await
+        .unwrap();
+    assert_eq!(info.state, RunState::Answered);
+    let claim = store.claim_next("worker").await.unwrap().expect("answered");
+    assert_eq!(claim.answer, Answer::accept(&ids[0], true));
 }

@@ -66,12 +66,18 @@ pub(crate) fn answer_one(
             run_id: row.run_id.clone(),
         });
     };
-    // past its own deadline: recorded declined (expired), the answer refused
-    let late = request.expires_at.as_ref().is_some_and(|_| {
-        request
-            .expires_at_time()
-            .is_none_or(|at| crate::store::millis(at) <= now)
-    });
+    // past its own deadline: recorded declined (expired), the answer refused; the run's own
+    // request by the row's deadline, which an escalation moves (the record keeps the request
+    // as it was sealed)
+    let late = if request.id == row.request_id {
+        row.expires_at.is_some_and(|at| at <= now)
+    } else {
+        request.expires_at.as_ref().is_some_and(|_| {
+            request
+                .expires_at_time()
+                .is_none_or(|at| crate::store::millis(at) <= now)
+        })
+    };
     let (kept, refused) = if late {
         (
             Answer::decline(&answer.id, DeclineReason::Expired),
