@@ -305,3 +305,31 @@ pub async fn together_an_escalated_first_request_takes_the_next_groups_answer_in
     let claim = store.claim_next("worker").await.unwrap().expect("answered");
     assert_eq!(claim.answer, Answer::accept(&ids[0], true));
 }
+
+/// A deleted together run lets go of every request of its turn, as a deleted run lets go of
+/// its request: they find nothing, and a new run may park on the same ids and take their
+/// answers.
+pub async fn together_a_deleted_runs_requests_are_free_again(make: Make) {
+    let s = subject!(make, LEASE);
+    let store = s.store();
+    let gone = store
+        .park(halt_together_with_ids(["d1", "d2", "d3"]).await)
+        .await
+        .unwrap();
+    assert!(store.delete(&gone.run_id).await.unwrap());
+    assert!(store.get_by_request("d2").await.unwrap().is_none());
+    let again = store
+        .park(halt_together_with_ids(["d1", "d2", "d3"]).await)
+        .await
+        .unwrap();
+    assert_ne!(again.run_id, gone.run_id);
+    for id in ["d3", "d2"] {
+        let info = store.submit(&Answer::accept(id, 1), "sam").await.unwrap();
+        assert_eq!(
+            (info.run_id.as_str(), info.state),
+            (again.run_id.as_str(), RunState::Parked)
+        );
+    }
+    let info = store.submit(&Answer::accept("d1", 1), "sam").await.unwrap();
+    assert_eq!(info.state, RunState::Answered);
+}
