@@ -192,7 +192,8 @@ macro_rules! store_conformance {
                 together_a_groups_request_in_the_turn_is_answered_only_by_the_group,
                 together_one_acceptance_does_not_answer_an_approval_needing_two_in_the_turn,
                 together_an_escalated_first_request_takes_the_next_groups_answer_in_time,
-                together_a_deleted_runs_requests_are_free_again);
+                together_a_deleted_runs_requests_are_free_again,
+                together_a_finish_parking_on_a_held_request_is_refused_and_changes_nothing);
         }
     };
     (@cases $make:path; $($case:ident),*) => {

@@ -333,3 +333,70 @@ pub async fn together_a_deleted_runs_requests_are_free_again(make: Make) {
     let info = store.submit(&Answer::accept("d1", 1), "sam").await.unwrap();
     assert_eq!(info.state, RunState::Answered);
 }
+
+/// A client and toolkit whose run asks `b0` alone, then, once answered, `y1`, `x2` and `y3`
+/// together (each request's id is the `name` its call asks for).
+fn asks_again_together() -> (Client, Toolkit) {
+    let model = FnModel::new(|req: ModelRequest| async move {
+        let ask = |id: &str| serde_json::json!({"name": id});
+        match req.messages.iter().filter(|m| m.role == Role::Tool).count() {
+            0 => Reply::tool_call("ask", ask("b0")),
+            1 => Reply::tool_call("ask", ask("y1"))
+                .with_call("ask", ask("x2"))
+                .with_call("ask", ask("y3")),
+            _ => Reply::text("done"),
+        }
+    });
+    let ask = FnTool::builder("ask")
+        .description("Asks, the request's id its `name`.")
+        .handler(|args, ctx| async move {
+            if ctx.answer().is_some() {
+                return ToolResult::success("ok");
+            }
+            let id = args["name"].as_str().unwrap_or_default().to_owned();
+            ToolResult::suspended(Request::input(format!("{id}?")).with_id(id))
+        })
+        .build()
+        .expect("the tool builds");
+    let client = Client::builder(model)
+        .model_name("conformance")
+        .questions_together(true)
+        .build()
+        .expect("the client builds");
+    (
+        client,
+        Toolkit::builder().tool(ask).build().expect("the toolkit"),
+    )
+}
+
+/// A finish that parks a run again on a turn one of whose requests another run holds is
+/// refused as a park is, before anything changes: the run is not left parked on its new first
+/// request without its turn (answerable on its own), and the holder keeps its request.
+pub async fn together_a_finish_parking_on_a_held_request_is_refused_and_changes_nothing(
+    make: Make,
+) {
+    let s = subject!(make, LEASE);
+    let store = s.store();
+    let holder = store
+        .park(halt_together_with_ids(["x1", "x2", "x3"]).await)
+        .await
+        .unwrap();
+    let (client, toolkit) = asks_again_together();
+    let halted = client.run("Ask.", &toolkit).await.expect("the run halts");
+    let run = store
+        .park(PendingRun::try_from(halted).expect("a record"))
+        .await
+        .unwrap();
+    let claim = store.claim(&Answer::accept("b0", 1), "w").await.unwrap();
+    let resumed = client.resume_claim(store, &claim, &toolkit).await;
+    assert!(resumed.is_err(), "{resumed:?}");
+    assert!(
+        store.get_by_request("y1").await.unwrap().is_none(),
+        "not parked on the refused turn"
+    );
+    let info = store.info(&run.run_id).await.unwrap().unwrap();
+    assert_ne!(info.state, RunState::Parked, "{info:?}");
+    assert_eq!(info.request_id, "b0");
+    let held = store.get_by_request("x2").await.unwrap().expect("kept");
+    assert_eq!(held.info.run_id, holder.run_id);
+}

@@ -297,6 +297,10 @@ async fn stored<D: Driver>(driver: &D, key: Key) -> StoreResult<Option<StoredRun
 impl<D: Driver> RunStore for D {
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
+            if record.is_together() {
+                let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+                super::together::check_free(self, record.run_id(), &ids).await?;
+            }
             let info = self
                 .insert(lifecycle::park(&record, self.seal(), now_ms()))
                 .await?;
@@ -460,6 +464,8 @@ impl<D: Driver> RunStore for D {
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
             let together: Vec<String> = result.pending_all.iter().map(|r| r.id.clone()).collect();
+            // a turn another run holds a request of: refused before the finish changes anything
+            super::together::check_free(self, &claim.run_id, &together).await?;
             let outcome = Outcome::of(&claim.run_id, result, self.seal())?;
             let change = lifecycle::finish(claim, outcome, now_ms());
             let info = self.apply(claim, change).await?.ok_or_else(|| {

@@ -54,6 +54,34 @@ pub(crate) trait TurnDriver {
 /// How many times an answer is tried again when other answers to its run came between.
 const TRIES: usize = 32;
 
+/// Refuses, before anything is kept, a turn of run `run_id` one of whose `requests` another
+/// run holds (the request of its row, now or before, or of its turn): request ids name one
+/// run. One read per request, made only for a turn parked together (a park's or a finish's);
+/// the link itself checks again in its own step.
+///
+/// # Errors
+///
+/// [`StoreError::Conflict`] naming the first such request; a store failure.
+pub(crate) async fn check_free<D: Driver + ?Sized>(
+    driver: &D,
+    run_id: &str,
+    requests: &[String],
+) -> StoreResult<()> {
+    for id in requests {
+        let held = match driver.turn_run(id).await? {
+            Some(holder) => holder != run_id,
+            None => driver
+                .row(Key::Request(id.clone()))
+                .await?
+                .is_some_and(|row| row.run_id != run_id),
+        };
+        if held {
+            return Err(lifecycle::park_conflict(run_id, id, false));
+        }
+    }
+    Ok(())
+}
+
 /// Keeps the turn rows of a together `record` just parked (nothing for another record).
 pub(crate) async fn link<D: Driver + ?Sized>(driver: &D, record: &PendingRun) -> StoreResult<()> {
     if !record.is_together() {
