@@ -14,9 +14,17 @@ use toolnexus::{
 };
 
 use super::{
-    LEASE, Make, halt_together_expiring, halt_together_with_ids, make_subject, together_client,
-    together_toolkit,
+    LEASE, Make, ask_by_id, halt_together_expiring, halt_together_with_ids, make_subject,
+    together_client, together_toolkit,
 };
+
+/// Asserts that `result` is a refusal as [`StoreError::NotAllowed`].
+fn refused<T: std::fmt::Debug>(result: &Result<T, StoreError>) {
+    assert!(
+        matches!(result, Err(StoreError::NotAllowed(_))),
+        "{result:?}"
+    );
+}
 
 /// Sleeps until just past `at`.
 async fn sleep_past(at: SystemTime) {
@@ -179,16 +187,8 @@ pub async fn together_a_requesters_answer_to_a_governed_approval_in_the_turn_is_
     };
     let store = s.store();
     let yes = Answer::accept(&ids[1], true);
-    let by_submit = store.submit(&yes, "alice").await;
-    assert!(
-        matches!(by_submit, Err(StoreError::NotAllowed(_))),
-        "{by_submit:?}"
-    );
-    let by_claim = store.claim_answered_by(&yes, "worker", "alice").await;
-    assert!(
-        matches!(by_claim, Err(StoreError::NotAllowed(_))),
-        "{by_claim:?}"
-    );
+    refused(&store.submit(&yes, "alice").await);
+    refused(&store.claim_answered_by(&yes, "worker", "alice").await);
     // nothing was recorded: bob's answer is the request's first
     let info = store.submit(&yes, "bob").await.unwrap();
     assert_eq!(
@@ -214,20 +214,13 @@ pub async fn together_a_groups_request_in_the_turn_is_answered_only_by_the_group
     };
     let store = s.store();
     let yes = Answer::accept(&ids[1], true);
-    let plain = store.submit(&yes, "bob").await;
-    assert!(matches!(plain, Err(StoreError::NotAllowed(_))), "{plain:?}");
-    let outsider = store
-        .submit_as(&yes, &Answerer::new("eve").in_groups(["sales"]))
-        .await;
-    assert!(
-        matches!(outsider, Err(StoreError::NotAllowed(_))),
-        "{outsider:?}"
+    refused(&store.submit(&yes, "bob").await);
+    refused(
+        &store
+            .submit_as(&yes, &Answerer::new("eve").in_groups(["sales"]))
+            .await,
     );
-    let unknown = store.claim_answered_by(&yes, "worker", "bob").await;
-    assert!(
-        matches!(unknown, Err(StoreError::NotAllowed(_))),
-        "{unknown:?}"
-    );
+    refused(&store.claim_answered_by(&yes, "worker", "bob").await);
     let info = store
         .submit_as(&yes, &Answerer::new("fay").in_groups(["finance"]))
         .await
@@ -256,8 +249,7 @@ pub async fn together_one_acceptance_does_not_answer_an_approval_needing_two_in_
         return;
     };
     let store = s.store();
-    let one = store.submit(&Answer::accept(&ids[1], true), "bob").await;
-    assert!(matches!(one, Err(StoreError::NotAllowed(_))), "{one:?}");
+    refused(&store.submit(&Answer::accept(&ids[1], true), "bob").await);
     let info = store
         .submit(&Answer::accept(&ids[0], "x"), "carol")
         .await
@@ -347,26 +339,12 @@ fn asks_again_together() -> (Client, Toolkit) {
             _ => Reply::text("done"),
         }
     });
-    let ask = FnTool::builder("ask")
-        .description("Asks, the request's id its `name`.")
-        .handler(|args, ctx| async move {
-            if ctx.answer().is_some() {
-                return ToolResult::success("ok");
-            }
-            let id = args["name"].as_str().unwrap_or_default().to_owned();
-            ToolResult::suspended(Request::input(format!("{id}?")).with_id(id))
-        })
-        .build()
-        .expect("the tool builds");
     let client = Client::builder(model)
         .model_name("conformance")
         .questions_together(true)
         .build()
         .expect("the client builds");
-    (
-        client,
-        Toolkit::builder().tool(ask).build().expect("the toolkit"),
-    )
+    (client, ask_by_id())
 }
 
 /// A finish that parks a run again on a turn one of whose requests another run holds is
