@@ -332,6 +332,36 @@ pub async fn the_last_steps_deadline_declines(make: Make) {
     assert_eq!(payer.ran.load(Ordering::SeqCst), 0);
 }
 
+/// An answer arriving after a step's deadline but before the sweep escalates the request is
+/// refused as late for its group, and leaves the run to the sweep: it escalates (it does not
+/// expire, its plan skipped), and the next group's answer runs the tool once.
+pub async fn a_late_answer_before_the_sweep_does_not_skip_the_escalation(make: Make) {
+    let s = subject!(make);
+    let store = &s.handles[0];
+    let payer = Payer::new(Some("finance"), 300, &[("cfo", 20_000)]);
+    let (info, request) = payer.park(store.as_ref()).await;
+    sleep_until(request.expires_at_time().unwrap() + Duration::from_millis(50)).await;
+    let answer = request.accept(json!({}));
+    assert_eq!(
+        store.submit_as(&answer, &ann()).await,
+        Err(StoreError::Expired {
+            run_id: info.run_id.clone()
+        }),
+        "late for finance"
+    );
+    let waiting = store.info(&info.run_id).await.unwrap().unwrap();
+    assert_eq!(waiting.state, RunState::Parked, "left to the sweep");
+    assert_eq!(events(&waiting, RunEventKind::Expired), 0);
+    assert_eq!(store.expire().await.unwrap(), Vec::<String>::new());
+    let escalated = store.info(&info.run_id).await.unwrap().unwrap();
+    assert_eq!(escalated.approvers.as_deref(), Some("cfo"));
+    assert_eq!(escalated.state, RunState::Parked);
+    store.submit_as(&answer, &cathy()).await.unwrap();
+    let run = payer.resumed(store, &info.run_id).await;
+    assert_eq!(run.result.expect("a result").text, "done: paid");
+    assert_eq!(payer.ran.load(Ordering::SeqCst), 1, "the tool ran once");
+}
+
 /// Two sweeps over the same due runs (two workers, two handles) escalate each run exactly once.
 pub async fn two_sweeps_escalate_each_run_once(make: Make) {
     let s = subject!(make);

@@ -168,7 +168,8 @@ macro_rules! store_conformance {
             $crate::store_conformance!(@cases super::$make;
                 a_group_lists_and_answers_only_its_own_requests,
                 an_escalated_request_answered_in_time_runs_the_tool_once,
-                the_last_steps_deadline_declines, two_sweeps_escalate_each_run_once);
+                the_last_steps_deadline_declines, two_sweeps_escalate_each_run_once,
+                a_late_answer_before_the_sweep_does_not_skip_the_escalation);
             $crate::store_conformance!(@cases super::$notifying;
                 an_escalation_notifies_each_notifier_once);
         }
@@ -184,7 +185,15 @@ macro_rules! store_conformance {
                 together_each_answer_is_checked_on_its_own,
                 together_a_worker_resumes_it_once_with_every_answer,
                 together_a_claim_before_the_last_answer_records_it_and_claims_nothing,
-                together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept);
+                together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept,
+                together_a_first_answer_recorded_before_the_run_expires_still_counts,
+                together_a_refused_park_leaves_no_run_to_answer,
+                together_a_requesters_answer_to_a_governed_approval_in_the_turn_is_refused,
+                together_a_groups_request_in_the_turn_is_answered_only_by_the_group,
+                together_one_acceptance_does_not_answer_an_approval_needing_two_in_the_turn,
+                together_an_escalated_first_request_takes_the_next_groups_answer_in_time,
+                together_a_deleted_runs_requests_are_free_again,
+                together_a_finish_parking_on_a_held_request_is_refused_and_changes_nothing);
         }
     };
     (@cases $make:path; $($case:ident),*) => {
@@ -337,6 +346,7 @@ mod rules;
 mod rules_loop;
 mod runs;
 mod sealed;
+mod seams;
 mod takeover;
 mod together;
 mod votes;
@@ -361,6 +371,7 @@ pub use rules::*;
 pub use rules_loop::*;
 pub use runs::*;
 pub use sealed::*;
+pub use seams::*;
 pub use takeover::*;
 pub use together::*;
 pub use votes::*;

@@ -365,8 +365,24 @@ pub async fn assert_together_answers(store: &dyn toolnexus::store::RunStore, rec
     }
 }
 
-/// A together run halted on requests with the ids `ids` (its tool: [`together_toolkit`]).
-async fn halt_together_with_ids(ids: [&'static str; 3]) -> PendingRun {
+/// The toolkit of `ask`, whose request's id is the `name` it asks for (`ok` once answered).
+pub(crate) fn ask_by_id() -> Toolkit {
+    let ask = FnTool::builder("ask")
+        .description("Asks, the request's id its `name`.")
+        .handler(|args, ctx| async move {
+            if ctx.answer().is_some() {
+                return ToolResult::success("ok");
+            }
+            let id = args["name"].as_str().unwrap_or_default().to_owned();
+            ToolResult::suspended(Request::input(format!("{id}?")).with_id(id))
+        })
+        .build()
+        .expect("the tool builds");
+    Toolkit::builder().tool(ask).build().expect("the toolkit")
+}
+
+/// A together run halted on requests with the ids `ids` (its tool: [`ask_by_id`]).
+pub(crate) async fn halt_together_with_ids(ids: [&'static str; 3]) -> PendingRun {
     let model = FnModel::new(move |req: ModelRequest| async move {
         if req.messages.iter().any(|m| m.role == Role::Tool) {
             return Reply::text("done");
@@ -376,20 +392,12 @@ async fn halt_together_with_ids(ids: [&'static str; 3]) -> PendingRun {
             .with_call("ask", ask(ids[1]))
             .with_call("ask", ask(ids[2]))
     });
-    let ask = FnTool::builder("ask")
-        .description("Asks, the request's id its `name`.")
-        .handler(|args, _| async move {
-            let id = args["name"].as_str().unwrap_or_default().to_owned();
-            ToolResult::suspended(Request::input(format!("{id}?")).with_id(id))
-        })
-        .build()
-        .expect("the tool builds");
     let client = Client::builder(model)
         .model_name("conformance")
         .questions_together(true)
         .build()
         .expect("the client builds");
-    let toolkit = Toolkit::builder().tool(ask).build().expect("the toolkit");
+    let toolkit = ask_by_id();
     let result = client
         .run("Book it.", &toolkit)
         .await

@@ -181,7 +181,7 @@ async fn submit_by<D: Driver>(
     check_group(driver, answer, answerer).await?;
     let answer = checked_answer(driver, answer, by, granted).await?;
     // a request of a run parked with every request of its turn: recorded on its own
-    if let Some((info, _)) = super::together::answer(driver, &answer, by).await? {
+    if let Some((info, _)) = super::together::answer(driver, &answer, by, by).await? {
         return Ok(info);
     }
     let how = Answering::Submit { by: by.to_owned() };
@@ -214,7 +214,7 @@ async fn claim_as<D: Driver>(
     }
     // a request of a run parked with every request of its turn: recorded on its own, claimed
     // with the last
-    if let Some(claim) = super::together::claim(driver, answer, owner, lease_end).await? {
+    if let Some(claim) = super::together::claim(driver, answer, owner, by, lease_end).await? {
         return Ok(claim);
     }
     match super::ballot::cast(driver, answer, &how, by).await? {
@@ -252,17 +252,40 @@ async fn check_group<D: Driver>(
     answer: &Answer,
     answerer: Option<&super::Answerer>,
 ) -> StoreResult<()> {
-    let Some(row) = driver.row(Key::Request(answer.id.clone())).await? else {
-        return Ok(());
-    };
-    if row.request_id != answer.id {
-        return Ok(());
-    }
-    match (answerer, row.approvers.as_deref()) {
+    match (answerer, group_of(driver, &answer.id).await?.as_deref()) {
         (_, None) => Ok(()),
         (None, Some(group)) => Err(super::answerer::unchecked(&answer.id, group)),
         (Some(answerer), group) => answerer.check(&answer.id, group),
     }
+}
+
+/// The group that may answer request `request_id` now: the row's (an escalation moves it)
+/// for the request its run waits on, the one the request names for a later request of a
+/// turn parked together; `None` when it names none or no run waits on it (an unreadable
+/// record: the answer's own path says so).
+async fn group_of<D: Driver>(driver: &D, request_id: &str) -> StoreResult<Option<String>> {
+    if let Some(row) = driver.row(Key::Request(request_id.to_owned())).await?
+        && row.request_id == request_id
+    {
+        return Ok(row.approvers);
+    }
+    let Some(run_id) = driver.turn_run(request_id).await? else {
+        return Ok(None);
+    };
+    let Some(row) = driver.row(Key::Run(run_id)).await? else {
+        return Ok(None);
+    };
+    if row.request_id == request_id {
+        return Ok(row.approvers);
+    }
+    let Ok(record) = row.record(driver.seal()) else {
+        return Ok(None);
+    };
+    Ok(record
+        .requests()
+        .iter()
+        .find(|r| r.id == request_id)
+        .and_then(|r| r.approvers().map(str::to_owned)))
 }
 
 /// The run kept under `key`, opened under the driver's seal.
@@ -274,10 +297,19 @@ async fn stored<D: Driver>(driver: &D, key: Key) -> StoreResult<Option<StoredRun
 impl<D: Driver> RunStore for D {
     fn park(&self, record: PendingRun) -> BoxFuture<'_, StoreResult<RunInfo>> {
         Box::pin(async move {
+            if record.is_together() {
+                let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
+                super::together::check_free(self, record.run_id(), &ids).await?;
+            }
             let info = self
                 .insert(lifecycle::park(&record, self.seal(), now_ms()))
                 .await?;
-            super::together::link(self, &record).await?;
+            if let Err(refused) = super::together::link(self, &record).await {
+                // its turn was refused (another run holds one of its requests): the run is
+                // not kept without it, where its first request alone could be answered
+                Driver::delete(self, &info.run_id).await?;
+                return Err(refused);
+            }
             if info.expires_at.is_some() {
                 // a new deadline: a worker sleeping until a later one must know
                 self.wake_workers().await?;
@@ -323,11 +355,8 @@ impl<D: Driver> RunStore for D {
         Box::pin(async move {
             check_submit(answer, answered_by)?;
             // a person whose groups are unknown here answers no grouped request
-            if let Some(row) = self.row(Key::Request(answer.id.clone())).await?
-                && row.request_id == answer.id
-                && let Some(group) = row.approvers.as_deref()
-            {
-                return Err(super::answerer::groups_unknown(&answer.id, group));
+            if let Some(group) = group_of(self, &answer.id).await? {
+                return Err(super::answerer::groups_unknown(&answer.id, &group));
             }
             claim_as(self, answer, owner, answered_by).await
         })
@@ -435,6 +464,8 @@ impl<D: Driver> RunStore for D {
     ) -> BoxFuture<'a, StoreResult<RunInfo>> {
         Box::pin(async move {
             let together: Vec<String> = result.pending_all.iter().map(|r| r.id.clone()).collect();
+            // a turn another run holds a request of: refused before the finish changes anything
+            super::together::check_free(self, &claim.run_id, &together).await?;
             let outcome = Outcome::of(&claim.run_id, result, self.seal())?;
             let change = lifecycle::finish(claim, outcome, now_ms());
             let info = self.apply(claim, change).await?.ok_or_else(|| {

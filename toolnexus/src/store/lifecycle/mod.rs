@@ -385,7 +385,7 @@ pub(crate) fn answered(
 
 /// Why an answer to `request_id` was refused, from the row that waits (or last waited) on it,
 /// and the expiry to apply with the refusal when the run was parked but past `expiresAt` at
-/// `now`. `current`: the row whose current request it is; `past`: a row that waited on it
+/// `now` with no escalation step left (a step left is the sweep's to take, [`at_deadline`]). `current`: the row whose current request it is; `past`: a row that waited on it
 /// before its current request; neither: [`StoreError::NotFound`].
 pub(crate) fn refuse_answer(
     current: Option<&RawRow>,
@@ -412,12 +412,14 @@ pub(crate) fn refuse_answer(
     if state != RunState::Parked {
         return (refusal(&row.run_id, request_id, state), None);
     }
-    // parked but past `expiresAt`: the answer becomes declined/expired
+    // parked but past `expiresAt`: the answer becomes declined/expired, unless the request
+    // escalates: then the sweep hands it on (with the step's notifications), not this refusal
+    let escalates = at_deadline(&row.due(), seal, now).set.escalate.is_some();
     (
         StoreError::Expired {
             run_id: row.run_id.clone(),
         },
-        Some(expire(row, seal, now)),
+        (!escalates).then(|| expire(row, seal, now)),
     )
 }
 

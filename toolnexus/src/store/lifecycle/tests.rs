@@ -200,6 +200,19 @@ fn an_answer_past_the_deadline_is_refused_and_expires_the_run() {
 }
 
 #[test]
+fn an_answer_past_a_deadline_with_an_escalation_step_left_leaves_the_run_to_the_sweep() {
+    let seal = Seal::default();
+    let mut row = park(&record(true), &seal, NOW).row;
+    row.escalate = Some(r#"[{"step":1,"approvers":"cfo","at":2000000}]"#.to_owned());
+    let (error, change) = refuse_answer(Some(&row), None, &row.request_id, &seal, NOW);
+    assert!(matches!(error, StoreError::Expired { run_id } if run_id == row.run_id));
+    assert!(
+        change.is_none(),
+        "the sweep escalates it, with its notifications"
+    );
+}
+
+#[test]
 fn an_expiry_applies_to_a_parked_run_only() {
     let seal = Seal::default();
     let (mut taken, _) = claimed(&parked(), "w1");

@@ -66,12 +66,18 @@ pub(crate) fn answer_one(
             run_id: row.run_id.clone(),
         });
     };
-    // past its own deadline: recorded declined (expired), the answer refused
-    let late = request.expires_at.as_ref().is_some_and(|_| {
-        request
-            .expires_at_time()
-            .is_none_or(|at| crate::store::millis(at) <= now)
-    });
+    // past its own deadline: recorded declined (expired), the answer refused; the run's own
+    // request by the row's deadline, which an escalation moves (the record keeps the request
+    // as it was sealed)
+    let late = if request.id == row.request_id {
+        row.expires_at.is_some_and(|at| at <= now)
+    } else {
+        request.expires_at.as_ref().is_some_and(|_| {
+            request
+                .expires_at_time()
+                .is_none_or(|at| crate::store::millis(at) <= now)
+        })
+    };
     let (kept, refused) = if late {
         (
             Answer::decline(&answer.id, DeclineReason::Expired),
@@ -124,6 +130,32 @@ pub(crate) fn answer_one(
     })
 }
 
+/// Whether `by` may give `answer` to a request of the together run `record`, checked before
+/// anything is recorded: a request that refuses its requester refuses the run's principal,
+/// and an acceptance of an approval that needs several approvals is refused (a turn's
+/// requests keep one answer each, not votes: one acceptance must not stand for several).
+///
+/// # Errors
+///
+/// [`StoreError::NotAllowed`], nothing recorded.
+pub(crate) fn govern(record: &PendingRun, answer: &Answer, by: &str) -> Result<(), StoreError> {
+    let requests = record.requests();
+    let Some(request) = requests.iter().find(|r| r.id == answer.id) else {
+        return Ok(());
+    };
+    if request.not_by_requester() && record.principal() == Some(by) {
+        return Err(super::votes::by_requester(&answer.id, by));
+    }
+    let required = request.required_approvals();
+    if required > 1 && answer.ok {
+        return Err(StoreError::NotAllowed(format!(
+            "the answer to `{}` is refused, nothing was recorded: it needs {required} approvals, and a request of a turn parked together takes one answer; decline it, or park the turn's requests one at a time",
+            crate::limits::excerpt(&answer.id)
+        )));
+    }
+    Ok(())
+}
+
 /// The answers a claim of a together run resumes with besides its first request's, in call
 /// order, opened under `seal`: a request left unanswered (the run expired) reads as declined,
 /// `expired`.
@@ -152,6 +184,28 @@ pub(crate) fn other_answers(
             }
         })
         .collect()
+}
+
+/// The answer the first request of a together run's turn has on its turn row, opened under
+/// `seal`, and when it was recorded (ms); `None` while it has none. A claim resumes with it
+/// rather than the run's `answer` column, which an expiry of the incomplete turn sets to
+/// `declined/expired` whether or not the first request was answered in time.
+///
+/// # Errors
+///
+/// [`StoreError::Corrupt`] when the kept answer does not open (an edit at rest).
+pub(crate) fn first_answer(
+    run_id: &str,
+    record: &PendingRun,
+    turn: &[TurnRow],
+    seal: &Seal,
+) -> Result<Option<(Answer, Option<i64>)>, StoreError> {
+    let first = record.pending().id.as_str();
+    turn.iter()
+        .find(|t| t.request_id == first)
+        .and_then(|t| t.answer.as_deref().map(|text| (text, t.answered_at)))
+        .map(|(text, at)| Ok((seal.open_answer(run_id, first, text)?, at)))
+        .transpose()
 }
 
 /// The turn rows a together run keeps for its requests `request_ids` (a park's, or a finish

@@ -34,7 +34,7 @@ pub(crate) enum Ballot {
 }
 
 /// The refusal of an answer by the run's own principal to a request that refuses it.
-fn by_requester(request_id: &str, by: &str) -> StoreError {
+pub(crate) fn by_requester(request_id: &str, by: &str) -> StoreError {
     StoreError::NotAllowed(format!(
         "the answer to `{}` is refused, nothing was recorded: `{}` asked for this call (the run's principal) and the request may not be answered by its requester (notByRequester); someone else must answer it",
         crate::limits::excerpt(request_id),

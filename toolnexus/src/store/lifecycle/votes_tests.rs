@@ -231,3 +231,34 @@ fn an_expired_request_takes_no_vote() {
     // the ordinary answer refuses it and expires the run
     assert!(matches!(ballot, Ballot::Answer), "{ballot:?}");
 }
+
+#[test]
+fn a_vote_sealed_under_a_key_since_retired_still_counts_after_rotation() {
+    use crate::run::SealKey;
+    let old = || SealKey::new("k-old", [1u8; 32]).unwrap();
+    let new = || SealKey::new("k-new", [2u8; 32]).unwrap();
+    let before = Seal::new(old(), []);
+    let rotated = Seal::new(new(), [old()]);
+    let mut row = park(&record(2), &before, NOW).row;
+    let accept = Answer::accept(&row.request_id, json!({}));
+    let ballot = vote(&row, &accept, &submit("bob"), "bob", &before, NOW).unwrap();
+    let Ballot::Wait { change, .. } = ballot else {
+        panic!("bob's vote waits: {ballot:?}")
+    };
+    assert!(change.apply(&mut row));
+    // the keys rotate: carol's vote, read under the new key with the old one retired,
+    // counts bob's and reaches the count
+    let ballot = vote(&row, &accept, &submit("carol"), "carol", &rotated, NOW + 1).unwrap();
+    let Ballot::Reached(change) = ballot else {
+        panic!("carol's vote reaches the count: {ballot:?}")
+    };
+    assert!(change.apply(&mut row));
+    let voters: Vec<String> = row
+        .votes(&Seal::new(new(), []))
+        .expect("the votes are sealed again under the current key")
+        .into_iter()
+        .map(|v| v.by)
+        .collect();
+    assert_eq!(voters, ["bob", "carol"]);
+    assert_eq!(row.answer(&rotated).unwrap(), Some(accept));
+}

@@ -271,6 +271,7 @@ impl MemoryStore {
             rows.by_request.remove(&row.request_id);
         }
         rows.past_requests.retain(|_, run| *run != row.run_id);
+        rows.turn.retain(|_, (run, _)| *run != row.run_id);
         drop(rows);
         self.changed();
         true

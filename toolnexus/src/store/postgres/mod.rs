@@ -419,6 +419,12 @@ impl Driver for PostgresStore {
             tx.execute(&runs().delete_past, &[&run_id])
                 .await
                 .map_err(|e| pg(&e))?;
+            tx.execute(
+                &crate::store::sql::numbered(crate::store::together::sql::DELETE, placeholder),
+                &[&run_id],
+            )
+            .await
+            .map_err(|e| pg(&e))?;
             tx.commit().await.map_err(|e| pg(&e))?;
             Ok(n == 1)
         })

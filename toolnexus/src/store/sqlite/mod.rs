@@ -404,6 +404,8 @@ impl Driver for SqliteStore {
             let n = tx.execute(&runs().delete, [&run_id]).map_err(backend)?;
             tx.execute(&runs().delete_past, [&run_id])
                 .map_err(backend)?;
+            tx.execute(crate::store::together::sql::DELETE, [&run_id])
+                .map_err(backend)?;
             tx.commit()?;
             Ok(n == 1)
         }))

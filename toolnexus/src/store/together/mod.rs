@@ -7,7 +7,7 @@
 //! [`Driver`]; a driver only keeps the turn rows ([`TurnDriver`]).
 
 use super::engine::Driver;
-use super::lifecycle::together::{answer_one, other_answers, turn_rows};
+use super::lifecycle::together::{answer_one, first_answer, govern, other_answers, turn_rows};
 #[cfg(doc)]
 use super::lifecycle::together::{check_link, takes_answer};
 use super::lifecycle::{self, Change, Key};
@@ -54,6 +54,34 @@ pub(crate) trait TurnDriver {
 /// How many times an answer is tried again when other answers to its run came between.
 const TRIES: usize = 32;
 
+/// Refuses, before anything is kept, a turn of run `run_id` one of whose `requests` another
+/// run holds (the request of its row, now or before, or of its turn): request ids name one
+/// run. One read per request, made only for a turn parked together (a park's or a finish's);
+/// the link itself checks again in its own step.
+///
+/// # Errors
+///
+/// [`StoreError::Conflict`] naming the first such request; a store failure.
+pub(crate) async fn check_free<D: Driver + ?Sized>(
+    driver: &D,
+    run_id: &str,
+    requests: &[String],
+) -> StoreResult<()> {
+    for id in requests {
+        let held = match driver.turn_run(id).await? {
+            Some(holder) => holder != run_id,
+            None => driver
+                .row(Key::Request(id.clone()))
+                .await?
+                .is_some_and(|row| row.run_id != run_id),
+        };
+        if held {
+            return Err(lifecycle::park_conflict(run_id, id, false));
+        }
+    }
+    Ok(())
+}
+
 /// Keeps the turn rows of a together `record` just parked (nothing for another record).
 pub(crate) async fn link<D: Driver + ?Sized>(driver: &D, record: &PendingRun) -> StoreResult<()> {
     if !record.is_together() {
@@ -76,17 +104,19 @@ pub(crate) async fn link_ids<D: Driver + ?Sized>(
     driver.turn_link(run_id, turn_rows(requests)).await
 }
 
-/// An answer to a request of a together run, recorded by `by` at the time it arrives: the run
-/// as it became and whether this answer completed its turn; `None` when no together run made
-/// the request (the caller answers it the usual way).
+/// An answer to a request of a together run, recorded by `by` at the time it arrives (given
+/// by `voter`, whom the request's rules check: [`govern`]): the run as it became and whether
+/// this answer completed its turn; `None` when no together run made the request (the caller
+/// answers it the usual way).
 ///
 /// # Errors
 ///
-/// As [`answer_one`]; a store failure.
+/// As [`govern`] and [`answer_one`]; a store failure.
 pub(crate) async fn answer<D: Driver + ?Sized>(
     driver: &D,
     answer: &Answer,
     by: &str,
+    voter: &str,
 ) -> StoreResult<Option<(RunInfo, bool)>> {
     let Some(run_id) = driver.turn_run(&answer.id).await? else {
         return Ok(None);
@@ -100,6 +130,7 @@ pub(crate) async fn answer<D: Driver + ?Sized>(
                     key: answer.id.clone(),
                 })?;
         let record = row.record(driver.seal())?;
+        govern(&record, answer, voter)?;
         let turn = driver.turn_rows(&run_id).await?;
         let step = answer_one(&row, &record, &turn, answer, by, driver.seal(), now_ms())?;
         let completes = step.change.set.state.is_some();
@@ -125,16 +156,17 @@ pub(crate) async fn answer<D: Driver + ?Sized>(
     )))
 }
 
-/// A claim of a together run by `owner` with `answer`: the answer is recorded; the run is
+/// A claim of a together run by `owner` with `answer` (given by `voter`): the answer is recorded; the run is
 /// claimed when it completes the turn (else [`StoreError::Conflict`] says how many requests
 /// still wait, the answer kept). `None`: no together run made the request.
 pub(crate) async fn claim<D: Driver + ?Sized>(
     driver: &D,
     answer: &Answer,
     owner: &str,
+    voter: &str,
     until: i64,
 ) -> StoreResult<Option<Claim>> {
-    let Some((info, completes)) = self::answer(driver, answer, owner).await? else {
+    let Some((info, completes)) = self::answer(driver, answer, owner, voter).await? else {
         return Ok(None);
     };
     if !completes {
@@ -183,6 +215,14 @@ pub(crate) async fn fill<D: Driver + ?Sized>(
     if claim.record.is_together() {
         let turn = driver.turn_rows(&claim.run_id).await?;
         claim.other_answers = other_answers(&claim.run_id, &claim.record, &turn, driver.seal())?;
+        // the first request's answer as its turn row keeps it, when it has one: a run that
+        // expired with its turn incomplete still resumes with what was recorded in time
+        if let Some((answer, at)) =
+            first_answer(&claim.run_id, &claim.record, &turn, driver.seal())?
+        {
+            claim.answer = answer;
+            claim.answered_at = at.map(super::from_millis).or(claim.answered_at);
+        }
         // each answer counts from when it was recorded, not from when the turn completed,
         // and is who gave it
         let rows: Vec<Option<&TurnRow>> = claim

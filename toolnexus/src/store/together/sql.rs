@@ -39,6 +39,9 @@ pub(crate) const RUN_OF: &str = "SELECT run_id FROM turn_requests WHERE request_
 pub(crate) const ROWS: &str = "SELECT request_id, position, answer, answered_by, answered_at
     FROM turn_requests WHERE run_id = ?1 ORDER BY position, request_id";
 
+/// Deletes the turn rows of run `?1` (the run is deleted: its requests are free again).
+pub(crate) const DELETE: &str = "DELETE FROM turn_requests WHERE run_id = ?1";
+
 /// Keeps an answer on its row ([`TurnRow::answer_params`]) if it has none yet.
 pub(crate) const ANSWER: &str = "UPDATE turn_requests
     SET answer = ?1, answered_by = ?2, answered_at = ?3
