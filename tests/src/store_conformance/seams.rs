@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, SystemTime};
 
+use serde_json::Value;
 use toolnexus::request::DeclineReason;
 use toolnexus::store::{RunState, StoreError};
 use toolnexus::{
@@ -130,8 +131,51 @@ async fn halt_together_with(second: Request) -> PendingRun {
     halt_together_on(Request::input("first?"), second).await
 }
 
-/// A run of `alice` halted together on the requests `first` and `second`.
+/// A run of `alice` halted together on the requests `first` and `second`, as a release before
+/// 0.4.3 (or another port) parked it: this release's loop parks a turn that asks a governed
+/// approval one request at a time, so the turn is asked with the requests' governance taken
+/// out of their `data`, and put back in the record (the fingerprint does not cover it). The
+/// store must still guard such a record.
 async fn halt_together_on(first: Request, second: Request) -> PendingRun {
+    const GOVERNANCE: [&str; 4] = ["approvals", "notByRequester", "approvers", "escalate"];
+    let plain = |request: &Request| {
+        let mut json = serde_json::to_value(request).expect("a request is JSON");
+        if let Some(data) = json.get_mut("data").and_then(Value::as_object_mut) {
+            data.retain(|key, _| !GOVERNANCE.contains(&key.as_str()));
+        }
+        serde_json::from_value::<Request>(json).expect("a request")
+    };
+    let record = halt_plain_together(plain(&first), plain(&second)).await;
+    let mut json: Value = serde_json::from_str(&record.to_json()).expect("a record is JSON");
+    for request in [&first, &second] {
+        let data = serde_json::to_value(request).expect("a request is JSON")["data"].clone();
+        put_data(&mut json, &request.id, &data);
+    }
+    let record = PendingRun::from_json(&json.to_string()).expect("the record as parked before");
+    assert!(record.is_together());
+    record
+}
+
+/// Sets the `data` of every request object with id `id` in `json` (a record) to `data`.
+fn put_data(json: &mut Value, id: &str, data: &Value) {
+    match json {
+        Value::Object(map) => {
+            if map.get("id").and_then(Value::as_str) == Some(id) && map.contains_key("kind") {
+                if data.is_null() {
+                    map.remove("data");
+                } else {
+                    map.insert("data".to_owned(), data.clone());
+                }
+            }
+            map.values_mut().for_each(|v| put_data(v, id, data));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| put_data(v, id, data)),
+        _ => {}
+    }
+}
+
+/// A run of `alice` halted together on the plain requests `first` and `second`.
+async fn halt_plain_together(first: Request, second: Request) -> PendingRun {
     let model = FnModel::new(|req: ModelRequest| async move {
         if req.messages.iter().any(|m| m.role == Role::Tool) {
             return Reply::text("done");
