@@ -194,6 +194,19 @@ impl Fixture {
         *result.pending.expect("the run halts on its request")
     }
 
+    /// Run `run_id` once the worker finished it (10 s at most).
+    ///
+    /// # Panics
+    ///
+    /// When the store fails or the run does not finish in time.
+    pub async fn finished(&self, run_id: &str) -> toolnexus::store::StoredRun {
+        self.store
+            .wait_finished(run_id, Duration::from_secs(10))
+            .await
+            .expect("store")
+            .expect("the worker finishes the run")
+    }
+
     /// As [`Fixture::park`], as a turn of the conversation `conversation`.
     ///
     /// # Panics

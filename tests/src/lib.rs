@@ -279,3 +279,11 @@ pub fn keys_in_order_at(text: &str, path: &[&str]) -> Vec<String> {
         .unwrap_or_else(|e| panic!("not a JSON object ({e}): {text}"))
         .unwrap_or_else(|| panic!("no object at {path:?} in {text}"))
 }
+
+/// The rules `store` keeps (`list_rules(10)`).
+///
+/// # Panics
+/// When `store` keeps no rules or cannot list them.
+pub async fn kept_rules(store: &dyn toolnexus::store::RunStore) -> Vec<toolnexus::remember::Rule> {
+    store.rules().expect("rules").list_rules(10).await.unwrap()
+}

@@ -10,13 +10,13 @@ use serde_json::Value;
 use toolnexus::request::DeclineReason;
 use toolnexus::store::{RunState, StoreError};
 use toolnexus::{
-    Answer, Client, FnModel, FnTool, ModelRequest, PendingRun, Reply, Request, Role, RunStatus,
-    ToolResult, Toolkit,
+    Answer, Client, FnModel, FnTool, ModelRequest, PendingRun, Reply, Request, Role, ToolResult,
+    Toolkit,
 };
 
 use super::{
     LEASE, Make, ask_by_id, halt_together_expiring, halt_together_with_ids, make_subject,
-    together_client, together_toolkit,
+    park_sharing_a_request, refused_expired, resumed_with_seat_expired,
 };
 
 /// Asserts that `result` is a refusal as [`StoreError::NotAllowed`].
@@ -58,13 +58,7 @@ pub async fn together_a_first_answer_recorded_before_the_run_expires_still_count
     assert!(recorded < deadline, "the test answered in time");
     sleep_past(deadline).await;
     assert_eq!(store.expire().await.unwrap(), vec![parked.run_id.clone()]);
-    let late = store.submit(&Answer::accept(&ids[2], "12A"), "carol").await;
-    assert_eq!(
-        late.unwrap_err(),
-        StoreError::Expired {
-            run_id: parked.run_id.clone()
-        }
-    );
+    refused_expired(store, &parked.run_id, (&ids[2], "12A"), "carol").await;
 
     let claim = store
         .claim_next("worker")
@@ -81,15 +75,7 @@ pub async fn together_a_first_answer_recorded_before_the_run_expires_still_count
             Answer::decline(&ids[2], DeclineReason::Expired),
         ]
     );
-    let done = together_client(None)
-        .resume_claim(store, &claim, &together_toolkit(&ran))
-        .await
-        .unwrap();
-    assert_eq!(done.status, RunStatus::Done);
-    assert_eq!(
-        done.text,
-        r#"city is "Oslo"; date is "May 1"; declined/expired: seat?"#
-    );
+    resumed_with_seat_expired(store, &claim, &ran).await;
     let info = store.info(&parked.run_id).await.unwrap().unwrap();
     assert_eq!(info.state, RunState::Finished);
 }
@@ -100,13 +86,7 @@ pub async fn together_a_first_answer_recorded_before_the_run_expires_still_count
 pub async fn together_a_refused_park_leaves_no_run_to_answer(make: Make) {
     let s = subject!(make, LEASE);
     let store = s.store();
-    let first = store
-        .park(halt_together_with_ids(["a1", "shared", "a3"]).await)
-        .await
-        .unwrap();
-    let refused = store
-        .park(halt_together_with_ids(["b1", "b2", "shared"]).await)
-        .await;
+    let (first, refused) = park_sharing_a_request(store).await;
     assert!(
         matches!(refused, Err(StoreError::Conflict(_))),
         "{refused:?}"

@@ -228,13 +228,7 @@ pub async fn together_each_answer_is_checked_on_its_own(make: Make) {
     );
 
     // the date's own deadline passed: refused, and recorded declined (expired)
-    let late = store.submit(&Answer::accept(&ids[1], "May 1"), "bob").await;
-    assert_eq!(
-        late.unwrap_err(),
-        StoreError::Expired {
-            run_id: parked.run_id.clone()
-        }
-    );
+    refused_expired(store, &parked.run_id, (&ids[1], "May 1"), "bob").await;
     let info = store
         .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
         .await
@@ -290,15 +284,7 @@ pub async fn together_a_worker_resumes_it_once_with_every_answer(make: Make) {
         "claimed once"
     );
 
-    let done = together_client(None)
-        .resume_claim(store, &claim, &together_toolkit(&ran))
-        .await
-        .unwrap();
-    assert_eq!(done.status, RunStatus::Done);
-    assert_eq!(
-        done.text,
-        r#"city is "Oslo"; date is "May 1"; declined/expired: seat?"#
-    );
+    resumed_with_seat_expired(store, &claim, &ran).await;
     assert_eq!(
         ran.load(Ordering::SeqCst),
         5,
@@ -338,6 +324,25 @@ pub async fn together_a_claim_before_the_last_answer_records_it_and_claims_nothi
     assert!(
         matches!(replay, Err(StoreError::AlreadyAnswered { .. })),
         "the answer was kept"
+    );
+}
+
+/// Submits `by`'s acceptance (`data`) of request `id` once run `run_id` expired: refused as
+/// expired.
+pub(crate) async fn refused_expired(
+    store: &dyn toolnexus::store::RunStore,
+    run_id: &str,
+    (id, data): (&str, &str),
+    by: &str,
+) {
+    assert_eq!(
+        store
+            .submit(&Answer::accept(id, data), by)
+            .await
+            .unwrap_err(),
+        StoreError::Expired {
+            run_id: run_id.to_owned()
+        }
     );
 }
 
@@ -407,13 +412,32 @@ pub(crate) async fn halt_together_with_ids(ids: [&'static str; 3]) -> PendingRun
     record
 }
 
-/// A together park one of whose requests another together run holds is refused, naming it,
-/// and keeps none of its turn: its other requests find no run, the holder keeps its own.
-pub async fn together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept(
-    make: Make,
+/// Resumes `claim` with the together client and toolkit (counting calls in `ran`): the run
+/// ends done, with the city and date as answered and the seat declined (expired).
+pub(crate) async fn resumed_with_seat_expired(
+    store: &dyn toolnexus::store::RunStore,
+    claim: &toolnexus::store::Claim,
+    ran: &Arc<AtomicUsize>,
 ) {
-    let s = subject!(make);
-    let store = s.store();
+    let done = together_client(None)
+        .resume_claim(store, claim, &together_toolkit(ran))
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Done);
+    assert_eq!(
+        done.text,
+        r#"city is "Oslo"; date is "May 1"; declined/expired: seat?"#
+    );
+}
+
+/// Parks a together run asking `a1`, `shared` and `a3`, then tries to park another asking
+/// `b1`, `b2` and `shared`: the first run's info and the second park's outcome.
+pub(crate) async fn park_sharing_a_request(
+    store: &dyn toolnexus::store::RunStore,
+) -> (
+    toolnexus::store::RunInfo,
+    Result<toolnexus::store::RunInfo, StoreError>,
+) {
     let first = store
         .park(halt_together_with_ids(["a1", "shared", "a3"]).await)
         .await
@@ -421,6 +445,17 @@ pub async fn together_a_request_another_run_holds_is_refused_and_nothing_of_the_
     let refused = store
         .park(halt_together_with_ids(["b1", "b2", "shared"]).await)
         .await;
+    (first, refused)
+}
+
+/// A together park one of whose requests another together run holds is refused, naming it,
+/// and keeps none of its turn: its other requests find no run, the holder keeps its own.
+pub async fn together_a_request_another_run_holds_is_refused_and_nothing_of_the_turn_kept(
+    make: Make,
+) {
+    let s = subject!(make);
+    let store = s.store();
+    let (first, refused) = park_sharing_a_request(store).await;
     assert_eq!(
         refused.unwrap_err(),
         StoreError::Conflict(

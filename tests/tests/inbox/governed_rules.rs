@@ -32,6 +32,14 @@ async fn answer(
     reply.status
 }
 
+/// Posts `body` as `user` to the answer of request `id`, which the API accepts.
+async fn accepted(app: &axum::Router, inbox: &Inbox, id: &str, user: &str, body: &Value) {
+    assert_eq!(
+        answer(app, inbox, id, user, body).await,
+        StatusCode::ACCEPTED
+    );
+}
+
 /// Waits (10 s at most) until the run of request `id` is no longer answered or claimed: the
 /// worker resumed it to its next stop.
 async fn settled(fx: &Fixture, id: &str) -> toolnexus::store::StoredRun {
@@ -48,23 +56,36 @@ async fn settled(fx: &Fixture, id: &str) -> toolnexus::store::StoredRun {
     }
 }
 
+/// A fixture, its inbox and the inbox's router.
+async fn desk() -> (Fixture, Inbox, axum::Router) {
+    let fx = Fixture::new().await;
+    let inbox = inbox(&fx);
+    let app = inbox.router();
+    (fx, inbox, app)
+}
+
+/// A plain `Deploy?` approval, then a governed one asking `prompt` of `approvals` people.
+fn deploy_then(prompt: &str, approvals: u32) -> Value {
+    let mut args = approval_args("Deploy?");
+    args["then"] = governed_args(prompt, approvals);
+    args
+}
+
+/// An approval asking to remember it for every call of the tool, `within` this scope.
+fn remember_tool(within: &str) -> Value {
+    json!({"ok": true, "data": {"remember": {"scope": "tool", "within": within}}})
+}
+
 /// Attack: ada approves a plain `ask` "for every call of this tool, in this conversation";
 /// the conversation's next `ask` needs two approvers and not the requester. The rule must not
 /// approve it: the run parks on the governed request with no vote, the tool has run once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allow_rule_does_not_approve_a_call_that_needs_two_approvers() {
-    let fx = Fixture::new().await;
-    let inbox = inbox(&fx);
-    let app = inbox.router();
-    let mut args = approval_args("Deploy?");
-    args["then"] = governed_args("Pay 4000 EUR?", 2);
+    let (fx, inbox, app) = desk().await;
+    let args = deploy_then("Pay 4000 EUR?", 2);
     let request = fx.park_in("c1", args).await;
-    let remember =
-        json!({"ok": true, "data": {"remember": {"scope": "tool", "within": "conversation"}}});
-    assert_eq!(
-        answer(&app, &inbox, &request.id, "ada", &remember).await,
-        StatusCode::ACCEPTED
-    );
+    let remember = remember_tool("conversation");
+    accepted(&app, &inbox, &request.id, "ada", &remember).await;
     let run = settled(&fx, &request.id).await;
     assert_eq!(run.info.state, RunState::Parked, "{:?}", run.info.history);
     assert_eq!(run.record.pending().required_approvals(), 2);
@@ -78,29 +99,15 @@ async fn an_allow_rule_does_not_approve_a_call_that_needs_two_approvers() {
         "{:?}",
         run.info.history
     );
-    let rules = fx
-        .store
-        .rules()
-        .expect("rules")
-        .list_rules(10)
-        .await
-        .unwrap();
+    let rules = toolnexus_tests::kept_rules(fx.store.as_ref()).await;
     assert_eq!(rules.len(), 1, "the rule was kept: {rules:?}");
 
     // two people approve it: it runs once
     let governed = run.record.pending().id.clone();
     for who in ["bob", "carol"] {
-        assert_eq!(
-            answer(&app, &inbox, &governed, who, &json!({"ok": true})).await,
-            StatusCode::ACCEPTED
-        );
+        accepted(&app, &inbox, &governed, who, &json!({"ok": true})).await;
     }
-    let done = fx
-        .store
-        .wait_finished(&run.info.run_id, Duration::from_secs(10))
-        .await
-        .expect("store")
-        .expect("finished");
+    let done = fx.finished(&run.info.run_id).await;
     assert_eq!(done.info.state, RunState::Finished);
     assert_eq!(fx.retries(), 2);
 }
@@ -109,18 +116,11 @@ async fn an_allow_rule_does_not_approve_a_call_that_needs_two_approvers() {
 /// rule for her runs must not approve what she may not approve herself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_requesters_own_rule_does_not_approve_a_call_she_may_not_answer() {
-    let fx = Fixture::new().await;
-    let inbox = inbox(&fx);
-    let app = inbox.router();
-    let mut args = approval_args("Deploy?");
-    args["then"] = governed_args("Deploy to production?", 1);
+    let (fx, inbox, app) = desk().await;
+    let args = deploy_then("Deploy to production?", 1);
     let request = fx.park_for("alice", args).await;
-    let remember =
-        json!({"ok": true, "data": {"remember": {"scope": "tool", "within": "principal"}}});
-    assert_eq!(
-        answer(&app, &inbox, &request.id, "alice", &remember).await,
-        StatusCode::ACCEPTED
-    );
+    let remember = remember_tool("principal");
+    accepted(&app, &inbox, &request.id, "alice", &remember).await;
     let run = settled(&fx, &request.id).await;
     assert_eq!(run.info.state, RunState::Parked, "{:?}", run.info.history);
     assert!(run.record.pending().not_by_requester());
@@ -137,17 +137,11 @@ async fn the_requesters_own_rule_does_not_approve_a_call_she_may_not_answer() {
 /// person chose).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deny_rule_still_declines_a_governed_call() {
-    let fx = Fixture::new().await;
-    let inbox = inbox(&fx);
-    let app = inbox.router();
-    let mut args = approval_args("Deploy?");
-    args["then"] = governed_args("Pay 4000 EUR?", 2);
+    let (fx, inbox, app) = desk().await;
+    let args = deploy_then("Pay 4000 EUR?", 2);
     let request = fx.park_in("c1", args).await;
     let never = json!({"ok": false, "reason": "declined", "data": {"remember": {"scope": "tool", "within": "conversation"}}});
-    assert_eq!(
-        answer(&app, &inbox, &request.id, "ada", &never).await,
-        StatusCode::ACCEPTED
-    );
+    accepted(&app, &inbox, &request.id, "ada", &never).await;
     let run = settled(&fx, &request.id).await;
     assert_eq!(run.info.state, RunState::Finished, "{:?}", run.info.history);
     assert_eq!(fx.retries(), 0, "neither call ran");
@@ -166,28 +160,16 @@ async fn a_deny_rule_still_declines_a_governed_call() {
 /// that reaches the count is the answer, and its own remember is the one kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vote_below_the_count_makes_no_rule() {
-    let fx = Fixture::new().await;
-    let inbox = inbox(&fx);
-    let app = inbox.router();
+    let (fx, inbox, app) = desk().await;
     let mut args = governed_args("Pay 4000 EUR?", 3);
     args["then"] = governed_args("Pay 5000 EUR?", 2);
     let request = fx.park_in("c1", args).await;
-    let remember =
-        json!({"ok": true, "data": {"remember": {"scope": "tool", "within": "conversation"}}});
-    assert_eq!(
-        answer(&app, &inbox, &request.id, "ada", &remember).await,
-        StatusCode::ACCEPTED
-    );
-    assert_eq!(
-        answer(&app, &inbox, &request.id, "bob", &json!({"ok": true})).await,
-        StatusCode::ACCEPTED
-    );
+    let remember = remember_tool("conversation");
+    accepted(&app, &inbox, &request.id, "ada", &remember).await;
+    accepted(&app, &inbox, &request.id, "bob", &json!({"ok": true})).await;
     let rules = fx.store.rules().expect("rules");
     assert!(rules.list_rules(10).await.unwrap().is_empty());
-    assert_eq!(
-        answer(&app, &inbox, &request.id, "carol", &remember).await,
-        StatusCode::ACCEPTED
-    );
+    accepted(&app, &inbox, &request.id, "carol", &remember).await;
     let run = settled(&fx, &request.id).await;
     assert_eq!(run.info.state, RunState::Parked, "{:?}", run.info.history);
     let kept = rules.list_rules(10).await.unwrap();

@@ -166,21 +166,10 @@ async fn a_remembered_approval_answers_the_runs_next_call_and_is_revoked_on_the_
     assert_eq!(recorded.status, StatusCode::OK, "{}", recorded.body);
 
     let run = run_of(&fx.store, &request.id).await;
-    let done = fx
-        .store
-        .wait_finished(&run.info.run_id, Duration::from_secs(10))
-        .await
-        .expect("store")
-        .expect("the worker finishes the run");
+    let done = fx.finished(&run.info.run_id).await;
     assert_eq!(done.info.state, RunState::Finished);
     assert_eq!(fx.retries(), 2, "both calls ran, the second without asking");
-    let rules = fx
-        .store
-        .rules()
-        .expect("rules")
-        .list_rules(10)
-        .await
-        .unwrap();
+    let rules = toolnexus_tests::kept_rules(fx.store.as_ref()).await;
     assert_eq!(rules.len(), 1, "{rules:?}");
     let rule = &rules[0];
     assert_eq!(
@@ -291,13 +280,7 @@ async fn a_remembered_approval_answers_the_runs_next_call_and_is_revoked_on_the_
         not_admin.body
     );
     assert_eq!(
-        fx.store
-            .rules()
-            .unwrap()
-            .list_rules(10)
-            .await
-            .unwrap()
-            .len(),
+        toolnexus_tests::kept_rules(fx.store.as_ref()).await.len(),
         1
     );
     let revoked = send(
@@ -308,12 +291,8 @@ async fn a_remembered_approval_answers_the_runs_next_call_and_is_revoked_on_the_
     assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.body);
     assert!(revoked.body.contains("Revoked"), "{}", revoked.body);
     assert!(
-        fx.store
-            .rules()
-            .unwrap()
-            .list_rules(10)
+        toolnexus_tests::kept_rules(fx.store.as_ref())
             .await
-            .unwrap()
             .is_empty()
     );
     let again = send(

@@ -154,12 +154,7 @@ async fn an_answerer_cannot_grant_a_standing_rule_for_another_principal() {
     .await;
     assert_eq!(recorded.status, StatusCode::ACCEPTED, "{}", recorded.body);
     let run = run_of(&fx.store, &request.id).await;
-    let done = fx
-        .store
-        .wait_finished(&run.info.run_id, Duration::from_secs(10))
-        .await
-        .expect("store")
-        .expect("the worker finishes the run");
+    let done = fx.finished(&run.info.run_id).await;
     assert_eq!(done.info.state, RunState::Finished);
     assert_eq!(fx.retries(), 2, "both calls ran, the second without asking");
     let kept = rules.list_rules(10).await.unwrap();

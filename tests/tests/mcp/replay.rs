@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses};
 use serde_json::{Value, json};
-use toolnexus::store::{MemoryStore, RunState, RunStore};
+use toolnexus::store::{Claim, MemoryStore, RunState, RunStore};
 use toolnexus::{Client, FnModel, FnTool, Reply, Request, ToolResult, Toolkit};
 use toolnexus_tests::mcp_fixtures::Script;
 
@@ -53,6 +53,30 @@ pub(crate) fn stalling_pay() -> (Toolkit, Arc<AtomicU32>, Arc<tokio::sync::Notif
     (Toolkit::builder().tool(pay).build().unwrap(), runs, inside)
 }
 
+/// Once the approved call is inside `pay` (it told `inside`), waits for the serving process's
+/// lease of `lease` to lapse, then a worker takes the run over from its started marker and
+/// resumes it: it parks on `reconcile`. The worker's claim and that `reconcile` request.
+pub(crate) async fn taken_over_to_reconcile(
+    store: &dyn RunStore,
+    toolkit: &Toolkit,
+    inside: &tokio::sync::Notify,
+    lease: Duration,
+) -> (Claim, Request) {
+    tokio::time::timeout(Duration::from_secs(10), inside.notified())
+        .await
+        .expect("the approved call is inside pay");
+    tokio::time::sleep(lease + Duration::from_millis(150)).await;
+    let taken = store.take_over("worker-b").await.unwrap().expect("lapsed");
+    let worker = Client::builder(FnModel::new(|_| async { Reply::text("") }))
+        .model_name("mcp")
+        .build()
+        .unwrap();
+    let parked = worker.resume_claim(store, &taken, toolkit).await.unwrap();
+    let reconcile = parked.pending.as_deref().expect("parked").clone();
+    assert_eq!(reconcile.kind, "reconcile");
+    (taken, reconcile)
+}
+
 /// Attack: the client's retry of round one (approve `Pay 40 EUR?`) claims the run and `pay`
 /// is cut inside (its serving resume stalls, its lease lapses); a worker takes it over and
 /// parks it on `reconcile`. The client then sends round one again, byte for byte: refused
@@ -78,21 +102,8 @@ async fn a_request_state_replayed_after_the_run_moved_on_answers_nothing() {
         let (client, params) = (Arc::clone(&client), retry(&state, round_one.clone()));
         tokio::spawn(async move { client.call_tool_once(params).await })
     };
-    tokio::time::timeout(Duration::from_secs(10), inside.notified())
-        .await
-        .expect("the approved call is inside pay");
-    tokio::time::sleep(lease + Duration::from_millis(150)).await;
-    let taken = store.take_over("worker-b").await.unwrap().expect("lapsed");
-    let worker = Client::builder(FnModel::new(|_| async { Reply::text("") }))
-        .model_name("mcp")
-        .build()
-        .unwrap();
-    let parked = worker
-        .resume_claim(store.as_ref(), &taken, &toolkit)
-        .await
-        .unwrap();
-    let reconcile = parked.pending.as_deref().expect("parked").clone();
-    assert_eq!(reconcile.kind, "reconcile");
+    let (taken, reconcile) =
+        taken_over_to_reconcile(store.as_ref(), &toolkit, &inside, lease).await;
 
     let replayed = client
         .call_tool_once(retry(&state, round_one))

@@ -224,7 +224,6 @@ async fn a_crash_cut_served_call_asks_the_client_to_reconcile() {
     use std::sync::Arc;
     use std::sync::atomic::Ordering;
     use toolnexus::store::{MemoryStore, RunStore};
-    use toolnexus::{Client, FnModel, Reply};
 
     let lease = Duration::from_millis(200);
     let (toolkit, runs, inside) = super::replay::stalling_pay();
@@ -235,23 +234,9 @@ async fn a_crash_cut_served_call_asks_the_client_to_reconcile() {
     let id = start_task(&client, "pay", None).await;
     let (keys, _) = asked(&get(&client, &id).await);
     answer(&client, &id, &keys[0], json!({"action": "accept"})).await;
-    tokio::time::timeout(Duration::from_secs(10), inside.notified())
-        .await
-        .expect("the approved call is inside pay");
-    tokio::time::sleep(lease + Duration::from_millis(150)).await;
-
     // a worker takes the run over from the started marker: it parks on `reconcile`
-    let taken = store.take_over("worker-b").await.unwrap().expect("lapsed");
-    let worker = Client::builder(FnModel::new(|_| async { Reply::text("") }))
-        .model_name("mcp")
-        .build()
-        .unwrap();
-    let parked = worker
-        .resume_claim(store.as_ref(), &taken, &toolkit)
-        .await
-        .unwrap();
-    let request = parked.pending.as_deref().expect("parked").clone();
-    assert_eq!(request.kind, "reconcile");
+    let (_, request) =
+        super::replay::taken_over_to_reconcile(store.as_ref(), &toolkit, &inside, lease).await;
 
     let waiting = get(&client, &id).await;
     let (keys, wire) = asked(&waiting);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses};
-use serde_json::json;
+use serde_json::{Value, json};
 use toolnexus::Toolkit;
 use toolnexus::store::{MemoryStore, PendingQuery, RunState, RunStore};
 use toolnexus_tests::mcp_fixtures::Script;
@@ -24,28 +24,40 @@ fn pay_twice(amount: u32) -> String {
     format!("paid {amount} EUR")
 }
 
-/// Calls `pay_twice` as the session's person; the `requestState` of its `input_required`.
-async fn ask(client: &rmcp::service::RunningService<rmcp::service::RoleClient, Script>) -> String {
-    let mut params = CallToolRequestParams::new("pay_twice");
-    params.arguments = json!({"amount": 4000}).as_object().cloned();
+type Session = rmcp::service::RunningService<rmcp::service::RoleClient, Script>;
+
+/// `toolkit` served over MCP with a memory run store, the session's person being `principal`.
+async fn served(toolkit: Toolkit, principal: &'static str) -> (Arc<MemoryStore>, Session) {
+    let store = Arc::new(MemoryStore::new());
+    let service = toolnexus::mcp::McpService::new(toolkit)
+        .with_store(store.clone() as Arc<dyn RunStore>)
+        .with_principal(move |_| Some(principal.to_owned()));
+    (store, in_process(service, Script::new(), true).await)
+}
+
+/// Calls `tool` with `args`; the `requestState` of its `input_required`.
+async fn call(client: &Session, tool: &str, args: &Value) -> String {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = args.as_object().cloned();
     match client.call_tool_once(params).await.expect("tools/call") {
         CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
         other => panic!("input_required: {other:?}"),
     }
 }
 
-/// Accepts the request `state` names.
-async fn accept(
-    client: &rmcp::service::RunningService<rmcp::service::RoleClient, Script>,
+/// Calls `tool` with `args` again, with `reply` to the request `state` names; the text of
+/// its complete result and whether it is an error.
+async fn reply(
+    client: &Session,
+    tool: &str,
+    args: &Value,
     state: &str,
+    reply: Value,
 ) -> (String, bool) {
     let mut responses = InputResponses::new();
-    responses.insert(
-        "toolnexus".to_owned(),
-        json!({"action": "accept", "content": {}}),
-    );
-    let mut params = CallToolRequestParams::new("pay_twice");
-    params.arguments = json!({"amount": 4000}).as_object().cloned();
+    responses.insert("toolnexus".to_owned(), reply);
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = args.as_object().cloned();
     params.request_state = Some(state.to_owned());
     params.input_responses = Some(responses);
     match client.call_tool_once(params).await.expect("tools/call") {
@@ -54,14 +66,32 @@ async fn accept(
     }
 }
 
+/// The MCP client's acceptance.
+fn accepted() -> Value {
+    json!({"action": "accept", "content": {}})
+}
+
+/// Calls `pay_twice` as the session's person; the `requestState` of its `input_required`.
+async fn ask(client: &Session) -> String {
+    call(client, "pay_twice", &json!({"amount": 4000})).await
+}
+
+/// Accepts the request `state` names.
+async fn accept(client: &Session, state: &str) -> (String, bool) {
+    reply(
+        client,
+        "pay_twice",
+        &json!({"amount": 4000}),
+        state,
+        accepted(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn an_mcp_client_is_one_vote_of_a_two_approval_request() {
-    let store = Arc::new(MemoryStore::new());
     let toolkit = Toolkit::builder().tool(PayTwice).build().unwrap();
-    let service = toolnexus::mcp::McpService::new(toolkit)
-        .with_store(store.clone() as Arc<dyn RunStore>)
-        .with_principal(|_| Some("bob".to_owned()));
-    let client = in_process(service, Script::new(), true).await;
+    let (store, client) = served(toolkit, "bob").await;
 
     // bob first: his vote is kept, the tool waits for one more
     let state = ask(&client).await;
@@ -138,31 +168,11 @@ fn pay_by_finance(amount: u32) -> String {
 /// stays for finance to answer through the store.
 #[tokio::test]
 async fn an_mcp_client_cannot_answer_a_request_for_a_group() {
-    let store = Arc::new(MemoryStore::new());
     let toolkit = Toolkit::builder().tool(PayByFinance).build().unwrap();
-    let service = toolnexus::mcp::McpService::new(toolkit)
-        .with_store(store.clone() as Arc<dyn RunStore>)
-        .with_principal(|_| Some("bob".to_owned()));
-    let client = in_process(service, Script::new(), true).await;
-    let mut params = CallToolRequestParams::new("pay_by_finance");
-    params.arguments = json!({"amount": 4000}).as_object().cloned();
-    let state = match client.call_tool_once(params).await.expect("tools/call") {
-        CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
-        other => panic!("input_required: {other:?}"),
-    };
-    let mut responses = InputResponses::new();
-    responses.insert(
-        "toolnexus".to_owned(),
-        json!({"action": "accept", "content": {}}),
-    );
-    let mut params = CallToolRequestParams::new("pay_by_finance");
-    params.arguments = json!({"amount": 4000}).as_object().cloned();
-    params.request_state = Some(state);
-    params.input_responses = Some(responses);
-    let (said, is_error) = match client.call_tool_once(params).await.expect("tools/call") {
-        CallToolResponse::Complete(r) => text(&r),
-        other => panic!("a complete result: {other:?}"),
-    };
+    let (store, client) = served(toolkit, "bob").await;
+    let args = json!({"amount": 4000});
+    let state = call(&client, "pay_by_finance", &args).await;
+    let (said, is_error) = reply(&client, "pay_by_finance", &args, &state, accepted()).await;
     assert!(is_error, "{said}");
     assert!(
         said.contains("may be answered by group `finance` only"),
@@ -192,35 +202,15 @@ fn deploy(build: u32) -> String {
 /// store is taken.
 #[tokio::test]
 async fn the_session_that_asked_cannot_approve_its_own_call() {
-    let store = Arc::new(MemoryStore::new());
     let toolkit = Toolkit::builder().tool(Deploy).build().unwrap();
-    let service = toolnexus::mcp::McpService::new(toolkit)
-        .with_store(store.clone() as Arc<dyn RunStore>)
-        .with_principal(|_| Some("alice".to_owned()));
-    let client = in_process(service, Script::new(), true).await;
-    let mut params = CallToolRequestParams::new("deploy");
-    params.arguments = json!({"build": 7}).as_object().cloned();
-    let state = match client.call_tool_once(params).await.expect("tools/call") {
-        CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
-        other => panic!("input_required: {other:?}"),
-    };
+    let (store, client) = served(toolkit, "alice").await;
+    let args = json!({"build": 7});
+    let state = call(&client, "deploy", &args).await;
     let page = store.list_pending(&PendingQuery::new()).await.unwrap();
     let run = store.get(&page.runs[0].run_id).await.unwrap().unwrap();
     assert_eq!(run.record.principal(), Some("alice"), "the run is alice's");
 
-    let mut responses = InputResponses::new();
-    responses.insert(
-        "toolnexus".to_owned(),
-        json!({"action": "accept", "content": {}}),
-    );
-    let mut params = CallToolRequestParams::new("deploy");
-    params.arguments = json!({"build": 7}).as_object().cloned();
-    params.request_state = Some(state);
-    params.input_responses = Some(responses);
-    let (said, is_error) = match client.call_tool_once(params).await.expect("tools/call") {
-        CallToolResponse::Complete(r) => text(&r),
-        other => panic!("a complete result: {other:?}"),
-    };
+    let (said, is_error) = reply(&client, "deploy", &args, &state, accepted()).await;
     assert!(is_error, "{said}");
     assert!(said.contains("notByRequester"), "{said}");
     assert_eq!(DEPLOYED.load(Ordering::SeqCst), 0);
@@ -253,26 +243,10 @@ async fn without_a_store_an_mcp_client_cannot_approve_a_governed_request() {
     let toolkit = Toolkit::builder().tool(PayTwoLive).build().unwrap();
     let service = toolnexus::mcp::McpService::new(toolkit);
     let client = in_process(service, Script::new(), true).await;
-    for (reply, refused) in [
-        (json!({"action": "accept", "content": {}}), true),
-        (json!({"action": "decline"}), false),
-    ] {
-        let mut params = CallToolRequestParams::new("pay_two_live");
-        params.arguments = json!({"amount": 4000}).as_object().cloned();
-        let state = match client.call_tool_once(params).await.expect("tools/call") {
-            CallToolResponse::InputRequired(asked) => asked.request_state.expect("a requestState"),
-            other => panic!("input_required: {other:?}"),
-        };
-        let mut responses = InputResponses::new();
-        responses.insert("toolnexus".to_owned(), reply);
-        let mut params = CallToolRequestParams::new("pay_two_live");
-        params.arguments = json!({"amount": 4000}).as_object().cloned();
-        params.request_state = Some(state);
-        params.input_responses = Some(responses);
-        let (said, is_error) = match client.call_tool_once(params).await.expect("tools/call") {
-            CallToolResponse::Complete(r) => text(&r),
-            other => panic!("a complete result: {other:?}"),
-        };
+    let args = json!({"amount": 4000});
+    for (answer, refused) in [(accepted(), true), (json!({"action": "decline"}), false)] {
+        let state = call(&client, "pay_two_live", &args).await;
+        let (said, is_error) = reply(&client, "pay_two_live", &args, &state, answer).await;
         assert!(is_error, "{said}");
         if refused {
             assert!(said.contains("2 approvers"), "{said}");

@@ -80,6 +80,11 @@ pub(crate) async fn stores(test: &str, lease: Duration) -> Vec<Backend> {
     all
 }
 
+/// Every store available here, fresh and empty, with a 30 s lease (no take-over in a test).
+pub(crate) async fn every_store(test: &str) -> Vec<Backend> {
+    stores(test, Duration::from_secs(30)).await
+}
+
 /// A worker running on a task until [`Running::stop`].
 pub(crate) struct Running {
     stop: CancellationToken,
@@ -143,4 +148,36 @@ pub(crate) fn run_worker(
         .expect("the worker says ready");
     assert_eq!(ready, "ready", "{name}");
     (child, lines)
+}
+
+/// Records `by`'s acceptance (`data`) of request `id` in `s`'s store.
+pub(crate) async fn accept(s: &Backend, id: &str, data: &str, by: &str) {
+    s.store
+        .submit(&toolnexus::Answer::accept(id, data), by)
+        .await
+        .unwrap();
+}
+
+/// Run `run_id` of `s`'s store once it finished (20 s at most).
+pub(crate) async fn finished(s: &Backend, run_id: &str) -> toolnexus::store::StoredRun {
+    s.store
+        .wait_finished(run_id, Duration::from_secs(20))
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("{}: the run did not finish", s.name))
+}
+
+/// Claims the next answered run of `s`'s store as `worker` and resumes it with `client` and
+/// `toolkit` to its next stop.
+pub(crate) async fn resume_next(
+    s: &Backend,
+    worker: &str,
+    client: &Client,
+    toolkit: &Toolkit,
+) -> toolnexus::RunResult {
+    let claim = s.store.claim_next(worker).await.unwrap().expect("answered");
+    client
+        .resume_claim(s.store.as_ref(), &claim, toolkit)
+        .await
+        .unwrap()
 }

@@ -9,14 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolnexus::remember::{Scope, Within};
+use toolnexus::remember::{Rule, Scope, Within};
 use toolnexus::store::RunState;
 use toolnexus::{
-    Answer, Client, FnModel, FnTool, ModelRequest, Remember, Reply, Request, Role, ToolResult,
-    Toolkit,
+    Answer, Client, FnModel, FnTool, ModelRequest, PendingRun, Remember, Reply, Request, Role,
+    ToolResult, Toolkit,
 };
 
-use super::stores;
+use super::{Backend, every_store, resume_next, stores};
 
 /// `deploy` (idempotent): asks for approval; its first approved run stalls inside the call
 /// (the worker dies there), any later one returns.
@@ -52,6 +52,29 @@ fn client() -> Client {
     Client::builder(model).model_name("rules").build().unwrap()
 }
 
+/// `client`'s run of `prompt` for alice with `toolkit`, parked: its record.
+pub(crate) async fn parked_for_alice(
+    client: &Client,
+    prompt: &str,
+    toolkit: &Toolkit,
+) -> PendingRun {
+    let parked = client
+        .for_principal("alice")
+        .run(prompt, toolkit)
+        .await
+        .unwrap();
+    PendingRun::try_from(parked).unwrap()
+}
+
+/// Asserts run `run_id` of `s`'s store finished with exactly one rule kept; that rule.
+async fn finished_with_one_rule(s: &Backend, run_id: &str) -> Rule {
+    let info = s.store.info(run_id).await.unwrap().unwrap();
+    assert_eq!(info.state, RunState::Finished, "{}", s.name);
+    let mut rules = toolnexus_tests::kept_rules(s.store.as_ref()).await;
+    assert_eq!(rules.len(), 1, "{}: {rules:?}", s.name);
+    rules.remove(0)
+}
+
 /// Attack: alice approves her own run "every call of this tool, for me"; the worker's resume
 /// keeps the rule and dies inside `deploy`; the run is taken over and finishes. One rule.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -63,12 +86,7 @@ async fn a_resume_taken_over_after_a_crash_keeps_the_remembered_rule_once() {
             Arc::new(tokio::sync::Notify::new()),
         );
         let toolkit = deployer(Arc::clone(&tries), Arc::clone(&inside));
-        let parked = client()
-            .for_principal("alice")
-            .run("Deploy.", &toolkit)
-            .await
-            .unwrap();
-        let record = toolnexus::PendingRun::try_from(parked).unwrap();
+        let record = parked_for_alice(&client(), "Deploy.", &toolkit).await;
         let request = record.pending().clone();
         let run_id = s.store.park(record).await.unwrap().run_id;
         let always =
@@ -95,18 +113,9 @@ async fn a_resume_taken_over_after_a_crash_keeps_the_remembered_rule_once() {
             .await
             .unwrap();
         assert_eq!(done.text, "done: deployed", "{}", s.name);
-        let info = s.store.info(&run_id).await.unwrap().unwrap();
-        assert_eq!(info.state, RunState::Finished, "{}", s.name);
-        let rules = s
-            .store
-            .rules()
-            .expect("rules")
-            .list_rules(10)
-            .await
-            .unwrap();
-        assert_eq!(rules.len(), 1, "{}: {rules:?}", s.name);
-        assert_eq!(rules[0].holder, "alice", "{}", s.name);
-        assert_eq!(rules[0].request_id, request.id, "{}", s.name);
+        let rule = finished_with_one_rule(&s, &run_id).await;
+        assert_eq!(rule.holder, "alice", "{}", s.name);
+        assert_eq!(rule.request_id, request.id, "{}", s.name);
     }
 }
 
@@ -143,42 +152,19 @@ pub(crate) fn two_deploys(ask: fn(&str) -> Request) -> (Client, Toolkit) {
 /// bob (who answered the run's first request).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_rule_made_by_a_later_answer_of_a_together_turn_names_who_gave_it() {
-    for s in stores(
-        "a_rule_of_a_together_turn_names_who_gave_it",
-        Duration::from_secs(30),
-    )
-    .await
-    {
+    for s in every_store("a_rule_of_a_together_turn_names_who_gave_it").await {
         let (client, toolkit) = two_deploys(|env| Request::approval(format!("Deploy {env}?")));
-        let parked = client
-            .for_principal("alice")
-            .run("Deploy both.", &toolkit)
-            .await
-            .unwrap();
-        let record = toolnexus::PendingRun::try_from(parked).unwrap();
+        let record = parked_for_alice(&client, "Deploy both.", &toolkit).await;
         let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
         let run_id = s.store.park(record).await.unwrap().run_id;
         s.store.submit(&Answer::ok(&ids[0]), "bob").await.unwrap();
         let mine = Answer::ok(&ids[1]).remember(Remember::new(Scope::Args, Within::Principal));
         s.store.submit(&mine, "alice").await.unwrap();
-        let claim = s.store.claim_next("w-a").await.unwrap().expect("answered");
-        let done = client
-            .resume_claim(s.store.as_ref(), &claim, &toolkit)
-            .await
-            .unwrap();
+        let done = resume_next(&s, "w-a", &client, &toolkit).await;
         assert_eq!(done.text, "done", "{}", s.name);
-        let info = s.store.info(&run_id).await.unwrap().unwrap();
-        assert_eq!(info.state, RunState::Finished, "{}", s.name);
-        let rules = s
-            .store
-            .rules()
-            .expect("rules")
-            .list_rules(10)
-            .await
-            .unwrap();
-        assert_eq!(rules.len(), 1, "{}: {rules:?}", s.name);
-        assert_eq!(rules[0].request_id, ids[1], "{}", s.name);
-        assert_eq!(rules[0].holder, "alice", "{}", s.name);
-        assert_eq!(rules[0].answered_by.as_deref(), Some("alice"), "{}", s.name);
+        let rule = finished_with_one_rule(&s, &run_id).await;
+        assert_eq!(rule.request_id, ids[1], "{}", s.name);
+        assert_eq!(rule.holder, "alice", "{}", s.name);
+        assert_eq!(rule.answered_by.as_deref(), Some("alice"), "{}", s.name);
     }
 }

@@ -6,36 +6,57 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use toolnexus::Answer;
 use toolnexus::store::RunState;
+use toolnexus::{Answer, PendingRun};
 use toolnexus_tests::store_conformance::{
     halt_together, halt_together_expiring, together_client, together_toolkit,
 };
 
-use super::{start, stores, worker};
+use super::{Backend, Running, accept, every_store, finished, resume_next, start, worker};
+
+/// Parks `record` in `s`'s store: its request ids and its run's id.
+async fn parked(s: &Backend, record: PendingRun) -> (Vec<String>, String) {
+    let ids = record.requests().iter().map(|r| r.id.clone()).collect();
+    (ids, s.store.park(record).await.unwrap().run_id)
+}
+
+/// A together run (`halt_together`, no deadline) parked in `s`'s store: the counter of its
+/// calls, its request ids and its run's id.
+async fn parked_together(s: &Backend) -> (Arc<AtomicUsize>, Vec<String>, String) {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (ids, run_id) = parked(s, halt_together(&ran, None).await).await;
+    (ran, ids, run_id)
+}
+
+/// Waits until together run `run_id` of `s`'s store finished, and asserts that it read every
+/// answer as given.
+async fn finished_as_answered(s: &Backend, run_id: &str) {
+    let done = finished(s, run_id).await;
+    assert_eq!(
+        done.result.unwrap().text,
+        r#"city is "Oslo"; date is "May 1"; seat is "12A""#,
+        "{}",
+        s.name
+    );
+}
+
+/// Starts a worker (`w-1`) over `s`'s store resuming together runs, counting calls in `ran`.
+fn start_together(s: &Backend, ran: &Arc<AtomicUsize>) -> Running {
+    start(worker(
+        s,
+        together_client(None),
+        together_toolkit(ran),
+        "w-1",
+    ))
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_worker_resumes_a_together_run_once_its_last_answer_arrives() {
-    for s in stores(
-        "the_worker_resumes_a_together_run_once_its_last_answer_arrives",
-        Duration::from_secs(30),
-    )
-    .await
-    {
-        let ran = Arc::new(AtomicUsize::new(0));
-        let record = halt_together(&ran, None).await;
-        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
-        let run_id = s.store.park(record).await.unwrap().run_id;
-        let w = worker(&s, together_client(None), together_toolkit(&ran), "w-1");
-        let running = start(w);
-        s.store
-            .submit(&Answer::accept(&ids[2], "12A"), "carol")
-            .await
-            .unwrap();
-        s.store
-            .submit(&Answer::accept(&ids[1], "May 1"), "bob")
-            .await
-            .unwrap();
+    for s in every_store("the_worker_resumes_a_together_run_once_its_last_answer_arrives").await {
+        let (ran, ids, run_id) = parked_together(&s).await;
+        let running = start_together(&s, &ran);
+        accept(&s, &ids[2], "12A", "carol").await;
+        accept(&s, &ids[1], "May 1", "bob").await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         let waiting = s.store.info(&run_id).await.unwrap().unwrap();
         assert_eq!(
@@ -44,22 +65,8 @@ async fn the_worker_resumes_a_together_run_once_its_last_answer_arrives() {
             "{}: one still waits",
             s.name
         );
-        s.store
-            .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
-            .await
-            .unwrap();
-        let done = s
-            .store
-            .wait_finished(&run_id, Duration::from_secs(20))
-            .await
-            .unwrap()
-            .unwrap_or_else(|| panic!("{}: the run did not finish", s.name));
-        assert_eq!(
-            done.result.unwrap().text,
-            r#"city is "Oslo"; date is "May 1"; seat is "12A""#,
-            "{}",
-            s.name
-        );
+        accept(&s, &ids[0], "Oslo", "alice").await;
+        finished_as_answered(&s, &run_id).await;
         assert_eq!(
             ran.load(Ordering::SeqCst),
             6,
@@ -78,29 +85,14 @@ async fn the_worker_resumes_a_together_run_once_its_last_answer_arrives() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_expired_together_run_reads_its_unanswered_requests_declined() {
-    for s in stores(
-        "an_expired_together_run_reads_its_unanswered_requests_declined",
-        Duration::from_secs(30),
-    )
-    .await
-    {
+    for s in every_store("an_expired_together_run_reads_its_unanswered_requests_declined").await {
         let ran = Arc::new(AtomicUsize::new(0));
         // the run's deadline is its first request's
         let record = halt_together_expiring(&ran, [Some(600), None, None]).await;
-        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
-        let run_id = s.store.park(record).await.unwrap().run_id;
-        s.store
-            .submit(&Answer::accept(&ids[1], "May 1"), "bob")
-            .await
-            .unwrap();
-        let w = worker(&s, together_client(None), together_toolkit(&ran), "w-1");
-        let running = start(w);
-        let done = s
-            .store
-            .wait_finished(&run_id, Duration::from_secs(20))
-            .await
-            .unwrap()
-            .unwrap_or_else(|| panic!("{}: the run did not finish", s.name));
+        let (ids, run_id) = parked(&s, record).await;
+        accept(&s, &ids[1], "May 1", "bob").await;
+        let running = start_together(&s, &ran);
+        let done = finished(&s, &run_id).await;
         assert!(
             done.info
                 .history
@@ -208,48 +200,37 @@ async fn a_worker_process_resumes_a_together_run_answered_in_another_process() {
 /// `declined/expired` because the turn completed later.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_together_answer_recorded_in_time_is_not_read_as_expired_when_the_turn_completes_later() {
-    for s in stores(
-        "a_together_answer_recorded_in_time_is_not_read_as_expired",
-        Duration::from_secs(30),
-    )
-    .await
-    {
+    for s in every_store("a_together_answer_recorded_in_time_is_not_read_as_expired").await {
         let ran = Arc::new(AtomicUsize::new(0));
         let record = halt_together(&ran, Some(300)).await;
-        let ids: Vec<String> = record.requests().iter().map(|r| r.id.clone()).collect();
         let deadline = record.requests()[1].expires_at_time().unwrap();
-        let run_id = s.store.park(record).await.unwrap().run_id;
-        s.store
-            .submit(&Answer::accept(&ids[1], "May 1"), "bob")
-            .await
-            .unwrap();
+        let (ids, run_id) = parked(&s, record).await;
+        accept(&s, &ids[1], "May 1", "bob").await;
         while std::time::SystemTime::now() <= deadline + Duration::from_millis(50) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        s.store
-            .submit(&Answer::accept(&ids[2], "12A"), "carol")
-            .await
-            .unwrap();
-        s.store
-            .submit(&Answer::accept(&ids[0], "Oslo"), "alice")
-            .await
-            .unwrap();
-        let w = worker(&s, together_client(None), together_toolkit(&ran), "w-1");
-        let running = start(w);
-        let done = s
-            .store
-            .wait_finished(&run_id, Duration::from_secs(20))
-            .await
-            .unwrap()
-            .unwrap_or_else(|| panic!("{}: the run did not finish", s.name));
-        assert_eq!(
-            done.result.unwrap().text,
-            r#"city is "Oslo"; date is "May 1"; seat is "12A""#,
-            "{}",
-            s.name
-        );
+        accept(&s, &ids[2], "12A", "carol").await;
+        accept(&s, &ids[0], "Oslo", "alice").await;
+        let running = start_together(&s, &ran);
+        finished_as_answered(&s, &run_id).await;
         running.stop().await;
     }
+}
+
+/// `by`'s approval of request `id`, recorded in `s`'s store: the run's info after it.
+async fn approve(s: &Backend, id: &str, by: &str) -> toolnexus::store::RunInfo {
+    s.store.submit(&Answer::ok(id), by).await.unwrap()
+}
+
+/// Asserts that `by` may not approve request `id` in `s`'s store
+/// ([`StoreError::NotAllowed`](toolnexus::store::StoreError::NotAllowed)).
+async fn not_allowed(s: &Backend, id: &str, by: &str) {
+    let own = s.store.submit(&Answer::ok(id), by).await;
+    assert!(
+        matches!(own, Err(toolnexus::store::StoreError::NotAllowed(_))),
+        "{}: {own:?}",
+        s.name
+    );
 }
 
 /// Attack: alice's run asks two approvals in one turn of a together client, each refusing its
@@ -259,36 +240,21 @@ async fn a_together_answer_recorded_in_time_is_not_read_as_expired_when_the_turn
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn governed_approvals_asked_together_keep_their_rules() {
     use toolnexus::Request;
-    use toolnexus::store::StoreError;
-    for s in stores("governed_approvals_asked_together", Duration::from_secs(30)).await {
+    for s in every_store("governed_approvals_asked_together").await {
         let (client, toolkit) = super::rules::two_deploys(|env| {
             let approvals = if env == "b" { 2 } else { 1 };
             Request::approval(format!("Deploy {env}?"))
                 .with_approvals(approvals)
                 .with_not_by_requester()
         });
-        let parked = client
-            .for_principal("alice")
-            .run("Deploy both.", &toolkit)
-            .await
-            .unwrap();
-        let record = toolnexus::PendingRun::try_from(parked).unwrap();
+        let record = super::rules::parked_for_alice(&client, "Deploy both.", &toolkit).await;
         assert!(!record.is_together(), "{}: parked the family's way", s.name);
         let first = record.pending().id.clone();
         s.store.park(record).await.unwrap();
-        let own = s.store.submit(&Answer::ok(&first), "alice").await;
-        assert!(
-            matches!(own, Err(StoreError::NotAllowed(_))),
-            "{}: {own:?}",
-            s.name
-        );
-        s.store.submit(&Answer::ok(&first), "bob").await.unwrap();
+        not_allowed(&s, &first, "alice").await;
+        approve(&s, &first, "bob").await;
         // the second surfaces once the first is resumed, with the id it was made with
-        let claim = s.store.claim_next("w-1").await.unwrap().expect("answered");
-        let again = client
-            .resume_claim(s.store.as_ref(), &claim, &toolkit)
-            .await
-            .unwrap();
+        let again = resume_next(&s, "w-1", &client, &toolkit).await;
         let second = again
             .pending
             .as_deref()
@@ -296,34 +262,17 @@ async fn governed_approvals_asked_together_keep_their_rules() {
             .clone();
         assert_eq!(second.prompt, "Deploy b?", "{}", s.name);
         assert_eq!(second.required_approvals(), 2);
-        let own = s.store.submit(&Answer::ok(&second.id), "alice").await;
-        assert!(
-            matches!(own, Err(StoreError::NotAllowed(_))),
-            "{}: {own:?}",
-            s.name
-        );
-        let info = s
-            .store
-            .submit(&Answer::ok(&second.id), "bob")
-            .await
-            .unwrap();
+        not_allowed(&s, &second.id, "alice").await;
+        let info = approve(&s, &second.id, "bob").await;
         assert_eq!(
             info.state,
             RunState::Parked,
             "{}: the second needs one more approver",
             s.name
         );
-        let info = s
-            .store
-            .submit(&Answer::ok(&second.id), "carol")
-            .await
-            .unwrap();
+        let info = approve(&s, &second.id, "carol").await;
         assert_eq!(info.state, RunState::Answered, "{}", s.name);
-        let claim = s.store.claim_next("w-1").await.unwrap().expect("answered");
-        let done = client
-            .resume_claim(s.store.as_ref(), &claim, &toolkit)
-            .await
-            .unwrap();
+        let done = resume_next(&s, "w-1", &client, &toolkit).await;
         assert_eq!(done.text, "done", "{}", s.name);
         let outputs: Vec<&str> = done.tool_calls.iter().map(|c| c.output.as_str()).collect();
         assert_eq!(outputs, ["deployed a", "deployed b"], "{}", s.name);
