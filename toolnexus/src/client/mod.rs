@@ -449,17 +449,7 @@ impl Client {
         let (mut state, resume) = Resume::start(run, answer, answered_at, toolkit, checked)?;
         let resume = resume.with_deadline(deadline);
         // a together turn's answers to its later requests, each resolving its call in turn
-        state.answers = others
-            .into_iter()
-            .enumerate()
-            .map(|(k, answer)| run::Arrived {
-                answer,
-                // each when the store recorded it (a claim), else now
-                at: claim
-                    .and_then(|claim| claim.answered_at_of(k + 1))
-                    .unwrap_or_else(std::time::SystemTime::now),
-            })
-            .collect();
+        state.answers = store::arrivals(others, claim);
         self.drive(
             state,
             toolkit,

@@ -265,10 +265,13 @@ impl Client {
                 .record
                 .requests()
                 .iter()
-                .zip(&claim.turn_answered_by)
+                .zip(&claim.turn)
                 .skip(1)
-                .filter_map(|(request, by)| {
-                    let by = by.as_ref().filter(|by| **by != claim.lease.owner)?;
+                .filter_map(|(request, recorded)| {
+                    let by = recorded
+                        .by
+                        .as_ref()
+                        .filter(|by| **by != claim.lease.owner)?;
                     Some((request.id.clone(), by.clone()))
                 })
                 .collect();
@@ -282,7 +285,7 @@ impl Client {
                     state.principal.clone_from(&client.inner.principal);
                     // a together turn in flight: its other requests' answers, each resolving
                     // its call when the turn reaches it
-                    state.answers = together_answers(claim);
+                    state.answers = arrivals(claim.other_answers.iter().cloned(), Some(claim));
                     let resume = Box::new(Resume::InFlight(in_flight));
                     client
                         .drive(state, toolkit, None, false, Some(resume), remembering)
@@ -390,18 +393,19 @@ impl Client {
     }
 }
 
-/// The answers of `claim`'s together turn besides its first request's, arriving when the store
-/// recorded them.
-fn together_answers(claim: &Claim) -> Vec<super::run::Arrived> {
-    claim
-        .other_answers
-        .iter()
+/// A together turn's answers to its later requests (`others`, in call order), each arriving
+/// when the store recorded it (`claim`), not when the turn completed; now without a claim.
+pub(super) fn arrivals(
+    others: impl IntoIterator<Item = Answer>,
+    claim: Option<&Claim>,
+) -> Vec<super::run::Arrived> {
+    others
+        .into_iter()
         .enumerate()
         .map(|(k, answer)| super::run::Arrived {
-            answer: answer.clone(),
-            // each when the store recorded it, not when the turn completed
+            answer,
             at: claim
-                .answered_at_of(k + 1)
+                .and_then(|claim| claim.answered_at_of(k + 1))
                 .unwrap_or_else(std::time::SystemTime::now),
         })
         .collect()

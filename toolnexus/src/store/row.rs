@@ -336,8 +336,7 @@ impl RawRow {
             crashes,
             gives_up: false,
             deadline: self.expires_at.map(from_millis),
-            turn_answered_at: Vec::new(),
-            turn_answered_by: Vec::new(),
+            turn: Vec::new(),
         })
     }
 }

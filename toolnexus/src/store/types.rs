@@ -192,13 +192,18 @@ pub struct Claim {
     /// store's trust boundary once, checked there): a resume of the claim does not check it
     /// again while `record` is the one checked.
     pub(crate) checked: Option<Checked>,
-    /// When each request of a together run's turn had its answer recorded, in call order (the
-    /// pending request's first); empty for any other run. Each answer counts from then, not
-    /// from when the turn completed ([`answered_at`](Self::answered_at)).
-    pub(crate) turn_answered_at: Vec<Option<SystemTime>>,
-    /// Who answered each request of a together run's turn, in call order (the pending
-    /// request's first); empty for any other run.
-    pub(crate) turn_answered_by: Vec<Option<String>>,
+    /// When and by whom each request of a together run's turn had its answer recorded, in
+    /// call order (the pending request's first); empty for any other run. Each answer counts
+    /// from then, not from when the turn completed ([`answered_at`](Self::answered_at)).
+    pub(crate) turn: Vec<Recorded>,
+}
+
+/// When and by whom the store recorded the answer to one request of a together turn (both
+/// `None` while it has none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Recorded {
+    pub(crate) at: Option<SystemTime>,
+    pub(crate) by: Option<String>,
 }
 
 /// A record's check, as the store made it when it read the record: the index of its halted
@@ -238,10 +243,9 @@ impl Claim {
     /// request's) was recorded: its own time in a together run, else
     /// [`answered_at`](Self::answered_at).
     pub(crate) fn answered_at_of(&self, k: usize) -> Option<SystemTime> {
-        self.turn_answered_at
+        self.turn
             .get(k)
-            .copied()
-            .flatten()
+            .and_then(|recorded| recorded.at)
             .or(self.answered_at)
     }
 }

@@ -385,8 +385,9 @@ pub(crate) fn answered(
 
 /// Why an answer to `request_id` was refused, from the row that waits (or last waited) on it,
 /// and the expiry to apply with the refusal when the run was parked but past `expiresAt` at
-/// `now` with no escalation step left (a step left is the sweep's to take, [`at_deadline`]). `current`: the row whose current request it is; `past`: a row that waited on it
-/// before its current request; neither: [`StoreError::NotFound`].
+/// `now` with no escalation step left (a step left is the sweep's to take, [`at_deadline`]).
+/// `current`: the row whose current request it is; `past`: a row that waited on it before its
+/// current request; neither: [`StoreError::NotFound`].
 pub(crate) fn refuse_answer(
     current: Option<&RawRow>,
     past: Option<&RawRow>,

@@ -12,6 +12,7 @@ use super::lifecycle::together::{answer_one, first_answer, govern, other_answers
 use super::lifecycle::together::{check_link, takes_answer};
 use super::lifecycle::{self, Change, Key};
 pub(crate) use super::outbox::Step;
+use super::types::Recorded;
 use super::{Claim, RunInfo, StoreError, StoreResult, now_ms};
 use crate::request::Answer;
 use crate::run::PendingRun;
@@ -156,9 +157,9 @@ pub(crate) async fn answer<D: Driver + ?Sized>(
     )))
 }
 
-/// A claim of a together run by `owner` with `answer` (given by `voter`): the answer is recorded; the run is
-/// claimed when it completes the turn (else [`StoreError::Conflict`] says how many requests
-/// still wait, the answer kept). `None`: no together run made the request.
+/// A claim of a together run by `owner` with `answer` (given by `voter`): the answer is
+/// recorded; the run is claimed when it completes the turn (else [`StoreError::Conflict`] says
+/// how many requests still wait, the answer kept). `None`: no together run made the request.
 pub(crate) async fn claim<D: Driver + ?Sized>(
     driver: &D,
     answer: &Answer,
@@ -225,19 +226,19 @@ pub(crate) async fn fill<D: Driver + ?Sized>(
         }
         // each answer counts from when it was recorded, not from when the turn completed,
         // and is who gave it
-        let rows: Vec<Option<&TurnRow>> = claim
+        claim.turn = claim
             .record
             .requests()
             .iter()
-            .map(|request| turn.iter().find(|t| t.request_id == request.id))
-            .collect();
-        claim.turn_answered_at = rows
-            .iter()
-            .map(|t| t.and_then(|t| t.answered_at).map(super::from_millis))
-            .collect();
-        claim.turn_answered_by = rows
-            .iter()
-            .map(|t| t.and_then(|t| t.answered_by.clone()))
+            .map(
+                |request| match turn.iter().find(|t| t.request_id == request.id) {
+                    Some(row) => Recorded {
+                        at: row.answered_at.map(super::from_millis),
+                        by: row.answered_by.clone(),
+                    },
+                    None => Recorded::default(),
+                },
+            )
             .collect();
     }
     Ok(Some(claim))
